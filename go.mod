@@ -1,0 +1,3 @@
+module github.com/agentd/agentd
+
+go 1.26.8

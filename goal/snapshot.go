@@ -1,0 +1,78 @@
+package goal
+
+import "time"
+
+// Status of a goal (RUNTIME.md §2.1).
+type Status string
+
+// The four goal statuses.
+const (
+	Active   Status = "active"
+	Paused   Status = "paused"
+	Blocked  Status = "blocked"
+	Complete Status = "complete"
+)
+
+// Actor says who made a change (RUNTIME.md §2.1).
+type Actor string
+
+// The four actors.
+const (
+	User    Actor = "user"
+	Model   Actor = "model"
+	Runtime Actor = "runtime"
+	System  Actor = "system"
+)
+
+// Snapshot is the goal as clients see it (RUNTIME.md §2.1). Models see it
+// without GoalID (see ModelView). Durations are milliseconds; counts are
+// plain integers.
+type Snapshot struct {
+	GoalID              string        `json:"goalId,omitempty"`
+	Objective           string        `json:"objective"`
+	CompletionCriterion string        `json:"completionCriterion,omitempty"`
+	Status              Status        `json:"status"`
+	TurnsUsed           int64         `json:"turnsUsed"`
+	TokensUsed          int64         `json:"tokensUsed"`
+	WallClockMs         int64         `json:"wallClockMs"`
+	Budget              BudgetReport  `json:"budget"`
+	TerminalReason      string        `json:"terminalReason,omitempty"`
+	TaskFile            *TaskFileInfo `json:"taskFile,omitempty"`
+	CreatedAt           time.Time     `json:"createdAt"`
+	UpdatedAt           time.Time     `json:"updatedAt"`
+	LastActor           Actor         `json:"lastActor"`
+}
+
+// BudgetReport is the budget part of a Snapshot. Limits are nil when not
+// set; Remaining* are nil when there is no limit, else max(0, limit-used).
+// A budget is reached when used >= limit (RUNTIME.md §2.1).
+type BudgetReport struct {
+	TokenBudget            *int64 `json:"tokenBudget"`
+	TurnBudget             *int64 `json:"turnBudget"`
+	WallClockBudgetMs      *int64 `json:"wallClockBudgetMs"`
+	RemainingTokens        *int64 `json:"remainingTokens"`
+	RemainingTurns         *int64 `json:"remainingTurns"`
+	RemainingWallClockMs   *int64 `json:"remainingWallClockMs"`
+	TokenBudgetReached     bool   `json:"tokenBudgetReached"`
+	TurnBudgetReached      bool   `json:"turnBudgetReached"`
+	WallClockBudgetReached bool   `json:"wallClockBudgetReached"`
+	OverBudget             bool   `json:"overBudget"`
+}
+
+// TaskFileInfo is what agentd knows of a goal's task file (RUNTIME.md §4).
+// Path is relative to the workspace root, with forward slashes.
+type TaskFileInfo struct {
+	Path                 string     `json:"path"`
+	Exists               bool       `json:"exists"`
+	SHA256               string     `json:"sha256,omitempty"`
+	Size                 int64      `json:"size"`
+	ModifiedAt           *time.Time `json:"modifiedAt,omitempty"`
+	ChangedSinceLastTurn bool       `json:"changedSinceLastTurn"`
+}
+
+// ModelView is the snapshot as a model sees it: the same fields without
+// GoalID (RUNTIME.md §2.1, §2.8).
+func (s Snapshot) ModelView() Snapshot {
+	s.GoalID = ""
+	return s
+}

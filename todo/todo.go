@@ -1,0 +1,126 @@
+// Package todo owns the todo list of a session: items, their validation, the
+// TodoList tool's semantics and the text the model reads (RUNTIME.md §1).
+//
+// It is pure: no I/O, no clock, no storage. It imports nothing of agentd and
+// nothing outside the standard library.
+package todo
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Status is the state of one todo item. RUNTIME.md §1 fixes the three values.
+type Status string
+
+// The only accepted statuses (RUNTIME.md §1).
+const (
+	Pending    Status = "pending"
+	InProgress Status = "in_progress"
+	Done       Status = "done"
+)
+
+// Limits of a stored list (RUNTIME.md §1, [agentd] limits).
+const (
+	MaxItems      = 200 // items in one list
+	MaxTitleChars = 500 // characters (runes) of a title after trimming
+)
+
+// Item is one entry of the list. Order of items in a list is kept exactly.
+type Item struct {
+	Title  string `json:"title"`
+	Status Status `json:"status"`
+}
+
+// ErrInvalid is wrapped by every validation error; its stable code is
+// "todo.invalid" (RUNTIME.md §3).
+var ErrInvalid = errors.New("todo.invalid")
+
+// ValidationError says what is wrong with a proposed list, in words a model
+// or a person can act on. It unwraps to ErrInvalid.
+type ValidationError struct {
+	Index int // 0-based index of the offending item, -1 for the whole list
+	Msg   string
+}
+
+func (e *ValidationError) Error() string {
+	if e.Index < 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("todos[%d]: %s", e.Index, e.Msg)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+// Code is the stable error code (RUNTIME.md §3).
+func (e *ValidationError) Code() string { return "todo.invalid" }
+
+// Normalize validates items and returns the list to store: a fresh slice whose
+// titles are trimmed. The caller's slice is never retained. Errors are
+// *ValidationError naming the limit or the bad value.
+func Normalize(items []Item) ([]Item, error) {
+	if len(items) > MaxItems {
+		return nil, &ValidationError{Index: -1, Msg: fmt.Sprintf("the list has %d items; at most %d are allowed, so merge or drop some", len(items), MaxItems)}
+	}
+	out := make([]Item, len(items))
+	for i, it := range items {
+		title := strings.TrimSpace(it.Title)
+		if title == "" {
+			return nil, &ValidationError{Index: i, Msg: "title is empty; every item needs a short description of the work"}
+		}
+		if n := utf8.RuneCountInString(title); n > MaxTitleChars {
+			return nil, &ValidationError{Index: i, Msg: fmt.Sprintf("title is %d characters long; at most %d are allowed", n, MaxTitleChars)}
+		}
+		if !it.Status.Valid() {
+			return nil, &ValidationError{Index: i, Msg: fmt.Sprintf("status %q is not valid; use one of %q, %q or %q", it.Status, Pending, InProgress, Done)}
+		}
+		out[i] = Item{Title: title, Status: it.Status}
+	}
+	return out, nil
+}
+
+// Valid reports whether s is one of the three statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case Pending, InProgress, Done:
+		return true
+	}
+	return false
+}
+
+// Clone returns a copy of items that shares no memory with it; nil stays nil
+// only for a nil input, so an empty list stays an empty (non-nil) list.
+func Clone(items []Item) []Item {
+	if items == nil {
+		return nil
+	}
+	return append(make([]Item, 0, len(items)), items...)
+}
+
+// Render is the list as the model reads it (RUNTIME.md §1): a header line and
+// one "  [status] title" line per item, or "Todo list is empty.".
+func Render(items []Item) string {
+	if len(items) == 0 {
+		return "Todo list is empty."
+	}
+	var b strings.Builder
+	b.WriteString("Current todo list:")
+	for _, it := range items {
+		fmt.Fprintf(&b, "\n  [%s] %s", it.Status, it.Title)
+	}
+	return b.String()
+}
+
+// RenderNumbered is the list as the stale reminder shows it (RUNTIME.md §1.1):
+// "Current todo list:" then "1. [status] title" lines, no indent.
+func RenderNumbered(items []Item) string {
+	var b strings.Builder
+	b.WriteString("Current todo list:")
+	for i, it := range items {
+		fmt.Fprintf(&b, "\n%d. [%s] %s", i+1, it.Status, it.Title)
+	}
+	return b.String()
+}

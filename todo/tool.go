@@ -1,0 +1,96 @@
+package todo
+
+// ToolName is the model-facing name of the todo tool (RUNTIME.md §1).
+const ToolName = "TodoList"
+
+// ToolDescription is what the model reads about the TodoList tool.
+const ToolDescription = `Keep a todo list for the current task, shared with the user's editor.
+
+Call with no arguments to read the list. Call with "todos" to replace the whole list: send every item each time, in order, each with a short "title" and a "status" of "pending", "in_progress" or "done" (no other words). An empty array clears the list.
+
+Use it for work with several steps: write the plan as pending items, keep exactly one item in_progress while you work on it, and mark each item done as soon as it is finished rather than all at the end. Skip it for a single trivial step. At most 200 items; titles at most 500 characters.`
+
+// InputSchema is the JSON Schema of the tool input; strict at both levels.
+var InputSchema = map[string]any{
+	"type":                 "object",
+	"additionalProperties": false,
+	"properties": map[string]any{
+		"todos": map[string]any{
+			"type":        "array",
+			"description": "The complete new list, in order. Omit to read the list; [] clears it.",
+			"maxItems":    MaxItems,
+			"items": map[string]any{
+				"type":                 "object",
+				"additionalProperties": false,
+				"required":             []string{"title", "status"},
+				"properties": map[string]any{
+					"title":  map[string]any{"type": "string", "minLength": 1, "maxLength": MaxTitleChars},
+					"status": map[string]any{"type": "string", "enum": []string{string(Pending), string(InProgress), string(Done)}},
+				},
+			},
+		},
+	},
+}
+
+// Input is the decoded tool input. Todos is nil when the key was omitted
+// (a read) and non-nil, possibly empty, for a write.
+type Input struct {
+	Todos *[]Item `json:"todos"`
+}
+
+// writeReminder follows every non-empty update (RUNTIME.md §1).
+const writeReminder = "Keep using this list to track progress: mark each item done as soon as it is finished, not in a batch at the end, and keep exactly one item in_progress while work is under way."
+
+// Describe is the host UI's one-line description of a call (RUNTIME.md §1).
+func Describe(in Input) string {
+	switch {
+	case in.Todos == nil:
+		return "Reading todo list"
+	case len(*in.Todos) == 0:
+		return "Clearing todo list"
+	default:
+		return "Updating todo list"
+	}
+}
+
+// Plan is what a TodoList call will do: Write says whether the list is
+// replaced by Items (already normalised), Output builds the model-facing text
+// from the list as stored.
+type Plan struct {
+	Write bool
+	Items []Item
+}
+
+// PlanCall validates in and says what the call will do. Errors are
+// *ValidationError; nothing is to be stored then.
+func PlanCall(in Input) (Plan, error) {
+	if in.Todos == nil {
+		return Plan{}, nil
+	}
+	items, err := Normalize(*in.Todos)
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{Write: true, Items: items}, nil
+}
+
+// Output is the tool's text for a call planned as p, given the list as
+// stored after it (RUNTIME.md §1 table).
+func (p Plan) Output(stored []Item) string {
+	switch {
+	case !p.Write:
+		return Render(stored)
+	case len(stored) == 0:
+		return "Todo list cleared."
+	default:
+		return "Todo list updated.\n" + Render(stored) + "\n\n" + writeReminder
+	}
+}
+
+// Usage counts what the stale todo reminder needs (RUNTIME.md §1.1). It is
+// stored with the session so that the counts survive a restart.
+type Usage struct {
+	Used               bool `json:"used"`               // read or written at least once in the session
+	StepsSinceWrite    int  `json:"stepsSinceWrite"`    // steps ended since the newest step that wrote the list
+	StepsSinceReminder int  `json:"stepsSinceReminder"` // steps ended since the reminder was last delivered
+}

@@ -1,0 +1,55 @@
+package workspace
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/todo"
+)
+
+// DefaultSession is the session used when a caller names none (RUNTIME.md, scope).
+const DefaultSession = "default"
+
+// Session is the stored state of one session of one workspace folder. It is
+// a value: Update hands the callback a private copy, and View returns one.
+type Session struct {
+	Name          string      `json:"name"`
+	Revision      uint64      `json:"revision"`      // bumped by every change (RUNTIME.md §1, [agentd])
+	Todos         []todo.Item `json:"todos"`         // never nil once stored
+	TodosRevision uint64      `json:"todosRevision"` // Revision at the list's last change (PROTOCOL.md §3, State)
+	TodoUsage     todo.Usage  `json:"todoUsage"`     // counters of the stale todo reminder (RUNTIME.md §1.1)
+	Goal          goal.State  `json:"goal"`          // owned by package goal
+	UpdatedAt     time.Time   `json:"updatedAt"`
+}
+
+// Change describes what an Update callback did. The zero Change means
+// "nothing changed": nothing is written and no one is told.
+type Change struct {
+	Kind    string // what happened, e.g. "todo.set", "goal.create", "goal.pause"; "" = no change
+	Actor   string // "user", "model", "runtime" or "system" (RUNTIME.md §2.1)
+	Reason  string // human-readable reason, if the change has one
+	Todos   bool   // the todo list changed (the store sets TodosRevision)
+	Goal    bool   // the goal changed
+	Payload any    // JSON-encodable detail stored in the history event
+	// Quiet marks a counters-only change (e.g. a step ended with no goal):
+	// it is stored durably but bumps no revision, appends no history event
+	// and is not published.
+	Quiet bool
+}
+
+// Event is one entry of a session's history, newest has the highest Seq.
+type Event struct {
+	Seq     uint64          `json:"seq"`
+	At      time.Time       `json:"at"`
+	Actor   string          `json:"actor"`
+	Kind    string          `json:"kind"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// Notice is published to subscribers after a change has been committed.
+type Notice struct {
+	Workspace *Workspace
+	Session   Session // the session as committed (a private copy)
+	Change    Change
+}
