@@ -88,9 +88,57 @@ func (p Plan) Output(stored []Item) string {
 }
 
 // Usage counts what the stale todo reminder needs (RUNTIME.md §1.1). It is
-// stored with the session so that the counts survive a restart.
+// stored with the session so that the counts survive a restart. The zero
+// Usage is a fresh session: list never used, no step ended, no reminder
+// delivered yet.
+//
+// The caller reports the main agent's steps and TodoList calls only (the
+// counts describe what the main agent's context has seen):
+//   - NoteRead after a TodoList read (no "todos" key),
+//   - NoteWrite after a successful TodoList write ("todos" array, clearing
+//     included; a refused call is not a write),
+//   - EndStep at agentd.step.end,
+//   - and reminder.TodoReminder at agentd.step.begin, which calls
+//     NoteReminderDelivered when it returns the reminder.
+//
+// An edit from an editor panel (actor user) is not a TodoList call and is
+// not counted.
 type Usage struct {
 	Used               bool `json:"used"`               // read or written at least once in the session
-	StepsSinceWrite    int  `json:"stepsSinceWrite"`    // steps ended since the newest step that wrote the list
-	StepsSinceReminder int  `json:"stepsSinceReminder"` // steps ended since the reminder was last delivered
+	StepsSinceWrite    int  `json:"stepsSinceWrite"`    // steps ended since the newest step that wrote the list; before any write, since the session began
+	StepsSinceReminder int  `json:"stepsSinceReminder"` // steps ended since the reminder was last delivered; meaningful only when Reminded
+	Reminded           bool `json:"reminded"`           // the reminder was delivered at least once; until then StepsSinceReminder counts as infinitely many
+	WroteThisStep      bool `json:"wroteThisStep"`      // the current (not yet ended) step wrote the list
+}
+
+// NoteRead records a TodoList read. A read marks the list used and resets
+// nothing.
+func (u *Usage) NoteRead() { u.Used = true }
+
+// NoteWrite records a TodoList write in the current step. StepsSinceWrite is
+// 0 from now on, and stays 0 when this step ends.
+func (u *Usage) NoteWrite() {
+	u.Used = true
+	u.WroteThisStep = true
+	u.StepsSinceWrite = 0
+}
+
+// EndStep records the end of a step (agentd.step.end): the step that wrote
+// the list leaves StepsSinceWrite at 0, any other step adds one; every step
+// adds one to StepsSinceReminder.
+func (u *Usage) EndStep() {
+	if u.WroteThisStep {
+		u.StepsSinceWrite = 0
+		u.WroteThisStep = false
+	} else {
+		u.StepsSinceWrite++
+	}
+	u.StepsSinceReminder++
+}
+
+// NoteReminderDelivered records that the stale todo reminder was delivered
+// at the beginning of the current step: StepsSinceReminder restarts at 0.
+func (u *Usage) NoteReminderDelivered() {
+	u.Reminded = true
+	u.StepsSinceReminder = 0
 }
