@@ -1,0 +1,93 @@
+-- agentd.config: the plugin's options, their defaults and validation.
+-- Owns no state beyond the merged option table; never talks to the server.
+local M = {}
+
+---@class agentd.Config
+M.defaults = {
+  -- Command that starts the language server. "--remote=auto" shares one daemon per
+  -- user between editors; plain {"agentd"} runs a private server over stdio.
+  cmd = { "agentd", "--remote=auto" },
+  -- Session whose todo list and goal are shown and edited (nil: the server's "default").
+  session = nil,
+  -- Agent id sent with commands (the server's default is "main").
+  agent = nil,
+  -- Sent as initializationOptions.settings (todoReminderSteps, todoReminderInterval).
+  settings = nil,
+  -- Workspace root: a path, a function(bufnr) -> path, or nil to search upwards from
+  -- the current buffer for root_markers, falling back to the current directory.
+  root_dir = nil,
+  root_markers = { ".git", ".hg", ".jj", ".agentd" },
+  -- Start the client for the current workspace as soon as setup() runs.
+  autostart = true,
+  -- Start the client again (and re-read the state) when the server process exits.
+  auto_restart = true,
+  max_restarts = 5,
+  -- Timeout (ms) of a command sent by a user command when waiting is needed.
+  timeout_ms = 5000,
+  sidebar = {
+    width = 44,
+    position = "right", -- "right" or "left"
+    -- Buffer-local keys; false disables one.
+    keys = {
+      cycle = "x",
+      activate = "<CR>",
+      add = "a",
+      rename = "r",
+      delete = "dd",
+      move_down = "J",
+      move_up = "K",
+      open_task_file = "gf",
+      refresh = "R",
+      close = "q",
+      help = "g?",
+    },
+    show_help_line = true,
+  },
+}
+
+local options = vim.deepcopy(M.defaults)
+
+local function check(opts)
+  vim.validate({
+    cmd = { opts.cmd, { "table", "function" } },
+    session = { opts.session, "string", true },
+    agent = { opts.agent, "string", true },
+    settings = { opts.settings, "table", true },
+    root_dir = { opts.root_dir, { "string", "function" }, true },
+    root_markers = { opts.root_markers, "table" },
+    autostart = { opts.autostart, "boolean" },
+    auto_restart = { opts.auto_restart, "boolean" },
+    sidebar = { opts.sidebar, "table" },
+  })
+  if type(opts.cmd) == "table" and (#opts.cmd == 0 or type(opts.cmd[1]) ~= "string") then
+    error("agentd: cmd must be a non-empty list of strings", 0)
+  end
+  if opts.sidebar.position ~= "left" and opts.sidebar.position ~= "right" then
+    error("agentd: sidebar.position must be 'left' or 'right'", 0)
+  end
+end
+
+--- Merges user options over the defaults (deeply) and validates them.
+---@param user table|nil
+---@return agentd.Config
+function M.set(user)
+  local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), user or {})
+  -- Lists replace, never merge element-wise.
+  if user and user.cmd then merged.cmd = user.cmd end
+  if user and user.root_markers then merged.root_markers = user.root_markers end
+  check(merged)
+  options = merged
+  return options
+end
+
+---@return agentd.Config
+function M.get()
+  return options
+end
+
+--- The session name as the server will see it.
+function M.session()
+  return options.session or "default"
+end
+
+return M

@@ -1,0 +1,262 @@
+-- agentd: Neovim client for the agentd workspace daemon.
+-- Entry points: setup(), the functions behind the :Agentd* commands, statusline().
+-- Wiring only: connections live in agentd.client, text in agentd.render, the view in
+-- agentd.sidebar.
+local client = require("agentd.client")
+local config = require("agentd.config")
+local render = require("agentd.render")
+
+local M = {}
+local configured = false
+local augroup = nil
+local uv = vim.uv or vim.loop
+
+local function notify(msg, level)
+  vim.notify("agentd: " .. msg, level or vim.log.levels.INFO)
+end
+
+local function supported()
+  if vim.fn.has("nvim-0.10") == 1 then
+    return true
+  end
+  notify("Neovim 0.10 or newer is needed (vim.lsp.start with root_dir, vim.fs.root, vim.system)", vim.log.levels.ERROR)
+  return false
+end
+
+--- Configures the plugin and (with autostart) starts or attaches the client of the
+--- current workspace root.
+---@param opts table|nil see :help agentd-config
+function M.setup(opts)
+  if not supported() then
+    return
+  end
+  local prev_session = configured and config.session() or nil
+  config.set(opts)
+  configured = true
+  if prev_session and prev_session ~= config.session() then
+    -- A different session: the running clients carry the old one in initializationOptions.
+    client.stop_all()
+  end
+  augroup = vim.api.nvim_create_augroup("agentd", { clear = true })
+  vim.api.nvim_create_autocmd("ColorScheme", {
+    group = augroup,
+    callback = function()
+      require("agentd.sidebar").define_highlights()
+    end,
+  })
+  if config.get().autostart then
+    vim.api.nvim_create_autocmd("DirChanged", {
+      group = augroup,
+      callback = function()
+        M.start()
+      end,
+    })
+    if vim.v.vim_did_enter == 1 then
+      M.start()
+    else
+      vim.api.nvim_create_autocmd("VimEnter", { group = augroup, once = true, callback = function()
+        M.start()
+      end })
+    end
+  end
+end
+
+local function ensure_setup()
+  if not configured then
+    M.setup({ autostart = false })
+  end
+end
+
+--- Starts or attaches the client of the buffer's workspace; returns the connection.
+---@param bufnr integer|nil
+function M.start(bufnr)
+  if not supported() then
+    return nil
+  end
+  ensure_setup()
+  return client.ensure(bufnr)
+end
+
+--- The connection of the current workspace (started when needed).
+function M.conn()
+  return M.start(0)
+end
+
+--- Runs a goal command and takes the State it returns. cb(err, state) optional.
+local function goal_command(command, args, done_msg, cb)
+  local conn = M.conn()
+  if not conn then
+    return
+  end
+  client.execute(conn, command, args, function(err, result)
+    if err then
+      local msg = client.describe_error(err)
+      local code = type(err.data) == "table" and err.data.code or nil
+      if code == "goal.already_exists" then
+        msg = msg .. " (use :AgentdGoal! to replace it)"
+      end
+      notify(msg, vim.log.levels.ERROR)
+    else
+      client._take_state(conn, result)
+      if done_msg then
+        notify(done_msg)
+      end
+    end
+    if cb then
+      cb(err, result)
+    end
+  end)
+end
+
+--- :AgentdGoal {objective} — agentd.goal.create (replace with bang).
+function M.goal_create(objective, replace, cb)
+  objective = vim.trim(objective or "")
+  if objective == "" then
+    notify("usage: :AgentdGoal {objective}", vim.log.levels.WARN)
+    return
+  end
+  goal_command("agentd.goal.create", { objective = objective, replace = replace or nil }, "goal created", cb)
+end
+
+function M.goal_pause(reason, cb)
+  reason = vim.trim(reason or "")
+  goal_command("agentd.goal.pause", { reason = reason ~= "" and reason or nil }, "goal paused", cb)
+end
+
+function M.goal_resume(cb)
+  goal_command("agentd.goal.resume", {}, "goal resumed", cb)
+end
+
+function M.goal_cancel(cb)
+  goal_command("agentd.goal.cancel", {}, "goal cancelled", cb)
+end
+
+--- :AgentdBudget {value} {unit} — agentd.goal.setBudget {turns|tokens|wallClockMs}.
+function M.goal_budget(value, unit, cb)
+  local args, err = render.parse_budget(value, unit)
+  if not args then
+    notify(err .. "; usage: :AgentdBudget {value} {turns|tokens|seconds|minutes|hours}", vim.log.levels.WARN)
+    return
+  end
+  goal_command("agentd.goal.setBudget", args, "budget set", cb)
+end
+
+--- :AgentdTodoAdd {title} — appends a pending todo (agentd.todo.set with expectedRevision).
+function M.todo_add(title, cb)
+  title = vim.trim(title or "")
+  if title == "" then
+    notify("usage: :AgentdTodoAdd {title}", vim.log.levels.WARN)
+    return
+  end
+  local conn = M.conn()
+  if not conn then
+    return
+  end
+  local function go()
+    client.edit_todos(conn, function(items)
+      return render.add(items, title)
+    end, cb)
+  end
+  if conn.store.state then
+    go()
+  else
+    client.refresh(conn, function(err)
+      if not err then
+        go()
+      elseif cb then
+        cb(err)
+      end
+    end)
+  end
+end
+
+--- :AgentdToggle — opens or closes the sidebar for the current workspace.
+function M.toggle()
+  local sidebar = require("agentd.sidebar")
+  if sidebar.is_open() then
+    sidebar.close()
+    return
+  end
+  local conn = M.conn()
+  if conn then
+    sidebar.open(conn)
+  end
+end
+
+--- :AgentdRefresh — re-reads agentd.state.
+function M.refresh(cb)
+  local conn = M.conn()
+  if conn then
+    client.refresh(conn, cb)
+  end
+end
+
+--- :AgentdTaskFile — opens the goal's task file.
+function M.open_task_file()
+  local conn = M.conn()
+  local goal = conn and conn.store.state and conn.store.state.goal
+  local tf = goal and goal.taskFile
+  if not tf or type(tf.path) ~= "string" then
+    notify("the goal has no task file")
+    return
+  end
+  local path = tf.path
+  if path:sub(1, 1) ~= "/" then
+    path = conn.root .. "/" .. path
+  end
+  vim.cmd.edit(vim.fn.fnameescape(path))
+end
+
+--- The current state of the current workspace, or nil (never starts a client).
+function M.state()
+  local conn = M.current_conn()
+  return conn and conn.store.state or nil
+end
+
+--- The connection shown for the current buffer without starting one.
+function M.current_conn()
+  local only, n = nil, 0
+  for _, c in pairs(client.conns) do
+    only, n = c, n + 1
+  end
+  if n == 0 then
+    return nil
+  end
+  if n == 1 then
+    return only
+  end
+  return client.get(0)
+end
+
+--- Goal summary for a statusline, e.g. "goal active 3/20 turns 1.2k tok"; "" when
+--- there is no goal (or no connection).
+function M.statusline()
+  local ok, res = pcall(function()
+    local conn = M.current_conn()
+    if not conn or not conn.store.state then
+      return ""
+    end
+    return render.statusline(conn.store.state, { elapsed_since_ms = uv.now() - conn.received_at })
+  end)
+  return ok and res or ""
+end
+
+--- Completion for :AgentdBudget: units for the second argument.
+function M.complete_budget(arglead, cmdline, _)
+  local args = vim.split(cmdline, "%s+", { trimempty = false })
+  -- args[1] is the command; the argument being completed is the last one.
+  local n = #args - 1
+  local list
+  if n <= 1 then
+    list = { "none" }
+  elseif n == 2 then
+    list = render.budget_units
+  else
+    return {}
+  end
+  return vim.tbl_filter(function(s)
+    return s:sub(1, #arglead) == arglead
+  end, list)
+end
+
+return M

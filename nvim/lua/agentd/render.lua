@@ -1,0 +1,414 @@
+-- agentd.render: pure functions from the server's State to text.
+-- Turns a State (PROTOCOL.md §3) into sidebar lines, highlights and a line -> todo map,
+-- formats numbers the way the runtime does (RUNTIME.md §2.8), builds the statusline
+-- summary, and edits todo lists as values. Must not touch buffers, windows or the
+-- client: everything here is testable without a server.
+local M = {}
+
+M.markers = { pending = "[ ]", in_progress = "[~]", done = "[x]" }
+M.next_status = { pending = "in_progress", in_progress = "done", done = "pending" }
+
+--- JSON null arrives as vim.NIL inside arrays (and nil inside objects); treat both as nil.
+local function v(x)
+  if x == vim.NIL then
+    return nil
+  end
+  return x
+end
+M.value = v
+
+--- Tokens as the runtime writes them: raw below 1000, x.xk below 1M, else x.xM.
+---@param n number|nil
+---@return string
+function M.tokens(n)
+  n = tonumber(v(n)) or 0
+  if n < 1000 then
+    return tostring(math.floor(n))
+  end
+  if n < 999950 then
+    return string.format("%.1fk", n / 1000)
+  end
+  return string.format("%.1fM", n / 1e6)
+end
+
+--- Elapsed time as the runtime writes it: Ns, MmSSs, HhMMm.
+---@param ms number|nil
+---@return string
+function M.duration(ms)
+  local s = math.floor((tonumber(v(ms)) or 0) / 1000)
+  if s < 60 then
+    return string.format("%ds", s)
+  end
+  if s < 3600 then
+    return string.format("%dm%02ds", math.floor(s / 60), s % 60)
+  end
+  return string.format("%dh%02dm", math.floor(s / 3600), math.floor((s % 3600) / 60))
+end
+
+--- A budget limit in time, short: 90s, 5m, 1h30m.
+function M.duration_limit(ms)
+  local s = math.floor((tonumber(v(ms)) or 0) / 1000)
+  if s < 60 or s % 60 ~= 0 then
+    if s >= 60 then
+      return M.duration(ms)
+    end
+    return string.format("%ds", s)
+  end
+  local m = s / 60
+  if m < 60 then
+    return string.format("%dm", m)
+  end
+  if m % 60 == 0 then
+    return string.format("%dh", m / 60)
+  end
+  return string.format("%dh%02dm", math.floor(m / 60), m % 60)
+end
+
+--- One line of text for a buffer line: no newlines, no control characters.
+local function oneline(s)
+  s = tostring(v(s) or "")
+  s = s:gsub("\r\n", " "):gsub("[\r\n]", " "):gsub("%c", " ")
+  return s
+end
+M.oneline = oneline
+
+--- The goal's elapsed wall clock, extrapolated while active.
+---@param goal table
+---@param elapsed_since_ms number|nil ms since the snapshot was received
+function M.goal_elapsed(goal, elapsed_since_ms)
+  local ms = tonumber(v(goal.wallClockMs)) or 0
+  if goal.status == "active" and elapsed_since_ms and elapsed_since_ms > 0 then
+    ms = ms + elapsed_since_ms
+  end
+  return ms
+end
+
+--- Status-line summary of the goal, e.g. "goal active 3/20 turns 1.2k tok"; "" when no goal.
+---@param state table|nil State
+---@param opts table|nil {elapsed_since_ms}
+---@return string
+function M.statusline(state, opts)
+  opts = opts or {}
+  local goal = state and v(state.goal)
+  if not goal then
+    return ""
+  end
+  local b = v(goal.budget) or {}
+  local parts = { "goal", oneline(goal.status or "?") }
+  local turns = tonumber(v(goal.turnsUsed)) or 0
+  if v(b.turnBudget) then
+    table.insert(parts, string.format("%d/%d turns", turns, b.turnBudget))
+  else
+    table.insert(parts, string.format("%d %s", turns, turns == 1 and "turn" or "turns"))
+  end
+  if v(b.tokenBudget) then
+    table.insert(parts, M.tokens(goal.tokensUsed) .. "/" .. M.tokens(b.tokenBudget) .. " tok")
+  else
+    table.insert(parts, M.tokens(goal.tokensUsed) .. " tok")
+  end
+  if v(b.wallClockBudgetMs) then
+    table.insert(
+      parts,
+      M.duration(M.goal_elapsed(goal, opts.elapsed_since_ms)) .. "/" .. M.duration_limit(b.wallClockBudgetMs)
+    )
+  end
+  return table.concat(parts, " ")
+end
+
+--- Parses the arguments of :AgentdBudget into agentd.goal.setBudget fields.
+--- Units: turns, tokens, seconds, minutes, hours (and ms, singular and short forms).
+--- A value of none/off/unset removes that budget (JSON null).
+---@param value string|number
+---@param unit string
+---@return table|nil args, string|nil err
+function M.parse_budget(value, unit)
+  local units = {
+    turn = "turns", turns = "turns",
+    token = "tokens", tokens = "tokens", tok = "tokens",
+    ms = "ms", millisecond = "ms", milliseconds = "ms",
+    s = "s", sec = "s", secs = "s", second = "s", seconds = "s",
+    m = "m", min = "m", mins = "m", minute = "m", minutes = "m",
+    h = "h", hr = "h", hrs = "h", hour = "h", hours = "h",
+  }
+  local u = units[(unit or ""):lower()]
+  if not u then
+    return nil, string.format("unknown unit %q (use turns, tokens, seconds, minutes or hours)", tostring(unit))
+  end
+  local field = (u == "turns" and "turns") or (u == "tokens" and "tokens") or "wallClockMs"
+  local sv = tostring(value or ""):lower()
+  if sv == "none" or sv == "off" or sv == "unset" or sv == "null" then
+    return { [field] = vim.NIL }
+  end
+  local n = tonumber(value)
+  if not n or n ~= n or n <= 0 or n == math.huge then
+    return nil, string.format("budget must be a number > 0 (or none), got %q", tostring(value))
+  end
+  if field == "turns" or field == "tokens" then
+    return { [field] = math.max(1, math.floor(n + 0.5)) }
+  end
+  local factor = ({ ms = 1, s = 1000, m = 60000, h = 3600000 })[u]
+  return { wallClockMs = math.floor(n * factor + 0.5) }
+end
+
+M.budget_units = { "turns", "tokens", "seconds", "minutes", "hours" }
+
+-- Todo list edits: each returns a fresh list of {title, status}; the input is untouched.
+
+local function copy_items(items)
+  local out = {}
+  for _, it in ipairs(items or {}) do
+    table.insert(out, { title = it.title, status = it.status })
+  end
+  return out
+end
+M.copy_items = copy_items
+
+local function check_index(items, idx)
+  if type(idx) ~= "number" or idx < 1 or idx > #items then
+    error(string.format("no todo item %s", tostring(idx)), 0)
+  end
+end
+
+function M.cycle(items, idx)
+  local out = copy_items(items)
+  check_index(out, idx)
+  out[idx].status = M.next_status[out[idx].status] or "pending"
+  return out
+end
+
+function M.set_status(items, idx, status)
+  local out = copy_items(items)
+  check_index(out, idx)
+  out[idx].status = status
+  return out
+end
+
+function M.rename(items, idx, title)
+  local out = copy_items(items)
+  check_index(out, idx)
+  out[idx].title = title
+  return out
+end
+
+function M.delete(items, idx)
+  local out = copy_items(items)
+  check_index(out, idx)
+  table.remove(out, idx)
+  return out
+end
+
+--- Adds a pending item after position `after` (0 = first; nil = at the end).
+function M.add(items, title, after)
+  local out = copy_items(items)
+  local pos = after and math.max(0, math.min(after, #out)) or #out
+  table.insert(out, pos + 1, { title = title, status = "pending" })
+  return out
+end
+
+--- Moves item idx by delta (-1 up, +1 down); returns the list and the new index.
+function M.move(items, idx, delta)
+  local out = copy_items(items)
+  check_index(out, idx)
+  local to = math.max(1, math.min(#out, idx + delta))
+  local it = table.remove(out, idx)
+  table.insert(out, to, it)
+  return out, to
+end
+
+-- Sidebar rendering.
+
+local status_hl = {
+  active = "AgentdGoalActive",
+  paused = "AgentdGoalPaused",
+  blocked = "AgentdGoalBlocked",
+  complete = "AgentdGoalComplete",
+}
+local todo_hl = { pending = "AgentdTodoPending", in_progress = "AgentdTodoInProgress", done = "AgentdTodoDone" }
+
+M.help_line = "x cycle  a add  r rename  dd delete  gf task  g? help"
+
+--- Renders the sidebar.
+---@param state table|nil State, nil when not read yet
+---@param opts table|nil {root, connection = "ready"|"starting"|"stopped", error, elapsed_since_ms, help_line}
+---@return table {lines, highlights = {{line0, col0, col_end, group}}, items = {[lnum] = idx}, item_lines = {[idx] = lnum}, task_file_line, task_file}
+function M.sidebar(state, opts)
+  opts = opts or {}
+  local lines, hls, items, item_lines = {}, {}, {}, {}
+  local res = { lines = lines, highlights = hls, items = items, item_lines = item_lines }
+
+  local function add(text, group)
+    text = oneline(text)
+    table.insert(lines, text)
+    if group then
+      table.insert(hls, { #lines - 1, 0, #text, group })
+    end
+    return #lines
+  end
+  local function hl(lnum, s, e, group)
+    table.insert(hls, { lnum - 1, s, e, group })
+  end
+
+  local name = opts.root and vim.fn.fnamemodify(opts.root, ":t") or "agentd"
+  if name == "" then
+    name = opts.root or "agentd"
+  end
+  local session = (state and v(state.session)) or opts.session or "default"
+  local head = string.format("agentd  %s  [%s]", name, session)
+  local l = add(head)
+  hl(l, 0, 6, "AgentdTitle")
+
+  local conn = opts.connection or "ready"
+  if conn ~= "ready" then
+    local msg = conn == "starting" and "connecting..." or "not connected"
+    if opts.error then
+      msg = msg .. ": " .. oneline(opts.error)
+    end
+    add(msg, conn == "starting" and "AgentdMuted" or "AgentdError")
+  end
+  if not state then
+    if conn == "ready" then
+      add("reading state...", "AgentdMuted")
+    end
+    return res
+  end
+  add("")
+
+  -- Goal.
+  local goal = v(state.goal)
+  if not goal then
+    l = add("Goal  none")
+    hl(l, 0, 4, "AgentdSection")
+    hl(l, 6, 10, "AgentdMuted")
+  else
+    local status = oneline(goal.status or "?")
+    l = add("Goal  " .. status)
+    hl(l, 0, 4, "AgentdSection")
+    hl(l, 6, 6 + #status, status_hl[status] or "AgentdMuted")
+    for _, ol in ipairs(vim.split(tostring(v(goal.objective) or ""), "\n", { plain = true })) do
+      add("  " .. ol)
+    end
+    if v(goal.completionCriterion) then
+      l = add("  done when: " .. goal.completionCriterion)
+      hl(l, 2, 12, "AgentdLabel")
+    end
+    if v(goal.terminalReason) then
+      l = add("  reason: " .. goal.terminalReason)
+      hl(l, 2, 9, "AgentdLabel")
+    end
+    local elapsed = M.goal_elapsed(goal, opts.elapsed_since_ms)
+    local turns = tonumber(v(goal.turnsUsed)) or 0
+    add(string.format("  %d %s · %s tokens · %s", turns, turns == 1 and "turn" or "turns", M.tokens(goal.tokensUsed), M.duration(elapsed)))
+    local b = v(goal.budget) or {}
+    local rows = {}
+    if v(b.turnBudget) then
+      table.insert(rows, {
+        "turns",
+        string.format("%d/%d", turns, b.turnBudget),
+        v(b.remainingTurns) and string.format("%d left", b.remainingTurns),
+        v(b.turnBudgetReached),
+      })
+    end
+    if v(b.tokenBudget) then
+      table.insert(rows, {
+        "tokens",
+        M.tokens(goal.tokensUsed) .. "/" .. M.tokens(b.tokenBudget),
+        v(b.remainingTokens) and (M.tokens(b.remainingTokens) .. " left"),
+        v(b.tokenBudgetReached),
+      })
+    end
+    if v(b.wallClockBudgetMs) then
+      local remaining = v(b.remainingWallClockMs)
+      if remaining and goal.status == "active" and opts.elapsed_since_ms then
+        remaining = math.max(0, remaining - opts.elapsed_since_ms)
+      end
+      table.insert(rows, {
+        "time",
+        M.duration(elapsed) .. "/" .. M.duration_limit(b.wallClockBudgetMs),
+        remaining and (M.duration(remaining) .. " left"),
+        v(b.wallClockBudgetReached),
+      })
+    end
+    for i, row in ipairs(rows) do
+      local prefix = i == 1 and "  budget " or "         "
+      local text = string.format("%s%-6s %s", prefix, row[1], row[2])
+      if row[3] then
+        text = text .. "  " .. row[3]
+      end
+      if row[4] then
+        text = text .. "  reached"
+      end
+      l = add(text)
+      if i == 1 then
+        hl(l, 2, 8, "AgentdLabel")
+      end
+      if row[4] then
+        hl(l, #text - 7, #text, "AgentdError")
+      end
+    end
+    local tf = v(goal.taskFile)
+    if tf and v(tf.path) then
+      local text = "  task file " .. oneline(tf.path)
+      local note
+      if v(tf.exists) == false then
+        note = "(missing)"
+      elseif v(tf.changedSinceLastTurn) then
+        note = "(changed)"
+      end
+      if note then
+        text = text .. "  " .. note
+      end
+      l = add(text)
+      hl(l, 2, 11, "AgentdLabel")
+      hl(l, 12, 12 + #oneline(tf.path), "AgentdTaskFile")
+      if note then
+        hl(l, #text - #note, #text, note == "(missing)" and "AgentdError" or "AgentdWarn")
+      end
+      res.task_file_line = l
+      res.task_file = tf.path
+    end
+  end
+  add("")
+
+  -- Todos.
+  local todos = v(state.todos) or {}
+  local list = v(todos.items) or {}
+  local done = 0
+  for _, it in ipairs(list) do
+    if it.status == "done" then
+      done = done + 1
+    end
+  end
+  if #list == 0 then
+    l = add("Todos  empty")
+    hl(l, 0, 5, "AgentdSection")
+    hl(l, 7, 12, "AgentdMuted")
+  else
+    local summary = string.format("%d/%d done", done, #list)
+    l = add("Todos  " .. summary)
+    hl(l, 0, 5, "AgentdSection")
+    hl(l, 7, 7 + #summary, "AgentdMuted")
+  end
+  res.todos_line = l
+  for i, it in ipairs(list) do
+    local marker = M.markers[it.status] or ("[" .. oneline(it.status) .. "]")
+    l = add("  " .. marker .. " " .. oneline(it.title))
+    hl(l, 2, 2 + #marker, todo_hl[it.status] or "AgentdMuted")
+    if it.status == "done" then
+      hl(l, 3 + #marker, #lines[l], "AgentdTodoDoneText")
+    end
+    items[l] = i
+    item_lines[i] = l
+  end
+
+  local help = opts.help_line
+  if help == nil then
+    help = M.help_line
+  end
+  if help and help ~= "" then
+    add("")
+    add(help, "AgentdMuted")
+  end
+  return res
+end
+
+return M

@@ -1,0 +1,63 @@
+-- agentd user commands. Loading this file starts nothing: the client starts on
+-- require("agentd").setup() (with autostart) or on the first :Agentd* command.
+if vim.g.loaded_agentd then
+  return
+end
+vim.g.loaded_agentd = true
+
+if vim.fn.has("nvim-0.10") == 0 then
+  vim.api.nvim_echo({ { "agentd: Neovim 0.10 or newer is needed", "WarningMsg" } }, true, {})
+  return
+end
+
+local function a()
+  return require("agentd")
+end
+
+local cmd = vim.api.nvim_create_user_command
+
+cmd("AgentdToggle", function()
+  a().toggle()
+end, { desc = "agentd: toggle the goal and todo sidebar" })
+
+cmd("AgentdGoal", function(o)
+  a().goal_create(o.args, o.bang)
+end, { nargs = "+", bang = true, desc = "agentd: create a goal (! replaces the current one)" })
+
+cmd("AgentdGoalPause", function(o)
+  a().goal_pause(o.args)
+end, { nargs = "*", desc = "agentd: pause the goal [reason]" })
+
+cmd("AgentdGoalResume", function()
+  a().goal_resume()
+end, { nargs = 0, desc = "agentd: resume the goal" })
+
+cmd("AgentdGoalCancel", function()
+  a().goal_cancel()
+end, { nargs = 0, desc = "agentd: cancel the goal" })
+
+cmd("AgentdBudget", function(o)
+  if #o.fargs ~= 2 then
+    vim.notify("agentd: usage: :AgentdBudget {value} {turns|tokens|seconds|minutes|hours}", vim.log.levels.WARN)
+    return
+  end
+  a().goal_budget(o.fargs[1], o.fargs[2])
+end, {
+  nargs = "+",
+  complete = function(...)
+    return require("agentd").complete_budget(...)
+  end,
+  desc = "agentd: set a goal budget ({value|none} {unit})",
+})
+
+cmd("AgentdTodoAdd", function(o)
+  a().todo_add(o.args)
+end, { nargs = "+", desc = "agentd: add a todo" })
+
+cmd("AgentdRefresh", function()
+  a().refresh()
+end, { nargs = 0, desc = "agentd: re-read the state" })
+
+cmd("AgentdTaskFile", function()
+  a().open_task_file()
+end, { nargs = 0, desc = "agentd: open the goal's task file" })

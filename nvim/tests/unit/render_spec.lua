@@ -1,0 +1,197 @@
+-- Pure rendering and formatting (agentd.render).
+local render = require("agentd.render")
+
+local function goal(over)
+  local g = {
+    goalId = "g1",
+    objective = "Ship the parser",
+    status = "active",
+    turnsUsed = 3,
+    tokensUsed = 1234,
+    wallClockMs = 252000,
+    budget = {
+      tokenBudget = vim.NIL, turnBudget = 20, wallClockBudgetMs = vim.NIL,
+      remainingTokens = vim.NIL, remainingTurns = 17, remainingWallClockMs = vim.NIL,
+      tokenBudgetReached = false, turnBudgetReached = false, wallClockBudgetReached = false, overBudget = false,
+    },
+    createdAt = "2026-01-01T00:00:00Z", updatedAt = "2026-01-01T00:00:00Z", lastActor = "user",
+  }
+  return vim.tbl_deep_extend("force", g, over or {})
+end
+
+local function state(over)
+  return vim.tbl_deep_extend("force", {
+    workspace = "file:///w", session = "default", revision = 7,
+    todos = { revision = 5, items = {
+      { title = "write parser", status = "done" },
+      { title = "write tests", status = "in_progress" },
+      { title = "docs", status = "pending" },
+    } },
+    goal = goal(),
+  }, over or {})
+end
+
+test("tokens: raw below 1000, x.xk below 1M, else x.xM", function()
+  H.eq("0", render.tokens(0))
+  H.eq("999", render.tokens(999))
+  H.eq("1.0k", render.tokens(1000))
+  H.eq("1.2k", render.tokens(1234))
+  H.eq("999.9k", render.tokens(999949))
+  H.eq("1.0M", render.tokens(999950))
+  H.eq("2.5M", render.tokens(2500000))
+  H.eq("0", render.tokens(vim.NIL))
+end)
+
+test("duration: Ns, MmSSs, HhMMm", function()
+  H.eq("0s", render.duration(0))
+  H.eq("59s", render.duration(59999))
+  H.eq("1m00s", render.duration(60000))
+  H.eq("4m12s", render.duration(252000))
+  H.eq("1h00m", render.duration(3600000))
+  H.eq("2h05m", render.duration(7500000))
+  H.eq("30m", render.duration_limit(1800000))
+  H.eq("1h", render.duration_limit(3600000))
+  H.eq("1h30m", render.duration_limit(5400000))
+  H.eq("45s", render.duration_limit(45000))
+end)
+
+test("statusline: goal summary, empty without goal", function()
+  H.eq("", render.statusline(nil))
+  H.eq("", render.statusline(state({ goal = vim.NIL })))
+  local s = state()
+  s.goal = nil
+  H.eq("", render.statusline(s))
+  H.eq("goal active 3/20 turns 1.2k tok", render.statusline(state()))
+  local g = state()
+  g.goal.budget.turnBudget = vim.NIL
+  g.goal.budget.tokenBudget = 50000
+  g.goal.status = "paused"
+  H.eq("goal paused 3 turns 1.2k/50.0k tok", render.statusline(g))
+  local t = state()
+  t.goal.budget.wallClockBudgetMs = 3600000
+  H.eq("goal active 3/20 turns 1.2k tok 4m12s/1h", render.statusline(t))
+  -- Elapsed time runs on while active.
+  H.eq("goal active 3/20 turns 1.2k tok 4m22s/1h", render.statusline(t, { elapsed_since_ms = 10000 }))
+end)
+
+test("parse_budget: units to setBudget fields", function()
+  H.eq({ turns = 20 }, render.parse_budget("20", "turns"))
+  H.eq({ turns = 1 }, render.parse_budget("0.2", "turn"))
+  H.eq({ tokens = 50000 }, render.parse_budget("50000", "tokens"))
+  H.eq({ wallClockMs = 90000 }, render.parse_budget("90", "seconds"))
+  H.eq({ wallClockMs = 1800000 }, render.parse_budget("30", "minutes"))
+  H.eq({ wallClockMs = 5400000 }, render.parse_budget("1.5", "hours"))
+  H.eq({ wallClockMs = 7200000 }, render.parse_budget("2", "h"))
+  H.eq({ turns = vim.NIL }, render.parse_budget("none", "turns"))
+  local args, err = render.parse_budget("10", "parsecs")
+  H.eq(nil, args)
+  H.contains(err, "unknown unit")
+  args, err = render.parse_budget("-3", "turns")
+  H.eq(nil, args)
+  H.contains(err, "> 0")
+  args, err = render.parse_budget("abc", "turns")
+  H.eq(nil, args)
+end)
+
+test("todo edits return new lists and leave the input alone", function()
+  local items = { { title = "a", status = "pending", extra = 1 }, { title = "b", status = "done" } }
+  local snapshot = vim.deepcopy(items)
+  H.eq({ { title = "a", status = "in_progress" }, { title = "b", status = "done" } }, render.cycle(items, 1))
+  H.eq("pending", render.cycle(items, 2)[2].status)
+  H.eq("done", render.cycle(render.cycle(items, 1), 1)[1].status)
+  H.eq({ { title = "A", status = "pending" }, { title = "b", status = "done" } }, render.rename(items, 1, "A"))
+  H.eq({ { title = "b", status = "done" } }, render.delete(items, 1))
+  H.eq("c", render.add(items, "c")[3].title)
+  H.eq("pending", render.add(items, "c")[3].status)
+  H.eq("c", render.add(items, "c", 1)[2].title)
+  H.eq("c", render.add(items, "c", 0)[1].title)
+  local moved, to = render.move(items, 1, 1)
+  H.eq({ "b", "a" }, { moved[1].title, moved[2].title })
+  H.eq(2, to)
+  local _, to2 = render.move(items, 1, -1)
+  H.eq(1, to2)
+  H.eq(snapshot, items)
+  H.raises(function()
+    render.cycle(items, 3)
+  end, "no todo item 3")
+end)
+
+test("sidebar: goal block and todo list with markers and a line map", function()
+  local res = render.sidebar(state(), { root = "/home/u/proj", connection = "ready" })
+  local text = table.concat(res.lines, "\n")
+  H.contains(res.lines[1], "agentd  proj  [default]")
+  H.contains(text, "Goal  active")
+  H.contains(text, "  Ship the parser")
+  H.contains(text, "3 turns · 1.2k tokens · 4m12s")
+  H.contains(text, "budget turns  3/20  17 left")
+  H.contains(text, "Todos  1/3 done")
+  H.contains(text, "  [x] write parser")
+  H.contains(text, "  [~] write tests")
+  H.contains(text, "  [ ] docs")
+  H.eq(3, vim.tbl_count(res.items))
+  for idx, lnum in pairs(res.item_lines) do
+    H.eq(idx, res.items[lnum])
+  end
+  H.contains(res.lines[res.item_lines[2]], "write tests")
+  for _, l in ipairs(res.lines) do
+    H.ok(not l:find("\n"), "no newline inside a line")
+  end
+  for _, h in ipairs(res.highlights) do
+    H.ok(h[1] >= 0 and h[1] < #res.lines, "highlight line in range")
+    H.ok(h[2] >= 0 and h[3] <= #res.lines[h[1] + 1], "highlight columns in range: " .. vim.inspect(h))
+  end
+end)
+
+test("sidebar: reason, criterion, all budgets, task file", function()
+  local s = state()
+  s.goal.status = "blocked"
+  s.goal.completionCriterion = "all tests pass"
+  s.goal.terminalReason = "turn budget reached (20)"
+  s.goal.budget.tokenBudget = 2000
+  s.goal.budget.remainingTokens = 766
+  s.goal.budget.wallClockBudgetMs = 3600000
+  s.goal.budget.remainingWallClockMs = 3348000
+  s.goal.budget.turnBudgetReached = true
+  s.goal.taskFile = { path = "TASK.md", exists = true, changedSinceLastTurn = true }
+  local res = render.sidebar(s, { root = "/w" })
+  local text = table.concat(res.lines, "\n")
+  H.contains(text, "Goal  blocked")
+  H.contains(text, "done when: all tests pass")
+  H.contains(text, "reason: turn budget reached (20)")
+  H.contains(text, "tokens 1.2k/2.0k  766 left")
+  H.contains(text, "time   4m12s/1h  55m48s left")
+  H.contains(text, "3/20  17 left  reached")
+  H.contains(text, "task file TASK.md  (changed)")
+  H.eq("TASK.md", res.task_file)
+  H.contains(res.lines[res.task_file_line], "TASK.md")
+  s.goal.taskFile = { path = "gone.md", exists = false }
+  H.contains(table.concat(render.sidebar(s, {}).lines, "\n"), "task file gone.md  (missing)")
+end)
+
+test("sidebar: no goal, empty list, multi-line text kept on one line each", function()
+  local s = state({ goal = vim.NIL })
+  s.goal = nil
+  s.todos = { revision = 0, items = {} }
+  local res = render.sidebar(s, { root = "/w" })
+  local text = table.concat(res.lines, "\n")
+  H.contains(text, "Goal  none")
+  H.contains(text, "Todos  empty")
+  H.eq({}, res.items)
+  s.todos.items = { { title = "two\nlines", status = "pending" } }
+  s.goal = goal({ objective = "line one\nline two" })
+  res = render.sidebar(s, {})
+  text = table.concat(res.lines, "\n")
+  H.contains(text, "[ ] two lines")
+  H.contains(text, "  line one\n  line two")
+end)
+
+test("sidebar: connection states", function()
+  local res = render.sidebar(nil, { root = "/w", connection = "starting" })
+  H.contains(table.concat(res.lines, "\n"), "connecting...")
+  res = render.sidebar(nil, { root = "/w", connection = "stopped", error = "agentd not found on PATH" })
+  H.contains(table.concat(res.lines, "\n"), "not connected: agentd not found on PATH")
+  res = render.sidebar(state(), { root = "/w", connection = "stopped", error = "server exited (code 1)" })
+  local text = table.concat(res.lines, "\n")
+  H.contains(text, "not connected: server exited (code 1)")
+  H.contains(text, "[x] write parser", "the last state stays visible")
+end)
