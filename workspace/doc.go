@@ -5,4 +5,31 @@
 //
 // It imports todo, goal, bbolt and fsnotify; never go.lsp.dev, commands or
 // lsp (ARCHITECTURE.md).
+//
+// # State files (PROTOCOL.md §1)
+//
+// Each folder has its own directory under the state directory, named by
+// FolderKey (a hash of the folder's absolute, cleaned path):
+//
+//	<StateDir>/workspaces/<FolderKey>/state.db        bbolt; layout in schema.go
+//	<StateDir>/workspaces/<FolderKey>/workspace.json  {"path", "createdAt"}
+//	<StateDir>/workspaces/<FolderKey>/owner.json      {"pid", "startedAt"} of the lock holder
+//	<StateDir>/workspaces/<FolderKey>/state.db.corrupt-<YYYYMMDDTHHMMSSZ>  a file moved aside
+//
+// One process at a time holds a state file (bbolt's file lock); another
+// waits at most Options.LockTimeout and gets a "workspace.locked" *Error
+// naming the holder's pid. Opening first examines an existing file
+// read-only: bad meta pages, a file shorter than its data, or a failed
+// bbolt consistency check (files up to 32 MiB) move it aside and start a
+// fresh one (Workspace.Recovered).
+//
+// # Concurrency (ARCHITECTURE.md, "State and concurrency")
+//
+// Each session has its own lock. An Update holds it while its callback
+// runs, while the one bbolt transaction writes the session and its history
+// event, and while subscribers are told, so notices of one session come in
+// revision order; other sessions are not held up (bbolt still commits one
+// writer at a time). View reads an in-memory copy of the last commit and
+// never waits for an Update. No file I/O other than bbolt's happens inside
+// a transaction, and bytes read from bbolt are copied before it ends.
 package workspace

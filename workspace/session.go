@@ -39,11 +39,13 @@ type Change struct {
 }
 
 // Event is one entry of a session's history, newest has the highest Seq.
+// Seq counts the session's events from 1 (bbolt bucket sequence); At is UTC.
 type Event struct {
 	Seq     uint64          `json:"seq"`
 	At      time.Time       `json:"at"`
 	Actor   string          `json:"actor"`
 	Kind    string          `json:"kind"`
+	Reason  string          `json:"reason,omitempty"` // Change.Reason, if any
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 

@@ -1,0 +1,270 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a Registry.
+type Options struct {
+	// StateDir is the root of agentd's state (PROTOCOL.md §1: --state-dir);
+	// required. It and its workspaces directory are created with mode 0700
+	// when missing.
+	StateDir string
+	// Logger receives the package's logs; nil discards them.
+	Logger *slog.Logger
+	// Now is the wall clock for UpdatedAt, history times and file names;
+	// nil means time.Now.
+	Now func() time.Time
+	// LockTimeout bounds the wait for another process's lock on a state
+	// file; 0 means 1s (PROTOCOL.md §1: "never waits more than about 1 s").
+	LockTimeout time.Duration
+	// OnOpen, if set, is called once right after a store is opened and
+	// migrated, before Open returns the workspace (agentd uses it to pause
+	// goals left active by a previous run, RUNTIME.md §2.3). w is fully
+	// usable; other Opens of the same folder wait for it. An error closes
+	// the store and is returned by Open, wrapped.
+	OnOpen func(w *Workspace) error
+
+	maxSize int // tests: bbolt's MaxSize, to make commits fail
+}
+
+// Registry is the process-wide set of open workspace folders: one store
+// per folder, shared by every connection through reference counting
+// (ARCHITECTURE.md, "State and concurrency"). Its methods are safe for
+// concurrent use.
+type Registry struct {
+	opts Options
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	closed  bool
+	open    map[string]*Workspace    // by root, including stores still opening
+	closing map[string]chan struct{} // by root: closed when the last Release has closed the store
+
+	subMu  sync.Mutex
+	subSeq uint64
+	subs   atomic.Pointer[[]subscriber] // copy on write; read without a lock when publishing
+}
+
+type subscriber struct {
+	id uint64
+	fn func(Notice)
+}
+
+// NewRegistry returns an empty registry. Nothing is opened or created on
+// disk until Open.
+func NewRegistry(opts Options) *Registry {
+	r := &Registry{
+		opts:    opts,
+		log:     opts.Logger,
+		open:    make(map[string]*Workspace),
+		closing: make(map[string]chan struct{}),
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	return r
+}
+
+func (r *Registry) now() time.Time {
+	if r.opts.Now != nil {
+		return r.opts.Now()
+	}
+	return time.Now()
+}
+
+func (r *Registry) lockTimeout() time.Duration {
+	if r.opts.LockTimeout > 0 {
+		return r.opts.LockTimeout
+	}
+	return time.Second
+}
+
+// Open returns the workspace of the folder at root, an absolute path (Open
+// cleans it again), opening its store on first use. Every successful Open
+// needs one Release.
+//
+// Opening waits at most LockTimeout for another process's file lock, then
+// fails with an *Error of code "workspace.locked" naming the holder's pid.
+// A state file bbolt cannot use is moved aside and a fresh one started (see
+// Recovered). A file written by a newer agentd is refused with code
+// "workspace.corrupt" and left as it is (PROTOCOL.md §1).
+func (r *Registry) Open(root string) (*Workspace, error) {
+	if !filepath.IsAbs(root) {
+		return nil, fmt.Errorf("workspace: folder path %q is not absolute", root)
+	}
+	root = filepath.Clean(root)
+	for {
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if done := r.closing[root]; done != nil {
+			// The last Release is closing this folder's store: wait, so that
+			// this process does not contend with itself for the file lock.
+			r.mu.Unlock()
+			<-done
+			continue
+		}
+		if w := r.open[root]; w != nil {
+			w.refs++
+			r.mu.Unlock()
+			<-w.ready
+			if w.openErr != nil {
+				return nil, w.openErr
+			}
+			return w, nil
+		}
+		w := &Workspace{
+			reg:      r,
+			root:     root,
+			refs:     1,
+			ready:    make(chan struct{}),
+			sessions: make(map[string]*sessionState),
+		}
+		r.open[root] = w
+		r.mu.Unlock()
+
+		err := r.openStore(w)
+		if err == nil && r.opts.OnOpen != nil {
+			if err = r.opts.OnOpen(w); err != nil {
+				err = fmt.Errorf("workspace %s: preparing the opened store: %w", root, err)
+				_ = w.closeStore()
+			}
+		}
+
+		r.mu.Lock()
+		if err == nil && r.closed {
+			err = ErrClosed
+			_ = w.closeStore()
+		}
+		if err != nil {
+			w.openErr = err
+			delete(r.open, root)
+		}
+		close(w.ready)
+		r.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+}
+
+// Close closes every open store, whatever its reference count (process
+// shutdown). Later calls on its workspaces return ErrClosed, and so does
+// Open.
+func (r *Registry) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	var all []*Workspace
+	for _, w := range r.open {
+		all = append(all, w)
+	}
+	clear(r.open)
+	r.mu.Unlock()
+
+	var errs []error
+	for _, w := range all {
+		<-w.ready
+		if w.openErr == nil {
+			errs = append(errs, w.closeStore())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Subscribe registers fn for the notices of every workspace of the
+// registry. fn is called after each commit (never for Quiet changes), with
+// that session's lock held, so the notices of one session arrive in
+// revision order (ARCHITECTURE.md). fn must not block and must not call
+// Update on the same session: enqueue and return. A panic in fn is logged
+// and does not fail the Update. The returned func unsubscribes; it may be
+// called more than once.
+func (r *Registry) Subscribe(fn func(Notice)) (cancel func()) {
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
+	r.subSeq++
+	id := r.subSeq
+	var next []subscriber
+	if cur := r.subs.Load(); cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, subscriber{id: id, fn: fn})
+	r.subs.Store(&next)
+	return func() {
+		r.subMu.Lock()
+		defer r.subMu.Unlock()
+		cur := r.subs.Load()
+		if cur == nil {
+			return
+		}
+		var next []subscriber
+		for _, s := range *cur {
+			if s.id != id {
+				next = append(next, s)
+			}
+		}
+		r.subs.Store(&next)
+	}
+}
+
+// publish hands n to every subscriber, each with its own copy of the
+// session.
+func (r *Registry) publish(n Notice) {
+	subs := r.subs.Load()
+	if subs == nil {
+		return
+	}
+	for _, s := range *subs {
+		n := n
+		n.Session = cloneSession(n.Session)
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					r.log.Error("workspace subscriber panicked", "workspace", n.Workspace.root, "session", n.Session.Name, "panic", v)
+				}
+			}()
+			s.fn(n)
+		}()
+	}
+}
+
+// release drops one reference of w; the last closes its store.
+func (r *Registry) release(w *Workspace) {
+	r.mu.Lock()
+	if w.refs <= 0 {
+		r.mu.Unlock()
+		r.log.Error("workspace released more often than opened", "workspace", w.root)
+		return
+	}
+	w.refs--
+	if w.refs > 0 {
+		r.mu.Unlock()
+		return
+	}
+	if r.open[w.root] != w { // Registry.Close got there first
+		r.mu.Unlock()
+		return
+	}
+	delete(r.open, w.root)
+	done := make(chan struct{})
+	r.closing[w.root] = done
+	r.mu.Unlock()
+
+	if err := w.closeStore(); err != nil {
+		r.log.Error("closing the workspace store failed", "workspace", w.root, "err", err)
+	}
+
+	r.mu.Lock()
+	delete(r.closing, w.root)
+	close(done)
+	r.mu.Unlock()
+}
