@@ -1,0 +1,119 @@
+package workspace
+
+import (
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/todo"
+)
+
+// fakeClock advances one second per reading, so times are distinct and
+// deterministic.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *fakeClock {
+	return &fakeClock{t: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Second)
+	return c.t
+}
+
+// newRegistry returns a registry on stateDir with a fake clock and a short
+// lock timeout, closed at the end of the test.
+func newRegistry(t testing.TB, stateDir string, mods ...func(*Options)) *Registry {
+	t.Helper()
+	opts := Options{StateDir: stateDir, Now: newClock().Now, LockTimeout: 200 * time.Millisecond}
+	for _, m := range mods {
+		m(&opts)
+	}
+	r := NewRegistry(opts)
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("Registry.Close: %v", err)
+		}
+	})
+	return r
+}
+
+// openWorkspace opens root in r and releases it at the end of the test.
+func openWorkspace(t testing.TB, r *Registry, root string) *Workspace {
+	t.Helper()
+	w, err := r.Open(root)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", root, err)
+	}
+	t.Cleanup(w.Release)
+	return w
+}
+
+// folder returns a fresh absolute folder path (it need not exist).
+func folder(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "project")
+}
+
+func items(titles ...string) []todo.Item {
+	out := make([]todo.Item, len(titles))
+	for i, title := range titles {
+		out[i] = todo.Item{Title: title, Status: todo.Pending}
+	}
+	return out
+}
+
+// setTodos replaces the list of session name, as the TodoList tool does.
+func setTodos(t testing.TB, w *Workspace, name string, list []todo.Item) Session {
+	t.Helper()
+	s, err := w.Update(name, func(s *Session) (Change, error) {
+		s.Todos = list
+		return Change{Kind: "todo.set", Actor: "model", Todos: true, Payload: map[string]any{"count": len(list)}}, nil
+	})
+	if err != nil {
+		t.Fatalf("Update(%q) setting todos: %v", name, err)
+	}
+	return s
+}
+
+func mustView(t testing.TB, w *Workspace, name string) Session {
+	t.Helper()
+	s, err := w.View(name)
+	if err != nil {
+		t.Fatalf("View(%q): %v", name, err)
+	}
+	return s
+}
+
+func mustHistory(t testing.TB, w *Workspace, name string, limit int) []Event {
+	t.Helper()
+	h, err := w.History(name, limit)
+	if err != nil {
+		t.Fatalf("History(%q, %d): %v", name, limit, err)
+	}
+	return h
+}
+
+func seqs(events []Event) []uint64 {
+	out := make([]uint64, len(events))
+	for i, e := range events {
+		out[i] = e.Seq
+	}
+	return out
+}
+
+// errorCode returns the code of err as the commands layer reads it.
+func errorCode(err error) string {
+	var c interface{ ErrorCode() string }
+	if errors.As(err, &c) {
+		return c.ErrorCode()
+	}
+	return ""
+}
