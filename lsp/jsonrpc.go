@@ -1,0 +1,776 @@
+package lsp
+
+// This file is agentd's JSON-RPC 2.0 connection with LSP Content-Length framing.
+// It replaces go.lsp.dev/jsonrpc2's Conn, whose faults we must not inherit
+// (ARCHITECTURE.md, "Library pins"): ids of any size, calls answered concurrently,
+// a malformed message never ends the connection, numeric $/cancelRequest ids work,
+// and wrapped errors keep their outer text. Standard library only.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultMaxMessageBytes is the largest message body, in bytes, a Conn accepts
+// when Options.MaxMessageBytes is 0 (8 MiB).
+const DefaultMaxMessageBytes int64 = 8 << 20
+
+const (
+	outQueueLen   = 4096            // outgoing messages queued before Notify, Call and replies block
+	maxHeaderLine = 1024            // bytes of one header line kept; the rest of a longer line is dropped
+	drainTimeout  = 2 * time.Second // how long Run waits for handlers and the writer when it ends
+	headerName    = "content-length:"
+)
+
+// JSON-RPC and LSP error codes.
+const (
+	CodeParseError           = -32700
+	CodeInvalidRequest       = -32600
+	CodeMethodNotFound       = -32601
+	CodeInvalidParams        = -32602
+	CodeInternalError        = -32603
+	CodeServerNotInitialized = -32002
+	CodeRequestCancelled     = -32800
+	CodeContentModified      = -32801
+	CodeRequestFailed        = -32803
+)
+
+// ErrConnClosed is returned by Notify and Call once the connection has ended.
+var ErrConnClosed = errors.New("jsonrpc: connection closed")
+
+// errRPCCloseCalled is the close reason recorded by Close; Run then returns nil.
+var errRPCCloseCalled = errors.New("jsonrpc: Close called")
+
+var rpcNull = json.RawMessage("null")
+
+// Request is an incoming call (ID != nil) or notification (ID == nil).
+type Request struct {
+	// ID is the verbatim JSON of the id, trimmed of whitespace: a number of any
+	// size as written (1, 1e20, 12345678901234567890) or a string; nil for notifications.
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage // verbatim; nil when absent ("null" when sent as null)
+}
+
+// IsCall reports whether r expects a response.
+func (r *Request) IsCall() bool { return r.ID != nil }
+
+// Handler answers a call; for notifications its result is ignored.
+// An error is sent as described for Error; a result is encoded with encoding/json.
+type Handler func(ctx context.Context, req *Request) (result any, err error)
+
+// Router is called on the read goroutine, in arrival order, for every request and
+// notification except $/cancelRequest, which Conn handles itself. It may change
+// connection state synchronously and returns the Handler to run; a nil Handler
+// answers a call with -32601 and ignores a notification. Handlers run in their own
+// goroutine, or on the read goroutine when inline is true (then the next message is
+// not read until the Handler returns).
+type Router func(req *Request) (h Handler, inline bool)
+
+// Error is a JSON-RPC error. A Handler may return it directly or wrapped
+// (fmt.Errorf("...: %w", e)); the reply then carries e's Code and Data and the
+// full text of the returned error as its message. Any other error is sent as -32603
+// with its text, and any error returned after the call was cancelled as -32800.
+type Error struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// Error returns the message alone, so that wrapping errors read naturally.
+func (e *Error) Error() string { return e.Message }
+
+// NewError returns an *Error with the given code and a fmt.Sprintf message.
+func NewError(code int64, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Options configures a Conn. The zero value is ready to use.
+type Options struct {
+	MaxMessageBytes int64        // largest accepted body in bytes; 0 means DefaultMaxMessageBytes
+	Logger          *slog.Logger // nil discards logs
+}
+
+// Conn is one JSON-RPC connection. Create it with NewConn and start it with Run.
+type Conn struct {
+	rwc   io.ReadWriteCloser
+	r     *bufio.Reader
+	line  []byte // header line buffer, reused by readLine
+	route Router
+	max   int64
+	log   *slog.Logger
+
+	out        chan []byte   // framed messages for the writer, in issue order
+	stopping   chan struct{} // closed: no more outgoing messages are accepted
+	stopOnce   sync.Once
+	writerDone chan struct{}
+	writeErr   error         // first write failure; touched by the writer only
+	readDone   chan struct{} // closed when the read loop has ended; waiting Calls fail
+	done       chan struct{} // closed when Run has returned
+	started    atomic.Bool
+	nextID     atomic.Int64
+	handlers   sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+
+	mu          sync.Mutex
+	closed      bool  // transport closed by us
+	closeReason error // why: errRPCCloseCalled, ctx.Err(), a write error, or nil (Run ending)
+	inflight    map[string]context.CancelFunc
+	pending     map[string]chan rpcResult
+}
+
+type rpcResult struct {
+	result json.RawMessage
+	err    *Error
+}
+
+// NewConn returns a connection over rwc that routes incoming messages with route.
+func NewConn(rwc io.ReadWriteCloser, route Router, opts Options) *Conn {
+	c := &Conn{
+		rwc:        rwc,
+		r:          bufio.NewReaderSize(rwc, 64<<10),
+		line:       make([]byte, 0, maxHeaderLine),
+		route:      route,
+		max:        opts.MaxMessageBytes,
+		log:        opts.Logger,
+		out:        make(chan []byte, outQueueLen),
+		stopping:   make(chan struct{}),
+		writerDone: make(chan struct{}),
+		readDone:   make(chan struct{}),
+		done:       make(chan struct{}),
+		inflight:   make(map[string]context.CancelFunc),
+		pending:    make(map[string]chan rpcResult),
+	}
+	if c.max <= 0 {
+		c.max = DefaultMaxMessageBytes
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Run reads and dispatches messages until end of input, a transport error, ctx
+// done, or Close. It must be called once. Before returning it cancels the ctx of
+// every running handler and waits up to 2s for them, lets the writer flush within
+// the same 2s, and closes the transport. Inline handlers must not block, since
+// they run on the read goroutine.
+//
+// Run returns nil on end of input at a message boundary and after Close; ctx.Err()
+// when ctx ended it; an error wrapping io.ErrUnexpectedEOF when input ends inside
+// a message (headers, body, or bytes being skipped after a framing error); otherwise
+// the read or write error that ended the connection.
+func (c *Conn) Run(ctx context.Context) error {
+	if !c.started.CompareAndSwap(false, true) {
+		return errors.New("jsonrpc: Conn.Run called more than once")
+	}
+	defer close(c.done)
+	go c.writeLoop()
+	stopAfter := context.AfterFunc(ctx, func() { c.closeTransport(ctx.Err()) })
+	base, cancel := context.WithCancel(ctx)
+
+	err := c.readLoop(base)
+	stopAfter()
+	c.mu.Lock()
+	closed, reason := c.closed, c.closeReason
+	c.mu.Unlock()
+	close(c.readDone)
+	cancel()
+
+	wait, stopWait := context.WithTimeout(context.Background(), drainTimeout)
+	defer stopWait()
+	handlersDone := make(chan struct{})
+	go func() { c.handlers.Wait(); close(handlersDone) }()
+	select {
+	case <-handlersDone:
+	case <-wait.Done():
+		c.log.Warn("jsonrpc: handlers still running after the connection ended; not waiting for them")
+	}
+	c.stopOutput()
+	select {
+	case <-c.writerDone:
+	case <-wait.Done():
+	}
+	c.closeTransport(nil)
+	select {
+	case <-c.writerDone:
+	case <-wait.Done():
+	}
+
+	switch {
+	case closed && reason == errRPCCloseCalled:
+		return nil
+	case closed && reason != nil:
+		return reason
+	case err == io.EOF:
+		return nil
+	}
+	return err
+}
+
+// Close closes the transport; Run then returns nil. Later Notify and Call calls
+// fail with ErrConnClosed.
+func (c *Conn) Close() error {
+	err := c.closeTransport(errRPCCloseCalled)
+	c.stopOutput()
+	return err
+}
+
+// Done returns a channel that is closed when Run has returned.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Notify sends a notification; params nil omits "params". Messages are written in
+// the order they were issued. Notify blocks only when 4096 messages are already
+// waiting to be written. It fails when params cannot be encoded or the connection
+// has ended.
+func (c *Conn) Notify(method string, params any) error {
+	body, err := rpcRequestBody(nil, method, params)
+	if err != nil {
+		return err
+	}
+	return c.enqueue(context.Background(), body)
+}
+
+// Call sends a request with a fresh numeric id and waits for its response. It
+// returns the raw result, an *Error for an error response, ctx.Err() when ctx ends
+// first (after sending $/cancelRequest for the id), or ErrConnClosed when the
+// connection ends first.
+func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	key := strconv.FormatInt(c.nextID.Add(1), 10)
+	body, err := rpcRequestBody(json.RawMessage(key), method, params)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan rpcResult, 1)
+	c.mu.Lock()
+	c.pending[key] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, key)
+		c.mu.Unlock()
+	}()
+	if err := c.enqueue(ctx, body); err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		if cancel, err := rpcRequestBody(nil, "$/cancelRequest", map[string]json.RawMessage{"id": json.RawMessage(key)}); err == nil {
+			select {
+			case c.out <- rpcFrame(cancel): // best effort: never block a caller that gave up
+			default:
+			}
+		}
+		return nil, ctx.Err()
+	case <-c.readDone:
+		return nil, ErrConnClosed
+	}
+}
+
+// closeTransport closes rwc once, recording why; it returns rwc.Close's error.
+func (c *Conn) closeTransport(reason error) error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed, c.closeReason = true, reason
+		c.mu.Unlock()
+		c.closeErr = c.rwc.Close()
+	})
+	return c.closeErr
+}
+
+func (c *Conn) stopOutput() { c.stopOnce.Do(func() { close(c.stopping) }) }
+
+// enqueue hands a message body to the writer, blocking while the queue is full.
+func (c *Conn) enqueue(ctx context.Context, body []byte) error {
+	select {
+	case <-c.stopping:
+		return ErrConnClosed
+	default:
+	}
+	select {
+	case c.out <- rpcFrame(body):
+		return nil
+	case <-c.stopping:
+		return ErrConnClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func rpcFrame(body []byte) []byte {
+	f := fmt.Appendf(make([]byte, 0, len(body)+32), "Content-Length: %d\r\n\r\n", len(body))
+	return append(f, body...)
+}
+
+// writeLoop is the only writer: one Write per message, in queue order. After a
+// write fails it closes the transport and drops the rest.
+func (c *Conn) writeLoop() {
+	defer close(c.writerDone)
+	write := func(f []byte) {
+		if c.writeErr != nil {
+			return
+		}
+		if _, err := c.rwc.Write(f); err != nil {
+			c.writeErr = err
+			c.mu.Lock()
+			closed := c.closed
+			c.mu.Unlock()
+			if !closed {
+				c.log.Error("jsonrpc: write failed; closing the connection", "err", err)
+			}
+			c.closeTransport(fmt.Errorf("jsonrpc: writing message: %w", err))
+		}
+	}
+	for {
+		select {
+		case f := <-c.out:
+			write(f)
+		case <-c.stopping:
+			for {
+				select {
+				case f := <-c.out:
+					write(f)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// rpcFramingError is a broken header; the reader answers -32700 and resynchronises.
+type rpcFramingError struct{ msg string }
+
+func (e *rpcFramingError) Error() string { return "parse error: " + e.msg }
+
+func rpcUnexpectedEOF(err error) error {
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("jsonrpc: reading message: %w", err)
+}
+
+func (c *Conn) readLoop(ctx context.Context) error {
+	resync := false
+	for {
+		n, err := c.readHeader(resync)
+		resync = false
+		var fe *rpcFramingError
+		if errors.As(err, &fe) {
+			c.log.Warn("jsonrpc: bad framing; skipping to the next Content-Length header", "err", err)
+			c.send(rpcReplyBody(nil, nil, &Error{Code: CodeParseError, Message: fe.Error()}))
+			resync = true
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n > c.max {
+			c.log.Warn("jsonrpc: message too large; discarding it", "bytes", n, "limit", c.max)
+			c.send(rpcReplyBody(nil, nil, NewError(CodeInvalidRequest,
+				"message of %d bytes exceeds the limit of %d bytes", n, c.max)))
+			if _, err := io.CopyN(io.Discard, c.r, n); err != nil {
+				return rpcUnexpectedEOF(err)
+			}
+			continue
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(c.r, body); err != nil {
+			return rpcUnexpectedEOF(err)
+		}
+		c.handle(ctx, body)
+	}
+}
+
+// readHeader reads one header block and returns the Content-Length. It returns
+// io.EOF at a clean end of input and a *rpcFramingError for a missing or bad length
+// or a malformed line. With resync set it first discards input up to the next
+// Content-Length header.
+func (c *Conn) readHeader(resync bool) (int64, error) {
+	length := int64(-1)
+	started := resync // whether any part of this message has been read
+	for {
+		line, skipped, err := c.readLine()
+		if err == io.EOF && !started {
+			return 0, io.EOF
+		}
+		if err != nil {
+			return 0, rpcUnexpectedEOF(err)
+		}
+		isLength := len(line) >= len(headerName) && bytes.EqualFold(line[:len(headerName)], []byte(headerName))
+		if resync && !isLength {
+			continue
+		}
+		resync = false
+		if len(line) == 0 {
+			if !started {
+				continue // blank lines between messages
+			}
+			if length < 0 {
+				return 0, &rpcFramingError{"missing Content-Length header"}
+			}
+			return length, nil
+		}
+		started = true
+		if !isLength {
+			if !bytes.Contains(line, []byte(":")) {
+				return 0, &rpcFramingError{fmt.Sprintf("malformed header line %q", line)}
+			}
+			continue // Content-Type and unknown headers
+		}
+		if skipped > 0 {
+			c.log.Warn("jsonrpc: discarded bytes before a Content-Length header", "bytes", skipped)
+		}
+		value := bytes.TrimSpace(line[len(headerName):])
+		n, err := strconv.ParseInt(string(value), 10, 64)
+		if err != nil || n < 0 {
+			return 0, &rpcFramingError{fmt.Sprintf("invalid Content-Length %q", value)}
+		}
+		length = n
+	}
+}
+
+// readLine reads one line without its "\r\n" or "\n", keeping at most
+// maxHeaderLine bytes. If "Content-Length:" (any case) occurs inside the line,
+// everything before it is dropped and counted in skipped: this finds the next
+// header after leftover bytes of a body whose length was miscounted. It returns
+// io.EOF only when input ends before the line's first byte.
+func (c *Conn) readLine() (line []byte, skipped int64, err error) {
+	line = c.line[:0]
+	var n int64
+	matched := 0 // length of the prefix of headerName just read
+	for {
+		b, err := c.r.ReadByte()
+		if err != nil {
+			if err == io.EOF && n > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, 0, err
+		}
+		if b == '\n' {
+			c.line = line[:0]
+			return bytes.TrimSuffix(line, []byte("\r")), skipped, nil
+		}
+		n++
+		if len(line) < maxHeaderLine {
+			line = append(line, b)
+		}
+		lb := b
+		if 'A' <= lb && lb <= 'Z' {
+			lb += 'a' - 'A'
+		}
+		// headerName has no proper prefix that is also its suffix, so a mismatch
+		// can only restart the match at this byte.
+		switch {
+		case lb == headerName[matched]:
+			matched++
+		case lb == headerName[0]:
+			matched = 1
+		default:
+			matched = 0
+		}
+		if matched == len(headerName) {
+			skipped = n - int64(len(headerName))
+			line = append(line[:0], headerName...)
+			matched = 0
+		}
+	}
+}
+
+// rpcWire is the shape of every outgoing message.
+type rpcWire struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// rpcMarshal encodes v without HTML escaping, so ids and strings go out as written.
+func rpcMarshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func rpcRequestBody(id json.RawMessage, method string, params any) ([]byte, error) {
+	msg := rpcWire{JSONRPC: "2.0", ID: id, Method: method}
+	if params != nil {
+		raw, err := rpcMarshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("jsonrpc: encoding params of %s: %w", method, err)
+		}
+		msg.Params = raw
+	}
+	return rpcMarshal(msg)
+}
+
+// rpcReplyBody encodes a response; id nil is sent as null, result nil as null.
+func rpcReplyBody(id, result json.RawMessage, e *Error) []byte {
+	msg := rpcWire{JSONRPC: "2.0", ID: id, Result: result, Error: e}
+	if id == nil {
+		msg.ID = rpcNull
+	}
+	if e == nil && result == nil {
+		msg.Result = rpcNull
+	}
+	body, err := rpcMarshal(msg)
+	if err != nil && e != nil { // Data cannot be encoded: send the error without it
+		msg.Error = &Error{Code: e.Code, Message: e.Message + " (error data not encodable: " + err.Error() + ")"}
+		body, err = rpcMarshal(msg)
+	}
+	if err != nil {
+		panic(err) // unreachable: ids and results were encoded JSON already
+	}
+	return body
+}
+
+// send queues a reply; it is dropped when the connection has ended.
+func (c *Conn) send(body []byte) {
+	if err := c.enqueue(context.Background(), body); err != nil {
+		c.log.Debug("jsonrpc: reply dropped", "err", err)
+	}
+}
+
+// rpcIncoming is a decoded request, notification or response.
+type rpcIncoming struct {
+	req        Request
+	isResponse bool
+	result     json.RawMessage
+	err        *Error
+}
+
+// rpcDecode checks a body against JSON-RPC 2.0. On failure it returns the
+// error to answer and the id to answer it with (nil when the id is unusable).
+func rpcDecode(body []byte) (m *rpcIncoming, replyID json.RawMessage, e *Error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		trimmed := bytes.TrimSpace(body)
+		switch {
+		case !json.Valid(trimmed):
+			return nil, nil, NewError(CodeParseError, "parse error: %v", err)
+		case trimmed[0] == '[':
+			return nil, nil, NewError(CodeInvalidRequest, "invalid request: batches are not supported")
+		default:
+			return nil, nil, NewError(CodeInvalidRequest, "invalid request: message is not a JSON object")
+		}
+	}
+	id, hasID := fields["id"]
+	id = bytes.TrimSpace(id)
+	if hasID && len(id) > 0 && (id[0] == '"' || id[0] == '-' || '0' <= id[0] && id[0] <= '9') {
+		replyID = id
+	}
+	var version string
+	if json.Unmarshal(fields["jsonrpc"], &version) != nil || version != "2.0" {
+		return nil, replyID, NewError(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
+	}
+	if rawMethod, ok := fields["method"]; ok {
+		var method string
+		if rawMethod = bytes.TrimSpace(rawMethod); len(rawMethod) == 0 || rawMethod[0] != '"' || json.Unmarshal(rawMethod, &method) != nil {
+			return nil, replyID, NewError(CodeInvalidRequest, `invalid request: "method" must be a string`)
+		}
+		if hasID && replyID == nil {
+			return nil, nil, NewError(CodeInvalidRequest, `invalid request: "id" must be a number or a string`)
+		}
+		return &rpcIncoming{req: Request{ID: replyID, Method: method, Params: fields["params"]}}, nil, nil
+	}
+	result, hasResult := fields["result"]
+	rawErr, hasErr := fields["error"]
+	if !hasResult && !hasErr {
+		return nil, replyID, NewError(CodeInvalidRequest, `invalid request: "method" is missing`)
+	}
+	m = &rpcIncoming{isResponse: true, req: Request{ID: replyID}, result: result}
+	if hasErr && !bytes.Equal(bytes.TrimSpace(rawErr), rpcNull) {
+		var we struct {
+			Code    int64           `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		}
+		m.err = &Error{Code: CodeInternalError, Message: "malformed error response: " + string(rawErr)}
+		if json.Unmarshal(rawErr, &we) == nil {
+			m.err = &Error{Code: we.Code, Message: we.Message}
+			if we.Data != nil {
+				m.err.Data = we.Data
+			}
+		}
+	}
+	return m, nil, nil
+}
+
+// handle dispatches one message body; it runs on the read goroutine.
+func (c *Conn) handle(ctx context.Context, body []byte) {
+	m, replyID, e := rpcDecode(body)
+	switch {
+	case e != nil:
+		c.log.Warn("jsonrpc: bad message", "err", e.Message)
+		c.send(rpcReplyBody(replyID, nil, e))
+	case m.isResponse:
+		c.deliver(m)
+	case m.req.Method == "$/cancelRequest":
+		c.cancelRequest(m.req.Params)
+		if m.req.IsCall() {
+			c.send(rpcReplyBody(m.req.ID, nil, nil))
+		}
+	default:
+		c.dispatch(ctx, &m.req)
+	}
+}
+
+// deliver hands a response to the Call waiting for its id.
+func (c *Conn) deliver(m *rpcIncoming) {
+	c.mu.Lock()
+	ch, ok := c.pending[string(m.req.ID)]
+	c.mu.Unlock()
+	if !ok || m.req.ID == nil {
+		attrs := []any{"id", string(m.req.ID)}
+		if m.err != nil {
+			attrs = append(attrs, "error", m.err.Message)
+		}
+		c.log.Warn("jsonrpc: dropping a response with an unknown id", attrs...)
+		return
+	}
+	select {
+	case ch <- rpcResult{result: m.result, err: m.err}:
+	default: // a second response for the same id
+	}
+}
+
+func (c *Conn) cancelRequest(params json.RawMessage) {
+	var p struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.ID == nil {
+		c.log.Warn("jsonrpc: $/cancelRequest without an id", "params", string(params))
+		return
+	}
+	c.mu.Lock()
+	cancel := c.inflight[string(bytes.TrimSpace(p.ID))]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func (c *Conn) dispatch(ctx context.Context, req *Request) {
+	h, inline := c.routeSafe(req)
+	start := func(f func()) {
+		if inline {
+			f()
+			return
+		}
+		c.handlers.Go(f)
+	}
+	if !req.IsCall() {
+		if h != nil {
+			start(func() { c.runNotification(ctx, h, req) })
+		}
+		return
+	}
+	if h == nil {
+		c.send(rpcReplyBody(req.ID, nil, NewError(CodeMethodNotFound, "method not found: %s", req.Method)))
+		return
+	}
+	key := string(req.ID)
+	hctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	_, dup := c.inflight[key]
+	if !dup {
+		c.inflight[key] = cancel
+	}
+	c.mu.Unlock()
+	if dup {
+		cancel()
+		c.send(rpcReplyBody(req.ID, nil, NewError(CodeInvalidRequest, "invalid request: id %s is already in use", req.ID)))
+		return
+	}
+	start(func() {
+		body := c.answer(hctx, h, req)
+		c.mu.Lock()
+		delete(c.inflight, key) // before replying, so the peer may reuse the id at once
+		c.mu.Unlock()
+		cancel()
+		c.send(body)
+	})
+}
+
+// routeSafe calls the Router; a panic in it becomes a handler that answers -32603.
+func (c *Conn) routeSafe(req *Request) (h Handler, inline bool) {
+	if c.route == nil {
+		return nil, false
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.logPanic("router", req, p)
+			e := NewError(CodeInternalError, "internal error: panic routing %s: %v", req.Method, p)
+			h, inline = func(context.Context, *Request) (any, error) { return nil, e }, true
+		}
+	}()
+	return c.route(req)
+}
+
+// answer runs a call's handler and encodes its reply. A panic in the handler, in
+// its error's Error method or in encoding its result becomes a -32603 reply.
+func (c *Conn) answer(ctx context.Context, h Handler, req *Request) (body []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logPanic("handler", req, p)
+			body = rpcReplyBody(req.ID, nil, NewError(CodeInternalError, "internal error: panic in %s: %v", req.Method, p))
+		}
+	}()
+	res, err := h(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return rpcReplyBody(req.ID, nil, NewError(CodeRequestCancelled, "request cancelled"))
+		}
+		var e *Error
+		if errors.As(err, &e) && e != nil {
+			return rpcReplyBody(req.ID, nil, &Error{Code: e.Code, Message: err.Error(), Data: e.Data})
+		}
+		return rpcReplyBody(req.ID, nil, &Error{Code: CodeInternalError, Message: err.Error()})
+	}
+	raw, err := rpcMarshal(res)
+	if err != nil {
+		c.log.Error("jsonrpc: cannot encode a result", "method", req.Method, "err", err)
+		return rpcReplyBody(req.ID, nil, NewError(CodeInternalError, "internal error: encoding the result of %s: %v", req.Method, err))
+	}
+	return rpcReplyBody(req.ID, raw, nil)
+}
+
+func (c *Conn) runNotification(ctx context.Context, h Handler, req *Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logPanic("handler", req, p)
+		}
+	}()
+	if _, err := h(ctx, req); err != nil {
+		c.log.Warn("jsonrpc: notification handler failed", "method", req.Method, "err", err)
+	}
+}
+
+func (c *Conn) logPanic(where string, req *Request, p any) {
+	c.log.Error("jsonrpc: "+where+" panicked", "method", req.Method, "id", string(req.ID),
+		"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+}
