@@ -1,0 +1,324 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/workspace"
+)
+
+// version is set at build time with -ldflags "-X main.version=..."; else the
+// module version from the build info.
+var version = ""
+
+func agentdVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "0.1.0-dev"
+}
+
+const usage = `agentd keeps AI agents' todo lists and goals per workspace folder and
+serves them to editors and agents over LSP (JSON-RPC with Content-Length framing).
+
+Usage:
+  agentd [serve] [--stdio]              LSP over stdin/stdout (what editors start)
+  agentd serve --listen=unix:PATH       shared daemon on a Unix socket
+  agentd tool NAME [JSON]               call a tool (TodoList, CreateGoal, GetGoal,
+                                        SetGoalBudget, UpdateGoal) and print its output;
+                                        exit 1 when the tool answers an error
+  agentd state [--json]                 print the todo list and goal
+  agentd version                        print the version
+
+Flags (before or after the arguments):
+  --workspace DIR      workspace folder for tool/state (default: the current directory)
+  --session S          session (default "default")
+  --state-dir DIR      where state lives (default $XDG_STATE_HOME/agentd, else ~/.local/state/agentd)
+  --log-file FILE      write logs there instead of stderr
+  --log-level LEVEL    debug, info, warn or error (default info)
+
+Docs: README.md and docs/ in the agentd repository.
+`
+
+// options are the flags every subcommand shares.
+type options struct {
+	stateDir  string
+	logFile   string
+	logLevel  string
+	workspace string
+	session   string
+	jsonOut   bool
+	stdio     bool
+}
+
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("agentd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	fs.StringVar(&o.stateDir, "state-dir", "", "state directory")
+	fs.StringVar(&o.logFile, "log-file", "", "log file")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level")
+	fs.StringVar(&o.workspace, "workspace", "", "workspace folder")
+	fs.StringVar(&o.session, "session", "", "session")
+	fs.BoolVar(&o.jsonOut, "json", false, "print JSON")
+	fs.BoolVar(&o.stdio, "stdio", false, "serve LSP on stdin/stdout (the default)")
+	return fs
+}
+
+// run is the whole program behind main's OS setup; it returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var o options
+	fs := newFlagSet(&o, stderr)
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: %v\n", err)
+		return 2
+	}
+	sub := "serve"
+	if len(pos) > 0 {
+		sub, pos = pos[0], pos[1:]
+	}
+	if sub == "version" {
+		fmt.Fprintf(stdout, "agentd %s\n", agentdVersion())
+		return 0
+	}
+	if sub == "help" {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	log, closeLog, err := openLog(o, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: %v\n", err)
+		return 2
+	}
+	defer closeLog()
+	stateDir, err := resolveStateDir(o.stateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: %v\n", err)
+		return 2
+	}
+	switch sub {
+	case "serve":
+		if len(pos) > 0 {
+			fmt.Fprintf(stderr, "agentd serve: unexpected argument %q\n", pos[0])
+			return 2
+		}
+		return serveStdio(ctx, stateDir, log, stdin, stdout, stderr)
+	case "tool":
+		return runTool(ctx, o, stateDir, log, pos, stdout, stderr)
+	case "state":
+		return runState(ctx, o, stateDir, log, pos, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
+	return 2
+}
+
+func openLog(o options, stderr io.Writer) (*slog.Logger, func(), error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", o.logLevel)
+	}
+	w, closeFn := stderr, func() {}
+	if o.logFile != "" {
+		f, err := os.OpenFile(o.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--log-file: %v", err)
+		}
+		w, closeFn = f, func() { f.Close() }
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closeFn, nil
+}
+
+// resolveStateDir applies PROTOCOL.md §1: --state-dir, else
+// $XDG_STATE_HOME/agentd, else ~/.local/state/agentd.
+func resolveStateDir(flagValue string) (string, error) {
+	if flagValue != "" {
+		return filepath.Abs(flagValue)
+	}
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "agentd"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory: set --state-dir or XDG_STATE_HOME (%v)", err)
+	}
+	return filepath.Join(home, ".local", "state", "agentd"), nil
+}
+
+// stdio joins stdin and stdout into one connection. Close closes stdin when
+// it can, so that a read blocked on it ends (exit, parent death).
+type stdio struct {
+	io.Reader
+	io.Writer
+}
+
+func (s stdio) Close() error {
+	if c, ok := s.Reader.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// pollableStdin returns stdin as a file whose Close interrupts a blocked
+// Read: the process's stdin pipe or socket is switched to non-blocking mode
+// so that Go's poller owns it. Anything else is returned as it is.
+func pollableStdin(stdin io.Reader) io.Reader {
+	if stdin != os.Stdin {
+		return stdin
+	}
+	fi, err := os.Stdin.Stat()
+	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return stdin
+	}
+	if err := syscall.SetNonblock(0, true); err != nil {
+		return stdin
+	}
+	return os.NewFile(0, "/dev/stdin")
+}
+
+func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+	if f, ok := stdin.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			fmt.Fprint(stderr, "agentd is a language server for agents' todo lists and goals; it now waits for LSP messages on stdin.\n"+
+				"Editors start it for you. From a shell, try: agentd tool TodoList, agentd state, agentd --help. Press Ctrl-D to quit.\n")
+		}
+	}
+	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log})
+	defer svc.Close()
+	srv := lsp.NewServer(svc, agentdVersion(), log)
+	defer srv.Close()
+	return srv.ServeConn(ctx, stdio{pollableStdin(stdin), stdout}, lsp.ConnOptions{WatchParent: true})
+}
+
+// oneShot runs one command on the workspace of o, opening its state directly.
+func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, id string, args map[string]any) (any, error) {
+	dir := o.workspace
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("--workspace %s is not a folder", dir)
+	}
+	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log})
+	defer svc.Close()
+	cl := svc.NewClient(commands.Defaults{Session: o.session})
+	defer cl.Close()
+	if err := cl.AddFolder(abs); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal([]any{args})
+	if err != nil {
+		return nil, err
+	}
+	return cl.Execute(ctx, id, raw)
+}
+
+func runTool(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
+	if len(pos) < 1 || len(pos) > 2 {
+		fmt.Fprint(stderr, "usage: agentd tool NAME [JSON] [--workspace DIR] [--session S]\n")
+		return 2
+	}
+	input := json.RawMessage("{}")
+	if len(pos) == 2 {
+		input = json.RawMessage(pos[1])
+		if !json.Valid(input) {
+			fmt.Fprintf(stderr, "agentd tool: the input is not valid JSON: %s\n", pos[1])
+			return 2
+		}
+	}
+	res, err := oneShot(ctx, o, stateDir, log, "agentd.callTool", map[string]any{"name": pos[0], "input": input})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd tool: %v\n", err)
+		return 1
+	}
+	tr := res.(commands.ToolResult)
+	if o.jsonOut {
+		printJSON(stdout, tr)
+	} else {
+		fmt.Fprintln(stdout, tr.Output)
+	}
+	if tr.IsError {
+		return 1
+	}
+	return 0
+}
+
+func runState(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
+	if len(pos) > 0 {
+		fmt.Fprint(stderr, "usage: agentd state [--json] [--workspace DIR] [--session S]\n")
+		return 2
+	}
+	res, err := oneShot(ctx, o, stateDir, log, "agentd.state", map[string]any{})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd state: %v\n", err)
+		return 1
+	}
+	st := res.(commands.State)
+	if o.jsonOut {
+		printJSON(stdout, st)
+		return 0
+	}
+	fmt.Fprint(stdout, formatState(st))
+	return 0
+}
+
+func printJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+// formatState is the human view of `agentd state`.
+func formatState(st commands.State) string {
+	var b strings.Builder
+	path, err := workspace.PathFromURI(st.Workspace)
+	if err != nil {
+		path = st.Workspace
+	}
+	fmt.Fprintf(&b, "Workspace %s, session %q, revision %d\n\n", path, st.Session, st.Revision)
+	if len(st.Todos.Items) == 0 {
+		b.WriteString("Todo list is empty.\n")
+	} else {
+		b.WriteString("Todo list:\n")
+		for _, it := range st.Todos.Items {
+			fmt.Fprintf(&b, "  [%s] %s\n", it.Status, it.Title)
+		}
+	}
+	b.WriteString("\n")
+	if st.Goal == nil {
+		b.WriteString("No goal.\n")
+		return b.String()
+	}
+	g := st.Goal
+	fmt.Fprintf(&b, "Goal (%s): %s\n", g.Status, g.Objective)
+	if g.CompletionCriterion != "" {
+		fmt.Fprintf(&b, "  Done when: %s\n", g.CompletionCriterion)
+	}
+	if g.TerminalReason != "" {
+		fmt.Fprintf(&b, "  Reason: %s\n", g.TerminalReason)
+	}
+	fmt.Fprintf(&b, "  Used: %d turns, %d tokens, %ds\n", g.TurnsUsed, g.TokensUsed, g.WallClockMs/1000)
+	return b.String()
+}

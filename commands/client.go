@@ -1,0 +1,282 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/reminder"
+	"github.com/agentd/agentd/workspace"
+)
+
+// Service runs commands against one workspace registry. It is shared by
+// every connection of a process.
+type Service struct {
+	reg *workspace.Registry
+	now func() time.Time
+	log *slog.Logger
+}
+
+// NewService opens a workspace registry with opts and returns a Service on
+// it. opts.OnOpen is set by the service (it settles goals left active by a
+// previous run, RUNTIME.md §2.3); Now and Logger may be nil.
+func NewService(opts workspace.Options) *Service {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{now: opts.Now, log: opts.Logger}
+	opts.OnOpen = s.recoverWorkspace
+	s.reg = workspace.NewRegistry(opts)
+	return s
+}
+
+// Close closes every store of the registry.
+func (s *Service) Close() error { return s.reg.Close() }
+
+// Registry is the workspace registry the service runs on.
+func (s *Service) Registry() *workspace.Registry { return s.reg }
+
+// Defaults are a client's defaults for the common arguments (PROTOCOL.md §2,
+// initializationOptions).
+type Defaults struct {
+	Session  string
+	Agent    string
+	Settings reminder.Settings
+}
+
+// Client is one caller of commands: an LSP connection or a shell command. It
+// holds the caller's workspace folders (opened through the registry and
+// released by Close), defaults, and the turns it has begun. Safe for
+// concurrent use.
+type Client struct {
+	svc *Service
+
+	mu       sync.Mutex
+	folders  []*folder // in the order the client gave them
+	defaults Defaults
+	closed   bool
+}
+
+// folder is one workspace folder of a client. ws is nil while the folder
+// could not be opened (openErr says why); every command retries the open.
+type folder struct {
+	uri     string // as the client wrote it
+	path    string
+	ws      *workspace.Workspace
+	openErr error
+}
+
+// NewClient returns a client with no folders. Zero reminder settings mean
+// the defaults of RUNTIME.md §1.1.
+func (s *Service) NewClient(d Defaults) *Client {
+	c := &Client{svc: s}
+	if d.Settings == (reminder.Settings{}) {
+		d.Settings = reminder.DefaultSettings()
+	}
+	c.SetDefaults(d)
+	return c
+}
+
+// SetDefaults replaces the client's defaults; empty fields take the
+// built-in defaults ("default" session, "main" agent, reminder defaults).
+func (c *Client) SetDefaults(d Defaults) {
+	if d.Session == "" {
+		d.Session = workspace.DefaultSession
+	}
+	if d.Agent == "" {
+		d.Agent = MainAgent
+	}
+	c.mu.Lock()
+	c.defaults = d
+	c.mu.Unlock()
+}
+
+// Defaults returns the client's current defaults.
+func (c *Client) Defaults() Defaults {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.defaults
+}
+
+// MainAgent is the agent id of the main agent (RUNTIME.md, scope).
+const MainAgent = "main"
+
+// AddFolder adds a workspace folder given as a file URI or an absolute path,
+// and tries to open its store. A folder that is not a valid local folder is
+// refused (args.invalid). A folder whose store cannot be opened now (e.g.
+// workspace.locked) is kept and its error returned: commands on it answer
+// that error until an open succeeds.
+func (c *Client) AddFolder(uriOrPath string) error {
+	path, err := folderPath(uriOrPath)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errors.New("client is closed")
+	}
+	for _, f := range c.folders {
+		if f.path == path {
+			return f.openErr
+		}
+	}
+	f := &folder{uri: uriOrPath, path: path}
+	if strings.HasPrefix(uriOrPath, "/") {
+		f.uri = workspace.URIFromPath(path)
+	}
+	c.folders = append(c.folders, f)
+	return c.openLocked(f)
+}
+
+// RemoveFolder drops a folder (URI or path) and releases its store.
+func (c *Client) RemoveFolder(uriOrPath string) error {
+	path, err := folderPath(uriOrPath)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, f := range c.folders {
+		if f.path == path {
+			if f.ws != nil {
+				f.ws.Release()
+			}
+			c.folders = append(c.folders[:i], c.folders[i+1:]...)
+			return nil
+		}
+	}
+	return nil
+}
+
+// FolderURI returns the URI the client uses for ws, and whether ws is one
+// of its open folders.
+func (c *Client) FolderURI(ws *workspace.Workspace) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.folders {
+		if f.ws == ws {
+			return f.uri, true
+		}
+	}
+	return "", false
+}
+
+// FolderErrors lists, for the user, the folders that could not be opened.
+func (c *Client) FolderErrors() []error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, f := range c.folders {
+		if f.openErr != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.path, f.openErr))
+		}
+	}
+	return errs
+}
+
+// Recovered lists messages about state files found corrupt and moved aside
+// when this client's folders were opened (PROTOCOL.md §1).
+func (c *Client) Recovered() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var msgs []string
+	for _, f := range c.folders {
+		if f.ws != nil && f.ws.Recovered() != "" {
+			msgs = append(msgs, f.ws.Recovered())
+		}
+	}
+	return msgs
+}
+
+// Close releases every folder. The client must not be used afterwards.
+func (c *Client) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, f := range c.folders {
+		if f.ws != nil {
+			f.ws.Release()
+			f.ws = nil
+		}
+	}
+	c.folders = nil
+}
+
+func (c *Client) openLocked(f *folder) error {
+	if f.ws != nil {
+		return nil
+	}
+	ws, err := c.svc.reg.Open(f.path)
+	if err != nil {
+		f.openErr = err
+		return err
+	}
+	f.ws, f.openErr = ws, nil
+	return nil
+}
+
+// resolve finds the folder a command runs on (PROTOCOL.md §3, `workspace`).
+func (c *Client) resolve(want string) (*folder, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.folders) == 0 {
+		return nil, &Error{Code: "workspace.none", Msg: "no workspace folder is open: open a folder (initialize with workspaceFolders or rootUri) or pass --workspace"}
+	}
+	var f *folder
+	switch {
+	case want != "":
+		path, err := folderPath(want)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range c.folders {
+			if g.path == path {
+				f = g
+			}
+		}
+		if f == nil {
+			return nil, &Error{Code: "workspace.unknown", Msg: fmt.Sprintf("%s is not an open workspace folder; open folders: %s", want, c.pathsLocked())}
+		}
+	case len(c.folders) == 1:
+		f = c.folders[0]
+	default:
+		return nil, &Error{Code: "workspace.unknown", Msg: fmt.Sprintf("several workspace folders are open (%s): say which one with the \"workspace\" argument", c.pathsLocked())}
+	}
+	if err := c.openLocked(f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (c *Client) pathsLocked() string {
+	paths := make([]string, len(c.folders))
+	for i, f := range c.folders {
+		paths[i] = f.path
+	}
+	sort.Strings(paths)
+	return strings.Join(paths, ", ")
+}
+
+// folderPath converts a folder URI or absolute path into a clean absolute path.
+func folderPath(uriOrPath string) (string, error) {
+	if uriOrPath == "" {
+		return "", argsErrorf("workspace folder is empty")
+	}
+	if strings.HasPrefix(uriOrPath, "/") {
+		return filepath.Clean(uriOrPath), nil
+	}
+	p, err := workspace.PathFromURI(uriOrPath)
+	if err != nil {
+		return "", argsErrorf("workspace folder %q: %v", uriOrPath, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,121 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Command is one workspace/executeCommand command. The table Commands is the
+// single declaration from which the advertised ids, the dispatcher and the
+// command reference in docs/commands.md come (a test checks the docs).
+type Command struct {
+	ID   string
+	Args string // the ARGS fields besides the common ones, as in PROTOCOL.md §3
+	Doc  string // one line: what it does and what it returns
+
+	needsWorkspace bool
+	run            func(ctx context.Context, c *call, raw json.RawMessage) (any, error)
+}
+
+// call is one command invocation, resolved.
+type call struct {
+	svc      *Service
+	client   *Client
+	folder   *folder // nil for commands that need no workspace
+	session  string
+	agent    string
+	defaults Defaults
+}
+
+// def declares a command whose ARGS decode into *A (strict: unknown fields
+// are refused, PROTOCOL.md §3).
+func def[A any, PA interface {
+	*A
+	withCommon
+}](id, args, doc string, needsWorkspace bool, run func(ctx context.Context, c *call, a PA) (any, error)) Command {
+	return Command{ID: id, Args: args, Doc: doc, needsWorkspace: needsWorkspace,
+		run: func(ctx context.Context, c *call, raw json.RawMessage) (any, error) {
+			a := PA(new(A))
+			if err := decodeStrict(raw, a, "arguments"); err != nil {
+				return nil, argsErrorf("%s: %v", id, err)
+			}
+			return run(ctx, c, a)
+		}}
+}
+
+// Commands is every command agentd serves, in the order of PROTOCOL.md §3.
+var Commands []Command
+
+// byID indexes Commands.
+var byID map[string]*Command
+
+func init() {
+	Commands = append(append(append([]Command{}, toolCommands...), stateCommands...), lifecycleCommands...)
+	byID = make(map[string]*Command, len(Commands))
+	for i := range Commands {
+		byID[Commands[i].ID] = &Commands[i]
+	}
+}
+
+// IDs returns every command id, for capabilities.executeCommandProvider.
+func IDs() []string {
+	ids := make([]string, len(Commands))
+	for i, c := range Commands {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// Execute runs command id with the raw `arguments` of workspace/executeCommand
+// on behalf of client. Errors carry codes (ErrorCode): args.invalid for a bad
+// shape, the codes of RUNTIME.md §3 for refusals.
+func (cl *Client) Execute(ctx context.Context, id string, arguments json.RawMessage) (any, error) {
+	cmd, ok := byID[id]
+	if !ok {
+		known := IDs()
+		sort.Strings(known)
+		return nil, argsErrorf("unknown command %q; agentd serves %s", id, strings.Join(known, ", "))
+	}
+	raw, err := UnwrapArguments(arguments)
+	if err != nil {
+		return nil, err
+	}
+	var common Common
+	if err := json.Unmarshal(raw, &common); err != nil {
+		return nil, argsErrorf("%s: %v", id, describeDecodeError(err, "arguments"))
+	}
+	d := cl.Defaults()
+	c := &call{svc: cl.svc, client: cl, session: d.Session, agent: d.Agent, defaults: d}
+	if common.Session != "" {
+		c.session = common.Session
+	}
+	if common.Agent != "" {
+		c.agent = common.Agent
+	}
+	if cmd.needsWorkspace {
+		if c.folder, err = cl.resolve(common.Workspace); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return cmd.run(ctx, c, raw)
+}
+
+// Reference renders the command table as Markdown (docs/commands.md).
+func Reference() string {
+	var b strings.Builder
+	b.WriteString("| command | ARGS (besides `workspace`, `session`, `agent`) | what it does |\n|---|---|---|\n")
+	for _, c := range Commands {
+		args := c.Args
+		if args == "" {
+			args = "-"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.ID, args, c.Doc)
+	}
+	return b.String()
+}

@@ -1,0 +1,4 @@
+package commands
+
+// lifecycleCommands are the agent-loop commands (PROTOCOL.md §3).
+var lifecycleCommands = []Command{}

@@ -1,0 +1,106 @@
+package commands
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/agentd/agentd/reminder"
+)
+
+// Configure applies LSP initializationOptions `{session, agent, settings}`
+// (PROTOCOL.md §2) to the client's defaults. Unknown keys are ignored and
+// returned so the caller can log them once; a value of the wrong type is an
+// args.invalid error and changes nothing.
+func (cl *Client) Configure(initOptions json.RawMessage) (unknown []string, err error) {
+	if isNull(initOptions) {
+		return nil, nil
+	}
+	var opts map[string]json.RawMessage
+	if err := json.Unmarshal(initOptions, &opts); err != nil {
+		return nil, argsErrorf("initializationOptions must be an object, got %s", jsonKind(initOptions))
+	}
+	d := cl.Defaults()
+	for key, raw := range opts {
+		switch key {
+		case "session", "agent":
+			var v string
+			if !isNull(raw) {
+				if err := json.Unmarshal(raw, &v); err != nil {
+					return nil, argsErrorf("initializationOptions.%s must be a string, got %s", key, jsonKind(raw))
+				}
+			}
+			if key == "session" {
+				d.Session = v
+			} else {
+				d.Agent = v
+			}
+		case "settings":
+			more, err := applySettings(&d.Settings, raw, "initializationOptions.settings")
+			if err != nil {
+				return nil, err
+			}
+			unknown = append(unknown, more...)
+		default:
+			unknown = append(unknown, "initializationOptions."+key)
+		}
+	}
+	cl.SetDefaults(d)
+	sort.Strings(unknown)
+	return unknown, nil
+}
+
+// ConfigureSettings applies workspace/didChangeConfiguration params
+// `{settings: {agentd: {...}}}` (PROTOCOL.md §2). Settings of other tools
+// are not ours and are ignored silently.
+func (cl *Client) ConfigureSettings(params json.RawMessage) (unknown []string, err error) {
+	var p struct {
+		Settings struct {
+			Agentd json.RawMessage `json:"agentd"`
+		} `json:"settings"`
+	}
+	if json.Unmarshal(params, &p) != nil || isNull(p.Settings.Agentd) {
+		return nil, nil
+	}
+	d := cl.Defaults()
+	unknown, err = applySettings(&d.Settings, p.Settings.Agentd, "settings.agentd")
+	if err != nil {
+		return nil, err
+	}
+	cl.SetDefaults(d)
+	return unknown, nil
+}
+
+// applySettings decodes the reminder thresholds (whole numbers >= 0; 0 turns
+// the stale todo reminder off, RUNTIME.md §1.1).
+func applySettings(s *reminder.Settings, raw json.RawMessage, where string) (unknown []string, err error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, argsErrorf("%s must be an object, got %s", where, jsonKind(raw))
+	}
+	next := *s
+	for key, v := range m {
+		var dst *int
+		switch key {
+		case "todoReminderSteps":
+			dst = &next.TodoReminderSteps
+		case "todoReminderInterval":
+			dst = &next.TodoReminderInterval
+		default:
+			unknown = append(unknown, where+"."+key)
+			continue
+		}
+		if err := json.Unmarshal(v, dst); err != nil || *dst < 0 {
+			return nil, argsErrorf("%s.%s must be a whole number of steps, 0 or more (0 turns the reminder off), got %s", where, key, v)
+		}
+	}
+	*s = next
+	return unknown, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	t := string(raw)
+	return len(raw) == 0 || t == "null"
+}

@@ -1,0 +1,185 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace"
+)
+
+// State is what clients read of a session (PROTOCOL.md §3).
+type State struct {
+	Workspace string         `json:"workspace"` // folder URI
+	Session   string         `json:"session"`
+	Revision  uint64         `json:"revision"` // the session's revision, bumped by every change
+	Todos     TodosState     `json:"todos"`
+	Goal      *goal.Snapshot `json:"goal"` // null when there is no goal
+}
+
+// TodosState is the todo list and the session revision of its last change,
+// which agentd.todo.set compares expectedRevision with.
+type TodosState struct {
+	Items    []todo.Item `json:"items"`
+	Revision uint64      `json:"revision"`
+}
+
+// stateOf renders a stored session for the client.
+func (c *call) stateOf(s workspace.Session) State {
+	items := todo.Clone(s.Todos)
+	if items == nil {
+		items = []todo.Item{}
+	}
+	return State{
+		Workspace: c.folder.uri,
+		Session:   s.Name,
+		Revision:  s.Revision,
+		Todos:     TodosState{Items: items, Revision: s.TodosRevision},
+		Goal:      s.Goal.Snapshot(c.svc.now()),
+	}
+}
+
+// SessionInfo is one row of agentd.sessions.
+type SessionInfo struct {
+	Session    string      `json:"session"`
+	UpdatedAt  time.Time   `json:"updatedAt"`
+	TodoCount  int         `json:"todoCount"`
+	GoalStatus goal.Status `json:"goalStatus,omitempty"` // "" when there is no goal
+}
+
+type noArgs struct{ Common }
+
+type historyArgs struct {
+	Common
+	Limit int `json:"limit"`
+}
+
+type todoSetArgs struct {
+	Common
+	Items            *[]todo.Item `json:"items"`
+	ExpectedRevision *uint64      `json:"expectedRevision"`
+}
+
+type awaitArgs struct {
+	Common
+	AfterRevision uint64 `json:"afterRevision"`
+	TimeoutMs     int64  `json:"timeoutMs"`
+}
+
+// Bounds of agentd.awaitChange's timeoutMs.
+const (
+	defaultAwaitMs = 30_000
+	maxAwaitMs     = 300_000
+)
+
+var stateCommands = []Command{
+	def("agentd.state", "-", "The session's `State`: todo list, goal snapshot, revision.", true,
+		func(ctx context.Context, c *call, a *noArgs) (any, error) {
+			s, err := c.folder.ws.View(c.session)
+			if err != nil {
+				return nil, err
+			}
+			return c.stateOf(s), nil
+		}),
+	def("agentd.sessions", "-", "`{sessions: [{session, updatedAt, todoCount, goalStatus}]}` of the workspace folder.", true,
+		func(ctx context.Context, c *call, a *noArgs) (any, error) {
+			list, err := c.folder.ws.Sessions()
+			if err != nil {
+				return nil, err
+			}
+			out := make([]SessionInfo, 0, len(list))
+			for _, s := range list {
+				info := SessionInfo{Session: s.Name, UpdatedAt: s.UpdatedAt, TodoCount: len(s.Todos)}
+				if snap := s.Goal.Snapshot(c.svc.now()); snap != nil {
+					info.GoalStatus = snap.Status
+				}
+				out = append(out, info)
+			}
+			return map[string]any{"sessions": out}, nil
+		}),
+	def("agentd.history", "`limit?` (default 50)", "`{events: [{seq, at, actor, kind, payload}]}`, newest first.", true,
+		func(ctx context.Context, c *call, a *historyArgs) (any, error) {
+			if a.Limit < 0 {
+				return nil, argsErrorf("agentd.history: limit must be 0 or more, got %d", a.Limit)
+			}
+			events, err := c.folder.ws.History(c.session, a.Limit)
+			if err != nil {
+				return nil, err
+			}
+			if events == nil {
+				events = []workspace.Event{}
+			}
+			return map[string]any{"events": events}, nil
+		}),
+	def("agentd.todo.set", "`items`, `expectedRevision?`", "Replaces the todo list as the user (compare-and-set on `todos.revision`); returns `State`; a stale revision answers `todo.conflict` with `data.state`.", true,
+		func(ctx context.Context, c *call, a *todoSetArgs) (any, error) {
+			if a.Items == nil {
+				return nil, argsErrorf("agentd.todo.set: field \"items\" is required (an array of {title, status}; [] clears the list)")
+			}
+			items, err := todo.Normalize(*a.Items)
+			if err != nil {
+				return nil, &Error{Code: "todo.invalid", Msg: err.Error(), Err: err}
+			}
+			var conflict *workspace.Session
+			s, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
+				if a.ExpectedRevision != nil && *a.ExpectedRevision != s.TodosRevision {
+					cp := *s
+					conflict = &cp
+					return workspace.Change{}, nil
+				}
+				s.Todos = items
+				return workspace.Change{Kind: "todo.set", Actor: string(goal.User), Todos: true, Payload: map[string]any{"items": items}}, nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			if conflict != nil {
+				st := c.stateOf(*conflict)
+				return nil, &Error{Code: "todo.conflict",
+					Msg:  fmt.Sprintf("the todo list changed since you read it (expected revision %d, current %d): nothing was written; re-read the list and apply your edit again", *a.ExpectedRevision, conflict.TodosRevision),
+					Data: map[string]any{"state": st}}
+			}
+			return c.stateOf(s), nil
+		}),
+	def("agentd.awaitChange", "`afterRevision`, `timeoutMs?` (default 30000, at most 300000)", "Waits until the session's revision is above `afterRevision`, the timeout passes, or the request is cancelled; returns `State`.", true,
+		func(ctx context.Context, c *call, a *awaitArgs) (any, error) {
+			timeout := a.TimeoutMs
+			switch {
+			case timeout == 0:
+				timeout = defaultAwaitMs
+			case timeout < 0 || timeout > maxAwaitMs:
+				return nil, argsErrorf("agentd.awaitChange: timeoutMs must be between 1 and %d, got %d", maxAwaitMs, timeout)
+			}
+			changed := make(chan struct{}, 1)
+			cancel := c.svc.reg.Subscribe(func(n workspace.Notice) {
+				if n.Workspace == c.folder.ws && n.Session.Name == c.session && n.Session.Revision > a.AfterRevision {
+					select {
+					case changed <- struct{}{}:
+					default:
+					}
+				}
+			})
+			defer cancel()
+			timer := time.NewTimer(time.Duration(timeout) * time.Millisecond)
+			defer timer.Stop()
+			if s, err := c.folder.ws.View(c.session); err != nil || s.Revision > a.AfterRevision {
+				return c.stateOrErr(s, err)
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-changed:
+			case <-timer.C:
+			}
+			return c.stateOrErr(c.folder.ws.View(c.session))
+		}),
+}
+
+func (c *call) stateOrErr(s workspace.Session, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c.stateOf(s), nil
+}

@@ -1,0 +1,172 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace"
+)
+
+// ToolResult is the answer of agentd.callTool (PROTOCOL.md §3). A refusal
+// meant for the model is a result with IsError set, not a JSON-RPC error.
+type ToolResult struct {
+	Output      string `json:"output"`
+	IsError     bool   `json:"isError"`
+	ErrorCode   string `json:"errorCode,omitempty"`
+	Description string `json:"description"` // one line for the host's UI
+	StopTurn    bool   `json:"stopTurn"`
+	StopBatch   bool   `json:"stopBatch"`
+}
+
+// ToolInfo is one entry of agentd.tools: what a host hands to its model.
+type ToolInfo struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"inputSchema"` // JSON Schema, additionalProperties false
+}
+
+// ToolDescription is the answer of agentd.describeTool.
+type ToolDescription struct {
+	Description string `json:"description"`
+	Display     any    `json:"display,omitempty"`
+}
+
+// tool is one model-facing tool. describe and run get the raw input object.
+type tool struct {
+	info     ToolInfo
+	describe func(input json.RawMessage) ToolDescription
+	run      func(ctx context.Context, c *call, input json.RawMessage, turnID string) (ToolResult, error)
+}
+
+// tools is every tool, in the order agentd.tools lists them.
+var tools []tool
+
+func toolNamed(name string) (*tool, error) {
+	for i := range tools {
+		if tools[i].info.Name == name {
+			return &tools[i], nil
+		}
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.info.Name
+	}
+	sort.Strings(names)
+	return nil, argsErrorf("unknown tool %q; tools are %s", name, strings.Join(names, ", "))
+}
+
+type callToolArgs struct {
+	Common
+	Name   string          `json:"name"`
+	Input  json.RawMessage `json:"input"`
+	TurnID string          `json:"turnId"`
+}
+
+type describeToolArgs struct {
+	Common
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// toolInput checks the shape of a tool input: omitted or null is {}, any
+// other non-object is args.invalid.
+func toolInput(cmd string, raw json.RawMessage) (json.RawMessage, error) {
+	t := strings.TrimSpace(string(raw))
+	switch {
+	case t == "" || t == "null":
+		return json.RawMessage("{}"), nil
+	case t[0] != '{':
+		return nil, argsErrorf("%s: field \"input\" must be an object, got %s", cmd, jsonKind(raw))
+	}
+	return raw, nil
+}
+
+var toolCommands = []Command{
+	def("agentd.tools", "-", "`{tools: [{name, description, inputSchema}]}`: the model-facing tools.", false,
+		func(ctx context.Context, c *call, a *noArgs) (any, error) {
+			infos := make([]ToolInfo, len(tools))
+			for i, t := range tools {
+				infos[i] = t.info
+			}
+			return map[string]any{"tools": infos}, nil
+		}),
+	def("agentd.callTool", "`name`, `input` (object), `turnId?`", "Runs a tool as the model; returns `ToolResult` (refusals are `isError: true`).", true,
+		func(ctx context.Context, c *call, a *callToolArgs) (any, error) {
+			t, err := toolNamed(a.Name)
+			if err != nil {
+				return nil, err
+			}
+			input, err := toolInput("agentd.callTool", a.Input)
+			if err != nil {
+				return nil, err
+			}
+			return t.run(ctx, c, input, a.TurnID)
+		}),
+	def("agentd.describeTool", "`name`, `input`", "`{description, display?}` for a host's UI, without running the tool.", false,
+		func(ctx context.Context, c *call, a *describeToolArgs) (any, error) {
+			t, err := toolNamed(a.Name)
+			if err != nil {
+				return nil, err
+			}
+			input, err := toolInput("agentd.describeTool", a.Input)
+			if err != nil {
+				return nil, err
+			}
+			return t.describe(input), nil
+		}),
+}
+
+func init() {
+	tools = append(tools, todoTool)
+}
+
+// todoTool is TodoList (RUNTIME.md §1).
+var todoTool = tool{
+	info: ToolInfo{Name: todo.ToolName, Description: todo.ToolDescription, InputSchema: todo.InputSchema},
+	describe: func(input json.RawMessage) ToolDescription {
+		var in todo.Input
+		if decodeStrict(input, &in, "input") != nil {
+			return ToolDescription{Description: "Updating todo list"}
+		}
+		return ToolDescription{Description: todo.Describe(in)}
+	},
+	run: func(ctx context.Context, c *call, input json.RawMessage, turnID string) (ToolResult, error) {
+		var in todo.Input
+		if err := decodeStrict(input, &in, "TodoList input"); err != nil {
+			return refusal("todo.invalid", "Updating todo list", fmt.Sprintf("%v. Send {\"todos\": [{\"title\": \"...\", \"status\": \"pending\"}]} to replace the list, or no arguments to read it.", err)), nil
+		}
+		desc := todo.Describe(in)
+		plan, err := todo.PlanCall(in)
+		if err != nil {
+			return refusal("todo.invalid", desc, fmt.Sprintf("The todo list was not changed: %v.", err)), nil
+		}
+		s, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
+			if !plan.Write {
+				if s.TodoUsage.Used {
+					return workspace.Change{}, nil
+				}
+				s.TodoUsage.NoteRead()
+				return workspace.Change{Kind: "todo.read", Quiet: true}, nil
+			}
+			s.Todos = plan.Items
+			s.TodoUsage.NoteWrite()
+			return workspace.Change{Kind: "todo.write", Actor: string(goal.Model), Todos: true,
+				Payload: map[string]any{"items": plan.Items, "agent": c.agent}}, nil
+		})
+		if err != nil {
+			return ToolResult{}, err
+		}
+		return ToolResult{Output: plan.Output(s.Todos), Description: desc}, nil
+	},
+}
+
+// refusal is a model-facing refusal (PROTOCOL.md §3: inside agentd.callTool a
+// refusal is a normal result with isError).
+func refusal(code, desc, output string) ToolResult {
+	return ToolResult{Output: output, IsError: true, ErrorCode: code, Description: desc}
+}

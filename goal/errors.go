@@ -1,0 +1,51 @@
+package goal
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Stable error codes of the goal runtime (RUNTIME.md §3). The commands layer
+// maps them to JSON-RPC errors; tool results carry them in ErrorCode.
+const (
+	CodeAlreadyExists    = "goal.already_exists"
+	CodeNotFound         = "goal.not_found"
+	CodeObjectiveEmpty   = "goal.objective_empty"
+	CodeObjectiveTooLong = "goal.objective_too_long"
+	CodeStatusInvalid    = "goal.status_invalid"
+	CodeNotResumable     = "goal.not_resumable"
+	CodeUnsupportedAgent = "goal.unsupported_agent"
+	CodeStaleCall        = "goal.stale_call"
+	CodeBudgetInvalid    = "goal.budget_invalid"
+	CodeArgsInvalid      = "args.invalid"
+)
+
+// Error is a refusal with a stable code (RUNTIME.md §3). Msg is lowercase
+// without a final period, readable by a person; callers find the code through
+// interface{ ErrorCode() string }.
+type Error struct {
+	Code string
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// ErrorCode is the stable code, e.g. "goal.not_found".
+func (e *Error) ErrorCode() string { return e.Code }
+
+func errorf(code, msg string) *Error { return &Error{Code: code, Msg: msg} }
+
+// sentence turns an error message into model-facing prose: first letter
+// upper case, final period.
+func sentence(msg string) string {
+	if msg == "" {
+		return msg
+	}
+	r, n := utf8.DecodeRuneInString(msg)
+	msg = string(unicode.ToUpper(r)) + msg[n:]
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return msg
+}

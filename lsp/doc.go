@@ -1,0 +1,10 @@
+// Package lsp is agentd's protocol boundary (PROTOCOL.md): JSON-RPC 2.0 with
+// Content-Length framing (our own connection, see jsonrpc.go, because
+// go.lsp.dev/jsonrpc2 v0.10.0 has faults listed in ARCHITECTURE.md), the LSP
+// lifecycle gate, cancellation, per-connection state, notifications out, and
+// the shared daemon and its stdio forwarder.
+//
+// It imports commands, workspace and go.lsp.dev/protocol (for the LSP
+// types); never bbolt, fsnotify, or the internals of todo and goal. Domain
+// errors become JSON-RPC errors here and only here.
+package lsp

@@ -1,0 +1,437 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/workspace"
+)
+
+// ProtocolVersion is capabilities.experimental.agentd.protocolVersion.
+const ProtocolVersion = 1
+
+// Server serves LSP connections on one commands.Service. Every connection
+// shares the service's workspace registry; a change committed through any of
+// them is pushed to every connection that has the folder open.
+type Server struct {
+	svc     *commands.Service
+	version string
+	log     *slog.Logger
+
+	mu    sync.Mutex
+	conns map[*connection]struct{}
+	unsub func()
+}
+
+// NewServer returns a server; Close stops its subscription.
+func NewServer(svc *commands.Service, version string, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{svc: svc, version: version, log: log, conns: map[*connection]struct{}{}}
+	s.unsub = svc.Registry().Subscribe(s.fanOut)
+	return s
+}
+
+// Close stops fanning out notices. Connections end on their own.
+func (s *Server) Close() { s.unsub() }
+
+// ConnCount is the number of live connections.
+func (s *Server) ConnCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// ConnOptions tune one connection.
+type ConnOptions struct {
+	// WatchParent ends the connection when the client's processId dies
+	// (PROTOCOL.md §2). Set for stdio; a shared daemon's connections come
+	// through forwarders that watch their own parent.
+	WatchParent bool
+}
+
+// ServeConn serves one LSP connection until it ends (exit, end of input, a
+// closed socket, the death of the client's process or ctx) and returns the
+// exit code a stdio process should end with: 0 after shutdown, else 1
+// (PROTOCOL.md §2).
+func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts ConnOptions) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c := &connection{srv: s, opts: opts, client: s.svc.NewClient(commands.Defaults{}), ctx: ctx, cancel: cancel, log: s.log}
+	c.rpc = NewConn(rwc, c.route, Options{Logger: s.log})
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	err := c.rpc.Run(ctx)
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	c.rpc.Close()
+	c.client.Close()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		s.log.Warn("connection ended", "err", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state >= stateShutdown {
+		return 0
+	}
+	return 1
+}
+
+// fanOut sends a committed change to every ready connection that has its
+// folder open. It runs under the session's lock, so notices of a session
+// arrive here in revision order; Notify only enqueues.
+func (s *Server) fanOut(n workspace.Notice) {
+	s.mu.Lock()
+	conns := make([]*connection, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		if c.lifecycle() != stateReady {
+			continue
+		}
+		uri, ok := c.client.FolderURI(n.Workspace)
+		if !ok {
+			continue
+		}
+		for _, note := range s.svc.Notifications(n, uri) {
+			if err := c.rpc.Notify(note.Method, note.Params); err != nil {
+				c.log.Debug("notification not sent", "method", note.Method, "err", err)
+			}
+		}
+	}
+}
+
+// lifecycle is the LSP state of a connection (PROTOCOL.md §2).
+type lifecycle int
+
+const (
+	stateNew         lifecycle = iota // waiting for initialize
+	stateInitialized                  // initialize answered, waiting for initialized
+	stateReady                        // initialized: notifications may flow
+	stateShutdown                     // shutdown answered: only exit is accepted
+)
+
+func (l lifecycle) String() string {
+	switch l {
+	case stateNew:
+		return "new"
+	case stateInitialized:
+		return "initialized"
+	case stateReady:
+		return "ready"
+	case stateShutdown:
+		return "shutdown"
+	}
+	return fmt.Sprintf("lifecycle(%d)", int(l))
+}
+
+// connection is the per-connection state.
+type connection struct {
+	srv    *Server
+	opts   ConnOptions
+	rpc    *Conn
+	client *commands.Client
+	ctx    context.Context // the connection's; done when it ends
+	cancel context.CancelFunc
+	log    *slog.Logger
+
+	mu         sync.Mutex
+	state      lifecycle
+	pending    []string // messages for the user, sent once the client is ready
+	warnedKeys bool     // unknown option keys were logged once
+}
+
+func (c *connection) lifecycle() lifecycle {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// route is the lifecycle gate; it runs on the read goroutine in order.
+func (c *connection) route(req *Request) (Handler, bool) {
+	switch req.Method {
+	case "initialize":
+		return c.initialize, true
+	case "initialized":
+		return c.initialized, true
+	case "shutdown":
+		return c.shutdown, true
+	case "exit":
+		return c.exit, true
+	}
+	st := c.lifecycle()
+	if req.IsCall() {
+		switch {
+		case st == stateNew:
+			return fail(NewError(CodeServerNotInitialized, "server not initialized: send initialize first")), true
+		case st == stateShutdown:
+			return fail(NewError(CodeInvalidRequest, "server is shut down: only exit is accepted")), true
+		}
+	} else if st == stateNew || st == stateShutdown {
+		return ignore, true
+	}
+	switch req.Method {
+	case "workspace/executeCommand":
+		return c.executeCommand, false
+	case "workspace/didChangeWorkspaceFolders":
+		return c.didChangeFolders, true
+	case "workspace/didChangeConfiguration":
+		return c.didChangeConfiguration, true
+	}
+	if req.IsCall() {
+		return fail(NewError(CodeMethodNotFound, "method %q is not supported by agentd", req.Method)), true
+	}
+	return ignore, true
+}
+
+func fail(err error) Handler {
+	return func(context.Context, *Request) (any, error) { return nil, err }
+}
+
+func ignore(context.Context, *Request) (any, error) { return nil, nil }
+
+// initializeParams is the part of LSP InitializeParams agentd reads. It is
+// decoded leniently (every field may be null or missing) rather than into
+// protocol.InitializeParams, whose strict field types would refuse
+// capabilities of newer clients.
+type initializeParams struct {
+	ProcessID             *int64                     `json:"processId"`
+	RootPath              *string                    `json:"rootPath"`
+	RootURI               *string                    `json:"rootUri"`
+	WorkspaceFolders      []protocol.WorkspaceFolder `json:"workspaceFolders"`
+	InitializationOptions json.RawMessage            `json:"initializationOptions"`
+	Capabilities          struct {
+		Window struct {
+			WorkDoneProgress bool `json:"workDoneProgress"`
+		} `json:"window"`
+	} `json:"capabilities"`
+}
+
+func (c *connection) initialize(ctx context.Context, req *Request) (any, error) {
+	c.mu.Lock()
+	if c.state != stateNew {
+		c.mu.Unlock()
+		return nil, NewError(CodeInvalidRequest, "initialize was already received on this connection")
+	}
+	c.mu.Unlock()
+	var p initializeParams
+	if !isNullJSON(req.Params) {
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, NewError(CodeInvalidParams, "initialize params: %v", err)
+		}
+	}
+	unknown, err := c.client.Configure(p.InitializationOptions)
+	if err != nil {
+		return nil, NewError(CodeInvalidParams, "%v", err)
+	}
+	c.warnUnknown(unknown)
+	var folders []string
+	switch {
+	case len(p.WorkspaceFolders) > 0:
+		for _, f := range p.WorkspaceFolders {
+			folders = append(folders, f.URI)
+		}
+	case p.RootURI != nil && *p.RootURI != "":
+		folders = []string{*p.RootURI}
+	case p.RootPath != nil && *p.RootPath != "":
+		folders = []string{*p.RootPath}
+	}
+	for _, f := range folders {
+		c.addFolder(f)
+	}
+	c.mu.Lock()
+	c.state = stateInitialized
+	c.mu.Unlock()
+	if c.opts.WatchParent && p.ProcessID != nil && *p.ProcessID > 0 {
+		go c.watchParent(int(*p.ProcessID))
+	}
+	return map[string]any{
+		"capabilities": map[string]any{
+			"executeCommandProvider": protocol.ExecuteCommandOptions{Commands: commands.IDs()},
+			"workspace": protocol.ServerCapabilitiesWorkspace{WorkspaceFolders: &protocol.ServerCapabilitiesWorkspaceFolders{
+				Supported: true, ChangeNotifications: true}},
+			"experimental": map[string]any{"agentd": map[string]any{"protocolVersion": ProtocolVersion}},
+		},
+		"serverInfo": protocol.ServerInfo{Name: "agentd", Version: c.srv.version},
+	}, nil
+}
+
+// addFolder opens a folder for the connection; problems are kept for the
+// user and told once the client is ready.
+func (c *connection) addFolder(uriOrPath string) {
+	if err := c.client.AddFolder(uriOrPath); err != nil {
+		c.log.Warn("workspace folder not opened", "folder", uriOrPath, "err", err)
+		c.tellUser(fmt.Sprintf("agentd: workspace folder %s: %v", uriOrPath, err))
+	}
+}
+
+func (c *connection) tellUser(msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == stateReady {
+		c.showMessage(protocol.MessageTypeWarning, msg)
+		return
+	}
+	c.pending = append(c.pending, msg)
+}
+
+func (c *connection) showMessage(typ protocol.MessageType, msg string) {
+	if err := c.rpc.Notify("window/showMessage", protocol.ShowMessageParams{Type: typ, Message: msg}); err != nil {
+		c.log.Debug("showMessage not sent", "err", err)
+	}
+}
+
+func (c *connection) initialized(ctx context.Context, req *Request) (any, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stateInitialized {
+		return nil, nil
+	}
+	c.state = stateReady
+	for _, msg := range c.client.Recovered() {
+		c.showMessage(protocol.MessageTypeWarning, msg)
+	}
+	for _, msg := range c.pending {
+		c.showMessage(protocol.MessageTypeWarning, msg)
+	}
+	c.pending = nil
+	return nil, nil
+}
+
+func (c *connection) shutdown(ctx context.Context, req *Request) (any, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case stateNew:
+		return nil, NewError(CodeServerNotInitialized, "server not initialized: send initialize first")
+	case stateShutdown:
+		return nil, NewError(CodeInvalidRequest, "shutdown was already received")
+	}
+	c.state = stateShutdown
+	return nil, nil
+}
+
+func (c *connection) exit(ctx context.Context, req *Request) (any, error) {
+	c.cancel()
+	return nil, nil
+}
+
+// watchParent ends the connection when the client's process is gone.
+func (c *connection) watchParent(pid int) {
+	t := time.NewTicker(300 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+				c.log.Info("client process is gone; ending the connection", "pid", pid)
+				c.cancel()
+				return
+			}
+		}
+	}
+}
+
+func (c *connection) didChangeFolders(ctx context.Context, req *Request) (any, error) {
+	var p protocol.DidChangeWorkspaceFoldersParams
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		c.log.Warn("bad workspace/didChangeWorkspaceFolders", "err", err)
+		return nil, nil
+	}
+	for _, f := range p.Event.Removed {
+		if err := c.client.RemoveFolder(f.URI); err != nil {
+			c.log.Warn("workspace folder not removed", "folder", f.URI, "err", err)
+		}
+	}
+	for _, f := range p.Event.Added {
+		c.addFolder(f.URI)
+	}
+	return nil, nil
+}
+
+func (c *connection) didChangeConfiguration(ctx context.Context, req *Request) (any, error) {
+	unknown, err := c.client.ConfigureSettings(req.Params)
+	if err != nil {
+		c.log.Warn("settings not applied", "err", err)
+		c.tellUser("agentd: settings not applied: " + err.Error())
+		return nil, nil
+	}
+	c.warnUnknown(unknown)
+	return nil, nil
+}
+
+// warnUnknown logs unknown option keys, once per connection (PROTOCOL.md §2).
+func (c *connection) warnUnknown(keys []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(keys) == 0 || c.warnedKeys {
+		return
+	}
+	c.warnedKeys = true
+	c.log.Warn("unknown agentd options ignored", "keys", keys)
+}
+
+// executeCommandParams is ExecuteCommandParams with the arguments kept raw,
+// so that commands decode them strictly into typed structs.
+type executeCommandParams struct {
+	Command   string          `json:"command"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+func (c *connection) executeCommand(ctx context.Context, req *Request) (any, error) {
+	var p executeCommandParams
+	if err := json.Unmarshal(req.Params, &p); err != nil || p.Command == "" {
+		return nil, NewError(CodeInvalidParams, "workspace/executeCommand needs params {command: string, arguments?: [object]}")
+	}
+	res, err := c.client.Execute(ctx, p.Command, p.Arguments)
+	if err != nil {
+		return nil, toRPCError(ctx, err)
+	}
+	return res, nil
+}
+
+// toRPCError maps a command error to JSON-RPC (PROTOCOL.md §3): args.invalid
+// → -32602; any other coded refusal → -32803 with data {code, ...}; a
+// cancelled request → -32800; anything else → -32603.
+func toRPCError(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return err
+	}
+	code := commands.ErrorCode(err)
+	switch code {
+	case "":
+		return &Error{Code: CodeInternalError, Message: err.Error()}
+	case commands.CodeArgsInvalid:
+		return &Error{Code: CodeInvalidParams, Message: err.Error(), Data: map[string]any{"code": code}}
+	}
+	data := map[string]any{}
+	var withData interface{ ErrorData() map[string]any }
+	if errors.As(err, &withData) {
+		for k, v := range withData.ErrorData() {
+			data[k] = v
+		}
+	}
+	data["code"] = code
+	return &Error{Code: CodeRequestFailed, Message: err.Error(), Data: data}
+}
+
+func isNullJSON(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(raw) == "null"
+}

@@ -1,0 +1,141 @@
+package tests
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentd/agentd/"
+
+// importRules is the table of ARCHITECTURE.md "Import rules": what each
+// package may import besides the standard library. An entry also allows the
+// packages below it (go.etcd.io/bbolt/errors).
+var importRules = map[string][]string{
+	"todo":       {"github.com/google/uuid"},
+	"goal":       {"github.com/google/uuid"},
+	"reminder":   {module + "todo", module + "goal"},
+	"workspace":  {module + "todo", module + "goal", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify"},
+	"commands":   {module + "todo", module + "goal", module + "reminder", module + "workspace"},
+	"lsp":        {module + "commands", module + "workspace", "go.lsp.dev/"},
+	"cmd/agentd": {module + "lsp", module + "commands", module + "workspace"},
+}
+
+// testOnly may also be imported by _test.go files of any package.
+var testOnly = []string{"github.com/google/go-cmp/"}
+
+func TestImportRules(t *testing.T) {
+	root := repoRoot(t)
+	for pkg, allowed := range importRules {
+		t.Run(pkg, func(t *testing.T) {
+			files, err := filepath.Glob(filepath.Join(root, pkg, "*.go"))
+			if err != nil || len(files) == 0 {
+				t.Fatalf("package %s has no Go files (%v)", pkg, err)
+			}
+			for _, file := range files {
+				isTest := strings.HasSuffix(file, "_test.go")
+				for _, imp := range importsOf(t, file) {
+					if isStd(imp) || imp == module+pkg || allowedBy(imp, allowed) || (isTest && allowedBy(imp, testOnly)) {
+						continue
+					}
+					t.Errorf("%s imports %s; ARCHITECTURE.md allows %s only %v", rel(root, file), imp, pkg, allowed)
+				}
+			}
+		})
+	}
+}
+
+// TestEveryPackageHasARule fails when a package is added without deciding
+// what it may import.
+func TestEveryPackageHasARule(t *testing.T) {
+	root := repoRoot(t)
+	var missing []string
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		name := d.Name()
+		if name == "node_modules" || name == "testdata" || strings.HasPrefix(name, ".") && path != root {
+			return filepath.SkipDir
+		}
+		r := rel(root, path)
+		if r == "tests" || strings.HasPrefix(r, "tests/") || r == "vscode-extension" || r == "nvim" {
+			return filepath.SkipDir
+		}
+		if goFiles, _ := filepath.Glob(filepath.Join(path, "*.go")); len(goFiles) > 0 {
+			if _, ok := importRules[r]; !ok {
+				missing = append(missing, r)
+			}
+		}
+		return nil
+	})
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("packages without an import rule (add them to ARCHITECTURE.md and importRules): %v", missing)
+	}
+}
+
+// TestRulesCatchAViolation checks the checker itself on a file that breaks
+// a rule, so the test above cannot pass by accident.
+func TestRulesCatchAViolation(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bad.go")
+	os.WriteFile(file, []byte("package todo\nimport _ \"go.etcd.io/bbolt\"\nimport _ \"fmt\"\n"), 0o600)
+	var bad []string
+	for _, imp := range importsOf(t, file) {
+		if !isStd(imp) && !allowedBy(imp, importRules["todo"]) {
+			bad = append(bad, imp)
+		}
+	}
+	if len(bad) != 1 || bad[0] != "go.etcd.io/bbolt" {
+		t.Fatalf("violations found = %v, want [go.etcd.io/bbolt]", bad)
+	}
+}
+
+func importsOf(t testing.TB, file string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatalf("parse %s: %v", file, err)
+	}
+	var out []string
+	for _, imp := range f.Imports {
+		out = append(out, strings.Trim(imp.Path.Value, `"`))
+	}
+	return out
+}
+
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+func allowedBy(imp string, allowed []string) bool {
+	for _, a := range allowed {
+		if imp == a || strings.HasPrefix(imp, strings.TrimSuffix(a, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func rel(root, path string) string {
+	r, _ := filepath.Rel(root, path)
+	return filepath.ToSlash(r)
+}
+
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("repository root not found from tests/: %v", err)
+	}
+	return dir
+}
