@@ -1,9 +1,21 @@
 // Package goal owns a session's goal: its state machine, budgets, turn
-// accounting on an injected clock, the four goal tools and their error codes
-// (RUNTIME.md §2, §3).
+// accounting, the four goal tools and their error codes (RUNTIME.md §2, §3).
 //
-// It is pure: no I/O and no real clock (time comes in as a parameter or
-// through Clock). It may import github.com/google/uuid and the standard
-// library, and nothing else: no other agentd package, no go.lsp.dev, bbolt
-// or fsnotify (ARCHITECTURE.md).
+// Everything lives in State, a JSON value the workspace package stores per
+// session. Host lifecycle calls drive accounting: BeginTurn, BeginStep,
+// EndStep, EndTurn, AbandonTurn (RUNTIME.md §2.4–§2.6). User controls are
+// Create, Pause, Resume, Cancel and SetBudget; refusals are *Error with a
+// stable code. Models use CallTool; refusals are ToolResult values with
+// IsError. Every mutating method returns the visible changes ([]Change) for
+// the history and the agentd/goalChanged notification.
+//
+// Turn ids and steps: lifecycle calls are idempotent per turnId. Steps of a
+// turn alternate begin/end; a BeginStep while a step is open, or an EndStep
+// with no open step, is a retry that changes nothing and returns the answer
+// of the call it repeats. A retried EndTurn returns the first answer.
+//
+// It is pure: no I/O and no clock; time comes in as a parameter. It may
+// import github.com/google/uuid and the standard library, and nothing else:
+// no other agentd package, no go.lsp.dev, bbolt or fsnotify
+// (ARCHITECTURE.md).
 package goal

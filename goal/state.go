@@ -1,6 +1,230 @@
 package goal
 
-// State is everything the goal runtime keeps for one session. It is stored
-// as JSON by the workspace package.
-// PLACEHOLDER: the goal package's owner replaces this with the real fields.
-type State struct{}
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// State is everything the goal runtime keeps for one session (RUNTIME.md §2).
+// It is stored as JSON, as a whole, by the workspace package. Change it only
+// through its methods; each method that mutates it returns the visible
+// changes (see Change), but every call may also update bookkeeping (turn
+// records, markers), so persist the State after every mutating call, even
+// when no Change is returned.
+type State struct {
+	// Goal is the current goal, nil when there is none. A complete goal stays
+	// current until replaced or cleared by the user (RUNTIME.md §2.3).
+	Goal *Goal `json:"goal"`
+	// CancelNoticePending: a user cancel happened; the next step of the main
+	// agent gets the goal_cancelled injection (RUNTIME.md §2.3).
+	CancelNoticePending bool `json:"cancelNoticePending,omitempty"`
+	// ContinuationOutstanding: a continuation was returned and no main-agent
+	// turn has begun since (RUNTIME.md §2.5: only one may be outstanding).
+	ContinuationOutstanding bool `json:"continuationOutstanding,omitempty"`
+	// Turns are the live turns and the last MaxEndedTurns ended ones, oldest
+	// first, so that lifecycle calls are idempotent per turnId.
+	Turns []Turn `json:"turns,omitempty"`
+}
+
+// Goal is the stored form of a goal. Clients see it as a Snapshot.
+type Goal struct {
+	ID                  string        `json:"id"`
+	Objective           string        `json:"objective"`
+	CompletionCriterion string        `json:"completionCriterion,omitempty"`
+	Status              Status        `json:"status"`
+	TurnsUsed           int64         `json:"turnsUsed"`
+	TokensUsed          int64         `json:"tokensUsed"`           // output tokens of goal-driven steps (§2.4)
+	WallClockMs         int64         `json:"wallClockMs"`          // settled at the last status change (§2.4)
+	ActiveSince         time.Time     `json:"activeSince,omitzero"` // set while active; live = WallClockMs + now-ActiveSince
+	Limits              Limits        `json:"limits"`
+	TerminalReason      string        `json:"terminalReason,omitempty"`
+	TaskFile            *TaskFileInfo `json:"taskFile,omitempty"`
+	CreatedAt           time.Time     `json:"createdAt"`
+	UpdatedAt           time.Time     `json:"updatedAt"` // last status, budget or task-file change; not counters
+	LastActor           Actor         `json:"lastActor"`
+}
+
+// MainAgent is the agent id that gets goal tools, reminders and goal
+// accounting (RUNTIME.md scope). "" means MainAgent everywhere.
+const MainAgent = "main"
+
+// Limits of State and goal texts.
+const (
+	MaxObjectiveChars = 4000 // runes after trim (RUNTIME.md §2.2)
+	MaxCriterionChars = 4000 // runes; a longer criterion is cut
+	MaxEndedTurns     = 16   // ended turns kept for idempotent retries
+	MaxLiveTurns      = 16   // live turns kept; the oldest is forgotten beyond
+)
+
+// newID makes goal ids; tests replace it.
+var newID = uuid.NewString
+
+// ChangeKind says what happened to the goal. History event kinds are
+// "goal." + kind (see Change.EventKind).
+type ChangeKind string
+
+// Change kinds.
+const (
+	ChangeCreate   ChangeKind = "create"   // a new goal, active
+	ChangeReplace  ChangeKind = "replace"  // the old goal was cleared for a new one (actor system)
+	ChangeCancel   ChangeKind = "cancel"   // the user cleared the goal
+	ChangePause    ChangeKind = "pause"    // → paused
+	ChangeResume   ChangeKind = "resume"   // → active
+	ChangeBlock    ChangeKind = "block"    // → blocked
+	ChangeComplete ChangeKind = "complete" // → complete
+	ChangeBudget   ChangeKind = "budget"   // limits changed, status unchanged
+	ChangeTaskFile ChangeKind = "taskFile" // the task file changed on disk
+	// ChangeProgress: only counters (turnsUsed, tokensUsed) or the task
+	// file's changedSinceLastTurn flag changed. Callers may store it quietly.
+	ChangeProgress ChangeKind = "progress"
+)
+
+// Change is one visible change of the goal, for the history event and the
+// agentd/goalChanged notification's change {kind, status?, reason?, actor}
+// (PROTOCOL.md §4).
+type Change struct {
+	Kind   ChangeKind `json:"kind"`
+	Status Status     `json:"status,omitempty"` // status after the change; "" when the goal was cleared
+	Reason string     `json:"reason,omitempty"`
+	Actor  Actor      `json:"actor"`
+	// Goal is the goal this change is about, as it stood right after it; for
+	// cancel and replace, the goal that was cleared, as it ended (so the
+	// history keeps every finished goal). Not part of the notification.
+	Goal *Snapshot `json:"-"`
+}
+
+// EventKind is the history event kind, e.g. "goal.pause".
+func (c Change) EventKind() string { return "goal." + string(c.Kind) }
+
+// Clone returns a deep copy of s that shares no memory with it.
+func (s State) Clone() State {
+	out := s
+	if s.Goal != nil {
+		g := s.Goal.clone()
+		out.Goal = &g
+	}
+	if s.Turns != nil {
+		out.Turns = append([]Turn(nil), s.Turns...)
+	}
+	return out
+}
+
+func (g Goal) clone() Goal {
+	g.Limits = g.Limits.clone()
+	g.TaskFile = cloneTaskFile(g.TaskFile)
+	return g
+}
+
+func cloneTaskFile(t *TaskFileInfo) *TaskFileInfo {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.ModifiedAt = clonePtr(t.ModifiedAt)
+	return &c
+}
+
+// Snapshot is the current goal as clients see it at now, with the live wall
+// clock (RUNTIME.md §2.1); nil when there is no goal.
+func (s *State) Snapshot(now time.Time) *Snapshot {
+	if s.Goal == nil {
+		return nil
+	}
+	return s.Goal.snapshot(now)
+}
+
+// Status is the current goal's status, or "" when there is none.
+func (s *State) Status() Status {
+	if s.Goal == nil {
+		return ""
+	}
+	return s.Goal.Status
+}
+
+func (g *Goal) snapshot(now time.Time) *Snapshot {
+	wall := g.wallClockMs(now)
+	return &Snapshot{
+		GoalID:              g.ID,
+		Objective:           g.Objective,
+		CompletionCriterion: g.CompletionCriterion,
+		Status:              g.Status,
+		TurnsUsed:           g.TurnsUsed,
+		TokensUsed:          g.TokensUsed,
+		WallClockMs:         wall,
+		Budget:              report(g.Limits, g.TurnsUsed, g.TokensUsed, wall),
+		TerminalReason:      g.TerminalReason,
+		TaskFile:            cloneTaskFile(g.TaskFile),
+		CreatedAt:           g.CreatedAt,
+		UpdatedAt:           g.UpdatedAt,
+		LastActor:           g.LastActor,
+	}
+}
+
+// wallClockMs is the live wall clock: settled time plus the running
+// stretch while active (RUNTIME.md §2.4). A clock that went backwards
+// counts nothing.
+func (g *Goal) wallClockMs(now time.Time) int64 {
+	if g.Status != Active || g.ActiveSince.IsZero() {
+		return g.WallClockMs
+	}
+	return g.WallClockMs + max(0, now.Sub(g.ActiveSince).Milliseconds())
+}
+
+// reached says which budgets are reached at now (used >= limit).
+func (g *Goal) reached(now time.Time) reached {
+	r := report(g.Limits, g.TurnsUsed, g.TokensUsed, g.wallClockMs(now))
+	return reached{turn: r.TurnBudgetReached, token: r.TokenBudgetReached, wallClock: r.WallClockBudgetReached}
+}
+
+// setStatus moves g to status to, settling the wall clock at now (§2.4).
+// Reason becomes the terminal reason; resuming clears it (§2.3).
+func (g *Goal) setStatus(to Status, actor Actor, reason string, now time.Time) Change {
+	g.settle(now)
+	if to == Active {
+		g.ActiveSince = now
+		g.TerminalReason = ""
+	} else {
+		g.ActiveSince = time.Time{}
+		g.TerminalReason = reason
+	}
+	g.Status = to
+	g.UpdatedAt = now
+	g.LastActor = actor
+	kind := map[Status]ChangeKind{Active: ChangeResume, Paused: ChangePause, Blocked: ChangeBlock, Complete: ChangeComplete}[to]
+	return Change{Kind: kind, Status: to, Reason: reason, Actor: actor, Goal: g.snapshot(now)}
+}
+
+// settle folds the running stretch into WallClockMs at at.
+func (g *Goal) settle(at time.Time) {
+	if g.Status == Active && !g.ActiveSince.IsZero() {
+		g.WallClockMs += max(0, at.Sub(g.ActiveSince).Milliseconds())
+		g.ActiveSince = at
+	}
+}
+
+// changeSet gathers the changes of one call. A progress change is reported
+// only when nothing more telling happened in the same call, and only once.
+type changeSet []Change
+
+func (c *changeSet) add(ch Change) { *c = append(*c, ch) }
+
+func (c changeSet) list() []Change {
+	var out []Change
+	var progress *Change
+	for i := range c {
+		if c[i].Kind == ChangeProgress {
+			progress = &c[i]
+			continue
+		}
+		out = append(out, c[i])
+	}
+	if len(out) == 0 && progress != nil {
+		out = append(out, *progress)
+	}
+	return out
+}
+
+func progressChange(g *Goal, now time.Time) Change {
+	return Change{Kind: ChangeProgress, Status: g.Status, Actor: Runtime, Goal: g.snapshot(now)}
+}

@@ -1,0 +1,348 @@
+package goal
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// CreateParams are the inputs of creating a goal (RUNTIME.md §2.2).
+// TaskFile is resolved by the caller (the workspace checks the path and
+// reads the file); nil means the goal has no task file.
+type CreateParams struct {
+	Objective           string
+	CompletionCriterion string
+	Replace             bool
+	TaskFile            *TaskFileInfo
+}
+
+// Reasons the runtime gives (wording ours).
+const (
+	reasonReplaced   = "replaced by a new goal"
+	reasonCancelled  = "cancelled by the user"
+	reasonUserPause  = "paused by the user"
+	reasonRestart    = "paused because the agentd daemon restarted"
+	reasonDisconnect = "paused because the connection that ran the turn closed before the turn ended"
+	reasonInterrupt  = "paused after the user interrupted the turn"
+	reasonHook       = "blocked by a host hook that refused the prompt"
+	reasonComplete   = "marked complete by the agent"
+	reasonModelBlock = "marked blocked by the agent: it reported an impasse it cannot get past"
+)
+
+// Create makes a new active goal for the user (RUNTIME.md §2.2, actor
+// user). Refusals are *Error: goal.objective_empty, goal.objective_too_long,
+// goal.already_exists (an active, paused or blocked goal exists and Replace
+// is false). With Replace, or over a complete goal, the old goal is cleared
+// first (a replace change, actor system).
+func (s *State) Create(p CreateParams, now time.Time) ([]Change, error) {
+	return s.create(p, User, "", now)
+}
+
+// normalizeObjective trims and checks an objective and a criterion (§2.2).
+func normalizeObjective(objective, criterion string) (string, string, error) {
+	objective = strings.TrimSpace(objective)
+	if objective == "" {
+		return "", "", errorf(CodeObjectiveEmpty, "the objective is empty; say what the goal should achieve")
+	}
+	if n := utf8.RuneCountInString(objective); n > MaxObjectiveChars {
+		return "", "", errorf(CodeObjectiveTooLong, fmt.Sprintf("the objective is %d characters long, at most %d are allowed; put the long text in a file in the workspace and reference that file's path in a short objective", n, MaxObjectiveChars))
+	}
+	criterion = strings.TrimSpace(criterion)
+	if utf8.RuneCountInString(criterion) > MaxCriterionChars {
+		criterion = strings.TrimSpace(string([]rune(criterion)[:MaxCriterionChars]))
+	}
+	return objective, criterion, nil
+}
+
+// create makes a new goal for actor; turnID is the model's turn, if any.
+func (s *State) create(p CreateParams, actor Actor, turnID string, now time.Time) ([]Change, error) {
+	objective, criterion, err := normalizeObjective(p.Objective, p.CompletionCriterion)
+	if err != nil {
+		return nil, err
+	}
+	var cs changeSet
+	if old := s.Goal; old != nil {
+		if old.Status != Complete && !p.Replace {
+			return nil, errorf(CodeAlreadyExists, fmt.Sprintf("a goal already exists and is %s; cancel it first or create the new one with replace", old.Status))
+		}
+		cs.add(s.clear(ChangeReplace, System, reasonReplaced, now))
+	}
+	s.Goal = &Goal{
+		ID:                  newID(),
+		Objective:           objective,
+		CompletionCriterion: criterion,
+		Status:              Active,
+		ActiveSince:         now,
+		TaskFile:            cloneTaskFile(p.TaskFile),
+		CreatedAt:           now,
+		UpdatedAt:           now,
+		LastActor:           actor,
+	}
+	// The cancel notice is about an older goal; the new goal's reminder
+	// supersedes it.
+	s.CancelNoticePending = false
+	s.noteActivated(turnID)
+	cs.add(Change{Kind: ChangeCreate, Status: Active, Actor: actor, Goal: s.Goal.snapshot(now)})
+	return cs.list(), nil
+}
+
+// clear removes the current goal, settling its clock, and reports it as it
+// ended.
+func (s *State) clear(kind ChangeKind, actor Actor, reason string, now time.Time) Change {
+	g := s.Goal
+	g.settle(now)
+	g.ActiveSince = time.Time{}
+	snap := g.snapshot(now)
+	snap.UpdatedAt = now
+	snap.LastActor = actor
+	s.Goal = nil
+	return Change{Kind: kind, Reason: reason, Actor: actor, Goal: snap}
+}
+
+// Pause pauses the active goal for the user (RUNTIME.md §2.3). reason ""
+// becomes "paused by the user". Pausing a paused goal is a no-op (no
+// change, no error). Refusals: goal.not_found, goal.status_invalid (blocked
+// or complete).
+func (s *State) Pause(reason string, now time.Time) ([]Change, error) {
+	g := s.Goal
+	if g == nil {
+		return nil, errorf(CodeNotFound, "there is no goal to pause")
+	}
+	switch g.Status {
+	case Paused:
+		return nil, nil
+	case Active:
+	default:
+		return nil, errorf(CodeStatusInvalid, fmt.Sprintf("the goal is %s; only an active goal can be paused", g.Status))
+	}
+	if reason = strings.TrimSpace(reason); reason == "" {
+		reason = reasonUserPause
+	}
+	return []Change{g.setStatus(Paused, User, reason, now)}, nil
+}
+
+// Resume makes a paused or blocked goal active again for the user
+// (RUNTIME.md §2.3); live turns of the main agent become starter turns.
+// Resuming an active goal is a no-op. Refusals: goal.not_found,
+// goal.not_resumable (complete, or a budget is still spent: raise or remove
+// it first with SetBudget).
+func (s *State) Resume(now time.Time) ([]Change, error) {
+	return s.resume(User, "", now)
+}
+
+func (s *State) resume(actor Actor, turnID string, now time.Time) ([]Change, error) {
+	g := s.Goal
+	if g == nil {
+		return nil, errorf(CodeNotFound, "there is no goal to resume")
+	}
+	switch g.Status {
+	case Active:
+		return nil, nil
+	case Complete:
+		return nil, errorf(CodeNotResumable, "the goal is complete and cannot be resumed; create a new goal instead")
+	}
+	if r := s.exceededNow(g, now); r.any() {
+		return nil, errorf(CodeNotResumable, fmt.Sprintf("the goal cannot be resumed while its budget is spent (%s); raise or remove that budget first", budgetReason(g.Limits, r)))
+	}
+	ch := g.setStatus(Active, actor, "", now)
+	if actor == User {
+		ch.Reason = "resumed by the user"
+	} else {
+		ch.Reason = "resumed by the agent at the user's request"
+	}
+	s.noteActivated(turnID)
+	return []Change{ch}, nil
+}
+
+// Cancel clears the current goal for the user (RUNTIME.md §2.3), whatever
+// its status. Unless the goal was complete, the next step of the main agent
+// gets the goal_cancelled notice (StepBegin.CancelNoticeDue). Refusal:
+// goal.not_found.
+func (s *State) Cancel(now time.Time) ([]Change, error) {
+	g := s.Goal
+	if g == nil {
+		return nil, errorf(CodeNotFound, "there is no goal to cancel")
+	}
+	if g.Status != Complete {
+		s.CancelNoticePending = true
+	}
+	return []Change{s.clear(ChangeCancel, User, reasonCancelled, now)}, nil
+}
+
+// SetBudget changes the goal's limits for the user (PROTOCOL.md §3
+// agentd.goal.setBudget): each field absent (kept), null (removed) or a
+// number. Turns and tokens must be whole numbers > 0, the wall clock 1 s …
+// 24 h. If the active goal's budget is then spent, it is blocked at once
+// (actor runtime). Refusals: goal.not_found, goal.status_invalid (complete),
+// goal.budget_invalid.
+func (s *State) SetBudget(u BudgetUpdate, now time.Time) ([]Change, error) {
+	g := s.Goal
+	if g == nil {
+		return nil, errorf(CodeNotFound, "there is no goal to set a budget on")
+	}
+	if g.Status == Complete {
+		return nil, errorf(CodeStatusInvalid, "the goal is complete; budgets apply only to an unfinished goal")
+	}
+	limits, err := u.merge(g.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if !u.Turns.Set && !u.Tokens.Set && !u.WallClockMs.Set {
+		return nil, nil
+	}
+	return s.applyLimits(limits, User, "budget changed by the user", now), nil
+}
+
+// applyLimits stores limits and blocks an active goal whose budget is now
+// spent (§2.8).
+func (s *State) applyLimits(limits Limits, actor Actor, reason string, now time.Time) []Change {
+	g := s.Goal
+	g.Limits = limits
+	g.UpdatedAt = now
+	g.LastActor = actor
+	cs := []Change{{Kind: ChangeBudget, Status: g.Status, Reason: reason, Actor: actor, Goal: g.snapshot(now)}}
+	if g.Status == Active {
+		if r := s.exceededNow(g, now); r.any() {
+			cs = append(cs, g.setStatus(Blocked, Runtime, budgetReason(g.Limits, g.reached(now)), now))
+		}
+	}
+	return cs
+}
+
+// exceededNow says which budgets forbid going on right now. Token and
+// wall-clock budgets count when reached. The turn budget counts when
+// exceeded, or when reached and no counted goal-driven turn of g is live
+// (turn N may run to its end: §2.4).
+func (s *State) exceededNow(g *Goal, now time.Time) reached {
+	r := g.reached(now)
+	if r.turn && *g.Limits.TurnBudget == g.TurnsUsed {
+		for _, t := range s.Turns {
+			if !t.Ended && t.DrivenGoalID == g.ID && t.Counted {
+				r.turn = false
+			}
+		}
+	}
+	return r
+}
+
+// noteActivated records that the current goal became active (create or
+// resume): every live turn of the main agent not already driven by it
+// becomes a starter turn for it (§2.4), and the model's own turn (turnID)
+// now works for it (stale-call guard, §2.8).
+func (s *State) noteActivated(turnID string) {
+	id := s.Goal.ID
+	for i := range s.Turns {
+		t := &s.Turns[i]
+		if t.Ended || !t.isMain() {
+			continue
+		}
+		if t.DrivenGoalID != id {
+			t.DrivenGoalID, t.Starter, t.Counted = id, true, false
+		}
+		if t.ID == turnID {
+			t.GoalID = id
+		}
+	}
+}
+
+// RecoverAfterRestart is called once when the daemon opens a session
+// (RUNTIME.md §2.3 [agentd]): an active goal becomes paused (actor runtime),
+// its clock settled at lastSeen (the session's last update) so down time is
+// not counted. Live turns are forgotten as ended (their connections are
+// gone) and an outstanding continuation is dropped.
+func (s *State) RecoverAfterRestart(now, lastSeen time.Time) []Change {
+	for i := range s.Turns {
+		s.Turns[i].Ended = true
+		s.Turns[i].StepOpen = false
+		s.Turns[i].InGrace = false
+	}
+	s.pruneTurns()
+	s.ContinuationOutstanding = false
+	g := s.Goal
+	if g == nil || g.Status != Active {
+		return nil
+	}
+	if lastSeen.Before(g.ActiveSince) {
+		lastSeen = g.ActiveSince
+	}
+	g.settle(lastSeen)
+	g.ActiveSince = now // so that setStatus adds nothing more
+	return []Change{g.setStatus(Paused, Runtime, reasonRestart, now)}
+}
+
+// WallClockDeadline is when the active goal's wall-clock budget runs out,
+// for the workspace's timer (RUNTIME.md §2.4: armed on create, resume and
+// budget change). ok is false when the goal is not active or has no
+// wall-clock budget. The deadline may be in the past.
+func (s *State) WallClockDeadline(now time.Time) (deadline time.Time, ok bool) {
+	g := s.Goal
+	if g == nil || g.Status != Active || g.Limits.WallClockBudgetMs == nil {
+		return time.Time{}, false
+	}
+	left := *g.Limits.WallClockBudgetMs - g.wallClockMs(now)
+	return now.Add(time.Duration(left) * time.Millisecond), true
+}
+
+// CheckWallClock blocks the active goal when its wall-clock budget is
+// reached at now (RUNTIME.md §2.4; actor runtime). Call it when the timer
+// fires; clients are then told so a host can cancel its live turn.
+func (s *State) CheckWallClock(now time.Time) []Change {
+	g := s.Goal
+	if g == nil || g.Status != Active {
+		return nil
+	}
+	r := g.reached(now)
+	if !r.wallClock {
+		return nil
+	}
+	return []Change{g.setStatus(Blocked, Runtime, budgetReason(g.Limits, r), now)}
+}
+
+// UpdateTaskFile records what the watcher saw of the goal's task file
+// (RUNTIME.md §4). It applies only when info.Path is the current goal's task
+// file, and only on a real change (exists, sha256 or size differ): then
+// changedSinceLastTurn is set, so the next turn's goal reminder tells the
+// model once.
+func (s *State) UpdateTaskFile(info TaskFileInfo, now time.Time) []Change {
+	g := s.Goal
+	if g == nil || g.TaskFile == nil || g.TaskFile.Path != info.Path {
+		return nil
+	}
+	old := g.TaskFile
+	if old.Exists == info.Exists && old.SHA256 == info.SHA256 && old.Size == info.Size {
+		return nil
+	}
+	reason := "the task file changed"
+	switch {
+	case !info.Exists:
+		reason = "the task file was removed"
+	case !old.Exists:
+		reason = "the task file appeared"
+	}
+	nf := cloneTaskFile(&info)
+	nf.ChangedSinceLastTurn = true
+	g.TaskFile = nf
+	g.UpdatedAt = now
+	return []Change{{Kind: ChangeTaskFile, Status: g.Status, Reason: reason, Actor: Runtime, Goal: g.snapshot(now)}}
+}
+
+// TaskFileCandidates lists the tokens of an objective that may name a task
+// file, in order, for the workspace to try when CreateGoal gives no taskFile
+// (RUNTIME.md §2.2): whitespace-separated words, a leading "@" removed,
+// surrounding quotes, backticks and brackets and trailing punctuation
+// stripped, empty and URL-like words skipped.
+func TaskFileCandidates(objective string) []string {
+	var out []string
+	for _, w := range strings.Fields(objective) {
+		w = strings.Trim(w, "\"'`()[]{}<>")
+		w = strings.TrimRight(w, ".,;:!?")
+		w = strings.Trim(w, "\"'`()[]{}<>")
+		w = strings.TrimPrefix(w, "@")
+		if w == "" || strings.Contains(w, "://") {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}

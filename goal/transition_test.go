@@ -1,0 +1,416 @@
+package goal
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCreateLimits(t *testing.T) {
+	long := strings.Repeat("é", MaxObjectiveChars)
+	tests := []struct {
+		name          string
+		objective     string
+		criterion     string
+		wantObjective string
+		wantCriterion string
+		wantCode      string
+	}{
+		{"trimmed", "  ship it \n", "  tests pass ", "ship it", "tests pass", ""},
+		{"empty", "   \t", "", "", "", CodeObjectiveEmpty},
+		{"exactly 4000 characters", " " + long + " ", "", long, "", ""},
+		{"4001 characters", long + "x", "", "", "", CodeObjectiveTooLong},
+		{"blank criterion is none", "a", "   ", "a", "", ""},
+		{"long criterion cut to 4000", "a", strings.Repeat("c", 4100), "a", strings.Repeat("c", 4000), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fixedIDs(t)
+			c := newClock()
+			s := &State{}
+			changes, err := s.Create(CreateParams{Objective: tt.objective, CompletionCriterion: tt.criterion}, c.now())
+			if got := codeOf(err); got != tt.wantCode {
+				t.Fatalf("error code: got %q, want %q", got, tt.wantCode)
+			}
+			if tt.wantCode != "" {
+				if s.Goal != nil || changes != nil {
+					t.Errorf("a refused create changed the state: %+v", s.Goal)
+				}
+				return
+			}
+			if s.Goal.Objective != tt.wantObjective || s.Goal.CompletionCriterion != tt.wantCriterion {
+				t.Errorf("got %q / %q, want %q / %q", s.Goal.Objective, s.Goal.CompletionCriterion, tt.wantObjective, tt.wantCriterion)
+			}
+		})
+	}
+}
+
+func TestTooLongAdvice(t *testing.T) {
+	_, err := (&State{}).Create(CreateParams{Objective: strings.Repeat("x", 4001)}, newClock().now())
+	if !strings.Contains(err.Error(), "file") || !strings.Contains(err.Error(), "path") {
+		t.Errorf("the refusal does not advise a file and its path: %q", err)
+	}
+}
+
+func TestCreateSnapshot(t *testing.T) {
+	fixedIDs(t)
+	c := newClock()
+	s := &State{}
+	tf := &TaskFileInfo{Path: "docs/task.md", Exists: true, SHA256: "ab", Size: 3}
+	changes, err := s.Create(CreateParams{Objective: "ship it", CompletionCriterion: "tests pass", TaskFile: tf}, c.now())
+	mustNoErr(t, err)
+	tf.Path = "changed later by the caller"
+	want := &Snapshot{
+		GoalID:              "goal-1",
+		Objective:           "ship it",
+		CompletionCriterion: "tests pass",
+		Status:              Active,
+		WallClockMs:         90_000,
+		TaskFile:            &TaskFileInfo{Path: "docs/task.md", Exists: true, SHA256: "ab", Size: 3},
+		CreatedAt:           c.now(),
+		UpdatedAt:           c.now(),
+		LastActor:           User,
+	}
+	got := s.Snapshot(c.advance(90 * time.Second))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"create/user/active"}, kinds(changes)); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+}
+
+func TestCreateOverExisting(t *testing.T) {
+	tests := []struct {
+		status      Status
+		replace     bool
+		wantCode    string
+		wantChanges []string
+	}{
+		{Active, false, CodeAlreadyExists, nil},
+		{Paused, false, CodeAlreadyExists, nil},
+		{Blocked, false, CodeAlreadyExists, nil},
+		{Complete, false, "", []string{"replace/system/", "create/user/active"}},
+		{Active, true, "", []string{"replace/system/", "create/user/active"}},
+		{Blocked, true, "", []string{"replace/system/", "create/user/active"}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.status)+map[bool]string{true: " replace"}[tt.replace], func(t *testing.T) {
+			c := newClock()
+			s := withGoal(t, c)
+			s.Goal.Status = tt.status
+			changes, err := s.Create(CreateParams{Objective: "next", Replace: tt.replace}, c.advance(time.Second))
+			if got := codeOf(err); got != tt.wantCode {
+				t.Fatalf("error code: got %q, want %q", got, tt.wantCode)
+			}
+			if diff := cmp.Diff(tt.wantChanges, kinds(changes)); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if tt.wantCode == "" {
+				if s.Goal.ID != "goal-2" || s.Goal.Objective != "next" {
+					t.Errorf("current goal: got %s %q, want goal-2 \"next\"", s.Goal.ID, s.Goal.Objective)
+				}
+				if old := changes[0].Goal; old == nil || old.GoalID != "goal-1" || old.Objective != "ship it" {
+					t.Errorf("the replace change does not carry the old goal: %+v", old)
+				}
+			}
+		})
+	}
+}
+
+// TestTransitions covers every user transition, allowed and refused, with
+// actor, reason and error code (RUNTIME.md §2.3).
+func TestTransitions(t *testing.T) {
+	type op func(s *State, now time.Time) ([]Change, error)
+	pause := func(s *State, now time.Time) ([]Change, error) { return s.Pause("", now) }
+	resume := func(s *State, now time.Time) ([]Change, error) { return s.Resume(now) }
+	cancel := func(s *State, now time.Time) ([]Change, error) { return s.Cancel(now) }
+	tests := []struct {
+		name       string
+		from       Status // "" = no goal
+		op         op
+		wantCode   string
+		wantStatus Status // "" = no goal after
+		want       []Change
+	}{
+		{"pause active", Active, pause, "", Paused, []Change{{Kind: ChangePause, Status: Paused, Reason: "paused by the user", Actor: User}}},
+		{"pause paused is a no-op", Paused, pause, "", Paused, nil},
+		{"pause blocked", Blocked, pause, CodeStatusInvalid, Blocked, nil},
+		{"pause complete", Complete, pause, CodeStatusInvalid, Complete, nil},
+		{"pause none", "", pause, CodeNotFound, "", nil},
+		{"resume paused", Paused, resume, "", Active, []Change{{Kind: ChangeResume, Status: Active, Reason: "resumed by the user", Actor: User}}},
+		{"resume blocked", Blocked, resume, "", Active, []Change{{Kind: ChangeResume, Status: Active, Reason: "resumed by the user", Actor: User}}},
+		{"resume active is a no-op", Active, resume, "", Active, nil},
+		{"resume complete", Complete, resume, CodeNotResumable, Complete, nil},
+		{"resume none", "", resume, CodeNotFound, "", nil},
+		{"cancel active", Active, cancel, "", "", []Change{{Kind: ChangeCancel, Reason: "cancelled by the user", Actor: User}}},
+		{"cancel paused", Paused, cancel, "", "", []Change{{Kind: ChangeCancel, Reason: "cancelled by the user", Actor: User}}},
+		{"cancel blocked", Blocked, cancel, "", "", []Change{{Kind: ChangeCancel, Reason: "cancelled by the user", Actor: User}}},
+		{"cancel complete", Complete, cancel, "", "", []Change{{Kind: ChangeCancel, Reason: "cancelled by the user", Actor: User}}},
+		{"cancel none", "", cancel, CodeNotFound, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClock()
+			s := &State{}
+			if tt.from != "" {
+				s = withGoal(t, c)
+				s.Goal.Status = tt.from
+				if tt.from != Active {
+					s.Goal.TerminalReason = "earlier reason"
+					s.Goal.ActiveSince = time.Time{}
+				}
+			}
+			changes, err := tt.op(s, c.advance(time.Minute))
+			if got := codeOf(err); got != tt.wantCode {
+				t.Fatalf("error code: got %q, want %q", got, tt.wantCode)
+			}
+			if err != nil {
+				if msg := err.Error(); msg == "" || strings.HasSuffix(msg, ".") || msg != strings.ToLower(msg[:1])+msg[1:] {
+					t.Errorf("error string %q is not lowercase without a final period", msg)
+				}
+			}
+			if diff := cmp.Diff(tt.want, changes, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Goal" }, cmp.Ignore())); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+			if got := s.Status(); got != tt.wantStatus {
+				t.Errorf("status: got %q, want %q", got, tt.wantStatus)
+			}
+			if s.Goal != nil && len(changes) > 0 {
+				wantReason := tt.want[0].Reason
+				if tt.wantStatus == Active {
+					wantReason = ""
+				}
+				if s.Goal.TerminalReason != wantReason || s.Goal.LastActor != User {
+					t.Errorf("terminalReason %q lastActor %q, want %q user", s.Goal.TerminalReason, s.Goal.LastActor, wantReason)
+				}
+			}
+		})
+	}
+}
+
+func TestPauseWithReason(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	changes, err := s.Pause("  lunch  ", c.now())
+	mustNoErr(t, err)
+	if changes[0].Reason != "lunch" || s.Goal.TerminalReason != "lunch" {
+		t.Errorf("got reason %q / %q, want lunch", changes[0].Reason, s.Goal.TerminalReason)
+	}
+}
+
+func TestCancelNotice(t *testing.T) {
+	tests := []struct {
+		from Status
+		want bool
+	}{
+		{Active, true}, {Paused, true}, {Blocked, true}, {Complete, false},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.from), func(t *testing.T) {
+			c := newClock()
+			s := withGoal(t, c)
+			s.Goal.Status = tt.from
+			_, err := s.Cancel(c.now())
+			mustNoErr(t, err)
+			if s.CancelNoticePending != tt.want {
+				t.Errorf("cancel notice pending: got %v, want %v", s.CancelNoticePending, tt.want)
+			}
+		})
+	}
+}
+
+// TestWallClock: the clock runs only while active; paused time is not
+// counted; it is settled on every status change (RUNTIME.md §2.4).
+func TestWallClock(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	c.advance(10 * time.Second)
+	_, err := s.Pause("", c.now())
+	mustNoErr(t, err)
+	if s.Goal.WallClockMs != 10_000 {
+		t.Errorf("settled at pause: got %d, want 10000", s.Goal.WallClockMs)
+	}
+	if got := s.Snapshot(c.advance(time.Hour)).WallClockMs; got != 10_000 {
+		t.Errorf("while paused: got %d, want 10000", got)
+	}
+	_, err = s.Resume(c.now())
+	mustNoErr(t, err)
+	if got := s.Snapshot(c.advance(5 * time.Second)).WallClockMs; got != 15_000 {
+		t.Errorf("live after resume: got %d, want 15000", got)
+	}
+	// A clock that goes backwards counts nothing.
+	if got := s.Snapshot(c.now().Add(-time.Hour)).WallClockMs; got != 10_000 {
+		t.Errorf("clock before activeSince: got %d, want 10000", got)
+	}
+}
+
+func TestRecoverAfterRestart(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	beginTurn(t, s, "t1", c.now())
+	s.ContinuationOutstanding = true
+	lastSeen := c.advance(30 * time.Second)
+	now := c.advance(2 * time.Hour) // down time
+	changes := s.RecoverAfterRestart(now, lastSeen)
+	want := []Change{{Kind: ChangePause, Status: Paused, Reason: "paused because the agentd daemon restarted", Actor: Runtime}}
+	if diff := cmp.Diff(want, changes, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Goal" }, cmp.Ignore())); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if got := s.Snapshot(c.advance(time.Hour)).WallClockMs; got != 30_000 {
+		t.Errorf("wall clock: got %d, want 30000 (down time not counted)", got)
+	}
+	if !s.Turns[0].Ended || s.ContinuationOutstanding {
+		t.Errorf("live turns and the continuation marker survive a restart: %+v", s)
+	}
+	if got := s.RecoverAfterRestart(c.now(), c.now()); got != nil {
+		t.Errorf("a paused goal changed again: %v", got)
+	}
+	// The turn is remembered: a late end is answered, not refused.
+	if _, err := s.EndTurn("t1", OutcomeCompleted, "", "", c.now()); err != nil {
+		t.Errorf("EndTurn after restart: %v", err)
+	}
+}
+
+func TestWallClockDeadline(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	if _, ok := s.WallClockDeadline(c.now()); ok {
+		t.Errorf("deadline without a wall-clock budget")
+	}
+	c.advance(20 * time.Second)
+	_, err := s.SetBudget(BudgetUpdate{WallClockMs: LimitUpdate{Set: true, Value: f64(60_000)}}, c.now())
+	mustNoErr(t, err)
+	d, ok := s.WallClockDeadline(c.now())
+	if want := c.now().Add(40 * time.Second); !ok || !d.Equal(want) {
+		t.Errorf("deadline: got %v %v, want %v", d, ok, want)
+	}
+	if got := s.CheckWallClock(c.advance(39 * time.Second)); got != nil {
+		t.Errorf("blocked early: %v", got)
+	}
+	// The budget fires while idle (no turn live).
+	got := s.CheckWallClock(c.advance(time.Second))
+	want := []Change{{Kind: ChangeBlock, Status: Blocked, Reason: "budget reached: wall-clock budget of 1 minute", Actor: Runtime}}
+	if diff := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Goal" }, cmp.Ignore())); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if _, ok := s.WallClockDeadline(c.now()); ok {
+		t.Errorf("deadline of a blocked goal")
+	}
+	if got := s.Snapshot(c.advance(time.Hour)).WallClockMs; got != 60_000 {
+		t.Errorf("wall clock after block: got %d, want 60000", got)
+	}
+}
+
+func TestRaiseBudgetThenResume(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	_, err := s.SetBudget(BudgetUpdate{Tokens: LimitUpdate{Set: true, Value: f64(100)}}, c.now())
+	mustNoErr(t, err)
+	s.Goal.TokensUsed = 150
+	changes := s.CheckWallClock(c.now()) // token budgets are not the timer's business
+	if changes != nil {
+		t.Fatalf("CheckWallClock blocked on tokens: %v", changes)
+	}
+	changes, err = s.SetBudget(BudgetUpdate{Turns: LimitUpdate{Set: true, Value: f64(9)}}, c.now())
+	mustNoErr(t, err)
+	if diff := cmp.Diff([]string{"budget/user/active", "block/runtime/blocked"}, kinds(changes)); diff != "" {
+		t.Fatalf("a budget change on a spent goal (-want +got):\n%s", diff)
+	}
+	if _, err := s.Resume(c.now()); codeOf(err) != CodeNotResumable {
+		t.Fatalf("resume with the budget still spent: got %v, want %s", err, CodeNotResumable)
+	}
+	_, err = s.SetBudget(BudgetUpdate{Tokens: LimitUpdate{Set: true, Value: f64(1000)}}, c.now())
+	mustNoErr(t, err)
+	if s.Status() != Blocked {
+		t.Fatalf("raising a budget resumed the goal")
+	}
+	_, err = s.Resume(c.now())
+	mustNoErr(t, err)
+	if s.Status() != Active || s.Goal.TerminalReason != "" {
+		t.Errorf("after raise and resume: %s %q", s.Status(), s.Goal.TerminalReason)
+	}
+}
+
+func TestSetBudgetRefusals(t *testing.T) {
+	c := newClock()
+	s := &State{}
+	if _, err := s.SetBudget(BudgetUpdate{}, c.now()); codeOf(err) != CodeNotFound {
+		t.Errorf("no goal: got %v", err)
+	}
+	s = withGoal(t, c)
+	s.Goal.Status = Complete
+	if _, err := s.SetBudget(BudgetUpdate{Turns: LimitUpdate{Set: true, Value: f64(1)}}, c.now()); codeOf(err) != CodeStatusInvalid {
+		t.Errorf("complete goal: got %v", err)
+	}
+	s.Goal.Status = Paused
+	changes, err := s.SetBudget(BudgetUpdate{}, c.now())
+	if err != nil || changes != nil {
+		t.Errorf("an empty update: got %v %v, want nothing", changes, err)
+	}
+}
+
+func TestUpdateTaskFile(t *testing.T) {
+	c := newClock()
+	fixedIDs(t)
+	s := &State{}
+	_, err := s.Create(CreateParams{Objective: "do docs/task.md", TaskFile: &TaskFileInfo{Path: "docs/task.md", Exists: true, SHA256: "a", Size: 1}}, c.now())
+	mustNoErr(t, err)
+	if got := s.UpdateTaskFile(TaskFileInfo{Path: "other.md", Exists: true, SHA256: "b"}, c.now()); got != nil {
+		t.Errorf("another file changed the goal: %v", got)
+	}
+	mod := c.advance(time.Second)
+	if got := s.UpdateTaskFile(TaskFileInfo{Path: "docs/task.md", Exists: true, SHA256: "a", Size: 1, ModifiedAt: &mod}, c.now()); got != nil {
+		t.Errorf("a save without change changed the goal: %v", got)
+	}
+	got := s.UpdateTaskFile(TaskFileInfo{Path: "docs/task.md", Exists: true, SHA256: "b", Size: 2, ModifiedAt: &mod}, c.now())
+	if diff := cmp.Diff([]string{"taskFile/runtime/active"}, kinds(got)); diff != "" {
+		t.Fatalf("changes (-want +got):\n%s", diff)
+	}
+	want := &TaskFileInfo{Path: "docs/task.md", Exists: true, SHA256: "b", Size: 2, ModifiedAt: &mod, ChangedSinceLastTurn: true}
+	if diff := cmp.Diff(want, s.Snapshot(c.now()).TaskFile); diff != "" {
+		t.Errorf("task file (-want +got):\n%s", diff)
+	}
+	if got := s.UpdateTaskFile(TaskFileInfo{Path: "docs/task.md"}, c.now()); got[0].Reason != "the task file was removed" {
+		t.Errorf("removal reason: %q", got[0].Reason)
+	}
+}
+
+func TestTaskFileCandidates(t *testing.T) {
+	got := TaskFileCandidates(`Implement @docs/plan.md, see "spec.txt". https://x.y/z (notes/a.md)`)
+	want := []string{"Implement", "docs/plan.md", "see", "spec.txt", "notes/a.md"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("candidates (-want +got):\n%s", diff)
+	}
+}
+
+func TestStateJSONRoundTrip(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	s.Goal.Limits.TurnBudget = i64(3)
+	s.Goal.TaskFile = &TaskFileInfo{Path: "a.md"}
+	beginTurn(t, s, "t1", c.now())
+	step(t, s, "t1", 10, FinishStop, c.now())
+	b, err := json.Marshal(s)
+	mustNoErr(t, err)
+	var back State
+	mustNoErr(t, json.Unmarshal(b, &back))
+	if diff := cmp.Diff(*s, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	clone := s.Clone()
+	*clone.Goal.Limits.TurnBudget = 99
+	clone.Goal.TaskFile.Path = "b.md"
+	clone.Turns[0].Steps = 42
+	if *s.Goal.Limits.TurnBudget != 3 || s.Goal.TaskFile.Path != "a.md" || s.Turns[0].Steps != 1 {
+		t.Errorf("Clone shares memory with the original")
+	}
+	var empty State
+	mustNoErr(t, json.Unmarshal([]byte(`{"goal":null}`), &empty))
+	if empty.Snapshot(c.now()) != nil {
+		t.Errorf("snapshot of no goal is not nil")
+	}
+}

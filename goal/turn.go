@@ -1,0 +1,483 @@
+package goal
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Origin is why a turn began (PROTOCOL.md §3 agentd.turn.begin).
+type Origin string
+
+// Turn origins.
+const (
+	OriginUser         Origin = "user"
+	OriginContinuation Origin = "continuation"
+	OriginResume       Origin = "resume"
+)
+
+// FinishReason is how a step (one model response) ended.
+type FinishReason string
+
+// Step finish reasons.
+const (
+	FinishStop      FinishReason = "stop"
+	FinishToolCalls FinishReason = "tool_calls"
+)
+
+// Outcome is how a turn ended (PROTOCOL.md §3 agentd.turn.end).
+type Outcome string
+
+// Turn outcomes (RUNTIME.md §2.6).
+const (
+	OutcomeCompleted Outcome = "completed"
+	OutcomeCancelled Outcome = "cancelled" // user interrupt
+	OutcomeFailed    Outcome = "failed"    // with an error kind
+	OutcomeBlocked   Outcome = "blocked"   // a host hook refused the prompt
+	OutcomeStepLimit Outcome = "stepLimit"
+)
+
+// Continuation is the variant of continuation prompt a turn end asks for
+// (RUNTIME.md §2.5); NoContinuation when none is due.
+type Continuation string
+
+// Continuation variants.
+const (
+	NoContinuation        Continuation = ""
+	ContinuationNormal    Continuation = "goal_continuation"
+	ContinuationStepLimit Continuation = "goal_continuation_step_limit"
+)
+
+// Turn is the record of one live or recently ended turn, kept so that
+// lifecycle calls are idempotent per turnId. Read-only for callers.
+type Turn struct {
+	ID     string `json:"id"`
+	Origin Origin `json:"origin"`
+	Agent  string `json:"agent"`
+	// GoalDriven: the turn began while the goal was active and within its
+	// budgets (RUNTIME.md §2.4).
+	GoalDriven bool `json:"goalDriven,omitempty"`
+	// GoalID is the goal the turn works for: the goal at turn begin, or the
+	// goal the model made active in the turn (stale-call guard, §2.8).
+	GoalID string `json:"goalId,omitempty"`
+	// DrivenGoalID is the goal whose turns and tokens this turn counts
+	// toward: the goal of a goal-driven turn, or the goal that became active
+	// during the turn (a starter turn). "" for an ordinary turn.
+	DrivenGoalID string `json:"drivenGoalId,omitempty"`
+	Starter      bool   `json:"starter,omitempty"` // counts +1 at turn end if it ends normally
+	Counted      bool   `json:"counted,omitempty"` // turnsUsed of DrivenGoalID includes this turn
+	Steps        int    `json:"steps,omitempty"`   // steps begun
+	StepOpen     bool   `json:"stepOpen,omitempty"`
+	GraceGiven   bool   `json:"graceGiven,omitempty"` // the one grace step was granted
+	InGrace      bool   `json:"inGrace,omitempty"`    // the grace step is due or running
+	Ended        bool   `json:"ended,omitempty"`
+
+	LastStepBegin stepBeginRecord `json:"lastStepBegin"`
+	LastStepEnd   stepEndRecord   `json:"lastStepEnd"`
+	Continuation  Continuation    `json:"continuation,omitempty"` // what the turn end returned
+}
+
+type stepBeginRecord struct {
+	FirstStep       bool `json:"firstStep,omitempty"`
+	GoalReminderDue bool `json:"goalReminderDue,omitempty"`
+	TaskFileChanged bool `json:"taskFileChanged,omitempty"`
+	CancelNoticeDue bool `json:"cancelNoticeDue,omitempty"`
+	GraceStep       bool `json:"graceStep,omitempty"`
+}
+
+type stepEndRecord struct {
+	StopTurn  bool `json:"stopTurn,omitempty"`
+	GraceStep bool `json:"graceStep,omitempty"`
+}
+
+func (t *Turn) isMain() bool { return t.Agent == MainAgent }
+
+// TurnBegin is the answer to BeginTurn (agentd.turn.begin).
+type TurnBegin struct {
+	GoalDriven bool      `json:"goalDriven"`
+	Goal       *Snapshot `json:"goal"`
+	Changes    []Change  `json:"-"`
+}
+
+// StepBegin says what is due before a step (agentd.step.begin).
+type StepBegin struct {
+	FirstStep bool `json:"firstStep"`
+	// GoalReminderDue: inject the per-turn goal reminder built from Goal
+	// (first step of a main-agent turn, goal active, paused or blocked;
+	// RUNTIME.md §2.7).
+	GoalReminderDue bool `json:"goalReminderDue"`
+	// CancelNoticeDue: inject the goal_cancelled notice (§2.3); consumed.
+	CancelNoticeDue bool `json:"cancelNoticeDue"`
+	// GraceStep: this step is the grace step; tool calls in it are rejected
+	// (see InGraceStep). The budget-stop injection came with the StepEnd
+	// that granted it.
+	GraceStep bool `json:"graceStep"`
+	// Goal is the goal for the reminder, nil when none. When the reminder is
+	// due its TaskFile.ChangedSinceLastTurn still shows the change being
+	// announced; the stored flag is already cleared (RUNTIME.md §4).
+	Goal    *Snapshot `json:"goal"`
+	Changes []Change  `json:"-"`
+}
+
+// StepEnd is the answer to EndStep (agentd.step.end).
+type StepEnd struct {
+	// StopTurn: a budget is spent in a goal-driven turn; end the turn now.
+	StopTurn bool `json:"stopTurn"`
+	// GraceStep: a budget is spent but the step ended with tool calls: run
+	// exactly one more step with the goal_budget_stop injection (built from
+	// Goal); its tool calls are rejected (RUNTIME.md §2.4).
+	GraceStep bool      `json:"graceStep"`
+	Goal      *Snapshot `json:"goal"`
+	Changes   []Change  `json:"-"`
+}
+
+// TurnEnd is the answer to EndTurn (agentd.turn.end).
+type TurnEnd struct {
+	Continuation Continuation `json:"continuation,omitempty"`
+	Goal         *Snapshot    `json:"goal"`
+	Changes      []Change     `json:"-"`
+}
+
+func (s *State) turn(id string) *Turn {
+	for i := range s.Turns {
+		if s.Turns[i].ID == id {
+			return &s.Turns[i]
+		}
+	}
+	return nil
+}
+
+func unknownTurn(id string) error {
+	return errorf(CodeArgsInvalid, fmt.Sprintf("turnId %q is not a turn agentd knows; call agentd.turn.begin first", id))
+}
+
+// drivenGoal returns the current goal when the turn is driven by it.
+func (s *State) drivenGoal(t *Turn) *Goal {
+	if g := s.Goal; g != nil && t.DrivenGoalID != "" && g.ID == t.DrivenGoalID {
+		return g
+	}
+	return nil
+}
+
+// BeginTurn records a turn (RUNTIME.md §2.4). For the main agent, the turn
+// is goal-driven when the goal is active and no budget is reached; if a
+// budget is already reached, the goal is blocked (actor runtime) and the
+// turn runs as an ordinary, uncounted turn. Any main-agent turn begin clears
+// the outstanding continuation marker (§2.5). Turns of other agents are
+// recorded but never goal-driven. A retry with the same turnID changes
+// nothing and answers as the first call did. Refusal: args.invalid for an
+// empty turnID or an unknown origin.
+func (s *State) BeginTurn(turnID string, origin Origin, agent string, now time.Time) (TurnBegin, error) {
+	if turnID == "" {
+		return TurnBegin{}, errorf(CodeArgsInvalid, "turnId must be a non-empty string")
+	}
+	switch origin {
+	case OriginUser, OriginContinuation, OriginResume:
+	default:
+		return TurnBegin{}, errorf(CodeArgsInvalid, fmt.Sprintf("origin %q is not valid; use user, continuation or resume", origin))
+	}
+	if t := s.turn(turnID); t != nil {
+		return TurnBegin{GoalDriven: t.GoalDriven, Goal: s.Snapshot(now)}, nil
+	}
+	if agent == "" {
+		agent = MainAgent
+	}
+	t := Turn{ID: turnID, Origin: origin, Agent: agent}
+	var cs changeSet
+	if t.isMain() {
+		s.ContinuationOutstanding = false
+	}
+	if g := s.Goal; g != nil && t.isMain() {
+		t.GoalID = g.ID
+		if g.Status == Active {
+			if r := g.reached(now); r.any() {
+				cs.add(g.setStatus(Blocked, Runtime, budgetReason(g.Limits, r), now))
+			} else {
+				t.GoalDriven, t.DrivenGoalID = true, g.ID
+			}
+		}
+	}
+	s.Turns = append(s.Turns, t)
+	s.pruneTurns()
+	return TurnBegin{GoalDriven: t.GoalDriven, Goal: s.Snapshot(now), Changes: cs.list()}, nil
+}
+
+// BeginStep opens the next step of a turn (RUNTIME.md §2.4, §2.7, §2.3).
+// At the first step of a goal-driven turn turnsUsed grows by 1. For the main
+// agent it says whether the per-turn goal reminder is due (first step, goal
+// active, paused or blocked) and whether the goal_cancelled notice is due
+// (consumed here). When the reminder is due for an active goal, the task
+// file's changedSinceLastTurn is cleared (the reminder delivers it, §4).
+//
+// Steps alternate: a BeginStep while a step is already open is a retry; it
+// changes nothing and answers as the first call did. Refusal: args.invalid
+// for an unknown or ended turn.
+func (s *State) BeginStep(turnID string, now time.Time) (StepBegin, error) {
+	t := s.turn(turnID)
+	if t == nil {
+		return StepBegin{}, unknownTurn(turnID)
+	}
+	if t.Ended {
+		return StepBegin{}, errorf(CodeArgsInvalid, fmt.Sprintf("turn %q has already ended", turnID))
+	}
+	if t.StepOpen {
+		return s.stepBeginAnswer(t, now, nil), nil
+	}
+	t.StepOpen = true
+	t.Steps++
+	rec := stepBeginRecord{FirstStep: t.Steps == 1, GraceStep: t.InGrace}
+	var cs changeSet
+	if t.isMain() {
+		if g := s.drivenGoal(t); g != nil && rec.FirstStep && t.GoalDriven && !t.Counted {
+			g.TurnsUsed++
+			t.Counted = true
+			cs.add(progressChange(g, now))
+		}
+		if g := s.Goal; g != nil && rec.FirstStep && g.Status != Complete {
+			rec.GoalReminderDue = true
+			if g.Status == Active && g.TaskFile != nil && g.TaskFile.ChangedSinceLastTurn {
+				rec.TaskFileChanged = true
+				g.TaskFile.ChangedSinceLastTurn = false
+				cs.add(progressChange(g, now))
+			}
+		}
+		if s.CancelNoticePending {
+			s.CancelNoticePending = false
+			rec.CancelNoticeDue = true
+		}
+	}
+	t.LastStepBegin = rec
+	return s.stepBeginAnswer(t, now, cs.list()), nil
+}
+
+func (s *State) stepBeginAnswer(t *Turn, now time.Time, cs []Change) StepBegin {
+	rec := t.LastStepBegin
+	snap := s.Snapshot(now)
+	if rec.TaskFileChanged && snap != nil && snap.TaskFile != nil {
+		snap.TaskFile.ChangedSinceLastTurn = true
+	}
+	return StepBegin{
+		FirstStep:       rec.FirstStep,
+		GoalReminderDue: rec.GoalReminderDue,
+		CancelNoticeDue: rec.CancelNoticeDue,
+		GraceStep:       rec.GraceStep,
+		Goal:            snap,
+		Changes:         cs,
+	}
+}
+
+// EndStep closes the open step of a turn (RUNTIME.md §2.4). For a turn
+// driven by the current goal, outputTokens are added to tokensUsed and the
+// token and wall-clock budgets are checked: reaching one blocks the active
+// goal at once (actor runtime). Then, if a budget is spent and the goal is
+// blocked: a step that ended with tool calls gets the one grace step
+// (GraceStep) unless it was already given; otherwise the turn is told to
+// stop (StopTurn). The turn budget is not checked here: turn N runs to its
+// end (see EndTurn).
+//
+// Steps alternate: an EndStep with no open step is a retry of the previous
+// one; it changes nothing and answers as that call did. Refusal:
+// args.invalid for an unknown turn, a turn with no step begun, a negative
+// token count or an unknown finish reason.
+func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, now time.Time) (StepEnd, error) {
+	if finish != FinishStop && finish != FinishToolCalls {
+		return StepEnd{}, errorf(CodeArgsInvalid, fmt.Sprintf("finishReason %q is not valid; use stop or tool_calls", finish))
+	}
+	if outputTokens < 0 {
+		return StepEnd{}, errorf(CodeArgsInvalid, "outputTokens must be 0 or more")
+	}
+	t := s.turn(turnID)
+	if t == nil {
+		return StepEnd{}, unknownTurn(turnID)
+	}
+	if !t.StepOpen {
+		if t.Steps == 0 {
+			return StepEnd{}, errorf(CodeArgsInvalid, fmt.Sprintf("turn %q has no step to end; call agentd.step.begin first", turnID))
+		}
+		return StepEnd{StopTurn: t.LastStepEnd.StopTurn, GraceStep: t.LastStepEnd.GraceStep, Goal: s.Snapshot(now)}, nil
+	}
+	t.StepOpen = false
+	t.InGrace = false
+	var rec stepEndRecord
+	var cs changeSet
+	if g := s.drivenGoal(t); g != nil && t.isMain() {
+		if outputTokens > 0 {
+			g.TokensUsed += outputTokens
+			cs.add(progressChange(g, now))
+		}
+		r := g.reached(now)
+		spent := r.token || r.wallClock
+		if spent && g.Status == Active {
+			cs.add(g.setStatus(Blocked, Runtime, budgetReason(g.Limits, r), now))
+		}
+		if spent && g.Status == Blocked {
+			if finish == FinishToolCalls && !t.GraceGiven {
+				rec.GraceStep = true
+				t.GraceGiven, t.InGrace = true, true
+			} else {
+				rec.StopTurn = true
+			}
+		}
+	}
+	t.LastStepEnd = rec
+	return StepEnd{StopTurn: rec.StopTurn, GraceStep: rec.GraceStep, Goal: s.Snapshot(now), Changes: cs.list()}, nil
+}
+
+// InGraceStep reports whether turnID is in its grace step (granted by the
+// previous EndStep, not yet ended): every tool call in it must be rejected
+// unexecuted with GraceStepRefusal (RUNTIME.md §2.4).
+func (s *State) InGraceStep(turnID string) bool {
+	t := s.turn(turnID)
+	return t != nil && !t.Ended && t.InGrace
+}
+
+// GraceStepRefusal is the result of a tool call made during a grace step;
+// description is the tool's usual UI description.
+func GraceStepRefusal(description string) ToolResult {
+	return ToolResult{
+		Output:      "Not run: the goal's budget is spent and the goal is blocked. Call no more tools. Write a short status message for the user saying what was done and what is left, then stop.",
+		IsError:     true,
+		Description: description,
+	}
+}
+
+// Error kinds of a failed turn (RUNTIME.md §2.6) and how reasons name them.
+var errorKinds = map[string]string{
+	"rate_limit": "a rate-limit error",
+	"connection": "a connection error",
+	"auth":       "an authentication error",
+	"safety":     "a safety refusal",
+	"api":        "an API error",
+	"config":     "a configuration error",
+	"other":      "an error",
+}
+
+// EndTurn ends a turn (RUNTIME.md §2.4–§2.6). For a main-agent turn driven
+// by the current goal:
+//   - a starter turn that ended completed or stepLimit counts +1;
+//   - if the goal is still active: completed or stepLimit → blocked (actor
+//     runtime) when any budget is reached, else a continuation
+//     (ContinuationStepLimit after stepLimit) unless one is outstanding;
+//     cancelled → paused (actor user); blocked → blocked (runtime); failed →
+//     paused with the error kind and message (runtime).
+//
+// Unknown error kinds count as "other". A retry changes nothing and answers
+// as the first call did. Refusal: args.invalid for an unknown turn or
+// outcome.
+func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, now time.Time) (TurnEnd, error) {
+	switch outcome {
+	case OutcomeCompleted, OutcomeCancelled, OutcomeFailed, OutcomeBlocked, OutcomeStepLimit:
+	default:
+		return TurnEnd{}, errorf(CodeArgsInvalid, fmt.Sprintf("outcome %q is not valid; use completed, cancelled, failed, blocked or stepLimit", outcome))
+	}
+	t := s.turn(turnID)
+	if t == nil {
+		return TurnEnd{}, unknownTurn(turnID)
+	}
+	if t.Ended {
+		return TurnEnd{Continuation: t.Continuation, Goal: s.Snapshot(now)}, nil
+	}
+	cs := s.endTurn(t, outcome, errKind, errMsg, false, now)
+	return TurnEnd{Continuation: t.Continuation, Goal: s.Snapshot(now), Changes: cs}, nil
+}
+
+// AbandonTurn ends a turn whose connection closed before ending it
+// (RUNTIME.md §2.3 [agentd]): a goal-driven turn's active goal is paused as
+// if the turn were cancelled (actor runtime). Unknown or ended turns are
+// ignored.
+func (s *State) AbandonTurn(turnID string, now time.Time) []Change {
+	t := s.turn(turnID)
+	if t == nil || t.Ended {
+		return nil
+	}
+	return s.endTurn(t, OutcomeCancelled, "", "", true, now)
+}
+
+func (s *State) endTurn(t *Turn, outcome Outcome, errKind, errMsg string, abandoned bool, now time.Time) []Change {
+	t.Ended, t.StepOpen, t.InGrace = true, false, false
+	defer s.pruneTurns()
+	g := s.drivenGoal(t)
+	if g == nil || !t.isMain() {
+		return nil
+	}
+	var cs changeSet
+	normal := outcome == OutcomeCompleted || outcome == OutcomeStepLimit
+	if t.Starter && !t.Counted && normal {
+		g.TurnsUsed++
+		t.Counted = true
+		cs.add(progressChange(g, now))
+	}
+	if g.Status != Active {
+		return cs.list()
+	}
+	switch outcome {
+	case OutcomeCompleted, OutcomeStepLimit:
+		if r := g.reached(now); r.any() {
+			cs.add(g.setStatus(Blocked, Runtime, budgetReason(g.Limits, r), now))
+		} else if !s.ContinuationOutstanding {
+			s.ContinuationOutstanding = true
+			t.Continuation = ContinuationNormal
+			if outcome == OutcomeStepLimit {
+				t.Continuation = ContinuationStepLimit
+			}
+		}
+	case OutcomeCancelled:
+		if abandoned {
+			cs.add(g.setStatus(Paused, Runtime, reasonDisconnect, now))
+		} else {
+			cs.add(g.setStatus(Paused, User, reasonInterrupt, now))
+		}
+	case OutcomeBlocked:
+		cs.add(g.setStatus(Blocked, Runtime, reasonHook, now))
+	case OutcomeFailed:
+		kind, ok := errorKinds[errKind]
+		if !ok {
+			kind = errorKinds["other"]
+		}
+		reason := "paused after " + kind
+		if msg := oneLine(errMsg, 300); msg != "" {
+			reason += ": " + msg
+		}
+		cs.add(g.setStatus(Paused, Runtime, reason, now))
+	}
+	return cs.list()
+}
+
+// oneLine squeezes whitespace and cuts s to at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > n {
+		s = string([]rune(s)[:n-1]) + "…"
+	}
+	return s
+}
+
+// pruneTurns keeps every live turn (at most MaxLiveTurns, newest) and the
+// newest MaxEndedTurns ended ones.
+func (s *State) pruneTurns() {
+	ended, live := 0, 0
+	for _, t := range s.Turns {
+		if t.Ended {
+			ended++
+		} else {
+			live++
+		}
+	}
+	if ended <= MaxEndedTurns && live <= MaxLiveTurns {
+		return
+	}
+	out := s.Turns[:0:0]
+	for _, t := range s.Turns {
+		if t.Ended && ended > MaxEndedTurns {
+			ended--
+			continue
+		}
+		if !t.Ended && live > MaxLiveTurns {
+			live--
+			continue
+		}
+		out = append(out, t)
+	}
+	s.Turns = out
+}
