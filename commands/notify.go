@@ -1,7 +1,6 @@
 package commands
 
 import (
-
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
@@ -62,4 +61,3 @@ func (s *Service) Notifications(n workspace.Notice, folderURI string) []Notifica
 	}
 	return out
 }
-
