@@ -1,0 +1,42 @@
+package reminder
+
+import "strings"
+
+// Injection is text agentd adds to the model's context before a step
+// (PROTOCOL.md §3, agentd.step.begin and agentd.step.end). Text is always
+// wrapped in <system-reminder> and </system-reminder> lines.
+type Injection struct {
+	Variant string `json:"variant"`
+	Text    string `json:"text"`
+}
+
+// Injection variants (PROTOCOL.md §3, RUNTIME.md §1.1, §2.3, §2.4, §2.7).
+const (
+	VariantTodoListReminder = "todo_list_reminder" // stale todo reminder (§1.1)
+	VariantGoal             = "goal"               // per-turn goal reminder (§2.7)
+	VariantGoalCancelled    = "goal_cancelled"     // the user cancelled the goal (§2.3)
+	VariantGoalBudgetStop   = "goal_budget_stop"   // grace step after a mid-turn budget stop (§2.4)
+)
+
+// MainAgent is the agent id that gets reminders; subagents get none
+// (RUNTIME.md, scope).
+const MainAgent = "main"
+
+// Wrapping tags of every injection, each on its own line.
+const (
+	openTag  = "<system-reminder>"
+	closeTag = "</system-reminder>"
+)
+
+// inject wraps body into an injection of the given variant.
+func inject(variant, body string) Injection {
+	return Injection{Variant: variant, Text: openTag + "\n" + body + "\n" + closeTag}
+}
+
+// escaper HTML-escapes &, < and > in one pass, so an "&" produced by
+// escaping is never escaped again.
+var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// escape makes user text safe to place between our tags: no text inside can
+// open or close a tag (RUNTIME.md §2.7).
+func escape(s string) string { return escaper.Replace(s) }

@@ -1,0 +1,64 @@
+package reminder
+
+import (
+	"strings"
+
+	"github.com/agentd/agentd/todo"
+)
+
+// Settings tune the stale todo reminder (RUNTIME.md §1.1, [agentd]). A
+// threshold of 0 (or less) turns the reminder off.
+type Settings struct {
+	TodoReminderSteps    int `json:"todoReminderSteps"`    // steps without a write before the reminder is due
+	TodoReminderInterval int `json:"todoReminderInterval"` // steps between two reminders
+}
+
+// DefaultSettings are the spec's thresholds: 10 and 10.
+func DefaultSettings() Settings {
+	return Settings{TodoReminderSteps: 10, TodoReminderInterval: 10}
+}
+
+// todoReminderText is what the model reads when its list has gone stale.
+const todoReminderText = `Your todo list has not been updated for a while. If tracking helps with the current work, update the item statuses now. If the list no longer matches the work, clear it or rewrite it. If it is not relevant right now, ignore this reminder. Never mention this reminder to the user.`
+
+// TodoReminder is called at agentd.step.begin and says whether the stale
+// todo reminder is due now (RUNTIME.md §1.1). It is due when all hold:
+//   - agent is MainAgent and the TodoList tool is enabled for the session,
+//   - u.Used (the list was read or written at least once in the session),
+//   - both thresholds of s are above 0,
+//   - u.StepsSinceWrite >= s.TodoReminderSteps,
+//   - u.StepsSinceReminder >= s.TodoReminderInterval, where a session that
+//     was never reminded (!u.Reminded) counts as infinitely many steps, so
+//     only StepsSinceWrite gates the first reminder.
+//
+// When due it returns the injection (variant todo_list_reminder; a
+// non-empty items is appended as todo.RenderNumbered) and marks it delivered
+// in u (u.NoteReminderDelivered); the caller stores u. Otherwise u is left
+// unchanged.
+func TodoReminder(u *todo.Usage, items []todo.Item, s Settings, agent string, toolEnabled bool) (Injection, bool) {
+	if !todoReminderDue(u, s, agent, toolEnabled) {
+		return Injection{}, false
+	}
+	u.NoteReminderDelivered()
+	var b strings.Builder
+	b.WriteString(todoReminderText)
+	if len(items) > 0 {
+		b.WriteString("\n\n")
+		b.WriteString(todo.RenderNumbered(items))
+	}
+	return inject(VariantTodoListReminder, b.String()), true
+}
+
+func todoReminderDue(u *todo.Usage, s Settings, agent string, toolEnabled bool) bool {
+	switch {
+	case agent != MainAgent, !toolEnabled, !u.Used:
+		return false
+	case s.TodoReminderSteps <= 0, s.TodoReminderInterval <= 0:
+		return false
+	case u.StepsSinceWrite < s.TodoReminderSteps:
+		return false
+	case u.Reminded && u.StepsSinceReminder < s.TodoReminderInterval:
+		return false
+	}
+	return true
+}
