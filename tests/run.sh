@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs every test of agentd: Go unit and end-to-end tests (with the race
+# detector), short fuzz runs, the vscode-jsonrpc end-to-end test, and the
+# VS Code and Neovim client tests in real editors.
+# Usage: bash tests/run.sh [--quick]   (--quick: Go and Node tests only)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "go vet"
+go vet ./...
+
+step "build"
+mkdir -p bin
+go build -o bin/agentd ./cmd/agentd
+export AGENTD_BIN="$root/bin/agentd"
+
+step "go test -race"
+go test -race -count=1 ./...
+
+step "fuzz (short)"
+go test ./lsp -run '^$' -fuzz '^FuzzReadMessage$' -fuzztime 10s
+go test ./workspace -run '^$' -fuzz '^FuzzPathFromURI$' -fuzztime 5s
+
+step "vscode-jsonrpc end-to-end"
+(cd tests/node && npm ci --no-audit --no-fund --loglevel=error && node --test)
+
+if [ "$quick" = 1 ]; then
+  exit 0
+fi
+for client in vscode-extension nvim; do
+  if [ -f "$client/ci.sh" ]; then
+    step "$client"
+    bash "$client/ci.sh"
+  fi
+done
