@@ -1,0 +1,91 @@
+-- End to end: the client re-reads agentd.state after a revision gap and after the
+-- server process exits and is started again.
+local agentd = require("agentd")
+local client = require("agentd.client")
+
+local ws = H.ws
+vim.fn.mkdir(ws .. "/.git", "p")
+vim.cmd.cd(vim.fn.fnameescape(ws))
+
+local function conn()
+  return client.conns[vim.fs.normalize(ws)]
+end
+
+local function describe()
+  local c = conn()
+  return "sidebar:\n" .. H.sidebar_text() .. "\nconn: " .. vim.inspect(c and { status = c.status, error = c.error, revision = c.store.revision, client_id = c.client_id })
+    .. "\nnotifications:\n" .. H.notifications_text()
+end
+
+local function wait_sidebar(text)
+  H.wait(function()
+    return H.sidebar_text():find(text, 1, true) ~= nil
+  end, "sidebar to show " .. text, 10000, describe)
+end
+
+--- Counts agentd.state reads.
+local reads = 0
+local orig_refresh = client.refresh
+client.refresh = function(...)
+  reads = reads + 1
+  return orig_refresh(...)
+end
+
+agentd.setup({ cmd = { "agentd", "--remote=auto" } })
+
+test("the first state read follows initialize", function()
+  H.wait(function()
+    return conn() and conn().status == "ready" and conn().store.state ~= nil
+  end, "state read", 15000, describe)
+  H.ok(reads >= 1, "agentd.state was read")
+  vim.cmd("AgentdToggle")
+  wait_sidebar("Todos  empty")
+end)
+
+test("a revision gap re-reads agentd.state", function()
+  H.tool("TodoList", { todos = { { title = "one", status = "pending" } } })
+  wait_sidebar("[ ] one")
+  local c = conn()
+  -- Pretend the editor missed changes: its copy is older and lacks what they did.
+  c.store.revision = c.store.revision - 3
+  c.store.state.todos = { revision = c.store.revision, items = {} }
+  c.store.state.goal = { objective = "stale local goal", status = "active", budget = {} }
+  local before = reads
+  H.tool("TodoList", { todos = { { title = "one", status = "done" }, { title = "two", status = "pending" } } })
+  H.wait(function()
+    return reads > before
+  end, "a re-read after the gap", 10000, describe)
+  wait_sidebar("[ ] two")
+  H.wait(function()
+    return not H.sidebar_text():find("stale local goal", 1, true)
+  end, "the re-read state replaces the stale goal", 10000, describe)
+  H.eq(H.daemon_state().revision, conn().store.revision)
+end)
+
+test("after the server exits the client starts again and re-reads the state", function()
+  local c = conn()
+  local old_id = c.client_id
+  local pids = {}
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    local p = vim.api.nvim_get_proc(pid)
+    if p and p.name and p.name:find("agentd", 1, true) then
+      table.insert(pids, pid)
+    end
+  end
+  H.eq(1, #pids, "one agentd child of nvim (the --remote=auto forwarder)")
+  vim.uv.kill(pids[1], "sigterm")
+  H.wait(function()
+    return c.status == "stopped" or c.client_id ~= old_id
+  end, "the client to notice the exit", 10000, describe)
+  -- Changed while this editor was disconnected.
+  H.tool("TodoList", { todos = { { title = "changed while away", status = "in_progress" } } })
+  local before = reads
+  H.wait(function()
+    return c.status == "ready" and c.client_id and c.client_id ~= old_id
+  end, "a new client", 15000, describe)
+  H.wait(function()
+    return reads > before
+  end, "a re-read after the restart", 10000, describe)
+  wait_sidebar("[~] changed while away")
+  H.eq(1, #vim.lsp.get_clients({ name = "agentd" }), "exactly one agentd client")
+end)
