@@ -17,9 +17,13 @@ import (
 // Service runs commands against one workspace registry. It is shared by
 // every connection of a process.
 type Service struct {
-	reg *workspace.Registry
-	now func() time.Time
-	log *slog.Logger
+	reg   *workspace.Registry
+	now   func() time.Time
+	log   *slog.Logger
+	unsub func()
+
+	timersMu sync.Mutex
+	timers   map[timerKey]*time.Timer // wall-clock budget timers
 }
 
 // NewService opens a workspace registry with opts and returns a Service on
@@ -32,14 +36,24 @@ func NewService(opts workspace.Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{now: opts.Now, log: opts.Logger}
+	s := &Service{now: opts.Now, log: opts.Logger, timers: map[timerKey]*time.Timer{}}
 	opts.OnOpen = s.recoverWorkspace
 	s.reg = workspace.NewRegistry(opts)
+	s.unsub = s.reg.Subscribe(s.armWallClock)
 	return s
 }
 
-// Close closes every store of the registry.
-func (s *Service) Close() error { return s.reg.Close() }
+// Close stops the goal timers and closes every store of the registry.
+func (s *Service) Close() error {
+	s.unsub()
+	s.timersMu.Lock()
+	for k, t := range s.timers {
+		t.Stop()
+		delete(s.timers, k)
+	}
+	s.timersMu.Unlock()
+	return s.reg.Close()
+}
 
 // Registry is the workspace registry the service runs on.
 func (s *Service) Registry() *workspace.Registry { return s.reg }
@@ -63,6 +77,7 @@ type Client struct {
 	folders  []*folder // in the order the client gave them
 	defaults Defaults
 	closed   bool
+	turns    map[turnKey]struct{} // turns begun and not yet ended
 }
 
 // folder is one workspace folder of a client. ws is nil while the folder
@@ -197,8 +212,10 @@ func (c *Client) Recovered() []string {
 	return msgs
 }
 
-// Close releases every folder. The client must not be used afterwards.
+// Close ends the turns the client left open (pausing their goals) and
+// releases every folder. The client must not be used afterwards.
 func (c *Client) Close() {
+	c.abandonTurns()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true

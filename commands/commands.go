@@ -53,7 +53,9 @@ var Commands []Command
 var byID map[string]*Command
 
 func init() {
-	Commands = append(append(append([]Command{}, toolCommands...), stateCommands...), lifecycleCommands...)
+	for _, group := range [][]Command{toolCommands, stateCommands, goalCommands, lifecycleCommands} {
+		Commands = append(Commands, group...)
+	}
 	byID = make(map[string]*Command, len(Commands))
 	for i := range Commands {
 		byID[Commands[i].ID] = &Commands[i]

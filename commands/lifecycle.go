@@ -1,4 +1,224 @@
 package commands
 
-// lifecycleCommands are the agent-loop commands (PROTOCOL.md §3).
-var lifecycleCommands = []Command{}
+import (
+	"context"
+
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/reminder"
+	"github.com/agentd/agentd/workspace"
+)
+
+// Agent-loop lifecycle (PROTOCOL.md §3): a host reports turns and steps;
+// agentd counts them against the goal, enforces budgets, and answers the
+// injections and continuations of RUNTIME.md §1.1 and §2.4–§2.7.
+
+type turnBeginArgs struct {
+	Common
+	TurnID string      `json:"turnId"`
+	Origin goal.Origin `json:"origin"`
+}
+
+type stepBeginArgs struct {
+	Common
+	TurnID string `json:"turnId"`
+}
+
+type stepEndArgs struct {
+	Common
+	TurnID       string            `json:"turnId"`
+	OutputTokens int64             `json:"outputTokens"`
+	FinishReason goal.FinishReason `json:"finishReason"`
+}
+
+type turnEndArgs struct {
+	Common
+	TurnID  string       `json:"turnId"`
+	Outcome goal.Outcome `json:"outcome"`
+	Error   *struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// TurnBeginResult is the answer of agentd.turn.begin.
+type TurnBeginResult struct {
+	GoalDriven bool           `json:"goalDriven"`
+	Goal       *goal.Snapshot `json:"goal"`
+}
+
+// StepBeginResult is the answer of agentd.step.begin: what to inject before
+// the model call, in order.
+type StepBeginResult struct {
+	Injections []reminder.Injection `json:"injections"`
+}
+
+// StepEndResult is the answer of agentd.step.end. GraceStep: run exactly one
+// more step with Injections (the goal_budget_stop notice); StopTurn: end the
+// turn now.
+type StepEndResult struct {
+	StopTurn   bool                 `json:"stopTurn"`
+	GraceStep  bool                 `json:"graceStep"`
+	Injections []reminder.Injection `json:"injections"`
+}
+
+// Continuation is the prompt a host sends as the next user message, then
+// begins a turn with origin "continuation" (RUNTIME.md §2.5).
+type Continuation struct {
+	Variant string `json:"variant"`
+	Prompt  string `json:"prompt"`
+}
+
+// TurnEndResult is the answer of agentd.turn.end.
+type TurnEndResult struct {
+	Continuation *Continuation  `json:"continuation"`
+	Goal         *goal.Snapshot `json:"goal"`
+}
+
+func requireTurnID(cmd, id string) error {
+	if id == "" {
+		return argsErrorf("%s: field \"turnId\" is required (a string the host chooses per turn)", cmd)
+	}
+	return nil
+}
+
+var lifecycleCommands = []Command{
+	def("agentd.turn.begin", "`turnId`, `origin` (`user`/`continuation`/`resume`)", "Starts a turn; `{goalDriven, goal}` (RUNTIME.md §2.4).", true,
+		func(ctx context.Context, c *call, a *turnBeginArgs) (any, error) {
+			if err := requireTurnID("agentd.turn.begin", a.TurnID); err != nil {
+				return nil, err
+			}
+			var res goal.TurnBegin
+			_, err := c.updateGoal(func(g *goal.State) (cs []goal.Change, err error) {
+				res, err = g.BeginTurn(a.TurnID, a.Origin, c.agent, c.svc.now())
+				return res.Changes, err
+			})
+			if err != nil {
+				return nil, err
+			}
+			c.client.trackTurn(c.folder.ws, c.session, a.TurnID)
+			return TurnBeginResult{GoalDriven: res.GoalDriven, Goal: res.Goal}, nil
+		}),
+	def("agentd.step.begin", "`turnId`", "Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder).", true,
+		func(ctx context.Context, c *call, a *stepBeginArgs) (any, error) {
+			if err := requireTurnID("agentd.step.begin", a.TurnID); err != nil {
+				return nil, err
+			}
+			out := StepBeginResult{Injections: []reminder.Injection{}}
+			_, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
+				out.Injections = out.Injections[:0]
+				res, err := s.Goal.BeginStep(a.TurnID, c.svc.now())
+				if err != nil {
+					return workspace.Change{}, err
+				}
+				if res.CancelNoticeDue {
+					out.Injections = append(out.Injections, reminder.GoalCancelled())
+				}
+				if res.GoalReminderDue && res.Goal != nil {
+					if inj, ok := reminder.GoalReminder(res.Goal.ModelView()); ok {
+						out.Injections = append(out.Injections, inj)
+					}
+				}
+				if inj, ok := reminder.TodoReminder(&s.TodoUsage, s.Todos, c.defaults.Settings, c.agent, true); ok {
+					out.Injections = append(out.Injections, inj)
+				}
+				return storedGoalChange(res.Changes), nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			return out, nil
+		}),
+	def("agentd.step.end", "`turnId`, `outputTokens`, `finishReason` (`stop`/`tool_calls`)", "After a step's tools ran: `{stopTurn, graceStep, injections}` (RUNTIME.md §2.4).", true,
+		func(ctx context.Context, c *call, a *stepEndArgs) (any, error) {
+			if err := requireTurnID("agentd.step.end", a.TurnID); err != nil {
+				return nil, err
+			}
+			if a.OutputTokens < 0 {
+				return nil, argsErrorf("agentd.step.end: outputTokens must be 0 or more, got %d", a.OutputTokens)
+			}
+			out := StepEndResult{Injections: []reminder.Injection{}}
+			_, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
+				res, err := s.Goal.EndStep(a.TurnID, a.OutputTokens, a.FinishReason, c.svc.now())
+				if err != nil {
+					return workspace.Change{}, err
+				}
+				if c.agent == MainAgent {
+					s.TodoUsage.EndStep()
+				}
+				out = StepEndResult{StopTurn: res.StopTurn, GraceStep: res.GraceStep, Injections: []reminder.Injection{}}
+				if res.GraceStep && res.Goal != nil {
+					out.Injections = append(out.Injections, reminder.BudgetStop(res.Goal.ModelView()))
+				}
+				return storedGoalChange(res.Changes), nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			return out, nil
+		}),
+	def("agentd.turn.end", "`turnId`, `outcome` (`completed`/`cancelled`/`failed`/`blocked`/`stepLimit`), `error?: {kind, message}`", "Ends a turn: `{continuation: {variant, prompt} or null, goal}` (RUNTIME.md §2.5, §2.6).", true,
+		func(ctx context.Context, c *call, a *turnEndArgs) (any, error) {
+			if err := requireTurnID("agentd.turn.end", a.TurnID); err != nil {
+				return nil, err
+			}
+			var kind, msg string
+			if a.Error != nil {
+				kind, msg = a.Error.Kind, a.Error.Message
+			}
+			var res goal.TurnEnd
+			_, err := c.updateGoal(func(g *goal.State) (cs []goal.Change, err error) {
+				res, err = g.EndTurn(a.TurnID, a.Outcome, kind, msg, c.svc.now())
+				return res.Changes, err
+			})
+			if err != nil {
+				return nil, err
+			}
+			c.client.untrackTurn(c.folder.ws, c.session, a.TurnID)
+			out := TurnEndResult{Goal: res.Goal}
+			if res.Continuation != "" && res.Goal != nil {
+				variant, prompt := reminder.Continuation(res.Goal.ModelView(), res.Continuation == goal.ContinuationStepLimit)
+				out.Continuation = &Continuation{Variant: variant, Prompt: prompt}
+			}
+			return out, nil
+		}),
+}
+
+// turnKey names a turn begun by a client.
+type turnKey struct {
+	ws      *workspace.Workspace
+	session string
+	turnID  string
+}
+
+func (cl *Client) trackTurn(ws *workspace.Workspace, session, id string) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.turns == nil {
+		cl.turns = map[turnKey]struct{}{}
+	}
+	cl.turns[turnKey{ws, session, id}] = struct{}{}
+}
+
+func (cl *Client) untrackTurn(ws *workspace.Workspace, session, id string) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	delete(cl.turns, turnKey{ws, session, id})
+}
+
+// abandonTurns ends the turns this client began and never ended, as if
+// cancelled: a goal-driven one pauses its goal (RUNTIME.md §2.3, [agentd]).
+// Called by Close before the folders are released.
+func (cl *Client) abandonTurns() {
+	cl.mu.Lock()
+	turns := cl.turns
+	cl.turns = nil
+	cl.mu.Unlock()
+	for k := range turns {
+		_, err := k.ws.Update(k.session, func(s *workspace.Session) (workspace.Change, error) {
+			return storedGoalChange(s.Goal.AbandonTurn(k.turnID, cl.svc.now())), nil
+		})
+		if err != nil {
+			cl.svc.log.Error("abandoned turn not recorded", "turn", k.turnID, "session", k.session, "err", err)
+		}
+	}
+}

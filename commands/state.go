@@ -120,7 +120,7 @@ var stateCommands = []Command{
 			}
 			items, err := todo.Normalize(*a.Items)
 			if err != nil {
-				return nil, &Error{Code: "todo.invalid", Msg: err.Error(), Err: err}
+				return nil, err
 			}
 			var conflict *workspace.Session
 			s, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
@@ -137,7 +137,7 @@ var stateCommands = []Command{
 			}
 			if conflict != nil {
 				st := c.stateOf(*conflict)
-				return nil, &Error{Code: "todo.conflict",
+				return nil, &Error{Code: todo.CodeConflict,
 					Msg:  fmt.Sprintf("the todo list changed since you read it (expected revision %d, current %d): nothing was written; re-read the list and apply your edit again", *a.ExpectedRevision, conflict.TodosRevision),
 					Data: map[string]any{"state": st}}
 			}

@@ -12,23 +12,15 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// ToolResult is the answer of agentd.callTool (PROTOCOL.md §3). A refusal
-// meant for the model is a result with IsError set, not a JSON-RPC error.
-type ToolResult struct {
-	Output      string `json:"output"`
-	IsError     bool   `json:"isError"`
-	ErrorCode   string `json:"errorCode,omitempty"`
-	Description string `json:"description"` // one line for the host's UI
-	StopTurn    bool   `json:"stopTurn"`
-	StopBatch   bool   `json:"stopBatch"`
-}
+// ToolResult is the answer of agentd.callTool (PROTOCOL.md §3), for every
+// tool; the goal package declares the shape. A refusal meant for the model
+// is a result with IsError set, not a JSON-RPC error.
+type ToolResult = goal.ToolResult
 
-// ToolInfo is one entry of agentd.tools: what a host hands to its model.
-type ToolInfo struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	InputSchema map[string]any `json:"inputSchema"` // JSON Schema, additionalProperties false
-}
+// ToolInfo is one entry of agentd.tools, {name, description, inputSchema}:
+// what a host hands to its model. InputSchema is JSON Schema with
+// additionalProperties false.
+type ToolInfo = goal.Tool
 
 // ToolDescription is the answer of agentd.describeTool.
 type ToolDescription struct {
@@ -105,6 +97,15 @@ var toolCommands = []Command{
 			if err != nil {
 				return nil, err
 			}
+			if a.TurnID != "" {
+				s, err := c.folder.ws.View(c.session)
+				if err != nil {
+					return nil, err
+				}
+				if s.Goal.InGraceStep(a.TurnID) {
+					return goal.GraceStepRefusal(t.describe(input).Description), nil
+				}
+			}
 			return t.run(ctx, c, input, a.TurnID)
 		}),
 	def("agentd.describeTool", "`name`, `input`", "`{description, display?}` for a host's UI, without running the tool.", false,
@@ -138,23 +139,25 @@ var todoTool = tool{
 	run: func(ctx context.Context, c *call, input json.RawMessage, turnID string) (ToolResult, error) {
 		var in todo.Input
 		if err := decodeStrict(input, &in, "TodoList input"); err != nil {
-			return refusal("todo.invalid", "Updating todo list", fmt.Sprintf("%v. Send {\"todos\": [{\"title\": \"...\", \"status\": \"pending\"}]} to replace the list, or no arguments to read it.", err)), nil
+			return refusal(todo.CodeInvalid, "Updating todo list", fmt.Sprintf("%v. Send {\"todos\": [{\"title\": \"...\", \"status\": \"pending\"}]} to replace the list, or no arguments to read it.", err)), nil
 		}
 		desc := todo.Describe(in)
 		plan, err := todo.PlanCall(in)
 		if err != nil {
-			return refusal("todo.invalid", desc, fmt.Sprintf("The todo list was not changed: %v.", err)), nil
+			return refusal(todo.CodeInvalid, desc, fmt.Sprintf("The todo list was not changed: %v.", err)), nil
 		}
 		s, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
 			if !plan.Write {
-				if s.TodoUsage.Used {
+				if s.TodoUsage.Used || c.agent != MainAgent {
 					return workspace.Change{}, nil
 				}
 				s.TodoUsage.NoteRead()
 				return workspace.Change{Kind: "todo.read", Quiet: true}, nil
 			}
 			s.Todos = plan.Items
-			s.TodoUsage.NoteWrite()
+			if c.agent == MainAgent {
+				s.TodoUsage.NoteWrite() // the stale reminder counts the main agent's use (RUNTIME.md §1.1)
+			}
 			return workspace.Change{Kind: "todo.write", Actor: string(goal.Model), Todos: true,
 				Payload: map[string]any{"items": plan.Items, "agent": c.agent}}, nil
 		})

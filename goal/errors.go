@@ -18,6 +18,7 @@ const (
 	CodeUnsupportedAgent = "goal.unsupported_agent"
 	CodeStaleCall        = "goal.stale_call"
 	CodeBudgetInvalid    = "goal.budget_invalid"
+	CodeTaskFileOutside  = "goal.task_file_outside"
 	CodeArgsInvalid      = "args.invalid"
 )
 

@@ -266,10 +266,3 @@ func BudgetStop(s goal.Snapshot) Injection {
 func GoalCancelled() Injection {
 	return inject(VariantGoalCancelled, "The user cancelled the goal. Stop following the reminders and continuation prompts of that goal, and do not keep working on it on your own. Handle the conversation normally.")
 }
-
-// GraceStepToolRejection is the output of a tool call rejected during a
-// grace step (RUNTIME.md §2.4, PROTOCOL.md §3): not wrapped, it is a tool
-// result.
-func GraceStepToolRejection() string {
-	return "Not run: the goal's budget is spent and the goal is blocked. Call no more tools; write your final status message to the user now."
-}

@@ -341,27 +341,6 @@ func TestBudgetStop(t *testing.T) {
 	}
 }
 
-func TestGoalCancelledAndGraceRejection(t *testing.T) {
-	c := GoalCancelled()
-	if c.Variant != VariantGoalCancelled {
-		t.Errorf("variant = %q, want %q", c.Variant, VariantGoalCancelled)
-	}
-	for _, h := range []string{"The user cancelled the goal", "Stop following the reminders and continuation prompts", "Handle the conversation normally"} {
-		if !strings.Contains(c.Text, h) {
-			t.Errorf("cancel notice lacks %q:\n%s", h, c.Text)
-		}
-	}
-	g := GraceStepToolRejection()
-	for _, h := range []string{"Not run", "budget is spent", "write your final status message"} {
-		if !strings.Contains(g, h) {
-			t.Errorf("grace rejection lacks %q: %s", h, g)
-		}
-	}
-	if strings.Contains(g, openTag) {
-		t.Errorf("grace rejection is a tool result, not an injection: %s", g)
-	}
-}
-
 // TestEveryInjectionWrapped checks that each injection opens and closes
 // with the system-reminder tags, on their own lines, exactly once.
 func TestEveryInjectionWrapped(t *testing.T) {

@@ -6,7 +6,6 @@
 package todo
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -34,12 +33,14 @@ type Item struct {
 	Status Status `json:"status"`
 }
 
-// ErrInvalid is wrapped by every validation error; its stable code is
-// "todo.invalid" (RUNTIME.md §3).
-var ErrInvalid = errors.New("todo.invalid")
+// Stable error codes of the todo list (RUNTIME.md §3).
+const (
+	CodeInvalid  = "todo.invalid"  // a proposed list breaks a rule
+	CodeConflict = "todo.conflict" // a compare-and-set edit was stale
+)
 
 // ValidationError says what is wrong with a proposed list, in words a model
-// or a person can act on. It unwraps to ErrInvalid.
+// or a person can act on. Its code is CodeInvalid.
 type ValidationError struct {
 	Index int // 0-based index of the offending item, -1 for the whole list
 	Msg   string
@@ -52,11 +53,8 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("todos[%d]: %s", e.Index, e.Msg)
 }
 
-// Unwrap makes errors.Is(err, ErrInvalid) true.
-func (e *ValidationError) Unwrap() error { return ErrInvalid }
-
-// Code is the stable error code (RUNTIME.md §3).
-func (e *ValidationError) Code() string { return "todo.invalid" }
+// ErrorCode is the stable error code, CodeInvalid (RUNTIME.md §3).
+func (e *ValidationError) ErrorCode() string { return CodeInvalid }
 
 // Normalize validates items and returns the list to store: a fresh slice whose
 // titles are trimmed. The caller's slice is never retained. Errors are

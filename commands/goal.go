@@ -1,0 +1,170 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/workspace"
+)
+
+// storedGoalChange turns the goal package's changes into one stored change:
+// the last visible change names the event and the notification; all of them
+// go into the history payload. With no visible change the goal's bookkeeping
+// (turn records, markers) is still stored, quietly (goal.State docs).
+func storedGoalChange(cs []goal.Change) workspace.Change {
+	if len(cs) == 0 {
+		return workspace.Change{Kind: "goal.bookkeeping", Quiet: true}
+	}
+	last := cs[len(cs)-1]
+	payload := make([]map[string]any, len(cs))
+	for i, c := range cs {
+		payload[i] = map[string]any{"kind": c.Kind, "status": c.Status, "reason": c.Reason, "actor": c.Actor, "goal": c.Goal}
+	}
+	return workspace.Change{Kind: last.EventKind(), Actor: string(last.Actor), Reason: last.Reason, Goal: true, Payload: payload}
+}
+
+// updateGoal runs fn on the session's goal state and stores the result with
+// its changes in one transaction.
+func (c *call) updateGoal(fn func(g *goal.State) ([]goal.Change, error)) (workspace.Session, error) {
+	return c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
+		cs, err := fn(&s.Goal)
+		if err != nil {
+			return workspace.Change{}, err
+		}
+		return storedGoalChange(cs), nil
+	})
+}
+
+// resolveTaskFile finds a new goal's task file (RUNTIME.md §2.2, §4): the
+// explicit path, else the first word of the objective that names an
+// existing file inside the workspace. It reads the file, so it runs before
+// the transaction.
+func (c *call) resolveTaskFile(explicit, objective string) (*goal.TaskFileInfo, error) {
+	if explicit != "" {
+		info, err := c.folder.ws.TaskFile(explicit)
+		if err != nil {
+			return nil, err
+		}
+		return &info, nil
+	}
+	return c.folder.ws.FindTaskFile(goal.TaskFileCandidates(objective)), nil
+}
+
+func init() {
+	for _, t := range goal.Tools() {
+		tools = append(tools, goalTool(t))
+	}
+}
+
+// goalTool is one of the four goal tools (RUNTIME.md §2.8).
+func goalTool(info goal.Tool) tool {
+	return tool{
+		info: info,
+		describe: func(input json.RawMessage) ToolDescription {
+			d, err := goal.Describe(info.Name, input)
+			if err != nil {
+				return ToolDescription{Description: info.Name}
+			}
+			td := ToolDescription{Description: d.Description}
+			if d.Display != nil {
+				td.Display = d.Display
+			}
+			return td
+		},
+		run: func(ctx context.Context, c *call, input json.RawMessage, turnID string) (ToolResult, error) {
+			tc := goal.ToolCall{Name: info.Name, Input: input, Agent: c.agent, TurnID: turnID}
+			if info.Name == goal.CreateGoalTool && c.agent == MainAgent {
+				if in, err := goal.DecodeInput(info.Name, input); err == nil {
+					cg := in.(goal.CreateGoalInput)
+					tf, err := c.resolveTaskFile(cg.TaskFile, cg.Objective)
+					if err != nil {
+						desc := c.describeOrName(info.Name, input)
+						return refusal(ErrorCode(err), desc, "The goal was not created: "+err.Error()+"."), nil
+					}
+					tc.TaskFile = tf
+				}
+			}
+			var res ToolResult
+			_, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
+				var cs []goal.Change
+				res, cs = g.CallTool(tc, c.svc.now())
+				return cs, nil
+			})
+			return res, err
+		},
+	}
+}
+
+func (c *call) describeOrName(name string, input json.RawMessage) string {
+	if d, err := goal.Describe(name, input); err == nil {
+		return d.Description
+	}
+	return name
+}
+
+type goalCreateArgs struct {
+	Common
+	Objective           string `json:"objective"`
+	CompletionCriterion string `json:"completionCriterion"`
+	Replace             bool   `json:"replace"`
+	TaskFile            string `json:"taskFile"`
+}
+
+type goalPauseArgs struct {
+	Common
+	Reason string `json:"reason"`
+}
+
+type goalBudgetArgs struct {
+	Common
+	goal.BudgetUpdate
+}
+
+// userGoal is a host command that changes the goal as the user and answers
+// the new State.
+func userGoal[A any, PA interface {
+	*A
+	withCommon
+}](id, args, doc string, fn func(c *call, a PA, g *goal.State) ([]goal.Change, error)) Command {
+	return def(id, args, doc, true, func(ctx context.Context, c *call, a PA) (any, error) {
+		s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) { return fn(c, a, g) })
+		if err != nil {
+			return nil, err
+		}
+		return c.stateOf(s), nil
+	})
+}
+
+var goalCommands = []Command{
+	def("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`", "Creates a goal as the user (RUNTIME.md §2.2); returns `State`.", true,
+		func(ctx context.Context, c *call, a *goalCreateArgs) (any, error) {
+			tf, err := c.resolveTaskFile(a.TaskFile, a.Objective)
+			if err != nil {
+				return nil, err
+			}
+			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
+				return g.Create(goal.CreateParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Replace: a.Replace, TaskFile: tf}, c.svc.now())
+			})
+			if err != nil {
+				return nil, err
+			}
+			return c.stateOf(s), nil
+		}),
+	userGoal("agentd.goal.pause", "`reason?`", "Pauses the active goal as the user; returns `State`.",
+		func(c *call, a *goalPauseArgs, g *goal.State) ([]goal.Change, error) {
+			return g.Pause(a.Reason, c.svc.now())
+		}),
+	userGoal("agentd.goal.resume", "-", "Resumes a paused or blocked goal as the user; returns `State`.",
+		func(c *call, a *noArgs, g *goal.State) ([]goal.Change, error) {
+			return g.Resume(c.svc.now())
+		}),
+	userGoal("agentd.goal.cancel", "-", "Clears the goal as the user; returns `State`.",
+		func(c *call, a *noArgs, g *goal.State) ([]goal.Change, error) {
+			return g.Cancel(c.svc.now())
+		}),
+	userGoal("agentd.goal.setBudget", "`turns?`, `tokens?`, `wallClockMs?` (each a number, or `null` to remove)", "Sets or removes budget limits as the user; returns `State`.",
+		func(c *call, a *goalBudgetArgs, g *goal.State) ([]goal.Change, error) {
+			return g.SetBudget(a.BudgetUpdate, c.svc.now())
+		}),
+}

@@ -1,0 +1,133 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentd/agentd/goal"
+)
+
+// TaskFile checks a goal's task file path against the folder and reads what
+// is there now (RUNTIME.md §4). path is relative to the folder root, or
+// absolute inside it. It must stay inside the folder after resolving ".."
+// and symbolic links, else the error has code goal.task_file_outside. A
+// missing file (or missing folders) is allowed: Exists is false.
+// The returned Path is relative to the root, with forward slashes.
+func (w *Workspace) TaskFile(path string) (goal.TaskFileInfo, error) {
+	rel, err := w.taskFileRel(path)
+	if err != nil {
+		return goal.TaskFileInfo{}, err
+	}
+	return readTaskFile(w.Root(), rel)
+}
+
+// FindTaskFile returns the first candidate (goal.TaskFileCandidates of an
+// objective) that names an existing regular file inside the folder, or nil.
+func (w *Workspace) FindTaskFile(candidates []string) *goal.TaskFileInfo {
+	for _, c := range candidates {
+		rel, err := w.taskFileRel(c)
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(w.Root(), filepath.FromSlash(rel)))
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if info, err := readTaskFile(w.Root(), rel); err == nil {
+			return &info
+		}
+	}
+	return nil
+}
+
+// taskFileRel cleans path into a slash-separated path relative to the root,
+// refusing anything that leaves the folder lexically or through links.
+func (w *Workspace) taskFileRel(path string) (string, error) {
+	root := w.Root()
+	if strings.TrimSpace(path) == "" || strings.ContainsRune(path, 0) {
+		return "", outside(path, "the path is empty")
+	}
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(root, abs)
+	}
+	abs = filepath.Clean(abs)
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", outside(path, "it is not inside the workspace folder "+root)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", fmt.Errorf("workspace folder %s: %w", root, err)
+	}
+	real, err := evalExisting(abs)
+	if err != nil {
+		return "", fmt.Errorf("task file %s: %w", path, err)
+	}
+	if r, err := filepath.Rel(realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", outside(path, "a symbolic link takes it outside the workspace folder (to "+real+")")
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// evalExisting resolves symbolic links in the longest existing prefix of
+// path and appends the missing rest unchanged.
+func evalExisting(path string) (string, error) {
+	var rest []string
+	p := path
+	for {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return path, nil
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+func outside(path, why string) error {
+	return &goal.Error{Code: goal.CodeTaskFileOutside, Msg: fmt.Sprintf("task file %q is refused: %s; use a path inside the workspace", path, why)}
+}
+
+// readTaskFile reads the file at rel under root: exists, size, sha256 and
+// modification time. A missing file is Exists false, not an error.
+func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
+	info := goal.TaskFileInfo{Path: rel}
+	f, err := os.Open(filepath.Join(root, filepath.FromSlash(rel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return info, nil
+	}
+	if err != nil {
+		return info, fmt.Errorf("task file %s: %w", rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return info, fmt.Errorf("task file %s: %w", rel, err)
+	}
+	if fi.IsDir() {
+		return info, fmt.Errorf("task file %s is a folder, not a file", rel)
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return info, fmt.Errorf("task file %s: %w", rel, err)
+	}
+	mod := fi.ModTime().UTC()
+	info.Exists, info.Size, info.SHA256, info.ModifiedAt = true, n, hex.EncodeToString(h.Sum(nil)), &mod
+	return info, nil
+}
