@@ -168,3 +168,25 @@ var goalCommands = []Command{
 			return g.SetBudget(a.BudgetUpdate, c.svc.now())
 		}),
 }
+
+// BudgetArgs turns a budget written as a value and a unit (turns, tokens,
+// milliseconds, seconds, minutes, hours) into the ARGS of
+// agentd.goal.setBudget, with the normalisation of RUNTIME.md §2.8. remove
+// asks to remove the limit of that unit instead (value is then ignored).
+func BudgetArgs(value float64, unit string, remove bool) (map[string]any, error) {
+	field := map[goal.BudgetKind]string{goal.TurnBudget: "turns", goal.TokenBudget: "tokens", goal.WallClockBudget: "wallClockMs"}
+	if remove {
+		value = 1
+		if unit != "turns" && unit != "tokens" {
+			value = 3600 // any valid time, to learn the field
+		}
+	}
+	kind, limit, err := goal.NormalizeBudget(value, unit)
+	if err != nil {
+		return nil, err
+	}
+	if remove {
+		return map[string]any{field[kind]: nil}, nil
+	}
+	return map[string]any{field[kind]: limit}, nil
+}

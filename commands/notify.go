@@ -1,6 +1,9 @@
 package commands
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
@@ -60,4 +63,64 @@ func (s *Service) Notifications(n workspace.Notice, folderURI string) []Notifica
 			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Goal: snap, Change: gc}})
 	}
 	return out
+}
+
+// FormatProgress is a goal's progress in one line, with limits where set:
+// "3/20 turns · 1.2k tokens · 4m05s" (the work-done progress message of
+// PROTOCOL.md §4, and the shell's status line).
+func FormatProgress(g *goal.Snapshot) string {
+	turns := fmt.Sprintf("%d turns", g.TurnsUsed)
+	if g.Budget.TurnBudget != nil {
+		turns = fmt.Sprintf("%d/%d turns", g.TurnsUsed, *g.Budget.TurnBudget)
+	}
+	tokens := goal.FormatTokens(g.TokensUsed) + " tokens"
+	if g.Budget.TokenBudget != nil {
+		tokens = goal.FormatTokens(g.TokensUsed) + "/" + goal.FormatTokens(*g.Budget.TokenBudget) + " tokens"
+	}
+	elapsed := goal.FormatElapsed(g.WallClockMs)
+	if g.Budget.WallClockBudgetMs != nil {
+		elapsed += "/" + goal.FormatElapsed(*g.Budget.WallClockBudgetMs)
+	}
+	return turns + " · " + tokens + " · " + elapsed
+}
+
+// GoalNews is what a client without a panel is shown of a goal change
+// (PROTOCOL.md §4): work-done progress while the goal is active, and a
+// message when it completes or is blocked.
+type GoalNews struct {
+	Active   bool   // the goal is active: begin or report progress; else end it
+	Progress string // "Goal: 3/20 turns · 1.2k tokens · 4m05s"
+	Message  string // for window/showMessage; "" when there is nothing to say
+	Warning  bool   // Message is a warning (blocked), not information
+}
+
+// News says what n means for progress and messages; ok is false when n
+// did not change the goal.
+func (s *Service) News(n workspace.Notice) (news GoalNews, ok bool) {
+	if !n.Change.Goal {
+		return GoalNews{}, false
+	}
+	snap := n.Session.Goal.Snapshot(s.now())
+	if snap == nil {
+		return GoalNews{}, true
+	}
+	news.Active = snap.Status == goal.Active
+	news.Progress = "Goal: " + FormatProgress(snap)
+	switch n.Change.Kind {
+	case "goal." + string(goal.ChangeComplete):
+		news.Message = fmt.Sprintf("agentd: goal complete: %s (%s)", oneLine(snap.Objective), FormatProgress(snap))
+	case "goal." + string(goal.ChangeBlock):
+		news.Message = fmt.Sprintf("agentd: goal blocked: %s: %s", oneLine(snap.Objective), snap.TerminalReason)
+		news.Warning = true
+	}
+	return news, true
+}
+
+// oneLine shortens text to one line of at most 80 characters for messages.
+func oneLine(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > 80 {
+		return string(r[:79]) + "…"
+	}
+	return text
 }

@@ -70,6 +70,8 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts Con
 	defer cancel()
 	c := &connection{srv: s, opts: opts, client: s.svc.NewClient(commands.Defaults{}), ctx: ctx, cancel: cancel, log: s.log}
 	c.rpc = NewConn(rwc, c.route, Options{Logger: s.log})
+	c.progress = newGoalProgress(c)
+	go c.progress.run(ctx)
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
@@ -113,6 +115,18 @@ func (s *Server) fanOut(n workspace.Notice) {
 				c.log.Debug("notification not sent", "method", note.Method, "err", err)
 			}
 		}
+		if news, ok := s.svc.News(n); ok {
+			if news.Message != "" {
+				typ := protocol.MessageTypeInfo
+				if news.Warning {
+					typ = protocol.MessageTypeWarning
+				}
+				c.showMessage(typ, news.Message)
+			}
+			if c.workDoneProgress() {
+				c.progress.post(progressUpdate{key: uri + "\x00" + n.Session.Name, news: news})
+			}
+		}
 	}
 }
 
@@ -150,10 +164,19 @@ type connection struct {
 	cancel context.CancelFunc
 	log    *slog.Logger
 
+	progress *goalProgress
+
 	mu         sync.Mutex
 	state      lifecycle
 	pending    []string // messages for the user, sent once the client is ready
 	warnedKeys bool     // unknown option keys were logged once
+	workDone   bool     // the client declared window.workDoneProgress
+}
+
+func (c *connection) workDoneProgress() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.workDone
 }
 
 func (c *connection) lifecycle() lifecycle {
@@ -256,6 +279,7 @@ func (c *connection) initialize(ctx context.Context, req *Request) (any, error) 
 	}
 	c.mu.Lock()
 	c.state = stateInitialized
+	c.workDone = p.Capabilities.Window.WorkDoneProgress
 	c.mu.Unlock()
 	if c.opts.WatchParent && p.ProcessID != nil && *p.ProcessID > 0 {
 		go c.watchParent(int(*p.ProcessID))

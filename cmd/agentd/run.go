@@ -43,6 +43,8 @@ Usage:
                                         SetGoalBudget, UpdateGoal) and print its output;
                                         exit 1 when the tool answers an error
   agentd state [--json]                 print the todo list and goal
+  agentd goal create|pause|resume|cancel|budget|status ...
+                                        the user's goal controls (agentd goal for help)
   agentd version                        print the version
 
 Flags (before or after the arguments):
@@ -64,6 +66,12 @@ type options struct {
 	session   string
 	jsonOut   bool
 	stdio     bool
+	// agentd goal ...
+	criterion string
+	replace   bool
+	taskFile  string
+	reason    string
+	exitCode  bool
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -77,6 +85,11 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.session, "session", "", "session")
 	fs.BoolVar(&o.jsonOut, "json", false, "print JSON")
 	fs.BoolVar(&o.stdio, "stdio", false, "serve LSP on stdin/stdout (the default)")
+	fs.StringVar(&o.criterion, "criterion", "", "goal create: completion criterion")
+	fs.BoolVar(&o.replace, "replace", false, "goal create: replace the current goal")
+	fs.StringVar(&o.taskFile, "task-file", "", "goal create: task file path")
+	fs.StringVar(&o.reason, "reason", "", "goal pause: reason")
+	fs.BoolVar(&o.exitCode, "exit-code", false, "goal status: exit 0 complete, 3 blocked, 6 paused, 2 active, 1 none")
 	return fs
 }
 
@@ -126,6 +139,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runTool(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "state":
 		return runState(ctx, o, stateDir, log, pos, stdout, stderr)
+	case "goal":
+		return runGoal(ctx, o, stateDir, log, pos, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
 	return 2
@@ -307,11 +322,17 @@ func formatState(st commands.State) string {
 		}
 	}
 	b.WriteString("\n")
-	if st.Goal == nil {
-		b.WriteString("No goal.\n")
-		return b.String()
-	}
+	b.WriteString(formatGoal(st))
+	return b.String()
+}
+
+// formatGoal is the human view of a session's goal.
+func formatGoal(st commands.State) string {
 	g := st.Goal
+	if g == nil {
+		return "No goal.\n"
+	}
+	var b strings.Builder
 	fmt.Fprintf(&b, "Goal (%s): %s\n", g.Status, g.Objective)
 	if g.CompletionCriterion != "" {
 		fmt.Fprintf(&b, "  Done when: %s\n", g.CompletionCriterion)
@@ -319,6 +340,13 @@ func formatState(st commands.State) string {
 	if g.TerminalReason != "" {
 		fmt.Fprintf(&b, "  Reason: %s\n", g.TerminalReason)
 	}
-	fmt.Fprintf(&b, "  Used: %d turns, %d tokens, %ds\n", g.TurnsUsed, g.TokensUsed, g.WallClockMs/1000)
+	fmt.Fprintf(&b, "  Used: %s\n", commands.FormatProgress(g))
+	if g.TaskFile != nil {
+		state := "present"
+		if !g.TaskFile.Exists {
+			state = "missing"
+		}
+		fmt.Fprintf(&b, "  Task file: %s (%s)\n", g.TaskFile.Path, state)
+	}
 	return b.String()
 }
