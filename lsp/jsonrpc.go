@@ -542,8 +542,8 @@ func rpcReplyBody(id, result json.RawMessage, e *Error) []byte {
 		msg.Error = &Error{Code: e.Code, Message: e.Message + " (error data not encodable: " + err.Error() + ")"}
 		body, err = rpcMarshal(msg)
 	}
-	if err != nil {
-		panic(err) // unreachable: ids and results were encoded JSON already
+	if err != nil { // not expected: ids and results are valid JSON already
+		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error: cannot encode a reply"}}`)
 	}
 	return body
 }
