@@ -109,10 +109,21 @@ function M.raises(fn, pattern)
   end
 end
 
+--- Set by a test file: returns a reason to stop waiting at once (e.g. the client is
+--- down for good), so a broken server fails fast instead of timing out everywhere.
+M.abort = nil
+
 --- Waits until cond() is truthy; fails with msg (and describe()) after timeout ms.
 function M.wait(cond, msg, timeout, describe)
   local last
+  local aborted
   local ok = vim.wait(timeout or 10000, function()
+    if M.abort then
+      aborted = M.abort()
+      if aborted then
+        return true
+      end
+    end
     local good, res = pcall(cond)
     if good then
       last = res
@@ -121,6 +132,10 @@ function M.wait(cond, msg, timeout, describe)
     last = res
     return false
   end, 20)
+  if aborted then
+    local extra = describe and ("\n" .. tostring(describe())) or ""
+    error(string.format("gave up waiting for %s: %s%s", msg or "condition", aborted, extra), 2)
+  end
   if not ok then
     local extra = describe and ("\n" .. tostring(describe())) or ""
     error(string.format("timed out waiting for %s (last: %s)%s", msg or "condition", show(last), extra), 2)
@@ -131,6 +146,19 @@ end
 -- End-to-end helpers -------------------------------------------------------------
 
 M.bin = os.getenv("AGENTD_BIN")
+
+--- An abort hook for M.abort: the connection of `root` stopped and will not restart.
+function M.abort_when_down(root)
+  return function()
+    local client = package.loaded["agentd.client"]
+    local conn = client and client.conns[vim.fs.normalize(root)]
+    local cfg = require("agentd.config").get()
+    if conn and conn.status == "stopped" and (conn.restarts >= cfg.max_restarts or not cfg.auto_restart) then
+      return "agentd is not connected (" .. tostring(conn.error) .. ")"
+    end
+    return nil
+  end
+end
 M.ws = os.getenv("AGENTD_TEST_WS")
 
 --- Runs `agentd ARGS...` (same environment as this nvim: the private daemon);

@@ -6,6 +6,7 @@ local client = require("agentd.client")
 local ws = H.ws
 vim.fn.mkdir(ws .. "/.git", "p")
 vim.cmd.cd(vim.fn.fnameescape(ws))
+H.abort = H.abort_when_down(ws)
 
 local function conn()
   return client.conns[vim.fs.normalize(ws)]
