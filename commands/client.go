@@ -26,10 +26,21 @@ type Service struct {
 	timers   map[timerKey]*time.Timer // wall-clock budget timers
 }
 
+// Role says what a process is to the state it opens.
+type Role int
+
+const (
+	// Daemon serves clients and drives goals: at open, a goal left active by
+	// a previous run is paused (RUNTIME.md §2.3, [agentd] restart rule).
+	Daemon Role = iota
+	// OneShot runs one shell command and exits: it changes nothing at open.
+	OneShot
+)
+
 // NewService opens a workspace registry with opts and returns a Service on
-// it. opts.OnOpen is set by the service (it settles goals left active by a
-// previous run, RUNTIME.md §2.3); Now and Logger may be nil.
-func NewService(opts workspace.Options) *Service {
+// it. opts.OnOpen is set by the service according to role; Now and Logger
+// may be nil.
+func NewService(opts workspace.Options, role Role) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -37,7 +48,9 @@ func NewService(opts workspace.Options) *Service {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{now: opts.Now, log: opts.Logger, timers: map[timerKey]*time.Timer{}}
-	opts.OnOpen = s.recoverWorkspace
+	if role == Daemon {
+		opts.OnOpen = s.recoverWorkspace
+	}
 	s.reg = workspace.NewRegistry(opts)
 	s.unsub = s.reg.Subscribe(s.armWallClock)
 	return s

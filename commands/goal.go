@@ -51,10 +51,13 @@ func (c *call) resolveTaskFile(explicit, objective string) (*goal.TaskFileInfo, 
 	return c.folder.ws.FindTaskFile(goal.TaskFileCandidates(objective)), nil
 }
 
-func init() {
+// goalTools are the four goal tools, in the order of goal.Tools.
+func goalTools() []tool {
+	var out []tool
 	for _, t := range goal.Tools() {
-		tools = append(tools, goalTool(t))
+		out = append(out, goalTool(t))
 	}
+	return out
 }
 
 // goalTool is one of the four goal tools (RUNTIME.md §2.8).

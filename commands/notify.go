@@ -55,7 +55,7 @@ func (s *Service) Notifications(n workspace.Notice, folderURI string) []Notifica
 	}
 	if n.Change.Goal {
 		snap := n.Session.Goal.Snapshot(s.now())
-		gc := GoalChange{Kind: n.Change.Kind, Reason: n.Change.Reason, Actor: n.Change.Actor}
+		gc := GoalChange{Kind: strings.TrimPrefix(n.Change.Kind, "goal."), Reason: n.Change.Reason, Actor: n.Change.Actor}
 		if snap != nil {
 			gc.Status = snap.Status
 		}

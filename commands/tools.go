@@ -36,7 +36,7 @@ type tool struct {
 }
 
 // tools is every tool, in the order agentd.tools lists them.
-var tools []tool
+var tools = append([]tool{todoTool}, goalTools()...)
 
 func toolNamed(name string) (*tool, error) {
 	for i := range tools {
@@ -120,10 +120,6 @@ var toolCommands = []Command{
 			}
 			return t.describe(input), nil
 		}),
-}
-
-func init() {
-	tools = append(tools, todoTool)
 }
 
 // todoTool is TodoList (RUNTIME.md §1).

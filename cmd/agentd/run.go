@@ -216,7 +216,7 @@ func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io
 				"Editors start it for you. From a shell, try: agentd tool TodoList, agentd state, agentd --help. Press Ctrl-D to quit.\n")
 		}
 	}
-	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log})
+	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.Daemon)
 	defer svc.Close()
 	srv := lsp.NewServer(svc, agentdVersion(), log)
 	defer srv.Close()
@@ -236,7 +236,7 @@ func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("--workspace %s is not a folder", dir)
 	}
-	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log})
+	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.OneShot)
 	defer svc.Close()
 	cl := svc.NewClient(commands.Defaults{Session: o.session})
 	defer cl.Close()

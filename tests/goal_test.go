@@ -1,0 +1,294 @@
+package tests
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+type goalSnap struct {
+	GoalID              string `json:"goalId"`
+	Objective           string `json:"objective"`
+	CompletionCriterion string `json:"completionCriterion"`
+	Status              string `json:"status"`
+	TurnsUsed           int64  `json:"turnsUsed"`
+	TokensUsed          int64  `json:"tokensUsed"`
+	TerminalReason      string `json:"terminalReason"`
+	LastActor           string `json:"lastActor"`
+	Budget              struct {
+		TurnBudget        *int64 `json:"turnBudget"`
+		TokenBudget       *int64 `json:"tokenBudget"`
+		WallClockBudgetMs *int64 `json:"wallClockBudgetMs"`
+		RemainingTurns    *int64 `json:"remainingTurns"`
+		TurnBudgetReached bool   `json:"turnBudgetReached"`
+	} `json:"budget"`
+}
+
+type goalChanged struct {
+	Revision uint64    `json:"revision"`
+	Goal     *goalSnap `json:"goal"`
+	Change   struct {
+		Kind, Status, Reason, Actor string
+	} `json:"change"`
+}
+
+func (c *client) goal() *goalSnap {
+	c.t.Helper()
+	var st struct {
+		Goal *goalSnap `json:"goal"`
+	}
+	c.mustExec("agentd.state", nil, &st)
+	return st.Goal
+}
+
+// awaitGoal waits for a goalChanged notification of change kind.
+func (c *client) awaitGoal(kind string) goalChanged {
+	c.t.Helper()
+	var gc goalChanged
+	raw := c.await("agentd/goalChanged", func(raw json.RawMessage) bool {
+		var g goalChanged
+		return json.Unmarshal(raw, &g) == nil && g.Change.Kind == kind
+	})
+	json.Unmarshal(raw, &gc)
+	return gc
+}
+
+func refusalCode(err error) string {
+	if re, ok := err.(*rpcError); ok && re.Code == -32803 {
+		var code string
+		json.Unmarshal(re.Data["code"], &code)
+		return code
+	}
+	return ""
+}
+
+// TestGoalToolsEndToEnd: the model creates, reads, budgets and completes a
+// goal through agentd.callTool (RUNTIME.md §2.8), and clients are told.
+func TestGoalToolsEndToEnd(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.initialize(nil, e.ws)
+
+	var tools struct{ Tools []struct{ Name string } }
+	c.mustExec("agentd.tools", nil, &tools)
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, ","); got != "TodoList,CreateGoal,GetGoal,SetGoalBudget,UpdateGoal" {
+		t.Fatalf("agentd.tools = %s", got)
+	}
+
+	var desc struct {
+		Description string
+		Display     map[string]string
+	}
+	c.mustExec("agentd.describeTool", map[string]any{"name": "CreateGoal", "input": map[string]any{"objective": "ship v1", "completionCriterion": "tests pass"}}, &desc)
+	if desc.Description != "Creating a goal" || desc.Display["kind"] != "goal_start" || desc.Display["objective"] != "ship v1" || desc.Display["completionCriterion"] != "tests pass" {
+		t.Fatalf("describeTool CreateGoal = %+v", desc)
+	}
+
+	res := c.tool("CreateGoal", map[string]any{"objective": "  ship v1  ", "completionCriterion": "tests pass"})
+	if res.IsError || res.Description != "Creating a goal" || strings.Contains(res.Output, "goalId") || !strings.HasPrefix(res.Output, "{\n  \"goal\": {") {
+		t.Fatalf("CreateGoal = %+v, want pretty JSON without goalId", res)
+	}
+	var out struct{ Goal goalSnap }
+	json.Unmarshal([]byte(res.Output), &out)
+	if out.Goal.Objective != "ship v1" || out.Goal.Status != "active" {
+		t.Fatalf("CreateGoal goal = %+v", out.Goal)
+	}
+	if gc := c.awaitGoal("create"); gc.Change.Actor != "model" || gc.Change.Status != "active" || gc.Goal.GoalID == "" {
+		t.Fatalf("goalChanged create = %+v", gc)
+	}
+
+	if res := c.tool("SetGoalBudget", map[string]any{"value": 5, "unit": "turns"}); res.IsError || res.Description != "Setting goal budget: 5 turns" {
+		t.Fatalf("SetGoalBudget = %+v", res)
+	}
+	if g := c.goal(); g.Budget.TurnBudget == nil || *g.Budget.TurnBudget != 5 || *g.Budget.RemainingTurns != 5 {
+		t.Fatalf("budget after SetGoalBudget = %+v", g.Budget)
+	}
+	if res := c.tool("SetGoalBudget", map[string]any{"value": 0.2, "unit": "seconds"}); !res.IsError || res.ErrorCode != "goal.budget_invalid" {
+		t.Fatalf("SetGoalBudget 0.2 seconds = %+v, want goal.budget_invalid", res)
+	}
+	if res := c.tool("UpdateGoal", map[string]any{"status": "paused"}); !res.IsError || !strings.Contains(res.Output, "complete") || !strings.Contains(res.Output, "blocked") {
+		t.Fatalf("UpdateGoal paused = %+v, want an error listing the valid values", res)
+	}
+	if res := c.tool("GetGoal", map[string]any{}); !strings.Contains(res.Output, `"status": "active"`) || strings.Contains(res.Output, "goalId") {
+		t.Fatalf("GetGoal = %q", res.Output)
+	}
+	res = c.tool("UpdateGoal", map[string]any{"status": "complete"})
+	if res.IsError || !res.StopTurn || !res.StopBatch || !strings.Contains(res.Output, "Worked 0 turns over") {
+		t.Fatalf("UpdateGoal complete = %+v", res)
+	}
+	if gc := c.awaitGoal("complete"); gc.Goal.Status != "complete" {
+		t.Fatalf("goalChanged complete = %+v", gc)
+	}
+	if msg := c.await("window/showMessage", nil); !strings.Contains(string(msg), "goal complete") {
+		t.Errorf("showMessage = %s, want the goal complete message", msg)
+	}
+	// A complete goal does not block a new one.
+	if res := c.tool("CreateGoal", map[string]any{"objective": "next"}); res.IsError {
+		t.Fatalf("CreateGoal over a complete goal = %+v", res)
+	}
+	if res := c.tool("CreateGoal", map[string]any{"objective": "another"}); res.ErrorCode != "goal.already_exists" {
+		t.Fatalf("CreateGoal over an active goal = %+v, want goal.already_exists", res)
+	}
+	if res := c.tool("CreateGoal", map[string]any{"objective": "x", "extra": 1}); !res.IsError || !strings.Contains(res.Output, "extra") {
+		t.Fatalf("CreateGoal with an unknown key = %+v", res)
+	}
+}
+
+// TestGoalRefusedForSubagent: goal tools are for the main agent only.
+func TestGoalRefusedForSubagent(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.initialize(nil, e.ws)
+	var res toolResult
+	c.mustExec("agentd.callTool", map[string]any{"name": "CreateGoal", "agent": "explorer", "input": map[string]any{"objective": "x"}}, &res)
+	if !res.IsError || res.ErrorCode != "goal.unsupported_agent" {
+		t.Fatalf("subagent CreateGoal = %+v", res)
+	}
+	if c.goal() != nil {
+		t.Fatal("a subagent's refused call created a goal")
+	}
+}
+
+// TestGoalUserControls: a person creates, pauses, resumes, budgets and
+// cancels a goal (actor user), with the refusals of RUNTIME.md §2.3.
+func TestGoalUserControls(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.initialize(nil, e.ws)
+	if err := c.exec("agentd.goal.cancel", nil, nil); refusalCode(err) != "goal.not_found" {
+		t.Fatalf("cancel with no goal: %v, want goal.not_found", err)
+	}
+	if err := c.exec("agentd.goal.create", map[string]any{"objective": "   "}, nil); refusalCode(err) != "goal.objective_empty" {
+		t.Fatalf("empty objective: %v", err)
+	}
+	if err := c.exec("agentd.goal.create", map[string]any{"objective": strings.Repeat("x", 4001)}, nil); refusalCode(err) != "goal.objective_too_long" || !strings.Contains(err.Error(), "file") {
+		t.Fatalf("long objective: %v, want goal.objective_too_long with file advice", err)
+	}
+	c.mustExec("agentd.goal.create", map[string]any{"objective": "refactor the store", "completionCriterion": "go test passes"}, nil)
+	if gc := c.awaitGoal("create"); gc.Change.Actor != "user" {
+		t.Fatalf("create actor = %q, want user", gc.Change.Actor)
+	}
+	if err := c.exec("agentd.goal.create", map[string]any{"objective": "other"}, nil); refusalCode(err) != "goal.already_exists" {
+		t.Fatalf("second create: %v", err)
+	}
+	c.mustExec("agentd.goal.resume", nil, nil) // active: no-op
+	c.mustExec("agentd.goal.pause", map[string]any{"reason": "lunch"}, nil)
+	if g := c.goal(); g.Status != "paused" || !strings.Contains(g.TerminalReason, "lunch") || g.LastActor != "user" {
+		t.Fatalf("after pause: %+v", g)
+	}
+	c.mustExec("agentd.goal.pause", nil, nil) // paused: no-op
+	c.mustExec("agentd.goal.setBudget", map[string]any{"turns": 3, "wallClockMs": 60000}, nil)
+	c.mustExec("agentd.goal.setBudget", map[string]any{"wallClockMs": nil}, nil)
+	if g := c.goal(); g.Budget.TurnBudget == nil || *g.Budget.TurnBudget != 3 || g.Budget.WallClockBudgetMs != nil {
+		t.Fatalf("budget after set and remove = %+v", g.Budget)
+	}
+	if err := c.exec("agentd.goal.setBudget", map[string]any{"turns": "three"}, nil); err == nil {
+		t.Fatal("setBudget with a string was accepted")
+	}
+	c.mustExec("agentd.goal.resume", nil, nil)
+	if g := c.goal(); g.Status != "active" || g.TerminalReason != "" {
+		t.Fatalf("after resume: %+v", g)
+	}
+	c.awaitGoal("resume")
+	c.mustExec("agentd.goal.cancel", nil, nil)
+	if gc := c.awaitGoal("cancel"); gc.Goal != nil || gc.Change.Actor != "user" {
+		t.Fatalf("cancel notification = %+v", gc)
+	}
+	var h struct{ Events []struct{ Kind, Actor string } }
+	c.mustExec("agentd.history", map[string]any{"limit": 3}, &h)
+	if len(h.Events) != 3 || h.Events[0].Kind != "goal.cancel" {
+		t.Fatalf("history = %+v, want newest first starting with goal.cancel", h.Events)
+	}
+}
+
+// TestGoalRestartPauses: an active goal becomes paused when the daemon
+// starts again, with a reason that says so (RUNTIME.md §2.3).
+func TestGoalRestartPauses(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.initialize(nil, e.ws)
+	c.mustExec("agentd.goal.create", map[string]any{"objective": "survive restarts"}, nil)
+	c.shutdown()
+	c2 := e.start().connect()
+	c2.initialize(nil, e.ws)
+	g := c2.goal()
+	if g == nil || g.Status != "paused" || !strings.Contains(g.TerminalReason, "restart") || g.LastActor != "runtime" {
+		t.Fatalf("after restart: %+v, want paused by runtime because of the restart", g)
+	}
+}
+
+// TestGoalShellCommands: agentd goal ... with status exit codes.
+func TestGoalShellCommands(t *testing.T) {
+	e := newEnv(t)
+	status := func() int {
+		_, _, code := e.cli("goal", "status", "--exit-code", "--workspace", e.ws)
+		return code
+	}
+	if code := status(); code != 1 {
+		t.Fatalf("status with no goal = %d, want 1", code)
+	}
+	out, errOut, code := e.cli("goal", "create", "write the docs", "--criterion", "README reviewed", "--workspace", e.ws)
+	if code != 0 || !strings.Contains(out, "Goal (active): write the docs") || !strings.Contains(out, "README reviewed") {
+		t.Fatalf("goal create: %d %q %q", code, out, errOut)
+	}
+	if code := status(); code != 2 {
+		t.Fatalf("active status = %d, want 2", code)
+	}
+	if _, errOut, code := e.cli("goal", "budget", "90", "minutes", "--workspace", e.ws); code != 0 {
+		t.Fatalf("goal budget: %d %s", code, errOut)
+	}
+	if _, errOut, code := e.cli("goal", "budget", "2", "fortnights", "--workspace", e.ws); code != 2 || !strings.Contains(errOut, "fortnights") {
+		t.Fatalf("goal budget with a bad unit: %d %q", code, errOut)
+	}
+	e.cli("goal", "pause", "--workspace", e.ws)
+	if code := status(); code != 6 {
+		t.Fatalf("paused status = %d, want 6", code)
+	}
+	out, _, _ = e.cli("goal", "status", "--json", "--workspace", e.ws)
+	var g goalSnap
+	if err := json.Unmarshal([]byte(out), &g); err != nil || g.Budget.WallClockBudgetMs == nil || *g.Budget.WallClockBudgetMs != 5400000 {
+		t.Fatalf("status --json = %s (%v)", out, err)
+	}
+	e.cli("goal", "resume", "--workspace", e.ws)
+	e.cli("goal", "cancel", "--workspace", e.ws)
+	if code := status(); code != 1 {
+		t.Fatalf("status after cancel = %d, want 1", code)
+	}
+}
+
+// TestGoalWorkDoneProgress: while a goal is active a client that declared
+// window.workDoneProgress gets standard progress; it ends when the goal
+// stops (PROTOCOL.md §4).
+func TestGoalWorkDoneProgress(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	var res map[string]any
+	if err := c.call("initialize", map[string]any{"processId": nil, "rootUri": fileURI(e.ws),
+		"capabilities": map[string]any{"window": map[string]any{"workDoneProgress": true}}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	c.notify("initialized", map[string]any{})
+	c.mustExec("agentd.goal.create", map[string]any{"objective": "progress"}, nil)
+	create := c.await("window/workDoneProgress/create", nil)
+	var tok struct{ Token string }
+	json.Unmarshal(create, &tok)
+	isKind := func(kind string) func(json.RawMessage) bool {
+		return func(raw json.RawMessage) bool {
+			var p struct {
+				Token string
+				Value struct{ Kind, Message string }
+			}
+			return json.Unmarshal(raw, &p) == nil && p.Token == tok.Token && p.Value.Kind == kind
+		}
+	}
+	begin := c.await("$/progress", isKind("begin"))
+	if !strings.Contains(string(begin), "Goal: 0 turns") {
+		t.Errorf("progress begin = %s", begin)
+	}
+	c.mustExec("agentd.goal.pause", nil, nil)
+	c.await("$/progress", isKind("end"))
+}
