@@ -198,7 +198,9 @@ func TestGoalUserControls(t *testing.T) {
 	if gc := c.awaitGoal("cancel"); gc.Goal != nil || gc.Change.Actor != "user" {
 		t.Fatalf("cancel notification = %+v", gc)
 	}
-	var h struct{ Events []struct{ Kind, Actor string } }
+	var h struct {
+		Events []struct{ Kind, Actor string }
+	}
 	c.mustExec("agentd.history", map[string]any{"limit": 3}, &h)
 	if len(h.Events) != 3 || h.Events[0].Kind != "goal.cancel" {
 		t.Fatalf("history = %+v, want newest first starting with goal.cancel", h.Events)
