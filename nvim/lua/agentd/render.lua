@@ -225,7 +225,7 @@ local status_hl = {
 }
 local todo_hl = { pending = "AgentdTodoPending", in_progress = "AgentdTodoInProgress", done = "AgentdTodoDone" }
 
-M.help_line = "x cycle  a add  r rename  dd delete  gf task  g? help"
+M.help_line = "x cycle  a add  r rename  dd del  g? more"
 
 --- Renders the sidebar.
 ---@param state table|nil State, nil when not read yet

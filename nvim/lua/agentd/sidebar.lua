@@ -99,9 +99,8 @@ local function help_line()
   part(k.cycle, "cycle")
   part(k.add, "add")
   part(k.rename, "rename")
-  part(k.delete, "delete")
-  part(k.open_task_file, "task")
-  part(k.help, "help")
+  part(k.delete, "del")
+  part(k.help, "more")
   return table.concat(parts, "  ")
 end
 
@@ -443,7 +442,10 @@ function M.open(conn)
     wo.relativenumber = false
     wo.signcolumn = "no"
     wo.foldcolumn = "0"
-    wo.wrap = false
+    wo.wrap = true
+    wo.linebreak = true
+    wo.breakindent = true
+    wo.breakindentopt = "shift:4"
     wo.list = false
     wo.spell = false
     wo.cursorline = true
