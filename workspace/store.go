@@ -89,7 +89,7 @@ func (r *Registry) openStore(w *Workspace) error {
 		return err
 	}
 	if from != currentSchema() {
-		r.log.Info("state file schema upgraded", "workspace", w.root, "path", w.path, "from", from, "to", currentSchema())
+		r.log.Debug("state file schema upgraded", "workspace", w.root, "path", w.path, "from", from, "to", currentSchema())
 	}
 	return nil
 }

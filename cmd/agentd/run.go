@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
@@ -38,13 +39,18 @@ serves them to editors and agents over LSP (JSON-RPC with Content-Length framing
 
 Usage:
   agentd [serve] [--stdio]              LSP over stdin/stdout (what editors start)
-  agentd serve --listen=unix:PATH       shared daemon on a Unix socket
+  agentd --remote=auto                  LSP over stdin/stdout relayed to your shared daemon,
+                                        started when none runs (--remote=unix:PATH: that socket)
+  agentd serve --listen=unix:PATH       shared daemon on a Unix socket; exits after
+                                        --listen.timeout (default 1m, 0 = never) without clients
   agentd tool NAME [JSON]               call a tool (TodoList, CreateGoal, GetGoal,
                                         SetGoalBudget, UpdateGoal) and print its output;
                                         exit 1 when the tool answers an error
   agentd state [--json]                 print the todo list and goal
   agentd goal create|pause|resume|cancel|budget|status ...
                                         the user's goal controls (agentd goal for help)
+  agentd simulate [--script NAME|FILE]  play a scripted agent loop (built-in: complete,
+                                        turn-budget) and print injections and continuations
   agentd version                        print the version
 
 Flags (before or after the arguments):
@@ -53,6 +59,8 @@ Flags (before or after the arguments):
   --state-dir DIR      where state lives (default $XDG_STATE_HOME/agentd, else ~/.local/state/agentd)
   --log-file FILE      write logs there instead of stderr
   --log-level LEVEL    debug, info, warn or error (default info)
+  --remote unix:PATH   tool/state/goal: use the daemon on that socket (default: the shared
+                       daemon when one answers, else the state directly)
 
 Docs: README.md and docs/ in the agentd repository.
 `
@@ -66,12 +74,19 @@ type options struct {
 	session   string
 	jsonOut   bool
 	stdio     bool
+	// the shared daemon
+	listen        string        // serve --listen=unix:PATH
+	listenTimeout time.Duration // serve --listen.timeout
+	remote        string        // --remote=auto or unix:PATH
 	// agentd goal ...
 	criterion string
 	replace   bool
 	taskFile  string
 	reason    string
 	exitCode  bool
+	// agentd simulate
+	script  string
+	verbose bool
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -85,10 +100,15 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.session, "session", "", "session")
 	fs.BoolVar(&o.jsonOut, "json", false, "print JSON")
 	fs.BoolVar(&o.stdio, "stdio", false, "serve LSP on stdin/stdout (the default)")
+	fs.StringVar(&o.listen, "listen", "", "serve the shared daemon on unix:PATH")
+	fs.DurationVar(&o.listenTimeout, "listen.timeout", lsp.DefaultIdleTimeout, "daemon: exit after this long without clients (0: never)")
+	fs.StringVar(&o.remote, "remote", "", "relay to the shared daemon: auto or unix:PATH")
 	fs.StringVar(&o.criterion, "criterion", "", "goal create: completion criterion")
 	fs.BoolVar(&o.replace, "replace", false, "goal create: replace the current goal")
 	fs.StringVar(&o.taskFile, "task-file", "", "goal create: task file path")
 	fs.StringVar(&o.reason, "reason", "", "goal pause: reason")
+	fs.StringVar(&o.script, "script", "", "simulate: built-in script name or JSON file")
+	fs.BoolVar(&o.verbose, "verbose", false, "simulate: print whole injections and prompts")
 	fs.BoolVar(&o.exitCode, "exit-code", false, "goal status: exit 0 complete, 3 blocked, 6 paused, 2 active, 1 none")
 	return fs
 }
@@ -134,6 +154,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "agentd serve: unexpected argument %q\n", pos[0])
 			return 2
 		}
+		switch {
+		case o.listen != "" && (o.remote != "" || o.stdio):
+			fmt.Fprint(stderr, "agentd serve: --listen cannot go with --remote or --stdio\n")
+			return 2
+		case o.listen != "":
+			return serveDaemon(ctx, o, stateDir, log, stderr)
+		case o.remote != "":
+			return forward(ctx, o, stateDir, log, stdin, stdout, stderr)
+		}
 		return serveStdio(ctx, stateDir, log, stdin, stdout, stderr)
 	case "tool":
 		return runTool(ctx, o, stateDir, log, pos, stdout, stderr)
@@ -141,6 +170,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runState(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "goal":
 		return runGoal(ctx, o, stateDir, log, pos, stdout, stderr)
+	case "simulate":
+		return runSimulate(ctx, o, stateDir, log, pos, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
 	return 2
@@ -223,7 +254,11 @@ func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io
 	return srv.ServeConn(ctx, stdio{pollableStdin(stdin), stdout}, lsp.ConnOptions{WatchParent: true})
 }
 
-// oneShot runs one command on the workspace of o, opening its state directly.
+// oneShot runs one command on the workspace of o, for the shell commands.
+// It is the one place that decides where: through the shared daemon when
+// one serves this state (viaDaemon), else on the state opened directly.
+// Either way the result is decoded the same (resultOf), and a refusal is an
+// error that carries its code (commands.ErrorCode).
 func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, id string, args map[string]any) (any, error) {
 	dir := o.workspace
 	if dir == "" {
@@ -236,6 +271,18 @@ func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("--workspace %s is not a folder", dir)
 	}
+	raw, err := viaDaemon(ctx, o, stateDir, log, abs, id, args)
+	if errors.Is(err, errDirect) {
+		raw, err = direct(ctx, o, stateDir, log, abs, id, args)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resultOf(id, raw)
+}
+
+// direct runs one command on the state of folder abs, opened in this process.
+func direct(ctx context.Context, o options, stateDir string, log *slog.Logger, abs, id string, args map[string]any) (json.RawMessage, error) {
 	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.OneShot)
 	defer svc.Close()
 	cl := svc.NewClient(commands.Defaults{Session: o.session})
@@ -243,11 +290,15 @@ func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	if err := cl.AddFolder(abs); err != nil {
 		return nil, err
 	}
-	raw, err := json.Marshal([]any{args})
+	arguments, err := json.Marshal([]any{args})
 	if err != nil {
 		return nil, err
 	}
-	return cl.Execute(ctx, id, raw)
+	res, err := cl.Execute(ctx, id, arguments)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
 }
 
 func runTool(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
