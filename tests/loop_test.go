@@ -307,4 +307,3 @@ func TestLoopStaleCallGuard(t *testing.T) {
 		t.Fatalf("the stale call changed the goal: %+v", g)
 	}
 }
-
