@@ -11,7 +11,8 @@
 #      runtime dir, so the shared daemon they start is private to the test).
 # Prints "N passed, N failed" as its last line; exits non-zero on any failure.
 #
-# Environment: NVIM=/path/to/nvim to use another Neovim (0.10+) instead.
+# Environment: NVIM=/path/to/nvim to use another Neovim (0.10+) instead;
+# AGENTD_BIN=/path/to/agentd to test that binary instead of building one.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -98,15 +99,26 @@ fi
 export NVIM
 
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then PATH="/usr/local/go/bin:$PATH"; fi
-AGENTD_BIN="$ROOT/bin/agentd"
-log "building agentd"
-if ! (cd "$ROOT" && go build -o "$AGENTD_BIN" ./cmd/agentd) >&2; then
-  fail_setup "go build ./cmd/agentd failed: end-to-end tests cannot run"
-  AGENTD_BIN=""
+RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/agentd-nvim-ci.XXXXXX")
+if [ -n "${AGENTD_BIN:-}" ]; then
+  # A prebuilt binary (e.g. from a clean checkout while the work tree is mid-edit).
+  [ -x "$AGENTD_BIN" ] || { fail_setup "AGENTD_BIN=$AGENTD_BIN is not executable"; AGENTD_BIN=""; }
+else
+  AGENTD_BIN="$ROOT/bin/agentd"
+  log "building agentd"
+  if ! (cd "$ROOT" && go build -o "$AGENTD_BIN" ./cmd/agentd) >&2; then
+    fail_setup "go build ./cmd/agentd failed: end-to-end tests cannot run"
+    AGENTD_BIN=""
+  fi
+fi
+BIN_DIR=""
+if [ -n "$AGENTD_BIN" ]; then
+  # Tests start `agentd` from PATH, as a user's config would.
+  BIN_DIR="$RUN_DIR/bin"
+  mkdir -p "$BIN_DIR" && ln -sf "$AGENTD_BIN" "$BIN_DIR/agentd"
 fi
 export AGENTD_BIN
 
-RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/agentd-nvim-ci.XXXXXX")
 cleanup_daemons() {
   # Daemons started by a test run with that test's private XDG_RUNTIME_DIR; end
   # exactly those (by pid), nothing else.
@@ -133,7 +145,7 @@ run_nvim() {
     AGENTD_PLUGIN_DIR="$HERE" \
     XDG_STATE_HOME="$dir/state" XDG_DATA_HOME="$dir/data" XDG_CONFIG_HOME="$dir/config" \
     XDG_CACHE_HOME="$dir/cache" XDG_RUNTIME_DIR="$dir/run" TMPDIR="$dir/tmp" HOME="$dir/home" \
-    PATH="$ROOT/bin:$PATH" \
+    PATH="${BIN_DIR:+$BIN_DIR:}$PATH" \
     timeout -k 5 "$limit" "$NVIM" --headless --clean -n -i NONE \
       -c "lua local ok, err = pcall(dofile, '$HERE/tests/harness.lua'); if not ok then io.stderr:write('harness error: ' .. tostring(err) .. '\n'); vim.cmd('cquit 1') end" \
       > "$dir/stdout" 2> "$dir/stderr" < /dev/null
