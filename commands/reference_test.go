@@ -1,0 +1,53 @@
+package commands
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the generated part of docs/commands.md")
+
+const (
+	refBegin = "<!-- BEGIN GENERATED: go test ./commands -run TestReference -update -->\n"
+	refEnd   = "<!-- END GENERATED -->\n"
+)
+
+// TestReference fails when docs/commands.md drifts from the command table:
+// the advertised ids, the dispatcher and the docs come from one declaration
+// (CONVENTIONS.md, "Protocol edge").
+func TestReference(t *testing.T) {
+	const path = "../docs/commands.md"
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, rest, ok1 := strings.Cut(string(doc), refBegin)
+	_, after, ok2 := strings.Cut(rest, refEnd)
+	if !ok1 || !ok2 {
+		t.Fatalf("%s lacks the generated-section markers", path)
+	}
+	want := before + refBegin + Reference() + refEnd + after
+	if *update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if string(doc) != want {
+		t.Errorf("%s is out of date with the command table; run go test ./commands -run TestReference -update", path)
+	}
+}
+
+// TestIDsUnique: every command id is declared once and is an agentd.* id,
+// never clashing with the editor extension's own ids (CONVENTIONS.md).
+func TestIDsUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, id := range IDs() {
+		if seen[id] || !strings.HasPrefix(id, "agentd.") {
+			t.Errorf("command id %q is duplicated or not under agentd.", id)
+		}
+		seen[id] = true
+	}
+}
