@@ -99,7 +99,18 @@ fi
 export NVIM
 
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then PATH="/usr/local/go/bin:$PATH"; fi
+cleanup_daemons() {
+  # Daemons started by a test run with that test's private XDG_RUNTIME_DIR; end
+  # exactly those (by pid), nothing else.
+  local p
+  for p in /proc/[0-9]*; do
+    if { tr '\0' '\n' < "$p/environ"; } 2>/dev/null | grep -qxF "AGENTD_NVIM_TEST_RUN=$RUN_DIR"; then
+      kill "${p#/proc/}" 2>/dev/null
+    fi
+  done
+}
 RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/agentd-nvim-ci.XXXXXX")
+trap 'cleanup_daemons; rm -rf "$RUN_DIR"' EXIT
 if [ -n "${AGENTD_BIN:-}" ]; then
   # A prebuilt binary (e.g. from a clean checkout while the work tree is mid-edit).
   [ -x "$AGENTD_BIN" ] || { fail_setup "AGENTD_BIN=$AGENTD_BIN is not executable"; AGENTD_BIN=""; }
@@ -119,17 +130,6 @@ if [ -n "$AGENTD_BIN" ]; then
 fi
 export AGENTD_BIN
 
-cleanup_daemons() {
-  # Daemons started by a test run with that test's private XDG_RUNTIME_DIR; end
-  # exactly those (by pid), nothing else.
-  local p
-  for p in /proc/[0-9]*; do
-    if { tr '\0' '\n' < "$p/environ"; } 2>/dev/null | grep -qxF "AGENTD_NVIM_TEST_RUN=$RUN_DIR"; then
-      kill "${p#/proc/}" 2>/dev/null
-    fi
-  done
-}
-trap 'cleanup_daemons; rm -rf "$RUN_DIR"' EXIT
 
 # run_nvim NAME TESTFILE [TIMEOUT]: one headless nvim for one test file.
 run_nvim() {
