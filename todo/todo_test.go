@@ -1,0 +1,114 @@
+package todo
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func ptr(items []Item) *[]Item { return &items }
+
+func TestNormalize(t *testing.T) {
+	many := make([]Item, MaxItems+1)
+	for i := range many {
+		many[i] = Item{Title: "t", Status: Pending}
+	}
+	tests := []struct {
+		name    string
+		in      []Item
+		want    []Item
+		wantErr string // substring of the error; "" for success
+	}{
+		{name: "empty list", in: []Item{}, want: []Item{}},
+		{name: "trims titles, keeps order", in: []Item{{"  b ", Done}, {"a", InProgress}}, want: []Item{{"b", Done}, {"a", InProgress}}},
+		{name: "completed is refused with the valid values", in: []Item{{"a", "completed"}}, wantErr: `todos[0]: status "completed" is not valid; use one of "pending", "in_progress" or "done"`},
+		{name: "empty status", in: []Item{{"a", ""}}, wantErr: `status ""`},
+		{name: "blank title", in: []Item{{"ok", Pending}, {" \t", Pending}}, wantErr: "todos[1]: title is empty"},
+		{name: "title of 500 characters", in: []Item{{strings.Repeat("é", 500), Pending}}, want: []Item{{strings.Repeat("é", 500), Pending}}},
+		{name: "title of 501 characters", in: []Item{{strings.Repeat("é", 501), Pending}}, wantErr: "at most 500"},
+		{name: "200 items", in: many[:MaxItems], want: many[:MaxItems]},
+		{name: "201 items", in: many, wantErr: "at most 200"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Normalize(tt.in)
+			if tt.wantErr != "" {
+				var ve *ValidationError
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &ve) || ve.ErrorCode() != CodeInvalid {
+					t.Fatalf("Normalize error = %v, want a todo.invalid error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Normalize: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Normalize (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestNormalizeCopies: the stored list never shares memory with the caller's.
+func TestNormalizeCopies(t *testing.T) {
+	in := []Item{{"a", Pending}}
+	got, _ := Normalize(in)
+	in[0].Title = "changed"
+	if got[0].Title != "a" {
+		t.Fatalf("a later change of the input leaked into the stored list: %q", got[0].Title)
+	}
+	c := Clone(got)
+	c[0].Status = Done
+	if got[0].Status != Pending {
+		t.Fatal("Clone shares memory")
+	}
+}
+
+func TestToolModes(t *testing.T) {
+	stored := []Item{{"write tests", InProgress}, {"ship", Pending}}
+	tests := []struct {
+		name, desc string
+		in         Input
+		wantWrite  bool
+		stored     []Item
+		wantOut    string
+	}{
+		{name: "read", desc: "Reading todo list", in: Input{}, stored: stored, wantOut: "Current todo list:\n  [in_progress] write tests\n  [pending] ship"},
+		{name: "read empty", desc: "Reading todo list", in: Input{}, stored: []Item{}, wantOut: "Todo list is empty."},
+		{name: "clear", desc: "Clearing todo list", in: Input{Todos: ptr([]Item{})}, wantWrite: true, stored: []Item{}, wantOut: "Todo list cleared."},
+		{name: "update", desc: "Updating todo list", in: Input{Todos: ptr(stored)}, wantWrite: true, stored: stored,
+			wantOut: "Todo list updated.\nCurrent todo list:\n  [in_progress] write tests\n  [pending] ship\n\n" + writeReminder},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Describe(tt.in); got != tt.desc {
+				t.Errorf("Describe = %q, want %q", got, tt.desc)
+			}
+			plan, err := PlanCall(tt.in)
+			if err != nil || plan.Write != tt.wantWrite {
+				t.Fatalf("PlanCall = %+v, %v; want write %v", plan, err, tt.wantWrite)
+			}
+			if got := plan.Output(tt.stored); got != tt.wantOut {
+				t.Errorf("Output:\n%s\nwant:\n%s", got, tt.wantOut)
+			}
+		})
+	}
+}
+
+// TestWriteReminderCarriesTheRules: RUNTIME.md §1 lists what it must say.
+func TestWriteReminderCarriesTheRules(t *testing.T) {
+	for _, rule := range []string{"track progress", "done as soon as it is finished", "not in a batch at the end", "exactly one item in_progress"} {
+		if !strings.Contains(writeReminder, rule) {
+			t.Errorf("write reminder lacks %q", rule)
+		}
+	}
+}
+
+func TestRenderNumbered(t *testing.T) {
+	got := RenderNumbered([]Item{{"a", InProgress}, {"b", Done}})
+	if want := "Current todo list:\n1. [in_progress] a\n2. [done] b"; got != want {
+		t.Errorf("RenderNumbered = %q, want %q", got, want)
+	}
+}
