@@ -85,6 +85,9 @@ func describeDecodeError(err error, what string) error {
 	case errors.As(err, &syntaxErr):
 		return fmt.Errorf("%s: malformed JSON at byte %d: %v", what, syntaxErr.Offset, err)
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: malformed JSON: it ends too early", what)
+	}
 	msg := err.Error()
 	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
 		return fmt.Errorf("%s: unknown field %s", what, f)
