@@ -2,6 +2,7 @@ package goal
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -303,7 +304,8 @@ func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, 
 	var cs changeSet
 	if g := s.drivenGoal(t); g != nil && t.isMain() {
 		if outputTokens > 0 {
-			g.TokensUsed += outputTokens
+			// Saturate: a host's absurd count must not wrap to a negative total.
+			g.TokensUsed = min(g.TokensUsed, math.MaxInt64-outputTokens) + outputTokens
 			cs.add(progressChange(g, now))
 		}
 		r := g.reached(now)
