@@ -1,0 +1,252 @@
+package goal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+var fuzzTools = []string{CreateGoalTool, GetGoalTool, SetGoalBudgetTool, UpdateGoalTool}
+
+// FuzzDecodeInput feeds arbitrary input to every goal tool's decoder and
+// describer. Invariants: no panic; the decoder answers the tool's input type
+// or an *Error with code args.invalid and a message; Describe never fails for
+// a goal tool and always says something.
+func FuzzDecodeInput(f *testing.F) {
+	for i, s := range []string{
+		`{"objective":"ship it","completionCriterion":"tests pass","replace":true,"taskFile":"TASK.md"}`,
+		`{}`,
+		`{"value":2.5,"unit":"hours"}`,
+		`{"status":"complete"}`,
+		`null`, ``, `[]`, `"x"`, `{"objective":null}`, `{"value":"5","unit":"turns"}`,
+		`{"value":1e309,"unit":"tokens"}`, `{"status":"paused"}`, `{"extra":1}`, `{"objective":1}`,
+		`{"replace":"yes","objective":"x"}`, `{"value":-0,"unit":"seconds"}`, `{"value":0.0001,"unit":"hours"}`,
+	} {
+		f.Add(uint8(i), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, raw []byte) {
+		name := fuzzTools[int(which)%len(fuzzTools)]
+		in, err := DecodeInput(name, raw)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Code != CodeArgsInvalid || e.Msg == "" {
+				t.Fatalf("DecodeInput(%s, %q) refused with %T %v, want *Error args.invalid", name, raw, err, err)
+			}
+		} else {
+			ok := false
+			switch in.(type) {
+			case CreateGoalInput:
+				ok = name == CreateGoalTool
+			case GetGoalInput:
+				ok = name == GetGoalTool
+			case SetGoalBudgetInput:
+				ok = name == SetGoalBudgetTool
+			case UpdateGoalInput:
+				ok = name == UpdateGoalTool
+			}
+			if !ok {
+				t.Fatalf("DecodeInput(%s) returned %T", name, in)
+			}
+		}
+		d, err := Describe(name, raw)
+		if err != nil || d.Description == "" {
+			t.Fatalf("Describe(%s, %q) = %+v, %v", name, raw, d, err)
+		}
+		if d.Display != nil && (d.Display.Objective == "" || utf8.RuneCountInString(d.Display.Objective) > MaxObjectiveChars) {
+			t.Fatalf("display objective %q", d.Display.Objective)
+		}
+	})
+}
+
+// fuzzTokens are step token counts, from ordinary to absurd.
+var fuzzTokens = []int64{0, 1, 999, 1_000_000, 1 << 40, math.MaxInt64/2 + 1, math.MaxInt64, -1}
+
+// FuzzCallTool drives a State through a sequence of operations chosen by ops
+// (tool calls with the fuzzed input and with canned ones, turns and steps
+// with any token counts, user controls, clock moves, restarts) on a fake
+// clock. Invariants after every operation: no panic; refusals are coded
+// errors or tool results with IsError, an error code and no change; the state
+// survives its JSON round trip; counters and remaining budgets are never
+// negative; the objective obeys its limit; turn records stay bounded.
+func FuzzCallTool(f *testing.F) {
+	f.Add([]byte{1, 4, 5, 6, 7}, []byte(`{"objective":"ship it"}`))
+	f.Add([]byte{1, 2, 4, 5, 6 + 12*5, 5, 6 + 12*6, 7}, []byte(`{"value":3,"unit":"turns"}`))
+	f.Add([]byte{0, 0, 3, 3 + 12, 3 + 24, 9, 9 + 12, 9 + 24}, []byte(`{"objective":"a","replace":true}`))
+	f.Add([]byte{1, 10, 8 + 12*20, 11, 11 + 12, 4, 5, 6}, []byte(`{"status":"blocked"}`))
+	f.Add([]byte{1, 4, 5, 6 + 12*3, 5, 6 + 12*3, 5, 6 + 12*3, 7}, []byte(`{}`))
+	f.Fuzz(func(t *testing.T, ops, input []byte) {
+		if len(ops) > 200 {
+			ops = ops[:200]
+		}
+		now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+		s := &State{}
+		turns := []string{"t0", "t1", "t2"}
+		for i, b := range ops {
+			op, arg := b%12, int(b/12)
+			before := stateJSON(t, s)
+			switch op {
+			case 0:
+				name := fuzzTools[arg%len(fuzzTools)]
+				checkToolCall(t, s, before, ToolCall{Name: name, Input: input, TurnID: pick(turns, arg/4, true)}, now)
+			case 1:
+				in := []string{`{"objective":"ship it","completionCriterion":"done"}`, `{"objective":"other","replace":true}`,
+					`{"objective":"` + strings.Repeat("x", MaxObjectiveChars+1) + `"}`, `{"objective":"  "}`}[arg%4]
+				agent := []string{"", "main", "sub"}[arg/4%3]
+				checkToolCall(t, s, before, ToolCall{Name: CreateGoalTool, Input: json.RawMessage(in), Agent: agent, TurnID: pick(turns, arg, true)}, now)
+			case 2:
+				in := []string{`{"value":3,"unit":"turns"}`, `{"value":10,"unit":"tokens"}`, `{"value":2,"unit":"seconds"}`,
+					`{"value":0.4,"unit":"turns"}`, `{"value":25,"unit":"hours"}`, `{"value":1e300,"unit":"tokens"}`}[arg%6]
+				checkToolCall(t, s, before, ToolCall{Name: SetGoalBudgetTool, Input: json.RawMessage(in), TurnID: pick(turns, arg/6, true)}, now)
+			case 3:
+				in := `{"status":"` + []string{"active", "complete", "blocked", "paused"}[arg%4] + `"}`
+				checkToolCall(t, s, before, ToolCall{Name: UpdateGoalTool, Input: json.RawMessage(in), TurnID: pick(turns, arg/4, true)}, now)
+			case 4:
+				agent := []string{"", "sub"}[arg%2]
+				origin := []Origin{OriginUser, OriginContinuation, OriginResume, "bogus"}[arg/2%4]
+				_, err := s.BeginTurn(pick(turns, arg/8, false), origin, agent, now)
+				checkErr(t, err)
+			case 5:
+				_, err := s.BeginStep(pick(turns, arg, false), now)
+				checkErr(t, err)
+			case 6:
+				finish := []FinishReason{FinishStop, FinishToolCalls}[arg%2]
+				_, err := s.EndStep(pick(turns, arg/2, false), fuzzTokens[arg/2%len(fuzzTokens)], finish, now)
+				checkErr(t, err)
+			case 7:
+				outcome := []Outcome{OutcomeCompleted, OutcomeCancelled, OutcomeFailed, OutcomeBlocked, OutcomeStepLimit}[arg%5]
+				_, err := s.EndTurn(pick(turns, arg/5, false), outcome, "rate_limit", string(input), now)
+				checkErr(t, err)
+			case 8:
+				now = now.Add(time.Duration(arg*arg) * 37 * time.Second)
+			case 9:
+				var err error
+				switch arg % 3 {
+				case 0:
+					_, err = s.Pause(string(input), now)
+				case 1:
+					_, err = s.Resume(now)
+				default:
+					_, err = s.Cancel(now)
+				}
+				checkErr(t, err)
+			case 10:
+				var u BudgetUpdate
+				if json.Unmarshal(input, &u) != nil {
+					u = BudgetUpdate{Tokens: LimitUpdate{Set: true, Value: ptr(float64(arg * 100))}}
+				}
+				_, err := s.SetBudget(u, now)
+				checkErr(t, err)
+			case 11:
+				switch arg % 4 {
+				case 0:
+					s.AbandonTurn(pick(turns, arg/4, false), now)
+				case 1:
+					s.CheckWallClock(now)
+				case 2:
+					s.RecoverAfterRestart(now, now.Add(-time.Minute))
+				default:
+					s.UpdateTaskFile(TaskFileInfo{Path: "TASK.md", Exists: arg%8 < 4}, now)
+				}
+			}
+			checkState(t, s, now, i, op)
+		}
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// pick returns one of ids, or "" (an invalid id) when allowEmpty and n says so.
+func pick(ids []string, n int, allowEmpty bool) string {
+	if allowEmpty && n%(len(ids)+1) == len(ids) {
+		return ""
+	}
+	return ids[n%len(ids)]
+}
+
+func stateJSON(t *testing.T, s *State) []byte {
+	t.Helper()
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatalf("state does not encode: %v", err)
+	}
+	return data
+}
+
+func checkErr(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Code == "" || e.Msg == "" {
+		t.Fatalf("refusal %T %v has no code", err, err)
+	}
+}
+
+func checkToolCall(t *testing.T, s *State, before []byte, c ToolCall, now time.Time) {
+	t.Helper()
+	res, changes := s.CallTool(c, now)
+	if res.Description == "" || res.Output == "" {
+		t.Fatalf("%s(%s): empty description or output: %+v", c.Name, c.Input, res)
+	}
+	if res.IsError {
+		if res.ErrorCode == "" {
+			t.Fatalf("%s(%s): refusal without a code: %+v", c.Name, c.Input, res)
+		}
+		if len(changes) > 0 {
+			t.Fatalf("%s(%s): refusal with changes %+v", c.Name, c.Input, changes)
+		}
+		if after := stateJSON(t, s); !bytes.Equal(before, after) {
+			t.Fatalf("%s(%s): refusal changed the state\nbefore %s\nafter  %s", c.Name, c.Input, before, after)
+		}
+	}
+}
+
+func checkState(t *testing.T, s *State, now time.Time, i int, op byte) {
+	t.Helper()
+	// What the store keeps is the decoded JSON: it must be stable under a
+	// second round trip (the first may only replace invalid UTF-8).
+	var stored, reread State
+	if err := json.Unmarshal(stateJSON(t, s), &stored); err != nil {
+		t.Fatalf("op %d (%d): state does not decode: %v", i, op, err)
+	}
+	data := stateJSON(t, &stored)
+	if err := json.Unmarshal(data, &reread); err != nil {
+		t.Fatalf("op %d (%d): stored state does not decode: %v", i, op, err)
+	}
+	if again := stateJSON(t, &reread); !bytes.Equal(data, again) {
+		t.Fatalf("op %d (%d): state changes in its JSON round trip\n%s\n%s", i, op, data, again)
+	}
+	if n := len(s.Turns); n > MaxEndedTurns+MaxLiveTurns {
+		t.Fatalf("op %d: %d turn records kept", i, n)
+	}
+	g := s.Goal
+	if g == nil {
+		return
+	}
+	switch g.Status {
+	case Active, Paused, Blocked, Complete:
+	default:
+		t.Fatalf("op %d: status %q", i, g.Status)
+	}
+	if obj := g.Objective; obj == "" || utf8.RuneCountInString(obj) > MaxObjectiveChars || utf8.RuneCountInString(g.CompletionCriterion) > MaxCriterionChars {
+		t.Fatalf("op %d: objective of %d runes, criterion of %d", i, utf8.RuneCountInString(obj), utf8.RuneCountInString(g.CompletionCriterion))
+	}
+	snap := s.Snapshot(now)
+	if snap.TurnsUsed < 0 || snap.TokensUsed < 0 || snap.WallClockMs < 0 {
+		t.Fatalf("op %d (%d): negative usage: turns %d tokens %d wall %d ms", i, op, snap.TurnsUsed, snap.TokensUsed, snap.WallClockMs)
+	}
+	for _, r := range []*int64{snap.Budget.RemainingTurns, snap.Budget.RemainingTokens, snap.Budget.RemainingWallClockMs} {
+		if r != nil && *r < 0 {
+			t.Fatalf("op %d: negative remaining budget %d", i, *r)
+		}
+	}
+	if snap.Budget.TokenBudget != nil && snap.TokensUsed >= *snap.Budget.TokenBudget && !snap.Budget.TokenBudgetReached {
+		t.Fatalf("op %d: %d tokens used of %d and the budget is not reached", i, snap.TokensUsed, *snap.Budget.TokenBudget)
+	}
+}
