@@ -1,0 +1,346 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  State as ClientState,
+  type ClientCapabilities,
+  type LanguageClientOptions,
+  type ServerOptions,
+  type StaticFeature,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { NOTIFICATIONS } from './model';
+import type { Ui } from './ui';
+
+/** The command that installs agentd, shown when the binary is missing. */
+export const INSTALL_COMMAND = 'go install github.com/agentd/agentd/cmd/agentd@latest';
+
+/** Settings of the `agentd` section that the client uses. */
+export interface ClientSettings {
+  /** Executable name (looked up on PATH) or path; `~/` is expanded. */
+  path: string;
+  /** `auto`: `agentd --remote=auto` (the shared daemon); `off`: a private `agentd` stdio server. */
+  remote: 'auto' | 'off';
+  /** Session the panel shows and edits by default, sent as `initializationOptions.session`. */
+  session: string;
+}
+
+/** Reads the client settings, with defaults. */
+export function readSettings(): ClientSettings {
+  const cfg = vscode.workspace.getConfiguration('agentd');
+  const remote = cfg.get<string>('remote', 'auto') === 'off' ? 'off' : 'auto';
+  return {
+    path: (cfg.get<string>('path', 'agentd') || 'agentd').trim(),
+    remote,
+    session: (cfg.get<string>('session', 'default') || 'default').trim(),
+  };
+}
+
+/**
+ * Resolves the agentd executable: a name without a path separator is looked up
+ * on `envPath` (like a shell), anything else is taken relative to `cwd`.
+ * Returns the absolute path of an executable regular file, or undefined.
+ */
+export function findExecutable(command: string, envPath: string | undefined, cwd: string): string | undefined {
+  let cmd = command;
+  if (cmd === '~' || cmd.startsWith('~/')) {
+    cmd = path.join(os.homedir(), cmd.slice(1));
+  }
+  const candidates: string[] = [];
+  if (cmd.includes('/') || cmd.includes(path.sep)) {
+    candidates.push(path.resolve(cwd, cmd));
+  } else {
+    for (const dir of (envPath ?? '').split(path.delimiter)) {
+      if (dir) {
+        candidates.push(path.join(dir, cmd));
+      }
+    }
+  }
+  for (const c of candidates) {
+    try {
+      const st = fs.statSync(c);
+      if (st.isFile()) {
+        fs.accessSync(c, fs.constants.X_OK);
+        return c;
+      }
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+/** Lifecycle of the connection as the panel sees it. */
+export type ConnectionStatus = 'stopped' | 'starting' | 'running' | 'missing' | 'failed';
+
+/** A notification from agentd, as received. */
+export interface AgentdNotification {
+  method: string;
+  params: unknown;
+}
+
+/**
+ * Opts out of work-done progress: the panel's own status-bar item shows the
+ * goal's progress, so agentd's progress reports would only duplicate it.
+ */
+class NoWorkDoneProgress implements StaticFeature {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    if (capabilities.window) {
+      capabilities.window.workDoneProgress = false;
+    }
+  }
+  getState(): { kind: 'static' } {
+    return { kind: 'static' };
+  }
+  initialize(): void {}
+  clear(): void {}
+}
+
+/**
+ * Owns the language client that runs agentd for the first workspace folder.
+ * It survives restarts: `onDidStart` fires each time a server is up (first
+ * start, restart after a crash, explicit restart), and notification handlers
+ * stay registered across them.
+ */
+export class AgentdClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private statusValue: ConnectionStatus = 'stopped';
+  private missingShownFor: string | undefined;
+  private restarts: number[] = [];
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly startEmitter = new vscode.EventEmitter<void>();
+  private readonly statusEmitter = new vscode.EventEmitter<ConnectionStatus>();
+  private readonly notificationEmitter = new vscode.EventEmitter<AgentdNotification>();
+  private lifecycle: Promise<void> = Promise.resolve();
+  private clientSubscription: vscode.Disposable | undefined;
+
+  /** Fires each time a server is running and initialized (start and every restart). */
+  readonly onDidStart = this.startEmitter.event;
+  /** Fires on every status change. */
+  readonly onDidChangeStatus = this.statusEmitter.event;
+  /** Fires for every `agentd/*` notification. */
+  readonly onNotification = this.notificationEmitter.event;
+
+  constructor(
+    private readonly output: vscode.LogOutputChannel,
+    private readonly ui: Ui,
+  ) {
+    this.disposables.push(this.startEmitter, this.statusEmitter, this.notificationEmitter);
+  }
+
+  /** Current connection status. */
+  get status(): ConnectionStatus {
+    return this.statusValue;
+  }
+
+  /** Settings the running client was started with. */
+  settings: ClientSettings = { path: 'agentd', remote: 'auto', session: 'default' };
+
+  private setStatus(s: ConnectionStatus): void {
+    if (s !== this.statusValue) {
+      this.statusValue = s;
+      this.statusEmitter.fire(s);
+    }
+  }
+
+  /** Starts agentd (no-op while running). Never throws: failures are shown to the user once. */
+  start(): Promise<void> {
+    this.lifecycle = this.lifecycle.then(() => this.doStart());
+    return this.lifecycle;
+  }
+
+  /** Stops agentd. */
+  stop(): Promise<void> {
+    this.lifecycle = this.lifecycle.then(() => this.doStop());
+    return this.lifecycle;
+  }
+
+  /** Stops, re-reads the settings and starts again; a missing binary is reported again. */
+  restart(): Promise<void> {
+    this.lifecycle = this.lifecycle.then(async () => {
+      await this.doStop();
+      this.missingShownFor = undefined;
+      this.restarts = [];
+      await this.doStart();
+    });
+    return this.lifecycle;
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client) {
+      return;
+    }
+    const settings = readSettings();
+    this.settings = settings;
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const cwd = folder?.uri.scheme === 'file' ? folder.uri.fsPath : os.homedir();
+    const exe = findExecutable(settings.path, process.env.PATH, cwd);
+    if (!exe) {
+      this.setStatus('missing');
+      this.output.appendLine(`agentd executable not found: ${settings.path} (PATH=${process.env.PATH ?? ''})`);
+      if (this.missingShownFor !== settings.path) {
+        this.missingShownFor = settings.path;
+        void this.showMissing(settings.path);
+      }
+      return;
+    }
+    const args = settings.remote === 'auto' ? ['--remote=auto'] : [];
+    this.output.appendLine(`starting ${exe} ${args.join(' ')} (session ${settings.session})`);
+    const serverOptions: ServerOptions = {
+      command: exe,
+      args,
+      transport: TransportKind.stdio,
+      options: { cwd, env: process.env },
+    };
+    const created: { client?: LanguageClient } = {};
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.output,
+      revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
+      initializationOptions: { session: settings.session },
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => {
+          if (!this.client || this.client !== created.client) {
+            // Abandoned (failed start, stop, restart): never restart it.
+            return { action: CloseAction.DoNotRestart, handled: true };
+          }
+          const now = Date.now();
+          this.restarts = this.restarts.filter((t) => now - t < 180_000);
+          this.restarts.push(now);
+          if (this.restarts.length <= 4) {
+            this.output.appendLine('agentd connection closed; restarting');
+            return { action: CloseAction.Restart, handled: true };
+          }
+          this.setStatus('failed');
+          void this.ui
+            .error('agentd stopped 5 times in 3 minutes and is not restarted. See the output for details.', 'Show Output', 'Restart')
+            .then((choice) => {
+              if (choice === 'Show Output') {
+                this.output.show();
+              } else if (choice === 'Restart') {
+                void this.restart();
+              }
+            });
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+      initializationFailedHandler: (error) => {
+        this.output.appendLine(`agentd initialize failed: ${String(error)}`);
+        return false;
+      },
+    };
+    const client = new LanguageClient('agentd', 'agentd', serverOptions, clientOptions);
+    created.client = client;
+    client.registerFeature(new NoWorkDoneProgress());
+    for (const method of Object.values(NOTIFICATIONS)) {
+      client.onNotification(method, (params: unknown) => this.notificationEmitter.fire({ method, params }));
+    }
+    this.clientSubscription = client.onDidChangeState((e) => {
+        if (client !== this.client) {
+          return;
+        }
+        if (e.newState === ClientState.Running) {
+          this.setStatus('running');
+          this.startEmitter.fire();
+        } else if (e.newState === ClientState.Starting) {
+          this.setStatus('starting');
+        } else if (this.statusValue !== 'failed') {
+          this.setStatus('stopped');
+        }
+      });
+    this.client = client;
+    this.setStatus('starting');
+    try {
+      await client.start();
+    } catch (err) {
+      this.output.appendLine(`agentd failed to start: ${String(err)}`);
+      this.client = undefined;
+      this.clientSubscription?.dispose();
+      this.clientSubscription = undefined;
+      this.setStatus('failed');
+      try {
+        await client.dispose(2000);
+      } catch {
+        // already gone
+      }
+      const hint =
+        settings.remote === 'auto'
+          ? ' If this agentd is older and has no --remote=auto, update it or set "agentd.remote" to "off".'
+          : '';
+      void this.ui.error(`agentd (${exe}) failed to start: ${errorMessage(err)}.${hint}`, 'Show Output', 'Open Settings').then((c) => {
+        if (c === 'Show Output') {
+          this.output.show();
+        } else if (c === 'Open Settings') {
+          void vscode.commands.executeCommand('workbench.action.openSettings', '@ext:agentd.agentd-vscode');
+        }
+      });
+    }
+  }
+
+  private async showMissing(configured: string): Promise<void> {
+    const choice = await this.ui.error(
+      `agentd was not found ("${configured}"). Install it with: ${INSTALL_COMMAND} — or set "agentd.path" to the binary.`,
+      'Open Settings',
+      'Copy Install Command',
+    );
+    if (choice === 'Open Settings') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.path');
+    } else if (choice === 'Copy Install Command') {
+      await vscode.env.clipboard.writeText(INSTALL_COMMAND);
+    }
+  }
+
+  private async doStop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.clientSubscription?.dispose();
+    this.clientSubscription = undefined;
+    if (client) {
+      try {
+        await client.dispose(3000);
+      } catch (err) {
+        this.output.appendLine(`stopping agentd: ${String(err)}`);
+      }
+    }
+    this.setStatus('stopped');
+  }
+
+  /** True when requests can be sent. */
+  get isRunning(): boolean {
+    return !!this.client && this.client.isRunning();
+  }
+
+  /**
+   * Sends `workspace/executeCommand` with `arguments: [args]` and returns the
+   * result. Rejects with the JSON-RPC error (its `data` holds `{code, ...}` for
+   * domain refusals) or with an Error when agentd is not running.
+   */
+  async execute<T>(command: string, args: object = {}): Promise<T> {
+    const client = this.client;
+    if (!client || !client.isRunning()) {
+      throw new Error('agentd is not running');
+    }
+    return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] })) as T;
+  }
+
+  dispose(): void {
+    void this.doStop();
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+}
+
+/** The message of an error or JSON-RPC error. */
+export function errorMessage(err: unknown): string {
+  if (err && typeof err === 'object' && 'message' in err) {
+    return String((err as { message: unknown }).message);
+  }
+  return String(err);
+}

@@ -1,0 +1,30 @@
+/**
+ * The extension's own command ids, declared once. package.json's
+ * `contributes.commands` must list exactly these (a unit test checks it).
+ * They use the `agentdPanel.` prefix: the language client registers the
+ * server's `agentd.*` command ids as editor commands, and a clash would fail
+ * activation. No `vscode` import: unit-tested in plain Node.
+ */
+export const COMMANDS = {
+  todoAdd: 'agentdPanel.todo.add',
+  todoClear: 'agentdPanel.todo.clear',
+  todoSetPending: 'agentdPanel.todo.setPending',
+  todoSetInProgress: 'agentdPanel.todo.setInProgress',
+  todoSetDone: 'agentdPanel.todo.setDone',
+  todoRename: 'agentdPanel.todo.rename',
+  todoDelete: 'agentdPanel.todo.delete',
+  goalCreate: 'agentdPanel.goal.create',
+  goalPause: 'agentdPanel.goal.pause',
+  goalResume: 'agentdPanel.goal.resume',
+  goalCancel: 'agentdPanel.goal.cancel',
+  goalSetBudget: 'agentdPanel.goal.setBudget',
+  goalOpenTaskFile: 'agentdPanel.goal.openTaskFile',
+  pickSession: 'agentdPanel.pickSession',
+  refresh: 'agentdPanel.refresh',
+  restartServer: 'agentdPanel.restartServer',
+  showOutput: 'agentdPanel.showOutput',
+  openSettings: 'agentdPanel.openSettings',
+} as const;
+
+/** One of the extension's command ids. */
+export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];

@@ -1,0 +1,358 @@
+import * as vscode from 'vscode';
+import { errorMessage, type AgentdClient } from './client';
+import { COMMANDS, type CommandId } from './commandIds';
+import {
+  SERVER_COMMANDS,
+  budgetArgs,
+  domainError,
+  formatDurationLimit,
+  formatTokens,
+  todoRows,
+  todoStatusLabel,
+  validateBudgetInput,
+  validateTodoTitle,
+  withItem,
+  withoutItem,
+  type BudgetUnit,
+  type GoalRow,
+  type State,
+  type TodoItem,
+  type TodoRow,
+  type TodoStatus,
+} from './model';
+import type { PanelStore } from './store';
+import type { Ui } from './ui';
+
+/** What the commands act on. */
+export interface CommandDeps {
+  client: AgentdClient;
+  store: PanelStore;
+  ui: Ui;
+  output: vscode.LogOutputChannel;
+}
+
+type Handler = (...args: unknown[]) => unknown;
+
+/**
+ * Registers every extension command (ids in commandIds.ts). Each command that
+ * edits state sends one `workspace/executeCommand` and shows the `State` it
+ * returns; todo edits are compare-and-set on `todos.revision`.
+ */
+export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
+  const c = new PanelCommands(deps);
+  const table: Record<CommandId, Handler> = {
+    [COMMANDS.todoAdd]: () => c.todoAdd(),
+    [COMMANDS.todoClear]: () => c.todoClear(),
+    [COMMANDS.todoSetPending]: (row) => c.todoSetStatus(row, 'pending'),
+    [COMMANDS.todoSetInProgress]: (row) => c.todoSetStatus(row, 'in_progress'),
+    [COMMANDS.todoSetDone]: (row) => c.todoSetStatus(row, 'done'),
+    [COMMANDS.todoRename]: (row) => c.todoRename(row),
+    [COMMANDS.todoDelete]: (row) => c.todoDelete(row),
+    [COMMANDS.goalCreate]: () => c.goalCreate(),
+    [COMMANDS.goalPause]: () => c.goalSimple(SERVER_COMMANDS.goalPause),
+    [COMMANDS.goalResume]: () => c.goalSimple(SERVER_COMMANDS.goalResume),
+    [COMMANDS.goalCancel]: () => c.goalCancel(),
+    [COMMANDS.goalSetBudget]: () => c.goalSetBudget(),
+    [COMMANDS.goalOpenTaskFile]: (row) => c.openTaskFile(row as GoalRow | undefined),
+    [COMMANDS.pickSession]: () => c.pickSession(),
+    [COMMANDS.refresh]: () => deps.store.refresh(),
+    [COMMANDS.restartServer]: () => deps.client.restart(),
+    [COMMANDS.showOutput]: () => deps.output.show(),
+    [COMMANDS.openSettings]: () => vscode.commands.executeCommand('workbench.action.openSettings', '@ext:agentd.agentd-vscode'),
+  };
+  return Object.entries(table).map(([id, fn]) => vscode.commands.registerCommand(id, fn));
+}
+
+/** The result of an edit: the new state, or undefined when it was refused or dismissed. */
+type EditResult = State | undefined;
+
+class PanelCommands {
+  constructor(private readonly d: CommandDeps) {}
+
+  private get state(): State | undefined {
+    return this.d.store.state;
+  }
+
+  /** Sends a state-changing server command; shows its State, or the error. */
+  private async send(command: string, args: object = {}): Promise<EditResult> {
+    try {
+      const st = await this.d.client.execute<State>(command, { ...this.d.store.baseArgs(), ...args });
+      this.d.store.setState(st);
+      return st;
+    } catch (err) {
+      const data = domainError(err);
+      this.d.output.appendLine(`${command} failed: ${errorMessage(err)}${data ? ` (${data.code})` : ''}`);
+      void this.d.ui.error(`agentd: ${errorMessage(err)}`);
+      if (data) {
+        void this.d.store.refresh();
+      }
+      return undefined;
+    }
+  }
+
+  /**
+   * `agentd.todo.set` with `expectedRevision`. A `todo.conflict` shows the
+   * current list from the error's `data.state` and tells the user; the edit is
+   * not retried, so a newer write is never overwritten.
+   */
+  private async setTodos(items: TodoItem[], expectedRevision: number): Promise<EditResult> {
+    try {
+      const st = await this.d.client.execute<State>(SERVER_COMMANDS.todoSet, {
+        ...this.d.store.baseArgs(),
+        items,
+        expectedRevision,
+      });
+      this.d.store.setState(st);
+      return st;
+    } catch (err) {
+      const data = domainError(err);
+      if (data?.code === 'todo.conflict') {
+        if (data.state && typeof data.state === 'object') {
+          this.d.store.setState(data.state);
+        } else {
+          await this.d.store.refresh();
+        }
+        void this.d.ui.warn(
+          'The todo list was changed elsewhere (by an agent or another editor), so your edit was not applied. The view now shows the current list.',
+        );
+        return undefined;
+      }
+      this.d.output.appendLine(`agentd.todo.set failed: ${errorMessage(err)}`);
+      void this.d.ui.error(`agentd: ${errorMessage(err)}`);
+      return undefined;
+    }
+  }
+
+  /** The row a command acts on: the clicked row, an index, or one picked from the list. */
+  private async rowOf(arg: unknown, placeHolder: string): Promise<TodoRow | undefined> {
+    if (arg && typeof arg === 'object' && 'items' in arg && 'index' in arg && 'todosRevision' in arg) {
+      return arg as TodoRow;
+    }
+    const rows = todoRows(this.state);
+    if (typeof arg === 'number') {
+      return rows[arg];
+    }
+    if (rows.length === 0) {
+      void this.d.ui.info('The todo list is empty.');
+      return undefined;
+    }
+    const picked = await this.d.ui.pick(
+      rows.map((r) => ({ label: r.label, description: r.description, row: r })),
+      { placeHolder },
+    );
+    return picked?.row;
+  }
+
+  async todoAdd(): Promise<EditResult> {
+    const st = this.state;
+    if (!st) {
+      return undefined;
+    }
+    const title = await this.d.ui.input({
+      title: 'Add todo',
+      prompt: `New item for session ${this.d.store.session} (added at the end, pending)`,
+      placeHolder: 'What needs to be done',
+      validateInput: validateTodoTitle,
+    });
+    if (title === undefined || validateTodoTitle(title)) {
+      return undefined;
+    }
+    const items = [...st.todos.items.map((i) => ({ ...i })), { title: title.trim(), status: 'pending' as const }];
+    return this.setTodos(items, st.todos.revision);
+  }
+
+  async todoClear(): Promise<EditResult> {
+    const st = this.state;
+    if (!st || st.todos.items.length === 0) {
+      return undefined;
+    }
+    const n = st.todos.items.length;
+    const ok = await this.d.ui.confirm(
+      `Clear all ${n} todo${n === 1 ? '' : 's'}?`,
+      `This empties the todo list of session "${st.session}" for every agent and editor.`,
+      'Clear',
+    );
+    if (!ok) {
+      return undefined;
+    }
+    return this.setTodos([], st.todos.revision);
+  }
+
+  async todoSetStatus(arg: unknown, status: TodoStatus): Promise<EditResult> {
+    const row = await this.rowOf(arg, `Mark as ${todoStatusLabel(status)}`);
+    if (!row) {
+      return undefined;
+    }
+    return this.setTodos(withItem(row.items, row.index, { status }), row.todosRevision);
+  }
+
+  async todoRename(arg: unknown): Promise<EditResult> {
+    const row = await this.rowOf(arg, 'Rename todo');
+    if (!row) {
+      return undefined;
+    }
+    const title = await this.d.ui.input({
+      title: 'Rename todo',
+      value: row.item.title,
+      validateInput: validateTodoTitle,
+    });
+    if (title === undefined || validateTodoTitle(title) || title.trim() === row.item.title) {
+      return undefined;
+    }
+    return this.setTodos(withItem(row.items, row.index, { title: title.trim() }), row.todosRevision);
+  }
+
+  async todoDelete(arg: unknown): Promise<EditResult> {
+    const row = await this.rowOf(arg, 'Delete todo');
+    if (!row) {
+      return undefined;
+    }
+    return this.setTodos(withoutItem(row.items, row.index), row.todosRevision);
+  }
+
+  async goalCreate(): Promise<EditResult> {
+    const st = this.state;
+    if (!st) {
+      return undefined;
+    }
+    const objective = await this.d.ui.input({
+      title: 'Create goal (1/2): objective',
+      prompt: 'What should the agent achieve? Keep it short; reference a long spec by its file path.',
+      placeHolder: 'e.g. Make the test suite in tests/ pass',
+      validateInput: (v) =>
+        v.trim() === '' ? 'The objective cannot be empty.' : v.trim().length > 4000 ? 'At most 4000 characters: put long text in a file and reference its path.' : undefined,
+    });
+    if (objective === undefined || objective.trim() === '') {
+      return undefined;
+    }
+    const criterion = await this.d.ui.input({
+      title: 'Create goal (2/2): completion criterion (optional)',
+      prompt: 'How will you know it is done? Leave empty for none.',
+      placeHolder: 'e.g. `go test ./...` passes',
+    });
+    if (criterion === undefined) {
+      return undefined;
+    }
+    let replace = false;
+    const cur = st.goal;
+    if (cur && cur.status !== 'complete') {
+      replace = await this.d.ui.confirm(
+        'Replace the current goal?',
+        `Session "${st.session}" already has a ${cur.status} goal: ${cur.objective}`,
+        'Replace',
+      );
+      if (!replace) {
+        return undefined;
+      }
+    }
+    const args: Record<string, unknown> = { objective: objective.trim() };
+    if (criterion.trim()) {
+      args.completionCriterion = criterion.trim();
+    }
+    if (replace) {
+      args.replace = true;
+    }
+    return this.send(SERVER_COMMANDS.goalCreate, args);
+  }
+
+  goalSimple(command: string): Promise<EditResult> {
+    return this.send(command, {});
+  }
+
+  async goalCancel(): Promise<EditResult> {
+    const goal = this.state?.goal;
+    if (!goal) {
+      return undefined;
+    }
+    const ok = await this.d.ui.confirm(
+      goal.status === 'complete' ? 'Clear the completed goal?' : 'Cancel the goal?',
+      `${goal.objective}\n\nThe goal is removed from session "${this.d.store.session}"; agents stop pursuing it.`,
+      goal.status === 'complete' ? 'Clear Goal' : 'Cancel Goal',
+    );
+    if (!ok) {
+      return undefined;
+    }
+    return this.send(SERVER_COMMANDS.goalCancel, {});
+  }
+
+  async goalSetBudget(): Promise<EditResult> {
+    const goal = this.state?.goal;
+    if (!goal) {
+      return undefined;
+    }
+    const b = goal.budget;
+    type Pick = vscode.QuickPickItem & { unit?: BudgetUnit; remove?: 'turns' | 'tokens' | 'wallClockMs' };
+    const items: Pick[] = [
+      { label: 'Turns', description: b.turnBudget !== null ? `now ${b.turnBudget}` : 'goal-driven turns', unit: 'turns' },
+      { label: 'Tokens', description: b.tokenBudget !== null ? `now ${formatTokens(b.tokenBudget)}` : 'output tokens', unit: 'tokens' },
+      { label: 'Minutes', description: b.wallClockBudgetMs !== null ? `now ${formatDurationLimit(b.wallClockBudgetMs)}` : 'active time', unit: 'minutes' },
+      { label: 'Hours', description: 'active time', unit: 'hours' },
+    ];
+    if (b.turnBudget !== null) {
+      items.push({ label: 'Remove turn budget', remove: 'turns' });
+    }
+    if (b.tokenBudget !== null) {
+      items.push({ label: 'Remove token budget', remove: 'tokens' });
+    }
+    if (b.wallClockBudgetMs !== null) {
+      items.push({ label: 'Remove time budget', remove: 'wallClockMs' });
+    }
+    const picked = await this.d.ui.pick(items, { title: 'Set goal budget', placeHolder: 'Budget unit' });
+    if (!picked) {
+      return undefined;
+    }
+    if (picked.remove) {
+      return this.send(SERVER_COMMANDS.goalSetBudget, { [picked.remove]: null });
+    }
+    const unit = picked.unit as BudgetUnit;
+    const text = await this.d.ui.input({
+      title: `Set goal budget: ${unit}`,
+      prompt: `Limit in ${unit}`,
+      validateInput: (v) => validateBudgetInput(unit, v),
+    });
+    if (text === undefined || validateBudgetInput(unit, text)) {
+      return undefined;
+    }
+    return this.send(SERVER_COMMANDS.goalSetBudget, budgetArgs(unit, Number(text.trim())));
+  }
+
+  async openTaskFile(row: GoalRow | undefined): Promise<void> {
+    const p = row?.path ?? this.state?.goal?.taskFile?.path;
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!p || !folder) {
+      return;
+    }
+    const uri = vscode.Uri.joinPath(folder.uri, p);
+    try {
+      await vscode.workspace.fs.stat(uri);
+    } catch {
+      const choice = await this.d.ui.info(`The task file ${p} does not exist yet.`, 'Create File');
+      if (choice !== 'Create File') {
+        return;
+      }
+      await vscode.workspace.fs.writeFile(uri, new Uint8Array());
+    }
+    await vscode.commands.executeCommand('vscode.open', uri);
+  }
+
+  async pickSession(): Promise<void> {
+    await this.d.store.refresh();
+    const current = this.d.store.session;
+    const sessions = [...this.d.store.sessions];
+    if (!sessions.some((s) => s.session === current)) {
+      sessions.unshift({ session: current, todoCount: this.state?.todos.items.length ?? 0, goalStatus: this.state?.goal?.status ?? '' });
+    }
+    const picked = await this.d.ui.pick(
+      sessions.map((s) => ({
+        label: s.session,
+        description: s.session === current ? 'shown now' : undefined,
+        detail: `${s.todoCount} todo${s.todoCount === 1 ? '' : 's'} · ${s.goalStatus ? `goal ${s.goalStatus}` : 'no goal'}`,
+        session: s.session,
+      })),
+      { title: 'agentd session', placeHolder: 'Session to show in the agentd views' },
+    );
+    if (picked) {
+      await this.d.store.setSession(picked.session);
+    }
+  }
+}

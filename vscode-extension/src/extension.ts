@@ -1,0 +1,87 @@
+import * as vscode from 'vscode';
+import { AgentdClient, readSettings } from './client';
+import { registerCommands } from './commands';
+import { panelContext, type PanelContext } from './model';
+import { GoalStatusBar } from './statusBar';
+import { PanelStore } from './store';
+import { SwitchableUi } from './ui';
+import { GoalViewProvider } from './views/goalView';
+import { TodoTreeProvider } from './views/todoTree';
+
+let running: AgentdClient | undefined;
+
+/** What `activate` returns: the parts, for the extension-host tests. */
+export interface PanelApi {
+  client: AgentdClient;
+  store: PanelStore;
+  ui: SwitchableUi;
+  todos: TodoTreeProvider;
+  goal: GoalViewProvider;
+  statusBar: GoalStatusBar;
+  /** Last values set for the `when`-clause context keys. */
+  context: Record<string, unknown>;
+}
+
+/** Wires the client, store, views, status bar and commands together. */
+export function activate(context: vscode.ExtensionContext): PanelApi {
+  const output = vscode.window.createOutputChannel('agentd', { log: true });
+  const ui = new SwitchableUi();
+  const client = new AgentdClient(output, ui);
+  running = client;
+  const store = new PanelStore(client, readSettings().session);
+  const todos = new TodoTreeProvider(store);
+  const goal = new GoalViewProvider(store);
+  const statusBar = new GoalStatusBar(store);
+  const keys: Record<string, unknown> = {};
+  const setKey = (key: string, value: unknown): void => {
+    if (keys[key] !== value) {
+      keys[key] = value;
+      void vscode.commands.executeCommand('setContext', key, value);
+    }
+  };
+  const syncContext = (): void => {
+    const ctx: PanelContext = panelContext(store.state, store.sessions.length);
+    for (const [k, v] of Object.entries(ctx)) {
+      setKey(k, v);
+    }
+  };
+  syncContext();
+  setKey('agentdPanel.serverMissing', false);
+
+  context.subscriptions.push(
+    output,
+    client,
+    store,
+    todos,
+    goal,
+    statusBar,
+    store.onDidChange(syncContext),
+    client.onDidChangeStatus((s) => {
+      setKey('agentdPanel.serverMissing', s === 'missing');
+      syncContext();
+    }),
+    ...registerCommands({ client, store, ui, output }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('agentd.path') || e.affectsConfiguration('agentd.remote')) {
+        void client.restart();
+      } else if (e.affectsConfiguration('agentd.session')) {
+        store.setDefaultSession(readSettings().session);
+      }
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      if (client.status === 'stopped' && vscode.workspace.workspaceFolders?.length) {
+        void client.start();
+      }
+    }),
+  );
+
+  if (vscode.workspace.workspaceFolders?.length) {
+    void client.start();
+  }
+  return { client, store, ui, todos, goal, statusBar, context: keys };
+}
+
+/** Stops agentd (shutdown and exit) before the window goes. */
+export function deactivate(): Promise<void> | undefined {
+  return running?.stop();
+}

@@ -1,0 +1,777 @@
+/**
+ * Pure view model of the agentd panel: the wire types of PROTOCOL.md and the
+ * functions that turn a `State` into tree rows, icons, labels, budget text and
+ * status-bar text.
+ *
+ * This module must not import `vscode` (or anything that does): it is unit
+ * tested in plain Node. Icons are named by their codicon id; the views turn
+ * them into `ThemeIcon`s.
+ */
+
+// ---------------------------------------------------------------------------
+// Wire types (PROTOCOL.md §3, §4; RUNTIME.md §1, §2.1)
+// ---------------------------------------------------------------------------
+
+/** The three todo statuses; no other word is accepted by agentd. */
+export type TodoStatus = 'pending' | 'in_progress' | 'done';
+
+/** All todo statuses, in their natural order. */
+export const TODO_STATUSES: readonly TodoStatus[] = ['pending', 'in_progress', 'done'];
+
+/** One todo item: a non-empty title (at most 500 characters) and a status. */
+export interface TodoItem {
+  title: string;
+  status: TodoStatus;
+}
+
+/** The four goal statuses. */
+export type GoalStatus = 'active' | 'paused' | 'blocked' | 'complete';
+
+/**
+ * Budget part of a goal snapshot. Limits are `null` when not set; `remaining*`
+ * are `null` when there is no limit, else `max(0, limit - used)`.
+ * Token counts are output tokens; times are milliseconds.
+ */
+export interface GoalBudget {
+  tokenBudget: number | null;
+  turnBudget: number | null;
+  wallClockBudgetMs: number | null;
+  remainingTokens: number | null;
+  remainingTurns: number | null;
+  remainingWallClockMs: number | null;
+  tokenBudgetReached: boolean;
+  turnBudgetReached: boolean;
+  wallClockBudgetReached: boolean;
+  overBudget: boolean;
+}
+
+/** What agentd knows of a goal's task file. `path` is relative to the workspace root. */
+export interface TaskFileInfo {
+  path: string;
+  exists: boolean;
+  sha256?: string;
+  /** Size in bytes. */
+  size?: number;
+  /** RFC 3339 time. */
+  modifiedAt?: string;
+  changedSinceLastTurn?: boolean;
+}
+
+/** A goal as clients see it (RUNTIME.md §2.1). `wallClockMs` is milliseconds of active time. */
+export interface GoalSnapshot {
+  goalId?: string;
+  objective: string;
+  completionCriterion?: string;
+  status: GoalStatus;
+  turnsUsed: number;
+  tokensUsed: number;
+  wallClockMs: number;
+  budget: GoalBudget;
+  terminalReason?: string;
+  taskFile?: TaskFileInfo | null;
+  /** RFC 3339 times. */
+  createdAt?: string;
+  updatedAt?: string;
+  lastActor?: string;
+}
+
+/**
+ * Result of `agentd.state` and of every editing command. `revision` is the
+ * session's revision (bumped by every change); `todos.revision` is the session
+ * revision at the list's last change, the value `expectedRevision` of
+ * `agentd.todo.set` is compared with.
+ */
+export interface State {
+  /** Folder URI. */
+  workspace: string;
+  session: string;
+  revision: number;
+  todos: { items: TodoItem[]; revision: number };
+  goal: GoalSnapshot | null;
+}
+
+/** One entry of `agentd.sessions`. `goalStatus` is empty or absent when the session has no goal. */
+export interface SessionInfo {
+  session: string;
+  updatedAt?: string;
+  todoCount: number;
+  goalStatus?: GoalStatus | '';
+}
+
+/** Fields every agentd notification carries. */
+export interface NotificationBase {
+  workspace: string;
+  session: string;
+  revision: number;
+}
+
+/** Params of `agentd/todoChanged`. */
+export interface TodoChangedParams extends NotificationBase {
+  items: TodoItem[];
+  actor?: string;
+}
+
+/** Params of `agentd/goalChanged`. */
+export interface GoalChangedParams extends NotificationBase {
+  goal: GoalSnapshot | null;
+  change?: { kind: string; status?: GoalStatus; reason?: string; actor?: string };
+}
+
+/** Params of `agentd/taskFileChanged`. */
+export interface TaskFileChangedParams extends NotificationBase {
+  path: string;
+  exists: boolean;
+  sha256?: string;
+  changedAt?: string;
+}
+
+/** Notification method names (PROTOCOL.md §4). */
+export const NOTIFICATIONS = {
+  todoChanged: 'agentd/todoChanged',
+  goalChanged: 'agentd/goalChanged',
+  taskFileChanged: 'agentd/taskFileChanged',
+} as const;
+
+/** Server command ids (PROTOCOL.md §3). The extension's own ids use `agentdPanel.*`. */
+export const SERVER_COMMANDS = {
+  state: 'agentd.state',
+  sessions: 'agentd.sessions',
+  todoSet: 'agentd.todo.set',
+  goalCreate: 'agentd.goal.create',
+  goalPause: 'agentd.goal.pause',
+  goalResume: 'agentd.goal.resume',
+  goalCancel: 'agentd.goal.cancel',
+  goalSetBudget: 'agentd.goal.setBudget',
+} as const;
+
+// ---------------------------------------------------------------------------
+// Formatting
+// ---------------------------------------------------------------------------
+
+/**
+ * Token count as agentd writes it: raw below 1000, else one decimal with a
+ * `k` or `M` suffix, a trailing `.0` dropped (`950`, `1.2k`, `50k`, `3.4M`).
+ */
+export function formatTokens(n: number): string {
+  const v = Math.max(0, Math.round(n));
+  if (v < 1000) {
+    return String(v);
+  }
+  const k = Math.round(v / 100) / 10;
+  if (k < 1000) {
+    return `${trimZero(k)}k`;
+  }
+  return `${trimZero(Math.round(v / 100_000) / 10)}M`;
+}
+
+function trimZero(x: number): string {
+  return x.toFixed(1).replace(/\.0$/, '');
+}
+
+/**
+ * Elapsed time as agentd writes it in goal stats: `Ns` below a minute,
+ * `MmSSs` below an hour, else `HhMMm` (e.g. `45s`, `4m05s`, `2h03m`).
+ * `ms` is milliseconds; negative values count as 0.
+ */
+export function formatElapsed(ms: number): string {
+  const s = Math.floor(Math.max(0, ms) / 1000);
+  if (s < 60) {
+    return `${s}s`;
+  }
+  if (s < 3600) {
+    return `${Math.floor(s / 60)}m${pad2(s % 60)}s`;
+  }
+  return `${Math.floor(s / 3600)}h${pad2(Math.floor((s % 3600) / 60))}m`;
+}
+
+/**
+ * Short elapsed time for the status bar: `45s`, `4m`, `2h03m`.
+ * `ms` is milliseconds.
+ */
+export function formatElapsedShort(ms: number): string {
+  const s = Math.floor(Math.max(0, ms) / 1000);
+  if (s < 60) {
+    return `${s}s`;
+  }
+  if (s < 3600) {
+    return `${Math.floor(s / 60)}m`;
+  }
+  return `${Math.floor(s / 3600)}h${pad2(Math.floor((s % 3600) / 60))}m`;
+}
+
+/**
+ * A wall-clock budget limit in the largest whole unit that fits:
+ * `2h`, `90m`, `30s`, else `MmSSs`. `ms` is milliseconds.
+ */
+export function formatDurationLimit(ms: number): string {
+  if (ms > 0 && ms % 3_600_000 === 0) {
+    return `${ms / 3_600_000}h`;
+  }
+  if (ms > 0 && ms % 60_000 === 0) {
+    return `${ms / 60_000}m`;
+  }
+  return formatElapsed(ms);
+}
+
+function pad2(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+/** `1 turn`, `3 turns`. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** Human word for a todo status: `pending`, `in progress`, `done`. */
+export function todoStatusLabel(status: TodoStatus): string {
+  return status === 'in_progress' ? 'in progress' : status;
+}
+
+/** Human word for a goal status, capitalised: `Active`, `Paused`, `Blocked`, `Complete`. */
+export function goalStatusLabel(status: GoalStatus): string {
+  return status.charAt(0).toUpperCase() + status.slice(1);
+}
+
+// ---------------------------------------------------------------------------
+// Icons
+// ---------------------------------------------------------------------------
+
+/** A codicon id with an optional theme color id. */
+export interface IconSpec {
+  id: string;
+  color?: string;
+}
+
+/** Icon of a todo row: pending `circle-outline`, in progress `sync~spin`, done `pass`. */
+export function todoIcon(status: TodoStatus): IconSpec {
+  switch (status) {
+    case 'pending':
+      return { id: 'circle-outline' };
+    case 'in_progress':
+      return { id: 'sync~spin', color: 'charts.blue' };
+    case 'done':
+      return { id: 'pass', color: 'testing.iconPassed' };
+  }
+}
+
+/** Icon of a goal status: active `target`, paused `debug-pause`, blocked `error`, complete `pass-filled`. */
+export function goalStatusIcon(status: GoalStatus): IconSpec {
+  switch (status) {
+    case 'active':
+      return { id: 'target', color: 'charts.blue' };
+    case 'paused':
+      return { id: 'debug-pause', color: 'charts.yellow' };
+    case 'blocked':
+      return { id: 'error', color: 'errorForeground' };
+    case 'complete':
+      return { id: 'pass-filled', color: 'testing.iconPassed' };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Todo rows
+// ---------------------------------------------------------------------------
+
+/** One row of the Todos view. */
+export interface TodoRow {
+  /** Stable id within one revision: `<todos.revision>:<index>`. */
+  id: string;
+  /** Index of the item in the list. */
+  index: number;
+  label: string;
+  /** The status as the row's description. */
+  description: string;
+  tooltip: string;
+  icon: IconSpec;
+  /** `todo.pending`, `todo.in_progress` or `todo.done` (menus are keyed on it). */
+  contextValue: string;
+  item: TodoItem;
+  /** The list the row was rendered from, and its revision: edits made from the row are compare-and-set against it. */
+  items: readonly TodoItem[];
+  todosRevision: number;
+}
+
+/** Rows of the Todos view, one per item, in list order. */
+export function todoRows(state: State | undefined): TodoRow[] {
+  if (!state) {
+    return [];
+  }
+  const items = state.todos.items;
+  const rev = state.todos.revision;
+  return items.map((item, index) => ({
+    id: `${rev}:${index}`,
+    index,
+    label: item.title,
+    description: todoStatusLabel(item.status),
+    tooltip: `${item.title}\n\nStatus: ${todoStatusLabel(item.status)} (item ${index + 1} of ${items.length})`,
+    icon: todoIcon(item.status),
+    contextValue: `todo.${item.status}`,
+    item,
+    items,
+    todosRevision: rev,
+  }));
+}
+
+/** Short summary for the Todos view's description, e.g. `2/5 done`; empty when there are no items. */
+export function todoSummary(items: readonly TodoItem[]): string {
+  if (items.length === 0) {
+    return '';
+  }
+  const done = items.filter((i) => i.status === 'done').length;
+  return `${done}/${items.length} done`;
+}
+
+/** A copy of `items` with item `index` replaced by `patch` applied to it. */
+export function withItem(items: readonly TodoItem[], index: number, patch: Partial<TodoItem>): TodoItem[] {
+  return items.map((it, i) => (i === index ? { ...it, ...patch } : { ...it }));
+}
+
+/** A copy of `items` without item `index`. */
+export function withoutItem(items: readonly TodoItem[], index: number): TodoItem[] {
+  return items.filter((_, i) => i !== index).map((it) => ({ ...it }));
+}
+
+// ---------------------------------------------------------------------------
+// Goal rows
+// ---------------------------------------------------------------------------
+
+/** Kinds of goal rows; the row's contextValue is `goal.<kind>`. */
+export type GoalRowKind =
+  | 'objective'
+  | 'criterion'
+  | 'status'
+  | 'turns'
+  | 'tokens'
+  | 'elapsed'
+  | 'taskFile';
+
+/** One row of the Goal view. */
+export interface GoalRow {
+  kind: GoalRowKind;
+  label: string;
+  description: string;
+  /** Plain text; the view may render it as markdown-free text. */
+  tooltip: string;
+  icon: IconSpec;
+  contextValue: string;
+  /** Task file path relative to the workspace (taskFile rows only). */
+  path?: string;
+}
+
+/**
+ * Live active time of a goal in milliseconds: `wallClockMs` plus, while the
+ * goal is active, the time since the snapshot was received.
+ * `receivedAt` and `now` are epoch milliseconds.
+ */
+export function liveElapsedMs(goal: GoalSnapshot, receivedAt: number, now: number): number {
+  const base = goal.wallClockMs || 0;
+  return goal.status === 'active' ? base + Math.max(0, now - receivedAt) : base;
+}
+
+/**
+ * `used/limit · N left` text of one budget, or just the used amount when no
+ * limit is set. `fmt` formats an amount of the budget's unit; `unit` is
+ * appended (e.g. ` turns`). A reached budget says `reached` instead of the
+ * remaining amount.
+ */
+export function budgetText(
+  used: number,
+  limit: number | null,
+  remaining: number | null,
+  reached: boolean,
+  fmt: (n: number) => string,
+  unit = '',
+): string {
+  if (limit === null || limit === undefined) {
+    return `${fmt(used)}${unit}`;
+  }
+  const rem = remaining ?? Math.max(0, limit - used);
+  const tail = reached || rem <= 0 ? 'budget reached' : `${fmt(rem)} left`;
+  return `${fmt(used)}/${fmt(limit)}${unit} · ${tail}`;
+}
+
+/** Budget text of the three budgets of a goal at a given live elapsed time (ms). */
+export function goalBudgetTexts(goal: GoalSnapshot, elapsedMs: number): { turns: string; tokens: string; elapsed: string } {
+  const b = goal.budget ?? emptyBudget();
+  const wallRemaining = b.wallClockBudgetMs === null ? null : Math.max(0, b.wallClockBudgetMs - elapsedMs);
+  return {
+    turns: budgetText(goal.turnsUsed, b.turnBudget, b.remainingTurns, b.turnBudgetReached, String),
+    tokens: budgetText(goal.tokensUsed, b.tokenBudget, b.remainingTokens, b.tokenBudgetReached, formatTokens),
+    elapsed: budgetText(
+      elapsedMs,
+      b.wallClockBudgetMs,
+      wallRemaining,
+      b.wallClockBudgetReached || (wallRemaining !== null && wallRemaining <= 0),
+      formatElapsed,
+    ),
+  };
+}
+
+/** A budget with no limits. */
+export function emptyBudget(): GoalBudget {
+  return {
+    tokenBudget: null,
+    turnBudget: null,
+    wallClockBudgetMs: null,
+    remainingTokens: null,
+    remainingTurns: null,
+    remainingWallClockMs: null,
+    tokenBudgetReached: false,
+    turnBudgetReached: false,
+    wallClockBudgetReached: false,
+    overBudget: false,
+  };
+}
+
+/** First line of `text`, cut to `max` characters with an ellipsis. */
+export function oneLine(text: string, max = 120): string {
+  const lines = text.trim().split(/\r?\n/);
+  const line = lines[0].trim();
+  if (line.length > max) {
+    return `${line.slice(0, max - 1)}…`;
+  }
+  return lines.length > 1 ? `${line} …` : line;
+}
+
+/**
+ * Rows of the Goal view, top to bottom: objective, completion criterion (if
+ * any), status (with terminalReason), turns, tokens, elapsed (each with its
+ * budget when one is set) and the task file (if any). Empty when there is no
+ * goal. Times are epoch milliseconds.
+ */
+export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: number, now: number): GoalRow[] {
+  if (!goal) {
+    return [];
+  }
+  const rows: GoalRow[] = [];
+  const b = goal.budget ?? emptyBudget();
+  rows.push({
+    kind: 'objective',
+    label: oneLine(goal.objective),
+    description: '',
+    tooltip: `Objective:\n${goal.objective}`,
+    icon: { id: 'target' },
+    contextValue: 'goal.objective',
+  });
+  if (goal.completionCriterion) {
+    rows.push({
+      kind: 'criterion',
+      label: 'Done when',
+      description: oneLine(goal.completionCriterion),
+      tooltip: `Completion criterion:\n${goal.completionCriterion}`,
+      icon: { id: 'checklist' },
+      contextValue: 'goal.criterion',
+    });
+  }
+  const reason = goal.terminalReason ?? '';
+  rows.push({
+    kind: 'status',
+    label: goalStatusLabel(goal.status),
+    description: reason ? oneLine(reason) : '',
+    tooltip: `Status: ${goal.status}${reason ? `\nReason: ${reason}` : ''}${goal.lastActor ? `\nLast change by: ${goal.lastActor}` : ''}`,
+    icon: goalStatusIcon(goal.status),
+    contextValue: `goal.status.${goal.status}`,
+  });
+  const elapsed = liveElapsedMs(goal, receivedAt, now);
+  const t = goalBudgetTexts(goal, elapsed);
+  rows.push({
+    kind: 'turns',
+    label: 'Turns',
+    description: t.turns,
+    tooltip: budgetTooltip('Turns', String(goal.turnsUsed), b.turnBudget, b.remainingTurns, String),
+    icon: { id: b.turnBudgetReached ? 'warning' : 'history' },
+    contextValue: 'goal.turns',
+  });
+  rows.push({
+    kind: 'tokens',
+    label: 'Tokens',
+    description: t.tokens,
+    tooltip: budgetTooltip('Output tokens', String(goal.tokensUsed), b.tokenBudget, b.remainingTokens, String),
+    icon: { id: b.tokenBudgetReached ? 'warning' : 'symbol-numeric' },
+    contextValue: 'goal.tokens',
+  });
+  const wallRemaining = b.wallClockBudgetMs === null ? null : Math.max(0, b.wallClockBudgetMs - elapsed);
+  rows.push({
+    kind: 'elapsed',
+    label: 'Elapsed',
+    description: t.elapsed,
+    tooltip: budgetTooltip('Active time', formatElapsed(elapsed), b.wallClockBudgetMs, wallRemaining, formatElapsed),
+    icon: { id: b.wallClockBudgetReached ? 'warning' : 'clock' },
+    contextValue: 'goal.elapsed',
+  });
+  const tf = goal.taskFile;
+  if (tf && tf.path) {
+    const notes: string[] = [];
+    if (!tf.exists) {
+      notes.push('missing');
+    } else if (tf.changedSinceLastTurn) {
+      notes.push('changed');
+    }
+    rows.push({
+      kind: 'taskFile',
+      label: 'Task file',
+      description: notes.length ? `${tf.path} (${notes.join(', ')})` : tf.path,
+      tooltip: `Task file: ${tf.path}${tf.exists ? '' : '\nThe file does not exist yet; agentd picks it up when it appears.'}${tf.changedSinceLastTurn ? '\nChanged since the last turn.' : ''}\nClick to open.`,
+      icon: { id: tf.exists ? 'file' : 'warning' },
+      contextValue: 'goal.taskFile',
+      path: tf.path,
+    });
+  }
+  return rows;
+}
+
+function budgetTooltip(
+  what: string,
+  used: string,
+  limit: number | null,
+  remaining: number | null,
+  fmt: (n: number) => string,
+): string {
+  if (limit === null || limit === undefined) {
+    return `${what}: ${used}\nNo budget set.`;
+  }
+  return `${what}: ${used}\nBudget: ${fmt(limit)}\nRemaining: ${fmt(remaining ?? 0)}`;
+}
+
+// ---------------------------------------------------------------------------
+// Status bar
+// ---------------------------------------------------------------------------
+
+/** Codicon shown in the status bar per goal status. */
+export function statusBarIcon(status: GoalStatus): string {
+  switch (status) {
+    case 'active':
+      return 'target';
+    case 'paused':
+      return 'debug-pause';
+    case 'blocked':
+      return 'warning';
+    case 'complete':
+      return 'pass';
+  }
+}
+
+/**
+ * Status-bar text of a goal, e.g. `$(target) Goal active · 3/20 turns · 1.2k tok · 4m`;
+ * `undefined` when there is no goal (the item is hidden). `elapsedMs` is the
+ * live active time in milliseconds.
+ */
+export function statusBarText(goal: GoalSnapshot | null | undefined, elapsedMs: number): string | undefined {
+  if (!goal) {
+    return undefined;
+  }
+  const b = goal.budget ?? emptyBudget();
+  const turns = b.turnBudget !== null ? `${goal.turnsUsed}/${b.turnBudget} turns` : plural(goal.turnsUsed, 'turn');
+  const tokens =
+    b.tokenBudget !== null
+      ? `${formatTokens(goal.tokensUsed)}/${formatTokens(b.tokenBudget)} tok`
+      : `${formatTokens(goal.tokensUsed)} tok`;
+  const time =
+    b.wallClockBudgetMs !== null
+      ? `${formatElapsedShort(elapsedMs)}/${formatDurationLimit(b.wallClockBudgetMs)}`
+      : formatElapsedShort(elapsedMs);
+  return `$(${statusBarIcon(goal.status)}) Goal ${goal.status} · ${turns} · ${tokens} · ${time}`;
+}
+
+/** Plain-text tooltip of the status-bar item. */
+export function statusBarTooltip(goal: GoalSnapshot, session: string): string {
+  const lines = [`agentd goal (${goal.status}) — session ${session}`, oneLine(goal.objective, 200)];
+  if (goal.terminalReason) {
+    lines.push(`Reason: ${goal.terminalReason}`);
+  }
+  lines.push('Click to show the Goal view.');
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------
+// Context keys
+// ---------------------------------------------------------------------------
+
+/** Values of the context keys that `when` clauses of package.json use. */
+export interface PanelContext {
+  'agentdPanel.ready': boolean;
+  'agentdPanel.hasGoal': boolean;
+  /** Goal status, or '' when there is no goal. */
+  'agentdPanel.goalStatus': GoalStatus | '';
+  'agentdPanel.hasTodos': boolean;
+  'agentdPanel.multipleSessions': boolean;
+}
+
+/** Context key values for a state (undefined = not connected yet) and the number of known sessions. */
+export function panelContext(state: State | undefined, sessionCount: number): PanelContext {
+  return {
+    'agentdPanel.ready': state !== undefined,
+    'agentdPanel.hasGoal': !!state?.goal,
+    'agentdPanel.goalStatus': state?.goal?.status ?? '',
+    'agentdPanel.hasTodos': (state?.todos.items.length ?? 0) > 0,
+    'agentdPanel.multipleSessions': sessionCount > 1,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Live updates
+// ---------------------------------------------------------------------------
+
+/** What to do with a notification. */
+export type Reconcile =
+  /** Not for the shown workspace/session, or older than the state: ignore. */
+  | { action: 'ignore' }
+  /** Apply: the new state. */
+  | { action: 'apply'; state: State }
+  /** A revision gap (or no state yet): re-read `agentd.state`. */
+  | { action: 'refresh' };
+
+/**
+ * Normalises a folder URI or path for comparison: percent-decoding, no
+ * trailing slash, lower-case Windows drive letter.
+ */
+export function normalizeFolder(uriOrPath: string): string {
+  let s = uriOrPath;
+  try {
+    s = decodeURIComponent(s);
+  } catch {
+    // keep as is
+  }
+  s = s.replace(/^file:\/\//, '');
+  s = s.replace(/^\/?([A-Za-z]):/, (_m, d: string) => `/${d.toLowerCase()}:`);
+  return s.length > 1 ? s.replace(/\/+$/, '') : s;
+}
+
+function sameWorkspace(a: string, b: string): boolean {
+  return !a || !b || normalizeFolder(a) === normalizeFolder(b);
+}
+
+/**
+ * Decides how a notification changes the shown state, by revision:
+ * older or equal revisions are stale (equal ones are applied again, which is
+ * harmless, so a sibling notification of the same change is not lost), the
+ * next revision is applied, and a gap asks for a re-read of `agentd.state`.
+ */
+export function reconcile(
+  state: State | undefined,
+  session: string,
+  method: string,
+  params: NotificationBase,
+): Reconcile {
+  if (!params || params.session !== session) {
+    return { action: 'ignore' };
+  }
+  if (!state) {
+    return { action: 'refresh' };
+  }
+  if (!sameWorkspace(state.workspace, params.workspace)) {
+    return { action: 'ignore' };
+  }
+  const rev = Number(params.revision);
+  if (!Number.isFinite(rev) || rev > state.revision + 1) {
+    return { action: 'refresh' };
+  }
+  if (rev < state.revision) {
+    return { action: 'ignore' };
+  }
+  const next: State = { ...state, revision: rev, todos: state.todos };
+  switch (method) {
+    case NOTIFICATIONS.todoChanged: {
+      const p = params as TodoChangedParams;
+      if (!Array.isArray(p.items)) {
+        return { action: 'refresh' };
+      }
+      next.todos = { items: p.items.map((i) => ({ title: i.title, status: i.status })), revision: rev };
+      return { action: 'apply', state: next };
+    }
+    case NOTIFICATIONS.goalChanged: {
+      const p = params as GoalChangedParams;
+      if (p.goal === undefined) {
+        return { action: 'refresh' };
+      }
+      next.goal = p.goal;
+      return { action: 'apply', state: next };
+    }
+    case NOTIFICATIONS.taskFileChanged: {
+      const p = params as TaskFileChangedParams;
+      if (next.goal && next.goal.taskFile && next.goal.taskFile.path === p.path) {
+        next.goal = {
+          ...next.goal,
+          taskFile: {
+            ...next.goal.taskFile,
+            exists: p.exists,
+            sha256: p.sha256,
+            changedSinceLastTurn: true,
+          },
+        };
+      }
+      return { action: 'apply', state: next };
+    }
+    default:
+      return { action: 'ignore' };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Errors and budgets
+// ---------------------------------------------------------------------------
+
+/** Domain error data of a -32803 reply: `{code, state?, ...}`. */
+export interface DomainErrorData {
+  code: string;
+  state?: State;
+  [k: string]: unknown;
+}
+
+/** The domain error data of a JSON-RPC error, if it has one. */
+export function domainError(err: unknown): DomainErrorData | undefined {
+  const data = (err as { data?: unknown } | null)?.data;
+  if (data && typeof data === 'object' && typeof (data as { code?: unknown }).code === 'string') {
+    return data as DomainErrorData;
+  }
+  return undefined;
+}
+
+/** Units offered by the Set budget command. */
+export type BudgetUnit = 'turns' | 'tokens' | 'minutes' | 'hours';
+
+/**
+ * ARGS of `agentd.goal.setBudget` for `value` in `unit`: turns and tokens are
+ * rounded to a whole number (at least 1); minutes and hours become
+ * `wallClockMs`, rounded to a millisecond.
+ */
+export function budgetArgs(unit: BudgetUnit, value: number): { turns?: number; tokens?: number; wallClockMs?: number } {
+  switch (unit) {
+    case 'turns':
+      return { turns: Math.max(1, Math.round(value)) };
+    case 'tokens':
+      return { tokens: Math.max(1, Math.round(value)) };
+    case 'minutes':
+      return { wallClockMs: Math.round(value * 60_000) };
+    case 'hours':
+      return { wallClockMs: Math.round(value * 3_600_000) };
+  }
+}
+
+/** Validation message for a budget value typed by the user, or undefined when it is fine. */
+export function validateBudgetInput(unit: BudgetUnit, text: string): string | undefined {
+  const v = Number(text.trim());
+  if (text.trim() === '' || !Number.isFinite(v) || v <= 0) {
+    return 'Enter a number greater than 0.';
+  }
+  if ((unit === 'turns' || unit === 'tokens') && !Number.isInteger(v)) {
+    return `Enter a whole number of ${unit}.`;
+  }
+  const ms = budgetArgs(unit, v).wallClockMs;
+  if (ms !== undefined && (ms < 1000 || ms > 24 * 3_600_000)) {
+    return 'A time budget must be between 1 second and 24 hours.';
+  }
+  return undefined;
+}
+
+/** Validation message for a todo title, or undefined when it is fine (non-blank, at most 500 characters after trim). */
+export function validateTodoTitle(text: string): string | undefined {
+  const t = text.trim();
+  if (!t) {
+    return 'A todo needs a title.';
+  }
+  if (t.length > 500) {
+    return `At most 500 characters (this is ${t.length}).`;
+  }
+  return undefined;
+}

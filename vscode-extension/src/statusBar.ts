@@ -1,0 +1,58 @@
+import * as vscode from 'vscode';
+import { liveElapsedMs, statusBarText, statusBarTooltip } from './model';
+import type { PanelStore } from './store';
+
+/** Command of the status-bar item: focuses the Goal view (VS Code makes `<viewId>.focus`). */
+export const FOCUS_GOAL_COMMAND = 'agentdPanel.goal.focus';
+
+/**
+ * Status-bar item with the goal's status and progress, e.g.
+ * `$(target) Goal active · 3/20 turns · 1.2k tok · 4m`. Hidden when the
+ * selected session has no goal; a click focuses the Goal view.
+ */
+export class GoalStatusBar implements vscode.Disposable {
+  readonly item: vscode.StatusBarItem;
+  private visible = false;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly store: PanelStore) {
+    this.item = vscode.window.createStatusBarItem('agentdPanel.goalStatus', vscode.StatusBarAlignment.Left, 50);
+    this.item.name = 'agentd Goal';
+    this.item.command = FOCUS_GOAL_COMMAND;
+    this.disposables.push(this.item, store.onDidChange(() => this.update()), store.onTick(() => this.update()));
+    this.update();
+  }
+
+  /** True while the item is shown. */
+  get isVisible(): boolean {
+    return this.visible;
+  }
+
+  /** Redraws from the store. */
+  update(): void {
+    const goal = this.store.state?.goal;
+    const text = goal ? statusBarText(goal, liveElapsedMs(goal, this.store.receivedAt, Date.now())) : undefined;
+    if (!goal || !text) {
+      if (this.visible) {
+        this.item.hide();
+        this.visible = false;
+      }
+      return;
+    }
+    this.item.text = text;
+    this.item.tooltip = statusBarTooltip(goal, this.store.session);
+    this.item.backgroundColor =
+      goal.status === 'blocked' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.item.accessibilityInformation = { label: text.replace(/\$\([^)]*\)\s*/g, '') };
+    if (!this.visible) {
+      this.item.show();
+      this.visible = true;
+    }
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+}

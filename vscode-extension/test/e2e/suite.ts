@@ -1,0 +1,423 @@
+// Extension-host tests: run inside a real VS Code (see run.mjs) against the real
+// agentd built from this repository. Each test reports `@@e2e pass|fail NAME`
+// on the console; the driver counts them. Waits are on real state (the views'
+// rows, `agentd state --json`) with timeouts, never fixed sleeps.
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { PanelApi } from '../../src/extension';
+import type { State, TodoItem, TodoRow } from '../../src/model';
+import type { Ui } from '../../src/ui';
+
+const BIN = process.env.AGENTD_E2E_BIN ?? 'agentd';
+const WS = process.env.AGENTD_E2E_WORKSPACE ?? '';
+const DIR = process.env.AGENTD_E2E_DIR ?? '';
+
+// ---------------------------------------------------------------------------
+// helpers
+
+function agentd(...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(BIN, [...args, '--workspace', WS], { cwd: WS, env: process.env, timeout: 20_000 }, (err, stdout, stderr) => {
+      if (err) {
+        reject(new Error(`agentd ${args.join(' ')}: ${err.message}\n${stderr}`));
+      } else {
+        resolve(stdout);
+      }
+    });
+  });
+}
+
+/** The daemon's view of a session, through the CLI (`agentd state --json`). */
+async function serverState(session = 'default'): Promise<State> {
+  return JSON.parse(await agentd('state', '--json', '--session', session)) as State;
+}
+
+async function setTodosAsAgent(items: TodoItem[], session = 'default'): Promise<void> {
+  await agentd('tool', 'TodoList', JSON.stringify({ todos: items }), '--session', session);
+}
+
+/** Polls `cond` until it returns a truthy value or `ms` pass; the error names `what` and the last value seen. */
+async function waitFor<T>(what: string, cond: () => T | Promise<T>, ms = 15_000): Promise<NonNullable<T>> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      last = await cond();
+      if (last) {
+        return last as NonNullable<T>;
+      }
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end) {
+      throw new Error(`timed out after ${ms} ms waiting for ${what}; last: ${describe(last)}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function describe(v: unknown): string {
+  if (v instanceof Error) {
+    return v.message;
+  }
+  try {
+    return JSON.stringify(v)?.slice(0, 400) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+function eq(got: unknown, want: unknown, what: string): void {
+  const g = JSON.stringify(got);
+  const w = JSON.stringify(want);
+  if (g !== w) {
+    throw new Error(`${what}: got ${g}, want ${w}`);
+  }
+}
+
+function ok(cond: unknown, what: string): void {
+  if (!cond) {
+    throw new Error(what);
+  }
+}
+
+const titles = (api: PanelApi): string[] => api.todos.currentRows.map((r) => r.label);
+const statuses = (api: PanelApi): string[] => api.todos.currentRows.map((r) => r.item.status);
+
+/** Scripted answers for the prompts; records every message. */
+class ScriptedUi implements Ui {
+  inputs: (string | undefined)[] = [];
+  picks: ((items: readonly vscode.QuickPickItem[]) => vscode.QuickPickItem | undefined)[] = [];
+  confirms: boolean[] = [];
+  messages: { kind: string; message: string }[] = [];
+
+  input(): Thenable<string | undefined> {
+    if (this.inputs.length === 0) {
+      throw new Error('unexpected input box');
+    }
+    return Promise.resolve(this.inputs.shift());
+  }
+  pick<T extends vscode.QuickPickItem>(items: readonly T[]): Thenable<T | undefined> {
+    const f = this.picks.shift();
+    if (!f) {
+      throw new Error('unexpected quick pick');
+    }
+    return Promise.resolve(f(items) as T | undefined);
+  }
+  confirm(message: string): Thenable<boolean> {
+    this.messages.push({ kind: 'confirm', message });
+    if (this.confirms.length === 0) {
+      throw new Error(`unexpected confirmation: ${message}`);
+    }
+    return Promise.resolve(this.confirms.shift() as boolean);
+  }
+  info(message: string): Thenable<string | undefined> {
+    this.messages.push({ kind: 'info', message });
+    return Promise.resolve(undefined);
+  }
+  warn(message: string): Thenable<string | undefined> {
+    this.messages.push({ kind: 'warn', message });
+    return Promise.resolve(undefined);
+  }
+  error(message: string): Thenable<string | undefined> {
+    this.messages.push({ kind: 'error', message });
+    return Promise.resolve(undefined);
+  }
+  of(kind: string): string[] {
+    return this.messages.filter((m) => m.kind === kind).map((m) => m.message);
+  }
+}
+
+/** Asks the driver for DOM checks and a screenshot; resolves when it answered. */
+async function screenshot(req: Record<string, unknown>): Promise<void> {
+  const replyFile = path.join(DIR, `screenshot-${String(req.name)}.json`);
+  console.log(`@@e2e screenshot ${JSON.stringify({ ...req, replyFile })}`);
+  const reply = await waitFor(`the driver's screenshot of ${String(req.name)}`, () => fs.existsSync(replyFile), 60_000).then(
+    () => JSON.parse(fs.readFileSync(replyFile, 'utf8')) as { ok: boolean; error: string },
+  );
+  ok(reply.ok, `driver: ${reply.error}`);
+}
+
+// ---------------------------------------------------------------------------
+// tests
+
+type Test = { name: string; fn: (api: PanelApi, ui: ScriptedUi) => Promise<void> };
+const tests: Test[] = [];
+const test = (name: string, fn: Test['fn']): void => {
+  tests.push({ name, fn });
+};
+
+const SEEDED = ['Read the task file', 'Port the parser to the new AST', 'Update the golden files'];
+
+test('activates and connects to agentd through --remote=auto', async (api) => {
+  await waitFor('the client running', () => api.client.status === 'running' && api.store.state, 30_000);
+  eq(api.client.settings.remote, process.env.E2E_REMOTE ?? 'auto', 'remote setting');
+  const all = await vscode.commands.getCommands(true);
+  ok(all.includes('agentd.state'), 'the server command agentd.state is registered as an editor command');
+  ok(all.includes('agentdPanel.todo.setDone'), 'extension commands are registered');
+  eq(api.context['agentdPanel.ready'], true, 'context key ready');
+});
+
+test('views fill from the state written before VS Code started', async (api) => {
+  await waitFor('seeded todos in the tree', () => JSON.stringify(titles(api)) === JSON.stringify(SEEDED));
+  eq(statuses(api), ['done', 'in_progress', 'pending'], 'statuses');
+  eq(
+    api.todos.currentRows.map((r) => r.icon.id),
+    ['pass', 'sync~spin', 'circle-outline'],
+    'icons',
+  );
+  const objective = api.goal.row('objective');
+  ok(objective?.label.startsWith('Port the parser described in TASK.md'), `objective row: ${describe(objective)}`);
+  eq(api.goal.row('criterion')?.description, 'go test ./parser/... passes', 'criterion row');
+  eq(api.goal.row('taskFile')?.description, 'TASK.md', 'task file row');
+  ok(['active', 'paused'].includes(api.store.state?.goal?.status ?? ''), 'goal is active or paused');
+  ok(api.statusBar.isVisible, 'status bar shown while there is a goal');
+  eq(api.context['agentdPanel.hasTodos'], true, 'context hasTodos');
+  eq(api.context['agentdPanel.hasGoal'], true, 'context hasGoal');
+});
+
+test('a change by another client (agentd tool TodoList) shows up in the tree', async (api) => {
+  const items: TodoItem[] = [
+    { title: 'Read the task file', status: 'done' },
+    { title: 'Port the parser to the new AST', status: 'done' },
+    { title: 'Update the golden files', status: 'in_progress' },
+    { title: 'Run the full test suite', status: 'pending' },
+  ];
+  await setTodosAsAgent(items);
+  await waitFor('the agent list in the tree', () => JSON.stringify(api.todos.currentRows.map((r) => r.item)) === JSON.stringify(items));
+});
+
+test('marking a todo done from the view reaches the daemon', async (api) => {
+  const row = api.todos.currentRows.find((r) => r.label === 'Update the golden files');
+  ok(row, 'row present');
+  await vscode.commands.executeCommand('agentdPanel.todo.setDone', row);
+  await waitFor('done in agentd state --json', async () => (await serverState()).todos.items[2]?.status === 'done');
+  eq(api.todos.currentRows[2].item.status, 'done', 'row status');
+  eq(api.todos.currentRows[2].icon.id, 'pass', 'row icon');
+});
+
+test('add, rename, set status and delete go through agentd.todo.set', async (api, ui) => {
+  ui.inputs.push('Write release notes');
+  await vscode.commands.executeCommand('agentdPanel.todo.add');
+  await waitFor('added item in the daemon', async () => (await serverState()).todos.items.at(-1)?.title === 'Write release notes');
+  const added = api.todos.currentRows.at(-1) as TodoRow;
+  eq([added.label, added.item.status], ['Write release notes', 'pending'], 'added row');
+
+  ui.inputs.push('Write the release notes');
+  await vscode.commands.executeCommand('agentdPanel.todo.rename', added);
+  await waitFor('renamed item', async () => (await serverState()).todos.items.at(-1)?.title === 'Write the release notes');
+
+  await vscode.commands.executeCommand('agentdPanel.todo.setInProgress', api.todos.currentRows.at(-1));
+  await waitFor('in progress', async () => (await serverState()).todos.items.at(-1)?.status === 'in_progress');
+  eq(api.todos.currentRows.at(-1)?.icon.id, 'sync~spin', 'spinning icon');
+
+  const before = (await serverState()).todos.items.length;
+  await vscode.commands.executeCommand('agentdPanel.todo.delete', api.todos.currentRows.at(-1));
+  await waitFor('deleted item', async () => (await serverState()).todos.items.length === before - 1);
+  ok(!titles(api).includes('Write the release notes'), 'row gone');
+  eq(ui.of('error'), [], 'no error shown');
+});
+
+test('a stale edit is refused (todo.conflict): the view shows the newer list and the user is told', async (api, ui) => {
+  const stale = api.todos.currentRows[0];
+  const agentItems: TodoItem[] = [
+    { title: 'Agent rewrote the plan', status: 'in_progress' },
+    { title: 'Second step', status: 'pending' },
+  ];
+  await setTodosAsAgent(agentItems);
+  await waitFor('the agent list', () => titles(api)[0] === 'Agent rewrote the plan');
+  await vscode.commands.executeCommand('agentdPanel.todo.setPending', stale);
+  await waitFor('a warning about the conflict', () => ui.of('warn').some((m) => /changed elsewhere/.test(m)));
+  eq((await serverState()).todos.items, agentItems, 'the agent list is not overwritten');
+  eq(api.todos.currentRows.map((r) => r.item), agentItems, 'the view shows the agent list');
+});
+
+test('clear asks for confirmation, and does nothing when declined', async (api, ui) => {
+  ui.confirms.push(false);
+  await vscode.commands.executeCommand('agentdPanel.todo.clear');
+  eq((await serverState()).todos.items.length, 2, 'declined: list kept');
+  ui.confirms.push(true);
+  await vscode.commands.executeCommand('agentdPanel.todo.clear');
+  await waitFor('empty list in the daemon', async () => (await serverState()).todos.items.length === 0);
+  await waitFor('empty tree', () => api.todos.currentRows.length === 0 && api.context['agentdPanel.hasTodos'] === false);
+  ok(ui.of('confirm').some((m) => /Clear all 2 todos/.test(m)), 'confirmation asked');
+});
+
+test('pause and resume the goal from the view commands', async (api) => {
+  if (api.store.state?.goal?.status !== 'active') {
+    await vscode.commands.executeCommand('agentdPanel.goal.resume');
+    await waitFor('active goal', async () => (await serverState()).goal?.status === 'active');
+  }
+  await waitFor('context goalStatus active', () => api.context['agentdPanel.goalStatus'] === 'active');
+  await vscode.commands.executeCommand('agentdPanel.goal.pause');
+  await waitFor('paused in the daemon', async () => (await serverState()).goal?.status === 'paused');
+  await waitFor('paused in the view', () => api.goal.row('status')?.label === 'Paused' && api.context['agentdPanel.goalStatus'] === 'paused');
+  ok(/Goal paused/.test(api.statusBar.item.text), `status bar: ${api.statusBar.item.text}`);
+  await vscode.commands.executeCommand('agentdPanel.goal.resume');
+  await waitFor('active in the daemon', async () => (await serverState()).goal?.status === 'active');
+  await waitFor('active in the view', () => api.goal.row('status')?.label === 'Active' && api.context['agentdPanel.goalStatus'] === 'active');
+  ok(/^\$\(target\) Goal active · /.test(api.statusBar.item.text), `status bar: ${api.statusBar.item.text}`);
+});
+
+test('elapsed time ticks every second while the goal is active', async (api) => {
+  const first = api.goal.row('elapsed')?.description;
+  const text = api.statusBar.item.text;
+  await waitFor('the elapsed row to move', () => api.goal.row('elapsed')?.description !== first, 4000);
+  ok(api.statusBar.item.text.startsWith(text.split(' · ')[0]), 'status bar still shows the goal');
+});
+
+test('set budget: quick pick of the unit, then the number', async (api, ui) => {
+  ui.picks.push((items) => items.find((i) => i.label === 'Turns'));
+  ui.inputs.push('20');
+  await vscode.commands.executeCommand('agentdPanel.goal.setBudget');
+  await waitFor('turn budget 20 in the daemon', async () => (await serverState()).goal?.budget.turnBudget === 20);
+  await waitFor('turn budget in the view', () => /\/20 · 20 left$/.test(api.goal.row('turns')?.description ?? ''));
+  ui.picks.push((items) => items.find((i) => i.label === 'Tokens'));
+  ui.inputs.push('50000');
+  await vscode.commands.executeCommand('agentdPanel.goal.setBudget');
+  await waitFor('token budget in the daemon', async () => (await serverState()).goal?.budget.tokenBudget === 50_000);
+  ui.picks.push((items) => items.find((i) => i.label === 'Hours'));
+  ui.inputs.push('2');
+  await vscode.commands.executeCommand('agentdPanel.goal.setBudget');
+  await waitFor('time budget in the daemon', async () => (await serverState()).goal?.budget.wallClockBudgetMs === 7_200_000);
+  await waitFor('status bar with budgets', () => / · 0\/20 turns · 0\/50k tok · \d+s\/2h$/.test(api.statusBar.item.text));
+});
+
+test('the sidebar renders the goal and todos (DOM checks + screenshot)', async (api) => {
+  await setTodosAsAgent([
+    { title: 'Read TASK.md and list the parser entry points', status: 'done' },
+    { title: 'Port expressions to the new AST', status: 'done' },
+    { title: 'Port statements to the new AST', status: 'in_progress' },
+    { title: 'Update the golden files', status: 'pending' },
+    { title: 'Run go test ./parser/...', status: 'pending' },
+  ]);
+  await waitFor('five rows', () => api.todos.currentRows.length === 5);
+  await vscode.commands.executeCommand('workbench.view.extension.agentd');
+  await screenshot({
+    name: 'sidebar',
+    reveal: 'agentd',
+    rows: ['Port the parser described in TASK.md', 'Done when', 'Turns', 'Elapsed', 'TASK.md', 'Port statements to the new AST', 'Run go test ./parser/...'],
+    actions: ['Pause Goal', 'Cancel Goal…', 'Set Goal Budget…', 'Add Todo', 'Clear Todo List…'],
+    absentActions: ['Resume Goal'],
+    statusBar: 'Goal active',
+  });
+});
+
+test('the task file row opens the file; an edit on disk updates the row', async (api) => {
+  const row = api.goal.row('taskFile');
+  ok(row, 'task file row');
+  await vscode.commands.executeCommand('agentdPanel.goal.openTaskFile', row);
+  await waitFor('TASK.md in the editor', () => vscode.window.activeTextEditor?.document.uri.fsPath === path.join(WS, 'TASK.md'));
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  const sha = api.store.state?.goal?.taskFile?.sha256;
+  fs.appendFileSync(path.join(WS, 'TASK.md'), '\nAlso keep the public API stable.\n');
+  await waitFor(
+    'a new task file hash (agentd/taskFileChanged)',
+    () => api.store.state?.goal?.taskFile?.sha256 && api.store.state.goal.taskFile.sha256 !== sha,
+    10_000,
+  );
+  ok(/TASK\.md \(changed\)/.test(api.goal.row('taskFile')?.description ?? ''), `row: ${api.goal.row('taskFile')?.description}`);
+});
+
+test('session picker switches the views to another session', async (api, ui) => {
+  await setTodosAsAgent([{ title: 'Review the other branch', status: 'in_progress' }], 'review');
+  await waitFor('two sessions known', () => api.store.sessions.length >= 2 && api.context['agentdPanel.multipleSessions'] === true);
+  ui.picks.push((items) => items.find((i) => i.label === 'review'));
+  await vscode.commands.executeCommand('agentdPanel.pickSession');
+  await waitFor('the review session in the tree', () => api.store.session === 'review' && titles(api)[0] === 'Review the other branch');
+  eq(api.store.state?.goal, null, 'no goal in the review session');
+  await waitFor('status bar hidden', () => !api.statusBar.isVisible);
+  // Edits go to the shown session.
+  await vscode.commands.executeCommand('agentdPanel.todo.setDone', api.todos.currentRows[0]);
+  await waitFor('done in session review', async () => (await serverState('review')).todos.items[0]?.status === 'done');
+  ui.picks.push((items) => items.find((i) => i.label === 'default'));
+  await vscode.commands.executeCommand('agentdPanel.pickSession');
+  await waitFor('back to default', () => api.store.session === 'default' && api.todos.currentRows.length === 5 && api.statusBar.isVisible);
+});
+
+test('after a server restart the views still follow live changes', async (api) => {
+  await vscode.commands.executeCommand('agentdPanel.restartServer');
+  await waitFor('running again', () => api.client.status === 'running' && api.store.state);
+  await setTodosAsAgent([{ title: 'Changed after the restart', status: 'pending' }]);
+  await waitFor('the change in the tree', () => titles(api)[0] === 'Changed after the restart');
+});
+
+test('create goal (input boxes, replace confirmation) and cancel it (confirmation)', async (api, ui) => {
+  ui.inputs.push('Ship version 2', 'the release is tagged');
+  ui.confirms.push(true);
+  await vscode.commands.executeCommand('agentdPanel.goal.create');
+  await waitFor('the new goal in the daemon', async () => (await serverState()).goal?.objective === 'Ship version 2');
+  await waitFor('the new goal in the view', () => api.goal.row('objective')?.label === 'Ship version 2');
+  eq(api.goal.row('criterion')?.description, 'the release is tagged', 'criterion');
+  ok(ui.of('confirm').some((m) => /Replace the current goal/.test(m)), 'replace confirmation asked');
+
+  ui.confirms.push(true);
+  await vscode.commands.executeCommand('agentdPanel.goal.cancel');
+  await waitFor('no goal in the daemon', async () => (await serverState()).goal === null);
+  await waitFor('empty goal view, hidden status bar', () => api.goal.currentRows.length === 0 && !api.statusBar.isVisible);
+  eq(api.context['agentdPanel.hasGoal'], false, 'context hasGoal');
+});
+
+test('a missing binary gives one error with the install command, and no restart loop', async (api, ui) => {
+  const cfg = vscode.workspace.getConfiguration('agentd');
+  const errorsBefore = ui.of('error').length;
+  await cfg.update('path', path.join(DIR, 'no-such-agentd'), vscode.ConfigurationTarget.Workspace);
+  await waitFor('status missing', () => api.client.status === 'missing');
+  await waitFor('the error message', () => ui.of('error').length > errorsBefore);
+  const errors = ui.of('error').slice(errorsBefore);
+  eq(errors.length, 1, 'one error');
+  ok(errors[0].includes('go install github.com/agentd/agentd/cmd/agentd@latest'), `install command in: ${errors[0]}`);
+  eq(api.context['agentdPanel.serverMissing'], true, 'setup view shown');
+  await api.store.refresh();
+  await api.client.start();
+  eq(ui.of('error').length - errorsBefore, 1, 'still one error after another start attempt');
+  await cfg.update('path', undefined, vscode.ConfigurationTarget.Workspace);
+  await waitFor('running again', () => api.client.status === 'running' && api.store.state, 20_000);
+  eq(api.context['agentdPanel.serverMissing'], false, 'setup view hidden');
+});
+
+// ---------------------------------------------------------------------------
+
+/** Entry point called by VS Code's test runner (the test-electron contract). */
+export async function run(): Promise<void> {
+  console.log(`@@e2e info extension host PATH has agentd dir: ${(process.env.PATH ?? '').includes(path.dirname(BIN))}`);
+  const ext = vscode.extensions.getExtension<PanelApi>('agentd.agentd-vscode');
+  if (!ext) {
+    console.log('@@e2e fail extension agentd.agentd-vscode not found');
+    throw new Error('extension not found');
+  }
+  console.log(`@@e2e info agentd.path setting: ${vscode.workspace.getConfiguration('agentd').get('path')}`);
+  const api = await ext.activate();
+  const ui = new ScriptedUi();
+  api.ui.target = ui;
+  let failures = 0;
+  const only = process.env.E2E_ONLY ? new RegExp(process.env.E2E_ONLY) : undefined;
+  let connected = true;
+  for (const t of tests) {
+    if (only && !only.test(t.name) && t !== tests[0]) {
+      continue;
+    }
+    if (!connected) {
+      failures++;
+      console.log(`@@e2e fail ${t.name}: not run, the extension never connected to agentd`);
+      continue;
+    }
+    const started = Date.now();
+    try {
+      await t.fn(api, ui);
+      console.log(`@@e2e pass ${t.name} (${Date.now() - started} ms)`);
+    } catch (err) {
+      failures++;
+      const why = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' | ');
+      console.log(`@@e2e fail ${t.name}: ${why.length > 600 ? `${why.slice(0, 600)}…` : why}`);
+      if (t === tests[0]) {
+        connected = false;
+      }
+    }
+  }
+  if (failures > 0) {
+    throw new Error(`${failures} test(s) failed`);
+  }
+}

@@ -1,0 +1,387 @@
+// Unit tests of the pure view model (src/model.ts), run with `node --test`.
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import {
+  budgetArgs,
+  budgetText,
+  domainError,
+  emptyBudget,
+  formatDurationLimit,
+  formatElapsed,
+  formatElapsedShort,
+  formatTokens,
+  goalRows,
+  goalStatusIcon,
+  liveElapsedMs,
+  normalizeFolder,
+  NOTIFICATIONS,
+  oneLine,
+  panelContext,
+  reconcile,
+  statusBarText,
+  todoIcon,
+  todoRows,
+  todoSummary,
+  validateBudgetInput,
+  validateTodoTitle,
+  withItem,
+  withoutItem,
+  type GoalSnapshot,
+  type State,
+} from '../../src/model';
+
+const WS = 'file:///tmp/ws';
+
+function state(over: Partial<State> = {}): State {
+  return {
+    workspace: WS,
+    session: 'default',
+    revision: 5,
+    todos: {
+      revision: 4,
+      items: [
+        { title: 'Write the parser', status: 'done' },
+        { title: 'Wire the client', status: 'in_progress' },
+        { title: 'Ship it', status: 'pending' },
+      ],
+    },
+    goal: null,
+    ...over,
+  };
+}
+
+function goal(over: Partial<GoalSnapshot> = {}): GoalSnapshot {
+  return {
+    goalId: 'g1',
+    objective: 'Make the test suite pass',
+    completionCriterion: 'go test ./... exits 0',
+    status: 'active',
+    turnsUsed: 3,
+    tokensUsed: 1234,
+    wallClockMs: 245_000,
+    budget: emptyBudget(),
+    lastActor: 'user',
+    ...over,
+  };
+}
+
+describe('formatting', () => {
+  const tokens: [number, string][] = [
+    [0, '0'],
+    [999, '999'],
+    [1000, '1k'],
+    [1234, '1.2k'],
+    [50_000, '50k'],
+    [999_949, '999.9k'],
+    [999_950, '1M'],
+    [1_000_000, '1M'],
+    [3_450_000, '3.5M'],
+  ];
+  for (const [n, want] of tokens) {
+    it(`formatTokens(${n}) = ${want}`, () => assert.equal(formatTokens(n), want));
+  }
+
+  const elapsed: [number, string, string][] = [
+    [0, '0s', '0s'],
+    [-5, '0s', '0s'],
+    [59_999, '59s', '59s'],
+    [60_000, '1m00s', '1m'],
+    [245_000, '4m05s', '4m'],
+    [3_599_000, '59m59s', '59m'],
+    [3_600_000, '1h00m', '1h00m'],
+    [7_380_000, '2h03m', '2h03m'],
+  ];
+  for (const [ms, long, short] of elapsed) {
+    it(`formatElapsed(${ms}) = ${long}, short ${short}`, () => {
+      assert.equal(formatElapsed(ms), long);
+      assert.equal(formatElapsedShort(ms), short);
+    });
+  }
+
+  it('formatDurationLimit picks the largest whole unit', () => {
+    assert.equal(formatDurationLimit(3_600_000), '1h');
+    assert.equal(formatDurationLimit(5_400_000), '90m');
+    assert.equal(formatDurationLimit(30_000), '30s');
+    assert.equal(formatDurationLimit(90_500), '1m30s');
+  });
+
+  it('oneLine keeps the first line and cuts long text', () => {
+    assert.equal(oneLine('short'), 'short');
+    assert.equal(oneLine('first\nsecond'), 'first …');
+    assert.equal(oneLine('x'.repeat(200), 10), `${'x'.repeat(9)}…`);
+  });
+});
+
+describe('todo rows', () => {
+  it('one row per item with icon, status description and context value', () => {
+    const rows = todoRows(state());
+    assert.deepEqual(
+      rows.map((r) => [r.label, r.description, r.icon.id, r.contextValue, r.id]),
+      [
+        ['Write the parser', 'done', 'pass', 'todo.done', '4:0'],
+        ['Wire the client', 'in progress', 'sync~spin', 'todo.in_progress', '4:1'],
+        ['Ship it', 'pending', 'circle-outline', 'todo.pending', '4:2'],
+      ],
+    );
+    assert.equal(rows[1].todosRevision, 4, 'edits compare against todos.revision, not the session revision');
+    assert.match(rows[2].tooltip, /item 3 of 3/);
+  });
+
+  it('no state or empty list gives no rows', () => {
+    assert.deepEqual(todoRows(undefined), []);
+    assert.deepEqual(todoRows(state({ todos: { items: [], revision: 0 } })), []);
+  });
+
+  it('icons', () => {
+    assert.deepEqual(todoIcon('pending'), { id: 'circle-outline' });
+    assert.equal(todoIcon('in_progress').id, 'sync~spin');
+    assert.equal(todoIcon('done').id, 'pass');
+  });
+
+  it('summary counts done items', () => {
+    assert.equal(todoSummary(state().todos.items), '1/3 done');
+    assert.equal(todoSummary([]), '');
+  });
+
+  it('withItem and withoutItem copy, never mutate', () => {
+    const items = state().todos.items;
+    const before = JSON.stringify(items);
+    assert.deepEqual(withItem(items, 2, { status: 'done' })[2], { title: 'Ship it', status: 'done' });
+    assert.deepEqual(
+      withoutItem(items, 0).map((i) => i.title),
+      ['Wire the client', 'Ship it'],
+    );
+    assert.equal(JSON.stringify(items), before);
+  });
+
+  it('title validation', () => {
+    assert.equal(validateTodoTitle('ok'), undefined);
+    assert.match(validateTodoTitle('   ') ?? '', /title/);
+    assert.match(validateTodoTitle('x'.repeat(501)) ?? '', /500/);
+    assert.equal(validateTodoTitle(` ${'x'.repeat(500)} `), undefined);
+  });
+});
+
+describe('goal rows', () => {
+  it('no goal: no rows', () => {
+    assert.deepEqual(goalRows(null, 0, 0), []);
+  });
+
+  it('rows of an active goal without budgets', () => {
+    const rows = goalRows(goal(), 1000, 1000);
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.label, r.description, r.icon.id]),
+      [
+        ['objective', 'Make the test suite pass', '', 'target'],
+        ['criterion', 'Done when', 'go test ./... exits 0', 'checklist'],
+        ['status', 'Active', '', 'target'],
+        ['turns', 'Turns', '3', 'history'],
+        ['tokens', 'Tokens', '1.2k', 'symbol-numeric'],
+        ['elapsed', 'Elapsed', '4m05s', 'clock'],
+      ],
+    );
+    assert.match(rows[0].tooltip, /Make the test suite pass/);
+  });
+
+  it('full objective in the tooltip, first line as label', () => {
+    const objective = `Port the parser\n${'details '.repeat(100)}`;
+    const [row] = goalRows(goal({ objective }), 0, 0);
+    assert.equal(row.label, 'Port the parser …');
+    assert.ok(row.tooltip.includes(objective));
+  });
+
+  it('budgets show used/limit and remaining; reached ones say so', () => {
+    const g = goal({
+      status: 'blocked',
+      terminalReason: 'turn budget reached (20 turns)',
+      turnsUsed: 20,
+      tokensUsed: 12_000,
+      wallClockMs: 600_000,
+      budget: {
+        ...emptyBudget(),
+        turnBudget: 20,
+        remainingTurns: 0,
+        turnBudgetReached: true,
+        tokenBudget: 50_000,
+        remainingTokens: 38_000,
+        wallClockBudgetMs: 3_600_000,
+        remainingWallClockMs: 3_000_000,
+        overBudget: true,
+      },
+    });
+    const rows = goalRows(g, 0, 99_000);
+    const by = Object.fromEntries(rows.map((r) => [r.kind, r]));
+    assert.equal(by.status.label, 'Blocked');
+    assert.equal(by.status.icon.id, 'error');
+    assert.equal(by.status.description, 'turn budget reached (20 turns)');
+    assert.equal(by.turns.description, '20/20 · budget reached');
+    assert.equal(by.turns.icon.id, 'warning');
+    assert.equal(by.tokens.description, '12k/50k · 38k left');
+    assert.equal(by.elapsed.description, '10m00s/1h00m · 50m00s left', 'a blocked goal does not tick');
+    assert.match(by.tokens.tooltip, /Remaining: 38000/);
+  });
+
+  it('elapsed ticks only while active', () => {
+    assert.equal(liveElapsedMs(goal({ wallClockMs: 1000 }), 10_000, 13_500), 4500);
+    assert.equal(liveElapsedMs(goal({ wallClockMs: 1000, status: 'paused' }), 10_000, 13_500), 1000);
+    assert.equal(liveElapsedMs(goal({ wallClockMs: 1000 }), 10_000, 9_000), 1000, 'clock skew never goes back');
+    const g = goal({ wallClockMs: 0, budget: { ...emptyBudget(), wallClockBudgetMs: 60_000, remainingWallClockMs: 60_000 } });
+    const e = goalRows(g, 0, 45_000).find((r) => r.kind === 'elapsed');
+    assert.equal(e?.description, '45s/1m00s · 15s left');
+  });
+
+  it('task file row: path, missing and changed notes', () => {
+    const withFile = (exists: boolean, changed: boolean) =>
+      goalRows(goal({ taskFile: { path: 'docs/TASK.md', exists, changedSinceLastTurn: changed } }), 0, 0).find(
+        (r) => r.kind === 'taskFile',
+      );
+    assert.equal(withFile(true, false)?.description, 'docs/TASK.md');
+    assert.equal(withFile(true, false)?.path, 'docs/TASK.md');
+    assert.equal(withFile(true, true)?.description, 'docs/TASK.md (changed)');
+    assert.equal(withFile(false, false)?.description, 'docs/TASK.md (missing)');
+    assert.equal(withFile(false, false)?.icon.id, 'warning');
+  });
+
+  it('status icons', () => {
+    assert.equal(goalStatusIcon('active').id, 'target');
+    assert.equal(goalStatusIcon('paused').id, 'debug-pause');
+    assert.equal(goalStatusIcon('blocked').id, 'error');
+    assert.equal(goalStatusIcon('complete').id, 'pass-filled');
+  });
+
+  it('budgetText', () => {
+    assert.equal(budgetText(3, null, null, false, String), '3');
+    assert.equal(budgetText(3, 20, 17, false, String, ' turns'), '3/20 turns · 17 left');
+    assert.equal(budgetText(3, 20, null, false, String), '3/20 · 17 left');
+  });
+});
+
+describe('status bar', () => {
+  it('hidden without a goal', () => {
+    assert.equal(statusBarText(null, 0), undefined);
+  });
+  it('matches the documented shape with a turn budget', () => {
+    const g = goal({ budget: { ...emptyBudget(), turnBudget: 20, remainingTurns: 17 } });
+    assert.equal(statusBarText(g, 245_000), '$(target) Goal active · 3/20 turns · 1.2k tok · 4m');
+  });
+  it('without budgets, and with token and time budgets', () => {
+    assert.equal(statusBarText(goal({ turnsUsed: 1, status: 'paused' }), 5000), '$(debug-pause) Goal paused · 1 turn · 1.2k tok · 5s');
+    const g = goal({
+      status: 'blocked',
+      budget: { ...emptyBudget(), tokenBudget: 2000, remainingTokens: 766, wallClockBudgetMs: 3_600_000, remainingWallClockMs: 1 },
+    });
+    assert.equal(statusBarText(g, 245_000), '$(warning) Goal blocked · 3 turns · 1.2k/2k tok · 4m/1h');
+  });
+});
+
+describe('context keys', () => {
+  it('before the server answered', () => {
+    assert.deepEqual(panelContext(undefined, 0), {
+      'agentdPanel.ready': false,
+      'agentdPanel.hasGoal': false,
+      'agentdPanel.goalStatus': '',
+      'agentdPanel.hasTodos': false,
+      'agentdPanel.multipleSessions': false,
+    });
+  });
+  it('with a paused goal, todos and two sessions', () => {
+    const ctx = panelContext(state({ goal: goal({ status: 'paused' }) }), 2);
+    assert.equal(ctx['agentdPanel.goalStatus'], 'paused');
+    assert.equal(ctx['agentdPanel.hasGoal'], true);
+    assert.equal(ctx['agentdPanel.hasTodos'], true);
+    assert.equal(ctx['agentdPanel.multipleSessions'], true);
+  });
+});
+
+describe('reconcile notifications', () => {
+  const base = { workspace: WS, session: 'default' };
+  const items = [{ title: 'New', status: 'pending' as const }];
+
+  it('the next revision is applied; todos.revision follows', () => {
+    const r = reconcile(state(), 'default', NOTIFICATIONS.todoChanged, { ...base, revision: 6, items } as never);
+    assert.equal(r.action, 'apply');
+    if (r.action === 'apply') {
+      assert.equal(r.state.revision, 6);
+      assert.deepEqual(r.state.todos, { items, revision: 6 });
+    }
+  });
+
+  it('a gap asks for a re-read', () => {
+    const r = reconcile(state(), 'default', NOTIFICATIONS.todoChanged, { ...base, revision: 8, items } as never);
+    assert.equal(r.action, 'refresh');
+  });
+
+  it('older revisions, other sessions and other folders are ignored', () => {
+    assert.equal(reconcile(state(), 'default', NOTIFICATIONS.todoChanged, { ...base, revision: 4, items } as never).action, 'ignore');
+    assert.equal(
+      reconcile(state(), 'default', NOTIFICATIONS.todoChanged, { ...base, session: 'other', revision: 6, items } as never).action,
+      'ignore',
+    );
+    assert.equal(
+      reconcile(state(), 'default', NOTIFICATIONS.todoChanged, { ...base, workspace: 'file:///elsewhere', revision: 6, items } as never)
+        .action,
+      'ignore',
+    );
+  });
+
+  it('an equal revision (a sibling notification of the same change) is applied again', () => {
+    const g = goal({ status: 'paused' });
+    const r = reconcile(state(), 'default', NOTIFICATIONS.goalChanged, { ...base, revision: 5, goal: g } as never);
+    assert.equal(r.action, 'apply');
+    if (r.action === 'apply') {
+      assert.equal(r.state.goal?.status, 'paused');
+      assert.equal(r.state.todos.revision, 4, 'a goal change keeps todos.revision');
+    }
+  });
+
+  it('goal removed', () => {
+    const r = reconcile(state({ goal: goal() }), 'default', NOTIFICATIONS.goalChanged, { ...base, revision: 6, goal: null } as never);
+    assert.equal(r.action, 'apply');
+    if (r.action === 'apply') {
+      assert.equal(r.state.goal, null);
+    }
+  });
+
+  it('task file change updates the shown task file', () => {
+    const s = state({ goal: goal({ taskFile: { path: 'TASK.md', exists: false } }) });
+    const r = reconcile(s, 'default', NOTIFICATIONS.taskFileChanged, { ...base, revision: 6, path: 'TASK.md', exists: true, sha256: 'ab' } as never);
+    assert.equal(r.action, 'apply');
+    if (r.action === 'apply') {
+      assert.deepEqual(r.state.goal?.taskFile, { path: 'TASK.md', exists: true, sha256: 'ab', changedSinceLastTurn: true });
+    }
+  });
+
+  it('no state yet: re-read', () => {
+    assert.equal(reconcile(undefined, 'default', NOTIFICATIONS.goalChanged, { ...base, revision: 1 }).action, 'refresh');
+  });
+
+  it('folder URIs compare after normalisation', () => {
+    assert.equal(normalizeFolder('file:///tmp/a%20b/'), '/tmp/a b');
+    assert.equal(normalizeFolder('file:///C%3A/x'), '/c:/x');
+    assert.equal(normalizeFolder('/tmp/a b'), '/tmp/a b');
+  });
+});
+
+describe('errors and budgets', () => {
+  it('domainError reads data.code', () => {
+    assert.deepEqual(domainError({ code: -32803, message: 'x', data: { code: 'todo.conflict', state: state() } })?.code, 'todo.conflict');
+    assert.equal(domainError(new Error('plain')), undefined);
+    assert.equal(domainError(null), undefined);
+  });
+
+  it('budgetArgs converts units', () => {
+    assert.deepEqual(budgetArgs('turns', 20), { turns: 20 });
+    assert.deepEqual(budgetArgs('tokens', 0.2), { tokens: 1 });
+    assert.deepEqual(budgetArgs('minutes', 1.5), { wallClockMs: 90_000 });
+    assert.deepEqual(budgetArgs('hours', 2), { wallClockMs: 7_200_000 });
+  });
+
+  it('validateBudgetInput', () => {
+    assert.equal(validateBudgetInput('turns', '20'), undefined);
+    assert.match(validateBudgetInput('turns', '2.5') ?? '', /whole/);
+    assert.match(validateBudgetInput('tokens', '-1') ?? '', /greater than 0/);
+    assert.match(validateBudgetInput('minutes', 'abc') ?? '', /number/);
+    assert.match(validateBudgetInput('hours', '25') ?? '', /24 hours/);
+    assert.equal(validateBudgetInput('minutes', '0.5'), undefined);
+  });
+});
