@@ -8,7 +8,7 @@ import (
 
 // parseInterspersed parses flags that may come before or after positional
 // arguments (PROTOCOL.md §1: `agentd tool TodoList '{}' --workspace .`).
-// "--" ends the flags.
+// "--" ends the flags; -h and --help return flag.ErrHelp.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var flags, positional []string
 	for i := 0; i < len(args); i++ {
@@ -25,6 +25,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		name := strings.TrimLeft(a, "-")
 		if strings.Contains(name, "=") {
 			continue
+		}
+		if name == "h" || name == "help" {
+			return nil, flag.ErrHelp
 		}
 		f := fs.Lookup(name)
 		if f == nil {

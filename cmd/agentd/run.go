@@ -119,6 +119,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs := newFlagSet(&o, stderr)
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usage)
 		return 0
 	}
 	if err != nil {
