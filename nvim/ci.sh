@@ -169,6 +169,28 @@ shopt -s nullglob
 for t in "$HERE"/tests/unit/*_spec.lua; do
   run_nvim "unit-$(basename "$t" .lua)" "$t" 60
 done
+# The harness itself: a Lua error must fail the test and end nvim, never hang it.
+for t in "$HERE"/tests/selfcheck/*_spec.lua; do
+  name="selfcheck-$(basename "$t" .lua)"
+  dir="$RUN_DIR/$name"
+  mkdir -p "$dir/tmp"
+  start_s=$(date +%s)
+  env AGENTD_TEST_FILE="$t" AGENTD_TEST_RESULTS="$dir/results" AGENTD_PLUGIN_DIR="$HERE" TMPDIR="$dir/tmp" \
+    XDG_STATE_HOME="$dir/state" XDG_DATA_HOME="$dir/data" XDG_CONFIG_HOME="$dir/config" HOME="$dir" \
+    timeout -k 5 30 "$NVIM" --headless --clean -n -i NONE \
+      -c "lua local ok, err = pcall(dofile, '$HERE/tests/harness.lua'); if not ok then io.stderr:write('harness error: ' .. tostring(err) .. '\n'); vim.cmd('cquit 1') end" \
+      > "$dir/stdout" 2> "$dir/stderr" < /dev/null
+  rc=$?
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && grep -q '^not ok ' "$dir/results" && ! grep -q '^ok ' "$dir/results"; then
+    echo "ok - harness: $(basename "$t" .lua) fails fast (exit $rc in $(( $(date +%s) - start_s ))s)"
+    PASSED=$((PASSED + 1))
+  else
+    echo "not ok - harness: $(basename "$t" .lua) should fail fast (exit $rc)"
+    sed 's/^/    /' "$dir/results" "$dir/stderr" >&2
+    FAILED=$((FAILED + 1))
+  fi
+done
+
 for t in "$HERE"/tests/e2e/*_spec.lua; do
   if [ -z "$AGENTD_BIN" ]; then fail_setup "skipping $(basename "$t"): no agentd binary"; continue; fi
   run_nvim "e2e-$(basename "$t" .lua)" "$t" 90
