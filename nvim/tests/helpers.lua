@@ -184,8 +184,12 @@ function M.daemon_state(ws, session)
 end
 
 --- `agentd tool NAME JSON --workspace WS` as another client would.
-function M.tool(name, input, ws)
-  local res = M.agentd({ "tool", name, vim.json.encode(input), "--workspace", ws or M.ws })
+function M.tool(name, input, ws, session)
+  local args = { "tool", name, vim.json.encode(input), "--workspace", ws or M.ws }
+  if session then
+    vim.list_extend(args, { "--session", session })
+  end
+  local res = M.agentd(args)
   if res.code ~= 0 then
     error(string.format("agentd tool %s failed (%d): %s%s", name, res.code, res.stderr or "", res.stdout or ""))
   end
