@@ -8,8 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"syscall"
-	"time"
 
 	"go.lsp.dev/protocol"
 
@@ -357,19 +355,9 @@ func (c *connection) exit(ctx context.Context, req *Request) (any, error) {
 
 // watchParent ends the connection when the client's process is gone.
 func (c *connection) watchParent(pid int) {
-	t := time.NewTicker(300 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-t.C:
-			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-				c.log.Info("client process is gone; ending the connection", "pid", pid)
-				c.cancel()
-				return
-			}
-		}
+	if waitProcessGone(c.ctx, pid) {
+		c.log.Info("client process is gone; ending the connection", "pid", pid)
+		c.cancel()
 	}
 }
 

@@ -52,6 +52,7 @@ type env struct {
 	stateDir string
 	runDir   string
 	ws       string // a workspace folder
+	remote   bool   // start() with no arguments runs `agentd --remote=auto` (daemon_test.go)
 }
 
 func newEnv(t testing.TB) *env {
@@ -62,6 +63,9 @@ func newEnv(t testing.TB) *env {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if forwarded(t) {
+		e.useDaemon()
 	}
 	return e
 }
@@ -126,6 +130,9 @@ func (l *lockedBuffer) String() string {
 // start runs agentd (stdio server unless args say otherwise) with pipes.
 func (e *env) start(args ...string) *proc {
 	e.t.Helper()
+	if len(args) == 0 && e.remote {
+		args = []string{"--remote=auto"}
+	}
 	cmd := e.command(args...)
 	p := &proc{t: e.t, cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	var err error

@@ -1,0 +1,227 @@
+package main
+
+// The shared daemon from the command line (PROTOCOL.md §1): `agentd serve
+// --listen=unix:PATH` serves it, `agentd --remote=auto` relays an editor to
+// it (starting it when none runs), and the shell commands run through it
+// when one answers (oneShot in run.go decides, with viaDaemon).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/workspace"
+)
+
+// unixPath parses the value of --listen or --remote=unix:PATH.
+func unixPath(flag, value string) (string, error) {
+	path, ok := strings.CutPrefix(value, "unix:")
+	if !ok || path == "" {
+		return "", fmt.Errorf("--%s=%s: use unix:PATH", flag, value)
+	}
+	return filepath.Abs(path)
+}
+
+// remoteSocket resolves --remote: "" or "auto" is the auto socket,
+// unix:PATH an explicit one.
+func remoteSocket(value string) (path string, explicit bool, err error) {
+	if value == "" || value == "auto" {
+		return lsp.AutoSocketPath(), false, nil
+	}
+	path, err = unixPath("remote", value)
+	if err != nil {
+		return "", false, fmt.Errorf("--remote=%s: use auto or unix:PATH", value)
+	}
+	return path, true, nil
+}
+
+// serveDaemon runs `agentd serve --listen=unix:PATH` until the idle timeout
+// or a signal, then closes the registry (releasing every state file) and
+// only then the socket's lock, so that a new daemon never waits on ours.
+func serveDaemon(ctx context.Context, o options, stateDir string, log *slog.Logger, stderr io.Writer) int {
+	path, err := unixPath("listen", o.listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd serve: %v\n", err)
+		return 2
+	}
+	if o.listenTimeout < 0 {
+		fmt.Fprintf(stderr, "agentd serve: --listen.timeout must be 0 (never) or more, got %v\n", o.listenTimeout)
+		return 2
+	}
+	d, err := lsp.ListenDaemon(lsp.DaemonOptions{Path: path, IdleTimeout: o.listenTimeout, StateDir: stateDir, Logger: log})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd serve: %v\n", err)
+		return 1
+	}
+	defer d.Close()
+	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.Daemon)
+	defer svc.Close()
+	srv := lsp.NewServer(svc, agentdVersion(), log)
+	defer srv.Close()
+	if err := d.Serve(ctx, srv); err != nil {
+		log.Error("daemon stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// forward runs `agentd --remote=...`: the stdio forwarder. It never opens
+// the state files.
+func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+	path, explicit, err := remoteSocket(o.remote)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: %v\n", err)
+		return 2
+	}
+	var conn *net.UnixConn
+	if explicit {
+		conn, err = lsp.DialDaemon(path)
+		if errors.Is(err, lsp.ErrNoDaemon) {
+			err = fmt.Errorf("%w; start one with `agentd serve --listen=unix:%s`, or use --remote=auto", err, path)
+		}
+	} else {
+		if err := lsp.SecureDir(filepath.Dir(path), true); err != nil {
+			fmt.Fprintf(stderr, "agentd: %v\n", err)
+			return 1
+		}
+		conn, err = lsp.DialOrStart(ctx, path, startDaemon(o, path, stateDir))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: cannot reach the shared daemon at %s: %v\n", path, err)
+		return 1
+	}
+	info, infoErr := lsp.ReadDaemonInfo(path)
+	if !explicit && infoErr == nil && info.StateDir != stateDir {
+		conn.Close()
+		fmt.Fprintf(stderr, "agentd: the shared daemon at %s (pid %d) keeps its state in %s, not in %s: stop it (kill %d) or use the same --state-dir\n",
+			path, info.Pid, info.StateDir, stateDir, info.Pid)
+		return 1
+	}
+	log.Debug("relaying to the shared daemon", "socket", path, "pid", info.Pid)
+	code, err := lsp.Forward(ctx, pollableStdin(stdin), stdout, conn, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: lost the shared daemon at %s: %v (its log: %s)\n", path, err, filepath.Join(filepath.Dir(path), "daemon.log"))
+		return 1
+	}
+	return code
+}
+
+// startDaemon starts `agentd serve` on the auto socket, detached: its own
+// session, stdin and stdout on /dev/null, stderr appended to daemon.log in
+// the socket's directory, and the forwarder's state dir and log flags.
+func startDaemon(o options, path, stateDir string) lsp.StartFunc {
+	return func() (<-chan error, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"serve", "--listen=unix:" + path, "--listen.timeout=" + lsp.DefaultIdleTimeout.String(),
+			"--state-dir", stateDir, "--log-level", o.logLevel}
+		if o.logFile != "" {
+			logFile, err := filepath.Abs(o.logFile)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, "--log-file", logFile)
+		}
+		logf, err := os.OpenFile(filepath.Join(filepath.Dir(path), "daemon.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		defer logf.Close()
+		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer null.Close()
+		cmd := exec.Command(exe, args...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, logf
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		return exited, nil
+	}
+}
+
+// errDirect means no daemon serves the command: open the state directly.
+var errDirect = errors.New("no shared daemon serves this state")
+
+// viaDaemon runs one command through the shared daemon, when one answers on
+// the socket of --remote (default: the auto socket, which must be in a
+// private directory) and, for the auto socket, keeps its state in
+// stateDir. It never starts a daemon. errDirect when none does; a daemon
+// named with --remote=unix:PATH must answer.
+func viaDaemon(ctx context.Context, o options, stateDir string, log *slog.Logger, folder, id string, args map[string]any) (json.RawMessage, error) {
+	path, explicit, err := remoteSocket(o.remote)
+	if err != nil {
+		return nil, err
+	}
+	if !explicit {
+		if err := lsp.SecureDir(filepath.Dir(path), false); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				log.Warn("not using the shared daemon", "err", err)
+			}
+			return nil, errDirect
+		}
+	}
+	conn, err := lsp.DialDaemon(path)
+	switch {
+	case err != nil && explicit:
+		return nil, fmt.Errorf("cannot reach the shared daemon at %s: %w", path, err)
+	case err != nil:
+		log.Debug("no shared daemon; opening the state directly", "socket", path, "err", err)
+		return nil, errDirect
+	}
+	if info, err := lsp.ReadDaemonInfo(path); !explicit && err == nil && info.StateDir != stateDir {
+		conn.Close()
+		log.Debug("the shared daemon keeps another state directory; opening the state directly", "daemon", info.StateDir, "pid", info.Pid)
+		return nil, errDirect
+	}
+	raw, err := lsp.CallDaemon(ctx, conn, folder, o.session, id, args)
+	if errors.Is(err, lsp.ErrNoDaemon) && !explicit {
+		log.Debug("the shared daemon did not take the command; opening the state directly", "err", err)
+		return nil, errDirect
+	}
+	return raw, err
+}
+
+// resultOf decodes a command's JSON result into what the shell commands
+// read, the same whichever way the command ran: commands.ToolResult for
+// agentd.callTool, commands.ToolDescription for agentd.describeTool,
+// commands.State for the commands that answer State (PROTOCOL.md §3), and
+// plain JSON values (map[string]any) for the others.
+func resultOf(id string, raw json.RawMessage) (any, error) {
+	switch {
+	case id == "agentd.callTool":
+		return decodeAs[commands.ToolResult](id, raw)
+	case id == "agentd.describeTool":
+		return decodeAs[commands.ToolDescription](id, raw)
+	case id == "agentd.state", id == "agentd.todo.set", id == "agentd.awaitChange", strings.HasPrefix(id, "agentd.goal."):
+		return decodeAs[commands.State](id, raw)
+	}
+	return decodeAs[any](id, raw)
+}
+
+func decodeAs[T any](id string, raw json.RawMessage) (any, error) {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("reading the result of %s: %w", id, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,436 @@
+package lsp
+
+// This file is the shared daemon (PROTOCOL.md §1, `agentd serve
+// --listen=unix:PATH`): many LSP connections on a Unix socket, each served by
+// Server.ServeConn on the one workspace registry of the Server's
+// commands.Service, so that a change made through one connection reaches
+// every connection that has the folder open.
+//
+// Files beside the socket PATH:
+//
+//	PATH        the socket, mode 0600, removed when the daemon ends
+//	PATH.lock   held (flock) by the running daemon for its whole life;
+//	            holds DaemonInfo as JSON (pid, state dir)
+//
+// The auto socket (AutoSocketPath) lives in a directory that only the user
+// can enter (SecureDir); connections from another user id are refused all
+// the same (SO_PEERCRED).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultIdleTimeout is how long a daemon waits with no connection before it
+// exits (`--listen.timeout`, PROTOCOL.md §1).
+const DefaultIdleTimeout = time.Minute
+
+// maxSocketPath is the longest Unix socket path Linux accepts (sun_path less
+// its terminating NUL).
+const maxSocketPath = 107
+
+// AutoSocketPath is the socket of the user's shared daemon (`--remote=auto`):
+// $XDG_RUNTIME_DIR/agentd/daemon.sock when XDG_RUNTIME_DIR is an absolute
+// path, else <os.TempDir()>/agentd-<uid>/daemon.sock.
+func AutoSocketPath() string {
+	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "agentd", "daemon.sock")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("agentd-%d", os.Getuid()), "daemon.sock")
+}
+
+// SecureDir checks that dir is a directory (not a symbolic link) owned by
+// the current user with mode 0700, so that no other user can reach a socket
+// in it. With create it first makes dir (and missing parents) with mode
+// 0700.
+func SecureDir(dir string, create bool) error {
+	if create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("cannot create the socket directory: %w", err)
+		}
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("socket directory %s is a symbolic link: refusing to use it; remove it, or set XDG_RUNTIME_DIR to a private directory", dir)
+	case !fi.IsDir():
+		return fmt.Errorf("socket directory %s is not a directory: refusing to use it; remove it", dir)
+	case !ok:
+		return fmt.Errorf("socket directory %s: cannot read its owner", dir)
+	case int(st.Uid) != os.Getuid():
+		return fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d): refusing to use it; remove it, or set XDG_RUNTIME_DIR to a private directory", dir, st.Uid, os.Getuid())
+	case fi.Mode().Perm() != 0o700:
+		return fmt.Errorf("socket directory %s has mode %#o, want 0700 so that only you can reach the socket: refusing to use it; run `chmod 700 %s`", dir, fi.Mode().Perm(), dir)
+	}
+	return nil
+}
+
+// DaemonInfo is what a running daemon records in PATH.lock. Read it with
+// ReadDaemonInfo once connected: while a daemon answers on PATH, the file
+// is its own.
+type DaemonInfo struct {
+	Pid       int       `json:"pid"`
+	StateDir  string    `json:"stateDir"`
+	StartedAt time.Time `json:"startedAt"`
+}
+
+// ReadDaemonInfo reads the DaemonInfo of the daemon at socket path.
+func ReadDaemonInfo(path string) (DaemonInfo, error) {
+	var info DaemonInfo
+	data, err := os.ReadFile(path + ".lock")
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal(data, &info); err != nil || info.Pid <= 0 {
+		return info, fmt.Errorf("%s.lock holds no daemon record", path)
+	}
+	return info, nil
+}
+
+// DaemonRunningError is returned by ListenDaemon when another daemon
+// already serves the socket.
+type DaemonRunningError struct {
+	Path string
+	Pid  int // 0 when unknown
+}
+
+func (e *DaemonRunningError) Error() string {
+	who := "another daemon"
+	if e.Pid > 0 {
+		who = fmt.Sprintf("another daemon (pid %d)", e.Pid)
+	}
+	return fmt.Sprintf("%s already serves %s; connect to it with `agentd --remote=unix:%s`, or stop it first", who, e.Path, e.Path)
+}
+
+// DaemonOptions configure ListenDaemon.
+type DaemonOptions struct {
+	Path        string        // socket path, absolute
+	IdleTimeout time.Duration // exit after this long without connections; 0 never
+	StateDir    string        // recorded in DaemonInfo for forwarders and shell commands
+	Logger      *slog.Logger  // nil discards logs
+}
+
+// Daemon is a claimed daemon socket: ListenDaemon returns it listening,
+// Serve serves it, Close releases it.
+type Daemon struct {
+	path string
+	idle time.Duration
+	log  *slog.Logger
+	uid  int
+	ln   *net.UnixListener
+	lock *os.File
+
+	closeOnce sync.Once
+}
+
+// lockWait bounds how long ListenDaemon waits for PATH.lock while its holder
+// does not answer on the socket (a daemon finishing its exit, or one just
+// starting that will answer soon).
+const lockWait = 3 * time.Second
+
+// ListenDaemon claims the socket at opts.Path: it takes PATH.lock, refuses
+// when another daemon already answers there (*DaemonRunningError), removes a
+// stale socket file left by a daemon that died, and listens with mode 0600
+// (the directory, when missing, is created with mode 0700; the auto socket's
+// directory must pass SecureDir).
+func ListenDaemon(opts DaemonOptions) (*Daemon, error) {
+	path := opts.Path
+	if !filepath.IsAbs(path) {
+		return nil, fmt.Errorf("socket path %q is not absolute", path)
+	}
+	if len(path) > maxSocketPath {
+		return nil, fmt.Errorf("socket path %s is %d bytes long; Unix sockets allow %d: choose a shorter path", path, len(path), maxSocketPath)
+	}
+	dir := filepath.Dir(path)
+	if path == AutoSocketPath() {
+		if err := SecureDir(dir, true); err != nil {
+			return nil, err
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create the socket directory: %w", err)
+	}
+	d := &Daemon{path: path, idle: opts.IdleTimeout, log: opts.Logger, uid: os.Getuid()}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	lock, err := d.claimLock()
+	if err != nil {
+		return nil, err
+	}
+	d.lock = lock
+	if err := d.listen(opts.StateDir); err != nil {
+		d.releaseLock()
+		return nil, err
+	}
+	d.log.Info("daemon listening", "socket", path, "pid", os.Getpid(), "idleTimeout", opts.IdleTimeout)
+	return d, nil
+}
+
+// claimLock takes PATH.lock. While another process holds it and nothing
+// answers on the socket, it waits up to lockWait.
+func (d *Daemon) claimLock() (*os.File, error) {
+	f, err := os.OpenFile(d.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the daemon lock: %w", err)
+	}
+	deadline := time.Now().Add(lockWait)
+	for {
+		locked, err := tryFlock(f)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if locked {
+			return f, nil
+		}
+		if answers(d.path) || time.Now().After(deadline) {
+			f.Close()
+			info, _ := ReadDaemonInfo(d.path)
+			return nil, &DaemonRunningError{Path: d.path, Pid: info.Pid}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// answers reports whether something accepts connections on the socket.
+func answers(path string) bool {
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// listen records the daemon's info, clears a stale socket file and listens.
+// It runs with PATH.lock held.
+func (d *Daemon) listen(stateDir string) error {
+	data, _ := json.Marshal(DaemonInfo{Pid: os.Getpid(), StateDir: stateDir, StartedAt: time.Now().UTC()})
+	if err := d.lock.Truncate(0); err != nil {
+		return fmt.Errorf("cannot write %s: %w", d.lock.Name(), err)
+	}
+	if _, err := d.lock.WriteAt(data, 0); err != nil {
+		return fmt.Errorf("cannot write %s: %w", d.lock.Name(), err)
+	}
+	if answers(d.path) { // a daemon that does not take PATH.lock, or another program
+		return &DaemonRunningError{Path: d.path}
+	}
+	if fi, err := os.Lstat(d.path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return fmt.Errorf("%s exists and is not a socket: refusing to replace it; remove it or choose another path", d.path)
+		}
+		d.log.Info("removing a stale socket left by a daemon that ended", "socket", d.path)
+		if err := os.Remove(d.path); err != nil {
+			return fmt.Errorf("cannot remove the stale socket: %w", err)
+		}
+	}
+	// The umask makes the socket 0600 from the moment it exists (its
+	// directory is private anyway when agentd made it); Chmod makes sure.
+	old := syscall.Umask(0o177)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: d.path, Net: "unix"})
+	syscall.Umask(old)
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(d.path, 0o600); err != nil {
+		ln.Close()
+		return err
+	}
+	d.ln = ln
+	return nil
+}
+
+// Path is the socket path.
+func (d *Daemon) Path() string { return d.path }
+
+// Serve accepts connections and serves each with srv.ServeConn until ctx is
+// done or the daemon has had no connection for its idle timeout. It then
+// stops listening (removing the socket file), ends the open connections and
+// waits for them. PATH.lock stays held until Close, so that the caller can
+// close the workspace registry before another daemon may start.
+func (d *Daemon) Serve(ctx context.Context, srv *Server) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu        sync.Mutex
+		active    int
+		idleSince = time.Now()
+		stopping  bool
+		conns     sync.WaitGroup
+	)
+	idle := make(chan struct{}, 1) // a tick of the idle timer; re-checked under mu
+	var timer *time.Timer
+	if d.idle > 0 {
+		timer = time.AfterFunc(d.idle, func() {
+			select {
+			case idle <- struct{}{}:
+			default:
+			}
+		})
+		defer timer.Stop()
+	}
+	acceptErr := make(chan error, 1)
+	go func() {
+		backoff := 5 * time.Millisecond
+		for {
+			c, err := d.ln.AcceptUnix()
+			if err != nil {
+				if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
+					acceptErr <- nil
+					return
+				}
+				d.log.Warn("accept failed; retrying", "err", err, "in", backoff)
+				time.Sleep(backoff)
+				backoff = min(2*backoff, time.Second)
+				continue
+			}
+			backoff = 5 * time.Millisecond
+			if !d.peerAllowed(c) {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			if stopping {
+				mu.Unlock()
+				c.Close()
+				continue
+			}
+			active++
+			conns.Add(1) // under mu: Serve's Wait comes after stopping is set
+			if timer != nil {
+				timer.Stop()
+			}
+			mu.Unlock()
+			go func() {
+				defer conns.Done()
+				srv.ServeConn(ctx, closeLater{c}, ConnOptions{})
+				c.Close()
+				mu.Lock()
+				active--
+				if active == 0 && timer != nil {
+					idleSince = time.Now()
+					timer.Reset(d.idle)
+				}
+				mu.Unlock()
+			}()
+		}
+	}()
+
+	var err error
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			d.log.Info("daemon stopping", "reason", context.Cause(ctx))
+			break wait
+		case err = <-acceptErr:
+			acceptErr = nil
+			break wait
+		case <-idle:
+			mu.Lock()
+			// A tick sent just before a connection came and went is stale.
+			quiet := active == 0 && time.Since(idleSince) >= d.idle
+			if quiet {
+				stopping = true
+			}
+			mu.Unlock()
+			if quiet {
+				d.log.Info("daemon stopping: no connection", "for", d.idle)
+				break wait
+			}
+		}
+	}
+	mu.Lock()
+	stopping = true
+	mu.Unlock()
+	d.ln.Close() // removes the socket file
+	cancel()
+	conns.Wait()
+	if acceptErr != nil {
+		<-acceptErr
+	}
+	return err
+}
+
+// closeLater is a daemon connection as ServeConn sees it: its Close only
+// ends reading (which stops the connection's read loop) and leaves the
+// socket open until ServeConn has returned, having released the client's
+// folders and settled its turns. A forwarder that sees the socket close can
+// then count on that cleanup, as an editor can on a stdio process's exit.
+type closeLater struct{ *net.UnixConn }
+
+func (c closeLater) Close() error { return c.CloseRead() }
+
+// peerAllowed refuses a connection from another user id (SO_PEERCRED).
+func (d *Daemon) peerAllowed(c *net.UnixConn) bool {
+	uid, pid, err := peerCred(c)
+	if err != nil {
+		d.log.Warn("refused a connection: cannot read its credentials", "err", err)
+		return false
+	}
+	if uid != d.uid {
+		d.log.Warn("refused a connection from another user", "uid", uid, "pid", pid, "daemonUid", d.uid)
+		return false
+	}
+	d.log.Debug("connection accepted", "pid", pid)
+	return true
+}
+
+// peerCred returns the uid and pid of the process at the other end of c,
+// as the kernel recorded them when it connected.
+func peerCred(c *net.UnixConn) (uid, pid int, err error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return 0, 0, err
+	}
+	var cred *syscall.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return 0, 0, err
+	}
+	if credErr != nil {
+		return 0, 0, credErr
+	}
+	return int(cred.Uid), int(cred.Pid), nil
+}
+
+// Close stops listening (removing the socket file) and releases PATH.lock.
+// Call it after Serve has returned and the registry is closed; it may be
+// called more than once.
+func (d *Daemon) Close() error {
+	d.closeOnce.Do(func() {
+		if d.ln != nil {
+			d.ln.Close()
+		}
+		d.releaseLock()
+	})
+	return nil
+}
+
+// releaseLock empties PATH.lock (its pid is no longer running a daemon) and
+// releases it. The file itself stays: removing a lock file that another
+// process may be opening would let two daemons lock two different files.
+func (d *Daemon) releaseLock() {
+	if d.lock == nil {
+		return
+	}
+	_ = d.lock.Truncate(0)
+	d.lock.Close()
+	d.lock = nil
+}

@@ -1,0 +1,504 @@
+package lsp
+
+// This file is the client side of the shared daemon: `agentd --remote=...`
+// relays an editor's stdio to the daemon's socket (Forward), starting the
+// daemon when none answers (DialOrStart), and the shell commands run one
+// command through it (CallDaemon). None of it opens a state file.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/workspace"
+)
+
+// ErrNoDaemon is wrapped by the errors of DialDaemon and CallDaemon when no
+// daemon answers on the socket (no socket file, a stale one, or a daemon
+// that ended before the session began): a shell command may then open the
+// state itself.
+var ErrNoDaemon = errors.New("no daemon answers")
+
+// DialDaemon connects to the daemon socket at path.
+func DialDaemon(path string) (*net.UnixConn, error) {
+	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("%w at %s", ErrNoDaemon, path)
+		}
+		return nil, err
+	}
+	return c.(*net.UnixConn), nil
+}
+
+// StartFunc starts a daemon for DialOrStart. exited, when not nil, yields
+// the daemon process's end should it end.
+type StartFunc func() (exited <-chan error, err error)
+
+// startWait bounds how long DialOrStart waits for a daemon it started.
+const startWait = 5 * time.Second
+
+// SpawnLockName is the lock file, beside the auto socket, that forwarders
+// hold while they dial or start the daemon.
+const SpawnLockName = "daemon.lock"
+
+// DialOrStart connects to the daemon at path. When none answers, it takes
+// the lock file daemon.lock beside the socket (so that forwarders racing
+// each other end with one daemon), dials again, calls start, and dials
+// with backoff until the new daemon answers (at most about 5 s).
+func DialOrStart(ctx context.Context, path string, start StartFunc) (*net.UnixConn, error) {
+	if c, err := DialDaemon(path); !errors.Is(err, ErrNoDaemon) {
+		return c, err
+	}
+	unlock, err := lockFile(ctx, filepath.Join(filepath.Dir(path), SpawnLockName), 2*startWait)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if c, err := DialDaemon(path); !errors.Is(err, ErrNoDaemon) {
+		return c, err // started by another forwarder while this one waited
+	}
+	exited, err := start()
+	if err != nil {
+		return nil, fmt.Errorf("cannot start the shared daemon: %w", err)
+	}
+	deadline := time.NewTimer(startWait)
+	defer deadline.Stop()
+	backoff := 10 * time.Millisecond
+	for {
+		c, err := DialDaemon(path)
+		if !errors.Is(err, ErrNoDaemon) {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case werr := <-exited:
+			if c, err := DialDaemon(path); err == nil { // it found another daemon serving
+				return c, nil
+			}
+			return nil, fmt.Errorf("the shared daemon ended as it started (%v); see daemon.log in %s", werr, filepath.Dir(path))
+		case <-deadline.C:
+			return nil, fmt.Errorf("the shared daemon did not answer at %s within %v; see daemon.log in %s", path, startWait, filepath.Dir(path))
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 200*time.Millisecond)
+	}
+}
+
+// lockFile takes an exclusive flock on path, waiting at most wait.
+func lockFile(ctx context.Context, path string, wait time.Duration) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		locked, err := tryFlock(f)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if locked {
+			return func() { f.Close() }, nil // closing the file releases the lock
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("another agentd has held %s for over %v", path, wait)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// tryFlock takes an exclusive flock on f without waiting; false when
+// another open file holds it.
+func tryFlock(f *os.File) (bool, error) {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return false, nil
+	}
+	return false, fmt.Errorf("cannot lock %s: %w", f.Name(), err)
+}
+
+// forwardDrain is how long Forward waits, after the client's input ended,
+// for the daemon to close its side.
+const forwardDrain = 3 * time.Second
+
+// Forward relays one LSP client (in and out, an editor's stdio) to a daemon
+// connection, byte for byte both ways, until one side ends, and returns
+// the exit code for the forwarder:
+//   - in ends: the write side of conn is closed and Forward returns 0 once
+//     the daemon has closed its side (or after 3 s);
+//   - the daemon closes conn after the client's `exit`: 0 when the client
+//     sent `shutdown` before, else 1, like a stdio server (PROTOCOL.md §2);
+//   - the daemon closes conn otherwise (it died or stopped): 1 and an error
+//     that says so;
+//   - out fails (the editor is gone), ctx ends, or the process named by
+//     processId in the client's `initialize` dies: 1.
+//
+// Forward closes conn, and in when it is an io.Closer.
+func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixConn, log *slog.Logger) (int, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var st clientState
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	closeAll := sync.OnceFunc(func() {
+		conn.Close()
+		if c, ok := in.(io.Closer); ok {
+			c.Close()
+		}
+	})
+	defer closeAll()
+
+	parentGone := make(chan int, 1)
+	type upEnd struct{ readErr, writeErr error }
+	upDone := make(chan upEnd, 1)
+	go func() {
+		var watchOnce sync.Once
+		readErr, writeErr := relayClient(conn, in, func(method string, params json.RawMessage) {
+			pid := st.saw(method, params)
+			if pid > 0 {
+				watchOnce.Do(func() {
+					go func() {
+						if waitProcessGone(ctx, pid) {
+							parentGone <- pid
+						}
+					}()
+				})
+			}
+		})
+		upDone <- upEnd{readErr, writeErr}
+	}()
+	type downEnd struct{ readErr, writeErr error }
+	downDone := make(chan downEnd, 1)
+	go func() {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := conn.Read(buf)
+			if n > 0 {
+				if _, werr := out.Write(buf[:n]); werr != nil {
+					downDone <- downEnd{writeErr: werr}
+					return
+				}
+			}
+			if err != nil {
+				downDone <- downEnd{readErr: err}
+				return
+			}
+		}
+	}()
+
+	lost := func(err error) error {
+		if err == nil || errors.Is(err, io.EOF) {
+			return errors.New("the daemon closed the connection")
+		}
+		return err
+	}
+	select {
+	case u := <-upDone:
+		if u.writeErr != nil {
+			if code, exited := st.exitCode(); exited {
+				return code, nil
+			}
+			return 1, lost(u.writeErr)
+		}
+		if u.readErr != nil {
+			log.Warn("reading the client's input failed", "err", u.readErr)
+		}
+		conn.CloseWrite()
+		select {
+		case <-downDone:
+		case <-time.After(forwardDrain):
+			log.Warn("the daemon did not close the connection after the client's input ended", "waited", forwardDrain)
+		case <-ctx.Done():
+		}
+		if code, exited := st.exitCode(); exited {
+			return code, nil
+		}
+		return 0, nil
+	case d := <-downDone:
+		if d.writeErr != nil {
+			log.Info("the client's output is closed; ending", "err", d.writeErr)
+			return 1, nil
+		}
+		if code, exited := st.exitCode(); exited {
+			return code, nil
+		}
+		return 1, lost(d.readErr)
+	case pid := <-parentGone:
+		log.Info("client process is gone; ending", "pid", pid)
+		return 1, nil
+	case <-ctx.Done():
+		return 1, nil
+	}
+}
+
+// clientState is what Forward learns from the client's messages.
+type clientState struct {
+	mu       sync.Mutex
+	shutdown bool // a shutdown request went to the daemon
+	exit     bool // an exit notification went to the daemon
+}
+
+// saw records a client message before it is sent on, and returns the
+// processId of an initialize request (0 if none).
+func (s *clientState) saw(method string, params json.RawMessage) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch method {
+	case "shutdown":
+		s.shutdown = true
+	case "exit":
+		s.exit = true
+	case "initialize":
+		var p struct {
+			ProcessID *int64 `json:"processId"`
+		}
+		if json.Unmarshal(params, &p) == nil && p.ProcessID != nil && *p.ProcessID > 0 {
+			return int(*p.ProcessID)
+		}
+	}
+	return 0
+}
+
+// exitCode is the code after the client's exit, like a stdio server's.
+func (s *clientState) exitCode() (code int, exited bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.exit {
+		return 0, false
+	}
+	if s.shutdown {
+		return 0, true
+	}
+	return 1, true
+}
+
+// waitProcessGone polls until process pid is gone (true) or ctx ends.
+func waitProcessGone(ctx context.Context, pid int) bool {
+	t := time.NewTicker(300 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+				return true
+			}
+		}
+	}
+}
+
+// maxSniffBytes is the largest message body relayClient reads whole to see
+// its method; larger bodies pass through unread.
+const maxSniffBytes = 1 << 20
+
+// relayClient copies src to dst unchanged while following the
+// Content-Length framing well enough to hand each whole message body (up to
+// maxSniffBytes) to seen before it is written. Broken framing only blinds
+// it: every byte still goes through, and the daemon answers the error. It
+// returns at the end of src: readErr nil at a clean end, writeErr when dst
+// failed.
+func relayClient(dst io.Writer, src io.Reader, seen func(method string, params json.RawMessage)) (readErr, writeErr error) {
+	br := bufio.NewReaderSize(src, 64<<10)
+	length := int64(-1)
+	midLine := false // the rest of an overlong line follows
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			if _, werr := dst.Write(line); werr != nil {
+				return nil, werr
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			midLine = true
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, nil
+			}
+			return err, nil
+		}
+		if midLine {
+			midLine = false
+			continue
+		}
+		header := bytes.TrimRight(line, "\r\n")
+		if len(header) > 0 {
+			if name, value, ok := bytes.Cut(header, []byte(":")); ok && bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Length")) {
+				n, perr := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64)
+				if perr != nil || n < 0 {
+					n = -1
+				}
+				length = n
+			}
+			continue
+		}
+		if length < 0 {
+			continue // a blank line between messages, or headers without a length
+		}
+		n := length
+		length = -1
+		if n > maxSniffBytes {
+			w := &recordingWriter{w: dst}
+			if _, err := io.CopyN(w, br, n); err != nil {
+				switch {
+				case w.err != nil:
+					return nil, w.err
+				case errors.Is(err, io.EOF):
+					return nil, nil
+				}
+				return err, nil
+			}
+			continue
+		}
+		body := make([]byte, n)
+		got, err := io.ReadFull(br, body)
+		if err == nil {
+			var m struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			if json.Unmarshal(body, &m) == nil && m.Method != "" {
+				seen(m.Method, m.Params)
+			}
+		}
+		if _, werr := dst.Write(body[:got]); werr != nil {
+			return nil, werr
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, nil
+			}
+			return err, nil
+		}
+	}
+}
+
+// recordingWriter keeps the first write error, to tell it from read errors.
+type recordingWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (r *recordingWriter) Write(p []byte) (int, error) {
+	n, err := r.w.Write(p)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// CallDaemon runs one command through a daemon connection, as a short LSP
+// session: initialize with folder (an absolute path) and
+// initializationOptions {session} when session is set, initialized,
+// workspace/executeCommand, shutdown, exit. It closes conn.
+//
+// When the session cannot begin, the error wraps ErrNoDaemon: the command
+// was not sent. A refusal of the command comes back as a *commands.Error
+// with the code and data the daemon sent (commands.ErrorCode works on it);
+// other JSON-RPC errors as an error with the daemon's message.
+func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, command string, args any) (json.RawMessage, error) {
+	rpc := NewConn(conn, func(*Request) (Handler, bool) { return ignore, true }, Options{})
+	runDone := make(chan struct{})
+	go func() {
+		rpc.Run(ctx)
+		close(runDone)
+	}()
+	defer func() {
+		rpc.Close()
+		<-runDone
+	}()
+	uri := workspace.URIFromPath(folder)
+	params := map[string]any{
+		"processId":        os.Getpid(),
+		"clientInfo":       map[string]any{"name": "agentd-cli"},
+		"rootUri":          uri,
+		"workspaceFolders": []map[string]string{{"uri": uri, "name": filepath.Base(folder)}},
+		"capabilities":     map[string]any{},
+	}
+	if session != "" {
+		params["initializationOptions"] = map[string]any{"session": session}
+	}
+	if _, err := rpc.Call(ctx, "initialize", params); err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: initialize: %v", ErrNoDaemon, err)
+	}
+	if err := rpc.Notify("initialized", map[string]any{}); err != nil {
+		return nil, fmt.Errorf("%w: initialized: %v", ErrNoDaemon, err)
+	}
+	res, err := rpc.Call(ctx, "workspace/executeCommand", map[string]any{"command": command, "arguments": []any{args}})
+	if _, serr := rpc.Call(ctx, "shutdown", nil); serr == nil {
+		rpc.Notify("exit", nil)
+		select { // the daemon ends the connection after exit
+		case <-rpc.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	if err != nil {
+		if errors.Is(err, ErrConnClosed) {
+			return nil, errors.New("the shared daemon closed the connection before it answered; the command may or may not have run")
+		}
+		return nil, commandError(err)
+	}
+	return res, nil
+}
+
+// commandError rebuilds the command error a daemon answered: a JSON-RPC
+// error with data.code becomes a *commands.Error carrying that code, its
+// message, and the rest of data.
+func commandError(err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	var data map[string]any
+	switch d := e.Data.(type) {
+	case json.RawMessage:
+		_ = json.Unmarshal(d, &data)
+	case map[string]any:
+		data = d
+	}
+	code, _ := data["code"].(string)
+	if code == "" {
+		return errors.New(e.Message)
+	}
+	rest := map[string]any{}
+	for k, v := range data {
+		if k != "code" {
+			rest[k] = v
+		}
+	}
+	if len(rest) == 0 {
+		rest = nil
+	}
+	return &commands.Error{Code: code, Msg: e.Message, Data: rest}
+}

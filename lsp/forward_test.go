@@ -1,0 +1,344 @@
+package lsp_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/lsp"
+)
+
+// forwarder runs lsp.Forward in this process with pipes for the editor.
+type forwarder struct {
+	t    testing.TB
+	in   *io.PipeWriter // the editor's writes
+	out  *bufio.Reader  // what the editor reads
+	done chan struct{}
+	code int
+	err  error
+}
+
+func startForward(t testing.TB, path string) *forwarder {
+	t.Helper()
+	conn, err := lsp.DialDaemon(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	f := &forwarder{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan struct{})}
+	go func() {
+		f.code, f.err = lsp.Forward(context.Background(), inR, outW, conn, nil)
+		outW.Close()
+		close(f.done)
+	}()
+	t.Cleanup(func() { inW.Close(); outR.Close() })
+	return f
+}
+
+func (f *forwarder) send(body string) {
+	f.t.Helper()
+	if _, err := fmt.Fprintf(f.in, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// next reads the next message the editor gets.
+func (f *forwarder) next() map[string]json.RawMessage {
+	f.t.Helper()
+	n := -1
+	for {
+		line, err := f.out.ReadString('\n')
+		if err != nil {
+			f.t.Fatalf("reading: %v", err)
+		}
+		line = strings.TrimSpace(line)
+		if line == "" && n >= 0 {
+			break
+		}
+		fmt.Sscanf(line, "Content-Length: %d", &n)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(f.out, body); err != nil {
+		f.t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	json.Unmarshal(body, &m)
+	return m
+}
+
+func (f *forwarder) wait() (int, error) {
+	f.t.Helper()
+	select {
+	case <-f.done:
+		return f.code, f.err
+	case <-time.After(10 * time.Second):
+		f.t.Fatal("Forward did not return")
+		return 0, nil
+	}
+}
+
+const initMsg = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`
+
+// TestForwardEndsOnInputEOF: messages go both ways; the end of the
+// editor's input ends the forwarder with 0.
+func TestForwardEndsOnInputEOF(t *testing.T) {
+	path := filepath.Join(shortDir(t), "d.sock")
+	startDaemon(t, path, 0)
+	f := startForward(t, path)
+	f.send(initMsg)
+	if m := f.next(); string(m["id"]) != "1" || m["result"] == nil {
+		t.Fatalf("initialize reply = %v", m)
+	}
+	f.in.Close()
+	if code, err := f.wait(); code != 0 || err != nil {
+		t.Fatalf("after end of input: code %d, err %v; want 0, nil", code, err)
+	}
+}
+
+// TestForwardExitCodes: after the client's exit, the forwarder ends like a
+// stdio server: 0 after shutdown, else 1.
+func TestForwardExitCodes(t *testing.T) {
+	path := filepath.Join(shortDir(t), "d.sock")
+	startDaemon(t, path, 0)
+	for _, tt := range []struct {
+		name     string
+		shutdown bool
+		want     int
+	}{{"after shutdown", true, 0}, {"without shutdown", false, 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := startForward(t, path)
+			f.send(initMsg)
+			f.next()
+			if tt.shutdown {
+				f.send(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`)
+				f.next()
+			}
+			f.send(`{"jsonrpc":"2.0","method":"exit"}`)
+			if code, err := f.wait(); code != tt.want || err != nil {
+				t.Fatalf("code %d, err %v; want %d, nil", code, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestForwardLostDaemon: when the daemon goes away, the forwarder ends at
+// once with 1 and an error that says so.
+func TestForwardLostDaemon(t *testing.T) {
+	path := filepath.Join(shortDir(t), "d.sock")
+	td := startDaemon(t, path, 0)
+	f := startForward(t, path)
+	f.send(initMsg)
+	f.next()
+	td.stop()
+	code, err := f.wait()
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "closed the connection") {
+		t.Fatalf("code %d, err %v; want 1 and an error saying the daemon closed the connection", code, err)
+	}
+}
+
+// TestForwardBytesVerbatim: whatever the editor writes, framing errors
+// included, reaches the daemon unchanged, and the other way round.
+func TestForwardBytesVerbatim(t *testing.T) {
+	path := filepath.Join(shortDir(t), "raw.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.Write([]byte("from daemon\x00\xff"))
+		b, _ := io.ReadAll(c)
+		got <- b
+		c.Close()
+	}()
+	f := startForward(t, path)
+	big := strings.Repeat("x", 70<<10) // longer than the relay's line buffer
+	sent := "garbage line\r\n" + big + "\n" +
+		"Content-Length: 5\r\n\r\n{bad}" +
+		"content-length: 2\r\nX-Other: 1\r\n\r\n{}" +
+		"Content-Length: " + fmt.Sprint(len(initMsg)) + "\r\n\r\n" + initMsg +
+		"Content-Length: 10\r\n\r\ntrunc"
+	io.WriteString(f.in, sent)
+	buf := make([]byte, len("from daemon\x00\xff"))
+	if _, err := io.ReadFull(f.out, buf); err != nil || string(buf) != "from daemon\x00\xff" {
+		t.Fatalf("editor read %q, %v", buf, err)
+	}
+	f.in.Close()
+	select {
+	case b := <-got:
+		if !bytes.Equal(b, []byte(sent)) {
+			t.Fatalf("daemon got %d bytes, want the %d sent unchanged", len(b), len(sent))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the daemon side never saw the end of input")
+	}
+	if code, _ := f.wait(); code != 0 {
+		t.Fatalf("code %d, want 0", code)
+	}
+}
+
+// TestForwardParentDeath: the forwarder ends when the processId given in
+// initialize is gone.
+func TestForwardParentDeath(t *testing.T) {
+	path := filepath.Join(shortDir(t), "d.sock")
+	startDaemon(t, path, 0)
+	parent := exec.Command("sleep", "60")
+	if err := parent.Start(); err != nil {
+		t.Skipf("cannot start a stand-in parent: %v", err)
+	}
+	f := startForward(t, path)
+	f.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":%d,"capabilities":{}}}`, parent.Process.Pid))
+	f.next()
+	parent.Process.Kill()
+	parent.Wait()
+	if code, err := f.wait(); code != 1 || err != nil {
+		t.Fatalf("code %d, err %v; want 1, nil", code, err)
+	}
+}
+
+// TestDialOrStartStartsOne: forwarders racing to start the daemon end with
+// one daemon, all connected to it.
+func TestDialOrStartStartsOne(t *testing.T) {
+	path := filepath.Join(shortDir(t), "d.sock")
+	var starts atomic.Int32
+	start := func() (<-chan error, error) {
+		starts.Add(1)
+		go func() { startDaemon(t, path, 0) }() // answers a little later
+		return nil, nil
+	}
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			c, err := lsp.DialOrStart(context.Background(), path, start)
+			if err == nil {
+				c.Close()
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("DialOrStart: %v", err)
+		}
+	}
+	if got := starts.Load(); got != 1 {
+		t.Fatalf("started %d daemons, want 1", got)
+	}
+}
+
+// TestDialOrStartReportsEarlyExit: a daemon that ends as it starts is
+// reported at once, not after the whole wait.
+func TestDialOrStartReportsEarlyExit(t *testing.T) {
+	path := filepath.Join(shortDir(t), "d.sock")
+	exited := make(chan error, 1)
+	exited <- errors.New("exit status 1")
+	_, err := lsp.DialOrStart(context.Background(), path, func() (<-chan error, error) { return exited, nil })
+	if err == nil || !strings.Contains(err.Error(), "ended as it started") {
+		t.Fatalf("got %v, want an error saying the daemon ended as it started", err)
+	}
+}
+
+// TestDialDaemonNoDaemon: no socket and a stale one both mean ErrNoDaemon.
+func TestDialDaemonNoDaemon(t *testing.T) {
+	dir := shortDir(t)
+	if _, err := lsp.DialDaemon(filepath.Join(dir, "none.sock")); !errors.Is(err, lsp.ErrNoDaemon) {
+		t.Errorf("missing socket: %v, want ErrNoDaemon", err)
+	}
+	stale := filepath.Join(dir, "stale.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: stale, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+	if _, err := lsp.DialDaemon(stale); !errors.Is(err, lsp.ErrNoDaemon) {
+		t.Errorf("stale socket: %v, want ErrNoDaemon", err)
+	}
+}
+
+// TestCallDaemon: a shell command's session through the daemon; a refusal
+// comes back with its code and data, and the daemon's other clients see
+// the change.
+func TestCallDaemon(t *testing.T) {
+	dir := shortDir(t)
+	ws := filepath.Join(dir, "ws")
+	mkdirs(t, ws)
+	path := filepath.Join(dir, "d.sock")
+	startDaemon(t, path, 0)
+	watcher := dialClient(t, path)
+	watcher.initialize(ws)
+
+	call := func(id string, args any) (json.RawMessage, error) {
+		conn, err := lsp.DialDaemon(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lsp.CallDaemon(context.Background(), conn, ws, "s1", id, args)
+	}
+	raw, err := call("agentd.todo.set", map[string]any{"items": []any{map[string]any{"title": "a", "status": "pending"}}, "expectedRevision": 0})
+	var st commands.State
+	if err != nil || json.Unmarshal(raw, &st) != nil || st.Session != "s1" || st.Todos.Revision != 1 {
+		t.Fatalf("todo.set: %s, %v; want State of session s1 at revision 1", raw, err)
+	}
+	watcher.awaitTodo(func(tc todoChanged) bool { return tc.Revision == 1 })
+
+	_, err = call("agentd.todo.set", map[string]any{"items": []any{}, "expectedRevision": 0})
+	var ce *commands.Error
+	if commands.ErrorCode(err) != "todo.conflict" || !errors.As(err, &ce) || ce.Data["state"] == nil || !strings.Contains(err.Error(), "changed since you read it") {
+		t.Fatalf("stale todo.set: %#v, want a todo.conflict error with data.state and the daemon's message", err)
+	}
+	_, err = call("agentd.callTool", map[string]any{"name": "NoSuchTool"})
+	if commands.ErrorCode(err) != commands.CodeArgsInvalid {
+		t.Fatalf("unknown tool: %v, want args.invalid", err)
+	}
+}
+
+// TestCallDaemonNoSession: a socket that closes at once means ErrNoDaemon
+// (the command was not sent), so a shell command may go on without it.
+func TestCallDaemonNoSession(t *testing.T) {
+	path := filepath.Join(shortDir(t), "d.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	conn, err := lsp.DialDaemon(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lsp.CallDaemon(context.Background(), conn, "/tmp", "", "agentd.state", nil); !errors.Is(err, lsp.ErrNoDaemon) {
+		t.Fatalf("got %v, want ErrNoDaemon", err)
+	}
+}

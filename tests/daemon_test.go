@@ -1,0 +1,614 @@
+package tests
+
+// End-to-end tests of the shared daemon (PROTOCOL.md §1): `agentd serve
+// --listen=unix:PATH`, the stdio forwarder `agentd --remote=auto`, and the
+// shell commands going through it. Every env has its own XDG_RUNTIME_DIR,
+// so each test has its own auto socket and daemon; the daemons a test
+// started are stopped when it ends.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// forwardedTests marks the tests TestForwarded runs through the daemon:
+// their env's start() runs `agentd --remote=auto` instead of `agentd`.
+var forwardedTests sync.Map // *testing.T → struct{}
+
+func forwarded(t testing.TB) bool {
+	_, ok := forwardedTests.Load(t)
+	return ok
+}
+
+// useDaemon makes start() run forwarders, and stops the env's daemon at the
+// end of the test (after the forwarders, whose cleanups run first).
+func (e *env) useDaemon() {
+	e.remote = true
+	e.t.Cleanup(e.stopDaemons)
+}
+
+// TestForwarded runs a selection of the core end-to-end tests through
+// `agentd --remote=auto` and the shared daemon it starts.
+func TestForwarded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"TodoListModes", TestTodoListModes},
+		{"TodoSetCompareAndSet", TestTodoSetCompareAndSet},
+		{"TodoChangedNotification", TestTodoChangedNotification},
+		{"LifecycleGate", TestLifecycleGate},
+		{"CancelRequestNumericID", TestCancelRequestNumericID},
+		{"CancelRequestStringID", TestCancelRequestStringID},
+		{"SlowRequestDoesNotDelayQuickOne", TestSlowRequestDoesNotDelayQuickOne},
+		{"GoalToolsEndToEnd", TestGoalToolsEndToEnd},
+		{"LoopGoalRunsToTurnBudget", TestLoopGoalRunsToTurnBudget},
+		{"LoopDisconnectMidTurnPauses", TestLoopDisconnectMidTurnPauses},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forwardedTests.Store(t, struct{}{})
+			defer forwardedTests.Delete(t)
+			tc.run(t)
+		})
+	}
+}
+
+// socketPath is the env's auto socket.
+func (e *env) socketPath() string { return filepath.Join(e.runDir, "agentd", "daemon.sock") }
+
+// forwarder starts `agentd --remote=auto` and connects a client to it.
+func (e *env) forwarder() (*proc, *client) {
+	e.t.Helper()
+	e.t.Cleanup(e.stopDaemons) // registered first, so it runs after the forwarder's
+	p := e.start("--remote=auto")
+	return p, p.connect()
+}
+
+// daemonPids lists the live processes serving socket (zombies excluded).
+func daemonPids(socket string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, d := range entries {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte("\x00--listen=unix:"+socket+"\x00")) || !alive(pid) {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z'
+}
+
+func (e *env) daemonPids() []int { return daemonPids(e.socketPath()) }
+
+// oneDaemon returns the pid of the env's one daemon, or fails.
+func (e *env) oneDaemon() int {
+	e.t.Helper()
+	pids := e.daemonPids()
+	if len(pids) != 1 {
+		e.t.Fatalf("%d daemons serve %s (%v), want 1", len(pids), e.socketPath(), pids)
+	}
+	return pids[0]
+}
+
+// stopDaemons ends the env's daemons: SIGTERM, then SIGKILL after 5 s.
+func (e *env) stopDaemons() {
+	for _, pid := range e.daemonPids() {
+		syscall.Kill(pid, syscall.SIGTERM)
+		if !waitGone(pid, 5*time.Second) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			waitGone(pid, 5*time.Second)
+		}
+	}
+	if e.t.Failed() {
+		if log, err := os.ReadFile(filepath.Join(e.runDir, "agentd", "daemon.log")); err == nil {
+			e.t.Logf("daemon.log:\n%s", log)
+		}
+	}
+}
+
+// waitGone polls until pid no longer runs.
+func waitGone(pid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// waitFor polls cond until it holds, or fails the test after waitLimit.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// todoNote is the params of agentd/todoChanged.
+type todoNote struct {
+	Workspace string
+	Session   string
+	Revision  uint64
+	Items     []item
+	Actor     string
+}
+
+func (c *client) todoNotes() []todoNote {
+	var out []todoNote
+	for _, raw := range c.notesOf("agentd/todoChanged") {
+		var n todoNote
+		json.Unmarshal(raw, &n)
+		out = append(out, n)
+	}
+	return out
+}
+
+// awaitTodo waits for an agentd/todoChanged of folder with a first item
+// titled title.
+func (c *client) awaitTodo(folder, title string) todoNote {
+	c.t.Helper()
+	var n todoNote
+	json.Unmarshal(c.await("agentd/todoChanged", func(raw json.RawMessage) bool {
+		var p todoNote
+		return json.Unmarshal(raw, &p) == nil && p.Workspace == fileURI(folder) && len(p.Items) > 0 && p.Items[0].Title == title
+	}), &n)
+	return n
+}
+
+// writeIn replaces the todo list of folder (as the model) with one item.
+func (c *client) writeIn(folder, title string) {
+	c.t.Helper()
+	var res toolResult
+	c.mustExec("agentd.callTool", map[string]any{"name": "TodoList", "workspace": folder,
+		"input": map[string]any{"todos": []item{{title, "pending"}}}}, &res)
+	if res.IsError {
+		c.t.Fatalf("TodoList write in %s: %+v", folder, res)
+	}
+}
+
+// notesFor returns the todoChanged notifications c got about folder.
+func (c *client) notesFor(folder string) []todoNote {
+	var out []todoNote
+	for _, n := range c.todoNotes() {
+		if n.Workspace == fileURI(folder) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TestDaemonTwoClientsOneWorkspace: two editors, each through its own
+// forwarder, share one daemon: a write on one reaches the other, both read
+// the same revision, and a client of another folder is told nothing.
+func TestDaemonTwoClientsOneWorkspace(t *testing.T) {
+	e := newEnv(t)
+	other := filepath.Join(filepath.Dir(e.ws), "other")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, a := e.forwarder()
+	a.initialize(nil, e.ws)
+	_, b := e.forwarder()
+	b.initialize(nil, e.ws)
+	_, c := e.forwarder()
+	c.initialize(nil, other)
+	e.oneDaemon()
+
+	a.tool("TodoList", map[string]any{"todos": []item{{"from a", "in_progress"}}})
+	if n := b.awaitTodo(e.ws, "from a"); n.Revision != 1 || n.Actor != "model" || n.Session != "default" {
+		t.Fatalf("b got %+v, want revision 1 by the model", n)
+	}
+	var sb state
+	b.mustExec("agentd.todo.set", map[string]any{"items": []item{{"from a", "done"}}, "expectedRevision": 1}, &sb)
+	if n := a.awaitTodo(e.ws, "from a"); n.Revision != 1 {
+		t.Fatalf("a's first todoChanged = %+v", n)
+	}
+	a.await("agentd/todoChanged", revisionAtLeast(2))
+	if sa := a.state(); sa.Revision != sb.Revision || sa.Revision != 2 || sa.Todos.Items[0].Status != "done" {
+		t.Fatalf("a reads revision %d %+v, b wrote revision %d; want both 2", sa.Revision, sa.Todos, sb.Revision)
+	}
+	var revs []uint64
+	for _, n := range b.todoNotes() {
+		revs = append(revs, n.Revision)
+	}
+	if len(revs) != 2 || revs[0] != 1 || revs[1] != 2 {
+		t.Errorf("b's todoChanged revisions = %v, want [1 2] in order", revs)
+	}
+	// c's own write is fanned out after a's and b's: had c been sent
+	// theirs, they would have come first.
+	c.tool("TodoList", map[string]any{"todos": []item{{"mine", "pending"}}})
+	c.awaitTodo(other, "mine")
+	if got := c.todoNotes(); len(got) != 1 {
+		t.Fatalf("c (another folder) got %+v, want its own change only", got)
+	}
+	if got := a.notesFor(other); len(got) != 0 {
+		t.Fatalf("a got changes of a folder it has not open: %+v", got)
+	}
+}
+
+// TestDaemonIdleTimeout: a daemon with no client exits after
+// --listen.timeout and removes its socket.
+func TestDaemonIdleTimeout(t *testing.T) {
+	e := newEnv(t)
+	sock := e.socketPath()
+	p := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=1s")
+	waitFor(t, "the daemon's socket", func() bool {
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	c := connectSocket(t, sock)
+	c.initialize(nil, e.ws)
+	c.tool("TodoList", map[string]any{"todos": []item{{"kept", "pending"}}})
+	c.conn.Close()
+	if code := p.waitExit(); code != 0 {
+		t.Fatalf("daemon exit code %d, want 0; stderr:\n%s", code, p.stderr.String())
+	}
+	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket still there after the idle exit: %v", err)
+	}
+	if !strings.Contains(p.stderr.String(), "no connection") {
+		t.Errorf("daemon log does not say why it stopped:\n%s", p.stderr.String())
+	}
+	out, _, code := e.cli("state", "--workspace", e.ws)
+	if code != 0 || !strings.Contains(out, "[pending] kept") {
+		t.Fatalf("state after the daemon exited: code %d, %q", code, out)
+	}
+}
+
+// TestDaemonRacingForwardersShareOne: forwarders started at the same
+// moment end with one daemon, and see each other's writes.
+func TestDaemonRacingForwardersShareOne(t *testing.T) {
+	e := newEnv(t)
+	e.t.Cleanup(e.stopDaemons)
+	const n = 4
+	procs := make([]*proc, n)
+	for i := range procs {
+		cmd := e.command("--remote=auto")
+		p := &proc{t: t, cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+		p.stdin, _ = cmd.StdinPipe()
+		p.stdout, _ = cmd.StdoutPipe()
+		cmd.Stderr = p.stderr
+		procs[i] = p
+	}
+	var wg sync.WaitGroup
+	for _, p := range procs { // as close to the same moment as exec allows
+		wg.Go(func() {
+			if err := p.cmd.Start(); err != nil {
+				t.Error(err)
+				return
+			}
+			go func() { p.cmd.Wait(); close(p.exited) }()
+		})
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, p := range procs {
+			p.stdin.Close()
+			<-p.exited
+			if t.Failed() {
+				t.Logf("forwarder stderr: %s", p.stderr.String())
+			}
+		}
+	})
+	clients := make([]*client, n)
+	for i, p := range procs {
+		clients[i] = p.connect()
+	}
+	for _, c := range clients {
+		wg.Go(func() { c.initialize(nil, e.ws) })
+	}
+	wg.Wait()
+	e.oneDaemon()
+	clients[0].tool("TodoList", map[string]any{"todos": []item{{"shared", "pending"}}})
+	for _, c := range clients[1:] {
+		c.awaitTodo(e.ws, "shared")
+	}
+}
+
+// TestDaemonKilled: when the daemon dies, its forwarders exit non-zero
+// saying so; a new forwarder starts a fresh daemon that has every
+// acknowledged write.
+func TestDaemonKilled(t *testing.T) {
+	e := newEnv(t)
+	pa, a := e.forwarder()
+	a.initialize(nil, e.ws)
+	pb, b := e.forwarder()
+	b.initialize(nil, e.ws)
+	a.tool("TodoList", map[string]any{"todos": []item{{"acknowledged", "in_progress"}}})
+	b.mustExec("agentd.todo.set", map[string]any{"items": []item{{"acknowledged", "in_progress"}, {"second", "pending"}}}, nil)
+	old := e.oneDaemon()
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*proc{pa, pb} {
+		if code := p.waitExit(); code == 0 {
+			t.Errorf("forwarder exit code 0 after the daemon died, want non-zero")
+		}
+		if msg := p.stderr.String(); !strings.Contains(msg, "agentd: lost the shared daemon at "+e.socketPath()) {
+			t.Errorf("forwarder stderr = %q, want it to say it lost the shared daemon at %s", msg, e.socketPath())
+		}
+	}
+	waitGone(old, waitLimit)
+	_, c := e.forwarder()
+	c.initialize(nil, e.ws)
+	if pid := e.oneDaemon(); pid == old {
+		t.Fatalf("the new forwarder uses pid %d, the killed daemon", pid)
+	}
+	st := c.state()
+	if st.Revision != 2 || len(st.Todos.Items) != 2 || st.Todos.Items[1].Title != "second" {
+		t.Fatalf("state after the restart = %+v, want both acknowledged writes (revision 2)", st)
+	}
+}
+
+// TestDaemonRefusesOtherUser: a connection from another user id is
+// refused even when the socket's permissions would let it in.
+func TestDaemonRefusesOtherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a client as another user (uid 65534)")
+	}
+	e := newEnv(t)
+	// A directory and socket everyone may reach, so that only the daemon's
+	// own check (SO_PEERCRED) stands between the other user and it.
+	dir, err := os.MkdirTemp("", "agentd-peer-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "agentd")
+	if data, err := os.ReadFile(agentdBin); err != nil || os.WriteFile(bin, data, 0o755) != nil {
+		t.Fatalf("copying agentd: %v", err)
+	}
+	sock := filepath.Join(dir, "d.sock")
+	d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
+	t.Cleanup(func() { d.cmd.Process.Signal(syscall.SIGTERM); d.waitExit() })
+	waitFor(t, "the daemon's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`
+	other := exec.Command(bin, "--remote=unix:"+sock, "--state-dir", filepath.Join(dir, "none"))
+	other.Dir = dir
+	other.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
+	other.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	stdin, _ := other.StdinPipe()
+	var out, errOut bytes.Buffer
+	other.Stdout, other.Stderr = &out, &errOut
+	if err := other.Start(); err != nil {
+		t.Skipf("cannot start a process as uid 65534 here: %v", err)
+	}
+	fmt.Fprintf(stdin, "Content-Length: %d\r\n\r\n%s", len(init), init) // kept open: the daemon must end it
+	done := make(chan error, 1)
+	go func() { done <- other.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(waitLimit):
+		other.Process.Kill()
+		t.Fatalf("the other user's forwarder was not cut off; stderr %q", errOut.String())
+	}
+	stdin.Close()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || out.Len() != 0 || !strings.Contains(errOut.String(), "lost the shared daemon") {
+		t.Fatalf("other user's forwarder: %v, stdout %q, stderr %q; want a non-zero exit, no answer, and the lost-daemon message", err, out.String(), errOut.String())
+	}
+	waitFor(t, "the daemon to log the refusal", func() bool {
+		return strings.Contains(d.stderr.String(), "refused a connection from another user") && strings.Contains(d.stderr.String(), "uid=65534")
+	})
+	// The daemon goes on serving its own user.
+	c := connectSocket(t, sock)
+	c.initialize(nil, e.ws)
+	c.tool("TodoList", nil)
+}
+
+// TestDaemonShellCommands: `agentd tool`, `agentd state` and `agentd goal`
+// go through a running daemon: its clients see their changes, refusals keep
+// their exit codes.
+func TestDaemonShellCommands(t *testing.T) {
+	e := newEnv(t)
+	_, a := e.forwarder()
+	a.initialize(nil, e.ws)
+
+	out, errOut, code := e.cli("tool", "TodoList", `{"todos":[{"title":"from shell","status":"in_progress"}]}`, "--workspace", e.ws)
+	if code != 0 || !strings.Contains(out, "[in_progress] from shell") {
+		t.Fatalf("agentd tool: code %d out %q err %q", code, out, errOut)
+	}
+	if n := a.awaitTodo(e.ws, "from shell"); n.Revision != 1 || n.Actor != "model" {
+		t.Fatalf("the daemon's client got %+v, want revision 1 by the model", n)
+	}
+	out, _, code = e.cli("tool", "TodoList", `{"todos":[{"title":"x","status":"completed"}]}`, "--workspace", e.ws)
+	if code != 1 || !strings.Contains(out, `"completed"`) {
+		t.Fatalf("agentd tool with a bad status: code %d out %q, want 1 and the tool's output", code, out)
+	}
+	out, _, code = e.cli("state", "--json", "--workspace", e.ws)
+	var st state
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Revision != 1 || st.Todos.Items[0].Title != "from shell" {
+		t.Fatalf("agentd state --json: code %d out %q", code, out)
+	}
+	out, _, code = e.cli("goal", "create", "ship it", "--workspace", e.ws, "--session", "other")
+	if code != 0 {
+		t.Fatalf("agentd goal create: code %d out %q", code, out)
+	}
+	_, errOut, code = e.cli("goal", "create", "again", "--workspace", e.ws, "--session", "other")
+	if code != 1 || !strings.Contains(errOut, "already") {
+		t.Fatalf("second agentd goal create: code %d err %q, want 1 and the daemon's refusal", code, errOut)
+	}
+	a.await("agentd/goalChanged", func(raw json.RawMessage) bool {
+		var p struct{ Session string }
+		return json.Unmarshal(raw, &p) == nil && p.Session == "other"
+	})
+	if _, _, code := e.cli("goal", "status", "--exit-code", "--workspace", e.ws, "--session", "other"); code != 2 {
+		t.Fatalf("agentd goal status --exit-code: %d, want 2 (active)", code)
+	}
+}
+
+// TestDaemonLocksOutPlainStdio: a plain `agentd` on a folder the daemon
+// holds answers workspace.locked within about 2 s, naming the daemon's pid
+// and --remote=auto, and tells the user after initialized.
+func TestDaemonLocksOutPlainStdio(t *testing.T) {
+	e := newEnv(t)
+	_, a := e.forwarder()
+	a.initialize(nil, e.ws)
+	pid := e.oneDaemon()
+
+	c := e.start().connect()
+	start := time.Now()
+	c.initialize(nil, e.ws)
+	msg := string(c.await("window/showMessage", nil))
+	for _, want := range []string{"pid " + strconv.Itoa(pid), "--remote=auto"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("showMessage %s does not say %q", msg, want)
+		}
+	}
+	before := time.Now()
+	err := c.exec("agentd.state", nil, nil)
+	took := time.Since(before)
+	re, ok := err.(*rpcError)
+	if !ok || re.Code != -32803 || string(re.Data["code"]) != `"workspace.locked"` || !strings.Contains(re.Message, "pid "+strconv.Itoa(pid)) || !strings.Contains(re.Message, "--remote=auto") {
+		t.Fatalf("agentd.state on a folder the daemon holds: %v, want -32803 workspace.locked naming pid %d and --remote=auto", err, pid)
+	}
+	if took > 4*time.Second {
+		t.Errorf("workspace.locked took %v (initialize and showMessage %v), want about 1 s", took, before.Sub(start))
+	}
+}
+
+// TestDaemonMultiRoot: folders of one connection, the workspace argument,
+// folder changes, and two connections whose folders overlap: each change
+// goes to the connections that have its folder open, and only to them.
+func TestDaemonMultiRoot(t *testing.T) {
+	e := newEnv(t)
+	base := filepath.Dir(e.ws)
+	w1, w2, w3 := filepath.Join(base, "w1"), filepath.Join(base, "w2"), filepath.Join(base, "w3")
+	for _, d := range []string{w1, w2, w3} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, a := e.forwarder()
+	a.initialize(nil, w1, w2)
+	_, b := e.forwarder()
+	b.initialize(nil, w2, w3)
+
+	err := a.exec("agentd.state", nil, nil)
+	if re, ok := err.(*rpcError); !ok || string(re.Data["code"]) != `"workspace.unknown"` || !strings.Contains(re.Message, "workspace") {
+		t.Fatalf("agentd.state with two folders and no workspace argument: %v, want workspace.unknown", err)
+	}
+	err = a.exec("agentd.state", map[string]any{"workspace": w3}, nil)
+	if re, ok := err.(*rpcError); !ok || string(re.Data["code"]) != `"workspace.unknown"` {
+		t.Fatalf("agentd.state on a folder a has not open: %v, want workspace.unknown", err)
+	}
+
+	a.writeIn(w1, "a in w1")   // a only
+	a.writeIn(w2, "a in w2")   // a and b
+	b.writeIn(w3, "b in w3")   // b only
+	b.writeIn(w2, "b in w2")   // a and b
+	a.awaitTodo(w1, "a in w1") // a's own folders, by URI or path
+	b.awaitTodo(w2, "a in w2") // shared
+	b.awaitTodo(w2, "b in w2") // after w1's write: none of w1 came
+	a.awaitTodo(w2, "b in w2") // after w3's write: none of w3 came
+	if got := b.notesFor(w1); len(got) != 0 {
+		t.Errorf("b got changes of w1, which it has not open: %+v", got)
+	}
+	if got := a.notesFor(w3); len(got) != 0 {
+		t.Errorf("a got changes of w3, which it has not open: %+v", got)
+	}
+	var st state
+	a.mustExec("agentd.state", map[string]any{"workspace": fileURI(w2)}, &st)
+	if st.Workspace != fileURI(w2) || st.Revision != 2 || st.Todos.Items[0].Title != "b in w2" {
+		t.Fatalf("a's state of w2 (by URI) = %+v", st)
+	}
+	a.mustExec("agentd.state", map[string]any{"workspace": w1}, &st)
+	if st.Todos.Items[0].Title != "a in w1" {
+		t.Fatalf("a's state of w1 (by path) = %+v", st)
+	}
+
+	// b drops w2 and adds w1.
+	b.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+		"added":   []any{map[string]any{"uri": fileURI(w1), "name": "w1"}},
+		"removed": []any{map[string]any{"uri": fileURI(w2), "name": "w2"}},
+	}})
+	b.mustExec("agentd.state", map[string]any{"workspace": w1}, nil) // handled after the change
+	err = b.exec("agentd.state", map[string]any{"workspace": w2}, nil)
+	if re, ok := err.(*rpcError); !ok || string(re.Data["code"]) != `"workspace.unknown"` {
+		t.Fatalf("b's removed folder: %v, want workspace.unknown", err)
+	}
+	a.writeIn(w2, "after removal")
+	a.writeIn(w1, "after add")
+	b.awaitTodo(w1, "after add")
+	for _, n := range b.notesFor(w2) {
+		if n.Items[0].Title == "after removal" {
+			t.Fatalf("b got a change of w2 after removing it: %+v", n)
+		}
+	}
+	a.awaitTodo(w2, "after removal")
+}
+
+// TestDaemonCommandLine: flag errors of serve and --remote are clear.
+func TestDaemonCommandLine(t *testing.T) {
+	e := newEnv(t)
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve", "--listen=tcp:1"}, 2, "unix:PATH"},
+		{[]string{"serve", "--listen=unix:/x", "--remote=auto"}, 2, "cannot go with"},
+		{[]string{"--remote=tcp:1"}, 2, "auto or unix:PATH"},
+		{[]string{"--remote=unix:" + filepath.Join(e.runDir, "none.sock")}, 1, "agentd serve --listen=unix:"},
+	} {
+		_, errOut, code := e.cli(tt.args...)
+		if code != tt.code || !strings.Contains(errOut, tt.want) {
+			t.Errorf("agentd %v: code %d, stderr %q; want %d and %q", tt.args, code, errOut, tt.code, tt.want)
+		}
+	}
+	// The auto socket's directory must be private.
+	dir := filepath.Join(e.runDir, "agentd")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	p := e.start("--remote=auto")
+	p.stdin.Close()
+	if code := p.waitExit(); code != 1 || !strings.Contains(p.stderr.String(), "chmod 700") {
+		t.Fatalf("forwarder with a 0755 socket dir: code %d, stderr %q; want 1 and a hint to chmod 700", code, p.stderr.String())
+	}
+	if pids := e.daemonPids(); len(pids) != 0 {
+		t.Fatalf("a daemon started on a socket dir that is not private: %v", pids)
+	}
+}
