@@ -254,11 +254,11 @@ export function todoIcon(status: TodoStatus): IconSpec {
   }
 }
 
-/** Icon of a goal status: active `target`, paused `debug-pause`, blocked `error`, complete `pass-filled`. */
+/** Icon of a goal status: active `play-circle`, paused `debug-pause`, blocked `error`, complete `pass-filled`. */
 export function goalStatusIcon(status: GoalStatus): IconSpec {
   switch (status) {
     case 'active':
-      return { id: 'target', color: 'charts.blue' };
+      return { id: 'play-circle', color: 'charts.blue' };
     case 'paused':
       return { id: 'debug-pause', color: 'charts.yellow' };
     case 'blocked':
@@ -370,9 +370,9 @@ export function liveElapsedMs(goal: GoalSnapshot, receivedAt: number, now: numbe
 
 /**
  * `used/limit · N left` text of one budget, or just the used amount when no
- * limit is set. `fmt` formats an amount of the budget's unit; `unit` is
- * appended (e.g. ` turns`). A reached budget says `reached` instead of the
- * remaining amount.
+ * limit is set. `fmt` formats an amount of the budget's unit (`fmtLimit`
+ * the limit, default `fmt`); `unit` is appended (e.g. ` turns`). A reached
+ * budget says `budget reached` instead of the remaining amount.
  */
 export function budgetText(
   used: number,
@@ -381,13 +381,14 @@ export function budgetText(
   reached: boolean,
   fmt: (n: number) => string,
   unit = '',
+  fmtLimit: (n: number) => string = fmt,
 ): string {
   if (limit === null || limit === undefined) {
     return `${fmt(used)}${unit}`;
   }
   const rem = remaining ?? Math.max(0, limit - used);
   const tail = reached || rem <= 0 ? 'budget reached' : `${fmt(rem)} left`;
-  return `${fmt(used)}/${fmt(limit)}${unit} · ${tail}`;
+  return `${fmt(used)}/${fmtLimit(limit)}${unit} · ${tail}`;
 }
 
 /** Budget text of the three budgets of a goal at a given live elapsed time (ms). */
@@ -403,6 +404,8 @@ export function goalBudgetTexts(goal: GoalSnapshot, elapsedMs: number): { turns:
       wallRemaining,
       b.wallClockBudgetReached || (wallRemaining !== null && wallRemaining <= 0),
       formatElapsed,
+      '',
+      formatDurationLimit,
     ),
   };
 }
@@ -496,7 +499,7 @@ export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: numb
     label: 'Elapsed',
     description: t.elapsed,
     tooltip: budgetTooltip('Active time', formatElapsed(elapsed), b.wallClockBudgetMs, wallRemaining, formatElapsed),
-    icon: { id: b.wallClockBudgetReached ? 'warning' : 'clock' },
+    icon: { id: b.wallClockBudgetReached ? 'warning' : 'watch' },
     contextValue: 'goal.elapsed',
   });
   const tf = goal.taskFile;

@@ -152,6 +152,12 @@ const userSettings = {
 for (const d of [dir('user', 'User'), dir('server', 'data', 'Machine')]) {
   fs.writeFileSync(path.join(d, 'settings.json'), JSON.stringify(userSettings, null, 2));
 }
+// The workspace's own settings are read before extensions activate (the user
+// and machine files above can arrive later in the web workbench).
+fs.writeFileSync(
+  path.join(dir('workspace', '.vscode'), 'settings.json'),
+  JSON.stringify({ 'agentd.path': agentd, ...(process.env.E2E_REMOTE ? { 'agentd.remote': process.env.E2E_REMOTE } : {}) }, null, 2),
+);
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -382,9 +388,19 @@ async function screenshot(page, req) {
     if (req.statusBar) {
       await page.locator('.part.statusbar .statusbar-item', { hasText: req.statusBar }).first().waitFor({ timeout: 10_000 });
     }
-    // Let spinners and hovers settle so the picture is not mid-animation.
-    await page.mouse.move(1270, 810);
-    await page.waitForTimeout(300);
+    // A wider sidebar, so rows are not cut: drag the sash at its right edge.
+    const sideBox = await page.locator('.part.sidebar').boundingBox();
+    if (sideBox && req.sidebarWidth && sideBox.width < req.sidebarWidth) {
+      const y = sideBox.y + sideBox.height / 2;
+      await page.mouse.move(sideBox.x + sideBox.width + 1, y);
+      await page.mouse.down();
+      await page.mouse.move(sideBox.x + req.sidebarWidth, y, { steps: 8 });
+      await page.mouse.up();
+    }
+    // Park the mouse over the empty editor so no hover shows, then let the
+    // layout settle (a short pause before a picture, not an assertion).
+    await page.mouse.move(900, 300);
+    await page.waitForTimeout(400);
     const name = req.name || 'screenshot';
     await page.screenshot({ path: path.join(artifacts, `${name}.png`) });
     const bar = await page.locator('.part.activitybar').boundingBox();

@@ -130,6 +130,17 @@ class ScriptedUi implements Ui {
   }
 }
 
+let turnSeq = 0;
+
+/** One goal-driven agent turn through the lifecycle commands (PROTOCOL.md §3), with `tokens` output tokens. */
+async function agentTurn(api: PanelApi, tokens: number): Promise<void> {
+  const turnId = `e2e-turn-${++turnSeq}`;
+  await api.client.execute('agentd.turn.begin', { turnId, origin: turnSeq === 1 ? 'user' : 'continuation' });
+  await api.client.execute('agentd.step.begin', { turnId });
+  await api.client.execute('agentd.step.end', { turnId, outputTokens: tokens, finishReason: 'stop' });
+  await api.client.execute('agentd.turn.end', { turnId, outcome: 'completed' });
+}
+
 /** Asks the driver for DOM checks and a screenshot; resolves when it answered. */
 async function screenshot(req: Record<string, unknown>): Promise<void> {
   const replyFile = path.join(DIR, `screenshot-${String(req.name)}.json`);
@@ -286,22 +297,42 @@ test('set budget: quick pick of the unit, then the number', async (api, ui) => {
 });
 
 test('the sidebar renders the goal and todos (DOM checks + screenshot)', async (api) => {
-  await setTodosAsAgent([
-    { title: 'Read TASK.md and list the parser entry points', status: 'done' },
-    { title: 'Port expressions to the new AST', status: 'done' },
-    { title: 'Port statements to the new AST', status: 'in_progress' },
-    { title: 'Update the golden files', status: 'pending' },
-    { title: 'Run go test ./parser/...', status: 'pending' },
-  ]);
+  const st = await api.client.execute<State>('agentd.todo.set', {
+    items: [
+      { title: 'Read TASK.md and list the parser entry points', status: 'done' },
+      { title: 'Port expressions to the new AST', status: 'done' },
+      { title: 'Port statements to the new AST', status: 'in_progress' },
+      { title: 'Update the golden files', status: 'pending' },
+      { title: 'Run go test ./parser/...', status: 'pending' },
+    ],
+  });
+  api.store.setState(st);
+  if (st.goal?.status !== 'active') {
+    await vscode.commands.executeCommand('agentdPanel.goal.resume');
+  }
   await waitFor('five rows', () => api.todos.currentRows.length === 5);
+  // An agent works three goal turns over the extension's own connection, so
+  // the picture shows real turn and token counts.
+  await api.client.execute('agentd.goal.setBudget', { turns: 20, tokens: 50_000, wallClockMs: 7_200_000 });
+  const before = (await api.client.execute<State>('agentd.state', {})).goal;
+  ok(before, 'a goal');
+  for (const tokens of [1480, 2210, 905]) {
+    await agentTurn(api, tokens);
+  }
+  const turns = (before?.turnsUsed ?? 0) + 3;
+  await waitFor(`${turns} turns in the view`, () => api.goal.row('turns')?.description === `${turns}/20 · ${20 - turns} left`);
+  await waitFor('tokens in the view', () => api.store.state?.goal?.tokensUsed === (before?.tokensUsed ?? 0) + 4595);
+  await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
+  await vscode.commands.executeCommand('workbench.action.closePanel');
   await vscode.commands.executeCommand('workbench.view.extension.agentd');
   await screenshot({
     name: 'sidebar',
+    sidebarWidth: 430,
     reveal: 'agentd',
     rows: ['Port the parser described in TASK.md', 'Done when', 'Turns', 'Elapsed', 'TASK.md', 'Port statements to the new AST', 'Run go test ./parser/...'],
     actions: ['Pause Goal', 'Cancel Goal…', 'Set Goal Budget…', 'Add Todo', 'Clear Todo List…'],
     absentActions: ['Resume Goal'],
-    statusBar: 'Goal active',
+    statusBar: `Goal active · ${turns}/20 turns`,
   });
 });
 
@@ -363,6 +394,7 @@ test('create goal (input boxes, replace confirmation) and cancel it (confirmatio
 test('a missing binary gives one error with the install command, and no restart loop', async (api, ui) => {
   const cfg = vscode.workspace.getConfiguration('agentd');
   const errorsBefore = ui.of('error').length;
+  const saved = cfg.inspect<string>('path')?.workspaceValue;
   await cfg.update('path', path.join(DIR, 'no-such-agentd'), vscode.ConfigurationTarget.Workspace);
   await waitFor('status missing', () => api.client.status === 'missing');
   await waitFor('the error message', () => ui.of('error').length > errorsBefore);
@@ -373,7 +405,7 @@ test('a missing binary gives one error with the install command, and no restart 
   await api.store.refresh();
   await api.client.start();
   eq(ui.of('error').length - errorsBefore, 1, 'still one error after another start attempt');
-  await cfg.update('path', undefined, vscode.ConfigurationTarget.Workspace);
+  await cfg.update('path', saved, vscode.ConfigurationTarget.Workspace);
   await waitFor('running again', () => api.client.status === 'running' && api.store.state, 20_000);
   eq(api.context['agentdPanel.serverMissing'], false, 'setup view hidden');
 });

@@ -174,10 +174,10 @@ describe('goal rows', () => {
       [
         ['objective', 'Make the test suite pass', '', 'target'],
         ['criterion', 'Done when', 'go test ./... exits 0', 'checklist'],
-        ['status', 'Active', '', 'target'],
+        ['status', 'Active', '', 'play-circle'],
         ['turns', 'Turns', '3', 'history'],
         ['tokens', 'Tokens', '1.2k', 'symbol-numeric'],
-        ['elapsed', 'Elapsed', '4m05s', 'clock'],
+        ['elapsed', 'Elapsed', '4m05s', 'watch'],
       ],
     );
     assert.match(rows[0].tooltip, /Make the test suite pass/);
@@ -217,7 +217,7 @@ describe('goal rows', () => {
     assert.equal(by.turns.description, '20/20 · budget reached');
     assert.equal(by.turns.icon.id, 'warning');
     assert.equal(by.tokens.description, '12k/50k · 38k left');
-    assert.equal(by.elapsed.description, '10m00s/1h00m · 50m00s left', 'a blocked goal does not tick');
+    assert.equal(by.elapsed.description, '10m00s/1h · 50m00s left', 'a blocked goal does not tick');
     assert.match(by.tokens.tooltip, /Remaining: 38000/);
   });
 
@@ -227,7 +227,7 @@ describe('goal rows', () => {
     assert.equal(liveElapsedMs(goal({ wallClockMs: 1000 }), 10_000, 9_000), 1000, 'clock skew never goes back');
     const g = goal({ wallClockMs: 0, budget: { ...emptyBudget(), wallClockBudgetMs: 60_000, remainingWallClockMs: 60_000 } });
     const e = goalRows(g, 0, 45_000).find((r) => r.kind === 'elapsed');
-    assert.equal(e?.description, '45s/1m00s · 15s left');
+    assert.equal(e?.description, '45s/1m · 15s left');
   });
 
   it('task file row: path, missing and changed notes', () => {
@@ -243,7 +243,7 @@ describe('goal rows', () => {
   });
 
   it('status icons', () => {
-    assert.equal(goalStatusIcon('active').id, 'target');
+    assert.equal(goalStatusIcon('active').id, 'play-circle');
     assert.equal(goalStatusIcon('paused').id, 'debug-pause');
     assert.equal(goalStatusIcon('blocked').id, 'error');
     assert.equal(goalStatusIcon('complete').id, 'pass-filled');
