@@ -91,6 +91,7 @@ func (r *Registry) openStore(w *Workspace) error {
 	if from != currentSchema() {
 		r.log.Debug("state file schema upgraded", "workspace", w.root, "path", w.path, "from", from, "to", currentSchema())
 	}
+	r.compactIfSparse(w)
 	return nil
 }
 
@@ -107,11 +108,17 @@ func (r *Registry) openDB(w *Workspace) (*bbolt.DB, error) {
 			}
 		}
 		var db *bbolt.DB
+		var opened openedFile
 		err = protect(func() (err error) {
-			db, err = bbolt.Open(w.path, 0o600, &bbolt.Options{Timeout: r.lockTimeout(), MaxSize: r.opts.maxSize})
+			db, err = bbolt.Open(w.path, 0o600, &bbolt.Options{Timeout: r.lockTimeout(), MaxSize: r.opts.maxSize, OpenFile: opened.open})
 			return err
 		})
 		switch {
+		case err == nil && opened.replacedWhileWaiting(w.path):
+			// Another process compacted the file while this one waited for
+			// its lock (compact.go): what is locked is the old, unlinked file.
+			_ = db.Close()
+			continue
 		case err == nil:
 			return db, nil
 		case errors.Is(err, berrors.ErrTimeout):
