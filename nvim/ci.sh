@@ -23,7 +23,7 @@ PACKAGES=(neovim neovim-runtime libc6 libgcc-s1 libluajit-5.1-2 libluajit-5.1-co
   libmsgpack-c2 libtree-sitter0.22 libunibilium4 libuv1t64 libvterm0 lua-lpeg lua-luv)
 export DEBIAN_FRONTEND=noninteractive
 
-log() { printf '[nvim/ci] %s\n' "$*" >&2; }
+log() { printf "[nvim/ci %3ss] %s\n" "$(( $(date +%s) - ${START:-$(date +%s)} ))" "$*" >&2; }
 
 # The mirror of the machine's own Debian sources (first enabled URI of the main
 # archive, not -security), read at run time so nothing host-specific is committed.
@@ -100,13 +100,12 @@ export NVIM
 
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then PATH="/usr/local/go/bin:$PATH"; fi
 cleanup_daemons() {
-  # Daemons started by a test run with that test's private XDG_RUNTIME_DIR; end
-  # exactly those (by pid), nothing else.
-  local p
-  for p in /proc/[0-9]*; do
-    if { tr '\0' '\n' < "$p/environ"; } 2>/dev/null | grep -qxF "AGENTD_NVIM_TEST_RUN=$RUN_DIR"; then
-      kill "${p#/proc/}" 2>/dev/null
-    fi
+  # Daemons started by a test run (detached, so they outlive nvim until their idle
+  # timeout) carry this run's marker in their environment: end exactly those, by pid.
+  local f pid
+  for f in $(grep -lzxF "AGENTD_NVIM_TEST_RUN=$RUN_DIR" /proc/[0-9]*/environ 2>/dev/null); do
+    pid=${f#/proc/}; pid=${pid%/environ}
+    [ "$pid" != "$$" ] && kill "$pid" 2>/dev/null
   done
 }
 RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/agentd-nvim-ci.XXXXXX")
@@ -139,6 +138,7 @@ run_nvim() {
   chmod 700 "$dir/run"
   local results="$dir/results"
   : > "$results"
+  local t0; t0=$(date +%s)
   env -u NVIM_LISTEN_ADDRESS \
     AGENTD_NVIM_TEST_RUN="$RUN_DIR" \
     AGENTD_TEST_FILE="$file" AGENTD_TEST_RESULTS="$results" AGENTD_TEST_WS="$dir/ws" \
@@ -151,6 +151,7 @@ run_nvim() {
       > "$dir/stdout" 2> "$dir/stderr" < /dev/null
   local rc=$?
   cat "$dir/stdout"
+  log "$name: exit $rc in $(( $(date +%s) - t0 ))s"
   local p f
   p=$(grep -c '^ok ' "$results" || true)
   f=$(grep -c '^not ok ' "$results" || true)

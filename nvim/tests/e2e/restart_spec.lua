@@ -90,3 +90,46 @@ test("after the server exits the client starts again and re-reads the state", fu
   wait_sidebar("[~] changed while away")
   H.eq(1, #vim.lsp.get_clients({ name = "agentd" }), "exactly one agentd client")
 end)
+
+--- Pids of the shared daemon serving this test (its socket is under our private
+--- XDG_RUNTIME_DIR, so it can only be the one this test started).
+local function daemon_pids()
+  local runtime = os.getenv("XDG_RUNTIME_DIR")
+  local out = {}
+  for name, kind in vim.fs.dir("/proc") do
+    if kind == "directory" and name:match("^%d+$") then
+      local f = io.open("/proc/" .. name .. "/cmdline", "rb")
+      if f then
+        local cmdline = (f:read("*a") or ""):gsub("%z", " ")
+        f:close()
+        if cmdline:find("serve", 1, true) and cmdline:find("--listen=unix:" .. runtime, 1, true) then
+          table.insert(out, tonumber(name))
+        end
+      end
+    end
+  end
+  return out
+end
+
+test("after the shared daemon restarts the client reconnects and shows the paused goal", function()
+  local c = conn()
+  vim.cmd("AgentdToggle")
+  vim.cmd("AgentdGoal Survive a daemon restart")
+  H.wait(function()
+    return H.sidebar_text():find("Goal  active", 1, true)
+  end, "active goal shown", 10000, describe)
+  local pids = daemon_pids()
+  H.eq(1, #pids, "one shared daemon under this test's XDG_RUNTIME_DIR")
+  local old_id = c.client_id
+  local before = reads
+  vim.uv.kill(pids[1], "sigterm")
+  H.wait(function()
+    return c.status == "ready" and c.client_id ~= old_id and reads > before
+  end, "a new client that re-read the state", 20000, describe)
+  H.wait(function()
+    return H.sidebar_text():find("Goal  paused", 1, true)
+  end, "the goal paused by the daemon restart", 10000, describe)
+  H.contains(H.sidebar_text(), "Survive a daemon restart")
+  H.eq("paused", H.daemon_state().goal.status)
+  H.eq(1, #daemon_pids(), "a new daemon serves the workspace")
+end)
