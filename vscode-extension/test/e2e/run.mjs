@@ -403,12 +403,13 @@ async function screenshot(page, req) {
     await page.waitForTimeout(400);
     const name = req.name || 'screenshot';
     await page.screenshot({ path: path.join(artifacts, `${name}.png`) });
-    const bar = await page.locator('.part.activitybar').boundingBox();
+    // The sidebar with the activity bar and the status bar below it.
     const side = await page.locator('.part.sidebar').boundingBox();
-    if (bar && side) {
+    const status = await page.locator('.part.statusbar').boundingBox();
+    if (side && status) {
       await page.screenshot({
         path: path.join(artifacts, `${name}-sidebar.png`),
-        clip: { x: bar.x, y: side.y, width: side.x + side.width - bar.x, height: side.height },
+        clip: { x: 0, y: side.y, width: side.x + side.width + 2, height: status.y + status.height - side.y },
       });
     }
   } catch (err) {
