@@ -33,10 +33,16 @@ func forwarded(t testing.TB) bool {
 }
 
 // useDaemon makes start() run forwarders, and stops the env's daemon at the
-// end of the test (after the forwarders, whose cleanups run first).
+// end of the test (after the forwarders, whose cleanups run first),
+// checking that there was one.
 func (e *env) useDaemon() {
 	e.remote = true
-	e.t.Cleanup(e.stopDaemons)
+	e.t.Cleanup(func() {
+		if len(e.daemonPids()) == 0 {
+			e.t.Errorf("no shared daemon served %s: the test did not run through one", e.socketPath())
+		}
+		e.stopDaemons()
+	})
 }
 
 // TestForwarded runs a selection of the core end-to-end tests through
@@ -50,6 +56,11 @@ func TestForwarded(t *testing.T) {
 		{"TodoSetCompareAndSet", TestTodoSetCompareAndSet},
 		{"TodoChangedNotification", TestTodoChangedNotification},
 		{"LifecycleGate", TestLifecycleGate},
+		{"ExitWithoutShutdown", TestExitWithoutShutdown},
+		{"EndOfInputReleasesState", TestEndOfInputReleasesState},
+		{"ParentDeathEndsProcess", TestParentDeathEndsProcess},
+		{"MalformedBodyAndHeaderCase", TestMalformedBodyAndHeaderCase},
+		{"UnknownMethods", TestUnknownMethods},
 		{"CancelRequestNumericID", TestCancelRequestNumericID},
 		{"CancelRequestStringID", TestCancelRequestStringID},
 		{"SlowRequestDoesNotDelayQuickOne", TestSlowRequestDoesNotDelayQuickOne},
