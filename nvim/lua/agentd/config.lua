@@ -47,20 +47,35 @@ M.defaults = {
 
 local options = vim.deepcopy(M.defaults)
 
+local function expect(name, value, types, optional)
+  if value == nil and optional then
+    return
+  end
+  for _, t in ipairs(types) do
+    if type(value) == t then
+      return
+    end
+  end
+  error(string.format("agentd: %s must be %s, got %s", name, table.concat(types, " or "), type(value)), 0)
+end
+
 local function check(opts)
-  vim.validate({
-    cmd = { opts.cmd, { "table", "function" } },
-    session = { opts.session, "string", true },
-    agent = { opts.agent, "string", true },
-    settings = { opts.settings, "table", true },
-    root_dir = { opts.root_dir, { "string", "function" }, true },
-    root_markers = { opts.root_markers, "table" },
-    autostart = { opts.autostart, "boolean" },
-    auto_restart = { opts.auto_restart, "boolean" },
-    sidebar = { opts.sidebar, "table" },
-  })
+  expect("cmd", opts.cmd, { "table", "function" })
+  expect("session", opts.session, { "string" }, true)
+  expect("agent", opts.agent, { "string" }, true)
+  expect("settings", opts.settings, { "table" }, true)
+  expect("root_dir", opts.root_dir, { "string", "function" }, true)
+  expect("root_markers", opts.root_markers, { "table" })
+  expect("autostart", opts.autostart, { "boolean" })
+  expect("auto_restart", opts.auto_restart, { "boolean" })
+  expect("max_restarts", opts.max_restarts, { "number" })
+  expect("sidebar", opts.sidebar, { "table" })
+  expect("sidebar.width", opts.sidebar.width, { "number" })
   if type(opts.cmd) == "table" and (#opts.cmd == 0 or type(opts.cmd[1]) ~= "string") then
     error("agentd: cmd must be a non-empty list of strings", 0)
+  end
+  if opts.session == "" then
+    error("agentd: session must not be empty", 0)
   end
   if opts.sidebar.position ~= "left" and opts.sidebar.position ~= "right" then
     error("agentd: sidebar.position must be 'left' or 'right'", 0)

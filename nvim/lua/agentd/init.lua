@@ -213,6 +213,9 @@ function M.state()
   return conn and conn.store.state or nil
 end
 
+-- Buffer -> root, so a statusline redraw does not search the file system each time.
+local root_cache = {}
+
 --- The connection shown for the current buffer without starting one.
 function M.current_conn()
   local only, n = nil, 0
@@ -225,7 +228,14 @@ function M.current_conn()
   if n == 1 then
     return only
   end
-  return client.get(0)
+  local buf = vim.api.nvim_get_current_buf()
+  local key = vim.api.nvim_buf_get_name(buf) .. "\0" .. vim.fn.getcwd()
+  local hit = root_cache[buf]
+  if not hit or hit.key ~= key then
+    hit = { key = key, root = client.root_for(buf) }
+    root_cache[buf] = hit
+  end
+  return client.conns[hit.root]
 end
 
 --- Goal summary for a statusline, e.g. "goal active 3/20 turns 1.2k tok"; "" when
