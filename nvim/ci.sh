@@ -167,11 +167,22 @@ run_nvim() {
 }
 
 shopt -s nullglob
+# Optional arguments: only the test files whose path contains one of them
+# (e.g. `bash nvim/ci.sh sidebar store`).
+selected() {
+  [ "$#" -gt 1 ] || return 0
+  local f=$1 pat
+  shift
+  for pat in "$@"; do case "$f" in *"$pat"*) return 0 ;; esac; done
+  return 1
+}
 for t in "$HERE"/tests/unit/*_spec.lua; do
+  selected "$t" "$@" || continue
   run_nvim "unit-$(basename "$t" .lua)" "$t" 60
 done
 # The harness itself: a Lua error must fail the test and end nvim, never hang it.
 for t in "$HERE"/tests/selfcheck/*_spec.lua; do
+  selected "$t" "$@" || continue
   name="selfcheck-$(basename "$t" .lua)"
   dir="$RUN_DIR/$name"
   mkdir -p "$dir/tmp"
@@ -193,6 +204,7 @@ for t in "$HERE"/tests/selfcheck/*_spec.lua; do
 done
 
 for t in "$HERE"/tests/e2e/*_spec.lua; do
+  selected "$t" "$@" || continue
   if [ -z "$AGENTD_BIN" ]; then fail_setup "skipping $(basename "$t"): no agentd binary"; continue; fi
   run_nvim "e2e-$(basename "$t" .lua)" "$t" 90
 done
