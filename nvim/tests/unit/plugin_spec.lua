@@ -121,3 +121,33 @@ test("help file has tags and :help finds them", function()
     vim.cmd("helpclose")
   end
 end)
+
+test(":checkhealth agentd reports a missing binary and no connection", function()
+  config.set({ cmd = { "agentd-surely-missing-binary" } })
+  vim.cmd("checkhealth agentd")
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  H.contains(text, "OK Neovim 0.1")
+  H.contains(text, "configured cmd: agentd-surely-missing-binary")
+  H.contains(text, "ERROR `agentd-surely-missing-binary` not found")
+  H.contains(text, "no connection yet")
+  vim.cmd("bwipe!")
+  config.set({})
+end)
+
+test("a missing binary leaves the sidebar saying so, without errors", function()
+  require("agentd").setup({ cmd = { "agentd-surely-missing-binary" }, autostart = false })
+  vim.cmd("AgentdToggle")
+  H.wait(function()
+    return H.sidebar_text():find("not connected: agentd-surely-missing-binary not found on PATH", 1, true)
+  end, "sidebar to say the binary is missing", 5000, H.sidebar_text)
+  H.clear_notifications()
+  vim.cmd("AgentdGoal anything")
+  H.wait(function()
+    return H.find_notification("not connected", vim.log.levels.ERROR)
+  end, "the command to report the missing connection", 5000, H.notifications_text)
+  vim.cmd("AgentdToggle")
+  for root in pairs(client.conns) do
+    client.conns[root] = nil
+  end
+  config.set({})
+end)
