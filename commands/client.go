@@ -38,8 +38,9 @@ const (
 )
 
 // NewService opens a workspace registry with opts and returns a Service on
-// it. opts.OnOpen is set by the service according to role; Now and Logger
-// may be nil.
+// it. opts.OnOpen and opts.OnTaskFile are set by the service according to
+// role (a Daemon watches task files, RUNTIME.md §4); Now and Logger may be
+// nil.
 func NewService(opts workspace.Options, role Role) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -50,6 +51,7 @@ func NewService(opts workspace.Options, role Role) *Service {
 	s := &Service{now: opts.Now, log: opts.Logger, timers: map[timerKey]*time.Timer{}}
 	if role == Daemon {
 		opts.OnOpen = s.recoverWorkspace
+		opts.OnTaskFile = s.taskFileChanged
 	}
 	s.reg = workspace.NewRegistry(opts)
 	s.unsub = s.reg.Subscribe(s.armWallClock)

@@ -59,6 +59,9 @@ func (s *Service) Notifications(n workspace.Notice, folderURI string) []Notifica
 		if snap != nil {
 			gc.Status = snap.Status
 		}
+		if note, ok := taskFileNotification(n, snap, folderURI); ok {
+			out = append(out, note)
+		}
 		out = append(out, Notification{Method: "agentd/goalChanged", Params: GoalChanged{
 			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Goal: snap, Change: gc}})
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentd/agentd/goal"
 )
 
 // Options configure a Registry.
@@ -30,6 +32,14 @@ type Options struct {
 	// usable; other Opens of the same folder wait for it. An error closes
 	// the store and is returned by Open, wrapped.
 	OnOpen func(w *Workspace) error
+	// OnTaskFile, if set, is called when the watcher sees that a referenced
+	// task file really changed on disk (RUNTIME.md §4): rel is its path as
+	// goals record it, info what is there now. It runs on the watcher's
+	// goroutine, outside any lock or transaction, one call at a time per
+	// task file; it may call Update (agentd records the change in every
+	// session whose goal references rel). Nil: task files are not watched.
+	// See watch.go.
+	OnTaskFile func(w *Workspace, rel string, info goal.TaskFileInfo)
 
 	maxSize int // tests: bbolt's MaxSize, to make commits fail
 }
@@ -50,6 +60,8 @@ type Registry struct {
 	subMu  sync.Mutex
 	subSeq uint64
 	subs   atomic.Pointer[[]subscriber] // copy on write; read without a lock when publishing
+
+	watch *watcher // the process's task-file watcher (watch.go)
 }
 
 type subscriber struct {
@@ -69,6 +81,7 @@ func NewRegistry(opts Options) *Registry {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	r.watch = newWatcher(r.log, opts.OnTaskFile)
 	return r
 }
 
@@ -139,6 +152,9 @@ func (r *Registry) Open(root string) (*Workspace, error) {
 				_ = w.closeStore()
 			}
 		}
+		if err == nil {
+			w.watchStoredTaskFiles()
+		}
 
 		r.mu.Lock()
 		if err == nil && r.closed {
@@ -158,7 +174,8 @@ func (r *Registry) Open(root string) (*Workspace, error) {
 	}
 }
 
-// Close closes every open store, whatever its reference count (process
+// Close stops the task-file watcher (waiting for a running OnTaskFile) and
+// closes every open store, whatever its reference count (process
 // shutdown). Later calls on its workspaces return ErrClosed, and so does
 // Open.
 func (r *Registry) Close() error {
@@ -170,6 +187,7 @@ func (r *Registry) Close() error {
 	}
 	clear(r.open)
 	r.mu.Unlock()
+	r.watch.stop()
 
 	var errs []error
 	for _, w := range all {

@@ -36,6 +36,9 @@ type Change struct {
 	// it is stored durably but bumps no revision, appends no history event
 	// and is not published.
 	Quiet bool
+	// TaskFile: the goal's task file changed on disk; clients also get
+	// agentd/taskFileChanged (PROTOCOL.md §4).
+	TaskFile bool
 }
 
 // Event is one entry of a session's history, newest has the highest Seq.

@@ -68,6 +68,7 @@ func (w *Workspace) Recovered() string { return w.recovered }
 
 func (w *Workspace) closeStore() error {
 	w.closeOnce.Do(func() {
+		w.reg.watch.dropWorkspace(w)
 		w.closed.Store(true)
 		if w.db != nil {
 			w.closeErr = w.db.Close()
@@ -299,6 +300,7 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 		return Session{}, fmt.Errorf("%w: session %q of workspace %s: %w", ErrNotSaved, name, w.root, err)
 	}
 	st.cur.Store(&committed)
+	w.reg.watch.watchTaskFile(w, name, referencedTaskFile(committed.Goal))
 
 	if !ch.Quiet {
 		w.reg.publish(Notice{Workspace: w, Session: committed, Change: ch})

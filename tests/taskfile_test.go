@@ -1,0 +1,543 @@
+package tests
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// End-to-end tests of task files (RUNTIME.md §2.2, §2.7, §4; PROTOCOL.md §4
+// agentd/taskFileChanged) over the real binary. Each waits on
+// notifications; "nothing was reported" is proven with a later real change
+// (a fence): once the fence is reported, everything before it has been.
+// Watcher errors, overflows and the polling fallback cannot be caused from
+// outside; workspace/watch_test.go covers them.
+
+// tfChanged is the params of agentd/taskFileChanged.
+type tfChanged struct {
+	Workspace string    `json:"workspace"`
+	Session   string    `json:"session"`
+	Revision  uint64    `json:"revision"`
+	Path      string    `json:"path"`
+	Exists    bool      `json:"exists"`
+	SHA256    string    `json:"sha256"`
+	ChangedAt time.Time `json:"changedAt"`
+}
+
+// tfInfo is a snapshot's taskFile.
+type tfInfo struct {
+	Path                 string `json:"path"`
+	Exists               bool   `json:"exists"`
+	SHA256               string `json:"sha256"`
+	Size                 int64  `json:"size"`
+	ChangedSinceLastTurn bool   `json:"changedSinceLastTurn"`
+}
+
+type tfGoal struct {
+	Status   string  `json:"status"`
+	TaskFile *tfInfo `json:"taskFile"`
+}
+
+func tfSHA(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func tfPtr(s string) *string { return &s }
+
+// tfStart starts agentd on a fresh env holding files, with a connected,
+// initialized client.
+func tfStart(t *testing.T, files map[string]string) (*env, *client) {
+	t.Helper()
+	e := newEnv(t)
+	for rel, content := range files {
+		e.tfWrite(rel, content)
+	}
+	c := e.start().connect()
+	c.initialize(nil, e.ws)
+	return e, c
+}
+
+// tfSetup is tfStart plus a goal (agentd.goal.create) whose task file is rel.
+func tfSetup(t *testing.T, files map[string]string, rel string) (*env, *client) {
+	t.Helper()
+	e, c := tfStart(t, files)
+	c.mustExec("agentd.goal.create", map[string]any{"objective": "work through the task file", "taskFile": rel}, nil)
+	return e, c
+}
+
+func (e *env) tfPath(rel string) string { return filepath.Join(e.ws, filepath.FromSlash(rel)) }
+
+func (e *env) tfWrite(rel, content string) {
+	e.t.Helper()
+	p := e.tfPath(rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) tfDo(err error) {
+	e.t.Helper()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// tfNotes returns the agentd/taskFileChanged notifications received so far.
+func (c *client) tfNotes() []tfChanged {
+	var out []tfChanged
+	for _, raw := range c.notesOf("agentd/taskFileChanged") {
+		var n tfChanged
+		if err := json.Unmarshal(raw, &n); err != nil {
+			c.t.Fatalf("agentd/taskFileChanged params %s: %v", raw, err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// tfMatches says whether n reports rel with content (nil: missing).
+func tfMatches(n tfChanged, rel string, content *string) bool {
+	if n.Path != rel || n.Exists != (content != nil) {
+		return false
+	}
+	return content == nil || n.SHA256 == tfSHA(*content)
+}
+
+func tfDescribe(content *string) string {
+	if content == nil {
+		return "missing"
+	}
+	return fmt.Sprintf("%q", *content)
+}
+
+// awaitTaskFile waits for an agentd/taskFileChanged, at index from or
+// later among them, that reports rel with content (nil: missing); it
+// returns the notification and its index.
+func (c *client) awaitTaskFile(from int, rel string, content *string) (tfChanged, int) {
+	c.t.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		c.mu.Lock()
+		changed := c.changed
+		c.mu.Unlock()
+		notes := c.tfNotes()
+		for i := from; i < len(notes); i++ {
+			if tfMatches(notes[i], rel, content) {
+				return notes[i], i
+			}
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			c.t.Fatalf("no agentd/taskFileChanged for %s %s within %v; got %+v", rel, tfDescribe(content), waitLimit, notes)
+		}
+	}
+}
+
+// expectOnly checks that the task-file notifications from index from on
+// are exactly the given contents of rel, in order.
+func (c *client) expectOnly(from int, rel string, contents ...*string) {
+	c.t.Helper()
+	notes := c.tfNotes()[from:]
+	ok := len(notes) == len(contents)
+	for i := 0; ok && i < len(notes); i++ {
+		ok = tfMatches(notes[i], rel, contents[i])
+	}
+	if !ok {
+		var want []string
+		for _, ct := range contents {
+			want = append(want, tfDescribe(ct))
+		}
+		c.t.Fatalf("task-file notifications = %+v, want exactly %v", notes, want)
+	}
+}
+
+// tfGoalNow reads the session's goal.
+func (c *client) tfGoalNow(session string) *tfGoal {
+	c.t.Helper()
+	var st struct{ Goal *tfGoal }
+	args := map[string]any{}
+	if session != "" {
+		args["session"] = session
+	}
+	c.mustExec("agentd.state", args, &st)
+	return st.Goal
+}
+
+// tfFirstStep begins turn id and its first step; it returns the text of
+// the goal injection ("" if none).
+func (c *client) tfFirstStep(id, origin string) string {
+	c.t.Helper()
+	c.mustExec("agentd.turn.begin", map[string]any{"turnId": id, "origin": origin}, nil)
+	var res struct {
+		Injections []struct{ Variant, Text string }
+	}
+	c.mustExec("agentd.step.begin", map[string]any{"turnId": id}, &res)
+	for _, inj := range res.Injections {
+		if inj.Variant == "goal" {
+			return inj.Text
+		}
+	}
+	return ""
+}
+
+func (c *client) tfEndTurn(id string) {
+	c.t.Helper()
+	c.mustExec("agentd.step.end", map[string]any{"turnId": id, "outputTokens": 10, "finishReason": "stop"}, nil)
+	c.mustExec("agentd.turn.end", map[string]any{"turnId": id, "outcome": "completed"}, nil)
+}
+
+const changedNotice = "changed since the last turn"
+
+// tfQuick runs op, a file operation that must finish well within agentd's
+// settle time (150 ms) to count as one change, and says whether it did. A
+// loaded machine can stall the test longer; the caller then does it again
+// rather than asserting on a burst that was not one.
+func tfQuick(t *testing.T, op func()) bool {
+	t.Helper()
+	start := time.Now()
+	op()
+	if d := time.Since(start); d >= 100*time.Millisecond {
+		t.Logf("the file operation was stalled for %v; trying again", d)
+		return false
+	}
+	return true
+}
+
+// TestTaskFileWriteAndAppend: a plain write and an append are each
+// reported with the new hash, before the goalChanged of the same revision,
+// and the snapshot's taskFile follows.
+func TestTaskFileWriteAndAppend(t *testing.T) {
+	e, c := tfSetup(t, map[string]string{"TASKS.md": "# Tasks\n- one\n"}, "TASKS.md")
+	if g := c.tfGoalNow(""); g == nil || g.TaskFile == nil || !g.TaskFile.Exists || g.TaskFile.SHA256 != tfSHA("# Tasks\n- one\n") || g.TaskFile.ChangedSinceLastTurn {
+		t.Fatalf("goal after create = %+v, want the task file recorded unchanged", g)
+	}
+
+	v2 := "# Tasks\n- two\n"
+	e.tfWrite("TASKS.md", v2)
+	n, _ := c.awaitTaskFile(0, "TASKS.md", &v2)
+	if n.Workspace != fileURI(e.ws) || n.Session != "default" || n.Revision == 0 || n.ChangedAt.IsZero() {
+		t.Fatalf("agentd/taskFileChanged = %+v, want workspace %s, session default, a revision and changedAt", n, fileURI(e.ws))
+	}
+	// taskFileChanged comes right before the goalChanged of its revision.
+	gc := c.await("agentd/goalChanged", revisionAtLeast(n.Revision))
+	var g struct {
+		Revision uint64
+		Goal     tfGoal
+		Change   struct{ Kind, Actor string }
+	}
+	json.Unmarshal(gc, &g)
+	if g.Revision != n.Revision || g.Change.Kind != "taskFile" || g.Change.Actor != "runtime" || g.Goal.TaskFile == nil || !g.Goal.TaskFile.ChangedSinceLastTurn {
+		t.Fatalf("goalChanged after taskFileChanged = %s", gc)
+	}
+	methods := c.methods()
+	for i, m := range methods {
+		if m == "agentd/taskFileChanged" {
+			if i+1 >= len(methods) || methods[i+1] != "agentd/goalChanged" {
+				t.Fatalf("notifications %v: agentd/taskFileChanged must be followed by its agentd/goalChanged", methods)
+			}
+			break
+		}
+	}
+
+	f, err := os.OpenFile(e.tfPath("TASKS.md"), os.O_APPEND|os.O_WRONLY, 0)
+	e.tfDo(err)
+	_, err = f.WriteString("- three\n")
+	e.tfDo(err)
+	e.tfDo(f.Close())
+	v3 := v2 + "- three\n"
+	c.awaitTaskFile(0, "TASKS.md", &v3)
+	if g := c.tfGoalNow(""); g.TaskFile.SHA256 != tfSHA(v3) || g.TaskFile.Size != int64(len(v3)) || !g.TaskFile.Exists || !g.TaskFile.ChangedSinceLastTurn {
+		t.Fatalf("taskFile after append = %+v", g.TaskFile)
+	}
+}
+
+// TestTaskFileSaveByRename: vim's save (rename to file~, write a new file,
+// delete the backup) is one change.
+func TestTaskFileSaveByRename(t *testing.T) {
+	e, c := tfSetup(t, map[string]string{"TASKS.md": "v1\n"}, "TASKS.md")
+	p := e.tfPath("TASKS.md")
+	for attempt := 1; ; attempt++ {
+		before := len(c.tfNotes())
+		saved := fmt.Sprintf("v%d saved by vim\n", attempt+1)
+		quick := tfQuick(t, func() {
+			e.tfDo(os.Rename(p, p+"~"))
+			e.tfWrite("TASKS.md", saved)
+			e.tfDo(os.Remove(p + "~"))
+		})
+		c.awaitTaskFile(before, "TASKS.md", &saved)
+		if !quick && attempt < 5 {
+			continue
+		}
+		c.expectOnly(before, "TASKS.md", &saved)
+		return
+	}
+}
+
+// TestTaskFileAtomicReplace: a temporary file in the same folder renamed
+// over the task file is one change.
+func TestTaskFileAtomicReplace(t *testing.T) {
+	e, c := tfSetup(t, map[string]string{"docs/TASKS.md": "v1\n"}, "docs/TASKS.md")
+	before := len(c.tfNotes())
+	e.tfWrite("docs/.TASKS.md.tmp-1234", "v2 replaced atomically\n")
+	e.tfDo(os.Rename(e.tfPath("docs/.TASKS.md.tmp-1234"), e.tfPath("docs/TASKS.md")))
+	c.awaitTaskFile(before, "docs/TASKS.md", tfPtr("v2 replaced atomically\n"))
+	c.expectOnly(before, "docs/TASKS.md", tfPtr("v2 replaced atomically\n"))
+}
+
+// TestTaskFileDeleteAndCreate: a delete is reported as missing, and the
+// file is picked up again when it is created.
+func TestTaskFileDeleteAndCreate(t *testing.T) {
+	e, c := tfSetup(t, map[string]string{"TASKS.md": "v1\n"}, "TASKS.md")
+	e.tfDo(os.Remove(e.tfPath("TASKS.md")))
+	n, i := c.awaitTaskFile(0, "TASKS.md", nil)
+	if n.SHA256 != "" {
+		t.Fatalf("missing file reported with sha256 %q", n.SHA256)
+	}
+	if g := c.tfGoalNow(""); g.TaskFile.Exists || g.TaskFile.SHA256 != "" {
+		t.Fatalf("taskFile after delete = %+v, want exists false", g.TaskFile)
+	}
+	e.tfWrite("TASKS.md", "v2 created again\n")
+	c.awaitTaskFile(i+1, "TASKS.md", tfPtr("v2 created again\n"))
+}
+
+// TestTaskFileFolderCreatedAfterGoal: a task file whose folders do not
+// exist yet is picked up when they and it appear.
+func TestTaskFileFolderCreatedAfterGoal(t *testing.T) {
+	e, c := tfSetup(t, nil, "later/dir/task.md")
+	if g := c.tfGoalNow(""); g.TaskFile == nil || g.TaskFile.Path != "later/dir/task.md" || g.TaskFile.Exists {
+		t.Fatalf("goal = %+v, want the missing task file recorded", g)
+	}
+	e.tfDo(os.Mkdir(e.tfPath("later"), 0o755))
+	e.tfDo(os.Mkdir(e.tfPath("later/dir"), 0o755))
+	e.tfWrite("later/dir/task.md", "appeared\n")
+	c.awaitTaskFile(0, "later/dir/task.md", tfPtr("appeared\n"))
+	e.tfWrite("later/dir/task.md", "edited\n")
+	c.awaitTaskFile(0, "later/dir/task.md", tfPtr("edited\n"))
+}
+
+// TestTaskFileSymlinkRepointed: edits of the link's target are seen; a
+// re-pointed link is a change, and from then on the new target is watched,
+// not the old one.
+func TestTaskFileSymlinkRepointed(t *testing.T) {
+	e, c := tfStart(t, map[string]string{"targets/a.md": "A1\n", "other/b.md": "B1\n"})
+	e.tfDo(os.Symlink("targets/a.md", e.tfPath("task.md")))
+	c.mustExec("agentd.goal.create", map[string]any{"objective": "follow the link", "taskFile": "task.md"}, nil)
+	if g := c.tfGoalNow(""); g.TaskFile == nil || g.TaskFile.SHA256 != tfSHA("A1\n") {
+		t.Fatalf("goal = %+v, want the hash of the link's target", g)
+	}
+
+	e.tfWrite("targets/a.md", "A2\n")
+	c.awaitTaskFile(0, "task.md", tfPtr("A2\n"))
+
+	// Re-point as ln -sfn does: a new link renamed over the old one.
+	e.tfDo(os.Symlink("other/b.md", e.tfPath("task.md.new")))
+	e.tfDo(os.Rename(e.tfPath("task.md.new"), e.tfPath("task.md")))
+	_, i := c.awaitTaskFile(0, "task.md", tfPtr("B1\n"))
+
+	e.tfWrite("other/b.md", "B2\n")
+	_, i = c.awaitTaskFile(i+1, "task.md", tfPtr("B2\n"))
+
+	// The old target is no longer the task file; the fence is the next report.
+	e.tfWrite("targets/a.md", "A3: not the task file any more\n")
+	e.tfWrite("other/b.md", "B3 fence\n")
+	c.awaitTaskFile(i+1, "task.md", tfPtr("B3 fence\n"))
+	c.expectOnly(i+1, "task.md", tfPtr("B3 fence\n"))
+}
+
+// TestTaskFileBurst: 50 writes in about 100 ms give exactly one
+// notification, of the last content, once the file settles. A burst the
+// test itself could not write as a burst (the machine stalled it for
+// longer than the settle time) proves nothing and is written again.
+func TestTaskFileBurst(t *testing.T) {
+	e, c := tfSetup(t, map[string]string{"TASKS.md": "start\n"}, "TASKS.md")
+	for attempt := 1; ; attempt++ {
+		before := len(c.tfNotes())
+		start := time.Now()
+		var stall time.Duration // the longest pause between two system calls of the burst
+		last := start
+		for i := range 50 {
+			time.Sleep(time.Until(start.Add(time.Duration(i) * 2 * time.Millisecond))) // paces the burst; not an assertion
+			t0 := time.Now()
+			e.tfWrite("TASKS.md", fmt.Sprintf("burst %d write %d\n", attempt, i))
+			t1 := time.Now()
+			stall = max(stall, t0.Sub(last), t1.Sub(t0))
+			last = t1
+		}
+		t.Logf("attempt %d: 50 writes took %v, longest stall %v", attempt, last.Sub(start), stall)
+		final, fence := fmt.Sprintf("burst %d write 49\n", attempt), fmt.Sprintf("fence %d\n", attempt)
+		c.awaitTaskFile(before, "TASKS.md", &final)
+		e.tfWrite("TASKS.md", fence)
+		c.awaitTaskFile(before, "TASKS.md", &fence)
+		if stall >= 100*time.Millisecond && attempt < 5 {
+			continue
+		}
+		c.expectOnly(before, "TASKS.md", &final, &fence)
+		return
+	}
+}
+
+// TestTaskFileSaveWithoutChange: writing the same bytes (and touching the
+// file) is no change: nothing is reported before the fence.
+func TestTaskFileSaveWithoutChange(t *testing.T) {
+	e, c := tfSetup(t, map[string]string{"TASKS.md": "same\n"}, "TASKS.md")
+	content := "same\n"
+	for attempt := 1; ; attempt++ {
+		before := len(c.tfNotes())
+		quick := tfQuick(t, func() {
+			e.tfWrite("TASKS.md", content) // truncates, then writes the same bytes
+			later := time.Now().Add(time.Hour)
+			e.tfDo(os.Chtimes(e.tfPath("TASKS.md"), later, later))
+			e.tfWrite("README.md", "another file in the watched folder\n")
+		})
+		fence := fmt.Sprintf("fence %d\n", attempt)
+		e.tfWrite("TASKS.md", fence)
+		c.awaitTaskFile(before, "TASKS.md", &fence)
+		if !quick && attempt < 5 {
+			content = fence
+			continue
+		}
+		c.expectOnly(before, "TASKS.md", &fence)
+		return
+	}
+}
+
+// TestTaskFileChangedWhileDown: a change made while agentd was not running
+// is detected when it starts again: clients are told, and the next goal
+// reminder says so.
+func TestTaskFileChangedWhileDown(t *testing.T) {
+	e, c := tfSetup(t, map[string]string{"TASKS.md": "before the restart\n"}, "TASKS.md")
+	if code := c.shutdown(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	e.tfWrite("TASKS.md", "edited while agentd was down\n")
+
+	c2 := e.start().connect()
+	c2.initialize(nil, e.ws)
+	c2.awaitTaskFile(0, "TASKS.md", tfPtr("edited while agentd was down\n"))
+	g := c2.tfGoalNow("")
+	if g.Status != "paused" || !g.TaskFile.ChangedSinceLastTurn || g.TaskFile.SHA256 != tfSHA("edited while agentd was down\n") {
+		t.Fatalf("goal after restart = %+v", g)
+	}
+	c2.mustExec("agentd.goal.resume", nil, nil)
+	if text := c2.tfFirstStep("after-restart", "user"); !strings.Contains(text, "`TASKS.md` "+changedNotice) {
+		t.Fatalf("goal reminder after restart does not mention the changed task file:\n%s", text)
+	}
+}
+
+// TestTaskFileReminderOnce: CreateGoal with a task file, an edit, then the
+// first step of the next turn tells the model once; the turn after does not.
+func TestTaskFileReminderOnce(t *testing.T) {
+	e, c := tfStart(t, map[string]string{"TASKS.md": "- [ ] step one\n"})
+	var res struct {
+		Output  string
+		IsError bool
+	}
+	c.mustExec("agentd.callTool", map[string]any{"name": "CreateGoal", "input": map[string]any{"objective": "finish the checklist", "taskFile": "TASKS.md"}}, &res)
+	if res.IsError || !strings.Contains(res.Output, `"taskFile"`) {
+		t.Fatalf("CreateGoal = %+v", res)
+	}
+	if text := c.tfFirstStep("t1", "user"); text == "" || strings.Contains(text, changedNotice) {
+		t.Fatalf("reminder before any edit = %q, want one without the task file notice", text)
+	}
+	c.tfEndTurn("t1")
+
+	e.tfWrite("TASKS.md", "- [x] step one\n- [ ] step two\n")
+	c.awaitTaskFile(0, "TASKS.md", tfPtr("- [x] step one\n- [ ] step two\n"))
+
+	text := c.tfFirstStep("t2", "continuation")
+	if !strings.Contains(text, "`TASKS.md` "+changedNotice) || !strings.Contains(text, "Re-read it") {
+		t.Fatalf("reminder after the edit does not tell the model:\n%s", text)
+	}
+	if g := c.tfGoalNow(""); g.TaskFile.ChangedSinceLastTurn {
+		t.Fatalf("changedSinceLastTurn still set after the reminder was delivered: %+v", g.TaskFile)
+	}
+	c.tfEndTurn("t2")
+	if text := c.tfFirstStep("t3", "continuation"); text == "" || strings.Contains(text, changedNotice) {
+		t.Fatalf("the next turn's reminder mentions the change again:\n%s", text)
+	}
+}
+
+// TestTaskFileOutsideRefused: paths that leave the workspace, lexically or
+// through a symbolic link, are refused with goal.task_file_outside, by the
+// host command (-32803) and by the CreateGoal tool (isError).
+func TestTaskFileOutsideRefused(t *testing.T) {
+	outsideDir := t.TempDir()
+	outsideFile := filepath.Join(outsideDir, "secret.md")
+	if err := os.WriteFile(outsideFile, []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, c := tfStart(t, nil)
+	e.tfDo(os.Symlink(outsideFile, e.tfPath("link.md")))
+	e.tfDo(os.Symlink(outsideDir, e.tfPath("outdir")))
+
+	for _, path := range []string{"../x.md", "docs/../../x.md", outsideFile, "link.md", "outdir/secret.md", "outdir/new.md"} {
+		t.Run(path, func(t *testing.T) {
+			err := c.exec("agentd.goal.create", map[string]any{"objective": "o", "taskFile": path}, nil)
+			re, ok := err.(*rpcError)
+			var code string
+			if ok {
+				json.Unmarshal(re.Data["code"], &code)
+			}
+			if !ok || re.Code != -32803 || code != "goal.task_file_outside" {
+				t.Fatalf("agentd.goal.create taskFile %q: %v (data %v), want -32803 goal.task_file_outside", path, err, re)
+			}
+			var res struct {
+				Output    string
+				IsError   bool
+				ErrorCode string
+			}
+			c.mustExec("agentd.callTool", map[string]any{"name": "CreateGoal", "input": map[string]any{"objective": "o", "taskFile": path}}, &res)
+			if !res.IsError || res.ErrorCode != "goal.task_file_outside" || !strings.Contains(res.Output, "inside the workspace") {
+				t.Fatalf("CreateGoal taskFile %q = %+v, want isError with goal.task_file_outside", path, res)
+			}
+		})
+	}
+	if g := c.tfGoalNow(""); g != nil {
+		t.Fatalf("a refused goal was created: %+v", g)
+	}
+}
+
+// TestTaskFileFromObjective: without taskFile, the first word of the
+// objective that names an existing file inside the workspace (here written
+// @path) becomes the task file; a word naming no file does not.
+func TestTaskFileFromObjective(t *testing.T) {
+	e, c := tfStart(t, map[string]string{"docs/TASKS.md": "- do it\n"})
+	create := func(session, objective string) tfGoal {
+		t.Helper()
+		var res struct {
+			Output  string
+			IsError bool
+		}
+		c.mustExec("agentd.callTool", map[string]any{"session": session, "name": "CreateGoal", "input": map[string]any{"objective": objective}}, &res)
+		var out struct{ Goal tfGoal }
+		if res.IsError || json.Unmarshal([]byte(res.Output), &out) != nil {
+			t.Fatalf("CreateGoal %q = %+v", objective, res)
+		}
+		return out.Goal
+	}
+
+	g := create("found", "Do what @docs/TASKS.md says")
+	if g.TaskFile == nil || g.TaskFile.Path != "docs/TASKS.md" || !g.TaskFile.Exists || g.TaskFile.SHA256 != tfSHA("- do it\n") {
+		t.Fatalf("goal = %+v, want task file docs/TASKS.md", g)
+	}
+	if g := create("missing", "Do what @docs/OTHER.md says"); g.TaskFile != nil {
+		t.Fatalf("goal = %+v, want no task file for a path that does not exist", g)
+	}
+	// The detected file is watched like an explicit one.
+	e.tfWrite("docs/TASKS.md", "- do it\n- and this\n")
+	n, _ := c.awaitTaskFile(0, "docs/TASKS.md", tfPtr("- do it\n- and this\n"))
+	if n.Session != "found" {
+		t.Fatalf("taskFileChanged for session %q, want found", n.Session)
+	}
+}

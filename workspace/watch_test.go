@@ -1,0 +1,707 @@
+package workspace
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentd/agentd/goal"
+)
+
+// Unit tests of the task-file watcher (watch.go). End-to-end cases over the
+// real binary are in tests/taskfile_test.go.
+
+// flush runs the checks whose settle timer is pending now, in the calling
+// goroutine, so a test can look at the watches without waiting.
+func (x *watcher) flush() {
+	x.mu.Lock()
+	var due []*target
+	for _, t := range x.targets {
+		if t.timer != nil && t.timer.Stop() {
+			t.due = false
+			due = append(due, t)
+		}
+	}
+	x.mu.Unlock()
+	for _, t := range due {
+		t.checkMu.Lock()
+		x.check(t)
+		t.checkMu.Unlock()
+	}
+}
+
+// watched returns the watched folders with their reference counts.
+func (x *watcher) watched() map[string]int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := map[string]int{}
+	for d, wd := range x.dirs {
+		out[d] = wd.refs
+	}
+	return out
+}
+
+// fsWatchList is what fsnotify itself watches, sorted.
+func (x *watcher) fsWatchList() []string {
+	x.mu.Lock()
+	fsw := x.fsw
+	x.mu.Unlock()
+	if fsw == nil {
+		return nil
+	}
+	l := fsw.WatchList()
+	slices.Sort(l)
+	return l
+}
+
+type taskFileCall struct {
+	ws   *Workspace
+	rel  string
+	info goal.TaskFileInfo
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// watchFixture is a registry with OnTaskFile recording its calls, and one
+// open workspace on a real folder.
+type watchFixture struct {
+	t        *testing.T
+	stateDir string
+	root     string // as opened
+	real     string // root with links resolved (where events come from)
+	reg      *Registry
+	ws       *Workspace
+	calls    chan taskFileCall
+	logs     *syncBuffer
+	release  func() // releases ws once
+}
+
+func newWatchFixture(t *testing.T) *watchFixture {
+	t.Helper()
+	f := &watchFixture{t: t, stateDir: t.TempDir(), root: filepath.Join(t.TempDir(), "project"),
+		calls: make(chan taskFileCall, 100), logs: &syncBuffer{}}
+	if err := os.MkdirAll(f.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if f.real, err = filepath.EvalSymlinks(f.root); err != nil {
+		t.Fatal(err)
+	}
+	f.reg, f.ws = f.open()
+	return f
+}
+
+// open makes a registry on the fixture's state dir and opens the folder.
+func (f *watchFixture) open() (*Registry, *Workspace) {
+	f.t.Helper()
+	reg := newRegistry(f.t, f.stateDir, func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		o.OnTaskFile = func(w *Workspace, rel string, info goal.TaskFileInfo) {
+			f.calls <- taskFileCall{w, rel, info}
+		}
+	})
+	w, err := reg.Open(f.root)
+	if err != nil {
+		f.t.Fatalf("Open(%q): %v", f.root, err)
+	}
+	f.release = sync.OnceFunc(w.Release)
+	f.t.Cleanup(f.release)
+	return reg, w
+}
+
+func (f *watchFixture) path(rel string) string { return filepath.Join(f.root, filepath.FromSlash(rel)) }
+
+func (f *watchFixture) write(rel, content string) {
+	f.t.Helper()
+	p := f.path(rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// createGoal gives session a new goal whose task file is rel.
+func (f *watchFixture) createGoal(session, rel string) {
+	f.t.Helper()
+	info, err := f.ws.TaskFile(rel)
+	if err != nil {
+		f.t.Fatalf("TaskFile(%q): %v", rel, err)
+	}
+	_, err = f.ws.Update(session, func(s *Session) (Change, error) {
+		if _, err := s.Goal.Create(goal.CreateParams{Objective: "follow " + rel, TaskFile: &info, Replace: true}, time.Now()); err != nil {
+			return Change{}, err
+		}
+		return Change{Kind: "goal.create", Actor: "user", Goal: true}, nil
+	})
+	if err != nil {
+		f.t.Fatalf("creating the goal of %q: %v", session, err)
+	}
+}
+
+func (f *watchFixture) cancelGoal(session string) {
+	f.t.Helper()
+	_, err := f.ws.Update(session, func(s *Session) (Change, error) {
+		if _, err := s.Goal.Cancel(time.Now()); err != nil {
+			return Change{}, err
+		}
+		return Change{Kind: "goal.cancel", Actor: "user", Goal: true}, nil
+	})
+	if err != nil {
+		f.t.Fatalf("cancelling the goal of %q: %v", session, err)
+	}
+}
+
+// await waits for the next OnTaskFile call and checks it reports rel with
+// content (nil content: missing).
+func (f *watchFixture) await(rel string, content *string) taskFileCall {
+	f.t.Helper()
+	select {
+	case c := <-f.calls:
+		want := goal.TaskFileInfo{Path: rel}
+		if content != nil {
+			want.Exists, want.SHA256, want.Size = true, sha(*content), int64(len(*content))
+		}
+		got := c.info
+		got.ModifiedAt = nil
+		if diff := cmp.Diff(want, got); c.rel != rel || diff != "" {
+			f.t.Fatalf("OnTaskFile(%q) got %+v, want %q with (-want +got):\n%s", c.rel, c.info, rel, diff)
+		}
+		if c.ws != f.ws {
+			f.t.Fatalf("OnTaskFile for workspace %s, want %s", c.ws.Root(), f.ws.Root())
+		}
+		return c
+	case <-time.After(10 * time.Second):
+		f.t.Fatalf("no OnTaskFile call for %q within 10s; logs:\n%s", rel, f.logs.String())
+		return taskFileCall{}
+	}
+}
+
+// noCall checks that no OnTaskFile call is queued (after a flush, whose
+// checks call it synchronously).
+func (f *watchFixture) noCall() {
+	f.t.Helper()
+	select {
+	case c := <-f.calls:
+		f.t.Fatalf("unexpected OnTaskFile(%q, %+v)", c.rel, c.info)
+	default:
+	}
+}
+
+func sha(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func ptr(s string) *string { return &s }
+
+// waitFor waits until cond holds (a condition the watcher reaches on its
+// own goroutines); it fails the test after 10s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestWatchOneWatchPerFolder: two goals in two sessions referencing files
+// in one folder take one watch, released with the last reference.
+func TestWatchOneWatchPerFolder(t *testing.T) {
+	f := newWatchFixture(t)
+	f.write("docs/a.md", "a")
+	f.write("docs/b.md", "b")
+	docs := filepath.Join(f.real, "docs")
+
+	f.createGoal("s1", "docs/a.md")
+	f.createGoal("s2", "docs/b.md")
+	f.reg.watch.flush()
+	f.noCall()
+	if diff := cmp.Diff(map[string]int{docs: 2}, f.reg.watch.watched()); diff != "" {
+		t.Fatalf("watched folders (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{docs}, f.reg.watch.fsWatchList()); diff != "" {
+		t.Fatalf("fsnotify watch list (-want +got):\n%s", diff)
+	}
+
+	// Replacing a goal by one on the same file keeps the reference.
+	f.createGoal("s2", "docs/b.md")
+	f.cancelGoal("s1")
+	f.reg.watch.flush()
+	if diff := cmp.Diff(map[string]int{docs: 1}, f.reg.watch.watched()); diff != "" {
+		t.Fatalf("after one cancel, watched folders (-want +got):\n%s", diff)
+	}
+	f.cancelGoal("s2")
+	if got := f.reg.watch.watched(); len(got) != 0 {
+		t.Fatalf("after the last cancel, watched folders = %v, want none", got)
+	}
+	if got := f.reg.watch.fsWatchList(); len(got) != 0 {
+		t.Fatalf("after the last cancel, fsnotify still watches %v", got)
+	}
+}
+
+// TestWatchCompleteGoalReleases: a complete goal no longer references its
+// task file.
+func TestWatchCompleteGoalReleases(t *testing.T) {
+	f := newWatchFixture(t)
+	f.write("t.md", "x")
+	f.createGoal("s", "t.md")
+	f.reg.watch.flush()
+	if len(f.reg.watch.watched()) != 1 {
+		t.Fatalf("watched = %v, want the root", f.reg.watch.watched())
+	}
+	_, err := f.ws.Update("s", func(s *Session) (Change, error) {
+		res, cs := s.Goal.CallTool(goal.ToolCall{Name: goal.UpdateGoalTool, Input: []byte(`{"status":"complete"}`), Agent: goal.MainAgent}, time.Now())
+		if res.IsError {
+			return Change{}, errors.New(res.Output)
+		}
+		return Change{Kind: "goal." + string(cs[len(cs)-1].Kind), Actor: "model", Goal: true}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.reg.watch.watched(); len(got) != 0 {
+		t.Fatalf("after complete, watched = %v, want none", got)
+	}
+}
+
+// TestWatchReportsRealChangesOnly: a write is reported once with its hash;
+// a save without change is not reported.
+func TestWatchReportsRealChangesOnly(t *testing.T) {
+	f := newWatchFixture(t)
+	f.write("TASKS.md", "one")
+	f.createGoal("default", "TASKS.md")
+	f.reg.watch.flush()
+	f.noCall() // the first check finds what the goal recorded
+
+	f.write("TASKS.md", "two")
+	f.await("TASKS.md", ptr("two"))
+
+	// Same bytes, new modification time: nothing; the fence is reported next.
+	content := "two"
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		f.write("TASKS.md", content) // truncates, then writes the same bytes
+		later := time.Now().Add(time.Hour)
+		if err := os.Chtimes(f.path("TASKS.md"), later, later); err != nil {
+			t.Fatal(err)
+		}
+		f.write("other.md", "not the task file")
+		fence := fmt.Sprintf("fence %d", attempt)
+		if time.Since(start) >= 100*time.Millisecond && attempt < 5 {
+			// Stalled longer than the settle time: not one save; again.
+			f.write("TASKS.md", fence)
+			f.awaitContent("TASKS.md", fence)
+			content = fence
+			continue
+		}
+		f.write("TASKS.md", fence)
+		f.await("TASKS.md", &fence)
+		f.noCall()
+		return
+	}
+}
+
+// TestWatchBurstSettles: 50 writes in about 100 ms give one report, of the
+// last content.
+func TestWatchBurstSettles(t *testing.T) {
+	f := newWatchFixture(t)
+	f.write("TASKS.md", "start")
+	f.createGoal("default", "TASKS.md")
+	f.reg.watch.flush()
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		var stall time.Duration // the longest pause between two writes
+		last := start
+		for i := range 50 {
+			time.Sleep(time.Until(start.Add(time.Duration(i) * 2 * time.Millisecond))) // the burst's pace, not an assertion
+			t0 := time.Now()
+			f.write("TASKS.md", fmt.Sprintf("burst %d write %d", attempt, i))
+			t1 := time.Now()
+			stall = max(stall, t0.Sub(last), t1.Sub(t0))
+			last = t1
+		}
+		if stall >= 100*time.Millisecond && attempt < 5 {
+			// The machine stalled the burst longer than the settle time:
+			// drain what it caused and write it again.
+			f.write("TASKS.md", fmt.Sprintf("fence %d", attempt))
+			f.awaitContent("TASKS.md", fmt.Sprintf("fence %d", attempt))
+			continue
+		}
+		f.await("TASKS.md", ptr(fmt.Sprintf("burst %d write 49", attempt)))
+		f.write("TASKS.md", "fence")
+		f.await("TASKS.md", ptr("fence"))
+		return
+	}
+}
+
+// awaitContent skips OnTaskFile calls until one reports content.
+func (f *watchFixture) awaitContent(rel, content string) {
+	f.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case c := <-f.calls:
+			if c.rel == rel && c.info.SHA256 == sha(content) {
+				return
+			}
+		case <-deadline:
+			f.t.Fatalf("no OnTaskFile call with %q within 10s", content)
+		}
+	}
+}
+
+// TestWatchFolderCreatedLater: the watch starts on the nearest existing
+// folder and moves down as folders appear, and back up when they go.
+func TestWatchFolderCreatedLater(t *testing.T) {
+	f := newWatchFixture(t)
+	f.createGoal("default", "later/dir/task.md")
+	f.reg.watch.flush()
+	f.noCall()
+	if diff := cmp.Diff(map[string]int{f.real: 1}, f.reg.watch.watched()); diff != "" {
+		t.Fatalf("watched before the folder exists (-want +got):\n%s", diff)
+	}
+
+	if err := os.Mkdir(f.path("later"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the watch to move to later/", func() bool {
+		_, ok := f.reg.watch.watched()[filepath.Join(f.real, "later")]
+		return ok
+	})
+	if err := os.Mkdir(f.path("later/dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.write("later/dir/task.md", "now here")
+	f.await("later/dir/task.md", ptr("now here"))
+	if diff := cmp.Diff(map[string]int{filepath.Join(f.real, "later", "dir"): 1}, f.reg.watch.watched()); diff != "" {
+		t.Fatalf("watched once the file exists (-want +got):\n%s", diff)
+	}
+
+	if err := os.RemoveAll(f.path("later")); err != nil {
+		t.Fatal(err)
+	}
+	f.await("later/dir/task.md", nil)
+	if diff := cmp.Diff(map[string]int{f.real: 1}, f.reg.watch.watched()); diff != "" {
+		t.Fatalf("watched after the folders went (-want +got):\n%s", diff)
+	}
+	f.write("later/dir/task.md", "back")
+	f.await("later/dir/task.md", ptr("back"))
+}
+
+// TestWatchSymlinkRepointed: both the link's folder and the target's
+// folder are watched; re-pointing the link moves the target watch.
+func TestWatchSymlinkRepointed(t *testing.T) {
+	f := newWatchFixture(t)
+	f.write("a/t.md", "A")
+	f.write("b/t.md", "B")
+	if err := os.Symlink("a/t.md", f.path("task.md")); err != nil {
+		t.Fatal(err)
+	}
+	f.createGoal("default", "task.md")
+	f.reg.watch.flush()
+	f.noCall()
+	if diff := cmp.Diff(map[string]int{f.real: 1, filepath.Join(f.real, "a"): 1}, f.reg.watch.watched()); diff != "" {
+		t.Fatalf("watched (-want +got):\n%s", diff)
+	}
+
+	f.write("a/t.md", "A2")
+	f.await("task.md", ptr("A2"))
+
+	// Re-point atomically, as ln -sfn does.
+	if err := os.Symlink("b/t.md", f.path("task.md.new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(f.path("task.md.new"), f.path("task.md")); err != nil {
+		t.Fatal(err)
+	}
+	f.await("task.md", ptr("B"))
+	if diff := cmp.Diff(map[string]int{f.real: 1, filepath.Join(f.real, "b"): 1}, f.reg.watch.watched()); diff != "" {
+		t.Fatalf("watched after re-pointing (-want +got):\n%s", diff)
+	}
+	f.write("a/t.md", "old target: not reported")
+	f.write("b/t.md", "B2")
+	f.await("task.md", ptr("B2"))
+	f.noCall()
+}
+
+// TestWatchErrorRescans: after a watcher error or an event overflow every
+// task file is re-read (a change whose events were lost is reported) and
+// the watches are made again.
+func TestWatchErrorRescans(t *testing.T) {
+	for _, tc := range []struct {
+		name, log string
+		err       error
+	}{
+		{"overflow", "overflowed", fsnotify.ErrEventOverflow},
+		{"error", "task-file watcher error", errors.New("read failed")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newWatchFixture(t)
+			f.write("TASKS.md", "one")
+			f.createGoal("default", "TASKS.md")
+			f.reg.watch.flush()
+			x := f.reg.watch
+
+			// Lose the events: drop the kernel watch behind the watcher's back.
+			if err := x.fsw.Remove(f.real); err != nil {
+				t.Fatal(err)
+			}
+			f.write("TASKS.md", "changed unseen")
+			x.fsw.Errors <- tc.err
+			f.await("TASKS.md", ptr("changed unseen"))
+			if !strings.Contains(f.logs.String(), tc.log) {
+				t.Errorf("logs do not mention %q:\n%s", tc.log, f.logs.String())
+			}
+			// The rescan watched the folder again.
+			f.write("TASKS.md", "seen again")
+			f.await("TASKS.md", ptr("seen again"))
+		})
+	}
+}
+
+// TestWatchPollingFallback: when a folder cannot be watched (inotify
+// limits), a clear warning is logged and the task file is polled; once a
+// watch can be made again, polling stops.
+func TestWatchPollingFallback(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	oldAdd, oldPoll := addWatch, taskFilePoll
+	addWatch = func(w *fsnotify.Watcher, dir string) error {
+		if failing.Load() {
+			return fmt.Errorf("inotify_add_watch %s: %w", dir, syscall.ENOSPC)
+		}
+		return w.Add(dir)
+	}
+	taskFilePoll = 50 * time.Millisecond
+	t.Cleanup(func() { addWatch, taskFilePoll = oldAdd, oldPoll })
+
+	f := newWatchFixture(t)
+	f.write("TASKS.md", "one")
+	f.createGoal("default", "TASKS.md")
+	f.reg.watch.flush()
+	logs := f.logs.String()
+	for _, want := range []string{"level=WARN", "polling the task file instead", "max_user_watches"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs do not contain %q:\n%s", want, logs)
+		}
+	}
+	if got := f.reg.watch.fsWatchList(); len(got) != 0 {
+		t.Fatalf("fsnotify watches %v, want nothing", got)
+	}
+
+	f.write("TASKS.md", "polled")
+	f.await("TASKS.md", ptr("polled"))
+	if n := strings.Count(f.logs.String(), "polling the task file instead"); n != 1 {
+		t.Errorf("the polling warning was logged %d times, want once", n)
+	}
+
+	failing.Store(false)
+	waitFor(t, "the folder to be watched again", func() bool {
+		return strings.Contains(f.logs.String(), "watched again")
+	})
+	if diff := cmp.Diff([]string{f.real}, f.reg.watch.fsWatchList()); diff != "" {
+		t.Fatalf("fsnotify watch list (-want +got):\n%s", diff)
+	}
+	f.write("TASKS.md", "watched")
+	f.await("TASKS.md", ptr("watched"))
+}
+
+// TestWatchNoFSNotify: when fsnotify cannot start at all, every task file
+// is polled.
+func TestWatchNoFSNotify(t *testing.T) {
+	oldNew, oldPoll := newFSWatcher, taskFilePoll
+	newFSWatcher = func() (*fsnotify.Watcher, error) {
+		return nil, fmt.Errorf("inotify_init1: %w", syscall.EMFILE)
+	}
+	taskFilePoll = 50 * time.Millisecond
+	t.Cleanup(func() { newFSWatcher, taskFilePoll = oldNew, oldPoll })
+
+	f := newWatchFixture(t)
+	f.write("TASKS.md", "one")
+	f.createGoal("default", "TASKS.md")
+	f.write("TASKS.md", "polled")
+	f.await("TASKS.md", ptr("polled"))
+	if logs := f.logs.String(); !strings.Contains(logs, "cannot start the task-file watcher") || !strings.Contains(logs, "max_user_instances") {
+		t.Errorf("logs do not explain the fallback:\n%s", logs)
+	}
+}
+
+// TestWatchChangeWhileClosed: a change made while no registry had the
+// folder open is reported when it is opened again.
+func TestWatchChangeWhileClosed(t *testing.T) {
+	f := newWatchFixture(t)
+	f.write("TASKS.md", "before")
+	f.createGoal("default", "TASKS.md")
+	f.reg.watch.flush()
+	if err := f.reg.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	f.write("TASKS.md", "while down")
+	f.reg, f.ws = f.open()
+	f.await("TASKS.md", ptr("while down"))
+}
+
+// TestWatchReleaseAndClose: the last Release drops the folder's watches;
+// Close stops the watcher, after which nothing is reported.
+func TestWatchReleaseAndClose(t *testing.T) {
+	f := newWatchFixture(t)
+	f.write("TASKS.md", "one")
+	f.createGoal("default", "TASKS.md")
+	f.reg.watch.flush()
+
+	w2 := openWorkspace(t, f.reg, f.root) // a second reference
+	w2.Release()
+	if len(f.reg.watch.watched()) != 1 {
+		t.Fatalf("a Release that is not the last dropped the watch")
+	}
+	f.release()
+	if got := f.reg.watch.watched(); len(got) != 0 {
+		t.Fatalf("after the last Release, watched = %v", got)
+	}
+	openWorkspace(t, f.reg, f.root) // open again: watched again
+	f.reg.watch.flush()
+	if len(f.reg.watch.watched()) != 1 {
+		t.Fatalf("after reopening, watched = %v", f.reg.watch.watched())
+	}
+
+	if err := f.reg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.reg.watch.loopDone:
+	default:
+		t.Fatal("the event loop still runs after Close")
+	}
+	f.write("TASKS.md", "after close")
+	f.noCall()
+}
+
+// TestWatchNeedsCallback: without OnTaskFile nothing is watched (one-shot
+// commands).
+func TestWatchNeedsCallback(t *testing.T) {
+	reg := newRegistry(t, t.TempDir())
+	root := folder(t)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := openWorkspace(t, reg, root)
+	info, err := w.TaskFile("TASKS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Update("s", func(s *Session) (Change, error) {
+		_, err := s.Goal.Create(goal.CreateParams{Objective: "o", TaskFile: &info}, time.Now())
+		return Change{Kind: "goal.create", Actor: "user", Goal: true}, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.watch.started {
+		t.Fatal("the watcher started without OnTaskFile")
+	}
+}
+
+// TestResolveTaskPath: what is watched for a path, and where it leads.
+func TestResolveTaskPath(t *testing.T) {
+	root := t.TempDir()
+	root, _ = filepath.EvalSymlinks(root)
+	outside := t.TempDir()
+	mk := func(rel string) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(rel), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln := func(target, rel string) {
+		if err := os.Symlink(target, filepath.Join(root, rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("docs/TASKS.md")
+	mk("x/y/z.md")
+	mk("file")
+	ln("docs/TASKS.md", "link.md")
+	ln("link.md", "chain.md")
+	ln("x/y", "ydir")
+	ln(filepath.Join(outside, "o.md"), "out.md")
+	ln("../../etc", "docs/up")
+	ln("loop2", "loop1")
+	ln("loop1", "loop2")
+	if err := os.Mkdir(filepath.Join(root, "folder.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	j := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	tests := []struct {
+		rel                     string
+		dirs                    []string
+		real                    string
+		exists, isDir, outside_ bool
+	}{
+		{rel: "docs/TASKS.md", dirs: []string{j("docs")}, real: j("docs/TASKS.md"), exists: true},
+		{rel: "link.md", dirs: []string{root, j("docs")}, real: j("docs/TASKS.md"), exists: true},
+		{rel: "chain.md", dirs: []string{root, j("docs")}, real: j("docs/TASKS.md"), exists: true},
+		{rel: "ydir/z.md", dirs: []string{root, j("x/y")}, real: j("x/y/z.md"), exists: true},
+		{rel: "later/dir/task.md", dirs: []string{root}, real: j("later/dir/task.md")},
+		{rel: "x/later/task.md", dirs: []string{j("x")}, real: j("x/later/task.md")},
+		{rel: "file/task.md", dirs: []string{root}, real: j("file/task.md")},
+		{rel: "folder.md", dirs: []string{root}, real: j("folder.md"), exists: true, isDir: true},
+		{rel: "out.md", dirs: []string{root}, real: filepath.Join(outside, "o.md"), outside_: true},
+		{rel: "docs/up/passwd", dirs: []string{j("docs")}, outside_: true},
+		{rel: "loop1", dirs: []string{root}, real: j("loop1"), outside_: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.rel, func(t *testing.T) {
+			res := resolveTaskPath(root, tc.rel)
+			if diff := cmp.Diff(tc.dirs, res.dirs); diff != "" {
+				t.Errorf("dirs (-want +got):\n%s", diff)
+			}
+			if tc.real != "" && res.real != tc.real {
+				t.Errorf("real = %q, want %q", res.real, tc.real)
+			}
+			if res.exists != tc.exists || res.isDir != tc.isDir || res.outside != tc.outside_ {
+				t.Errorf("exists, isDir, outside = %v, %v, %v; want %v, %v, %v", res.exists, res.isDir, res.outside, tc.exists, tc.isDir, tc.outside_)
+			}
+		})
+	}
+}
