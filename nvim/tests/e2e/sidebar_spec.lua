@@ -194,3 +194,50 @@ test("gf on the task file line opens it", function()
   H.ok(sidebar.is_open(), "sidebar stays open")
   vim.cmd("AgentdGoalCancel")
 end)
+
+test("<CR> cycles a todo, J moves it down, R re-reads, q closes", function()
+  H.tool("TodoList", { todos = {
+    { title = "first", status = "pending" },
+    { title = "second", status = "pending" },
+  } })
+  vim.cmd("AgentdToggle")
+  wait_sidebar("[ ] second")
+  focus_sidebar_item("first")
+  H.feed("<CR>")
+  H.wait(function()
+    return daemon_items()[1].status == "in_progress"
+  end, "daemon to have 'first' in_progress", 10000, describe)
+  focus_sidebar_item("first")
+  H.feed("J")
+  H.wait(function()
+    local items = daemon_items()
+    return items[1].title == "second" and items[2].title == "first"
+  end, "daemon to have 'first' moved down", 10000, describe)
+  wait_sidebar("[ ] second\n  [~] first")
+  H.contains(vim.api.nvim_get_current_line(), "first", "cursor follows the moved item")
+  local c = conn()
+  local reads = 0
+  local orig = client.refresh
+  client.refresh = function(...)
+    reads = reads + 1
+    return orig(...)
+  end
+  H.feed("R")
+  client.refresh = orig
+  H.eq(1, reads, "R re-reads the state")
+  H.feed("q")
+  H.eq(false, sidebar.is_open(), "q closes the sidebar")
+  H.eq("ready", c.status)
+end)
+
+test(":AgentdTaskFile opens the goal's task file", function()
+  vim.fn.writefile({ "notes" }, ws .. "/NOTES.md")
+  vim.cmd("AgentdGoal! Keep @NOTES.md tidy")
+  H.wait(function()
+    local g = conn().store.state.goal
+    return g and g.taskFile and g.taskFile.path == "NOTES.md"
+  end, "goal with NOTES.md as task file", 10000, describe)
+  vim.cmd("AgentdTaskFile")
+  H.eq(vim.fs.normalize(ws .. "/NOTES.md"), vim.fs.normalize(vim.api.nvim_buf_get_name(0)))
+  vim.cmd("AgentdGoalCancel")
+end)
