@@ -3,8 +3,7 @@
 local M = {}
 
 local notes = {}
-local orig_notify = vim.notify
-vim.notify = function(msg, level, opts)
+vim.notify = function(msg, level)
   table.insert(notes, { msg = tostring(msg), level = level or vim.log.levels.INFO })
 end
 

@@ -2,7 +2,6 @@
 -- `agentd state --json`; the statusline; goal changes from a shell; :checkhealth.
 local agentd = require("agentd")
 local client = require("agentd.client")
-local sidebar = require("agentd.sidebar")
 
 local ws = H.ws
 vim.fn.mkdir(ws .. "/.git", "p")

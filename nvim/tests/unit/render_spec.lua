@@ -91,6 +91,7 @@ test("parse_budget: units to setBudget fields", function()
   H.contains(err, "> 0")
   args, err = render.parse_budget("abc", "turns")
   H.eq(nil, args)
+  H.contains(err, "abc")
 end)
 
 test("todo edits return new lists and leave the input alone", function()
