@@ -98,7 +98,6 @@ else
 fi
 export NVIM
 
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then PATH="/usr/local/go/bin:$PATH"; fi
 cleanup_daemons() {
   # Daemons started by a test run (detached, so they outlive nvim until their idle
   # timeout) carry this run's marker in their environment: end exactly those, by pid.
