@@ -375,6 +375,50 @@ test('after a server restart the views still follow live changes', async (api) =
   await waitFor('the change in the tree', () => titles(api)[0] === 'Changed after the restart');
 });
 
+/** Pids of the shared daemons serving our private runtime folder. */
+function daemonPids(): number[] {
+  const pids: number[] = [];
+  for (const p of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) {
+      continue;
+    }
+    try {
+      const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      if (cmd.includes('serve') && cmd.some((a) => a.startsWith('--listen=unix:') && a.includes(DIR))) {
+        pids.push(Number(p));
+      }
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}
+
+test('the shared daemon dies: the client restarts it and re-reads the state', async (api) => {
+  const pids = daemonPids();
+  eq(pids.length, 1, 'one shared daemon for the test folder');
+  let starts = 0;
+  const sub = api.client.onDidStart(() => starts++);
+  try {
+    process.kill(pids[0], 'SIGKILL');
+    await waitFor('a new connection', () => starts > 0 && api.client.status === 'running', 30_000);
+    const server = await serverState();
+    await waitFor(
+      'the view to match the restarted daemon',
+      () => api.store.state?.revision === server.revision && api.store.state?.goal?.status === server.goal?.status,
+    );
+    ok(!daemonPids().includes(pids[0]), 'a new daemon');
+    if (server.goal?.terminalReason) {
+      eq(api.goal.row('status')?.description, server.goal.terminalReason.split('\n')[0].slice(0, 120), 'reason shown in the status row');
+    }
+    console.log(`@@e2e info after the daemon restart the goal is ${server.goal?.status}: ${server.goal?.terminalReason ?? ''}`);
+    await setTodosAsAgent([{ title: 'Written after the daemon restart', status: 'pending' }]);
+    await waitFor('the change in the tree', () => titles(api)[0] === 'Written after the daemon restart');
+  } finally {
+    sub.dispose();
+  }
+});
+
 test('create goal (input boxes, replace confirmation) and cancel it (confirmation)', async (api, ui) => {
   ui.inputs.push('Ship version 2', 'the release is tagged');
   ui.confirms.push(true);
