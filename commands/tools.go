@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -157,6 +158,12 @@ var todoTool = tool{
 			return workspace.Change{Kind: "todo.write", Actor: string(goal.Model), Todos: true,
 				Payload: map[string]any{"items": plan.Items, "agent": c.agent}}, nil
 		})
+		if err != nil && !plan.Write && errors.Is(err, workspace.ErrNotSaved) {
+			// A read only records that the list was used; when that record
+			// cannot be stored (a full disk), the read still answers.
+			c.svc.log.Warn("todo list read: usage not recorded", "session", c.session, "err", err)
+			s, err = c.folder.ws.View(c.session)
+		}
 		if err != nil {
 			return ToolResult{}, err
 		}
