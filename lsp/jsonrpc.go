@@ -244,6 +244,32 @@ func (c *Conn) Notify(method string, params any) error {
 	return c.enqueue(context.Background(), body)
 }
 
+// ErrQueueFull is returned by TryNotify when the peer is not reading: the
+// 4096 messages the outgoing queue holds are already waiting.
+var ErrQueueFull = errors.New("jsonrpc: outgoing queue full: the peer is not reading")
+
+// TryNotify is Notify without the wait: when the outgoing queue is full it
+// drops the notification and returns ErrQueueFull.
+func (c *Conn) TryNotify(method string, params any) error {
+	body, err := rpcRequestBody(nil, method, params)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-c.stopping:
+		return ErrConnClosed
+	default:
+	}
+	select {
+	case c.out <- rpcFrame(body):
+		return nil
+	case <-c.stopping:
+		return ErrConnClosed
+	default:
+		return ErrQueueFull
+	}
+}
+
 // Call sends a request with a fresh numeric id and waits for its response. It
 // returns the raw result, an *Error for an error response, ctx.Err() when ctx ends
 // first (after sending $/cancelRequest for the id), or ErrConnClosed when the

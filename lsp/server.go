@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"go.lsp.dev/protocol"
 
@@ -92,7 +93,10 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts Con
 
 // fanOut sends a committed change to every ready connection that has its
 // folder open. It runs under the session's lock, so notices of a session
-// arrive here in revision order; Notify only enqueues.
+// arrive here in revision order. It never waits for a connection: one whose
+// client stopped reading (4096 messages queued) loses the notification (it
+// will see a revision gap and re-read, PROTOCOL.md §4) rather than holding
+// up every writer of the daemon.
 func (s *Server) fanOut(n workspace.Notice) {
 	s.mu.Lock()
 	conns := make([]*connection, 0, len(s.conns))
@@ -109,8 +113,8 @@ func (s *Server) fanOut(n workspace.Notice) {
 			continue
 		}
 		for _, note := range s.svc.Notifications(n, uri) {
-			if err := c.rpc.Notify(note.Method, note.Params); err != nil {
-				c.log.Debug("notification not sent", "method", note.Method, "err", err)
+			if err := c.rpc.TryNotify(note.Method, note.Params); err != nil {
+				c.notSent(note.Method, err)
 			}
 		}
 		if news, ok := s.svc.News(n); ok {
@@ -163,6 +167,7 @@ type connection struct {
 	log    *slog.Logger
 
 	progress *goalProgress
+	stalled  atomic.Bool // notifications were dropped: the client is not reading (logged once)
 
 	mu         sync.Mutex
 	state      lifecycle
@@ -313,9 +318,19 @@ func (c *connection) tellUser(msg string) {
 }
 
 func (c *connection) showMessage(typ protocol.MessageType, msg string) {
-	if err := c.rpc.Notify("window/showMessage", protocol.ShowMessageParams{Type: typ, Message: msg}); err != nil {
-		c.log.Debug("showMessage not sent", "err", err)
+	if err := c.rpc.TryNotify("window/showMessage", protocol.ShowMessageParams{Type: typ, Message: msg}); err != nil {
+		c.notSent("window/showMessage", err)
 	}
+}
+
+// notSent logs a notification the connection could not take: once at Warn
+// when its client stops reading, else at Debug.
+func (c *connection) notSent(method string, err error) {
+	if errors.Is(err, ErrQueueFull) && c.stalled.CompareAndSwap(false, true) {
+		c.log.Warn("client is not reading: dropping notifications to it", "method", method)
+		return
+	}
+	c.log.Debug("notification not sent", "method", method, "err", err)
 }
 
 func (c *connection) initialized(ctx context.Context, req *Request) (any, error) {
