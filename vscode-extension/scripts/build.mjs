@@ -32,6 +32,7 @@ if (args.has('--tests')) {
   builds.push(
     { ...common, entryPoints: ['test/unit/model.test.ts'], outfile: 'out/test/unit/model.test.js', sourcemap: 'inline' },
     { ...common, entryPoints: ['test/unit/manifest.test.ts'], outfile: 'out/test/unit/manifest.test.js', sourcemap: 'inline' },
+    { ...common, entryPoints: ['test/unit/executable.test.ts'], outfile: 'out/test/unit/executable.test.js', sourcemap: 'inline' },
     { ...common, entryPoints: ['test/e2e/suite.ts'], outfile: 'out/test/e2e/suite.js', sourcemap: 'inline' },
   );
 }

@@ -73,6 +73,17 @@ class PanelCommands {
     return this.d.store.state;
   }
 
+  /** The shown state, or undefined after telling the user that agentd is not connected. */
+  private requireState(): State | undefined {
+    const st = this.d.store.state;
+    if (!st) {
+      void this.d.ui.warn(
+        this.d.client.status === 'missing' ? 'agentd is not installed (see the agentd sidebar).' : 'agentd is not connected yet.',
+      );
+    }
+    return st;
+  }
+
   /** Sends a state-changing server command; shows its State, or the error. */
   private async send(command: string, args: object = {}): Promise<EditResult> {
     try {
@@ -144,7 +155,7 @@ class PanelCommands {
   }
 
   async todoAdd(): Promise<EditResult> {
-    const st = this.state;
+    const st = this.requireState();
     if (!st) {
       return undefined;
     }
@@ -211,7 +222,7 @@ class PanelCommands {
   }
 
   async goalCreate(): Promise<EditResult> {
-    const st = this.state;
+    const st = this.requireState();
     if (!st) {
       return undefined;
     }

@@ -47,6 +47,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
   };
   syncContext();
   setKey('agentdPanel.serverMissing', false);
+  setKey('agentdPanel.connection', client.status);
 
   context.subscriptions.push(
     output,
@@ -58,6 +59,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
     store.onDidChange(syncContext),
     client.onDidChangeStatus((s) => {
       setKey('agentdPanel.serverMissing', s === 'missing');
+      setKey('agentdPanel.connection', s);
       syncContext();
     }),
     ...registerCommands({ client, store, ui, output }),

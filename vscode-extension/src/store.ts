@@ -63,9 +63,12 @@ export class PanelStore implements vscode.Disposable {
     return this.sessionValue;
   }
 
-  /** Switches the views to `session` (picked by the user) and re-reads its state. */
-  async setSession(session: string): Promise<void> {
-    this.sessionPinned = true;
+  /**
+   * Switches the views to `session` and re-reads its state. `pinned` (the
+   * user picked it) stops the `agentd.session` setting from moving it again.
+   */
+  async setSession(session: string, pinned = true): Promise<void> {
+    this.sessionPinned ||= pinned;
     if (session === this.sessionValue) {
       return;
     }
@@ -77,10 +80,8 @@ export class PanelStore implements vscode.Disposable {
 
   /** Follows the `agentd.session` setting unless the user picked a session. */
   setDefaultSession(session: string): void {
-    if (!this.sessionPinned && session !== this.sessionValue) {
-      void this.setSession(session).then(() => {
-        this.sessionPinned = false;
-      });
+    if (!this.sessionPinned) {
+      void this.setSession(session, false);
     }
   }
 

@@ -41,6 +41,7 @@ export class GoalViewProvider implements vscode.TreeDataProvider<GoalRow>, vscod
     this.rows = this.compute();
     const s = this.store.session;
     this.view.description = s !== 'default' || this.store.sessions.length > 1 ? `session ${s}` : undefined;
+    this.view.message = this.store.lastError ? `agentd: ${this.store.lastError}` : undefined;
     this.emitter.fire(undefined);
   }
 

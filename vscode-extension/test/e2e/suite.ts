@@ -296,6 +296,15 @@ test('set budget: quick pick of the unit, then the number', async (api, ui) => {
   await waitFor('status bar with budgets', () => / · 0\/20 turns · 0\/50k tok · \d+s\/2h$/.test(api.statusBar.item.text));
 });
 
+test('the status bar item focuses the Goal view', async (api) => {
+  await vscode.commands.executeCommand('workbench.view.explorer');
+  await waitFor('the Goal view hidden', () => !api.goal.view.visible);
+  const command = api.statusBar.item.command;
+  eq(command, 'agentdPanel.goal.focus', 'status bar command');
+  await vscode.commands.executeCommand(command as string);
+  await waitFor('the Goal view visible', () => api.goal.view.visible);
+});
+
 test('the sidebar renders the goal and todos (DOM checks + screenshot)', async (api) => {
   const st = await api.client.execute<State>('agentd.todo.set', {
     items: [
@@ -344,11 +353,13 @@ test('the task file row opens the file; an edit on disk updates the row', async 
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   const sha = api.store.state?.goal?.taskFile?.sha256;
   fs.appendFileSync(path.join(WS, 'TASK.md'), '\nAlso keep the public API stable.\n');
+  const editedAt = Date.now();
   await waitFor(
     'a new task file hash (agentd/taskFileChanged)',
     () => api.store.state?.goal?.taskFile?.sha256 && api.store.state.goal.taskFile.sha256 !== sha,
     10_000,
   );
+  console.log(`@@e2e info task file change reached the view after ${Date.now() - editedAt} ms`);
   ok(/TASK\.md \(changed\)/.test(api.goal.row('taskFile')?.description ?? ''), `row: ${api.goal.row('taskFile')?.description}`);
 });
 
