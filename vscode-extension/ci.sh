@@ -90,7 +90,7 @@ step "bundle (esbuild)"
 node scripts/build.mjs --tests
 step "package (vsce)"
 rm -f ./*.vsix
-npx vsce package --no-dependencies
+npm run --silent package   # vsce package --no-dependencies, README links made absolute
 ls -l ./*.vsix
 
 mkdir -p artifacts
@@ -104,7 +104,8 @@ unit_pass="${unit_pass:-0}"
 unit_fail="${unit_fail:-1}"
 
 step "extension-host tests (VS Code server + Chromium + agentd)"
-node test/e2e/run.mjs 2>&1 | tee artifacts/e2e.out || status=1
+vsix="$(ls ./*.vsix | head -1)"
+E2E_VSIX="$vsix" node test/e2e/run.mjs 2>&1 | tee artifacts/e2e.out || status=1
 e2e_line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' artifacts/e2e.out | tail -1)"
 e2e_pass="$(echo "${e2e_line:-0 passed, 1 failed}" | sed -E 's/^([0-9]+) passed.*/\1/')"
 e2e_fail="$(echo "${e2e_line:-0 passed, 1 failed}" | sed -E 's/.* ([0-9]+) failed$/\1/')"

@@ -14,6 +14,7 @@
 // Environment (all optional): AGENTD_BIN (default ../bin/agentd),
 // AGENTD_VSCODE_CACHE (default .cache), CHROMIUM (default /usr/bin/chromium),
 // E2E_TIMEOUT_MS (default 300000), E2E_KEEP=1 keeps the temporary folder,
+// E2E_VSIX=FILE tests that packaged extension instead of this folder,
 // E2E_ONLY=REGEX runs only the matching tests (and the first), E2E_REMOTE=off
 // runs agentd as a private stdio server instead of through the shared daemon.
 
@@ -253,7 +254,38 @@ async function cleanup() {
   }
 }
 
+/**
+ * The extension folder VS Code loads: this source folder, or with E2E_VSIX the
+ * content of that .vsix, installed by the VS Code server's own CLI into a
+ * folder of its own (so the tests run exactly what was packaged).
+ */
+function extensionFolder() {
+  if (!process.env.E2E_VSIX) {
+    return ext;
+  }
+  const target = dir('vsix-install');
+  execFileSync(
+    node24,
+    [
+      serverMain,
+      '--install-extension', path.resolve(process.env.E2E_VSIX),
+      '--extensions-dir', target,
+      '--server-data-dir', dir('vsix-server'),
+      '--user-data-dir', dir('vsix-user'),
+      '--accept-server-license-terms',
+    ],
+    { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 },
+  );
+  const installed = fs.readdirSync(target).find((n) => n.startsWith('agentd.agentd-vscode-'));
+  if (!installed) {
+    throw new Error(`installing ${process.env.E2E_VSIX} left no agentd.agentd-vscode-* in ${target}`);
+  }
+  console.log(`e2e: testing the packaged extension ${path.basename(process.env.E2E_VSIX)}`);
+  return path.join(target, installed);
+}
+
 async function main() {
+  const extFolder = extensionFolder();
   const port = await freePort();
   const host = `127.0.0.1:${port}`;
   server = spawn(
@@ -330,7 +362,7 @@ async function main() {
   });
 
   const payload = [
-    ['extensionDevelopmentPath', `vscode-remote://${host}${ext}`],
+    ['extensionDevelopmentPath', `vscode-remote://${host}${extFolder}`],
     ['extensionTestsPath', `vscode-remote://${host}${suite}`],
   ];
   const url = `http://${host}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
