@@ -321,3 +321,57 @@ func copyFile(from, to string) error {
 	}
 	return out.Close()
 }
+
+// TestHistoryBoundKeepsFileFlat: at the real MaxHistory, a session keeps
+// exactly the newest MaxHistory events, and once the bound is reached the
+// state file stops growing: the pages of dropped events are reused, so
+// such a file never needs compacting.
+func TestHistoryBoundKeepsFileFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 12,000 events")
+	}
+	dir := t.TempDir()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() { // the test is about sizes, not fsync
+		if d, err := os.MkdirTemp("/dev/shm", "agentd-history-"); err == nil {
+			dir = d
+			t.Cleanup(func() { os.RemoveAll(d) })
+		}
+	}
+	w := openWorkspace(t, newRegistry(t, dir), folder(t))
+	payload := strings.Repeat("p", 300)
+	write := func(n int) {
+		for range n {
+			if _, err := w.Update("s", func(s *Session) (Change, error) {
+				return Change{Kind: "todo.set", Todos: true, Payload: payload}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	size := func() int64 {
+		fi, err := os.Stat(w.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	write(MaxHistory + 500)
+	atBound := size()
+	write(1500)
+	if got := countHistory(t, w, "s"); got != MaxHistory {
+		t.Errorf("stored events: got %d, want %d", got, MaxHistory)
+	}
+	if h := mustHistory(t, w, "s", 1); h[0].Seq != MaxHistory+2000 {
+		t.Errorf("newest seq %d, want %d", h[0].Seq, MaxHistory+2000)
+	}
+	if after := size(); after > atBound+atBound/10 {
+		t.Errorf("file grew from %d to %d bytes past the history bound", atBound, after)
+	}
+	fileSize, free, err := freeSpace(w.db, w.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free*2 > fileSize {
+		t.Errorf("%d of %d bytes free at the history bound: the file would be compacted at every open", free, fileSize)
+	}
+}
