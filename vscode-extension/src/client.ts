@@ -5,6 +5,7 @@ import {
   ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
+  RevealOutputChannelOn,
   State as ClientState,
   type ClientCapabilities,
   type LanguageClientOptions,
@@ -166,7 +167,7 @@ export class AgentdClient implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
       outputChannel: this.output,
-      revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: { session: settings.session },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),
@@ -207,18 +208,18 @@ export class AgentdClient implements vscode.Disposable {
       client.onNotification(method, (params: unknown) => this.notificationEmitter.fire({ method, params }));
     }
     this.clientSubscription = client.onDidChangeState((e) => {
-        if (client !== this.client) {
-          return;
-        }
-        if (e.newState === ClientState.Running) {
-          this.setStatus('running');
-          this.startEmitter.fire();
-        } else if (e.newState === ClientState.Starting) {
-          this.setStatus('starting');
-        } else if (this.statusValue !== 'failed') {
-          this.setStatus('stopped');
-        }
-      });
+      if (client !== this.client) {
+        return;
+      }
+      if (e.newState === ClientState.Running) {
+        this.setStatus('running');
+        this.startEmitter.fire();
+      } else if (e.newState === ClientState.Starting) {
+        this.setStatus('starting');
+      } else if (this.statusValue !== 'failed') {
+        this.setStatus('stopped');
+      }
+    });
     this.client = client;
     this.setStatus('starting');
     try {

@@ -465,6 +465,28 @@ test('a missing binary gives one error with the install command, and no restart 
   eq(api.context['agentdPanel.serverMissing'], false, 'setup view hidden');
 });
 
+test('a binary that exits at once gives one error and is not restarted in a loop', async (api, ui) => {
+  const cfg = vscode.workspace.getConfiguration('agentd');
+  const saved = cfg.inspect<string>('path')?.workspaceValue;
+  const starts = path.join(DIR, 'broken-starts');
+  const broken = path.join(DIR, 'broken-agentd');
+  fs.writeFileSync(broken, `#!/bin/sh\necho started >> '${starts}'\necho 'broken agentd for the test' >&2\nexit 3\n`, { mode: 0o755 });
+  const errorsBefore = ui.of('error').length;
+  try {
+    await cfg.update('path', broken, vscode.ConfigurationTarget.Workspace);
+    await waitFor('status failed', () => api.client.status === 'failed', 20_000);
+    await waitFor('the error message', () => ui.of('error').length > errorsBefore);
+    const errors = ui.of('error').slice(errorsBefore);
+    eq(errors.length, 1, 'one error');
+    ok(errors[0].includes('failed to start'), `error: ${errors[0]}`);
+    eq(fs.readFileSync(starts, 'utf8').trim().split('\n').length, 1, 'started once');
+    eq(api.context['agentdPanel.connection'], 'failed', 'failed welcome shown');
+  } finally {
+    await cfg.update('path', saved, vscode.ConfigurationTarget.Workspace);
+  }
+  await waitFor('running again', () => api.client.status === 'running' && api.store.state, 20_000);
+});
+
 // ---------------------------------------------------------------------------
 
 /** Entry point called by VS Code's test runner (the test-electron contract). */
