@@ -150,6 +150,17 @@ func FuzzNormalize(f *testing.F) {
 			}
 		}
 		out, err := Normalize(items)
+		trimmed := utf8.RuneCountInString(strings.TrimSpace(title))
+		switch {
+		case len(items) > MaxItems:
+			if err == nil || !strings.Contains(err.Error(), "at most 200") {
+				t.Fatalf("%d items: got %v, want a refusal stating the limit of 200", len(items), err)
+			}
+		case len(items) > 0 && trimmed > MaxTitleChars:
+			if err == nil || !strings.Contains(err.Error(), "at most 500") {
+				t.Fatalf("a title of %d characters: got %v, want a refusal stating the limit of 500", trimmed, err)
+			}
+		}
 		if err != nil {
 			checkRefusal(t, err)
 			var ve *ValidationError
