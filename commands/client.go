@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -149,14 +150,18 @@ func (c *Client) AddFolder(uriOrPath string) error {
 	if err != nil {
 		return err
 	}
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		return argsErrorf("workspace folder %s is not a folder on this machine", path)
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return errors.New("client is closed")
 	}
 	for _, f := range c.folders {
 		if f.path == path {
-			return f.openErr
+			c.mu.Unlock()
+			return c.open(f)
 		}
 	}
 	f := &folder{uri: uriOrPath, path: path}
@@ -164,7 +169,8 @@ func (c *Client) AddFolder(uriOrPath string) error {
 		f.uri = workspace.URIFromPath(path)
 	}
 	c.folders = append(c.folders, f)
-	return c.openLocked(f)
+	c.mu.Unlock()
+	return c.open(f)
 }
 
 // RemoveFolder drops a folder (URI or path) and releases its store.
@@ -243,25 +249,58 @@ func (c *Client) Close() {
 	c.folders = nil
 }
 
-func (c *Client) openLocked(f *folder) error {
-	if f.ws != nil {
+// open opens f's store if it is not open yet. It must be called without
+// c.mu held: opening may run the restart rule, whose notices reach the
+// fan-out, which asks this client for its folders (FolderURI).
+func (c *Client) open(f *folder) error {
+	c.mu.Lock()
+	ws, path := f.ws, f.path
+	c.mu.Unlock()
+	if ws != nil {
 		return nil
 	}
-	ws, err := c.svc.reg.Open(f.path)
-	if err != nil {
+	ws, err := c.svc.reg.Open(path)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case err != nil:
 		f.openErr = err
-		return err
+	case f.ws != nil || c.closed || !c.hasLocked(f):
+		ws.Release() // another call opened it first, or the folder is gone
+	default:
+		f.ws, f.openErr = ws, nil
 	}
-	f.ws, f.openErr = ws, nil
-	return nil
+	return err
 }
 
-// resolve finds the folder a command runs on (PROTOCOL.md §3, `workspace`).
+func (c *Client) hasLocked(f *folder) bool {
+	for _, g := range c.folders {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve finds the folder a command runs on (PROTOCOL.md §3, `workspace`)
+// and opens its store if needed.
 func (c *Client) resolve(want string) (*folder, error) {
+	f, err := c.pick(want)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.open(f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// pick chooses the folder named by want, or the only one.
+func (c *Client) pick(want string) (*folder, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.folders) == 0 {
-		return nil, &Error{Code: "workspace.none", Msg: "no workspace folder is open: open a folder (initialize with workspaceFolders or rootUri) or pass --workspace"}
+		return nil, &Error{Code: "workspace.none", Msg: "no workspace folder is open: open a folder in the editor (LSP workspaceFolders or rootUri), or give --workspace to a shell command"}
 	}
 	var f *folder
 	switch {
@@ -283,9 +322,6 @@ func (c *Client) resolve(want string) (*folder, error) {
 	default:
 		return nil, &Error{Code: "workspace.unknown", Msg: fmt.Sprintf("several workspace folders are open (%s): say which one with the \"workspace\" argument", c.pathsLocked())}
 	}
-	if err := c.openLocked(f); err != nil {
-		return nil, err
-	}
 	return f, nil
 }
 
@@ -298,17 +334,22 @@ func (c *Client) pathsLocked() string {
 	return strings.Join(paths, ", ")
 }
 
-// folderPath converts a folder URI or absolute path into a clean absolute path.
+// folderPath converts a folder URI or absolute path into a clean absolute
+// path with symbolic links resolved, so that one folder reached through a
+// link and through its real path shares one state.
 func folderPath(uriOrPath string) (string, error) {
 	if uriOrPath == "" {
 		return "", argsErrorf("workspace folder is empty")
 	}
-	if strings.HasPrefix(uriOrPath, "/") {
-		return filepath.Clean(uriOrPath), nil
+	p := filepath.Clean(uriOrPath)
+	if !strings.HasPrefix(uriOrPath, "/") {
+		var err error
+		if p, err = workspace.PathFromURI(uriOrPath); err != nil {
+			return "", argsErrorf("workspace folder %q: %v", uriOrPath, err)
+		}
 	}
-	p, err := workspace.PathFromURI(uriOrPath)
-	if err != nil {
-		return "", argsErrorf("workspace folder %q: %v", uriOrPath, err)
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
 	}
 	return p, nil
 }

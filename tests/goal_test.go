@@ -2,7 +2,11 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -293,4 +297,58 @@ func TestGoalWorkDoneProgress(t *testing.T) {
 	}
 	c.mustExec("agentd.goal.pause", nil, nil)
 	c.await("$/progress", isKind("end"))
+}
+
+// TestGoalTaskFileNotRegular: a folder or a named pipe as task file is a
+// clear refusal, never a hang (a FIFO would block a plain open).
+func TestGoalTaskFileNotRegular(t *testing.T) {
+	e := newEnv(t)
+	if err := os.Mkdir(filepath.Join(e.ws, "docs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(e.ws, "pipe.md"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := e.start().connect()
+	c.initialize(nil, e.ws)
+	for _, tf := range []string{"docs", "pipe.md"} {
+		err := c.exec("agentd.goal.create", map[string]any{"objective": "x", "taskFile": tf}, nil)
+		if refusalCode(err) != "args.invalid" && !strings.Contains(fmt.Sprint(err), "regular file") {
+			t.Errorf("taskFile %s: %v, want a refusal saying it is not a regular file", tf, err)
+		}
+		res := c.tool("CreateGoal", map[string]any{"objective": "x", "taskFile": tf})
+		if !res.IsError || res.ErrorCode == "" || !strings.Contains(res.Output, "regular file") {
+			t.Errorf("CreateGoal with taskFile %s = %+v", tf, res)
+		}
+	}
+	// The watcher meets a pipe that appears later and reads it as missing.
+	c.mustExec("agentd.goal.create", map[string]any{"objective": "x", "taskFile": "later.md"}, nil)
+	if err := syscall.Mkfifo(filepath.Join(e.ws, "later.md"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := c.shutdown(); code != 0 {
+		t.Fatalf("exit code %d after a pipe appeared as the task file", code)
+	}
+}
+
+// TestFolderReopenedWithActiveGoal: reopening a folder whose goal is active
+// runs the restart rule without deadlocking the connection (its notices
+// reach the fan-out while the folder is being added).
+func TestFolderReopenedWithActiveGoal(t *testing.T) {
+	e := newEnv(t)
+	a := e.start().connect()
+	a.initialize(nil, e.ws)
+	a.mustExec("agentd.goal.create", map[string]any{"objective": "keep going"}, nil)
+
+	b := e.start().connect()
+	b.initialize(nil, e.ws)
+	if err := b.exec("agentd.state", nil, nil); refusalCode(err) != "workspace.locked" {
+		t.Fatalf("second server: %v, want workspace.locked", err)
+	}
+	a.shutdown()
+	g := b.goal() // retries the open, which pauses the goal left active
+	if g == nil || g.Status != "paused" {
+		t.Fatalf("after the owner left: %+v, want the goal paused by the restart rule", g)
+	}
+	b.mustExec("agentd.tools", nil, nil)
 }

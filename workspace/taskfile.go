@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/agentd/agentd/goal"
 )
@@ -104,10 +105,12 @@ func outside(path, why string) error {
 }
 
 // readTaskFile reads the file at rel under root: exists, size, sha256 and
-// modification time. A missing file is Exists false, not an error.
+// modification time. A missing file is Exists false, not an error; a
+// folder, pipe or device is an *notRegularError (code args.invalid). The
+// file is opened non-blocking so that a named pipe never hangs the caller.
 func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
 	info := goal.TaskFileInfo{Path: rel}
-	f, err := os.Open(filepath.Join(root, filepath.FromSlash(rel)))
+	f, err := os.OpenFile(filepath.Join(root, filepath.FromSlash(rel)), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return info, nil
 	}
@@ -119,8 +122,8 @@ func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
 	if err != nil {
 		return info, fmt.Errorf("task file %s: %w", rel, err)
 	}
-	if fi.IsDir() {
-		return info, fmt.Errorf("task file %s is a folder, not a file", rel)
+	if !fi.Mode().IsRegular() {
+		return info, &notRegularError{rel: rel, mode: fi.Mode()}
 	}
 	h := sha256.New()
 	n, err := io.Copy(h, f)
@@ -131,3 +134,27 @@ func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
 	info.Exists, info.Size, info.SHA256, info.ModifiedAt = true, n, hex.EncodeToString(h.Sum(nil)), &mod
 	return info, nil
 }
+
+// notRegularError refuses a task file that is not a regular file.
+type notRegularError struct {
+	rel  string
+	mode fs.FileMode
+}
+
+func (e *notRegularError) Error() string {
+	what := "not a regular file"
+	switch {
+	case e.mode.IsDir():
+		what = "a folder"
+	case e.mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case e.mode&(fs.ModeDevice|fs.ModeCharDevice) != 0:
+		what = "a device"
+	case e.mode&fs.ModeSocket != 0:
+		what = "a socket"
+	}
+	return fmt.Sprintf("task file %s is %s; name a regular file inside the workspace", e.rel, what)
+}
+
+// ErrorCode is args.invalid (RUNTIME.md §3).
+func (e *notRegularError) ErrorCode() string { return goal.CodeArgsInvalid }

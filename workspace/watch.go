@@ -711,12 +711,16 @@ func within(root, p string) (string, bool) {
 }
 
 // read reads the task file where the path leads. A path that leads nowhere,
-// outside the workspace or to a folder reads as missing.
+// outside the workspace, or to anything but a regular file reads as missing.
 func (r resolution) read(rel string) (goal.TaskFileInfo, error) {
 	if !r.exists || r.isDir || r.outside {
 		return goal.TaskFileInfo{Path: rel}, nil
 	}
 	info, err := readTaskFile(filepath.Dir(r.real), filepath.Base(r.real))
+	var notRegular *notRegularError
+	if errors.As(err, &notRegular) {
+		return goal.TaskFileInfo{Path: rel}, nil
+	}
 	info.Path = rel
 	return info, err
 }
