@@ -70,7 +70,73 @@ func decodeStrict(raw json.RawMessage, dst any, what string) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return fmt.Errorf("%s: unexpected data after the object", what)
 	}
+	return exactKeys(raw, reflect.TypeOf(dst), what)
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// exactKeys refuses the keys that encoding/json matches only when case is
+// ignored ("TODOS" for "todos", or "Status" next to "status"), so that
+// inputs are strict as the schemas say (additionalProperties false). raw
+// has already decoded into t without error.
+func exactKeys(raw json.RawMessage, t reflect.Type, where string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil
+		}
+		fields := jsonFields(t)
+		for key, val := range obj {
+			ft, ok := fields[key]
+			if !ok {
+				return fmt.Errorf("%s: unknown field %q", where, key)
+			}
+			if err := exactKeys(val, ft, where+"."+key); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		var list []json.RawMessage
+		if json.Unmarshal(raw, &list) != nil {
+			return nil
+		}
+		for i, val := range list {
+			if err := exactKeys(val, t.Elem(), fmt.Sprintf("%s[%d]", where, i)); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// jsonFields maps the JSON names of a struct's fields, embedded ones
+// included, to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported() && !f.Anonymous:
+			continue
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			for k, v := range jsonFields(f.Type) {
+				out[k] = v
+			}
+			continue
+		case name == "":
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }
 
 func describeDecodeError(err error, what string) error {

@@ -46,6 +46,7 @@ func TestDecodeStrictNamesTheField(t *testing.T) {
 		{`{"limit":5} {}`, "unexpected data after the object"},
 		{`[1]`, "must be a JSON object, got an array"},
 		{`{"limit":`, "malformed JSON"},
+		{`{"LIMIT":5}`, `unknown field "LIMIT"`},
 	}
 	for _, tt := range tests {
 		var a historyArgs
@@ -53,5 +54,33 @@ func TestDecodeStrictNamesTheField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("decodeStrict(%s) = %v, want it to say %q", tt.raw, err, tt.want)
 		}
+	}
+}
+
+// TestDecodeStrictExactCase: keys must match exactly at every level, even
+// where encoding/json would accept another case.
+func TestDecodeStrictExactCase(t *testing.T) {
+	tests := []struct{ raw, want string }{
+		{`{"items":[{"title":"a","status":"pending","Status":"done"}]}`, `arguments.items[0]: unknown field "Status"`},
+		{`{"Items":[]}`, `unknown field "Items"`},
+		{`{"Session":"s","items":[]}`, `unknown field "Session"`},
+		{`{"session":"s","items":[{"title":"a","status":"pending"}],"expectedRevision":3}`, ""},
+	}
+	for _, tt := range tests {
+		var a todoSetArgs
+		err := decodeStrict(json.RawMessage(tt.raw), &a, "arguments")
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("decodeStrict(%s) = %v, want success", tt.raw, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("decodeStrict(%s) = %v, want it to say %q", tt.raw, err, tt.want)
+		}
+	}
+	var b goalBudgetArgs
+	if err := decodeStrict(json.RawMessage(`{"turns":3,"wallClockMs":null}`), &b, "arguments"); err != nil || !b.Turns.Set || !b.WallClockMs.Set {
+		t.Errorf("budget args: %v %+v", err, b)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Command is one workspace/executeCommand command. The table Commands is the
@@ -92,9 +93,15 @@ func (cl *Client) Execute(ctx context.Context, id string, arguments json.RawMess
 	d := cl.Defaults()
 	c := &call{svc: cl.svc, client: cl, session: d.Session, agent: d.Agent, defaults: d}
 	if common.Session != "" {
+		if err := checkName("session", common.Session); err != nil {
+			return nil, err
+		}
 		c.session = common.Session
 	}
 	if common.Agent != "" {
+		if err := checkName("agent", common.Agent); err != nil {
+			return nil, err
+		}
 		c.agent = common.Agent
 	}
 	if cmd.needsWorkspace {
@@ -120,4 +127,21 @@ func Reference() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.ID, args, c.Doc)
 	}
 	return b.String()
+}
+
+// MaxNameBytes bounds session and agent names (they are storage keys).
+const MaxNameBytes = 256
+
+// checkName refuses a session or agent name that is too long or holds
+// control characters, without echoing a huge value back.
+func checkName(field, v string) error {
+	if len(v) > MaxNameBytes {
+		return argsErrorf("field %q is %d bytes long; at most %d are allowed", field, len(v), MaxNameBytes)
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return argsErrorf("field %q must not contain control characters, got %q", field, v)
+		}
+	}
+	return nil
 }

@@ -29,6 +29,9 @@ func (cl *Client) Configure(initOptions json.RawMessage) (unknown []string, err 
 					return nil, argsErrorf("initializationOptions.%s must be a string, got %s", key, jsonKind(raw))
 				}
 			}
+			if err := checkName(key, v); err != nil {
+				return nil, err
+			}
 			if key == "session" {
 				d.Session = v
 			} else {

@@ -102,6 +102,8 @@ func TestTodoListRefusals(t *testing.T) {
 		{"unknown top-level key", map[string]any{"todos": []item{}, "merge": true}, []string{`"merge"`}},
 		{"unknown item key", map[string]any{"todos": []any{map[string]any{"title": "a", "status": "pending", "id": 1}}}, []string{`"id"`}},
 		{"todos not an array", map[string]any{"todos": "a"}, []string{"todos", "array"}},
+		{"a key differing only in case", map[string]any{"Todos": []item{}}, []string{`"Todos"`}},
+		{"an item key differing only in case", map[string]any{"todos": []any{map[string]any{"title": "a", "status": "pending", "Status": "done"}}}, []string{`"Status"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -57,7 +57,8 @@ func (e *ValidationError) Error() string {
 func (e *ValidationError) ErrorCode() string { return CodeInvalid }
 
 // Normalize validates items and returns the list to store: a fresh slice whose
-// titles are trimmed. The caller's slice is never retained. Errors are
+// titles are trimmed. A title is one line: a line break inside it would
+// render as extra list lines in the model-facing text. The caller's slice is never retained. Errors are
 // *ValidationError naming the limit or the bad value.
 func Normalize(items []Item) ([]Item, error) {
 	if len(items) > MaxItems {
@@ -68,6 +69,9 @@ func Normalize(items []Item) ([]Item, error) {
 		title := strings.TrimSpace(it.Title)
 		if title == "" {
 			return nil, &ValidationError{Index: i, Msg: "title is empty; every item needs a short description of the work"}
+		}
+		if strings.ContainsAny(title, "\r\n") {
+			return nil, &ValidationError{Index: i, Msg: "title has a line break; a title is one line (split the work into more items instead)"}
 		}
 		if n := utf8.RuneCountInString(title); n > MaxTitleChars {
 			return nil, &ValidationError{Index: i, Msg: fmt.Sprintf("title is %d characters long; at most %d are allowed", n, MaxTitleChars)}

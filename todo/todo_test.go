@@ -25,6 +25,7 @@ func TestNormalize(t *testing.T) {
 		{name: "trims titles, keeps order", in: []Item{{"  b ", Done}, {"a", InProgress}}, want: []Item{{"b", Done}, {"a", InProgress}}},
 		{name: "completed is refused with the valid values", in: []Item{{"a", "completed"}}, wantErr: `todos[0]: status "completed" is not valid; use one of "pending", "in_progress" or "done"`},
 		{name: "empty status", in: []Item{{"a", ""}}, wantErr: `status ""`},
+		{name: "line break in a title", in: []Item{{"a\n  [done] b", Pending}}, wantErr: "todos[0]: title has a line break"},
 		{name: "blank title", in: []Item{{"ok", Pending}, {" \t", Pending}}, wantErr: "todos[1]: title is empty"},
 		{name: "title of 500 characters", in: []Item{{strings.Repeat("é", 500), Pending}}, want: []Item{{strings.Repeat("é", 500), Pending}}},
 		{name: "title of 501 characters", in: []Item{{strings.Repeat("é", 501), Pending}}, wantErr: "at most 500"},

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -17,7 +18,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 			positional = append(positional, args[i+1:]...)
 			break
 		}
-		if len(a) < 2 || a[0] != '-' {
+		if len(a) < 2 || a[0] != '-' || isNumber(a) {
 			positional = append(positional, a)
 			continue
 		}
@@ -36,8 +37,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			continue
 		}
-		if i+1 >= len(args) {
-			return nil, fmt.Errorf("flag %s needs a value", a)
+		if i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
+			return nil, fmt.Errorf("flag %s needs a value (write %s=VALUE for a value that starts with --)", a, a)
 		}
 		i++
 		flags = append(flags, args[i])
@@ -46,4 +47,11 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		return nil, err
 	}
 	return positional, nil
+}
+
+// isNumber says whether a is a number such as -3, which is an argument,
+// not a flag.
+func isNumber(a string) bool {
+	_, err := strconv.ParseFloat(a, 64)
+	return err == nil
 }
