@@ -27,8 +27,15 @@ step "go test -race"
 go test -race -count=1 "${pkgs[@]}"
 
 step "fuzz (short)"
-go test ./lsp -run '^$' -fuzz '^FuzzReadMessage$' -fuzztime 10s
-go test ./workspace -run '^$' -fuzz '^FuzzPathFromURI$' -fuzztime 5s
+fuzz() { go test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$3"; }
+fuzz ./lsp FuzzReadMessage 10s
+fuzz ./workspace FuzzPathFromURI 5s
+fuzz ./commands FuzzUnwrapArguments 5s
+fuzz ./commands FuzzExecute 10s
+fuzz ./todo FuzzPlanCall 5s
+fuzz ./todo FuzzNormalize 5s
+fuzz ./goal FuzzDecodeInput 5s
+fuzz ./goal FuzzCallTool 10s
 
 step "vscode-jsonrpc end-to-end"
 (cd tests/node && npm ci --no-audit --no-fund --loglevel=error && node --test)
