@@ -183,27 +183,15 @@ func ListenDaemon(opts DaemonOptions) (*Daemon, error) {
 // claimLock takes PATH.lock. While another process holds it and nothing
 // answers on the socket, it waits up to lockWait.
 func (d *Daemon) claimLock() (*os.File, error) {
-	f, err := os.OpenFile(d.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := waitFlock(context.Background(), d.path+".lock", lockWait, func() bool { return answers(d.path) })
+	if errors.Is(err, errLockHeld) {
+		info, _ := ReadDaemonInfo(d.path)
+		return nil, &DaemonRunningError{Path: d.path, Pid: info.Pid}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot open the daemon lock: %w", err)
+		return nil, fmt.Errorf("cannot take the daemon lock: %w", err)
 	}
-	deadline := time.Now().Add(lockWait)
-	for {
-		locked, err := tryFlock(f)
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		if locked {
-			return f, nil
-		}
-		if answers(d.path) || time.Now().After(deadline) {
-			f.Close()
-			info, _ := ReadDaemonInfo(d.path)
-			return nil, &DaemonRunningError{Path: d.path, Pid: info.Pid}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return f, nil
 }
 
 // answers reports whether something accepts connections on the socket.

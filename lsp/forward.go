@@ -102,6 +102,23 @@ func DialOrStart(ctx context.Context, path string, start StartFunc) (*net.UnixCo
 
 // lockFile takes an exclusive flock on path, waiting at most wait.
 func lockFile(ctx context.Context, path string, wait time.Duration) (unlock func(), err error) {
+	f, err := waitFlock(ctx, path, wait, nil)
+	if errors.Is(err, errLockHeld) {
+		return nil, fmt.Errorf("another agentd has held %s for over %v", path, wait)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
+}
+
+// errLockHeld: another process kept the lock for the whole wait.
+var errLockHeld = errors.New("lock held by another process")
+
+// waitFlock opens path and takes an exclusive flock on it, retrying until
+// wait has passed, ctx ends, or giveUp (may be nil) says to stop; then the
+// error is errLockHeld. The lock lasts until the returned file is closed.
+func waitFlock(ctx context.Context, path string, wait time.Duration, giveUp func() bool) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
@@ -109,16 +126,15 @@ func lockFile(ctx context.Context, path string, wait time.Duration) (unlock func
 	deadline := time.Now().Add(wait)
 	for {
 		locked, err := tryFlock(f)
-		if err != nil {
+		switch {
+		case err != nil:
 			f.Close()
 			return nil, err
-		}
-		if locked {
-			return func() { f.Close() }, nil // closing the file releases the lock
-		}
-		if time.Now().After(deadline) {
+		case locked:
+			return f, nil
+		case time.Now().After(deadline) || giveUp != nil && giveUp():
 			f.Close()
-			return nil, fmt.Errorf("another agentd has held %s for over %v", path, wait)
+			return nil, errLockHeld
 		}
 		select {
 		case <-ctx.Done():
