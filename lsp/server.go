@@ -104,6 +104,10 @@ func (s *Server) fanOut(n workspace.Notice) {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
+	// Notifications depend only on the folder URI a client uses: build and
+	// encode them once per URI, not once per connection.
+	encoded := map[string][]encodedNote{}
+	news, hasNews := s.svc.News(n)
 	for _, c := range conns {
 		if c.lifecycle() != stateReady {
 			continue
@@ -112,12 +116,17 @@ func (s *Server) fanOut(n workspace.Notice) {
 		if !ok {
 			continue
 		}
-		for _, note := range s.svc.Notifications(n, uri) {
-			if err := c.rpc.TryNotify(note.Method, note.Params); err != nil {
-				c.notSent(note.Method, err)
+		notes, ok := encoded[uri]
+		if !ok {
+			notes = s.encodeNotes(s.svc.Notifications(n, uri))
+			encoded[uri] = notes
+		}
+		for _, note := range notes {
+			if err := c.rpc.TryNotify(note.method, note.params); err != nil {
+				c.notSent(note.method, err)
 			}
 		}
-		if news, ok := s.svc.News(n); ok {
+		if hasNews {
 			if news.Message != "" {
 				typ := protocol.MessageTypeInfo
 				if news.Warning {
@@ -130,6 +139,25 @@ func (s *Server) fanOut(n workspace.Notice) {
 			}
 		}
 	}
+}
+
+// encodedNote is a notification whose params are already JSON.
+type encodedNote struct {
+	method string
+	params json.RawMessage
+}
+
+func (s *Server) encodeNotes(notes []commands.Notification) []encodedNote {
+	out := make([]encodedNote, 0, len(notes))
+	for _, n := range notes {
+		b, err := json.Marshal(n.Params)
+		if err != nil { // params are our own types: this is a bug
+			s.log.Error("notification not encoded", "method", n.Method, "err", err)
+			continue
+		}
+		out = append(out, encodedNote{method: n.Method, params: b})
+	}
+	return out
 }
 
 // lifecycle is the LSP state of a connection (PROTOCOL.md §2).
