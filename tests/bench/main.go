@@ -1,0 +1,159 @@
+// Command bench measures agentd end to end, as editors and agents use it,
+// against floors measured in the same run (docs/performance.md):
+//
+//	go run ./tests/bench          # full run, several minutes
+//	go run ./tests/bench -quick   # about a minute: 200 operations per figure
+//
+// It builds agentd into a temporary directory and runs it over real pipes,
+// and the shared daemon on a Unix socket when the build has one, with a
+// private state directory and XDG_RUNTIME_DIR. Every request goes through
+// our own JSON-RPC peer, lsp.Conn. Progress goes to stderr; stdout gets a
+// Markdown table and, as its last line, one JSON object of every figure.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/workspace"
+)
+
+// bench is one run: its files, settings and figures.
+type bench struct {
+	tmp, bin, trivial string   // the run's directory, agentd, a Go program that exits at once
+	stateDir          string   // of the stdio agentd of the main figures
+	env               []string // agentd's: private XDG dirs
+	log               *os.File // agentd's stderr
+	n, warm, history  int      // operations measured and warmed up per figure; events of the history figure
+	rep               report
+
+	floors *client        // the floor server: floors (a) and (b)
+	stored map[int]stored // what a TodoList write of N items stores
+	main   *client        // the stdio agentd of the main and list-length figures
+}
+
+// items is the length of the standard todo list.
+const items = 8
+
+func main() {
+	if os.Getenv(roleEnv) == "floor" {
+		floorServe()
+		return
+	}
+	quick := flag.Bool("quick", false, "about a minute: 200 operations per figure, 500 history events")
+	n := flag.Int("n", 1000, "operations measured per figure after warm-up (at least 200)")
+	history := flag.Int("history", workspace.MaxHistory, "history events stored for the full-history figure")
+	dir := flag.String("dir", "", "parent of the run's directory, where state files and floor (b) live (default $TMPDIR)")
+	keep := flag.Bool("keep", false, "keep the run's directory (agentd.log, state files)")
+	flag.Parse()
+	b := &bench{n: max(*n, 200), warm: 100, history: *history}
+	if *quick {
+		b.n, b.warm, b.history = 200, 20, min(*history, 500)
+	}
+	var err error
+	if b.tmp, err = os.MkdirTemp(*dir, "agentd-bench-"); err != nil {
+		fatal(err)
+	}
+	err = b.run()
+	if *keep {
+		fmt.Fprintln(os.Stderr, "bench: kept", b.tmp)
+	} else {
+		os.RemoveAll(b.tmp)
+	}
+	if err != nil {
+		fatal(err)
+	}
+	b.rep.print()
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+func (b *bench) run() error {
+	start := time.Now()
+	for _, s := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"build", b.build}, {"floors and operations", b.core}, {"list lengths", b.scale}, {"full history", b.fullHistory},
+		{"shared daemon and fan-out", b.fanout}, {"memory", b.memory}, {"start-up", b.startup},
+	} {
+		t0 := time.Now()
+		fmt.Fprintf(os.Stderr, "bench: %s...", s.name)
+		if err := s.fn(); err != nil {
+			fmt.Fprintln(os.Stderr)
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		fmt.Fprintf(os.Stderr, " %.1fs\n", time.Since(t0).Seconds())
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(os.Stderr, "bench: done in %.0fs, n=%d per figure, load average %s", time.Since(start).Seconds(), b.n, load)
+	return nil
+}
+
+// build compiles agentd from the module this program is run in, and the
+// trivial program.
+func (b *bench) build() error {
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	if err != nil || root == "." {
+		return fmt.Errorf("run from inside the agentd module (go env GOMOD: %v)", err)
+	}
+	b.bin = filepath.Join(b.tmp, "agentd")
+	cmd := exec.Command("go", "build", "-o", b.bin, "./cmd/agentd")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/agentd: %v\n%s", err, out)
+	}
+	if b.trivial, err = buildTrivial(b.tmp); err != nil {
+		return err
+	}
+	b.stateDir = filepath.Join(b.tmp, "state")
+	run := filepath.Join(b.tmp, "run")
+	b.env = append(os.Environ(), "XDG_RUNTIME_DIR="+run, "XDG_STATE_HOME="+filepath.Join(b.tmp, "xdg-state"))
+	if err := os.MkdirAll(run, 0o700); err != nil {
+		return err
+	}
+	b.log, err = os.Create(filepath.Join(b.tmp, "agentd.log"))
+	return err
+}
+
+// agentd is an agentd command line with the run's environment.
+func (b *bench) agentd(stateDir string, args ...string) *exec.Cmd {
+	cmd := exec.Command(b.bin, append(args, "--state-dir", stateDir)...)
+	cmd.Env = b.env
+	return cmd
+}
+
+// startAgentd starts a stdio agentd and initializes it with folders.
+func (b *bench) startAgentd(stateDir string, folders ...string) (*client, error) {
+	c, err := spawn(b.agentd(stateDir), b.log, "")
+	if err == nil {
+		if err = c.initialize(folders...); err != nil {
+			c.close()
+		}
+	}
+	return c, err
+}
+
+// useFloor points floor (b) at a fresh file, mirroring a fresh state file.
+func (b *bench) useFloor(name string) error {
+	_, err := b.floors.call("bench/open", map[string]string{"path": filepath.Join(b.tmp, name)})
+	return err
+}
+
+// folder creates a workspace folder of the run.
+func (b *bench) folder(name string) string {
+	dir := filepath.Join(b.tmp, "ws", name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		fatal(err)
+	}
+	return dir
+}
