@@ -70,11 +70,11 @@ func Normalize(items []Item) ([]Item, error) {
 		if title == "" {
 			return nil, &ValidationError{Index: i, Msg: "title is empty; every item needs a short description of the work"}
 		}
-		if strings.ContainsAny(title, "\r\n") {
-			return nil, &ValidationError{Index: i, Msg: "title has a line break; a title is one line (split the work into more items instead)"}
-		}
 		if n := utf8.RuneCountInString(title); n > MaxTitleChars {
 			return nil, &ValidationError{Index: i, Msg: fmt.Sprintf("title is %d characters long; at most %d are allowed", n, MaxTitleChars)}
+		}
+		if strings.ContainsAny(title, "\r\n") {
+			return nil, &ValidationError{Index: i, Msg: "title has a line break; a title is one line (split the work into more items instead)"}
 		}
 		if !it.Status.Valid() {
 			return nil, &ValidationError{Index: i, Msg: fmt.Sprintf("status %q is not valid; use one of %q, %q or %q", it.Status, Pending, InProgress, Done)}
