@@ -276,22 +276,8 @@ func TestDaemonStaleSocket(t *testing.T) {
 // TestDaemonRefusesAnotherListener: a socket some other program answers on
 // is not taken over.
 func TestDaemonRefusesAnotherListener(t *testing.T) {
-	path := filepath.Join(shortDir(t), "d.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	_, err = lsp.ListenDaemon(lsp.DaemonOptions{Path: path})
+	path := closingListener(t)
+	_, err := lsp.ListenDaemon(lsp.DaemonOptions{Path: path})
 	var running *lsp.DaemonRunningError
 	if !errors.As(err, &running) {
 		t.Fatalf("ListenDaemon while another program listens: %v, want DaemonRunningError", err)
@@ -409,4 +395,26 @@ func TestAutoSocketPath(t *testing.T) {
 	if got := lsp.AutoSocketPath(); got != want {
 		t.Errorf("without XDG_RUNTIME_DIR: %s, want %s", got, want)
 	}
+}
+
+// closingListener listens on a fresh socket and closes every connection at
+// once: a program that answers on the path but is no agentd.
+func closingListener(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(shortDir(t), "d.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return path
 }

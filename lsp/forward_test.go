@@ -319,21 +319,7 @@ func TestCallDaemon(t *testing.T) {
 // TestCallDaemonNoSession: a socket that closes at once means ErrNoDaemon
 // (the command was not sent), so a shell command may go on without it.
 func TestCallDaemonNoSession(t *testing.T) {
-	path := filepath.Join(shortDir(t), "d.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	path := closingListener(t)
 	conn, err := lsp.DialDaemon(path)
 	if err != nil {
 		t.Fatal(err)
