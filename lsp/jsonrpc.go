@@ -255,19 +255,7 @@ func (c *Conn) TryNotify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	select {
-	case <-c.stopping:
-		return ErrConnClosed
-	default:
-	}
-	select {
-	case c.out <- rpcFrame(body):
-		return nil
-	case <-c.stopping:
-		return ErrConnClosed
-	default:
-		return ErrQueueFull
-	}
+	return c.enqueue(nil, body)
 }
 
 // Call sends a request with a fresh numeric id and waits for its response. It
@@ -324,15 +312,26 @@ func (c *Conn) closeTransport(reason error) error {
 
 func (c *Conn) stopOutput() { c.stopOnce.Do(func() { close(c.stopping) }) }
 
-// enqueue hands a message body to the writer, blocking while the queue is full.
+// enqueue hands a message body to the writer, blocking while the queue is
+// full until ctx ends; with a nil ctx it never blocks and answers
+// ErrQueueFull instead.
 func (c *Conn) enqueue(ctx context.Context, body []byte) error {
 	select {
 	case <-c.stopping:
 		return ErrConnClosed
 	default:
 	}
+	frame := rpcFrame(body)
 	select {
-	case c.out <- rpcFrame(body):
+	case c.out <- frame:
+		return nil
+	default:
+	}
+	if ctx == nil {
+		return ErrQueueFull
+	}
+	select {
+	case c.out <- frame:
 		return nil
 	case <-c.stopping:
 		return ErrConnClosed
@@ -340,7 +339,6 @@ func (c *Conn) enqueue(ctx context.Context, body []byte) error {
 		return ctx.Err()
 	}
 }
-
 func rpcFrame(body []byte) []byte {
 	f := fmt.Appendf(make([]byte, 0, len(body)+32), "Content-Length: %d\r\n\r\n", len(body))
 	return append(f, body...)
