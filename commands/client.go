@@ -23,8 +23,9 @@ type Service struct {
 	log   *slog.Logger
 	unsub func()
 
-	timersMu sync.Mutex
-	timers   map[timerKey]*time.Timer // wall-clock budget timers
+	timersMu  sync.Mutex
+	timers    map[timerKey]*time.Timer // wall-clock budget timers
+	recovered map[string]bool          // folders the restart rule ran on
 }
 
 // Role says what a process is to the state it opens.
@@ -49,7 +50,7 @@ func NewService(opts workspace.Options, role Role) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{now: opts.Now, log: opts.Logger, timers: map[timerKey]*time.Timer{}}
+	s := &Service{now: opts.Now, log: opts.Logger, timers: map[timerKey]*time.Timer{}, recovered: map[string]bool{}}
 	if role == Daemon {
 		opts.OnOpen = s.recoverWorkspace
 		opts.OnTaskFile = s.taskFileChanged

@@ -7,11 +7,20 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// recoverWorkspace runs once when a workspace store is opened: a goal left
-// active by a previous daemon run is paused, its wall clock settled at the
-// last time the session was written, so down time is not counted
-// (RUNTIME.md §2.3, [agentd]).
+// recoverWorkspace runs when a workspace store is opened: the first time
+// this process opens the folder, a goal left active by a previous daemon run
+// is paused, its wall clock settled at the last time the session was
+// written, so down time is not counted (RUNTIME.md §2.3, [agentd]). A later
+// reopen by the same process (the folder was released by its last client
+// meanwhile) is no restart and changes nothing.
 func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
+	s.timersMu.Lock()
+	done := s.recovered[w.Root()]
+	s.recovered[w.Root()] = true
+	s.timersMu.Unlock()
+	if done {
+		return nil
+	}
 	sessions, err := w.Sessions()
 	if err != nil {
 		return err

@@ -409,7 +409,20 @@ func TestDaemonRefusesOtherUser(t *testing.T) {
 	sock := filepath.Join(dir, "d.sock")
 	d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
 	t.Cleanup(func() { d.cmd.Process.Signal(syscall.SIGTERM); d.waitExit() })
-	waitFor(t, "the daemon's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+	// Wait until the daemon answers a request: it sets the socket's mode
+	// before it serves, so our chmod below cannot be undone by it.
+	waitFor(t, "the daemon to answer", func() bool {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(2 * time.Second))
+		req := `{"jsonrpc":"2.0","id":1,"method":"shutdown"}`
+		fmt.Fprintf(c, "Content-Length: %d\r\n\r\n%s", len(req), req)
+		_, err = c.Read(make([]byte, 1))
+		return err == nil
+	})
 	if err := os.Chmod(sock, 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -621,5 +634,25 @@ func TestDaemonCommandLine(t *testing.T) {
 	}
 	if pids := e.daemonPids(); len(pids) != 0 {
 		t.Fatalf("a daemon started on a socket dir that is not private: %v", pids)
+	}
+}
+
+// TestDaemonReopenIsNoRestart: a daemon that reopens a folder its last
+// client released keeps the goal active; only a daemon start pauses it.
+func TestDaemonReopenIsNoRestart(t *testing.T) {
+	e := newEnv(t)
+	other := filepath.Join(filepath.Dir(e.ws), "other")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, a := e.forwarder()
+	a.initialize(nil, other) // the daemon runs, without e.ws open
+	if _, errOut, code := e.cli("goal", "create", "stay active", "--workspace", e.ws); code != 0 {
+		t.Fatalf("goal create through the daemon: %d %s", code, errOut)
+	}
+	for i := 0; i < 2; i++ {
+		if _, _, code := e.cli("goal", "status", "--exit-code", "--workspace", e.ws); code != 2 {
+			t.Fatalf("status after reopen %d: exit %d, want 2 (active)", i+1, code)
+		}
 	}
 }

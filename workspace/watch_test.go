@@ -203,8 +203,8 @@ func (f *watchFixture) await(rel string, content *string) taskFileCall {
 			f.t.Fatalf("OnTaskFile for workspace %s, want %s", c.ws.Root(), f.ws.Root())
 		}
 		return c
-	case <-time.After(10 * time.Second):
-		f.t.Fatalf("no OnTaskFile call for %q within 10s; logs:\n%s", rel, f.logs.String())
+	case <-time.After(30 * time.Second):
+		f.t.Fatalf("no OnTaskFile call for %q within 30s; logs:\n%s", rel, f.logs.String())
 		return taskFileCall{}
 	}
 }
@@ -231,7 +231,7 @@ func ptr(s string) *string { return &s }
 // own goroutines); it fails the test after 10s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -373,7 +373,7 @@ func TestWatchBurstSettles(t *testing.T) {
 // awaitContent skips OnTaskFile calls until one reports content.
 func (f *watchFixture) awaitContent(rel, content string) {
 	f.t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case c := <-f.calls:
@@ -381,7 +381,7 @@ func (f *watchFixture) awaitContent(rel, content string) {
 				return
 			}
 		case <-deadline:
-			f.t.Fatalf("no OnTaskFile call with %q within 10s", content)
+			f.t.Fatalf("no OnTaskFile call with %q within 30s", content)
 		}
 	}
 }

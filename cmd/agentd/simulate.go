@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/workspace"
@@ -109,7 +110,7 @@ func runSimulate(ctx context.Context, o options, stateDir string, log *slog.Logg
 		fmt.Fprintf(stderr, "agentd simulate: %v\n", err)
 		return 1
 	}
-	p := &player{ctx: ctx, cl: cl, out: stdout, verbose: o.verbose}
+	p := &player{ctx: ctx, cl: cl, out: stdout, verbose: o.verbose, run: time.Now().UnixNano()}
 	if err := p.play(sc); err != nil {
 		fmt.Fprintf(stderr, "agentd simulate: %v\n", err)
 		return 1
@@ -122,6 +123,7 @@ type player struct {
 	cl      *commands.Client
 	out     io.Writer
 	verbose bool
+	run     int64 // makes turn ids unique per run, so a script can be played again
 }
 
 // exec runs a command and decodes its result into out.
@@ -158,7 +160,7 @@ func (p *player) play(sc *script) error {
 				origin = "continuation"
 			}
 		}
-		turnID := fmt.Sprintf("sim-turn-%d", i+1)
+		turnID := fmt.Sprintf("sim-%d-turn-%d", p.run, i+1)
 		var begin commands.TurnBeginResult
 		if err := p.exec("agentd.turn.begin", map[string]any{"turnId": turnID, "origin": origin}, &begin); err != nil {
 			return err
