@@ -64,7 +64,7 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now time.Time
 	var cs changeSet
 	if old := s.Goal; old != nil {
 		if old.Status != Complete && !p.Replace {
-			return nil, errorf(CodeAlreadyExists, fmt.Sprintf("a goal already exists and is %s; cancel it first or create the new one with replace", old.Status))
+			return nil, errorf(CodeAlreadyExists, fmt.Sprintf("a goal already exists and is %s; cancel it first, or create the new one with replace (\"replace\": true; --replace from the shell)", old.Status))
 		}
 		cs.add(s.clear(ChangeReplace, System, reasonReplaced, now))
 	}
