@@ -160,6 +160,17 @@ function M.abort_when_down(root)
 end
 M.ws = os.getenv("AGENTD_TEST_WS")
 
+--- Makes M.ws a project root and the current directory, fails the test fast when
+--- agentd goes down, and returns a function giving the client's connection there.
+function M.enter_workspace()
+  vim.fn.mkdir(M.ws .. "/.git", "p")
+  vim.cmd.cd(vim.fn.fnameescape(M.ws))
+  M.abort = M.abort_when_down(M.ws)
+  return function()
+    return require("agentd.client").conns[vim.fs.normalize(M.ws)]
+  end
+end
+
 --- Runs `agentd ARGS...` (same environment as this nvim: the private daemon);
 --- returns {code, stdout, stderr}.
 function M.agentd(args, timeout)

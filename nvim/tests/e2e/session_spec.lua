@@ -1,15 +1,7 @@
 -- End to end: a configured session is the only one shown and edited.
 local agentd = require("agentd")
-local client = require("agentd.client")
 
-local ws = H.ws
-vim.fn.mkdir(ws .. "/.git", "p")
-vim.cmd.cd(vim.fn.fnameescape(ws))
-H.abort = H.abort_when_down(ws)
-
-local function conn()
-  return client.conns[vim.fs.normalize(ws)]
-end
+local conn = H.enter_workspace()
 
 local function describe()
   local c = conn()

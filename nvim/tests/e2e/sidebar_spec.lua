@@ -6,13 +6,7 @@ local client = require("agentd.client")
 local sidebar = require("agentd.sidebar")
 
 local ws = H.ws
-vim.fn.mkdir(ws .. "/.git", "p")
-vim.cmd.cd(vim.fn.fnameescape(ws))
-H.abort = H.abort_when_down(ws)
-
-local function conn()
-  return client.conns[vim.fs.normalize(ws)]
-end
+local conn = H.enter_workspace()
 
 local function daemon_items()
   local st = H.daemon_state()
