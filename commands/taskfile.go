@@ -8,11 +8,15 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// Task files (RUNTIME.md §4). The workspace watches the task files of the
-// current goals and calls taskFileChanged (Options.OnTaskFile) when one
-// really changed on disk; every session whose goal references that path
-// records it, and clients are told with agentd/taskFileChanged followed by
-// agentd/goalChanged. The next turn's goal reminder tells the model once.
+// Task files (RUNTIME.md §4; docs/task-files.md). The workspace watches
+// the task files of the current goals and calls taskFileChanged
+// (Options.OnTaskFile) when one really changed on disk: seen by an event,
+// by the verification every 2 s (what events miss: a mount over the
+// folder, a renamed ancestor), or when a folder is opened (a change made
+// while no daemon had it open). Every session whose goal references that
+// path records it, and clients with the folder open are told with
+// agentd/taskFileChanged followed by agentd/goalChanged. The next turn's
+// goal reminder tells the model once.
 
 // TaskFileChanged is the params of agentd/taskFileChanged (PROTOCOL.md §4).
 type TaskFileChanged struct {
@@ -26,8 +30,10 @@ type TaskFileChanged struct {
 }
 
 // taskFileChanged records that the task file rel of w now reads as info, in
-// every session whose unfinished goal references it. It runs on the
-// watcher's goroutine, outside any lock.
+// every session whose unfinished goal references it. It runs on a
+// goroutine of the watcher, or, for the check made when the folder is
+// opened, inside workspace.Registry.Open before it returns; never under a
+// lock.
 func (s *Service) taskFileChanged(w *workspace.Workspace, rel string, info goal.TaskFileInfo) {
 	sessions, err := w.Sessions()
 	if err != nil {

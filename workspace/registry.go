@@ -34,11 +34,13 @@ type Options struct {
 	OnOpen func(w *Workspace) error
 	// OnTaskFile, if set, is called when the watcher sees that a referenced
 	// task file really changed on disk (RUNTIME.md §4): rel is its path as
-	// goals record it, info what is there now. It runs on the watcher's
-	// goroutine, outside any lock or transaction, one call at a time per
-	// task file; it may call Update (agentd records the change in every
-	// session whose goal references rel). Nil: task files are not watched.
-	// See watch.go.
+	// goals record it, info what is there now. It runs on a goroutine of
+	// the watcher, or, for the check of the folder's task files that Open
+	// makes (after OnOpen), inside Open before it returns; always outside
+	// any lock or transaction, one call at a time per task file. It may
+	// call Update (agentd records the change in every session whose goal
+	// references rel). Nil: task files are not watched. See watch.go and
+	// docs/task-files.md.
 	OnTaskFile func(w *Workspace, rel string, info goal.TaskFileInfo)
 
 	maxSize int // tests: bbolt's MaxSize, to make commits fail
@@ -101,7 +103,9 @@ func (r *Registry) lockTimeout() time.Duration {
 
 // Open returns the workspace of the folder at root, an absolute path (Open
 // cleans it again), opening its store on first use. Every successful Open
-// needs one Release.
+// needs one Release. Opening a store also reads the task files of its
+// goals, so that a change made while it was closed is recorded (through
+// OnTaskFile) before Open returns.
 //
 // Opening waits at most LockTimeout for another process's file lock, then
 // fails with an *Error of code "workspace.locked" naming the holder's pid.

@@ -1,6 +1,6 @@
 package workspace
 
-// The task-file watcher (RUNTIME.md §4).
+// The task-file watcher (RUNTIME.md §4; docs/task-files.md).
 //
 // One watcher per Registry, so one per process. It is started by the first
 // task file that needs watching and stopped by Registry.Close. What it
@@ -28,9 +28,25 @@ package workspace
 // existence compared with what every referencing goal recorded. Only a
 // real difference calls Options.OnTaskFile, outside any lock or
 // transaction. A watcher error or an event overflow re-reads every watched
-// task file. A folder that cannot be watched (inotify limits: ENOSPC,
-// EMFILE...) is logged once at Warn and its task files are polled every
-// taskFilePoll (2 s) instead, until a later attempt to watch succeeds.
+// task file.
+//
+// Events do not tell everything: inotify sees no file system mounted over
+// a watched folder, a watch stays on its folder when an ancestor is renamed
+// (the path then names another folder, or nothing), and some file systems
+// send no events at all. So every taskFileVerify (2 s) each referenced task
+// file is verified: its path is resolved again (an lstat per name, nothing
+// read), a watched folder that the path no longer names (another device or
+// inode) is watched again under its path, and the file is read and hashed
+// only when where the path leads or the file's stat (device, inode, size,
+// modification and change time) differs from the last check's, or that
+// stat was too recent to tell a later write from (racyStamp). A folder that
+// cannot be watched (inotify limits: ENOSPC, EMFILE...) is logged once at
+// Warn; its task files then rely on the verification alone, which also
+// tries to watch the folder again.
+//
+// When Open opens a folder, its task files are checked before Open
+// returns, so a change made while no process watched them is recorded
+// before the first command on the folder reads its state.
 
 import (
 	"errors"
@@ -56,9 +72,15 @@ var (
 	// taskFileSettle is how long a task file must stay free of events
 	// before it is read (RUNTIME.md §4: debounced, about 100-300 ms).
 	taskFileSettle = 150 * time.Millisecond
-	// taskFilePoll is how often a task file whose folder cannot be watched
-	// is read instead.
-	taskFilePoll = 2 * time.Second
+	// taskFileVerify is how often every referenced task file is verified
+	// (the changes events do not show are found within it).
+	taskFileVerify = 2 * time.Second
+	// racyStamp is how recent a file's change time may be for its stat not
+	// to prove that no later write happened: a write within the same tick
+	// of the file system's clock (a few ms on Linux, 2 s on FAT) leaves the
+	// same stat. A check that saw so recent a change time is followed by a
+	// read at the next verification.
+	racyStamp = 2 * time.Second
 	// newFSWatcher makes the process's fsnotify watcher.
 	newFSWatcher = fsnotify.NewWatcher
 	// addWatch watches one folder; tests make it fail as the kernel does
@@ -83,7 +105,8 @@ type watcher struct {
 	log      *slog.Logger
 	onChange func(w *Workspace, rel string, info goal.TaskFileInfo)
 	settle   time.Duration
-	poll     time.Duration
+	verify   time.Duration
+	racy     time.Duration // racyStamp
 	newFS    func() (*fsnotify.Watcher, error)
 	add      func(*fsnotify.Watcher, string) error
 
@@ -116,6 +139,7 @@ type sessionKey struct {
 type watchedDir struct {
 	refs int    // targets that hold it
 	ok   bool   // an fsnotify watch is in place
+	id   fileID // the folder the watch was made on (its path named it before the Add); zero if none
 	gen  uint64 // bumped when the watch is known lost; an Add begun before does not count
 }
 
@@ -126,9 +150,11 @@ type target struct {
 	// Guarded by watcher.mu.
 	refs     map[string]goal.TaskFileInfo // session → what its goal records (compared: Exists, SHA256, Size)
 	seen     *goal.TaskFileInfo           // what the last check read; nil before the first
+	last     *lead                        // where the path led at the last check that read; nil before the first
+	racy     bool                         // and its stat cannot rule out a later write (racyStamp)
 	dirs     []string                     // folders this target holds a reference on
 	names    map[string]bool              // paths whose events concern it
-	polling  bool                         // a folder could not be watched: polled every Poll
+	polling  bool                         // a folder could not be watched: only verifications find changes
 	outside  bool                         // a link leads outside the workspace (logged once)
 	timer    *time.Timer
 	due      bool      // the timer is set and has not fired
@@ -143,7 +169,8 @@ func newWatcher(log *slog.Logger, onChange func(*Workspace, string, goal.TaskFil
 		log:      log,
 		onChange: onChange,
 		settle:   taskFileSettle,
-		poll:     taskFilePoll,
+		verify:   taskFileVerify,
+		racy:     racyStamp,
 		newFS:    newFSWatcher,
 		add:      addWatch,
 		dirs:     map[string]*watchedDir{},
@@ -295,7 +322,7 @@ func (x *watcher) startLocked() {
 	if err != nil {
 		x.fsErr = err
 		x.log.Warn("cannot start the task-file watcher (fsnotify); task files are polled instead",
-			"every", x.poll, "err", err, "hint", limitHint(err))
+			"every", x.verify, "err", err, "hint", limitHint(err))
 	} else {
 		x.fsw = fsw
 	}
@@ -334,8 +361,8 @@ func (x *watcher) stop() {
 	}
 }
 
-// loop hands fsnotify's events and errors to the targets, and wakes the
-// polled targets.
+// loop hands fsnotify's events and errors to the targets, and starts the
+// verifications.
 func (x *watcher) loop(fsw *fsnotify.Watcher, done, loopDone chan struct{}) {
 	defer close(loopDone)
 	var events chan fsnotify.Event
@@ -343,7 +370,7 @@ func (x *watcher) loop(fsw *fsnotify.Watcher, done, loopDone chan struct{}) {
 	if fsw != nil {
 		events, errs = fsw.Events, fsw.Errors
 	}
-	tick := time.NewTicker(x.poll)
+	tick := time.NewTicker(x.verify)
 	defer tick.Stop()
 	for {
 		select {
@@ -362,7 +389,7 @@ func (x *watcher) loop(fsw *fsnotify.Watcher, done, loopDone chan struct{}) {
 			}
 			x.lost(err)
 		case <-tick.C:
-			x.pollTargets()
+			x.verifyTargets()
 		}
 	}
 }
@@ -408,13 +435,36 @@ func (x *watcher) rescan() {
 	}
 }
 
-func (x *watcher) pollTargets() {
+// verifyTargets starts a verification of every target whose check is not
+// pending already (a pending check reads the file anyway).
+func (x *watcher) verifyTargets() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, t := range x.targets {
-		if t.polling && !t.due { // a pending check is not postponed
-			x.scheduleLocked(t)
+		if !t.due {
+			go x.run(t, true)
 		}
+	}
+}
+
+// checkWorkspace checks every task file of ws now, in the calling
+// goroutine (Open). A pending settle timer of one of them is stopped: this
+// check reads what it would have.
+func (x *watcher) checkWorkspace(ws *Workspace) {
+	x.mu.Lock()
+	var ts []*target
+	for k, t := range x.targets {
+		if k.ws != ws {
+			continue
+		}
+		if t.due && t.timer.Stop() {
+			t.due = false
+		}
+		ts = append(ts, t)
+	}
+	x.mu.Unlock()
+	for _, t := range ts {
+		x.run(t, false)
 	}
 }
 
@@ -440,26 +490,49 @@ func (x *watcher) scheduleLocked(t *target) {
 // fire runs a check of t when its settle timer expires.
 func (x *watcher) fire(t *target) {
 	x.mu.Lock()
+	t.due = false
+	x.mu.Unlock()
+	x.run(t, false)
+}
+
+// run runs one check of t, or with verify one verification, unless the
+// watcher is closed or t forgotten. A verification is skipped while a
+// check of t runs.
+func (x *watcher) run(t *target, verify bool) {
+	x.mu.Lock()
 	if x.closed || t.dead {
 		x.mu.Unlock()
 		return
 	}
-	t.due = false
 	x.checks.Add(1)
 	x.mu.Unlock()
 	defer x.checks.Done()
-	t.checkMu.Lock()
+	if !verify {
+		t.checkMu.Lock()
+	} else if !t.checkMu.TryLock() {
+		return // the running check resolves and reads the file itself
+	}
 	defer t.checkMu.Unlock()
-	x.check(t)
+	x.check(t, verify)
 }
 
-// check resolves t's path again (moving its watches), reads the file, and
-// calls onChange when the content differs from what a referencing goal
-// recorded. t.checkMu is held.
-func (x *watcher) check(t *target) {
+// check resolves t's path again (moving its watches, and making again
+// those whose folder the path no longer names), reads the file, and calls
+// onChange when the content differs from what a referencing goal
+// recorded. With verify, the file is read only when the resolution shows
+// it may have changed since the last check. t.checkMu is held.
+func (x *watcher) check(t *target, verify bool) {
 	ws, rel := t.key.ws, t.key.rel
 	res := resolveTaskPath(ws.root, rel)
 	x.rewatch(t, res)
+	if verify {
+		x.mu.Lock()
+		same := t.last != nil && *t.last == res.lead && !t.racy
+		x.mu.Unlock()
+		if same {
+			return
+		}
+	}
 	info, err := res.read(rel)
 
 	x.mu.Lock()
@@ -467,11 +540,12 @@ func (x *watcher) check(t *target) {
 		x.mu.Unlock()
 		return
 	}
+	t.last, t.racy = &res.lead, res.racy(x.racy)
 	logOutside := res.outside && !t.outside
 	t.outside = res.outside
 	if err != nil {
 		x.mu.Unlock()
-		x.log.Warn("cannot read a task file; it is read again at its next change", "workspace", ws.root, "taskFile", rel, "err", err)
+		x.log.Warn("cannot read a task file; it is read again when it changes", "workspace", ws.root, "taskFile", rel, "err", err)
 		return
 	}
 	t.seen = &info
@@ -496,7 +570,10 @@ func (x *watcher) check(t *target) {
 var errNoWatcher = errors.New("the task-file watcher is not running")
 
 // rewatch makes t hold exactly the folders of res, adding the watches that
-// are missing, and switches t to polling while one of them cannot be made.
+// are missing, making again those whose folder is no longer the one its
+// path names (a mount over it, or an ancestor renamed: inotify keeps
+// watching the folder it was given), and switches t to polling while one
+// of them cannot be made.
 func (x *watcher) rewatch(t *target, res resolution) {
 	x.opMu.Lock()
 	defer x.opMu.Unlock()
@@ -509,6 +586,7 @@ func (x *watcher) rewatch(t *target, res resolution) {
 	t.names = res.names
 	type attempt struct {
 		dir string
+		id  fileID
 		gen uint64
 		err error
 	}
@@ -523,8 +601,15 @@ func (x *watcher) rewatch(t *target, res resolution) {
 		if !slices.Contains(t.dirs, d) {
 			wd.refs++
 		}
+		if wd.id != (fileID{}) && wd.id != res.ids[d] {
+			// The watch (if fsnotify still has it) is on another folder:
+			// remove it, or an Add would only add a second one.
+			wd.ok, wd.id = false, fileID{}
+			wd.gen++
+			remove = append(remove, d)
+		}
 		if !wd.ok {
-			add = append(add, attempt{dir: d, gen: wd.gen})
+			add = append(add, attempt{dir: d, id: res.ids[d], gen: wd.gen})
 		}
 	}
 	for _, d := range t.dirs {
@@ -555,7 +640,7 @@ func (x *watcher) rewatch(t *target, res resolution) {
 		switch {
 		case a.err == nil:
 			if wd != nil && wd.gen == a.gen {
-				wd.ok = true
+				wd.ok, wd.id = true, a.id
 			}
 		case errors.Is(a.err, fs.ErrNotExist) || errors.Is(a.err, syscall.ENOTDIR):
 			again = true // the folder went away since it was resolved
@@ -578,10 +663,10 @@ func (x *watcher) rewatch(t *target, res resolution) {
 	switch {
 	case polling && !wasPolling && limit != nil:
 		x.log.Warn("cannot watch the folder of a task file; polling the task file instead",
-			"workspace", ws.root, "taskFile", rel, "folder", limit.dir, "every", x.poll, "err", limit.err, "hint", limitHint(limit.err))
+			"workspace", ws.root, "taskFile", rel, "folder", limit.dir, "every", x.verify, "err", limit.err, "hint", limitHint(limit.err))
 	case polling && !wasPolling:
 		x.log.Warn("the workspace folder of a task file cannot be resolved; polling the task file instead",
-			"workspace", ws.root, "taskFile", rel, "every", x.poll)
+			"workspace", ws.root, "taskFile", rel, "every", x.verify)
 	case !polling && wasPolling:
 		x.log.Info("the folder of a task file is watched again; polling stopped", "workspace", ws.root, "taskFile", rel)
 	}
@@ -606,12 +691,58 @@ func limitHint(err error) string {
 
 // resolution is where a task file path leads now and what to watch for it.
 type resolution struct {
-	dirs    []string        // folders to watch, sorted; empty when the workspace folder itself is gone
-	names   map[string]bool // paths whose events concern the task file
-	real    string          // the path reached, links resolved
-	exists  bool            // something is at real
-	isDir   bool            // and it is a folder
-	outside bool            // a symbolic link leads outside the workspace (or links loop)
+	lead
+	dirs  []string          // folders to watch, sorted; empty when the workspace folder itself is gone
+	ids   map[string]fileID // each of dirs as it was when resolved; zero when it could not be read
+	names map[string]bool   // paths whose events concern the task file
+	at    time.Time         // when the resolution began
+}
+
+// lead is where a task file path leads, as verifications compare it: the
+// same lead at two checks means the file was not written in between,
+// unless the first was racy.
+type lead struct {
+	real    string // the path reached, links resolved
+	exists  bool   // something is at real
+	isDir   bool   // and it is a folder
+	outside bool   // a symbolic link leads outside the workspace (or links loop)
+	file    stamp  // the lstat of what is at real; zero when nothing is
+}
+
+// racy says whether the file's change time was less than window before
+// the resolution, so that a write right after it may have left the same
+// stat (racyStamp).
+func (r resolution) racy(window time.Duration) bool {
+	return r.exists && r.file.ctime > r.at.Add(-window).UnixNano()
+}
+
+// fileID names a file system object: a path whose fileID changed names
+// another one.
+type fileID struct{ dev, ino uint64 }
+
+// stamp is what a stat says about a file. Every write changes its change
+// time, which nothing but the clock sets.
+type stamp struct {
+	fileID
+	size         int64
+	mtime, ctime int64 // nanoseconds since the epoch
+}
+
+func stampOf(fi fs.FileInfo) stamp {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	}
+	return stamp{fileID{uint64(st.Dev), st.Ino}, st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
+}
+
+// dirID is the fileID of the folder at path, zero when it cannot be read.
+func dirID(path string) fileID {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileID{}
+	}
+	return stampOf(fi).fileID
 }
 
 // resolveTaskPath follows rel under the workspace folder root one name at
@@ -620,7 +751,7 @@ type resolution struct {
 // the folder that should hold it is watched (the nearest existing
 // ancestor).
 func resolveTaskPath(root, rel string) resolution {
-	res := resolution{names: map[string]bool{}}
+	res := resolution{names: map[string]bool{}, ids: map[string]fileID{}, at: time.Now()}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return res
@@ -629,6 +760,7 @@ func resolveTaskPath(root, rel string) resolution {
 	finish := func() resolution {
 		for d := range dirs {
 			res.dirs = append(res.dirs, d)
+			res.ids[d] = dirID(d)
 		}
 		sort.Strings(res.dirs)
 		return res
@@ -689,7 +821,7 @@ func resolveTaskPath(root, rel string) resolution {
 		}
 		cur = next
 		if len(pending) == 0 {
-			res.exists, res.isDir = true, fi.IsDir()
+			res.exists, res.isDir, res.file = true, fi.IsDir(), stampOf(fi)
 		}
 	}
 	res.real = cur
@@ -727,7 +859,8 @@ func (r resolution) read(rel string) (goal.TaskFileInfo, error) {
 
 // watchStoredTaskFiles registers the task files of every stored session
 // (Open, after recovery), each under its session's lock so that a
-// concurrent Update cannot be overtaken.
+// concurrent Update cannot be overtaken, then checks them: a change made
+// while the folder was closed is recorded (OnTaskFile) before it returns.
 func (w *Workspace) watchStoredTaskFiles() {
 	if w.reg.watch.onChange == nil {
 		return
@@ -748,4 +881,7 @@ func (w *Workspace) watchStoredTaskFiles() {
 		}
 		st.mu.Unlock()
 	}
+	// Nothing watched the files while the folder was closed: read them now,
+	// before Open returns and a command reads the state.
+	w.reg.watch.checkWorkspace(w)
 }

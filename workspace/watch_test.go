@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,9 +41,52 @@ func (x *watcher) flush() {
 	x.mu.Unlock()
 	for _, t := range due {
 		t.checkMu.Lock()
-		x.check(t)
+		x.check(t, false)
 		t.checkMu.Unlock()
 	}
+}
+
+// verifyNow runs a verification of every target in the calling goroutine,
+// as the ticker of the event loop does on the watcher's own.
+func (x *watcher) verifyNow() {
+	x.mu.Lock()
+	ts := slices.Collect(maps.Values(x.targets))
+	x.mu.Unlock()
+	for _, t := range ts {
+		t.checkMu.Lock()
+		x.check(t, true)
+		t.checkMu.Unlock()
+	}
+}
+
+// setTunable sets one of the watcher's tunables for the test; set it before
+// the fixture is made (a Registry reads them when it is made).
+func setTunable[T any](t *testing.T, v *T, to T) {
+	old := *v
+	*v = to
+	t.Cleanup(func() { *v = old })
+}
+
+// inotifyWatches counts the kernel's inotify watches of this process (each
+// is a line of an inotify descriptor's /proc fdinfo).
+func inotifyWatches(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc to count inotify watches: %v", err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if link, _ := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); link != "anon_inode:inotify" {
+			continue
+		}
+		info, err := os.ReadFile(filepath.Join("/proc/self/fdinfo", fd.Name()))
+		if err != nil {
+			continue // closed meanwhile
+		}
+		n += strings.Count(string(info), "inotify wd:")
+	}
+	return n
 }
 
 // watched returns the watched folders with their reference counts.
@@ -190,22 +234,39 @@ func (f *watchFixture) await(rel string, content *string) taskFileCall {
 	f.t.Helper()
 	select {
 	case c := <-f.calls:
-		want := goal.TaskFileInfo{Path: rel}
-		if content != nil {
-			want.Exists, want.SHA256, want.Size = true, sha(*content), int64(len(*content))
-		}
-		got := c.info
-		got.ModifiedAt = nil
-		if diff := cmp.Diff(want, got); c.rel != rel || diff != "" {
-			f.t.Fatalf("OnTaskFile(%q) got %+v, want %q with (-want +got):\n%s", c.rel, c.info, rel, diff)
-		}
-		if c.ws != f.ws {
-			f.t.Fatalf("OnTaskFile for workspace %s, want %s", c.ws.Root(), f.ws.Root())
-		}
+		f.checkCall(c, rel, content)
 		return c
 	case <-time.After(30 * time.Second):
 		f.t.Fatalf("no OnTaskFile call for %q within 30s; logs:\n%s", rel, f.logs.String())
 		return taskFileCall{}
+	}
+}
+
+// called checks that an OnTaskFile call reporting rel with content (nil:
+// missing) was made already: it is queued now, without waiting.
+func (f *watchFixture) called(rel string, content *string) {
+	f.t.Helper()
+	select {
+	case c := <-f.calls:
+		f.checkCall(c, rel, content)
+	default:
+		f.t.Fatalf("OnTaskFile was not called for %q; logs:\n%s", rel, f.logs.String())
+	}
+}
+
+func (f *watchFixture) checkCall(c taskFileCall, rel string, content *string) {
+	f.t.Helper()
+	want := goal.TaskFileInfo{Path: rel}
+	if content != nil {
+		want.Exists, want.SHA256, want.Size = true, sha(*content), int64(len(*content))
+	}
+	got := c.info
+	got.ModifiedAt = nil
+	if diff := cmp.Diff(want, got); c.rel != rel || diff != "" {
+		f.t.Fatalf("OnTaskFile(%q) got %+v, want %q with (-want +got):\n%s", c.rel, c.info, rel, diff)
+	}
+	if c.ws != f.ws {
+		f.t.Fatalf("OnTaskFile for workspace %s, want %s", c.ws.Root(), f.ws.Root())
 	}
 }
 
@@ -501,15 +562,13 @@ func TestWatchErrorRescans(t *testing.T) {
 func TestWatchPollingFallback(t *testing.T) {
 	var failing atomic.Bool
 	failing.Store(true)
-	oldAdd, oldPoll := addWatch, taskFilePoll
-	addWatch = func(w *fsnotify.Watcher, dir string) error {
+	setTunable(t, &addWatch, func(w *fsnotify.Watcher, dir string) error {
 		if failing.Load() {
 			return fmt.Errorf("inotify_add_watch %s: %w", dir, syscall.ENOSPC)
 		}
 		return w.Add(dir)
-	}
-	taskFilePoll = 50 * time.Millisecond
-	t.Cleanup(func() { addWatch, taskFilePoll = oldAdd, oldPoll })
+	})
+	setTunable(t, &taskFileVerify, 50*time.Millisecond)
 
 	f := newWatchFixture(t)
 	f.write("TASKS.md", "one")
@@ -545,12 +604,10 @@ func TestWatchPollingFallback(t *testing.T) {
 // TestWatchNoFSNotify: when fsnotify cannot start at all, every task file
 // is polled.
 func TestWatchNoFSNotify(t *testing.T) {
-	oldNew, oldPoll := newFSWatcher, taskFilePoll
-	newFSWatcher = func() (*fsnotify.Watcher, error) {
+	setTunable(t, &newFSWatcher, func() (*fsnotify.Watcher, error) {
 		return nil, fmt.Errorf("inotify_init1: %w", syscall.EMFILE)
-	}
-	taskFilePoll = 50 * time.Millisecond
-	t.Cleanup(func() { newFSWatcher, taskFilePoll = oldNew, oldPoll })
+	})
+	setTunable(t, &taskFileVerify, 50*time.Millisecond)
 
 	f := newWatchFixture(t)
 	f.write("TASKS.md", "one")
@@ -563,11 +620,15 @@ func TestWatchNoFSNotify(t *testing.T) {
 }
 
 // TestWatchChangeWhileClosed: a change made while no registry had the
-// folder open is reported when it is opened again.
+// folder open, or after its last Release, is reported before Open returns
+// (so before anything reads the state), once; an unchanged file is not
+// reported.
 func TestWatchChangeWhileClosed(t *testing.T) {
 	f := newWatchFixture(t)
 	f.write("TASKS.md", "before")
+	f.write("same.md", "unchanged")
 	f.createGoal("default", "TASKS.md")
+	f.createGoal("other", "same.md")
 	f.reg.watch.flush()
 	if err := f.reg.Close(); err != nil {
 		t.Fatal(err)
@@ -575,7 +636,162 @@ func TestWatchChangeWhileClosed(t *testing.T) {
 
 	f.write("TASKS.md", "while down")
 	f.reg, f.ws = f.open()
-	f.await("TASKS.md", ptr("while down"))
+	f.called("TASKS.md", ptr("while down"))
+	f.reg.watch.flush() // the settle timers of the open were stopped: nothing to run
+	f.noCall()
+
+	// The same when the last Release closed the folder and it is opened again.
+	f.release()
+	f.write("TASKS.md", "while released")
+	f.ws = openWorkspace(t, f.reg, f.root)
+	f.called("TASKS.md", ptr("while released"))
+}
+
+// TestWatchVerifyFindsLostEvents: a change whose events never came is
+// found by the verification; it reads the file only when the file's stat
+// changed (or was too recent to be trusted), and reports only a real
+// change.
+func TestWatchVerifyFindsLostEvents(t *testing.T) {
+	setTunable(t, &taskFileVerify, time.Hour) // the test runs the verifications
+	f := newWatchFixture(t)
+	x := f.reg.watch
+	f.write("TASKS.md", "one")
+	f.createGoal("default", "TASKS.md")
+	x.flush()
+	tg := x.targets[targetKey{f.ws, "TASKS.md"}]
+	seen := func() *goal.TaskFileInfo {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		return tg.seen
+	}
+
+	// The file was written just now: its stat proves nothing yet, so a
+	// verification reads it, and finds no change.
+	before := seen()
+	x.verifyNow()
+	f.noCall()
+	if seen() == before {
+		t.Fatal("a verification right after a write did not read the file")
+	}
+	// An older stat is trusted: nothing is read while it stays the same.
+	x.racy = 0
+	x.verifyNow() // records a stat it trusts
+	before = seen()
+	x.verifyNow()
+	if seen() != before {
+		t.Fatal("a verification read a file whose stat had not changed")
+	}
+
+	// Lose the events: drop the kernel watch behind the watcher's back.
+	if err := x.fsw.Remove(f.real); err != nil {
+		t.Fatal(err)
+	}
+	f.write("TASKS.md", "two, unseen")
+	x.verifyNow()
+	f.called("TASKS.md", ptr("two, unseen"))
+	// A new modification time and the same bytes: read, not reported.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(f.path("TASKS.md"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	before = seen()
+	x.verifyNow()
+	if seen() == before {
+		t.Fatal("a verification did not read a file whose stat changed")
+	}
+	f.noCall()
+}
+
+// TestWatchVerifyOnItsOwn: the watcher's own ticker runs the verifications.
+func TestWatchVerifyOnItsOwn(t *testing.T) {
+	setTunable(t, &taskFileVerify, 50*time.Millisecond)
+	f := newWatchFixture(t)
+	f.write("TASKS.md", "one")
+	f.createGoal("default", "TASKS.md")
+	f.reg.watch.flush()
+	if err := f.reg.watch.fsw.Remove(f.real); err != nil {
+		t.Fatal(err)
+	}
+	f.write("TASKS.md", "two, unseen")
+	f.await("TASKS.md", ptr("two, unseen"))
+}
+
+// TestWatchAncestorRenamed: when an ancestor of the watched folder is
+// renamed and a new tree put in its place, the verification reports the
+// new file and moves the watch to the new folder (removing the old
+// kernel watch): from then on edits there are events, and edits of the
+// moved file are not the task file.
+func TestWatchAncestorRenamed(t *testing.T) {
+	setTunable(t, &taskFileVerify, time.Hour) // only events and the test's verifications
+	f := newWatchFixture(t)
+	x := f.reg.watch
+	f.write("plan/docs/TASKS.md", "old tree")
+	f.createGoal("default", "plan/docs/TASKS.md")
+	x.flush()
+	baseline := inotifyWatches(t)
+
+	if err := os.Rename(f.path("plan"), f.path("plan-old")); err != nil {
+		t.Fatal(err)
+	}
+	f.write("plan/docs/TASKS.md", "new tree")
+	x.flush() // whatever the old watch still reports
+	x.verifyNow()
+	f.called("plan/docs/TASKS.md", ptr("new tree"))
+	if diff := cmp.Diff(map[string]int{filepath.Join(f.real, "plan", "docs"): 1}, x.watched()); diff != "" {
+		t.Fatalf("watched (-want +got):\n%s", diff)
+	}
+	if n := inotifyWatches(t); n != baseline {
+		t.Fatalf("%d kernel watches after moving the watch, want %d: the old one was not removed", n, baseline)
+	}
+
+	f.write("plan/docs/TASKS.md", "edited in the new tree")
+	f.await("plan/docs/TASKS.md", ptr("edited in the new tree"))
+	f.write("plan-old/docs/TASKS.md", "the moved file is not the task file")
+	f.write("plan/docs/TASKS.md", "fence")
+	f.await("plan/docs/TASKS.md", ptr("fence"))
+	x.flush()
+	f.noCall()
+}
+
+// TestWatchMountedOver: a file system mounted over the watched folder is
+// found by the verification and watched; when it is unmounted (the kernel
+// drops the watch without an event), the folder beneath is watched again.
+// Needs the right to mount (root); skipped elsewhere.
+func TestWatchMountedOver(t *testing.T) {
+	setTunable(t, &taskFileVerify, time.Hour)
+	f := newWatchFixture(t)
+	x := f.reg.watch
+	f.write("docs/TASKS.md", "beneath")
+	f.createGoal("default", "docs/TASKS.md")
+	x.flush()
+
+	docs := f.path("docs")
+	if err := syscall.Mount("tmpfs", docs, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	mounted := true
+	unmount := func() {
+		if mounted {
+			mounted = false
+			if err := syscall.Unmount(docs, syscall.MNT_DETACH); err != nil {
+				t.Errorf("unmount %s: %v", docs, err)
+			}
+		}
+	}
+	t.Cleanup(unmount)
+	f.write("docs/TASKS.md", "on the mount")
+	x.flush()
+	f.noCall() // no event: the watch is on the folder beneath
+	x.verifyNow()
+	f.called("docs/TASKS.md", ptr("on the mount"))
+	f.write("docs/TASKS.md", "edited on the mount")
+	f.await("docs/TASKS.md", ptr("edited on the mount"))
+
+	unmount()
+	x.verifyNow()
+	f.called("docs/TASKS.md", ptr("beneath"))
+	f.write("docs/TASKS.md", "beneath, edited")
+	f.await("docs/TASKS.md", ptr("beneath, edited"))
 }
 
 // TestWatchReleaseAndClose: the last Release drops the folder's watches;
