@@ -528,15 +528,23 @@ func mountTmpfs(t *testing.T, size int) string {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	mountTmpfsOn(t, dir, size)
+	return dir
+}
+
+// mountTmpfsOn mounts a tmpfs of size bytes over the existing directory
+// dir until the end of the test, or skips the test when mounting is not
+// allowed here.
+func mountTmpfsOn(t *testing.T, dir string, size int) {
+	t.Helper()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d,mode=0700", size), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v: %s); commit failures are covered by workspace.TestCommitFailure", err, out)
+		t.Skipf("cannot mount a tmpfs here (%v: %s)", err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 		}
 	})
-	return dir
 }
 
 // fillDisk writes a file in dir until the file system is full and returns

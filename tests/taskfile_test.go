@@ -413,26 +413,103 @@ func TestTaskFileSaveWithoutChange(t *testing.T) {
 }
 
 // TestTaskFileChangedWhileDown: a change made while agentd was not running
-// is detected when it starts again: clients are told, and the next goal
-// reminder says so.
+// is recorded when it opens the folder again, before the first read: the
+// first agentd.state already shows the new content as changed, and the
+// next goal reminder says so.
 func TestTaskFileChangedWhileDown(t *testing.T) {
 	e, c := tfSetup(t, map[string]string{"TASKS.md": "before the restart\n"}, "TASKS.md")
 	if code := c.shutdown(); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
-	e.tfWrite("TASKS.md", "edited while agentd was down\n")
+	edited := "edited while agentd was down\n"
+	e.tfWrite("TASKS.md", edited)
 
 	c2 := e.start().connect()
 	c2.initialize(nil, e.ws)
-	c2.awaitTaskFile(0, "TASKS.md", tfPtr("edited while agentd was down\n"))
-	g := c2.tfGoalNow("")
-	if g.Status != "paused" || !g.TaskFile.ChangedSinceLastTurn || g.TaskFile.SHA256 != tfSHA("edited while agentd was down\n") {
-		t.Fatalf("goal after restart = %+v", g)
+	g := c2.tfGoalNow("") // the first read after the open
+	if g == nil || g.TaskFile == nil {
+		t.Fatalf("first agentd.state after the restart: goal %+v, want one with a task file", g)
 	}
-	c2.mustExec("agentd.goal.resume", nil, nil)
+	if tf := *g.TaskFile; !tf.ChangedSinceLastTurn || tf.SHA256 != tfSHA(edited) || tf.Size != int64(len(edited)) {
+		t.Fatalf("first agentd.state after the restart: taskFile %+v, want sha256 %s (the edited file), changed since the last turn", tf, tfSHA(edited))
+	}
+	if g.Status == "paused" { // whether a restart pauses the goal is the restart rule's business
+		c2.mustExec("agentd.goal.resume", nil, nil)
+	}
 	if text := c2.tfFirstStep("after-restart", "user"); !strings.Contains(text, "`TASKS.md` "+changedNotice) {
 		t.Fatalf("goal reminder after restart does not mention the changed task file:\n%s", text)
 	}
+}
+
+// tfFoundLimit bounds how long a change that no file system event shows
+// may take to be found (docs/task-files.md: a verification every 2 s,
+// within two of them at worst); the rest is slack for a loaded machine.
+const tfFoundLimit = 10 * time.Second
+
+// awaitFound waits for the agentd/taskFileChanged (at index from or later)
+// of rel with content, a change made at since that no event shows, checks
+// that it was found within tfFoundLimit and that its agentd/goalChanged
+// came, and returns its index.
+func (c *client) awaitFound(from int, rel, content string, since time.Time) int {
+	c.t.Helper()
+	n, i := c.awaitTaskFile(from, rel, &content)
+	if d := time.Since(since); d > tfFoundLimit {
+		c.t.Fatalf("the change of %s was found after %v, want within %v", rel, d, tfFoundLimit)
+	}
+	var g struct {
+		Revision uint64
+		Goal     tfGoal
+		Change   struct{ Kind string }
+	}
+	json.Unmarshal(c.await("agentd/goalChanged", revisionAtLeast(n.Revision)), &g)
+	if g.Revision != n.Revision || g.Change.Kind != "taskFile" || g.Goal.TaskFile == nil || g.Goal.TaskFile.SHA256 != tfSHA(content) || !g.Goal.TaskFile.ChangedSinceLastTurn {
+		c.t.Fatalf("agentd/goalChanged after the taskFileChanged of revision %d = %+v", n.Revision, g)
+	}
+	return i
+}
+
+// tfWatching writes content to rel and waits until it is reported: from
+// then on agentd has checked the file and has no check pending, so what
+// it reports next it found by itself. It returns the index for the next
+// awaitTaskFile.
+func (e *env) tfWatching(c *client, rel, content string) int {
+	e.t.Helper()
+	e.tfWrite(rel, content)
+	_, i := c.awaitTaskFile(0, rel, &content)
+	return i + 1
+}
+
+// TestTaskFileFolderMountedOver: a file system mounted over the task
+// file's folder (inotify sees no mount) holding another file by that name
+// is found within a few seconds. Skipped where mounting is not allowed.
+func TestTaskFileFolderMountedOver(t *testing.T) {
+	e, c := tfSetup(t, map[string]string{"docs/TASKS.md": "v1\n"}, "docs/TASKS.md")
+	before := e.tfWatching(c, "docs/TASKS.md", "beneath the mount\n")
+	start := time.Now()
+	mountTmpfsOn(t, e.tfPath("docs"), 1<<20)
+	e.tfWrite("docs/TASKS.md", "on the mounted folder\n")
+	i := c.awaitFound(before, "docs/TASKS.md", "on the mounted folder\n", start)
+	// The mounted folder is watched from then on.
+	e.tfWrite("docs/TASKS.md", "edited on the mount\n")
+	c.awaitTaskFile(i+1, "docs/TASKS.md", tfPtr("edited on the mount\n"))
+}
+
+// TestTaskFileAncestorRenamed: the folder above the task file's folder is
+// renamed (the watch stays on the moved folder) and a new tree with a
+// changed task file put in its place: found within a few seconds, and from
+// then on the new folder is the one watched, not the moved one.
+func TestTaskFileAncestorRenamed(t *testing.T) {
+	e, c := tfSetup(t, map[string]string{"plan/docs/TASKS.md": "v1\n"}, "plan/docs/TASKS.md")
+	before := e.tfWatching(c, "plan/docs/TASKS.md", "old tree\n")
+	start := time.Now()
+	e.tfDo(os.Rename(e.tfPath("plan"), e.tfPath("plan-old")))
+	e.tfWrite("plan/docs/TASKS.md", "new tree\n")
+	i := c.awaitFound(before, "plan/docs/TASKS.md", "new tree\n", start)
+
+	e.tfWrite("plan-old/docs/TASKS.md", "the moved file is not the task file\n")
+	e.tfWrite("plan/docs/TASKS.md", "fence\n")
+	c.awaitTaskFile(i+1, "plan/docs/TASKS.md", tfPtr("fence\n"))
+	c.expectOnly(i+1, "plan/docs/TASKS.md", tfPtr("fence\n"))
 }
 
 // TestTaskFileReminderOnce: CreateGoal with a task file, an edit, then the
