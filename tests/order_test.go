@@ -14,14 +14,9 @@ import (
 )
 
 // execBody is a workspace/executeCommand request with id and one ARGS object.
-func execBody(t testing.TB, id, command string, args map[string]any) string {
-	t.Helper()
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand",
+func execBody(id, command string, args map[string]any) string {
+	return mustJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand",
 		"params": map[string]any{"command": command, "arguments": []any{args}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // pipeline writes the bodies back to back in one write, without waiting
@@ -103,7 +98,7 @@ func TestPipelinedWritesInOrder(t *testing.T) {
 		for j := range todos {
 			todos[j] = item{Title: fmt.Sprintf("list %d #%d", k, j+1), Status: "pending"}
 		}
-		return execBody(t, id, "agentd.callTool", map[string]any{"session": session, "name": "TodoList", "input": map[string]any{"todos": todos}})
+		return execBody(id, "agentd.callTool", map[string]any{"session": session, "name": "TodoList", "input": map[string]any{"todos": todos}})
 	}
 	isList := func(items []item, k int) bool {
 		return len(items) == k && items[0].Title == fmt.Sprintf("list %d #1", k)
@@ -121,7 +116,7 @@ func TestPipelinedWritesInOrder(t *testing.T) {
 				t.Fatalf("round %d: write %d answered %+v", round, k, tr)
 			}
 		}
-		got, _ = r.pipeline(execBody(t, "read", "agentd.state", map[string]any{"session": session}))
+		got, _ = r.pipeline(execBody("read", "agentd.state", map[string]any{"session": session}))
 		var st state
 		if resultOf(t, got["read"], &st); !isList(st.Todos.Items, 10) || st.Revision != 10 {
 			t.Fatalf("round %d: after ten pipelined writes the list is %q at revision %d, want list 10 at revision 10", round, titles(st.Todos.Items), st.Revision)
@@ -132,9 +127,9 @@ func TestPipelinedWritesInOrder(t *testing.T) {
 		var bodies []string
 		for k := 1; k <= 10; k++ {
 			bodies = append(bodies, write(fmt.Sprintf("w%d", k), session, k),
-				execBody(t, fmt.Sprintf("r%d", k), "agentd.state", map[string]any{"session": session}))
+				execBody(fmt.Sprintf("r%d", k), "agentd.state", map[string]any{"session": session}))
 		}
-		bodies = append(bodies, execBody(t, "sessions", "agentd.sessions", map[string]any{}))
+		bodies = append(bodies, execBody("sessions", "agentd.sessions", map[string]any{}))
 		got, _ := r.pipeline(bodies...)
 		for k := 1; k <= 10; k++ {
 			var st state
@@ -172,7 +167,7 @@ func TestPipelinedTurnsAllCounted(t *testing.T) {
 	r.initRaw(e.ws)
 	for round := range 3 {
 		session := fmt.Sprintf("round-%d", round)
-		got, _ := r.pipeline(execBody(t, "goal", "agentd.goal.create", map[string]any{"session": session, "objective": "count every turn"}))
+		got, _ := r.pipeline(execBody("goal", "agentd.goal.create", map[string]any{"session": session, "objective": "count every turn"}))
 		resultOf(t, got["goal"], &state{})
 		var bodies []string
 		wantTokens := int64(0)
@@ -188,10 +183,10 @@ func TestPipelinedTurnsAllCounted(t *testing.T) {
 				return args
 			}
 			bodies = append(bodies,
-				execBody(t, turn+"/turn.begin", "agentd.turn.begin", on(map[string]any{"origin": origin})),
-				execBody(t, turn+"/step.begin", "agentd.step.begin", on(map[string]any{})),
-				execBody(t, turn+"/step.end", "agentd.step.end", on(map[string]any{"outputTokens": i, "finishReason": "stop"})),
-				execBody(t, turn+"/turn.end", "agentd.turn.end", on(map[string]any{"outcome": "completed"})))
+				execBody(turn+"/turn.begin", "agentd.turn.begin", on(map[string]any{"origin": origin})),
+				execBody(turn+"/step.begin", "agentd.step.begin", on(map[string]any{})),
+				execBody(turn+"/step.end", "agentd.step.end", on(map[string]any{"outputTokens": i, "finishReason": "stop"})),
+				execBody(turn+"/turn.end", "agentd.turn.end", on(map[string]any{"outcome": "completed"})))
 		}
 		got, _ = r.pipeline(bodies...)
 		for id, m := range got {
@@ -201,7 +196,7 @@ func TestPipelinedTurnsAllCounted(t *testing.T) {
 		}
 		var end turnEnd
 		resultOf(t, got["turn-20/turn.end"], &end)
-		got, _ = r.pipeline(execBody(t, "state", "agentd.state", map[string]any{"session": session}))
+		got, _ = r.pipeline(execBody("state", "agentd.state", map[string]any{"session": session}))
 		var st struct{ Goal *goalSnap }
 		resultOf(t, got["state"], &st)
 		if g := st.Goal; g == nil || g.TurnsUsed != 20 || g.TokensUsed != wantTokens || g.Status != "active" {
@@ -221,9 +216,9 @@ func TestAwaitChangeAlongsideOrderedWrites(t *testing.T) {
 	e := newEnv(t)
 	r := e.start().raw()
 	r.initRaw(e.ws)
-	bodies := []string{execBody(t, "wait", "agentd.awaitChange", map[string]any{"afterRevision": 4, "timeoutMs": 300000})}
+	bodies := []string{execBody("wait", "agentd.awaitChange", map[string]any{"afterRevision": 4, "timeoutMs": 300000})}
 	for k := 1; k <= 5; k++ {
-		bodies = append(bodies, execBody(t, fmt.Sprintf("w%d", k), "agentd.callTool", map[string]any{"name": "TodoList", "input": todoInput(fmt.Sprintf("list %d", k))}))
+		bodies = append(bodies, execBody(fmt.Sprintf("w%d", k), "agentd.callTool", map[string]any{"name": "TodoList", "input": todoInput(fmt.Sprintf("list %d", k))}))
 	}
 	got, _ := r.pipeline(bodies...)
 	for k := 1; k <= 5; k++ {
@@ -244,11 +239,11 @@ func TestWaitOnOneSessionDoesNotHoldAnother(t *testing.T) {
 	e := newEnv(t)
 	r := e.start().raw()
 	r.initRaw(e.ws)
-	bodies := []string{execBody(t, "wait-a", "agentd.awaitChange", map[string]any{"session": "a", "afterRevision": 0, "timeoutMs": 300000})}
+	bodies := []string{execBody("wait-a", "agentd.awaitChange", map[string]any{"session": "a", "afterRevision": 0, "timeoutMs": 300000})}
 	for k := 1; k <= 5; k++ {
 		bodies = append(bodies,
-			execBody(t, fmt.Sprintf("b%d", k), "agentd.callTool", map[string]any{"session": "b", "name": "TodoList", "input": todoInput(fmt.Sprintf("b %d", k))}),
-			execBody(t, fmt.Sprintf("rb%d", k), "agentd.state", map[string]any{"session": "b"}))
+			execBody(fmt.Sprintf("b%d", k), "agentd.callTool", map[string]any{"session": "b", "name": "TodoList", "input": todoInput(fmt.Sprintf("b %d", k))}),
+			execBody(fmt.Sprintf("rb%d", k), "agentd.state", map[string]any{"session": "b"}))
 	}
 	r.write(framed(bodies))
 	got, _ := r.responses(10)
@@ -263,7 +258,7 @@ func TestWaitOnOneSessionDoesNotHoldAnother(t *testing.T) {
 			t.Fatalf("read %d on session b sees %q, want %q", k, titles(st.Todos.Items), want)
 		}
 	}
-	r.write(framed([]string{execBody(t, "a1", "agentd.callTool", map[string]any{"session": "a", "name": "TodoList", "input": todoInput("a 1")})}))
+	r.write(framed([]string{execBody("a1", "agentd.callTool", map[string]any{"session": "a", "name": "TodoList", "input": todoInput("a 1")})}))
 	got, _ = r.responses(2)
 	resultOf(t, got["a1"], &toolResult{})
 	var st state
@@ -291,11 +286,11 @@ func TestSlowFolderDoesNotHoldAnother(t *testing.T) {
 	r.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
 	var bodies []string
 	for k := 1; k <= 3; k++ {
-		bodies = append(bodies, execBody(t, fmt.Sprintf("locked%d", k), "agentd.state", map[string]any{"workspace": e.ws}))
+		bodies = append(bodies, execBody(fmt.Sprintf("locked%d", k), "agentd.state", map[string]any{"workspace": e.ws}))
 	}
 	bodies = append(bodies,
-		execBody(t, "write", "agentd.callTool", map[string]any{"workspace": other, "name": "TodoList", "input": todoInput("other")}),
-		execBody(t, "read", "agentd.state", map[string]any{"workspace": other}))
+		execBody("write", "agentd.callTool", map[string]any{"workspace": other, "name": "TodoList", "input": todoInput("other")}),
+		execBody("read", "agentd.state", map[string]any{"workspace": other}))
 	got, arrived := r.pipeline(bodies...)
 	for k := 1; k <= 3; k++ {
 		m := got[fmt.Sprintf("locked%d", k)]
@@ -327,11 +322,11 @@ func TestCancelQueuedRequest(t *testing.T) {
 	r := e.start().raw()
 	r.initRaw(e.ws)
 	r.write(framed([]string{
-		execBody(t, "slow", "agentd.state", map[string]any{}),
-		execBody(t, "queued", "agentd.callTool", map[string]any{"name": "TodoList", "input": todoInput("cancelled")}),
+		execBody("slow", "agentd.state", map[string]any{}),
+		execBody("queued", "agentd.callTool", map[string]any{"name": "TodoList", "input": todoInput("cancelled")}),
 		`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"queued"}}`,
-		execBody(t, "slow", "agentd.state", map[string]any{}),
-		execBody(t, "after", "agentd.state", map[string]any{}),
+		execBody("slow", "agentd.state", map[string]any{}),
+		execBody("after", "agentd.state", map[string]any{}),
 	}))
 	var got []string
 	for range 4 {
@@ -363,10 +358,10 @@ func TestShutdownAnswersEarlierRequests(t *testing.T) {
 		r.initRaw(e.ws)
 		kept := fmt.Sprintf("kept %d", trial)
 		r.write(framed([]string{
-			execBody(t, "write", "agentd.callTool", map[string]any{"name": "TodoList", "input": todoInput(kept)}),
-			execBody(t, "wait", "agentd.awaitChange", map[string]any{"session": "idle", "afterRevision": 0, "timeoutMs": 300000}),
+			execBody("write", "agentd.callTool", map[string]any{"name": "TodoList", "input": todoInput(kept)}),
+			execBody("wait", "agentd.awaitChange", map[string]any{"session": "idle", "afterRevision": 0, "timeoutMs": 300000}),
 			`{"jsonrpc":"2.0","id":"shutdown","method":"shutdown"}`,
-			execBody(t, "late", "agentd.callTool", map[string]any{"name": "TodoList", "input": todoInput("after shutdown")}),
+			execBody("late", "agentd.callTool", map[string]any{"name": "TodoList", "input": todoInput("after shutdown")}),
 			`{"jsonrpc":"2.0","method":"exit"}`,
 		}))
 		got, arrived := r.responses(4)
