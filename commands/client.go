@@ -95,6 +95,9 @@ type Client struct {
 	defaults Defaults
 	closed   bool
 	turns    map[turnKey]struct{} // turns begun and not yet ended
+
+	waitsEnd     chan struct{} // closed by EndWaits
+	endWaitsOnce sync.Once
 }
 
 // folder is one workspace folder of a client. ws is nil while the folder
@@ -109,7 +112,7 @@ type folder struct {
 // NewClient returns a client with no folders. Zero reminder settings mean
 // the defaults of RUNTIME.md §1.1.
 func (s *Service) NewClient(d Defaults) *Client {
-	c := &Client{svc: s}
+	c := &Client{svc: s, waitsEnd: make(chan struct{})}
 	if d.Settings == (reminder.Settings{}) {
 		d.Settings = reminder.DefaultSettings()
 	}
@@ -136,6 +139,14 @@ func (c *Client) Defaults() Defaults {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.defaults
+}
+
+// EndWaits ends the client's waits: an agentd.awaitChange in progress, or
+// started later, answers the current state at once, as when its timeout
+// passes. A connection calls it at shutdown, so that every request received
+// before shutdown is answered (docs/behaviour.md, "Order of requests").
+func (c *Client) EndWaits() {
+	c.endWaitsOnce.Do(func() { close(c.waitsEnd) })
 }
 
 // MainAgent is the agent id of the main agent (RUNTIME.md, scope).
@@ -250,14 +261,19 @@ func (c *Client) Close() {
 	c.folders = nil
 }
 
-// open opens f's store if it is not open yet. It must be called without
-// c.mu held: opening may run the restart rule, whose notices reach the
-// fan-out, which asks this client for its folders (FolderURI).
+// open opens f's store if it is not open yet. A folder the client no
+// longer has (removed since a command picked it, or the client closed)
+// answers workspace.unknown. It must be called without c.mu held: opening
+// may run the restart rule, whose notices reach the fan-out, which asks
+// this client for its folders (FolderURI).
 func (c *Client) open(f *folder) error {
 	c.mu.Lock()
-	ws, path := f.ws, f.path
+	ws, path, gone := f.ws, f.path, c.closed || !c.hasLocked(f)
 	c.mu.Unlock()
-	if ws != nil {
+	switch {
+	case gone:
+		return folderGone(f)
+	case ws != nil:
 		return nil
 	}
 	ws, err := c.svc.reg.Open(path)
@@ -266,12 +282,21 @@ func (c *Client) open(f *folder) error {
 	switch {
 	case err != nil:
 		f.openErr = err
-	case f.ws != nil || c.closed || !c.hasLocked(f):
-		ws.Release() // another call opened it first, or the folder is gone
+	case c.closed || !c.hasLocked(f):
+		ws.Release()
+		return folderGone(f)
+	case f.ws != nil:
+		ws.Release() // another call opened it first
 	default:
 		f.ws, f.openErr = ws, nil
 	}
 	return err
+}
+
+// folderGone is the refusal of a command whose folder was removed from the
+// client after the command picked it.
+func folderGone(f *folder) error {
+	return &Error{Code: "workspace.unknown", Msg: fmt.Sprintf("%s is no longer an open workspace folder (it was removed after this request arrived): nothing was done", f.path)}
 }
 
 func (c *Client) hasLocked(f *folder) bool {
@@ -281,19 +306,6 @@ func (c *Client) hasLocked(f *folder) bool {
 		}
 	}
 	return false
-}
-
-// resolve finds the folder a command runs on (PROTOCOL.md §3, `workspace`)
-// and opens its store if needed.
-func (c *Client) resolve(want string) (*folder, error) {
-	f, err := c.pick(want)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.open(f); err != nil {
-		return nil, err
-	}
-	return f, nil
 }
 
 // pick chooses the folder named by want, or the only one.

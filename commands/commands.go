@@ -73,9 +73,32 @@ func IDs() []string {
 }
 
 // Execute runs command id with the raw `arguments` of workspace/executeCommand
-// on behalf of client. Errors carry codes (ErrorCode): args.invalid for a bad
-// shape, the codes of RUNTIME.md §3 for refusals.
+// on behalf of client: Prepare, then Run. Errors carry codes (ErrorCode):
+// args.invalid for a bad shape, the codes of RUNTIME.md §3 for refusals.
 func (cl *Client) Execute(ctx context.Context, id string, arguments json.RawMessage) (any, error) {
+	p, err := cl.Prepare(id, arguments)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx)
+}
+
+// Prepared is a command resolved when its request arrived, to run later
+// (docs/behaviour.md, "Order of requests"): its workspace folder, session,
+// agent and the client's settings are those of that moment.
+type Prepared struct {
+	cmd *Command
+	c   *call
+	raw json.RawMessage
+}
+
+// Prepare resolves command id with the raw `arguments`: it decodes the
+// common arguments, takes the client's defaults as they are now and picks
+// the workspace folder, without opening its store (no file I/O besides
+// resolving symbolic links). Errors are those of Execute for an unknown
+// command, bad arguments (args.invalid) and the folder choice
+// (workspace.none, workspace.unknown).
+func (cl *Client) Prepare(id string, arguments json.RawMessage) (*Prepared, error) {
 	cmd, ok := byID[id]
 	if !ok {
 		known := IDs()
@@ -105,14 +128,43 @@ func (cl *Client) Execute(ctx context.Context, id string, arguments json.RawMess
 		c.agent = common.Agent
 	}
 	if cmd.needsWorkspace {
-		if c.folder, err = cl.resolve(common.Workspace); err != nil {
+		if c.folder, err = cl.pick(common.Workspace); err != nil {
+			return nil, err
+		}
+	}
+	return &Prepared{cmd: cmd, c: c, raw: raw}, nil
+}
+
+// Scope is the state a prepared command reads or changes, which its
+// request is ordered by (docs/behaviour.md, "Order of requests"): folder is
+// the workspace folder's path and session the session's name; session ""
+// means every session of the folder (agentd.sessions). ordered is false for
+// commands that read no state (agentd.tools, agentd.describeTool) and for
+// waits (agentd.awaitChange), which run alongside the ordered requests.
+func (p *Prepared) Scope() (folder, session string, ordered bool) {
+	switch {
+	case p.c.folder == nil, p.cmd.ID == "agentd.awaitChange":
+		return "", "", false
+	case p.cmd.ID == "agentd.sessions":
+		return p.c.folder.path, "", true
+	}
+	return p.c.folder.path, p.c.session, true
+}
+
+// Run runs the prepared command, opening its folder's store if needed. A
+// folder the client removed since Prepare answers workspace.unknown and the
+// command does not run; a ctx already done returns ctx.Err(). Errors as
+// for Execute.
+func (p *Prepared) Run(ctx context.Context) (any, error) {
+	if p.c.folder != nil {
+		if err := p.c.client.open(p.c.folder); err != nil {
 			return nil, err
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return cmd.run(ctx, c, raw)
+	return p.cmd.run(ctx, p.c, p.raw)
 }
 
 // Reference renders the command table as Markdown (docs/commands.md).

@@ -143,7 +143,7 @@ var stateCommands = []Command{
 			}
 			return c.stateOf(s), nil
 		}),
-	def("agentd.awaitChange", "`afterRevision`, `timeoutMs?` (default 30000, at most 300000)", "Waits until the session's revision is above `afterRevision`, the timeout passes, or the request is cancelled; returns `State`.", true,
+	def("agentd.awaitChange", "`afterRevision`, `timeoutMs?` (default 30000, at most 300000)", "Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`.", true,
 		func(ctx context.Context, c *call, a *awaitArgs) (any, error) {
 			timeout := a.TimeoutMs
 			switch {
@@ -172,6 +172,7 @@ var stateCommands = []Command{
 				return nil, ctx.Err()
 			case <-changed:
 			case <-timer.C:
+			case <-c.client.waitsEnd:
 			}
 			return c.stateOrErr(c.folder.ws.View(c.session))
 		}),

@@ -71,11 +71,14 @@ func (r *Request) IsCall() bool { return r.ID != nil }
 type Handler func(ctx context.Context, req *Request) (result any, err error)
 
 // Router is called on the read goroutine, in arrival order, for every request and
-// notification except $/cancelRequest, which Conn handles itself. It may change
+// notification except $/cancelRequest, which Conn handles itself, and a call whose id
+// is already in use, which Conn refuses; every Handler it returns is run. It may change
 // connection state synchronously and returns the Handler to run; a nil Handler
 // answers a call with -32601 and ignores a notification. Handlers run in their own
 // goroutine, or on the read goroutine when inline is true (then the next message is
-// not read until the Handler returns).
+// not read until the Handler returns). Handlers in their own goroutines run
+// concurrently; a Router that needs some of them in arrival order takes their place
+// in a queue here, where the order is known, and the Handler waits for its turn.
 type Router func(req *Request) (h Handler, inline bool)
 
 // Error is a JSON-RPC error. A Handler may return it directly or wrapped
@@ -227,6 +230,23 @@ func (c *Conn) Close() error {
 	err := c.closeTransport(errRPCCloseCalled)
 	c.stopOutput()
 	return err
+}
+
+// Settle waits until every handler started so far has returned and its
+// reply is queued, or ctx ends (then it returns ctx.Err()). Called from an
+// inline Handler, during which no message is read and so no handler starts,
+// it puts that handler's reply after the replies of every request received
+// before it (shutdown uses it, docs/behaviour.md). Called from a Handler in its own
+// goroutine it would wait for that Handler too, until ctx ends.
+func (c *Conn) Settle(ctx context.Context) error {
+	settled := make(chan struct{})
+	go func() { c.handlers.Wait(); close(settled) }()
+	select {
+	case <-settled:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Done returns a channel that is closed when Run has returned.
@@ -699,8 +719,7 @@ func (c *Conn) cancelRequest(params json.RawMessage) {
 }
 
 func (c *Conn) dispatch(ctx context.Context, req *Request) {
-	h, inline := c.routeSafe(req)
-	start := func(f func()) {
+	start := func(inline bool, f func()) {
 		if inline {
 			f()
 			return
@@ -708,15 +727,14 @@ func (c *Conn) dispatch(ctx context.Context, req *Request) {
 		c.handlers.Go(f)
 	}
 	if !req.IsCall() {
-		if h != nil {
-			start(func() { c.runNotification(ctx, h, req) })
+		if h, inline := c.routeSafe(req); h != nil {
+			start(inline, func() { c.runNotification(ctx, h, req) })
 		}
 		return
 	}
-	if h == nil {
-		c.send(rpcReplyBody(req.ID, nil, NewError(CodeMethodNotFound, "method not found: %s", req.Method)))
-		return
-	}
+	// The id is claimed before routing: a call refused for its id is never
+	// routed, so every Handler the Router returns runs (a Router may have
+	// queued it).
 	key := string(req.ID)
 	hctx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
@@ -730,12 +748,21 @@ func (c *Conn) dispatch(ctx context.Context, req *Request) {
 		c.send(rpcReplyBody(req.ID, nil, NewError(CodeInvalidRequest, "invalid request: id %s is already in use", req.ID)))
 		return
 	}
-	start(func() {
-		body := c.answer(hctx, h, req)
+	done := func() {
 		c.mu.Lock()
 		delete(c.inflight, key) // before replying, so the peer may reuse the id at once
 		c.mu.Unlock()
 		cancel()
+	}
+	h, inline := c.routeSafe(req)
+	if h == nil {
+		done()
+		c.send(rpcReplyBody(req.ID, nil, NewError(CodeMethodNotFound, "method not found: %s", req.Method)))
+		return
+	}
+	start(inline, func() {
+		body := c.answer(hctx, h, req)
+		done()
 		c.send(body)
 	})
 }

@@ -767,6 +767,68 @@ func TestInlineHandlersRunInOrder(t *testing.T) {
 	}
 }
 
+// TestRefusedCallIsNotRouted: a call refused because its id is in use
+// never reaches the Router, so every Handler the Router returns runs.
+func TestRefusedCallIsNotRouted(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var mu sync.Mutex
+	var routed []string
+	route := func(req *lsp.Request) (lsp.Handler, bool) {
+		mu.Lock()
+		routed = append(routed, req.Method)
+		mu.Unlock()
+		return func(context.Context, *lsp.Request) (any, error) { <-release; return nil, nil }, false
+	}
+	p := startRPC(t, route, lsp.Options{})
+	p.write(rpcMsg(rpcCall(1, "first", "")) + rpcMsg(rpcCall(1, "again", "")))
+	if diff := cmp.Diff(rpcReply{ID: "1", Code: lsp.CodeInvalidRequest, Message: "invalid request: id 1 is already in use"}, p.nextReply()); diff != "" {
+		t.Fatalf("reply (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"first"}, routed); diff != "" {
+		t.Errorf("routed methods (-want +got):\n%s", diff)
+	}
+}
+
+// TestSettleAnswersEarlierRequestsFirst: an inline handler that calls
+// Settle is answered after every request received before it, even one
+// that finishes only once the inline handler has started.
+func TestSettleAnswersEarlierRequestsFirst(t *testing.T) {
+	entered := make(chan struct{})
+	var p *rpcPeer
+	route := func(req *lsp.Request) (lsp.Handler, bool) {
+		switch req.Method {
+		case "slow":
+			return func(ctx context.Context, _ *lsp.Request) (any, error) {
+				select {
+				case <-entered:
+					return "slow", nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}, false
+		case "settle":
+			return func(ctx context.Context, _ *lsp.Request) (any, error) {
+				close(entered)
+				if err := p.c.Settle(ctx); err != nil {
+					return nil, err
+				}
+				return "settled", nil
+			}, true
+		}
+		return nil, false
+	}
+	p = startRPC(t, route, lsp.Options{})
+	p.write(rpcMsg(rpcCall(1, "slow", "")) + rpcMsg(rpcCall(2, "settle", "")))
+	for _, want := range []rpcReply{{ID: "1", HasResult: true, Result: `"slow"`}, {ID: "2", HasResult: true, Result: `"settled"`}} {
+		if diff := cmp.Diff(want, p.nextReply()); diff != "" {
+			t.Fatalf("replies out of order (-want +got):\n%s", diff)
+		}
+	}
+}
+
 // TestWritesAreWholeAndOrdered: concurrent Notify and replies never interleave
 // (the peer's strict framer would fail) and one goroutine's messages keep order.
 func TestWritesAreWholeAndOrdered(t *testing.T) {

@@ -195,7 +195,8 @@ type connection struct {
 	log    *slog.Logger
 
 	progress *goalProgress
-	stalled  atomic.Bool // notifications were dropped: the client is not reading (logged once)
+	stalled  atomic.Bool  // notifications were dropped: the client is not reading (logged once)
+	order    requestOrder // commands on the same state run in arrival order
 
 	mu         sync.Mutex
 	state      lifecycle
@@ -241,7 +242,7 @@ func (c *connection) route(req *Request) (Handler, bool) {
 	}
 	switch req.Method {
 	case "workspace/executeCommand":
-		return c.executeCommand, false
+		return c.executeCommand(req)
 	case "workspace/didChangeWorkspaceFolders":
 		return c.didChangeFolders, true
 	case "workspace/didChangeConfiguration":
@@ -378,16 +379,23 @@ func (c *connection) initialized(ctx context.Context, req *Request) (any, error)
 	return nil, nil
 }
 
+// shutdown runs inline, so no request is read while it drains: the waits
+// end, every request received before it is finished and answered, and
+// then its own reply goes out (docs/behaviour.md, "Order of requests").
 func (c *connection) shutdown(ctx context.Context, req *Request) (any, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch c.state {
+	switch c.lifecycle() {
 	case stateNew:
 		return nil, NewError(CodeServerNotInitialized, "server not initialized: send initialize first")
 	case stateShutdown:
 		return nil, NewError(CodeInvalidRequest, "shutdown was already received")
 	}
+	c.client.EndWaits()
+	if err := c.rpc.Settle(ctx); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
 	c.state = stateShutdown
+	c.mu.Unlock()
 	return nil, nil
 }
 
@@ -450,16 +458,39 @@ type executeCommandParams struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-func (c *connection) executeCommand(ctx context.Context, req *Request) (any, error) {
+// executeCommand resolves a command when its request arrives (on the read
+// goroutine, in order) and returns the handler that runs it: after the
+// earlier requests on the same state when it is ordered, at once otherwise
+// (docs/behaviour.md, "Order of requests"). A request that cannot be
+// resolved is answered at once.
+func (c *connection) executeCommand(req *Request) (Handler, bool) {
 	var p executeCommandParams
 	if err := json.Unmarshal(req.Params, &p); err != nil || p.Command == "" {
-		return nil, NewError(CodeInvalidParams, "workspace/executeCommand needs params {command: string, arguments?: [object]}")
+		return fail(NewError(CodeInvalidParams, "workspace/executeCommand needs params {command: string, arguments?: [object]}")), true
 	}
-	res, err := c.client.Execute(ctx, p.Command, p.Arguments)
+	cmd, err := c.client.Prepare(p.Command, p.Arguments)
 	if err != nil {
-		return nil, toRPCError(ctx, err)
+		return fail(toRPCError(context.Background(), err)), true
 	}
-	return res, nil
+	run := func(ctx context.Context) (any, error) {
+		res, err := cmd.Run(ctx)
+		if err != nil {
+			return nil, toRPCError(ctx, err)
+		}
+		return res, nil
+	}
+	folder, session, ordered := cmd.Scope()
+	if !ordered {
+		return func(ctx context.Context, _ *Request) (any, error) { return run(ctx) }, false
+	}
+	t := c.order.take(folder, session)
+	return func(ctx context.Context, _ *Request) (any, error) {
+		if err := t.wait(ctx); err != nil {
+			return nil, err
+		}
+		defer t.finish()
+		return run(ctx)
+	}, false
 }
 
 // toRPCError maps a command error to JSON-RPC (PROTOCOL.md §3): args.invalid

@@ -67,6 +67,13 @@ func TestForwarded(t *testing.T) {
 		{"GoalToolsEndToEnd", TestGoalToolsEndToEnd},
 		{"LoopGoalRunsToTurnBudget", TestLoopGoalRunsToTurnBudget},
 		{"LoopDisconnectMidTurnPauses", TestLoopDisconnectMidTurnPauses},
+		{"PipelinedWritesInOrder", TestPipelinedWritesInOrder},
+		{"PipelinedTurnsAllCounted", TestPipelinedTurnsAllCounted},
+		{"AwaitChangeAlongsideOrderedWrites", TestAwaitChangeAlongsideOrderedWrites},
+		{"WaitOnOneSessionDoesNotHoldAnother", TestWaitOnOneSessionDoesNotHoldAnother},
+		{"SlowFolderDoesNotHoldAnother", TestSlowFolderDoesNotHoldAnother},
+		{"CancelQueuedRequest", TestCancelQueuedRequest},
+		{"ShutdownAnswersEarlierRequests", TestShutdownAnswersEarlierRequests},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			forwardedTests.Store(t, struct{}{})

@@ -1,0 +1,143 @@
+package commands_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/workspace"
+)
+
+// newTestClient is a client of a daemon service in a temporary state
+// directory, with one folder open; it returns the folder's real path.
+func newTestClient(t *testing.T) (*commands.Client, string) {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "work")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	svc := commands.NewService(workspace.Options{StateDir: filepath.Join(dir, "state")}, commands.Daemon)
+	t.Cleanup(func() { svc.Close() })
+	cl := svc.NewClient(commands.Defaults{})
+	t.Cleanup(cl.Close)
+	if err := cl.AddFolder(root); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl, real
+}
+
+// TestPreparedScope: what each kind of command is ordered by
+// (docs/behaviour.md, "Order of requests").
+func TestPreparedScope(t *testing.T) {
+	cl, root := newTestClient(t)
+	tests := []struct {
+		id, args        string
+		folder, session string
+		ordered         bool
+	}{
+		{"agentd.callTool", `[{"name":"TodoList","input":{}}]`, root, "default", true},
+		{"agentd.state", `[{"session":"s1"}]`, root, "s1", true},
+		{"agentd.state", `[{"workspace":"` + root + `","session":"s1"}]`, root, "s1", true},
+		{"agentd.turn.begin", `[{"turnId":"t","origin":"user"}]`, root, "default", true},
+		{"agentd.sessions", ``, root, "", true},
+		{"agentd.awaitChange", `[{"afterRevision":0}]`, "", "", false},
+		{"agentd.tools", ``, "", "", false},
+		{"agentd.describeTool", `[{"name":"TodoList"}]`, "", "", false},
+	}
+	for _, tc := range tests {
+		p, err := cl.Prepare(tc.id, json.RawMessage(tc.args))
+		if err != nil {
+			t.Fatalf("Prepare(%s, %s): %v", tc.id, tc.args, err)
+		}
+		folder, session, ordered := p.Scope()
+		if folder != tc.folder || session != tc.session || ordered != tc.ordered {
+			t.Errorf("%s %s: Scope() = %q, %q, %v; want %q, %q, %v", tc.id, tc.args, folder, session, ordered, tc.folder, tc.session, tc.ordered)
+		}
+	}
+}
+
+// TestPreparedRunsAsResolvedOnArrival: a command prepared before the
+// client's defaults change runs with the defaults of its arrival.
+func TestPreparedRunsAsResolvedOnArrival(t *testing.T) {
+	cl, _ := newTestClient(t)
+	p, err := cl.Prepare("agentd.callTool", json.RawMessage(`[{"name":"TodoList","input":{"todos":[{"title":"a","status":"pending"}]}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.SetDefaults(commands.Defaults{Session: "later"})
+	if _, err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cl.Execute(context.Background(), "agentd.state", json.RawMessage(`[{"session":"default"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := res.(commands.State); len(st.Todos.Items) != 1 {
+		t.Fatalf("session default after the prepared write: %+v, want its list", st)
+	}
+}
+
+// TestPreparedFolderRemoved: a command whose folder is removed before it
+// runs answers workspace.unknown and does nothing.
+func TestPreparedFolderRemoved(t *testing.T) {
+	cl, root := newTestClient(t)
+	p, err := cl.Prepare("agentd.callTool", json.RawMessage(`[{"name":"TodoList","input":{"todos":[{"title":"a","status":"pending"}]}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.RemoveFolder(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Run(context.Background()); commands.ErrorCode(err) != "workspace.unknown" {
+		t.Fatalf("Run after the folder was removed: %v, want workspace.unknown", err)
+	}
+	if err := cl.AddFolder(root); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cl.Execute(context.Background(), "agentd.state", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := res.(commands.State); st.Revision != 0 {
+		t.Fatalf("state after the refused write: %+v, want revision 0", st)
+	}
+}
+
+// TestEndWaits: after EndWaits, an agentd.awaitChange started before it
+// and one started after it answer the current state, as at their timeout.
+func TestEndWaits(t *testing.T) {
+	cl, _ := newTestClient(t)
+	await := func() <-chan any {
+		ch := make(chan any, 1)
+		go func() {
+			res, err := cl.Execute(context.Background(), "agentd.awaitChange", json.RawMessage(`[{"afterRevision":100,"timeoutMs":300000}]`))
+			if err != nil {
+				ch <- err
+				return
+			}
+			ch <- res
+		}()
+		return ch
+	}
+	before := await()
+	cl.EndWaits()
+	for _, ch := range []<-chan any{before, await()} {
+		select {
+		case res := <-ch:
+			if st, ok := res.(commands.State); !ok || st.Revision != 0 {
+				t.Fatalf("awaitChange after EndWaits = %v, want the state at revision 0", res)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("awaitChange still waits after EndWaits")
+		}
+	}
+}
