@@ -426,10 +426,9 @@ func TestTaskFileChangedWhileDown(t *testing.T) {
 	c2.initialize(nil, e.ws)
 	c2.awaitTaskFile(0, "TASKS.md", tfPtr("edited while agentd was down\n"))
 	g := c2.tfGoalNow("")
-	if g.Status != "paused" || !g.TaskFile.ChangedSinceLastTurn || g.TaskFile.SHA256 != tfSHA("edited while agentd was down\n") {
+	if g.Status != "active" || !g.TaskFile.ChangedSinceLastTurn || g.TaskFile.SHA256 != tfSHA("edited while agentd was down\n") {
 		t.Fatalf("goal after restart = %+v", g)
 	}
-	c2.mustExec("agentd.goal.resume", nil, nil)
 	if text := c2.tfFirstStep("after-restart", "user"); !strings.Contains(text, "`TASKS.md` "+changedNotice) {
 		t.Fatalf("goal reminder after restart does not mention the changed task file:\n%s", text)
 	}
