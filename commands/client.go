@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/reminder"
 	"github.com/agentd/agentd/workspace"
 )
@@ -19,7 +21,9 @@ import (
 // every connection of a process.
 type Service struct {
 	reg   *workspace.Registry
-	now   func() time.Time
+	wall  func() time.Time
+	clock string    // names this service's monotonic clock (goal.Instant)
+	start time.Time // its start, a reading of time.Now with its monotonic part
 	log   *slog.Logger
 	unsub func()
 
@@ -50,7 +54,7 @@ func NewService(opts workspace.Options, role Role) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{now: opts.Now, log: opts.Logger, timers: map[timerKey]*time.Timer{}, recovered: map[string]bool{}}
+	s := &Service{wall: opts.Now, clock: rand.Text(), start: time.Now(), log: opts.Logger, timers: map[timerKey]*time.Timer{}, recovered: map[string]bool{}}
 	if role == Daemon {
 		opts.OnOpen = s.recoverWorkspace
 		opts.OnTaskFile = s.taskFileChanged
@@ -58,6 +62,14 @@ func NewService(opts workspace.Options, role Role) *Service {
 	s.reg = workspace.NewRegistry(opts)
 	s.unsub = s.reg.Subscribe(s.armWallClock)
 	return s
+}
+
+// now reads the clocks for the goal runtime (docs/behaviour.md, "Time"):
+// the wall clock, for the times the state stores and shows, and the
+// monotonic time since the service started, which measures a goal's wall
+// clock and which a change of the system time does not move.
+func (s *Service) now() goal.Instant {
+	return goal.Instant{Wall: s.wall(), Mono: time.Since(s.start), Clock: s.clock}
 }
 
 // Close stops the goal timers and closes every store of the registry.
@@ -98,6 +110,11 @@ type Client struct {
 
 	waitsEnd     chan struct{} // closed by EndWaits
 	endWaitsOnce sync.Once
+	// held are stores of removed folders on which the client still has live
+	// turns: kept open (and so locked against other processes, which would
+	// take those turns for a dead process's) until the turns end or the
+	// client closes.
+	held []*workspace.Workspace
 }
 
 // folder is one workspace folder of a client. ws is nil while the folder
@@ -185,7 +202,8 @@ func (c *Client) AddFolder(uriOrPath string) error {
 	return c.open(f)
 }
 
-// RemoveFolder drops a folder (URI or path) and releases its store.
+// RemoveFolder drops a folder (URI or path) and releases its store, or
+// holds it while the client has live turns on it (see Client.held).
 func (c *Client) RemoveFolder(uriOrPath string) error {
 	path, err := folderPath(uriOrPath)
 	if err != nil {
@@ -195,7 +213,10 @@ func (c *Client) RemoveFolder(uriOrPath string) error {
 	defer c.mu.Unlock()
 	for i, f := range c.folders {
 		if f.path == path {
-			if f.ws != nil {
+			switch {
+			case f.ws != nil && c.hasTurnsLocked(f.ws):
+				c.held = append(c.held, f.ws)
+			case f.ws != nil:
 				f.ws.Release()
 			}
 			c.folders = append(c.folders[:i], c.folders[i+1:]...)
@@ -206,12 +227,14 @@ func (c *Client) RemoveFolder(uriOrPath string) error {
 }
 
 // FolderURI returns the URI the client uses for ws, and whether ws is one
-// of its open folders.
+// of its folders: open, or not open yet (being opened, or to be retried).
+// So what the restart rule changes while a folder opens reaches the clients
+// that open it (docs/behaviour.md, "Restart rule").
 func (c *Client) FolderURI(ws *workspace.Workspace) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, f := range c.folders {
-		if f.ws == ws {
+		if f.ws == ws || (f.ws == nil && f.path == ws.Root()) {
 			return f.uri, true
 		}
 	}
@@ -259,6 +282,10 @@ func (c *Client) Close() {
 		}
 	}
 	c.folders = nil
+	for _, ws := range c.held {
+		ws.Release()
+	}
+	c.held = nil
 }
 
 // open opens f's store if it is not open yet. A folder the client no

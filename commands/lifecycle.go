@@ -199,10 +199,33 @@ func (cl *Client) trackTurn(ws *workspace.Workspace, session, id string) {
 	cl.turns[turnKey{ws, session, id}] = struct{}{}
 }
 
+// untrackTurn forgets an ended turn; the store of a removed folder held for
+// it is released with the folder's last live turn.
 func (cl *Client) untrackTurn(ws *workspace.Workspace, session, id string) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	delete(cl.turns, turnKey{ws, session, id})
+	if cl.hasTurnsLocked(ws) {
+		return
+	}
+	for i, h := range cl.held {
+		if h == ws {
+			cl.held = append(cl.held[:i], cl.held[i+1:]...)
+			ws.Release()
+			return
+		}
+	}
+}
+
+// hasTurnsLocked reports whether the client has a live turn on ws. cl.mu
+// must be held.
+func (cl *Client) hasTurnsLocked(ws *workspace.Workspace) bool {
+	for k := range cl.turns {
+		if k.ws == ws {
+			return true
+		}
+	}
+	return false
 }
 
 // abandonTurns ends the turns this client began and never ended, as if

@@ -7,59 +7,79 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// recoverWorkspace runs when a workspace store is opened: the first time
-// this process opens the folder, a goal left active by a previous daemon run
-// is paused, its wall clock settled at the last time the session was
-// written, so down time is not counted (RUNTIME.md §2.3, [agentd]). A later
-// reopen by the same process (the folder was released by its last client
-// meanwhile) is no restart and changes nothing.
+// recoverWorkspace runs when a serving process opens a workspace store
+// (docs/behaviour.md, "Restart rule" and "Time"). The first time this
+// process opens the folder, every session with a live turn or an active
+// goal goes through goal.State.RecoverAfterRestart: the turns an earlier
+// process left live are ended, and an active goal one of them was driving
+// is paused. A later reopen by the same process (its last client released
+// the folder meanwhile, ending that client's turns) is no restart: it only
+// takes the clock of an active goal over (goal.State.Adopt), which a
+// one-shot command may have stamped meanwhile. Either way the wall-clock
+// timer of an active goal is armed. A pause is published like any change;
+// the clients opening the folder are told too (Client.FolderURI).
 func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 	s.timersMu.Lock()
-	done := s.recovered[w.Root()]
-	s.recovered[w.Root()] = true
+	restart := !s.recovered[w.Root()]
 	s.timersMu.Unlock()
-	if done {
-		return nil
-	}
 	sessions, err := w.Sessions()
 	if err != nil {
 		return err
 	}
 	for _, sess := range sessions {
-		if sess.Goal.Status() != goal.Active && len(sess.Goal.Turns) == 0 {
+		if sess.Goal.Status() != goal.Active && !(restart && sess.Goal.HasLiveTurn()) {
 			continue
 		}
-		_, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
-			return storedGoalChange(st.Goal.RecoverAfterRestart(s.now(), st.UpdatedAt)), nil
+		committed, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
+			if restart {
+				return storedGoalChange(st.Goal.RecoverAfterRestart(s.now(), st.UpdatedAt)), nil
+			}
+			if st.Goal.Adopt(s.now(), st.UpdatedAt) {
+				return storedGoalChange(nil), nil
+			}
+			return workspace.Change{}, nil
 		})
 		if err != nil {
 			return err
 		}
+		s.arm(w, committed)
+	}
+	if restart {
+		// Only once it all worked: an open that failed is retried, and the
+		// retry is still the restart.
+		s.timersMu.Lock()
+		s.recovered[w.Root()] = true
+		s.timersMu.Unlock()
 	}
 	return nil
 }
 
-// armWallClock keeps one timer per session whose goal is active with a
-// wall-clock budget: when it fires the goal is blocked at once and clients
-// are told (RUNTIME.md §2.4). It runs on every committed goal change.
+// armWallClock re-arms a session's wall-clock timer on every committed goal
+// change.
 func (s *Service) armWallClock(n workspace.Notice) {
-	if !n.Change.Goal {
-		return
+	if n.Change.Goal {
+		s.arm(n.Workspace, n.Session)
 	}
-	key := timerKey{n.Workspace, n.Session.Name}
+}
+
+// arm keeps one timer per session whose goal is active with a wall-clock
+// budget: when it fires the goal is blocked at once and clients are told
+// (RUNTIME.md §2.4). The time left is measured on the monotonic clock, as
+// the timer is, so a step of the system clock moves neither.
+func (s *Service) arm(w *workspace.Workspace, sess workspace.Session) {
+	key := timerKey{w.Root(), sess.Name}
 	s.timersMu.Lock()
 	defer s.timersMu.Unlock()
 	if t, ok := s.timers[key]; ok {
 		t.Stop()
 		delete(s.timers, key)
 	}
-	g := n.Session.Goal
-	deadline, ok := g.WallClockDeadline(s.now())
+	left, ok := sess.Goal.WallClockLeft(s.now())
 	if !ok {
 		return
 	}
-	s.timers[key] = time.AfterFunc(deadline.Sub(s.now()), func() {
-		_, err := n.Workspace.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {
+	s.timers[key] = time.AfterFunc(left, func() {
+		_, err := w.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {
 			cs := st.Goal.CheckWallClock(s.now())
 			if len(cs) == 0 {
 				return workspace.Change{}, nil
@@ -67,12 +87,14 @@ func (s *Service) armWallClock(n workspace.Notice) {
 			return storedGoalChange(cs), nil
 		})
 		if err != nil {
-			s.log.Warn("wall-clock budget check failed", "workspace", n.Workspace.Root(), "session", key.session, "err", err)
+			s.log.Warn("wall-clock budget check failed", "workspace", w.Root(), "session", key.session, "err", err)
 		}
 	})
 }
 
+// timerKey names a session of a folder; a folder reopened by the process
+// keeps its sessions' keys, so its timers are replaced, not doubled.
 type timerKey struct {
-	ws      *workspace.Workspace
+	root    string
 	session string
 }

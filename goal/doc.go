@@ -14,7 +14,9 @@
 // with no open step, is a retry that changes nothing and returns the answer
 // of the call it repeats. A retried EndTurn returns the first answer.
 //
-// It is pure: no I/O and no clock; time comes in as a parameter. It may
+// It is pure: no I/O and no clock; time comes in as a parameter, an Instant
+// that carries a wall-clock and a monotonic reading (docs/behaviour.md,
+// "Time"). It may
 // import github.com/google/uuid and the standard library, and nothing else:
 // no other agentd package, no go.lsp.dev, bbolt or fsnotify
 // (ARCHITECTURE.md).

@@ -68,23 +68,28 @@ var fuzzTokens = []int64{0, 1, 999, 1_000_000, 1 << 40, math.MaxInt64/2 + 1, mat
 
 // FuzzCallTool drives a State through a sequence of operations chosen by ops
 // (tool calls with the fuzzed input and with canned ones, turns and steps
-// with any token counts, user controls, clock moves, restarts) on a fake
-// clock. Invariants after every operation: no panic; refusals are coded
-// errors or tool results with IsError, an error code and no change; the state
-// survives its JSON round trip; counters and remaining budgets are never
-// negative; the objective obeys its limit; turn records stay bounded.
+// with any token counts, user controls, clock moves, system clock steps
+// back and forward, restarts) on a fake clock. Invariants after every
+// operation: no panic; refusals are coded errors or tool results with
+// IsError, an error code and no change; the state survives its JSON round
+// trip; counters and remaining budgets are never negative; within one
+// process a goal's wall clock never goes back, whatever the system clock
+// does; the objective obeys its limit; turn records stay bounded.
 func FuzzCallTool(f *testing.F) {
 	f.Add([]byte{1, 4, 5, 6, 7}, []byte(`{"objective":"ship it"}`))
 	f.Add([]byte{1, 2, 4, 5, 6 + 12*5, 5, 6 + 12*6, 7}, []byte(`{"value":3,"unit":"turns"}`))
 	f.Add([]byte{0, 0, 3, 3 + 12, 3 + 24, 9, 9 + 12, 9 + 24}, []byte(`{"objective":"a","replace":true}`))
 	f.Add([]byte{1, 10, 8 + 12*20, 11, 11 + 12, 4, 5, 6}, []byte(`{"status":"blocked"}`))
 	f.Add([]byte{1, 4, 5, 6 + 12*3, 5, 6 + 12*3, 5, 6 + 12*3, 7}, []byte(`{}`))
+	f.Add([]byte{1, 10, 4, 8 + 12*2, 8 + 12*3, 5, 8 + 12*5, 6, 8 + 12*4, 11 + 12*2, 8 + 12*2, 7}, []byte(`{"wallClockMs":60000}`))
 	f.Fuzz(func(t *testing.T, ops, input []byte) {
 		if len(ops) > 200 {
 			ops = ops[:200]
 		}
-		now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+		c := newClock()
+		now := c.now()
 		s := &State{}
+		var last *Snapshot // the goal after the previous operation, in this process
 		turns := []string{"t0", "t1", "t2"}
 		for i, b := range ops {
 			op, arg := b%12, int(b/12)
@@ -122,7 +127,12 @@ func FuzzCallTool(f *testing.F) {
 				_, err := s.EndTurn(pick(turns, arg/5, false), outcome, "rate_limit", string(input), now)
 				checkErr(t, err)
 			case 8:
-				now = now.Add(time.Duration(arg*arg) * 37 * time.Second)
+				switch d := time.Duration(arg*arg) * 37 * time.Second; arg % 3 {
+				case 0, 1:
+					now = c.advance(d)
+				default: // the system clock is set back or forward
+					now = c.stepWall(d * time.Duration(arg%2*2-1))
+				}
 			case 9:
 				var err error
 				switch arg % 3 {
@@ -148,12 +158,20 @@ func FuzzCallTool(f *testing.F) {
 				case 1:
 					s.CheckWallClock(now)
 				case 2:
-					s.RecoverAfterRestart(now, now.Add(-time.Minute))
+					lastSeen := now.Wall
+					now = c.restart(time.Duration(arg) * time.Hour)
+					s.RecoverAfterRestart(now, lastSeen)
+					last = nil
 				default:
 					s.UpdateTaskFile(TaskFileInfo{Path: "TASK.md", Exists: arg%8 < 4}, now)
 				}
 			}
 			checkState(t, s, now, i, op)
+			snap := s.Snapshot(now)
+			if last != nil && snap != nil && snap.GoalID == last.GoalID && snap.WallClockMs < last.WallClockMs {
+				t.Fatalf("op %d (%d): the wall clock went back from %d to %d ms", i, op, last.WallClockMs, snap.WallClockMs)
+			}
+			last = snap
 		}
 	})
 }
@@ -188,7 +206,7 @@ func checkErr(t *testing.T, err error) {
 	}
 }
 
-func checkToolCall(t *testing.T, s *State, before []byte, c ToolCall, now time.Time) {
+func checkToolCall(t *testing.T, s *State, before []byte, c ToolCall, now Instant) {
 	t.Helper()
 	res, changes := s.CallTool(c, now)
 	if res.Description == "" || res.Output == "" {
@@ -207,7 +225,7 @@ func checkToolCall(t *testing.T, s *State, before []byte, c ToolCall, now time.T
 	}
 }
 
-func checkState(t *testing.T, s *State, now time.Time, i int, op byte) {
+func checkState(t *testing.T, s *State, now Instant, i int, op byte) {
 	t.Helper()
 	// What the store keeps is the decoded JSON: it must be stable under a
 	// second round trip (the first may only replace invalid UTF-8).

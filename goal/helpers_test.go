@@ -7,16 +7,39 @@ import (
 	"time"
 )
 
-// clock is a fake clock: tests move it by hand.
-type clock struct{ t time.Time }
+// clock is a fake clock: tests move it by hand. advance moves both the
+// wall and the monotonic clock, as time passing does; stepWall moves only
+// the wall clock, as a change of the system time does.
+type clock struct {
+	wall time.Time
+	mono time.Duration
+	id   string
+}
 
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
+func newClock() *clock {
+	return &clock{wall: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC), mono: time.Hour, id: "test-process"}
+}
 
-func (c *clock) now() time.Time { return c.t }
+func (c *clock) now() Instant { return Instant{Wall: c.wall, Mono: c.mono, Clock: c.id} }
 
-func (c *clock) advance(d time.Duration) time.Time {
-	c.t = c.t.Add(d)
-	return c.t
+func (c *clock) advance(d time.Duration) Instant {
+	c.wall = c.wall.Add(d)
+	c.mono += d
+	return c.now()
+}
+
+func (c *clock) stepWall(d time.Duration) Instant {
+	c.wall = c.wall.Add(d)
+	return c.now()
+}
+
+// restart makes c the clock of a new process that starts after down: the
+// wall clock moves on, the monotonic clock starts again under a new id.
+func (c *clock) restart(down time.Duration) Instant {
+	c.wall = c.wall.Add(down)
+	c.mono = 0
+	c.id += "'"
+	return c.now()
 }
 
 // fixedIDs makes goal ids "goal-1", "goal-2", ... for the test.
@@ -71,7 +94,7 @@ func kinds(cs []Change) []string {
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
 // beginTurn begins a main-agent user turn and fails the test on error.
-func beginTurn(t testing.TB, s *State, id string, now time.Time) TurnBegin {
+func beginTurn(t testing.TB, s *State, id string, now Instant) TurnBegin {
 	t.Helper()
 	b, err := s.BeginTurn(id, OriginUser, "", now)
 	mustNoErr(t, err)
@@ -79,7 +102,7 @@ func beginTurn(t testing.TB, s *State, id string, now time.Time) TurnBegin {
 }
 
 // step runs one step of a turn: begin, then end with tokens and finish.
-func step(t testing.TB, s *State, id string, tokens int64, finish FinishReason, now time.Time) (StepBegin, StepEnd) {
+func step(t testing.TB, s *State, id string, tokens int64, finish FinishReason, now Instant) (StepBegin, StepEnd) {
 	t.Helper()
 	b, err := s.BeginStep(id, now)
 	mustNoErr(t, err)
@@ -88,7 +111,7 @@ func step(t testing.TB, s *State, id string, tokens int64, finish FinishReason, 
 	return b, e
 }
 
-func endTurn(t testing.TB, s *State, id string, o Outcome, now time.Time) TurnEnd {
+func endTurn(t testing.TB, s *State, id string, o Outcome, now Instant) TurnEnd {
 	t.Helper()
 	e, err := s.EndTurn(id, o, "", "", now)
 	mustNoErr(t, err)

@@ -10,8 +10,8 @@ import (
 // It is stored as JSON, as a whole, by the workspace package. Change it only
 // through its methods; each method that mutates it returns the visible
 // changes (see Change), but every call may also update bookkeeping (turn
-// records, markers), so persist the State after every mutating call, even
-// when no Change is returned.
+// records, markers, the settled wall clock), so persist the State after
+// every mutating call, even when no Change is returned.
 type State struct {
 	// Goal is the current goal, nil when there is none. A complete goal stays
 	// current until replaced or cleared by the user (RUNTIME.md §2.3).
@@ -35,14 +35,20 @@ type Goal struct {
 	Status              Status        `json:"status"`
 	TurnsUsed           int64         `json:"turnsUsed"`
 	TokensUsed          int64         `json:"tokensUsed"`           // output tokens of goal-driven steps (§2.4)
-	WallClockMs         int64         `json:"wallClockMs"`          // settled at the last status change (§2.4)
-	ActiveSince         time.Time     `json:"activeSince,omitzero"` // set while active; live = WallClockMs + now-ActiveSince
+	WallClockMs         int64         `json:"wallClockMs"`          // settled at every call (§2.4; see settle)
+	ActiveSince         time.Time     `json:"activeSince,omitzero"` // while active: wall time of the running stretch's start
 	Limits              Limits        `json:"limits"`
 	TerminalReason      string        `json:"terminalReason,omitempty"`
 	TaskFile            *TaskFileInfo `json:"taskFile,omitempty"`
 	CreatedAt           time.Time     `json:"createdAt"`
 	UpdatedAt           time.Time     `json:"updatedAt"` // last status, budget or task-file change; not counters
 	LastActor           Actor         `json:"lastActor"`
+	// ActiveClock and ActiveMono are, while active, the monotonic reading
+	// at the running stretch's start and the clock it was read from (see
+	// Instant); live wall clock = WallClockMs + the stretch (see running).
+	// "" and 0 in a state written by an agentd before these stamps.
+	ActiveClock string        `json:"activeClock,omitempty"`
+	ActiveMono  time.Duration `json:"activeMono,omitempty"` // nanoseconds
 }
 
 // MainAgent is the agent id that gets goal tools, reminders and goal
@@ -127,7 +133,7 @@ func cloneTaskFile(t *TaskFileInfo) *TaskFileInfo {
 
 // Snapshot is the current goal as clients see it at now, with the live wall
 // clock (RUNTIME.md §2.1); nil when there is no goal.
-func (s *State) Snapshot(now time.Time) *Snapshot {
+func (s *State) Snapshot(now Instant) *Snapshot {
 	if s.Goal == nil {
 		return nil
 	}
@@ -142,7 +148,7 @@ func (s *State) Status() Status {
 	return s.Goal.Status
 }
 
-func (g *Goal) snapshot(now time.Time) *Snapshot {
+func (g *Goal) snapshot(now Instant) *Snapshot {
 	wall := g.wallClockMs(now)
 	return &Snapshot{
 		GoalID:              g.ID,
@@ -162,45 +168,33 @@ func (g *Goal) snapshot(now time.Time) *Snapshot {
 }
 
 // wallClockMs is the live wall clock: settled time plus the running
-// stretch while active (RUNTIME.md §2.4). A clock that went backwards
-// counts nothing.
-func (g *Goal) wallClockMs(now time.Time) int64 {
-	if g.Status != Active || g.ActiveSince.IsZero() {
-		return g.WallClockMs
-	}
-	return g.WallClockMs + max(0, now.Sub(g.ActiveSince).Milliseconds())
+// stretch while active (RUNTIME.md §2.4, measured on the monotonic clock).
+func (g *Goal) wallClockMs(now Instant) int64 {
+	return g.WallClockMs + g.running(now).Milliseconds()
 }
 
 // reached says which budgets are reached at now (used >= limit).
-func (g *Goal) reached(now time.Time) reached {
+func (g *Goal) reached(now Instant) reached {
 	r := report(g.Limits, g.TurnsUsed, g.TokensUsed, g.wallClockMs(now))
 	return reached{turn: r.TurnBudgetReached, token: r.TokenBudgetReached, wallClock: r.WallClockBudgetReached}
 }
 
 // setStatus moves g to status to, settling the wall clock at now (§2.4).
 // Reason becomes the terminal reason; resuming clears it (§2.3).
-func (g *Goal) setStatus(to Status, actor Actor, reason string, now time.Time) Change {
+func (g *Goal) setStatus(to Status, actor Actor, reason string, now Instant) Change {
 	g.settle(now)
 	if to == Active {
-		g.ActiveSince = now
+		g.stamp(now)
 		g.TerminalReason = ""
 	} else {
-		g.ActiveSince = time.Time{}
+		g.unstamp()
 		g.TerminalReason = reason
 	}
 	g.Status = to
-	g.UpdatedAt = now
+	g.UpdatedAt = now.Wall
 	g.LastActor = actor
 	kind := map[Status]ChangeKind{Active: ChangeResume, Paused: ChangePause, Blocked: ChangeBlock, Complete: ChangeComplete}[to]
 	return Change{Kind: kind, Status: to, Reason: reason, Actor: actor, Goal: g.snapshot(now)}
-}
-
-// settle folds the running stretch into WallClockMs at at.
-func (g *Goal) settle(at time.Time) {
-	if g.Status == Active && !g.ActiveSince.IsZero() {
-		g.WallClockMs += max(0, at.Sub(g.ActiveSince).Milliseconds())
-		g.ActiveSince = at
-	}
 }
 
 // changeSet gathers the changes of one call. A progress change is reported
@@ -225,6 +219,6 @@ func (c changeSet) list() []Change {
 	return out
 }
 
-func progressChange(g *Goal, now time.Time) Change {
+func progressChange(g *Goal, now Instant) Change {
 	return Change{Kind: ChangeProgress, Status: g.Status, Actor: Runtime, Goal: g.snapshot(now)}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 )
 
 // Names of the four goal tools (RUNTIME.md §2.8).
@@ -356,7 +355,7 @@ type ToolCall struct {
 // results with IsError and ErrorCode. A CreateGoal, SetGoalBudget or
 // UpdateGoal call in a turn whose goal is no longer the current goal is
 // ignored: ErrorCode goal.stale_call, IsError false, nothing changes.
-func (s *State) CallTool(c ToolCall, now time.Time) (ToolResult, []Change) {
+func (s *State) CallTool(c ToolCall, now Instant) (ToolResult, []Change) {
 	d, err := Describe(c.Name, c.Input)
 	if err != nil {
 		return ToolResult{Output: sentence(err.Error()), IsError: true, ErrorCode: CodeArgsInvalid, Description: c.Name}, nil
@@ -427,7 +426,7 @@ func goalJSON(snap *Snapshot) string {
 	return string(b)
 }
 
-func (s *State) createTool(res ToolResult, in CreateGoalInput, c ToolCall, now time.Time) (ToolResult, []Change) {
+func (s *State) createTool(res ToolResult, in CreateGoalInput, c ToolCall, now Instant) (ToolResult, []Change) {
 	p := CreateParams{Objective: in.Objective, CompletionCriterion: in.CompletionCriterion, Replace: in.Replace, TaskFile: c.TaskFile}
 	changes, err := s.create(p, Model, c.TurnID, now)
 	if err != nil {
@@ -441,7 +440,7 @@ func (s *State) createTool(res ToolResult, in CreateGoalInput, c ToolCall, now t
 	return res, changes
 }
 
-func (s *State) setBudgetTool(res ToolResult, in SetGoalBudgetInput, now time.Time) (ToolResult, []Change) {
+func (s *State) setBudgetTool(res ToolResult, in SetGoalBudgetInput, now Instant) (ToolResult, []Change) {
 	kind, limit, err := NormalizeBudget(in.Value, in.Unit)
 	if err != nil {
 		return res.fail(CodeBudgetInvalid, sentence(err.Error())), nil
@@ -470,7 +469,7 @@ func (s *State) setBudgetTool(res ToolResult, in SetGoalBudgetInput, now time.Ti
 	return res, changes
 }
 
-func usage(kind BudgetKind, g *Goal, now time.Time) string {
+func usage(kind BudgetKind, g *Goal, now Instant) string {
 	switch kind {
 	case TurnBudget:
 		return plural(g.TurnsUsed, "turn") + " used"
@@ -480,7 +479,7 @@ func usage(kind BudgetKind, g *Goal, now time.Time) string {
 	return FormatElapsed(g.wallClockMs(now)) + " used"
 }
 
-func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, now time.Time) (ToolResult, []Change) {
+func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, now Instant) (ToolResult, []Change) {
 	to := Status(in.Status)
 	if to != Active && to != Complete && to != Blocked {
 		return res.fail(CodeStatusInvalid, fmt.Sprintf("Status %q is not valid; use one of active, complete or blocked. Only the user can pause or cancel a goal.", in.Status)), nil

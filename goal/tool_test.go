@@ -322,7 +322,7 @@ func TestUpdateGoalTool(t *testing.T) {
 				s.Goal.TurnsUsed, s.Goal.TokensUsed = 2, 12_345
 				if tt.from != Active {
 					s.Goal.settle(c.now())
-					s.Goal.ActiveSince = time.Time{}
+					s.Goal.unstamp()
 					s.Goal.WallClockMs = 125_000
 				}
 				s.Goal.Status = tt.from
@@ -358,11 +358,11 @@ func TestStaleCallGuard(t *testing.T) {
 	}
 	setups := []struct {
 		name     string
-		change   func(s *State, now time.Time)
+		change   func(s *State, now Instant)
 		wantText string
 	}{
-		{"cancelled", func(s *State, now time.Time) { s.Cancel(now) }, "no current goal"},
-		{"replaced", func(s *State, now time.Time) { s.Create(CreateParams{Objective: "other", Replace: true}, now) }, "current goal changed"},
+		{"cancelled", func(s *State, now Instant) { s.Cancel(now) }, "no current goal"},
+		{"replaced", func(s *State, now Instant) { s.Create(CreateParams{Objective: "other", Replace: true}, now) }, "current goal changed"},
 	}
 	for _, setup := range setups {
 		for _, call := range calls {

@@ -22,7 +22,7 @@ const (
 	reasonReplaced   = "replaced by a new goal"
 	reasonCancelled  = "cancelled by the user"
 	reasonUserPause  = "paused by the user"
-	reasonRestart    = "paused because the agentd daemon restarted"
+	reasonRestart    = "paused because the agentd process that ran the agent's turn ended before the turn did"
 	reasonDisconnect = "paused because the connection that ran the turn closed before the turn ended"
 	reasonInterrupt  = "paused after the user interrupted the turn"
 	reasonHook       = "blocked by a host hook that refused the prompt"
@@ -35,7 +35,7 @@ const (
 // goal.already_exists (an active, paused or blocked goal exists and Replace
 // is false). With Replace, or over a complete goal, the old goal is cleared
 // first (a replace change, actor system).
-func (s *State) Create(p CreateParams, now time.Time) ([]Change, error) {
+func (s *State) Create(p CreateParams, now Instant) ([]Change, error) {
 	return s.create(p, User, "", now)
 }
 
@@ -56,7 +56,7 @@ func normalizeObjective(objective, criterion string) (string, string, error) {
 }
 
 // create makes a new goal for actor; turnID is the model's turn, if any.
-func (s *State) create(p CreateParams, actor Actor, turnID string, now time.Time) ([]Change, error) {
+func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) ([]Change, error) {
 	objective, criterion, err := normalizeObjective(p.Objective, p.CompletionCriterion)
 	if err != nil {
 		return nil, err
@@ -73,12 +73,12 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now time.Time
 		Objective:           objective,
 		CompletionCriterion: criterion,
 		Status:              Active,
-		ActiveSince:         now,
 		TaskFile:            cloneTaskFile(p.TaskFile),
-		CreatedAt:           now,
-		UpdatedAt:           now,
+		CreatedAt:           now.Wall,
+		UpdatedAt:           now.Wall,
 		LastActor:           actor,
 	}
+	s.Goal.stamp(now)
 	// The cancel notice is about an older goal; the new goal's reminder
 	// supersedes it.
 	s.CancelNoticePending = false
@@ -89,12 +89,12 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now time.Time
 
 // clear removes the current goal, settling its clock, and reports it as it
 // ended.
-func (s *State) clear(kind ChangeKind, actor Actor, reason string, now time.Time) Change {
+func (s *State) clear(kind ChangeKind, actor Actor, reason string, now Instant) Change {
 	g := s.Goal
 	g.settle(now)
-	g.ActiveSince = time.Time{}
+	g.unstamp()
 	snap := g.snapshot(now)
-	snap.UpdatedAt = now
+	snap.UpdatedAt = now.Wall
 	snap.LastActor = actor
 	s.Goal = nil
 	return Change{Kind: kind, Reason: reason, Actor: actor, Goal: snap}
@@ -104,7 +104,7 @@ func (s *State) clear(kind ChangeKind, actor Actor, reason string, now time.Time
 // becomes "paused by the user". Pausing a paused goal is a no-op (no
 // change, no error). Refusals: goal.not_found, goal.status_invalid (blocked
 // or complete).
-func (s *State) Pause(reason string, now time.Time) ([]Change, error) {
+func (s *State) Pause(reason string, now Instant) ([]Change, error) {
 	g := s.Goal
 	if g == nil {
 		return nil, errorf(CodeNotFound, "there is no goal to pause")
@@ -127,11 +127,11 @@ func (s *State) Pause(reason string, now time.Time) ([]Change, error) {
 // Resuming an active goal is a no-op. Refusals: goal.not_found,
 // goal.not_resumable (complete, or a budget is still spent: raise or remove
 // it first with SetBudget).
-func (s *State) Resume(now time.Time) ([]Change, error) {
+func (s *State) Resume(now Instant) ([]Change, error) {
 	return s.resume(User, "", now)
 }
 
-func (s *State) resume(actor Actor, turnID string, now time.Time) ([]Change, error) {
+func (s *State) resume(actor Actor, turnID string, now Instant) ([]Change, error) {
 	g := s.Goal
 	if g == nil {
 		return nil, errorf(CodeNotFound, "there is no goal to resume")
@@ -159,7 +159,7 @@ func (s *State) resume(actor Actor, turnID string, now time.Time) ([]Change, err
 // its status. Unless the goal was complete, the next step of the main agent
 // gets the goal_cancelled notice (StepBegin.CancelNoticeDue). Refusal:
 // goal.not_found.
-func (s *State) Cancel(now time.Time) ([]Change, error) {
+func (s *State) Cancel(now Instant) ([]Change, error) {
 	g := s.Goal
 	if g == nil {
 		return nil, errorf(CodeNotFound, "there is no goal to cancel")
@@ -176,7 +176,7 @@ func (s *State) Cancel(now time.Time) ([]Change, error) {
 // 24 h. If the active goal's budget is then spent, it is blocked at once
 // (actor runtime). Refusals: goal.not_found, goal.status_invalid (complete),
 // goal.budget_invalid.
-func (s *State) SetBudget(u BudgetUpdate, now time.Time) ([]Change, error) {
+func (s *State) SetBudget(u BudgetUpdate, now Instant) ([]Change, error) {
 	g := s.Goal
 	if g == nil {
 		return nil, errorf(CodeNotFound, "there is no goal to set a budget on")
@@ -196,10 +196,11 @@ func (s *State) SetBudget(u BudgetUpdate, now time.Time) ([]Change, error) {
 
 // applyLimits stores limits and blocks an active goal whose budget is now
 // spent (§2.8).
-func (s *State) applyLimits(limits Limits, actor Actor, reason string, now time.Time) []Change {
+func (s *State) applyLimits(limits Limits, actor Actor, reason string, now Instant) []Change {
 	g := s.Goal
+	g.settle(now)
 	g.Limits = limits
-	g.UpdatedAt = now
+	g.UpdatedAt = now.Wall
 	g.LastActor = actor
 	cs := []Change{{Kind: ChangeBudget, Status: g.Status, Reason: reason, Actor: actor, Goal: g.snapshot(now)}}
 	if g.Status == Active {
@@ -214,7 +215,7 @@ func (s *State) applyLimits(limits Limits, actor Actor, reason string, now time.
 // wall-clock budgets count when reached. The turn budget counts when
 // exceeded, or when reached and no counted goal-driven turn of g is live
 // (turn N may run to its end: §2.4).
-func (s *State) exceededNow(g *Goal, now time.Time) reached {
+func (s *State) exceededNow(g *Goal, now Instant) reached {
 	r := g.reached(now)
 	if r.turn && *g.Limits.TurnBudget == g.TurnsUsed {
 		for _, t := range s.Turns {
@@ -246,48 +247,67 @@ func (s *State) noteActivated(turnID string) {
 	}
 }
 
-// RecoverAfterRestart is called once when the daemon opens a session
-// (RUNTIME.md §2.3 [agentd]): an active goal becomes paused (actor runtime),
-// its clock settled at lastSeen (the session's last update) so down time is
-// not counted. Live turns are forgotten as ended (their connections are
-// gone) and an outstanding continuation is dropped.
-func (s *State) RecoverAfterRestart(now, lastSeen time.Time) []Change {
+// RecoverAfterRestart is called by a serving process the first time it
+// opens a session's folder (RUNTIME.md §2.3 [agentd]; docs/behaviour.md,
+// "Restart rule"). Live turns in the state were begun by an earlier agentd
+// process that ended before they did (the folder's lock keeps serving
+// processes apart, and a process ends its client's turns when the client
+// goes): they are ended. When one of them was a main-agent turn driving the
+// active goal, the agent went away mid-work and the goal is paused (actor
+// runtime). A goal that no turn was driving is left as it is. Either way
+// the goal's clock is taken over first (Adopt), so the time after the
+// earlier process's last call is not counted. An outstanding continuation
+// is dropped.
+func (s *State) RecoverAfterRestart(now Instant, lastSeen time.Time) []Change {
+	s.Adopt(now, lastSeen)
+	driven := false
 	for i := range s.Turns {
-		s.Turns[i].Ended = true
-		s.Turns[i].StepOpen = false
-		s.Turns[i].InGrace = false
+		t := &s.Turns[i]
+		if t.Ended {
+			continue
+		}
+		if t.isMain() && s.drivenGoal(t) != nil {
+			driven = true
+		}
+		t.Ended, t.StepOpen, t.InGrace = true, false, false
 	}
 	s.pruneTurns()
 	s.ContinuationOutstanding = false
 	g := s.Goal
-	if g == nil || g.Status != Active {
+	if g == nil || g.Status != Active || !driven {
 		return nil
 	}
-	if lastSeen.Before(g.ActiveSince) {
-		lastSeen = g.ActiveSince
-	}
-	g.settle(lastSeen)
-	g.ActiveSince = now // so that setStatus adds nothing more
 	return []Change{g.setStatus(Paused, Runtime, reasonRestart, now)}
 }
 
-// WallClockDeadline is when the active goal's wall-clock budget runs out,
-// for the workspace's timer (RUNTIME.md §2.4: armed on create, resume and
-// budget change). ok is false when the goal is not active or has no
-// wall-clock budget. The deadline may be in the past.
-func (s *State) WallClockDeadline(now time.Time) (deadline time.Time, ok bool) {
+// HasLiveTurn reports whether the state records a turn begun and not ended.
+func (s *State) HasLiveTurn() bool {
+	for _, t := range s.Turns {
+		if !t.Ended {
+			return true
+		}
+	}
+	return false
+}
+
+// WallClockLeft is the time until the active goal's wall-clock budget runs
+// out, for the serving process's timer (RUNTIME.md §2.4: armed on create,
+// resume and budget change), measured on the monotonic clock; 0 when it
+// has run out. ok is false when the goal is not active or has no
+// wall-clock budget.
+func (s *State) WallClockLeft(now Instant) (left time.Duration, ok bool) {
 	g := s.Goal
 	if g == nil || g.Status != Active || g.Limits.WallClockBudgetMs == nil {
-		return time.Time{}, false
+		return 0, false
 	}
-	left := *g.Limits.WallClockBudgetMs - g.wallClockMs(now)
-	return now.Add(time.Duration(left) * time.Millisecond), true
+	ms := max(0, *g.Limits.WallClockBudgetMs-g.wallClockMs(now))
+	return time.Duration(ms) * time.Millisecond, true
 }
 
 // CheckWallClock blocks the active goal when its wall-clock budget is
 // reached at now (RUNTIME.md §2.4; actor runtime). Call it when the timer
 // fires; clients are then told so a host can cancel its live turn.
-func (s *State) CheckWallClock(now time.Time) []Change {
+func (s *State) CheckWallClock(now Instant) []Change {
 	g := s.Goal
 	if g == nil || g.Status != Active {
 		return nil
@@ -304,7 +324,7 @@ func (s *State) CheckWallClock(now time.Time) []Change {
 // file, and only on a real change (exists, sha256 or size differ): then
 // changedSinceLastTurn is set, so the next turn's goal reminder tells the
 // model once.
-func (s *State) UpdateTaskFile(info TaskFileInfo, now time.Time) []Change {
+func (s *State) UpdateTaskFile(info TaskFileInfo, now Instant) []Change {
 	g := s.Goal
 	if g == nil || g.TaskFile == nil || g.TaskFile.Path != info.Path {
 		return nil
@@ -320,10 +340,11 @@ func (s *State) UpdateTaskFile(info TaskFileInfo, now time.Time) []Change {
 	case !old.Exists:
 		reason = "the task file appeared"
 	}
+	g.settle(now)
 	nf := cloneTaskFile(&info)
 	nf.ChangedSinceLastTurn = true
 	g.TaskFile = nf
-	g.UpdatedAt = now
+	g.UpdatedAt = now.Wall
 	return []Change{{Kind: ChangeTaskFile, Status: g.Status, Reason: reason, Actor: Runtime, Goal: g.snapshot(now)}}
 }
 

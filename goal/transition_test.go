@@ -70,8 +70,8 @@ func TestCreateSnapshot(t *testing.T) {
 		Status:              Active,
 		WallClockMs:         90_000,
 		TaskFile:            &TaskFileInfo{Path: "docs/task.md", Exists: true, SHA256: "ab", Size: 3},
-		CreatedAt:           c.now(),
-		UpdatedAt:           c.now(),
+		CreatedAt:           c.wall,
+		UpdatedAt:           c.wall,
 		LastActor:           User,
 	}
 	got := s.Snapshot(c.advance(90 * time.Second))
@@ -124,10 +124,10 @@ func TestCreateOverExisting(t *testing.T) {
 // TestTransitions covers every user transition, allowed and refused, with
 // actor, reason and error code (RUNTIME.md §2.3).
 func TestTransitions(t *testing.T) {
-	type op func(s *State, now time.Time) ([]Change, error)
-	pause := func(s *State, now time.Time) ([]Change, error) { return s.Pause("", now) }
-	resume := func(s *State, now time.Time) ([]Change, error) { return s.Resume(now) }
-	cancel := func(s *State, now time.Time) ([]Change, error) { return s.Cancel(now) }
+	type op func(s *State, now Instant) ([]Change, error)
+	pause := func(s *State, now Instant) ([]Change, error) { return s.Pause("", now) }
+	resume := func(s *State, now Instant) ([]Change, error) { return s.Resume(now) }
+	cancel := func(s *State, now Instant) ([]Change, error) { return s.Cancel(now) }
 	tests := []struct {
 		name       string
 		from       Status // "" = no goal
@@ -161,7 +161,7 @@ func TestTransitions(t *testing.T) {
 				s.Goal.Status = tt.from
 				if tt.from != Active {
 					s.Goal.TerminalReason = "earlier reason"
-					s.Goal.ActiveSince = time.Time{}
+					s.Goal.unstamp()
 				}
 			}
 			changes, err := tt.op(s, c.advance(time.Minute))
@@ -242,51 +242,181 @@ func TestWallClock(t *testing.T) {
 	if got := s.Snapshot(c.advance(5 * time.Second)).WallClockMs; got != 15_000 {
 		t.Errorf("live after resume: got %d, want 15000", got)
 	}
-	// A clock that goes backwards counts nothing.
-	if got := s.Snapshot(c.now().Add(-time.Hour)).WallClockMs; got != 10_000 {
-		t.Errorf("clock before activeSince: got %d, want 10000", got)
+}
+
+// TestWallClockIgnoresSystemClockSteps: the wall clock of an active goal
+// runs on the monotonic clock: the system clock set back an hour neither
+// freezes it nor makes it run backwards, set forward a day it spends
+// nothing, and the wall-clock budget fires after exactly its time, with the
+// stored times taken from the wall clock as it reads then (docs/behaviour.md,
+// "Time").
+func TestWallClockIgnoresSystemClockSteps(t *testing.T) {
+	for _, step := range []time.Duration{-time.Hour, 24 * time.Hour} {
+		t.Run(step.String(), func(t *testing.T) {
+			c := newClock()
+			s := withGoal(t, c)
+			_, err := s.SetBudget(BudgetUpdate{WallClockMs: LimitUpdate{Set: true, Value: f64(60_000)}}, c.advance(10*time.Second))
+			mustNoErr(t, err)
+			c.stepWall(step)
+			if got := s.Snapshot(c.now()).WallClockMs; got != 10_000 {
+				t.Errorf("right after the step: %d ms, want 10000", got)
+			}
+			beginTurn(t, s, "t1", c.advance(20*time.Second))
+			if got := s.Snapshot(c.now()).WallClockMs; got != 30_000 {
+				t.Errorf("20 s after the step: %d ms, want 30000", got)
+			}
+			if left, ok := s.WallClockLeft(c.now()); !ok || left != 30*time.Second {
+				t.Errorf("time left: %v %v, want 30s", left, ok)
+			}
+			c.stepWall(-step) // and back again
+			if got := s.CheckWallClock(c.advance(29 * time.Second)); got != nil {
+				t.Errorf("blocked after 59 s of a 60 s budget: %v", got)
+			}
+			got := s.CheckWallClock(c.advance(time.Second))
+			if diff := cmp.Diff([]string{"block/runtime/blocked"}, kinds(got)); diff != "" {
+				t.Fatalf("at 60 s (-want +got):\n%s", diff)
+			}
+			if g := s.Goal; g.WallClockMs != 60_000 || !g.UpdatedAt.Equal(c.wall) {
+				t.Errorf("blocked goal: %d ms, updated %v; want 60000 ms, updated %v", g.WallClockMs, g.UpdatedAt, c.wall)
+			}
+		})
 	}
 }
 
-func TestRecoverAfterRestart(t *testing.T) {
+// TestWallClockSettledOnEveryCall: every lifecycle call settles the clock
+// in whole milliseconds and keeps the remainder running, so that the
+// stored value is what the process counted up to its last call, and
+// settling often loses nothing.
+func TestWallClockSettledOnEveryCall(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)
 	beginTurn(t, s, "t1", c.now())
-	s.ContinuationOutstanding = true
-	lastSeen := c.advance(30 * time.Second)
-	now := c.advance(2 * time.Hour) // down time
-	changes := s.RecoverAfterRestart(now, lastSeen)
-	want := []Change{{Kind: ChangePause, Status: Paused, Reason: "paused because the agentd daemon restarted", Actor: Runtime}}
-	if diff := cmp.Diff(want, changes, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Goal" }, cmp.Ignore())); diff != "" {
-		t.Errorf("changes (-want +got):\n%s", diff)
+	for i := 0; i < 1000; i++ {
+		step(t, s, "t1", 1, FinishToolCalls, c.advance(1500*time.Microsecond))
 	}
-	if got := s.Snapshot(c.advance(time.Hour)).WallClockMs; got != 30_000 {
-		t.Errorf("wall clock: got %d, want 30000 (down time not counted)", got)
+	if got := s.Goal.WallClockMs; got != 1500 {
+		t.Errorf("settled after 1000 steps 1.5 ms apart: %d ms, want 1500", got)
 	}
-	if !s.Turns[0].Ended || s.ContinuationOutstanding {
-		t.Errorf("live turns and the continuation marker survive a restart: %+v", s)
-	}
-	if got := s.RecoverAfterRestart(c.now(), c.now()); got != nil {
-		t.Errorf("a paused goal changed again: %v", got)
-	}
-	// The turn is remembered: a late end is answered, not refused.
-	if _, err := s.EndTurn("t1", OutcomeCompleted, "", "", c.now()); err != nil {
-		t.Errorf("EndTurn after restart: %v", err)
+	if got := s.Snapshot(c.advance(999 * time.Microsecond)).WallClockMs; got != 1500 {
+		t.Errorf("live 0.999 ms later: %d ms, want 1500", got)
 	}
 }
 
-func TestWallClockDeadline(t *testing.T) {
+// TestRecoverAfterRestart: the first open by a serving process pauses an
+// active goal only when a main-agent turn was driving it when the earlier
+// process ended, and counts nothing after that process's last call.
+func TestRecoverAfterRestart(t *testing.T) {
+	t.Run("driving turn live", func(t *testing.T) {
+		c := newClock()
+		s := withGoal(t, c)
+		beginTurn(t, s, "t1", c.now())
+		s.ContinuationOutstanding = true
+		step(t, s, "t1", 5, FinishToolCalls, c.advance(30*time.Second)) // the last call
+		c.advance(10 * time.Minute)                                     // the process runs on, then dies
+		now := c.restart(2 * time.Hour)
+		changes := s.RecoverAfterRestart(now, c.wall.Add(-2*time.Hour))
+		want := []Change{{Kind: ChangePause, Status: Paused, Reason: "paused because the agentd process that ran the agent's turn ended before the turn did", Actor: Runtime}}
+		if diff := cmp.Diff(want, changes, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Goal" }, cmp.Ignore())); diff != "" {
+			t.Errorf("changes (-want +got):\n%s", diff)
+		}
+		if got := s.Snapshot(c.advance(time.Hour)).WallClockMs; got != 30_000 {
+			t.Errorf("wall clock: got %d, want 30000 (counted to the last call)", got)
+		}
+		if !s.Turns[0].Ended || s.ContinuationOutstanding {
+			t.Errorf("live turns and the continuation marker survive a restart: %+v", s)
+		}
+		if got := s.RecoverAfterRestart(c.now(), c.wall); got != nil {
+			t.Errorf("a paused goal changed again: %v", got)
+		}
+		// The turn is remembered: a late end is answered, not refused.
+		if _, err := s.EndTurn("t1", OutcomeCompleted, "", "", c.now()); err != nil {
+			t.Errorf("EndTurn after restart: %v", err)
+		}
+	})
+	t.Run("no turn live", func(t *testing.T) {
+		c := newClock()
+		s := withGoal(t, c)
+		beginTurn(t, s, "t1", c.now())
+		endTurn(t, s, "t1", OutcomeCompleted, c.advance(time.Minute))
+		beginTurn(t, s, "other agent", c.now()) // a live turn that drives nothing
+		s.Turns[len(s.Turns)-1].Agent = "reviewer"
+		c.advance(time.Hour) // idle, then the process ends
+		changes := s.RecoverAfterRestart(c.restart(time.Hour), c.wall.Add(-time.Hour))
+		if changes != nil || s.Goal.Status != Active || s.HasLiveTurn() {
+			t.Fatalf("restart without a driving turn: changes %v, status %s, live turns %v; want no change, active, none", changes, s.Goal.Status, s.HasLiveTurn())
+		}
+		if got := s.Snapshot(c.advance(5 * time.Second)).WallClockMs; got != 65_000 {
+			t.Errorf("wall clock: got %d, want 65000 (to the last call, then on in the new process)", got)
+		}
+	})
+	t.Run("a paused goal's turn", func(t *testing.T) {
+		c := newClock()
+		s := withGoal(t, c)
+		_, err := s.Pause("", c.now())
+		mustNoErr(t, err)
+		beginTurn(t, s, "t1", c.now())
+		if changes := s.RecoverAfterRestart(c.restart(time.Hour), c.wall); changes != nil || s.Goal.TerminalReason != "paused by the user" || s.HasLiveTurn() {
+			t.Errorf("paused goal: changes %v, reason %q, live turns %v", changes, s.Goal.TerminalReason, s.HasLiveTurn())
+		}
+	})
+	t.Run("state of an older agentd", func(t *testing.T) {
+		// Written before monotonic stamps: no activeClock; the stretch
+		// counts from activeSince to the session's last write, as the
+		// older agentd counted it, and no turn record means no turn live.
+		var s State
+		mustNoErr(t, json.Unmarshal([]byte(`{"goal":{"id":"g","objective":"old","status":"active","turnsUsed":0,"tokensUsed":0,"wallClockMs":1000,"activeSince":"2026-03-01T09:00:00Z","limits":{"turnBudget":null,"tokenBudget":null,"wallClockBudgetMs":null},"createdAt":"2026-03-01T09:00:00Z","updatedAt":"2026-03-01T09:00:00Z","lastActor":"user"}}`), &s))
+		c := newClock()
+		if got := s.Snapshot(c.advance(time.Minute)).WallClockMs; got != 61_000 {
+			t.Errorf("older state read by a one-shot: %d ms, want 61000", got)
+		}
+		lastSeen := c.wall.Add(-30 * time.Second)
+		if changes := s.RecoverAfterRestart(c.restart(time.Hour), lastSeen); changes != nil || s.Goal.Status != Active {
+			t.Fatalf("older state: changes %v, status %s; want none, active", changes, s.Goal.Status)
+		}
+		if got := s.Snapshot(c.advance(time.Second)).WallClockMs; got != 32_000 {
+			t.Errorf("older state after the open: %d ms, want 32000", got)
+		}
+	})
+}
+
+// TestAdopt: a serving process that opens a folder takes over the clock of
+// an active goal stamped by another process (here a one-shot command): the
+// time in between is not counted, and from then on it runs on this
+// process's monotonic clock.
+func TestAdopt(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c) // created by a one-shot command, which then exits
+	c.restart(5 * time.Minute)
+	if got := s.Snapshot(c.now()).WallClockMs; got != 0 {
+		t.Errorf("before the open: %d ms, want 0 (no process ran it)", got)
+	}
+	if !s.Adopt(c.now(), c.wall) {
+		t.Fatal("Adopt changed nothing")
+	}
+	if s.Adopt(c.now(), c.wall) {
+		t.Error("a second Adopt by the same clock changed the state")
+	}
+	c.stepWall(-time.Hour)
+	if got := s.Snapshot(c.advance(time.Minute)).WallClockMs; got != 60_000 {
+		t.Errorf("a minute after the open: %d ms, want 60000", got)
+	}
+	mustNoErr(t, firstErr(s.Pause("", c.now())))
+	if s.Adopt(c.restart(time.Hour), c.wall) {
+		t.Error("Adopt changed a paused goal")
+	}
+}
+
+func TestWallClockLeft(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)
-	if _, ok := s.WallClockDeadline(c.now()); ok {
-		t.Errorf("deadline without a wall-clock budget")
+	if _, ok := s.WallClockLeft(c.now()); ok {
+		t.Errorf("time left without a wall-clock budget")
 	}
 	c.advance(20 * time.Second)
 	_, err := s.SetBudget(BudgetUpdate{WallClockMs: LimitUpdate{Set: true, Value: f64(60_000)}}, c.now())
 	mustNoErr(t, err)
-	d, ok := s.WallClockDeadline(c.now())
-	if want := c.now().Add(40 * time.Second); !ok || !d.Equal(want) {
-		t.Errorf("deadline: got %v %v, want %v", d, ok, want)
+	if left, ok := s.WallClockLeft(c.now()); !ok || left != 40*time.Second {
+		t.Errorf("time left: got %v %v, want 40s", left, ok)
 	}
 	if got := s.CheckWallClock(c.advance(39 * time.Second)); got != nil {
 		t.Errorf("blocked early: %v", got)
@@ -297,8 +427,8 @@ func TestWallClockDeadline(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Goal" }, cmp.Ignore())); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
-	if _, ok := s.WallClockDeadline(c.now()); ok {
-		t.Errorf("deadline of a blocked goal")
+	if _, ok := s.WallClockLeft(c.now()); ok {
+		t.Errorf("time left of a blocked goal")
 	}
 	if got := s.Snapshot(c.advance(time.Hour)).WallClockMs; got != 60_000 {
 		t.Errorf("wall clock after block: got %d, want 60000", got)
@@ -362,7 +492,7 @@ func TestUpdateTaskFile(t *testing.T) {
 	if got := s.UpdateTaskFile(TaskFileInfo{Path: "other.md", Exists: true, SHA256: "b"}, c.now()); got != nil {
 		t.Errorf("another file changed the goal: %v", got)
 	}
-	mod := c.advance(time.Second)
+	mod := c.advance(time.Second).Wall
 	if got := s.UpdateTaskFile(TaskFileInfo{Path: "docs/task.md", Exists: true, SHA256: "a", Size: 1, ModifiedAt: &mod}, c.now()); got != nil {
 		t.Errorf("a save without change changed the goal: %v", got)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -169,7 +168,7 @@ func (s *State) drivenGoal(t *Turn) *Goal {
 // recorded but never goal-driven. A retry with the same turnID changes
 // nothing and answers as the first call did. Refusal: args.invalid for an
 // empty turnID or an unknown origin.
-func (s *State) BeginTurn(turnID string, origin Origin, agent string, now time.Time) (TurnBegin, error) {
+func (s *State) BeginTurn(turnID string, origin Origin, agent string, now Instant) (TurnBegin, error) {
 	if turnID == "" {
 		return TurnBegin{}, errorf(CodeArgsInvalid, "turnId must be a non-empty string")
 	}
@@ -181,6 +180,7 @@ func (s *State) BeginTurn(turnID string, origin Origin, agent string, now time.T
 	if t := s.turn(turnID); t != nil {
 		return TurnBegin{GoalDriven: t.GoalDriven, Goal: s.Snapshot(now)}, nil
 	}
+	s.settleClock(now)
 	if agent == "" {
 		agent = MainAgent
 	}
@@ -214,7 +214,7 @@ func (s *State) BeginTurn(turnID string, origin Origin, agent string, now time.T
 // Steps alternate: a BeginStep while a step is already open is a retry; it
 // changes nothing and answers as the first call did. Refusal: args.invalid
 // for an unknown or ended turn.
-func (s *State) BeginStep(turnID string, now time.Time) (StepBegin, error) {
+func (s *State) BeginStep(turnID string, now Instant) (StepBegin, error) {
 	t := s.turn(turnID)
 	if t == nil {
 		return StepBegin{}, unknownTurn(turnID)
@@ -225,6 +225,7 @@ func (s *State) BeginStep(turnID string, now time.Time) (StepBegin, error) {
 	if t.StepOpen {
 		return s.stepBeginAnswer(t, now, nil), nil
 	}
+	s.settleClock(now)
 	t.StepOpen = true
 	t.Steps++
 	rec := stepBeginRecord{FirstStep: t.Steps == 1, GraceStep: t.InGrace}
@@ -252,7 +253,7 @@ func (s *State) BeginStep(turnID string, now time.Time) (StepBegin, error) {
 	return s.stepBeginAnswer(t, now, cs.list()), nil
 }
 
-func (s *State) stepBeginAnswer(t *Turn, now time.Time, cs []Change) StepBegin {
+func (s *State) stepBeginAnswer(t *Turn, now Instant, cs []Change) StepBegin {
 	rec := t.LastStepBegin
 	snap := s.Snapshot(now)
 	if rec.TaskFileChanged && snap != nil && snap.TaskFile != nil {
@@ -281,7 +282,7 @@ func (s *State) stepBeginAnswer(t *Turn, now time.Time, cs []Change) StepBegin {
 // one; it changes nothing and answers as that call did. Refusal:
 // args.invalid for an unknown turn, a turn with no step begun, a negative
 // token count or an unknown finish reason.
-func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, now time.Time) (StepEnd, error) {
+func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, now Instant) (StepEnd, error) {
 	if finish != FinishStop && finish != FinishToolCalls {
 		return StepEnd{}, errorf(CodeArgsInvalid, fmt.Sprintf("finishReason %q is not valid; use stop or tool_calls", finish))
 	}
@@ -298,6 +299,7 @@ func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, 
 		}
 		return StepEnd{StopTurn: t.LastStepEnd.StopTurn, GraceStep: t.LastStepEnd.GraceStep, Goal: s.Snapshot(now)}, nil
 	}
+	s.settleClock(now)
 	t.StepOpen = false
 	t.InGrace = false
 	var rec stepEndRecord
@@ -367,7 +369,7 @@ var errorKinds = map[string]string{
 // Unknown error kinds count as "other". A retry changes nothing and answers
 // as the first call did. Refusal: args.invalid for an unknown turn or
 // outcome.
-func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, now time.Time) (TurnEnd, error) {
+func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, now Instant) (TurnEnd, error) {
 	switch outcome {
 	case OutcomeCompleted, OutcomeCancelled, OutcomeFailed, OutcomeBlocked, OutcomeStepLimit:
 	default:
@@ -380,6 +382,7 @@ func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, 
 	if t.Ended {
 		return TurnEnd{Continuation: t.Continuation, Goal: s.Snapshot(now)}, nil
 	}
+	s.settleClock(now)
 	cs := s.endTurn(t, outcome, errKind, errMsg, false, now)
 	return TurnEnd{Continuation: t.Continuation, Goal: s.Snapshot(now), Changes: cs}, nil
 }
@@ -388,15 +391,16 @@ func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, 
 // (RUNTIME.md §2.3 [agentd]): a goal-driven turn's active goal is paused as
 // if the turn were cancelled (actor runtime). Unknown or ended turns are
 // ignored.
-func (s *State) AbandonTurn(turnID string, now time.Time) []Change {
+func (s *State) AbandonTurn(turnID string, now Instant) []Change {
 	t := s.turn(turnID)
 	if t == nil || t.Ended {
 		return nil
 	}
+	s.settleClock(now)
 	return s.endTurn(t, OutcomeCancelled, "", "", true, now)
 }
 
-func (s *State) endTurn(t *Turn, outcome Outcome, errKind, errMsg string, abandoned bool, now time.Time) []Change {
+func (s *State) endTurn(t *Turn, outcome Outcome, errKind, errMsg string, abandoned bool, now Instant) []Change {
 	t.Ended, t.StepOpen, t.InGrace = true, false, false
 	defer s.pruneTurns()
 	g := s.drivenGoal(t)

@@ -201,26 +201,26 @@ func TestContinuationOutstanding(t *testing.T) {
 func TestStarterTurn(t *testing.T) {
 	tests := []struct {
 		name         string
-		activate     func(t *testing.T, s *State, now time.Time)
+		activate     func(t *testing.T, s *State, now Instant)
 		outcome      Outcome
 		wantTurns    int64
 		wantTokens   int64
 		wantStatus   Status
 		wantContinue Continuation
 	}{
-		{"model CreateGoal, completed", func(t *testing.T, s *State, now time.Time) {
+		{"model CreateGoal, completed", func(t *testing.T, s *State, now Instant) {
 			res, _ := s.CallTool(ToolCall{Name: CreateGoalTool, Input: raw(`{"objective":"ship it"}`), TurnID: "t1"}, now)
 			if res.IsError {
 				t.Fatalf("CreateGoal: %+v", res)
 			}
 		}, OutcomeCompleted, 1, 30, Active, ContinuationNormal},
-		{"user create, completed", func(t *testing.T, s *State, now time.Time) {
+		{"user create, completed", func(t *testing.T, s *State, now Instant) {
 			mustNoErr(t, firstErr(s.Create(CreateParams{Objective: "ship it"}, now)))
 		}, OutcomeCompleted, 1, 30, Active, ContinuationNormal},
-		{"model CreateGoal, stepLimit", func(t *testing.T, s *State, now time.Time) {
+		{"model CreateGoal, stepLimit", func(t *testing.T, s *State, now Instant) {
 			s.CallTool(ToolCall{Name: CreateGoalTool, Input: raw(`{"objective":"ship it"}`), TurnID: "t1"}, now)
 		}, OutcomeStepLimit, 1, 30, Active, ContinuationStepLimit},
-		{"model CreateGoal, cancelled", func(t *testing.T, s *State, now time.Time) {
+		{"model CreateGoal, cancelled", func(t *testing.T, s *State, now Instant) {
 			s.CallTool(ToolCall{Name: CreateGoalTool, Input: raw(`{"objective":"ship it"}`), TurnID: "t1"}, now)
 		}, OutcomeCancelled, 0, 30, Paused, NoContinuation},
 	}

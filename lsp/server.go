@@ -109,7 +109,8 @@ func (s *Server) fanOut(n workspace.Notice) {
 	encoded := map[string][]encodedNote{}
 	news, hasNews := s.svc.News(n)
 	for _, c := range conns {
-		if c.lifecycle() != stateReady {
+		st := c.lifecycle()
+		if st == stateShutdown {
 			continue
 		}
 		uri, ok := c.client.FolderURI(n.Workspace)
@@ -121,11 +122,13 @@ func (s *Server) fanOut(n workspace.Notice) {
 			notes = s.encodeNotes(s.svc.Notifications(n, uri))
 			encoded[uri] = notes
 		}
-		for _, note := range notes {
-			if err := c.rpc.TryNotify(note.method, note.params); err != nil {
-				c.notSent(note.method, err)
+		if st != stateReady {
+			if n.Change.Goal {
+				c.holdEarly(notes)
 			}
+			continue
 		}
+		c.sendNotes(notes)
 		if hasNews {
 			if news.Message != "" {
 				typ := protocol.MessageTypeInfo
@@ -200,9 +203,10 @@ type connection struct {
 
 	mu         sync.Mutex
 	state      lifecycle
-	pending    []string // messages for the user, sent once the client is ready
-	warnedKeys bool     // unknown option keys were logged once
-	workDone   bool     // the client declared window.workDoneProgress
+	pending    []string      // messages for the user, sent once the client is ready
+	early      []encodedNote // goal notifications from before the client was ready (holdEarly)
+	warnedKeys bool          // unknown option keys were logged once
+	workDone   bool          // the client declared window.workDoneProgress
 }
 
 func (c *connection) workDoneProgress() bool {
@@ -376,7 +380,40 @@ func (c *connection) initialized(ctx context.Context, req *Request) (any, error)
 		c.showMessage(protocol.MessageTypeWarning, msg)
 	}
 	c.pending = nil
+	c.sendNotes(c.early)
+	c.early = nil
 	return nil, nil
+}
+
+// maxEarlyNotes bounds the notifications held for a connection that is not
+// ready yet (docs/behaviour.md, "Protocol").
+const maxEarlyNotes = 64
+
+// holdEarly keeps the goal notifications of a client's folders that come
+// before the client is ready, to send them right after `initialized`: the
+// restart rule pauses goals while `initialize` opens the folders
+// (docs/behaviour.md, "Restart rule"). Beyond maxEarlyNotes they are
+// dropped (the client sees a revision gap and re-reads, PROTOCOL.md §4).
+func (c *connection) holdEarly(notes []encodedNote) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.state == stateReady: // initialized came meanwhile
+		c.sendNotes(notes)
+	case c.state == stateShutdown:
+	case len(c.early)+len(notes) > maxEarlyNotes:
+		c.log.Debug("notifications before initialized dropped", "held", len(c.early), "dropped", len(notes))
+	default:
+		c.early = append(c.early, notes...)
+	}
+}
+
+func (c *connection) sendNotes(notes []encodedNote) {
+	for _, note := range notes {
+		if err := c.rpc.TryNotify(note.method, note.params); err != nil {
+			c.notSent(note.method, err)
+		}
+	}
 }
 
 // shutdown runs inline, so no request is read while it drains: the waits

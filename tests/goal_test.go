@@ -211,19 +211,40 @@ func TestGoalUserControls(t *testing.T) {
 	}
 }
 
-// TestGoalRestartPauses: an active goal becomes paused when the daemon
-// starts again, with a reason that says so (RUNTIME.md §2.3).
-func TestGoalRestartPauses(t *testing.T) {
+// TestGoalRestartWithoutTurnStaysActive: a goal no agent was driving when
+// the serving process ended stays active in the next one, whether that
+// process was shut down or killed between turns (docs/behaviour.md, restart
+// rule), and the next process counts its wall clock on.
+func TestGoalRestartWithoutTurnStaysActive(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
 	c.initialize(nil, e.ws)
 	c.mustExec("agentd.goal.create", map[string]any{"objective": "survive restarts"}, nil)
 	c.shutdown()
-	c2 := e.start().connect()
+
+	p := e.start()
+	c2 := p.connect()
 	c2.initialize(nil, e.ws)
-	g := c2.goal()
-	if g == nil || g.Status != "paused" || !strings.Contains(g.TerminalReason, "restart") || g.LastActor != "runtime" {
-		t.Fatalf("after restart: %+v, want paused by runtime because of the restart", g)
+	if g := c2.goal(); g == nil || g.Status != "active" || g.TerminalReason != "" {
+		t.Fatalf("after a shutdown: %+v, want still active", g)
+	}
+	h := &host{c: c2}
+	turn, _ := h.beginTurn("user")
+	h.beginStep(turn)
+	h.endStep(turn, 10, "stop")
+	if end := h.endTurn(turn, "completed"); end.Continuation == nil {
+		t.Fatalf("turn end = %+v, want a continuation", end)
+	}
+	p.cmd.Process.Kill() // between turns
+	p.waitExit()
+
+	c3 := e.start().connect()
+	c3.initialize(nil, e.ws)
+	if g := c3.goal(); g == nil || g.Status != "active" || g.TurnsUsed != 1 {
+		t.Fatalf("after a kill between turns: %+v, want still active with its turn", g)
+	}
+	if n := c3.notesOf("agentd/goalChanged"); len(n) != 0 {
+		t.Fatalf("goal notifications at open: %s", n)
 	}
 }
 
@@ -331,24 +352,35 @@ func TestGoalTaskFileNotRegular(t *testing.T) {
 	}
 }
 
-// TestFolderReopenedWithActiveGoal: reopening a folder whose goal is active
-// runs the restart rule without deadlocking the connection (its notices
-// reach the fan-out while the folder is being added).
+// TestFolderReopenedWithActiveGoal: a client whose folder is locked by
+// another server retries the open on its next command; when the other
+// server was killed in the middle of a goal-driven turn, that retry runs the
+// restart rule without deadlocking the connection (its notices reach the
+// fan-out while the folder is being added), and the client is told of the
+// pause.
 func TestFolderReopenedWithActiveGoal(t *testing.T) {
 	e := newEnv(t)
-	a := e.start().connect()
+	pa := e.start()
+	a := pa.connect()
 	a.initialize(nil, e.ws)
 	a.mustExec("agentd.goal.create", map[string]any{"objective": "keep going"}, nil)
+	h := &host{c: a}
+	turn, _ := h.beginTurn("user")
+	h.beginStep(turn)
 
 	b := e.start().connect()
 	b.initialize(nil, e.ws)
 	if err := b.exec("agentd.state", nil, nil); refusalCode(err) != "workspace.locked" {
 		t.Fatalf("second server: %v, want workspace.locked", err)
 	}
-	a.shutdown()
-	g := b.goal() // retries the open, which pauses the goal left active
-	if g == nil || g.Status != "paused" {
-		t.Fatalf("after the owner left: %+v, want the goal paused by the restart rule", g)
+	pa.cmd.Process.Kill()
+	pa.waitExit()
+	g := b.goal() // retries the open, which pauses the goal the dead server's turn drove
+	if g == nil || g.Status != "paused" || g.TerminalReason != restartReason {
+		t.Fatalf("after the owner died: %+v, want the goal paused by the restart rule", g)
+	}
+	if gc := b.awaitGoal("pause"); gc.Change.Reason != restartReason || gc.Goal == nil || gc.Goal.Status != "paused" {
+		t.Fatalf("pause notification = %+v", gc)
 	}
 	b.mustExec("agentd.tools", nil, nil)
 }

@@ -433,8 +433,8 @@ func TestTaskFileChangedWhileDown(t *testing.T) {
 	if tf := *g.TaskFile; !tf.ChangedSinceLastTurn || tf.SHA256 != tfSHA(edited) || tf.Size != int64(len(edited)) {
 		t.Fatalf("first agentd.state after the restart: taskFile %+v, want sha256 %s (the edited file), changed since the last turn", tf, tfSHA(edited))
 	}
-	if g.Status == "paused" { // whether a restart pauses the goal is the restart rule's business
-		c2.mustExec("agentd.goal.resume", nil, nil)
+	if g.Status != "active" {
+		t.Fatalf("goal after the restart is %s, want active (no turn was live when agentd went down)", g.Status)
 	}
 	if text := c2.tfFirstStep("after-restart", "user"); !strings.Contains(text, "`TASKS.md` "+changedNotice) {
 		t.Fatalf("goal reminder after restart does not mention the changed task file:\n%s", text)

@@ -205,7 +205,7 @@ func (f *watchFixture) createGoal(session, rel string) {
 		f.t.Fatalf("TaskFile(%q): %v", rel, err)
 	}
 	_, err = f.ws.Update(session, func(s *Session) (Change, error) {
-		if _, err := s.Goal.Create(goal.CreateParams{Objective: "follow " + rel, TaskFile: &info, Replace: true}, time.Now()); err != nil {
+		if _, err := s.Goal.Create(goal.CreateParams{Objective: "follow " + rel, TaskFile: &info, Replace: true}, goal.Instant{Wall: time.Now()}); err != nil {
 			return Change{}, err
 		}
 		return Change{Kind: "goal.create", Actor: "user", Goal: true}, nil
@@ -218,7 +218,7 @@ func (f *watchFixture) createGoal(session, rel string) {
 func (f *watchFixture) cancelGoal(session string) {
 	f.t.Helper()
 	_, err := f.ws.Update(session, func(s *Session) (Change, error) {
-		if _, err := s.Goal.Cancel(time.Now()); err != nil {
+		if _, err := s.Goal.Cancel(goal.Instant{Wall: time.Now()}); err != nil {
 			return Change{}, err
 		}
 		return Change{Kind: "goal.cancel", Actor: "user", Goal: true}, nil
@@ -347,7 +347,7 @@ func TestWatchCompleteGoalReleases(t *testing.T) {
 		t.Fatalf("watched = %v, want the root", f.reg.watch.watched())
 	}
 	_, err := f.ws.Update("s", func(s *Session) (Change, error) {
-		res, cs := s.Goal.CallTool(goal.ToolCall{Name: goal.UpdateGoalTool, Input: []byte(`{"status":"complete"}`), Agent: goal.MainAgent}, time.Now())
+		res, cs := s.Goal.CallTool(goal.ToolCall{Name: goal.UpdateGoalTool, Input: []byte(`{"status":"complete"}`), Agent: goal.MainAgent}, goal.Instant{Wall: time.Now()})
 		if res.IsError {
 			return Change{}, errors.New(res.Output)
 		}
@@ -845,7 +845,7 @@ func TestWatchNeedsCallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = w.Update("s", func(s *Session) (Change, error) {
-		_, err := s.Goal.Create(goal.CreateParams{Objective: "o", TaskFile: &info}, time.Now())
+		_, err := s.Goal.Create(goal.CreateParams{Objective: "o", TaskFile: &info}, goal.Instant{Wall: time.Now()})
 		return Change{Kind: "goal.create", Actor: "user", Goal: true}, err
 	})
 	if err != nil {
