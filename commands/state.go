@@ -53,7 +53,8 @@ type noArgs struct{ Common }
 
 type historyArgs struct {
 	Common
-	Limit int `json:"limit"`
+	Limit  int    `json:"limit"`
+	Before uint64 `json:"before"`
 }
 
 type todoSetArgs struct {
@@ -99,19 +100,16 @@ var stateCommands = []Command{
 			}
 			return map[string]any{"sessions": out}, nil
 		}),
-	def("agentd.history", "`limit?` (default 50)", "`{events: [{seq, at, actor, kind, payload}]}`, newest first.", true,
+	def("agentd.history", "`limit?` (default 50), `before?` (a `seq`)", "`{events: [{seq, at, actor, kind, payload}], more}`, newest first, only events older than `before` when given; at most 1 MiB of events per reply (at least one event); `more`: older events exist, ask again with `before` = the last `seq`.", true,
 		func(ctx context.Context, c *call, a *historyArgs) (any, error) {
 			if a.Limit < 0 {
 				return nil, argsErrorf("agentd.history: limit must be 0 or more, got %d", a.Limit)
 			}
-			events, err := c.folder.ws.History(c.session, a.Limit)
+			page, err := c.folder.ws.History(c.session, a.Limit, a.Before)
 			if err != nil {
 				return nil, err
 			}
-			if events == nil {
-				events = []workspace.Event{}
-			}
-			return map[string]any{"events": events}, nil
+			return map[string]any{"events": page.Events, "more": page.More}, nil
 		}),
 	def("agentd.todo.set", "`items`, `expectedRevision?`", "Replaces the todo list as the user (compare-and-set on `todos.revision`); returns `State`; a stale revision answers `todo.conflict` with `data.state`.", true,
 		func(ctx context.Context, c *call, a *todoSetArgs) (any, error) {

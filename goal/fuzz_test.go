@@ -90,7 +90,7 @@ func FuzzCallTool(f *testing.F) {
 		now := c.now()
 		s := &State{}
 		var last *Snapshot // the goal after the previous operation, in this process
-		turns := []string{"t0", "t1", "t2"}
+		turns := []string{"t0", "t1", "t2", string(input)}
 		for i, b := range ops {
 			op, arg := b%12, int(b/12)
 			before := stateJSON(t, s)
@@ -243,6 +243,11 @@ func checkState(t *testing.T, s *State, now Instant, i int, op byte) {
 	if n := len(s.Turns); n > MaxEndedTurns+MaxLiveTurns {
 		t.Fatalf("op %d: %d turn records kept", i, n)
 	}
+	for _, tr := range s.Turns {
+		if len(tr.ID) > MaxTurnIDBytes {
+			t.Fatalf("op %d: a turn id of %d bytes kept", i, len(tr.ID))
+		}
+	}
 	g := s.Goal
 	if g == nil {
 		return
@@ -251,6 +256,9 @@ func checkState(t *testing.T, s *State, now Instant, i int, op byte) {
 	case Active, Paused, Blocked, Complete:
 	default:
 		t.Fatalf("op %d: status %q", i, g.Status)
+	}
+	if n := utf8.RuneCountInString(g.TerminalReason); n > MaxReasonChars {
+		t.Fatalf("op %d (%d): a reason of %d characters kept", i, op, n)
 	}
 	if obj := g.Objective; obj == "" || utf8.RuneCountInString(obj) > MaxObjectiveChars || utf8.RuneCountInString(g.CompletionCriterion) > MaxCriterionChars {
 		t.Fatalf("op %d: objective of %d runes, criterion of %d", i, utf8.RuneCountInString(obj), utf8.RuneCountInString(g.CompletionCriterion))

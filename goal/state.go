@@ -59,6 +59,8 @@ const MainAgent = "main"
 const (
 	MaxObjectiveChars = 4000 // runes after trim (RUNTIME.md §2.2)
 	MaxCriterionChars = 4000 // runes; a longer criterion is cut
+	MaxReasonChars    = 500  // runes of a user's pause reason after trim
+	MaxTurnIDBytes    = 256  // bytes of a turnId
 	MaxEndedTurns     = 16   // ended turns kept for idempotent retries
 	MaxLiveTurns      = 16   // live turns kept; the oldest is forgotten beyond
 )

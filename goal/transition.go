@@ -102,9 +102,14 @@ func (s *State) clear(kind ChangeKind, actor Actor, reason string, now Instant) 
 
 // Pause pauses the active goal for the user (RUNTIME.md §2.3). reason ""
 // becomes "paused by the user". Pausing a paused goal is a no-op (no
-// change, no error). Refusals: goal.not_found, goal.status_invalid (blocked
-// or complete).
+// change, no error). Refusals: args.invalid (a reason of more than
+// MaxReasonChars characters after trim), goal.not_found,
+// goal.status_invalid (blocked or complete).
 func (s *State) Pause(reason string, now Instant) ([]Change, error) {
+	reason = strings.TrimSpace(reason)
+	if n := utf8.RuneCountInString(reason); n > MaxReasonChars {
+		return nil, errorf(CodeArgsInvalid, fmt.Sprintf("the reason is %d characters long; at most %d are allowed", n, MaxReasonChars))
+	}
 	g := s.Goal
 	if g == nil {
 		return nil, errorf(CodeNotFound, "there is no goal to pause")
@@ -116,7 +121,7 @@ func (s *State) Pause(reason string, now Instant) ([]Change, error) {
 	default:
 		return nil, errorf(CodeStatusInvalid, fmt.Sprintf("the goal is %s; only an active goal can be paused", g.Status))
 	}
-	if reason = strings.TrimSpace(reason); reason == "" {
+	if reason == "" {
 		reason = reasonUserPause
 	}
 	return []Change{g.setStatus(Paused, User, reason, now)}, nil

@@ -202,6 +202,27 @@ func TestPauseWithReason(t *testing.T) {
 	}
 }
 
+// TestPauseReasonLimit: a pause reason of 500 characters is kept; a longer
+// one is refused with args.invalid naming the limit, and the goal stays
+// active.
+func TestPauseReasonLimit(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	_, err := s.Pause(" "+strings.Repeat("é", MaxReasonChars+1)+" ", c.now())
+	if codeOf(err) != CodeArgsInvalid || err.Error() != "the reason is 501 characters long; at most 500 are allowed" {
+		t.Fatalf("Pause with 501 characters: %v", err)
+	}
+	if s.Goal.Status != Active {
+		t.Fatalf("status %s after a refused pause", s.Goal.Status)
+	}
+	reason := strings.Repeat("é", MaxReasonChars)
+	_, err = s.Pause(" "+reason+" ", c.now())
+	mustNoErr(t, err)
+	if s.Goal.TerminalReason != reason {
+		t.Errorf("reason of %d characters stored as %q", MaxReasonChars, s.Goal.TerminalReason)
+	}
+}
+
 func TestCancelNotice(t *testing.T) {
 	tests := []struct {
 		from Status

@@ -149,6 +149,9 @@ func (s *State) turn(id string) *Turn {
 }
 
 func unknownTurn(id string) error {
+	if len(id) > MaxTurnIDBytes { // never begun: do not echo it
+		return errorf(CodeArgsInvalid, fmt.Sprintf("turnId is %d bytes long, so it is not a turn agentd knows (at most %d bytes)", len(id), MaxTurnIDBytes))
+	}
 	return errorf(CodeArgsInvalid, fmt.Sprintf("turnId %q is not a turn agentd knows; call agentd.turn.begin first", id))
 }
 
@@ -167,10 +170,13 @@ func (s *State) drivenGoal(t *Turn) *Goal {
 // the outstanding continuation marker (§2.5). Turns of other agents are
 // recorded but never goal-driven. A retry with the same turnID changes
 // nothing and answers as the first call did. Refusal: args.invalid for an
-// empty turnID or an unknown origin.
+// empty turnID, one longer than MaxTurnIDBytes, or an unknown origin.
 func (s *State) BeginTurn(turnID string, origin Origin, agent string, now Instant) (TurnBegin, error) {
 	if turnID == "" {
 		return TurnBegin{}, errorf(CodeArgsInvalid, "turnId must be a non-empty string")
+	}
+	if len(turnID) > MaxTurnIDBytes {
+		return TurnBegin{}, errorf(CodeArgsInvalid, fmt.Sprintf("turnId is %d bytes long; at most %d are allowed", len(turnID), MaxTurnIDBytes))
 	}
 	switch origin {
 	case OriginUser, OriginContinuation, OriginResume:

@@ -510,6 +510,7 @@ func TestLifecycleRefusals(t *testing.T) {
 	}{
 		{"begin with empty id", firstErr(s.BeginTurn("", OriginUser, "", c.now()))},
 		{"begin with bad origin", firstErr(s.BeginTurn("t2", "robot", "", c.now()))},
+		{"begin with an id over 256 bytes", firstErr(s.BeginTurn(strings.Repeat("é", 129), OriginUser, "", c.now()))},
 		{"step begin of an unknown turn", firstErr(s.BeginStep("nope", c.now()))},
 		{"step end of an unknown turn", firstErr(s.EndStep("nope", 1, FinishStop, c.now()))},
 		{"step end before any step", firstErr(s.EndStep("t1", 1, FinishStop, c.now()))},
@@ -524,6 +525,30 @@ func TestLifecycleRefusals(t *testing.T) {
 				t.Errorf("got %q, want %s", got, CodeArgsInvalid)
 			}
 		})
+	}
+	if n := len(s.Turns); n != 1 {
+		t.Errorf("%d turns recorded after the refusals, want 1", n)
+	}
+}
+
+// TestTurnIDLimit: a turnId of 256 bytes is a turn; a longer one is refused
+// naming the limit and never echoed back.
+func TestTurnIDLimit(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	id := strings.Repeat("x", MaxTurnIDBytes)
+	beginTurn(t, s, id, c.now())
+	if _, err := s.BeginStep(id, c.now()); err != nil {
+		t.Fatalf("BeginStep with a 256-byte turnId: %v", err)
+	}
+	long := id + "y"
+	_, err := s.BeginTurn(long, OriginUser, "", c.now())
+	if err == nil || err.Error() != "turnId is 257 bytes long; at most 256 are allowed" {
+		t.Errorf("BeginTurn with 257 bytes: %v", err)
+	}
+	_, err = s.EndTurn(long, OutcomeCompleted, "", "", c.now())
+	if err == nil || strings.Contains(err.Error(), long) || !strings.Contains(err.Error(), "257 bytes") {
+		t.Errorf("EndTurn of a 257-byte turnId: %v", err)
 	}
 }
 

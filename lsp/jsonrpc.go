@@ -26,8 +26,22 @@ import (
 // when Options.MaxMessageBytes is 0 (8 MiB).
 const DefaultMaxMessageBytes int64 = 8 << 20
 
+// Bounds of a connection's outgoing queue (docs/reliability.md, Limits). The
+// queue counts every message from the moment it is queued until the writer
+// has written it. A notification sent with TryNotify is dropped when the
+// queue already holds maxQueuedNotes messages or the notification would take
+// it over maxNoteBytes; replies, requests and Notify go in while the queue
+// stays within maxQueueBytes (an empty queue takes any message). One that
+// would take it beyond means the peer has stopped reading even its own
+// replies: the connection is closed, since neither dropping a reply nor
+// waiting for an unbounded number of them is right.
 const (
-	outQueueLen   = 4096            // outgoing messages queued before Notify, Call and replies block
+	maxQueuedNotes = 4096     // messages
+	maxNoteBytes   = 8 << 20  // 8 MiB
+	maxQueueBytes  = 16 << 20 // 16 MiB
+)
+
+const (
 	maxHeaderLine = 1024            // bytes of one header line kept; the rest of a longer line is dropped
 	drainTimeout  = 2 * time.Second // how long Run waits for handlers and the writer when it ends
 	headerName    = "content-length:"
@@ -51,6 +65,10 @@ var ErrConnClosed = errors.New("jsonrpc: connection closed")
 
 // errRPCCloseCalled is the close reason recorded by Close; Run then returns nil.
 var errRPCCloseCalled = errors.New("jsonrpc: Close called")
+
+// errNotReading is wrapped by the close reason, and Run's error, when the
+// outgoing queue overflowed maxQueueBytes.
+var errNotReading = errors.New("jsonrpc: the peer is not reading what is sent to it")
 
 var rpcNull = json.RawMessage("null")
 
@@ -114,7 +132,12 @@ type Conn struct {
 	max   int64
 	log   *slog.Logger
 
-	out        chan []byte   // framed messages for the writer, in issue order
+	qmu         sync.Mutex
+	queue       [][]byte      // framed messages for the writer, in issue order
+	queuedMsgs  int           // messages queued or being written; guarded by qmu
+	queuedBytes int           // their bytes; guarded by qmu
+	queueReady  chan struct{} // 1-buffered: the queue has messages
+
 	stopping   chan struct{} // closed: no more outgoing messages are accepted
 	stopOnce   sync.Once
 	writerDone chan struct{}
@@ -149,7 +172,7 @@ func NewConn(rwc io.ReadWriteCloser, route Router, opts Options) *Conn {
 		route:      route,
 		max:        opts.MaxMessageBytes,
 		log:        opts.Logger,
-		out:        make(chan []byte, outQueueLen),
+		queueReady: make(chan struct{}, 1),
 		stopping:   make(chan struct{}),
 		writerDone: make(chan struct{}),
 		readDone:   make(chan struct{}),
@@ -174,8 +197,9 @@ func NewConn(rwc io.ReadWriteCloser, route Router, opts Options) *Conn {
 //
 // Run returns nil on end of input at a message boundary and after Close; ctx.Err()
 // when ctx ended it; an error wrapping io.ErrUnexpectedEOF when input ends inside
-// a message (headers, body, or bytes being skipped after a framing error); otherwise
-// the read or write error that ended the connection.
+// a message (headers, body, or bytes being skipped after a framing error); an
+// error naming the queued bytes when the outgoing queue overflowed (the peer
+// stopped reading); otherwise the read or write error that ended the connection.
 func (c *Conn) Run(ctx context.Context) error {
 	if !c.started.CompareAndSwap(false, true) {
 		return errors.New("jsonrpc: Conn.Run called more than once")
@@ -252,30 +276,32 @@ func (c *Conn) Settle(ctx context.Context) error {
 // Done returns a channel that is closed when Run has returned.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
-// Notify sends a notification; params nil omits "params". Messages are written in
-// the order they were issued. Notify blocks only when 4096 messages are already
-// waiting to be written. It fails when params cannot be encoded or the connection
-// has ended.
+// Notify sends a notification that must not be dropped; params nil omits
+// "params". Messages are written in the order they were issued. Notify never
+// waits: when the peer has stopped reading (16 MiB already wait to be
+// written) the connection is closed instead. It fails when params cannot be
+// encoded or the connection has ended.
 func (c *Conn) Notify(method string, params any) error {
 	body, err := rpcRequestBody(nil, method, params)
 	if err != nil {
 		return err
 	}
-	return c.enqueue(context.Background(), body)
+	return c.enqueue(body, false)
 }
 
-// ErrQueueFull is returned by TryNotify when the peer is not reading: the
-// 4096 messages the outgoing queue holds are already waiting.
+// ErrQueueFull is returned by TryNotify when the peer is not reading: 4096
+// messages, or 8 MiB, already wait to be written.
 var ErrQueueFull = errors.New("jsonrpc: outgoing queue full: the peer is not reading")
 
-// TryNotify is Notify without the wait: when the outgoing queue is full it
-// drops the notification and returns ErrQueueFull.
+// TryNotify is Notify for a notification that may be lost: when 4096
+// messages, or 8 MiB with it, would wait to be written, it drops the
+// notification and returns ErrQueueFull.
 func (c *Conn) TryNotify(method string, params any) error {
 	body, err := rpcRequestBody(nil, method, params)
 	if err != nil {
 		return err
 	}
-	return c.enqueue(nil, body)
+	return c.enqueue(body, true)
 }
 
 // Call sends a request with a fresh numeric id and waits for its response. It
@@ -297,7 +323,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 		delete(c.pending, key)
 		c.mu.Unlock()
 	}()
-	if err := c.enqueue(ctx, body); err != nil {
+	if err := c.enqueue(body, false); err != nil {
 		return nil, err
 	}
 	select {
@@ -308,10 +334,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 		return r.result, nil
 	case <-ctx.Done():
 		if cancel, err := rpcRequestBody(nil, "$/cancelRequest", map[string]json.RawMessage{"id": json.RawMessage(key)}); err == nil {
-			select {
-			case c.out <- rpcFrame(cancel): // best effort: never block a caller that gave up
-			default:
-			}
+			c.enqueue(cancel, true) // best effort, like any notification
 		}
 		return nil, ctx.Err()
 	case <-c.readDone:
@@ -332,33 +355,42 @@ func (c *Conn) closeTransport(reason error) error {
 
 func (c *Conn) stopOutput() { c.stopOnce.Do(func() { close(c.stopping) }) }
 
-// enqueue hands a message body to the writer, blocking while the queue is
-// full until ctx ends; with a nil ctx it never blocks and answers
-// ErrQueueFull instead.
-func (c *Conn) enqueue(ctx context.Context, body []byte) error {
+// enqueue hands a message body to the writer without waiting. An optional
+// message (a notification that may be lost) is refused with ErrQueueFull
+// when maxQueuedNotes messages are queued or it would take the queue over
+// maxNoteBytes. Any other message that would take a non-empty queue over
+// maxQueueBytes closes the connection (see maxQueueBytes).
+func (c *Conn) enqueue(body []byte, optional bool) error {
 	select {
 	case <-c.stopping:
 		return ErrConnClosed
 	default:
 	}
 	frame := rpcFrame(body)
+	c.qmu.Lock()
+	msgs, size := c.queuedMsgs, c.queuedBytes+len(frame)
+	switch {
+	case optional && (msgs >= maxQueuedNotes || size > maxNoteBytes):
+		c.qmu.Unlock()
+		return ErrQueueFull
+	case !optional && msgs > 0 && size > maxQueueBytes:
+		c.qmu.Unlock()
+		err := fmt.Errorf("%w: %d messages of %d bytes wait to be written, and %d more bytes would exceed the limit of %d bytes",
+			errNotReading, msgs, size-len(frame), len(frame), maxQueueBytes)
+		c.log.Warn("jsonrpc: the peer is not reading; closing the connection", "err", err)
+		c.closeTransport(err)
+		return err
+	}
+	c.queue = append(c.queue, frame)
+	c.queuedMsgs, c.queuedBytes = msgs+1, size
+	c.qmu.Unlock()
 	select {
-	case c.out <- frame:
-		return nil
+	case c.queueReady <- struct{}{}:
 	default:
 	}
-	if ctx == nil {
-		return ErrQueueFull
-	}
-	select {
-	case c.out <- frame:
-		return nil
-	case <-c.stopping:
-		return ErrConnClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return nil
 }
+
 func rpcFrame(body []byte) []byte {
 	f := fmt.Appendf(make([]byte, 0, len(body)+32), "Content-Length: %d\r\n\r\n", len(body))
 	return append(f, body...)
@@ -385,17 +417,33 @@ func (c *Conn) writeLoop() {
 	}
 	for {
 		select {
-		case f := <-c.out:
-			write(f)
+		case <-c.queueReady:
+			c.writeQueued(write)
 		case <-c.stopping:
-			for {
-				select {
-				case f := <-c.out:
-					write(f)
-				default:
-					return
-				}
-			}
+			c.writeQueued(write)
+			return
+		}
+	}
+}
+
+// writeQueued writes what the queue holds until it is empty. A message
+// counts against the queue's bounds until it has been written.
+func (c *Conn) writeQueued(write func([]byte)) {
+	for {
+		c.qmu.Lock()
+		batch := c.queue
+		c.queue = nil
+		c.qmu.Unlock()
+		if len(batch) == 0 {
+			return
+		}
+		for i, f := range batch {
+			write(f)
+			batch[i] = nil
+			c.qmu.Lock()
+			c.queuedMsgs--
+			c.queuedBytes -= len(f)
+			c.qmu.Unlock()
 		}
 	}
 }
@@ -592,9 +640,10 @@ func rpcReplyBody(id, result json.RawMessage, e *Error) []byte {
 	return body
 }
 
-// send queues a reply; it is dropped when the connection has ended.
+// send queues a reply; it is dropped when the connection has ended, or ends
+// it when the peer has stopped reading (enqueue).
 func (c *Conn) send(body []byte) {
-	if err := c.enqueue(context.Background(), body); err != nil {
+	if err := c.enqueue(body, false); err != nil {
 		c.log.Debug("jsonrpc: reply dropped", "err", err)
 	}
 }

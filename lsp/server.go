@@ -94,9 +94,9 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts Con
 // fanOut sends a committed change to every ready connection that has its
 // folder open. It runs under the session's lock, so notices of a session
 // arrive here in revision order. It never waits for a connection: one whose
-// client stopped reading (4096 messages queued) loses the notification (it
-// will see a revision gap and re-read, PROTOCOL.md §4) rather than holding
-// up every writer of the daemon.
+// client stopped reading (4096 messages or 8 MiB queued) loses the
+// notification (it will see a revision gap and re-read, PROTOCOL.md §4)
+// rather than holding up every writer of the daemon.
 func (s *Server) fanOut(n workspace.Notice) {
 	s.mu.Lock()
 	conns := make([]*connection, 0, len(s.conns))

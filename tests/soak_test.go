@@ -134,11 +134,13 @@ func TestSoak(t *testing.T) {
 
 	p := socketPeer(t, e.socketPath(), "check")
 	p.initialize(e.ws, nil)
-	var hist struct{ Events []struct{ Seq uint64 } }
-	p.mustExec("agentd.history", map[string]any{"session": "soak", "limit": 2 * maxHistory}, &hist)
+	events, size := readHistory(t, p, "soak")
 	st := p.state("soak")
-	if want := min(int(st.Revision), maxHistory); len(hist.Events) != want {
-		t.Errorf("history of the shared session: %d events at revision %d, want %d", len(hist.Events), st.Revision, want)
+	checkNewestHistory(t, events, st.Revision)
+	// Well under the byte budget nothing is dropped for bytes: the history
+	// holds every event up to the count bound.
+	if want := min(int(st.Revision), maxHistory); len(events) > want || size < maxHistoryBytes*3/4 && len(events) != want {
+		t.Errorf("history of the shared session: %d events of %d bytes at revision %d, want %d", len(events), size, st.Revision, want)
 	}
 }
 
@@ -262,10 +264,11 @@ func soakConnect(t *testing.T, e *env, other string, rng *rand.Rand, i int) erro
 	}
 }
 
-// TestHistoryBoundEndToEnd: past workspace.MaxHistory changes, a session's
-// history holds exactly the newest MaxHistory events (agentd.history with a
-// larger limit), and the state file stops growing: bbolt reuses the pages
-// of the events it drops.
+// TestHistoryBoundEndToEnd: past workspace.MaxHistory changes (small ones,
+// well within the history's byte budget), a session's history holds exactly
+// the newest MaxHistory events (read page by page with agentd.history), and
+// the state file stops growing: bbolt reuses the pages of the events it
+// drops.
 func TestHistoryBoundEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 12,500 changes")
@@ -285,7 +288,7 @@ func TestHistoryBoundEndToEnd(t *testing.T) {
 		for g := range inFlight {
 			wg.Go(func() {
 				for k := from + g; k < to; k += inFlight {
-					if err := w.exec("agentd.todo.set", map[string]any{"items": bigList(fmt.Sprint(k), 5, 60)}, nil); err != nil {
+					if err := w.exec("agentd.todo.set", map[string]any{"items": bigList(fmt.Sprint(k), 2, 30)}, nil); err != nil {
 						t.Errorf("write %d: %v", k, err)
 						return
 					}
@@ -294,33 +297,19 @@ func TestHistoryBoundEndToEnd(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	size := func() int64 {
-		files, _ := filepath.Glob(filepath.Join(e.stateDir, "workspaces", "*", "state.db"))
-		if len(files) != 1 {
-			t.Fatalf("state files %v", files)
-		}
-		fi, err := os.Stat(files[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fi.Size()
-	}
 	write(0, maxHistory+500)
-	atBound := size()
+	atBound := stateFileSize(t, e)
 	write(maxHistory+500, maxHistory+2500)
-	after := size()
+	after := stateFileSize(t, e)
 
 	p := socketPeer(t, e.socketPath(), "reader")
 	p.initialize(e.ws, nil)
-	var hist struct{ Events []struct{ Seq uint64 } }
-	p.mustExec("agentd.history", map[string]any{"limit": 3 * maxHistory}, &hist)
+	events, _ := readHistory(t, p, "")
 	st := p.state("")
-	if st.Revision != maxHistory+2500 || len(hist.Events) != maxHistory {
-		t.Fatalf("revision %d, %d events; want %d and %d", st.Revision, len(hist.Events), maxHistory+2500, maxHistory)
+	if st.Revision != maxHistory+2500 || len(events) != maxHistory {
+		t.Fatalf("revision %d, %d events; want %d and %d", st.Revision, len(events), maxHistory+2500, maxHistory)
 	}
-	if first, last := hist.Events[0].Seq, hist.Events[len(hist.Events)-1].Seq; first != st.Revision || last != st.Revision-maxHistory+1 {
-		t.Errorf("history seqs %d…%d, want %d…%d", first, last, st.Revision, st.Revision-maxHistory+1)
-	}
+	checkNewestHistory(t, events, st.Revision)
 	t.Logf("state file: %d bytes at the bound, %d bytes 2,000 changes later", atBound, after)
 	if after > atBound+atBound/10 {
 		t.Errorf("the state file grew from %d to %d bytes past the history bound", atBound, after)

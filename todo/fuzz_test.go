@@ -11,8 +11,9 @@ import (
 
 // checkStored checks what Normalize or PlanCall promise to store: at most
 // MaxItems items, titles trimmed, not blank, at most MaxTitleChars runes, a
-// valid status; and that the list survives the store's JSON round trip
-// unchanged in meaning (it normalises again to itself, rune counts kept).
+// valid status, at most MaxListBytes as JSON; and that the list survives
+// the store's JSON round trip unchanged in meaning (it normalises again to
+// itself, rune counts kept).
 func checkStored(t *testing.T, items []Item) {
 	t.Helper()
 	if len(items) > MaxItems {
@@ -32,6 +33,9 @@ func checkStored(t *testing.T, items []Item) {
 	data, err := json.Marshal(items)
 	if err != nil {
 		t.Fatalf("stored list does not encode: %v", err)
+	}
+	if len(data) > MaxListBytes {
+		t.Fatalf("stored list takes %d bytes as JSON, limit %d", len(data), MaxListBytes)
 	}
 	var back []Item
 	if err := json.Unmarshal(data, &back); err != nil {
@@ -139,6 +143,8 @@ func FuzzNormalize(f *testing.F) {
 	f.Add("x", "completed", uint8(1))
 	f.Add("\xff\xfe", "in_progress", uint8(2))
 	f.Add(strings.Repeat("a", MaxTitleChars), "done", uint8(200))
+	f.Add(strings.Repeat("日", MaxTitleChars), "done", uint8(200))
+	f.Add(strings.Repeat("&", 400), "pending", uint8(120))
 	f.Add("b", "pending", uint8(201))
 	f.Add(strings.Repeat("\u3000", 3)+"y", "in_progress", uint8(0))
 	f.Fuzz(func(t *testing.T, title, status string, n uint8) {
@@ -160,6 +166,10 @@ func FuzzNormalize(f *testing.F) {
 			if err == nil || !strings.Contains(err.Error(), "at most 500") {
 				t.Fatalf("a title of %d characters: got %v, want a refusal stating the limit of 500", trimmed, err)
 			}
+		case err == nil && encodedSize(out) > MaxListBytes:
+			t.Fatalf("a list of %d bytes as JSON was accepted", encodedSize(out))
+		case err != nil && strings.Contains(err.Error(), "bytes as JSON") && encodedSize(items) <= MaxListBytes:
+			t.Fatalf("a list of %d bytes as JSON (untrimmed) refused for its size: %v", encodedSize(items), err)
 		}
 		if err != nil {
 			checkRefusal(t, err)

@@ -6,6 +6,7 @@
 package todo
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -21,10 +22,16 @@ const (
 	Done       Status = "done"
 )
 
-// Limits of a stored list (RUNTIME.md §1, [agentd] limits).
+// Limits of a stored list (RUNTIME.md §1, [agentd] limits). MaxListBytes
+// bounds the list's JSON encoding (encoding/json, as the store writes it and
+// as it is sent): 200 titles of 500 characters fit when they are ASCII or
+// two-byte characters; longer encodings (three- and four-byte characters,
+// characters JSON escapes) fit as long as the list stays under 256 KiB
+// (docs/reliability.md, Limits).
 const (
-	MaxItems      = 200 // items in one list
-	MaxTitleChars = 500 // characters (runes) of a title after trimming
+	MaxItems      = 200       // items in one list
+	MaxTitleChars = 500       // characters (runes) of a title after trimming
+	MaxListBytes  = 256 << 10 // bytes of the list encoded as JSON
 )
 
 // Item is one entry of the list. Order of items in a list is kept exactly.
@@ -59,7 +66,8 @@ func (e *ValidationError) ErrorCode() string { return CodeInvalid }
 // Normalize validates items and returns the list to store: a fresh slice whose
 // titles are trimmed. A title is one line: a line break inside it would
 // render as extra list lines in the model-facing text. The caller's slice is never retained. Errors are
-// *ValidationError naming the limit or the bad value.
+// *ValidationError naming the limit or the bad value; a list whose JSON
+// encoding exceeds MaxListBytes is refused as a whole (Index -1).
 func Normalize(items []Item) ([]Item, error) {
 	if len(items) > MaxItems {
 		return nil, &ValidationError{Index: -1, Msg: fmt.Sprintf("the list has %d items; at most %d are allowed, so merge or drop some", len(items), MaxItems)}
@@ -81,7 +89,17 @@ func Normalize(items []Item) ([]Item, error) {
 		}
 		out[i] = Item{Title: title, Status: it.Status}
 	}
+	if n := encodedSize(out); n > MaxListBytes {
+		return nil, &ValidationError{Index: -1, Msg: fmt.Sprintf("the list takes %d bytes as JSON; at most %d (256 KiB) are allowed, so shorten titles or merge items", n, MaxListBytes)}
+	}
 	return out, nil
+}
+
+// encodedSize is the length in bytes of the JSON encoding of items, as
+// encoding/json writes it (the size MaxListBytes bounds).
+func encodedSize(items []Item) int {
+	data, _ := json.Marshal(items) // cannot fail: an Item is two strings
+	return len(data)
 }
 
 // Valid reports whether s is one of the three statuses.

@@ -10,10 +10,41 @@ import (
 
 func ptr(items []Item) *[]Item { return &items }
 
+// listOfBytes returns MaxItems pending items whose JSON encoding takes
+// exactly n bytes, titles of three-byte characters and ASCII letters.
+func listOfBytes(t *testing.T, n int) []Item {
+	t.Helper()
+	out := make([]Item, MaxItems)
+	for i := range out {
+		out[i] = Item{Status: Pending}
+	}
+	need := n - encodedSize(out) // bytes of the titles
+	k := need / MaxItems / 3
+	rem := need - MaxItems*3*k
+	for i := range out {
+		out[i] = Item{Title: strings.Repeat("日", k) + strings.Repeat("a", rem/MaxItems), Status: Pending}
+		if i < rem%MaxItems {
+			out[i].Title += "a"
+		}
+	}
+	if got := encodedSize(out); got != n {
+		t.Fatalf("listOfBytes(%d) encodes to %d bytes", n, got)
+	}
+	return out
+}
+
 func TestNormalize(t *testing.T) {
 	many := make([]Item, MaxItems+1)
 	for i := range many {
 		many[i] = Item{Title: "t", Status: Pending}
+	}
+	full := make([]Item, MaxItems) // 200 titles of 500 characters, each escaped as \u003c
+	for i := range full {
+		full[i] = Item{Title: strings.Repeat("<", MaxTitleChars), Status: Pending}
+	}
+	ascii := make([]Item, MaxItems)
+	for i := range ascii {
+		ascii[i] = Item{Title: strings.Repeat("a", MaxTitleChars), Status: InProgress}
 	}
 	tests := []struct {
 		name    string
@@ -31,6 +62,10 @@ func TestNormalize(t *testing.T) {
 		{name: "title of 501 characters", in: []Item{{strings.Repeat("é", 501), Pending}}, wantErr: "at most 500"},
 		{name: "200 items", in: many[:MaxItems], want: many[:MaxItems]},
 		{name: "201 items", in: many, wantErr: "at most 200"},
+		{name: "200 ASCII titles of 500 characters", in: ascii, want: ascii},
+		{name: "list of exactly 256 KiB", in: listOfBytes(t, MaxListBytes), want: listOfBytes(t, MaxListBytes)},
+		{name: "list one byte over 256 KiB", in: listOfBytes(t, MaxListBytes+1), wantErr: "the list takes 262145 bytes as JSON; at most 262144 (256 KiB) are allowed"},
+		{name: "characters JSON escapes count as escaped", in: full, wantErr: "the list takes 606401 bytes as JSON; at most 262144"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

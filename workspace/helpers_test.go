@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/bbolt"
+
 	"github.com/agentd/agentd/todo"
 )
 
@@ -92,13 +94,40 @@ func mustView(t testing.TB, w *Workspace, name string) Session {
 	return s
 }
 
+// mustHistory returns the newest page of the session's history.
 func mustHistory(t testing.TB, w *Workspace, name string, limit int) []Event {
 	t.Helper()
-	h, err := w.History(name, limit)
+	return mustHistoryPage(t, w, name, limit, 0).Events
+}
+
+func mustHistoryPage(t testing.TB, w *Workspace, name string, limit int, before uint64) HistoryPage {
+	t.Helper()
+	p, err := w.History(name, limit, before)
 	if err != nil {
-		t.Fatalf("History(%q, %d): %v", name, limit, err)
+		t.Fatalf("History(%q, %d, %d): %v", name, limit, before, err)
 	}
-	return h
+	return p
+}
+
+// storedHistory returns the number of events stored for the session and
+// the total size of their records, read from the file.
+func storedHistory(t testing.TB, w *Workspace, name string) (events int, size int64) {
+	t.Helper()
+	err := w.db.View(func(tx *bbolt.Tx) error {
+		hb := tx.Bucket(bucketHistory).Bucket([]byte(name))
+		if hb == nil {
+			return nil
+		}
+		return hb.ForEach(func(_, v []byte) error {
+			events++
+			size += int64(len(v))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events, size
 }
 
 func seqs(events []Event) []uint64 {

@@ -36,7 +36,7 @@ const (
 // checkLimit is the largest state file that gets bbolt's full consistency
 // check (Tx.Check) at open. Check walks every page and costs roughly a
 // millisecond per few hundred kilobytes; a state file stays well below
-// this limit (sessions are small and history is bounded by MaxHistory),
+// this limit (sessions are small and history is bounded by MaxHistoryBytes),
 // so a larger file only skips the walk, keeping the truncation check.
 const checkLimit = 32 << 20
 

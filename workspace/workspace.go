@@ -13,12 +13,30 @@ import (
 	"github.com/agentd/agentd/todo"
 )
 
-// MaxHistory is the number of history events kept per session; appending
-// one more deletes the oldest, in the same transaction.
-const MaxHistory = 10000
+// Bounds of a session's history (docs/reliability.md, Limits). Appending an
+// event deletes the oldest ones, in the same transaction, until at most
+// MaxHistory events are kept and their stored records (the JSON of each
+// event) take at most MaxHistoryBytes together; the newest event is always
+// kept. The other limits keep one event far below MaxHistoryBytes (the
+// largest, a todo list at todo.MaxListBytes, about 257 KiB), so a history
+// always holds its 15 newest events at least. With bbolt's page overhead a
+// history takes at most about 11 MiB of the file.
+const (
+	MaxHistory      = 10000
+	MaxHistoryBytes = 4 << 20 // 4 MiB
+)
 
-// maxHistory is MaxHistory; tests lower it.
-var maxHistory = MaxHistory
+// MaxHistoryPageBytes bounds one page of History: the stored records of the
+// events it returns take at most 1 MiB together, except that a page always
+// holds at least one event when the history has one.
+const MaxHistoryPageBytes = 1 << 20
+
+// maxHistory and maxHistoryBytes are MaxHistory and MaxHistoryBytes; tests
+// lower them.
+var (
+	maxHistory      = MaxHistory
+	maxHistoryBytes = int64(MaxHistoryBytes)
+)
 
 // defaultHistoryLimit is what History returns when asked for limit <= 0
 // (PROTOCOL.md §3, agentd.history: limit defaults to 50).
@@ -52,6 +70,12 @@ type Workspace struct {
 type sessionState struct {
 	mu  sync.Mutex              // held by Update for a whole change, and while loading
 	cur atomic.Pointer[Session] // the committed session; nil until loaded; never mutated
+	// historyBytes is the size of the session's stored history records,
+	// counted by the first Update that appends an event (historyCounted)
+	// and kept by every later one. Guarded by mu; only this process writes
+	// the file while the workspace is open (the file lock).
+	historyBytes   int64
+	historyCounted bool
 }
 
 // Root returns the folder path: absolute and cleaned.
@@ -222,9 +246,10 @@ func (w *Workspace) View(session string) (Session, error) {
 //     change.Quiet, bumps Revision by 1, sets TodosRevision = Revision when
 //     change.Todos, sets UpdatedAt = Now() (UTC) and appends the history
 //     event {seq, at, actor, kind, reason, payload} (payload = JSON of
-//     change.Payload), deleting the oldest events beyond MaxHistory. Name,
-//     Revision, TodosRevision and UpdatedAt are the store's: fn's edits of
-//     them are ignored. Nil Todos are stored as [].
+//     change.Payload), deleting the oldest events beyond MaxHistory events
+//     or MaxHistoryBytes. Name, Revision, TodosRevision and UpdatedAt are
+//     the store's: fn's edits of them are ignored. Nil Todos are stored as
+//     [].
 //
 // After the commit, still under the session lock, subscribers get a Notice
 // (not for Quiet changes), so notices of one session are in revision order
@@ -287,6 +312,7 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 		return Session{}, fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
 
+	held := history{bytes: st.historyBytes, counted: st.historyCounted}
 	err = w.db.Update(func(tx *bbolt.Tx) error {
 		if err := tx.Bucket(bucketSessions).Put([]byte(name), data); err != nil {
 			return err
@@ -294,11 +320,12 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 		if ch.Quiet {
 			return nil
 		}
-		return appendEvent(tx, name, ev)
+		return appendEvent(tx, name, ev, &held)
 	})
 	if err != nil {
 		return Session{}, fmt.Errorf("%w: session %q of workspace %s: %w", ErrNotSaved, name, w.root, err)
 	}
+	st.historyBytes, st.historyCounted = held.bytes, held.counted
 	st.cur.Store(&committed)
 	w.reg.watch.watchTaskFile(w, name, referencedTaskFile(committed.Goal))
 
@@ -308,12 +335,34 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 	return cloneSession(committed), nil
 }
 
+// history is what a session's history holds: the total size of its stored
+// records, valid once counted.
+type history struct {
+	bytes   int64
+	counted bool
+}
+
 // appendEvent appends ev to the history of session name, taking the next
-// sequence number of its bucket, and deletes events beyond maxHistory.
-func appendEvent(tx *bbolt.Tx, name string, ev Event) error {
+// sequence number of its bucket, and deletes the oldest events until at
+// most maxHistory are kept and they take at most maxHistoryBytes; the new
+// event itself is never deleted. held is the history's size before the
+// append (counted here when it is not yet) and is updated to the size
+// after it; the caller keeps it only when the transaction commits.
+func appendEvent(tx *bbolt.Tx, name string, ev Event, held *history) error {
 	hb, err := tx.Bucket(bucketHistory).CreateBucketIfNotExists([]byte(name))
 	if err != nil {
 		return err
+	}
+	// Events are only appended at the end: fill pages fully when they split
+	// (bbolt's default, half, would leave every page of small events half
+	// empty and double the file).
+	hb.FillPercent = 1.0
+	if !held.counted {
+		held.bytes = 0
+		if err := hb.ForEach(func(_, v []byte) error { held.bytes += int64(len(v)); return nil }); err != nil {
+			return err
+		}
+		held.counted = true
 	}
 	if ev.Seq, err = hb.NextSequence(); err != nil {
 		return err
@@ -322,17 +371,23 @@ func appendEvent(tx *bbolt.Tx, name string, ev Event) error {
 	if err != nil {
 		return err
 	}
-	if err := hb.Put(seqKey(ev.Seq), data); err != nil {
+	newest := seqKey(ev.Seq)
+	if err := hb.Put(newest, data); err != nil {
 		return err
 	}
-	if ev.Seq <= uint64(maxHistory) {
-		return nil
+	held.bytes += int64(len(data))
+	// Keys are contiguous sequence numbers, oldest first: the events at or
+	// below cut are beyond the count; others go while the bytes are over.
+	var cut uint64
+	if ev.Seq > uint64(maxHistory) {
+		cut = ev.Seq - uint64(maxHistory)
 	}
-	// Keys are contiguous sequence numbers, oldest first: usually exactly
-	// one key is at or below the cut.
-	cut := ev.Seq - uint64(maxHistory)
 	c := hb.Cursor()
-	for k, _ := c.First(); k != nil && (len(k) != 8 || binary.BigEndian.Uint64(k) <= cut); k, _ = c.First() {
+	for k, v := c.First(); k != nil && !bytes.Equal(k, newest); k, v = c.First() {
+		if len(k) == 8 && binary.BigEndian.Uint64(k) > cut && held.bytes <= maxHistoryBytes {
+			break
+		}
+		held.bytes -= int64(len(v))
 		if err := c.Delete(); err != nil {
 			return err
 		}
@@ -371,39 +426,64 @@ func (w *Workspace) Sessions() ([]Session, error) {
 	return out, nil
 }
 
-// History returns the newest events of the session, newest first, at most
-// limit of them (limit <= 0 means 50, PROTOCOL.md §3 agentd.history). A
-// session without history gives an empty, non-nil slice.
-func (w *Workspace) History(session string, limit int) ([]Event, error) {
+// HistoryPage is one page of a session's history.
+type HistoryPage struct {
+	Events []Event // newest first; never nil
+	// More says older events exist that are not in Events: the next page
+	// is History with before = the Seq of the last event in Events.
+	More bool
+}
+
+// History returns the newest events of the session with a Seq below before
+// (before 0: the newest events of all), newest first: at most limit of them
+// (limit <= 0 means 50, PROTOCOL.md §3 agentd.history), and no more than
+// fit in MaxHistoryPageBytes of stored records, but at least one when there
+// is one. A session without history gives an empty page.
+func (w *Workspace) History(session string, limit int, before uint64) (HistoryPage, error) {
 	name := sessionName(session)
 	if w.closed.Load() {
-		return nil, w.errClosed()
+		return HistoryPage{}, w.errClosed()
 	}
 	if limit <= 0 {
 		limit = defaultHistoryLimit
 	}
 	var raw [][]byte
+	var more bool
 	err := w.db.View(func(tx *bbolt.Tx) error {
 		hb := tx.Bucket(bucketHistory).Bucket([]byte(name))
 		if hb == nil {
 			return nil
 		}
 		c := hb.Cursor()
-		for k, v := c.Last(); k != nil && len(raw) < limit; k, v = c.Prev() {
+		k, v := c.Last()
+		if before > 0 {
+			if k, v = c.Seek(seqKey(before)); k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		}
+		var size int
+		for ; k != nil; k, v = c.Prev() {
+			if len(raw) == limit || len(raw) > 0 && size+len(v) > MaxHistoryPageBytes {
+				more = true
+				break
+			}
+			size += len(v)
 			raw = append(raw, bytes.Clone(v))
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: reading the history of session %q: %w", w.root, name, err)
+		return HistoryPage{}, fmt.Errorf("workspace %s: reading the history of session %q: %w", w.root, name, err)
 	}
-	out := make([]Event, 0, len(raw))
+	page := HistoryPage{Events: make([]Event, 0, len(raw)), More: more}
 	for _, data := range raw {
 		ev, err := w.decodeEvent(name, data)
 		if err != nil {
-			return nil, err
+			return HistoryPage{}, err
 		}
-		out = append(out, ev)
+		page.Events = append(page.Events, ev)
 	}
-	return out, nil
+	return page, nil
 }
