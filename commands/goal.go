@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/workspace"
@@ -65,6 +66,9 @@ func goalTool(info goal.Tool) tool {
 	return tool{
 		info: info,
 		describe: func(input json.RawMessage) ToolDescription {
+			if checkDuplicates(input, "input") != nil {
+				input = json.RawMessage("{}") // the plain description, as for any input that does not decode
+			}
 			d, err := goal.Describe(info.Name, input)
 			if err != nil {
 				return ToolDescription{Description: info.Name}
@@ -76,6 +80,12 @@ func goalTool(info goal.Tool) tool {
 			return td
 		},
 		run: func(ctx context.Context, c *call, input json.RawMessage, turnID string) (ToolResult, error) {
+			// The goal package decodes its inputs (goal.DecodeInput); the
+			// duplicate keys encoding/json would hide are refused here first.
+			if err := checkDuplicates(input, info.Name+" input"); err != nil {
+				desc := c.describeOrName(info.Name, json.RawMessage("{}"))
+				return refusal(goal.CodeArgsInvalid, desc, fmt.Sprintf("Nothing was changed: %v; send each field once.", err)), nil
+			}
 			tc := goal.ToolCall{Name: info.Name, Input: input, Agent: c.agent, TurnID: turnID}
 			if info.Name == goal.CreateGoalTool && c.agent == MainAgent {
 				if in, err := goal.DecodeInput(info.Name, input); err == nil {

@@ -286,10 +286,13 @@ func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 func direct(ctx context.Context, o options, stateDir string, log *slog.Logger, abs, id string, args map[string]any) (json.RawMessage, error) {
 	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.OneShot)
 	defer svc.Close()
-	cl := svc.NewClient(commands.Defaults{Session: o.session})
+	cl := svc.NewClient(commands.Defaults{})
 	defer cl.Close()
 	if err := cl.AddFolder(abs); err != nil {
 		return nil, err
+	}
+	if o.session != "" {
+		args["session"] = o.session // Execute checks it as it checks every command's session
 	}
 	arguments, err := json.Marshal([]any{args})
 	if err != nil {
