@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/workspace"
@@ -126,6 +127,14 @@ func (c *call) describeOrName(name string, input json.RawMessage) string {
 	return name
 }
 
+// CancelResult is the answer of agentd.goal.cancel: the State after it,
+// and the goal it cleared as it ended (its objective, status and usage), so
+// that the canceller can say what was cancelled.
+type CancelResult struct {
+	State
+	Cancelled *goal.Snapshot `json:"cancelled"`
+}
+
 type goalCreateArgs struct {
 	Common
 	Objective           string `json:"objective"`
@@ -182,9 +191,20 @@ var goalCommands = []Command{
 		func(c *call, a *noArgs, g *goal.State) ([]goal.Change, error) {
 			return g.Resume(c.svc.now())
 		}),
-	userGoal("agentd.goal.cancel", "-", "Clears the goal as the user; returns `State`.",
-		func(c *call, a *noArgs, g *goal.State) ([]goal.Change, error) {
-			return g.Cancel(c.svc.now())
+	def("agentd.goal.cancel", "-", "Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended.", true,
+		func(ctx context.Context, c *call, a *noArgs) (any, error) {
+			var ended *goal.Snapshot
+			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
+				cs, err := g.Cancel(c.svc.now())
+				if len(cs) > 0 {
+					ended = cs[0].Goal
+				}
+				return cs, err
+			})
+			if err != nil {
+				return nil, err
+			}
+			return CancelResult{State: c.stateOf(s), Cancelled: ended}, nil
 		}),
 	userGoal("agentd.goal.setBudget", "`turns?`, `tokens?`, `wallClockMs?` (each a number, or `null` to remove)", "Sets or removes budget limits as the user; returns `State`.",
 		func(c *call, a *goalBudgetArgs, g *goal.State) ([]goal.Change, error) {
@@ -192,24 +212,23 @@ var goalCommands = []Command{
 		}),
 }
 
-// BudgetArgs turns a budget written as a value and a unit (turns, tokens,
-// milliseconds, seconds, minutes, hours) into the ARGS of
-// agentd.goal.setBudget, with the normalisation of RUNTIME.md §2.8. remove
-// asks to remove the limit of that unit instead (value is then ignored).
-func BudgetArgs(value float64, unit string, remove bool) (map[string]any, error) {
+// BudgetArgs turns a budget as a person writes it into the ARGS of
+// agentd.goal.setBudget: a budget of goal.ParseBudget ("20 turns", "1
+// hour", "1h30m", "50k tokens"), or "off UNIT" / "none UNIT" to remove the
+// limit that UNIT measures ("off turns", "off time", "none hours").
+// Errors have code goal.budget_invalid.
+func BudgetArgs(text string) (map[string]any, error) {
 	field := map[goal.BudgetKind]string{goal.TurnBudget: "turns", goal.TokenBudget: "tokens", goal.WallClockBudget: "wallClockMs"}
-	if remove {
-		value = 1
-		if unit != "turns" && unit != "tokens" {
-			value = 3600 // any valid time, to learn the field
+	if words := strings.Fields(strings.ToLower(text)); len(words) > 0 && (words[0] == "off" || words[0] == "none") {
+		kind, ok := goal.BudgetKindOf(strings.Join(words[1:], " "))
+		if !ok {
+			return nil, &Error{Code: goal.CodeBudgetInvalid, Msg: fmt.Sprintf("%q: say which limit to remove: \"%s turns\", \"%s tokens\" or \"%s time\"", strings.TrimSpace(text), words[0], words[0], words[0])}
 		}
+		return map[string]any{field[kind]: nil}, nil
 	}
-	kind, limit, err := goal.NormalizeBudget(value, unit)
+	kind, limit, err := goal.ParseBudget(text)
 	if err != nil {
 		return nil, err
-	}
-	if remove {
-		return map[string]any{field[kind]: nil}, nil
 	}
 	return map[string]any{field[kind]: limit}, nil
 }

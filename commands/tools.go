@@ -153,7 +153,7 @@ var todoTool = tool{
 			}
 			s.Todos = plan.Items
 			if c.agent == MainAgent {
-				s.TodoUsage.NoteWrite() // the stale reminder counts the main agent's use (RUNTIME.md §1.1)
+				s.TodoUsage.NoteWrite(s.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (RUNTIME.md §1.1)
 			}
 			return workspace.Change{Kind: "todo.write", Actor: string(goal.Model), Todos: true,
 				Payload: map[string]any{"items": plan.Items, "agent": c.agent}}, nil
