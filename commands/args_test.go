@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/reminder"
+	"github.com/agentd/agentd/workspace"
 )
 
 // TestUnwrapArguments: the shapes of PROTOCOL.md §3.
@@ -82,5 +85,117 @@ func TestDecodeStrictExactCase(t *testing.T) {
 	var b goalBudgetArgs
 	if err := decodeStrict(json.RawMessage(`{"turns":3,"wallClockMs":null}`), &b, "arguments"); err != nil || !b.Turns.Set || !b.WallClockMs.Set {
 		t.Errorf("budget args: %v %+v", err, b)
+	}
+}
+
+// TestDecodeStrictInputs: the rules normalize adds to encoding/json
+// (docs/behaviour.md "Inputs"): [] is {} where an object is expected, a key
+// twice is refused, null is no array and no array item.
+func TestDecodeStrictInputs(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		want      string // the error says this; "" for success
+		check     func(a turnEndArgs) bool
+	}{
+		{"[] for the whole arguments", `[]`, "", func(a turnEndArgs) bool { return a.TurnID == "" }},
+		{"[] for a nested object", `{"turnId":"t","error":[]}`, "", func(a turnEndArgs) bool { return a.Error != nil && a.Error.Kind == "" }},
+		{"[ ] with spaces", `{"turnId":"t","error":[ ]}`, "", func(a turnEndArgs) bool { return a.Error != nil }},
+		{"null for an optional object", `{"turnId":"t","error":null}`, "", func(a turnEndArgs) bool { return a.Error == nil }},
+		{"a key twice at the top", `{"turnId":"a","turnId":"b"}`, `arguments: key "turnId" appears twice`, nil},
+		{"a key twice in a nested object", `{"turnId":"t","error":{"kind":"x","kind":"y"}}`, `arguments.error: key "kind" appears twice`, nil},
+		{"a non-empty array for an object", `{"turnId":"t","error":[1]}`, `field "error" must be an object`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var a turnEndArgs
+			err := decodeStrict(json.RawMessage(tt.raw), &a, "arguments")
+			if tt.want == "" {
+				if err != nil || !tt.check(a) {
+					t.Fatalf("decodeStrict(%s) = %v, %+v", tt.raw, err, a)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("decodeStrict(%s) = %v, want it to say %q", tt.raw, err, tt.want)
+			}
+		})
+	}
+	for raw, want := range map[string]string{
+		`{"items":null}`:                        `arguments.items must be an array, got null`,
+		`{"items":[null]}`:                      `arguments.items[0] must be an object, got null`,
+		`{"items":[{"title":"a","title":"b"}]}`: `arguments.items[0]: key "title" appears twice`,
+	} {
+		var a todoSetArgs
+		if err := decodeStrict(json.RawMessage(raw), &a, "arguments"); err == nil || err.Error() != want {
+			t.Errorf("decodeStrict(%s) = %v, want %q", raw, err, want)
+		}
+	}
+	var s todoSetArgs
+	if err := decodeStrict(json.RawMessage(`{"items":[]}`), &s, "arguments"); err != nil || s.Items == nil || len(*s.Items) != 0 {
+		t.Errorf("an empty items array: %v %+v", err, s)
+	}
+}
+
+// TestCheckDuplicates: the token pass for inputs without a Go type names
+// the object holding the key twice, at any depth.
+func TestCheckDuplicates(t *testing.T) {
+	tests := []struct{ raw, want string }{
+		{`{"a":1,"b":{"a":2},"c":[{"a":1},{"b":2}]}`, ""},
+		{`{"value":1,"unit":"turns","value":2}`, `input: key "value" appears twice`},
+		{`{"a":{"b":[1,{"c":1,"c":2}]}}`, `input.a.b[1]: key "c" appears twice`},
+		{`{"a":[{"x":1},{"x":1,"y":[],"x":2}]}`, `input.a[1]: key "x" appears twice`},
+		{`{"a":"b","b":"a"}`, ""},
+	}
+	for _, tt := range tests {
+		err := checkDuplicates(json.RawMessage(tt.raw), "input")
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || err.Error() != tt.want) {
+			t.Errorf("checkDuplicates(%s) = %v, want %q", tt.raw, err, tt.want)
+		}
+	}
+}
+
+// TestConfigureEmptyTables: initializationOptions and settings sent as []
+// (an empty Lua table) are empty objects; a key twice is refused.
+func TestConfigureEmptyTables(t *testing.T) {
+	svc := NewService(workspace.Options{StateDir: t.TempDir()}, OneShot)
+	defer svc.Close()
+	cl := svc.NewClient(Defaults{})
+	defer cl.Close()
+	for _, raw := range []string{`[]`, `{"settings":[]}`, `{"session":"s","settings":[ ]}`} {
+		if _, err := cl.Configure(json.RawMessage(raw)); err != nil {
+			t.Errorf("Configure(%s) = %v, want success", raw, err)
+		}
+	}
+	if d := cl.Defaults(); d.Session != "s" || d.Settings != reminder.DefaultSettings() {
+		t.Errorf("defaults after empty settings = %+v", d)
+	}
+	if _, err := cl.ConfigureSettings(json.RawMessage(`{"settings":{"agentd":[]}}`)); err != nil {
+		t.Errorf("ConfigureSettings with agentd [] = %v", err)
+	}
+	for raw, want := range map[string]string{
+		`{"session":"a","session":"b"}`:                              `initializationOptions: key "session" appears twice`,
+		`{"settings":{"todoReminderSteps":1,"todoReminderSteps":2}}`: `initializationOptions.settings: key "todoReminderSteps" appears twice`,
+		"{\"session\":\"\xff\"}":                                     `field "session" must be valid UTF-8`,
+		`{"session":"\udc80"}`:                                       `field "session" must be valid UTF-8`,
+		`{"settings":[1]}`:                                           `initializationOptions.settings must be an object, got an array`,
+	} {
+		if _, err := cl.Configure(json.RawMessage(raw)); err == nil || !strings.Contains(err.Error(), want) || ErrorCode(err) != CodeArgsInvalid {
+			t.Errorf("Configure(%s) = %v, want args.invalid saying %q", raw, err, want)
+		}
+	}
+}
+
+// TestCheckNameUTF8: two different invalid byte strings never name one
+// session; a name holding U+FFFD (what decoders make of them) is refused.
+func TestCheckNameUTF8(t *testing.T) {
+	for _, name := range []string{"\xff", "a\xfeb", "\ufffd", "x\ufffd"} {
+		if err := checkName("session", name); err == nil || ErrorCode(err) != CodeArgsInvalid {
+			t.Errorf("checkName(%q) = %v, want args.invalid", name, err)
+		}
+	}
+	for _, name := range []string{"default", "café", "日本", "a b"} {
+		if err := checkName("session", name); err != nil {
+			t.Errorf("checkName(%q) = %v", name, err)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Command is one workspace/executeCommand command. The table Commands is the
@@ -184,11 +185,17 @@ func Reference() string {
 // MaxNameBytes bounds session and agent names (they are storage keys).
 const MaxNameBytes = 256
 
-// checkName refuses a session or agent name that is too long or holds
-// control characters, without echoing a huge value back.
+// checkName refuses a session or agent name that is too long, holds
+// control characters or is not valid UTF-8, without echoing a huge value
+// back. U+FFFD is refused too: it is what JSON decoders make of invalid
+// UTF-8, so two different byte strings would otherwise name one session
+// (docs/behaviour.md).
 func checkName(field, v string) error {
 	if len(v) > MaxNameBytes {
 		return argsErrorf("field %q is %d bytes long; at most %d are allowed", field, len(v), MaxNameBytes)
+	}
+	if !utf8.ValidString(v) || strings.ContainsRune(v, utf8.RuneError) {
+		return argsErrorf("field %q must be valid UTF-8 text (invalid bytes, and U+FFFD which they decode to, are refused), got %q", field, v)
 	}
 	for _, r := range v {
 		if unicode.IsControl(r) {

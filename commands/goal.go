@@ -3,6 +3,8 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/workspace"
@@ -65,6 +67,9 @@ func goalTool(info goal.Tool) tool {
 	return tool{
 		info: info,
 		describe: func(input json.RawMessage) ToolDescription {
+			if checkDuplicates(input, "input") != nil {
+				input = json.RawMessage("{}") // the plain description, as for any input that does not decode
+			}
 			d, err := goal.Describe(info.Name, input)
 			if err != nil {
 				return ToolDescription{Description: info.Name}
@@ -76,6 +81,12 @@ func goalTool(info goal.Tool) tool {
 			return td
 		},
 		run: func(ctx context.Context, c *call, input json.RawMessage, turnID string) (ToolResult, error) {
+			// The goal package decodes its inputs (goal.DecodeInput); the
+			// duplicate keys encoding/json would hide are refused here first.
+			if err := checkDuplicates(input, info.Name+" input"); err != nil {
+				desc := c.describeOrName(info.Name, json.RawMessage("{}"))
+				return refusal(goal.CodeArgsInvalid, desc, fmt.Sprintf("Nothing was changed: %v; send each field once.", err)), nil
+			}
 			tc := goal.ToolCall{Name: info.Name, Input: input, Agent: c.agent, TurnID: turnID}
 			if info.Name == goal.CreateGoalTool && c.agent == MainAgent {
 				if in, err := goal.DecodeInput(info.Name, input); err == nil {
@@ -114,6 +125,14 @@ func (c *call) describeOrName(name string, input json.RawMessage) string {
 		return d.Description
 	}
 	return name
+}
+
+// CancelResult is the answer of agentd.goal.cancel: the State after it,
+// and the goal it cleared as it ended (its objective, status and usage), so
+// that the canceller can say what was cancelled.
+type CancelResult struct {
+	State
+	Cancelled *goal.Snapshot `json:"cancelled"`
 }
 
 type goalCreateArgs struct {
@@ -172,9 +191,20 @@ var goalCommands = []Command{
 		func(c *call, a *noArgs, g *goal.State) ([]goal.Change, error) {
 			return g.Resume(c.svc.now())
 		}),
-	userGoal("agentd.goal.cancel", "-", "Clears the goal as the user; returns `State`.",
-		func(c *call, a *noArgs, g *goal.State) ([]goal.Change, error) {
-			return g.Cancel(c.svc.now())
+	def("agentd.goal.cancel", "-", "Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended.", true,
+		func(ctx context.Context, c *call, a *noArgs) (any, error) {
+			var ended *goal.Snapshot
+			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
+				cs, err := g.Cancel(c.svc.now())
+				if len(cs) > 0 {
+					ended = cs[0].Goal
+				}
+				return cs, err
+			})
+			if err != nil {
+				return nil, err
+			}
+			return CancelResult{State: c.stateOf(s), Cancelled: ended}, nil
 		}),
 	userGoal("agentd.goal.setBudget", "`turns?`, `tokens?`, `wallClockMs?` (each a number, or `null` to remove)", "Sets or removes budget limits as the user; returns `State`.",
 		func(c *call, a *goalBudgetArgs, g *goal.State) ([]goal.Change, error) {
@@ -182,24 +212,23 @@ var goalCommands = []Command{
 		}),
 }
 
-// BudgetArgs turns a budget written as a value and a unit (turns, tokens,
-// milliseconds, seconds, minutes, hours) into the ARGS of
-// agentd.goal.setBudget, with the normalisation of RUNTIME.md §2.8. remove
-// asks to remove the limit of that unit instead (value is then ignored).
-func BudgetArgs(value float64, unit string, remove bool) (map[string]any, error) {
+// BudgetArgs turns a budget as a person writes it into the ARGS of
+// agentd.goal.setBudget: a budget of goal.ParseBudget ("20 turns", "1
+// hour", "1h30m", "50k tokens"), or "off UNIT" / "none UNIT" to remove the
+// limit that UNIT measures ("off turns", "off time", "none hours").
+// Errors have code goal.budget_invalid.
+func BudgetArgs(text string) (map[string]any, error) {
 	field := map[goal.BudgetKind]string{goal.TurnBudget: "turns", goal.TokenBudget: "tokens", goal.WallClockBudget: "wallClockMs"}
-	if remove {
-		value = 1
-		if unit != "turns" && unit != "tokens" {
-			value = 3600 // any valid time, to learn the field
+	if words := strings.Fields(strings.ToLower(text)); len(words) > 0 && (words[0] == "off" || words[0] == "none") {
+		kind, ok := goal.BudgetKindOf(strings.Join(words[1:], " "))
+		if !ok {
+			return nil, &Error{Code: goal.CodeBudgetInvalid, Msg: fmt.Sprintf("%q: say which limit to remove: \"%s turns\", \"%s tokens\" or \"%s time\"", strings.TrimSpace(text), words[0], words[0], words[0])}
 		}
+		return map[string]any{field[kind]: nil}, nil
 	}
-	kind, limit, err := goal.NormalizeBudget(value, unit)
+	kind, limit, err := goal.ParseBudget(text)
 	if err != nil {
 		return nil, err
-	}
-	if remove {
-		return map[string]any{field[kind]: nil}, nil
 	}
 	return map[string]any{field[kind]: limit}, nil
 }

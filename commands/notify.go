@@ -70,15 +70,16 @@ func (s *Service) Notifications(n workspace.Notice, folderURI string) []Notifica
 
 // FormatProgress is a goal's progress in one line, with limits where set:
 // "3/20 turns · 1.2k tokens · 4m05s" (the work-done progress message of
-// PROTOCOL.md §4, and the shell's status line).
+// PROTOCOL.md §4, and the shell's status line). The noun agrees with the
+// limit where one is set ("0/1 turn"), else with the count ("1 token").
 func FormatProgress(g *goal.Snapshot) string {
-	turns := fmt.Sprintf("%d turns", g.TurnsUsed)
-	if g.Budget.TurnBudget != nil {
-		turns = fmt.Sprintf("%d/%d turns", g.TurnsUsed, *g.Budget.TurnBudget)
+	turns := goal.Plural(g.TurnsUsed, "turn")
+	if b := g.Budget.TurnBudget; b != nil {
+		turns = goal.PluralShown(fmt.Sprintf("%d/%d", g.TurnsUsed, *b), *b, "turn")
 	}
-	tokens := goal.FormatTokens(g.TokensUsed) + " tokens"
-	if g.Budget.TokenBudget != nil {
-		tokens = goal.FormatTokens(g.TokensUsed) + "/" + goal.FormatTokens(*g.Budget.TokenBudget) + " tokens"
+	tokens := goal.PluralShown(goal.FormatTokens(g.TokensUsed), g.TokensUsed, "token")
+	if b := g.Budget.TokenBudget; b != nil {
+		tokens = goal.PluralShown(goal.FormatTokens(g.TokensUsed)+"/"+goal.FormatTokens(*b), *b, "token")
 	}
 	elapsed := goal.FormatElapsed(g.WallClockMs)
 	if g.Budget.WallClockBudgetMs != nil {

@@ -1,7 +1,9 @@
 package commands
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"sort"
 
 	"github.com/agentd/agentd/reminder"
@@ -9,15 +11,17 @@ import (
 
 // Configure applies LSP initializationOptions `{session, agent, settings}`
 // (PROTOCOL.md §2) to the client's defaults. Unknown keys are ignored and
-// returned so the caller can log them once; a value of the wrong type is an
-// args.invalid error and changes nothing.
+// returned so the caller can log them once; a value of the wrong type or a
+// key given twice is an args.invalid error and changes nothing. An empty
+// array, as Lua clients send an empty table, is an empty object here and
+// for settings.
 func (cl *Client) Configure(initOptions json.RawMessage) (unknown []string, err error) {
 	if isNull(initOptions) {
 		return nil, nil
 	}
-	var opts map[string]json.RawMessage
-	if err := json.Unmarshal(initOptions, &opts); err != nil {
-		return nil, argsErrorf("initializationOptions must be an object, got %s", jsonKind(initOptions))
+	opts, err := optionsObject(initOptions, "initializationOptions")
+	if err != nil {
+		return nil, err
 	}
 	d := cl.Defaults()
 	for key, raw := range opts {
@@ -79,9 +83,9 @@ func applySettings(s *reminder.Settings, raw json.RawMessage, where string) (unk
 	if isNull(raw) {
 		return nil, nil
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, argsErrorf("%s must be an object, got %s", where, jsonKind(raw))
+	m, err := optionsObject(raw, where)
+	if err != nil {
+		return nil, err
 	}
 	next := *s
 	for key, v := range m {
@@ -101,6 +105,23 @@ func applySettings(s *reminder.Settings, raw json.RawMessage, where string) (unk
 	}
 	*s = next
 	return unknown, nil
+}
+
+// optionsObject decodes an object of options whose values are read one by
+// one: [] is {}, a key given twice is refused (decodeStrict's rules).
+func optionsObject(raw json.RawMessage, where string) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if raw = bytes.TrimSpace(raw); !json.Valid(raw) || raw[0] != '{' && !isEmptyArray(raw) {
+		return nil, argsErrorf("%s must be an object, got %s", where, jsonKind(raw))
+	}
+	norm, err := normalize(raw, reflect.TypeOf(m), where)
+	if err != nil {
+		return nil, argsErrorf("%v", err)
+	}
+	if err := json.Unmarshal(norm, &m); err != nil {
+		return nil, argsErrorf("%s must be an object, got %s", where, jsonKind(raw))
+	}
+	return m, nil
 }
 
 func isNull(raw json.RawMessage) bool {

@@ -2,7 +2,10 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/agentd/agentd/goal"
@@ -39,6 +42,29 @@ func (c *call) stateOf(s workspace.Session) State {
 		Todos:     TodosState{Items: items, Revision: s.TodosRevision},
 		Goal:      s.Goal.Snapshot(c.svc.now()),
 	}
+}
+
+// FreshState answers agentd.state for the folder at path (absolute) when
+// it has no state file under stateDir yet: the State of a session never
+// written (empty list, no goal, revision 0), built without creating
+// anything, so that reading a folder from a shell leaves no state behind
+// (docs/behaviour.md). ok is false when the folder has a state file (or
+// it cannot be told): then run the command as usual. session "" is the
+// default session; a bad name is args.invalid.
+func FreshState(stateDir, path, session string) (st State, ok bool, err error) {
+	if session == "" {
+		session = workspace.DefaultSession
+	} else if err := checkName("session", session); err != nil {
+		return State{}, false, err
+	}
+	real, err := folderPath(path)
+	if err != nil {
+		return State{}, false, err
+	}
+	if _, err := os.Stat(workspace.StateFile(stateDir, real)); !errors.Is(err, fs.ErrNotExist) {
+		return State{}, false, nil
+	}
+	return State{Workspace: workspace.URIFromPath(real), Session: session, Todos: TodosState{Items: []todo.Item{}}}, true, nil
 }
 
 // SessionInfo is one row of agentd.sessions.

@@ -66,12 +66,12 @@ type describeToolArgs struct {
 	Input json.RawMessage `json:"input"`
 }
 
-// toolInput checks the shape of a tool input: omitted or null is {}, any
-// other non-object is args.invalid.
+// toolInput checks the shape of a tool input: omitted, null or [] (an
+// empty Lua table) is {}, any other non-object is args.invalid.
 func toolInput(cmd string, raw json.RawMessage) (json.RawMessage, error) {
 	t := strings.TrimSpace(string(raw))
 	switch {
-	case t == "" || t == "null":
+	case t == "" || t == "null" || isEmptyArray(raw):
 		return json.RawMessage("{}"), nil
 	case t[0] != '{':
 		return nil, argsErrorf("%s: field \"input\" must be an object, got %s", cmd, jsonKind(raw))
@@ -153,7 +153,7 @@ var todoTool = tool{
 			}
 			s.Todos = plan.Items
 			if c.agent == MainAgent {
-				s.TodoUsage.NoteWrite() // the stale reminder counts the main agent's use (RUNTIME.md §1.1)
+				s.TodoUsage.NoteWrite(s.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (RUNTIME.md §1.1)
 			}
 			return workspace.Change{Kind: "todo.write", Actor: string(goal.Model), Todos: true,
 				Payload: map[string]any{"items": plan.Items, "agent": c.agent}}, nil

@@ -87,26 +87,19 @@ func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64)
 func FormatBudget(kind BudgetKind, limit int64) string {
 	switch kind {
 	case TurnBudget:
-		return plural(limit, "turn")
+		return Plural(limit, "turn")
 	case TokenBudget:
-		return plural(limit, "token")
+		return Plural(limit, "token")
 	}
 	switch {
 	case limit%3_600_000 == 0:
-		return plural(limit/3_600_000, "hour")
+		return Plural(limit/3_600_000, "hour")
 	case limit%60_000 == 0:
-		return plural(limit/60_000, "minute")
+		return Plural(limit/60_000, "minute")
 	case limit%1000 == 0:
-		return plural(limit/1000, "second")
+		return Plural(limit/1000, "second")
 	}
-	return plural(limit, "millisecond")
-}
-
-func plural(n int64, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return strconv.FormatInt(n, 10) + " " + unit + "s"
+	return Plural(limit, "millisecond")
 }
 
 // set stores limit as the budget of kind.

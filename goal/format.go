@@ -35,11 +35,21 @@ func FormatTokens(n int64) string {
 func tenths(t int64) string { return fmt.Sprintf("%d.%d", t/10, t%10) }
 
 // FormatStats is the stats line of a terminal UpdateGoal (RUNTIME.md §2.8):
-// "Worked 3 turns over 2m05s, using 12.3k tokens."
+// "Worked 3 turns over 2m05s, using 12.3k tokens."; "1 turn", "1 token".
 func FormatStats(turns, tokens, wallClockMs int64) string {
-	t := "turns"
-	if turns == 1 {
-		t = "turn"
+	return fmt.Sprintf("Worked %s over %s, using %s.", Plural(turns, "turn"), FormatElapsed(wallClockMs), PluralShown(FormatTokens(tokens), tokens, "token"))
+}
+
+// Plural is n and a noun, singular only at exactly 1: "1 turn", "0 turns",
+// "5 turns". All text for people and models counts with it or PluralShown.
+func Plural(n int64, noun string) string {
+	return PluralShown(strconv.FormatInt(n, 10), n, noun)
+}
+
+// PluralShown is Plural with n written as shown ("12.3k" for 12345 tokens).
+func PluralShown(shown string, n int64, noun string) string {
+	if n == 1 {
+		return shown + " " + noun
 	}
-	return fmt.Sprintf("Worked %d %s over %s, using %s tokens.", turns, t, FormatElapsed(wallClockMs), FormatTokens(tokens))
+	return shown + " " + noun + "s"
 }

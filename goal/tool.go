@@ -472,9 +472,9 @@ func (s *State) setBudgetTool(res ToolResult, in SetGoalBudgetInput, now Instant
 func usage(kind BudgetKind, g *Goal, now Instant) string {
 	switch kind {
 	case TurnBudget:
-		return plural(g.TurnsUsed, "turn") + " used"
+		return Plural(g.TurnsUsed, "turn") + " used"
 	case TokenBudget:
-		return FormatTokens(g.TokensUsed) + " tokens used"
+		return PluralShown(FormatTokens(g.TokensUsed), g.TokensUsed, "token") + " used"
 	}
 	return FormatElapsed(g.wallClockMs(now)) + " used"
 }

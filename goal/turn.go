@@ -334,6 +334,18 @@ func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, 
 	return StepEnd{StopTurn: rec.StopTurn, GraceStep: rec.GraceStep, Goal: s.Snapshot(now), Changes: cs.list()}, nil
 }
 
+// MainStepOpen reports whether a step of the main agent is open: begun
+// and not yet ended, in a live turn. A TodoList write then belongs to that
+// step (todo.Usage.NoteWrite).
+func (s *State) MainStepOpen() bool {
+	for i := range s.Turns {
+		if t := &s.Turns[i]; t.isMain() && !t.Ended && t.StepOpen {
+			return true
+		}
+	}
+	return false
+}
+
 // InGraceStep reports whether turnID is in its grace step (granted by the
 // previous EndStep, not yet ended): every tool call in it must be rejected
 // unexecuted with GraceStepRefusal (RUNTIME.md §2.4).

@@ -274,11 +274,21 @@ type initializeParams struct {
 	RootURI               *string                    `json:"rootUri"`
 	WorkspaceFolders      []protocol.WorkspaceFolder `json:"workspaceFolders"`
 	InitializationOptions json.RawMessage            `json:"initializationOptions"`
-	Capabilities          struct {
+	Capabilities          json.RawMessage            `json:"capabilities"` // clientCapabilities, read by workDoneProgress
+}
+
+// workDoneProgress reads capabilities.window.workDoneProgress of the
+// client's capabilities, at best effort: a capability of an unexpected
+// shape (a Lua client's [] for an empty table) is no capability, never a
+// failed initialize.
+func workDoneProgress(capabilities json.RawMessage) bool {
+	var c struct {
 		Window struct {
 			WorkDoneProgress bool `json:"workDoneProgress"`
 		} `json:"window"`
-	} `json:"capabilities"`
+	}
+	_ = json.Unmarshal(capabilities, &c) // on a type error the fields it could read are set
+	return c.Window.WorkDoneProgress
 }
 
 func (c *connection) initialize(ctx context.Context, req *Request) (any, error) {
@@ -315,7 +325,7 @@ func (c *connection) initialize(ctx context.Context, req *Request) (any, error) 
 	}
 	c.mu.Lock()
 	c.state = stateInitialized
-	c.workDone = p.Capabilities.Window.WorkDoneProgress
+	c.workDone = workDoneProgress(p.Capabilities)
 	c.mu.Unlock()
 	if c.opts.WatchParent && p.ProcessID != nil && *p.ProcessID > 0 {
 		go c.watchParent(int(*p.ProcessID))

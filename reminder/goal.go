@@ -151,7 +151,7 @@ func taskFileNotice(tf *goal.TaskFileInfo) string {
 
 // progress is "3 turns, 12.4k tokens, 2m05s elapsed".
 func progress(s goal.Snapshot) string {
-	return fmt.Sprintf("%s, %s, %s elapsed", plural(s.TurnsUsed, "turn"), pluralShown(goal.FormatTokens(s.TokensUsed), s.TokensUsed, "token"), goal.FormatElapsed(s.WallClockMs))
+	return fmt.Sprintf("%s, %s, %s elapsed", goal.Plural(s.TurnsUsed, "turn"), goal.PluralShown(goal.FormatTokens(s.TokensUsed), s.TokensUsed, "token"), goal.FormatElapsed(s.WallClockMs))
 }
 
 // budget is one set budget, already formatted.
@@ -173,7 +173,7 @@ func budgets(s goal.Snapshot) []budget {
 			name: "turns", usedN: s.TurnsUsed, limitN: lim, reached: r.TurnBudgetReached,
 			used: fmt.Sprint(s.TurnsUsed), limit: fmt.Sprint(lim),
 			left:   fmt.Sprint(remaining(r.RemainingTurns, lim, s.TurnsUsed)),
-			reason: fmt.Sprintf("turn budget of %s", plural(lim, "turn")),
+			reason: fmt.Sprintf("turn budget of %s", goal.Plural(lim, "turn")),
 		})
 	}
 	if r.TokenBudget != nil {
@@ -182,7 +182,7 @@ func budgets(s goal.Snapshot) []budget {
 			name: "tokens", usedN: s.TokensUsed, limitN: lim, reached: r.TokenBudgetReached,
 			used: goal.FormatTokens(s.TokensUsed), limit: goal.FormatTokens(lim),
 			left:   goal.FormatTokens(remaining(r.RemainingTokens, lim, s.TokensUsed)),
-			reason: fmt.Sprintf("token budget of %s", pluralShown(goal.FormatTokens(lim), lim, "token")),
+			reason: fmt.Sprintf("token budget of %s", goal.PluralShown(goal.FormatTokens(lim), lim, "token")),
 		})
 	}
 	if r.WallClockBudgetMs != nil {
@@ -225,20 +225,6 @@ func nearingBudget(s goal.Snapshot) bool {
 		}
 	}
 	return false
-}
-
-// plural is "n word", with an "s" unless n is 1.
-func plural(n int64, word string) string {
-	return pluralShown(fmt.Sprint(n), n, word)
-}
-
-// pluralShown is "<shown> word" (shown is n, formatted), with an "s"
-// unless n is 1.
-func pluralShown(shown string, n int64, word string) string {
-	if n == 1 {
-		return shown + " " + word
-	}
-	return shown + " " + word + "s"
 }
 
 // BudgetStop is the injection of the grace step after a mid-turn budget

@@ -9,9 +9,11 @@ import (
 )
 
 // runSteps plays script, one character per step of the main agent or agent:
-// '.' does nothing with the list, 'r' reads it, 'w' writes it. Each step
-// begins with TodoReminder and ends with EndStep, as the commands package
-// drives them. It returns the indices of the steps that got the reminder.
+// '.' does nothing with the list, 'r' reads it, 'w' writes it, 'o' does
+// nothing and the list is written after it ended, outside any step. Each
+// step begins with TodoReminder and ends with EndStep, as the commands
+// package drives them. It returns the indices of the steps that got the
+// reminder.
 func runSteps(t testing.TB, script string, s Settings, agent string, enabled bool) []int {
 	t.Helper()
 	var u todo.Usage
@@ -24,12 +26,15 @@ func runSteps(t testing.TB, script string, s Settings, agent string, enabled boo
 		case 'r':
 			u.NoteRead()
 		case 'w':
-			u.NoteWrite()
-		case '.':
+			u.NoteWrite(true)
+		case '.', 'o':
 		default:
 			t.Fatalf("bad script character %q", c)
 		}
 		u.EndStep()
+		if c == 'o' {
+			u.NoteWrite(false)
+		}
 	}
 	return got
 }
@@ -57,6 +62,10 @@ func TestTodoReminderCounting(t *testing.T) {
 		{"the step that writes resets, then 10 steps", "w" + dots(5) + "w" + dots(11), def, "main", true, []int{17}},
 		{"a write right after the reminder restarts the wait", "w" + dots(10) + "w" + dots(11), def, "main", true, []int{11, 22}},
 		{"read only: steps count from the session start", "r" + dots(10), def, "main", true, []int{10}},
+		// Written after step 0 ended: steps 1..10 end after the write, so
+		// step 11 begins with the reminder (the write is not step 1's).
+		{"a write outside any step: 9 steps after it, none", "o" + dots(10), def, "main", true, nil},
+		{"a write outside any step: 10 steps after it, reminder", "o" + dots(11), def, "main", true, []int{11}},
 		{"custom thresholds", "w" + dots(14), Settings{TodoReminderSteps: 3, TodoReminderInterval: 5}, "main", true, []int{4, 9, 14}},
 		{"interval below steps: the write still gates", "w" + dots(12), Settings{TodoReminderSteps: 10, TodoReminderInterval: 1}, "main", true, []int{11, 12}},
 		{"steps threshold 0 disables", "w" + dots(30), Settings{TodoReminderSteps: 0, TodoReminderInterval: 10}, "main", true, nil},
@@ -83,11 +92,13 @@ func TestUsageSteps(t *testing.T) {
 	}{
 		{"read marks used only", func(u *todo.Usage) { u.NoteRead() },
 			todo.Usage{Used: true}},
-		{"write resets at once", func(u *todo.Usage) { u.StepsSinceWrite = 7; u.NoteWrite() },
+		{"write resets at once", func(u *todo.Usage) { u.StepsSinceWrite = 7; u.NoteWrite(true) },
 			todo.Usage{Used: true, WroteThisStep: true}},
-		{"end of the writing step keeps 0", func(u *todo.Usage) { u.NoteWrite(); u.EndStep() },
+		{"a write outside a step belongs to no step", func(u *todo.Usage) { u.StepsSinceWrite = 7; u.NoteWrite(false); u.EndStep() },
+			todo.Usage{Used: true, StepsSinceWrite: 1, StepsSinceReminder: 1}},
+		{"end of the writing step keeps 0", func(u *todo.Usage) { u.NoteWrite(true); u.EndStep() },
 			todo.Usage{Used: true, StepsSinceReminder: 1}},
-		{"end of another step counts", func(u *todo.Usage) { u.NoteWrite(); u.EndStep(); u.NoteRead(); u.EndStep() },
+		{"end of another step counts", func(u *todo.Usage) { u.NoteWrite(true); u.EndStep(); u.NoteRead(); u.EndStep() },
 			todo.Usage{Used: true, StepsSinceWrite: 1, StepsSinceReminder: 2}},
 		{"delivery resets stepsSinceReminder only", func(u *todo.Usage) {
 			*u = todo.Usage{Used: true, StepsSinceWrite: 12, StepsSinceReminder: 12}

@@ -191,6 +191,36 @@ func TestLoopStaleTodoReminder(t *testing.T) {
 	h.endTurn(turn, "completed")
 }
 
+// TestLoopTodoWrittenOutsideStep: a list written outside any step (here a
+// TodoList call without turnId after a step ended) counts as written
+// before the next step: with 10 steps ended after it, the 11th step begins
+// with the reminder, not the 12th.
+func TestLoopTodoWrittenOutsideStep(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.initialize(nil, e.ws)
+	h := &host{c: c}
+	turn, _ := h.beginTurn("user")
+	h.beginStep(turn)
+	h.endStep(turn, 10, "tool_calls")
+	c.tool("TodoList", map[string]any{"todos": []item{{"written between steps", "pending"}}})
+	for ended := 0; ended <= 10; ended++ {
+		inj := h.beginStep(turn)
+		want := 0
+		if ended == 10 {
+			want = 1
+		}
+		if len(inj) != want {
+			t.Fatalf("with %d steps ended since the write: injections %v, want %d", ended, variants(inj), want)
+		}
+		if want == 1 && (inj[0].Variant != "todo_list_reminder" || !strings.Contains(inj[0].Text, "1. [pending] written between steps")) {
+			t.Fatalf("reminder = %+v", inj[0])
+		}
+		h.endStep(turn, 10, "tool_calls")
+	}
+	h.endTurn(turn, "completed")
+}
+
 // TestLoopSettingsTurnReminderOff: todoReminderSteps 0 in
 // initializationOptions turns the reminder off.
 func TestLoopSettingsTurnReminderOff(t *testing.T) {

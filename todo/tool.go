@@ -96,7 +96,8 @@ func (p Plan) Output(stored []Item) string {
 // counts describe what the main agent's context has seen):
 //   - NoteRead after a TodoList read (no "todos" key),
 //   - NoteWrite after a successful TodoList write ("todos" array, clearing
-//     included; a refused call is not a write),
+//     included; a refused call is not a write), saying whether a step of
+//     the main agent is open,
 //   - EndStep at agentd.step.end,
 //   - and reminder.TodoReminder at agentd.step.begin, which calls
 //     NoteReminderDelivered when it returns the reminder.
@@ -115,11 +116,15 @@ type Usage struct {
 // nothing.
 func (u *Usage) NoteRead() { u.Used = true }
 
-// NoteWrite records a TodoList write in the current step. StepsSinceWrite is
-// 0 from now on, and stays 0 when this step ends.
-func (u *Usage) NoteWrite() {
+// NoteWrite records a TodoList write. StepsSinceWrite is 0 from now on.
+// A write in a step (inStep: a step of the main agent is open) belongs to
+// that step: StepsSinceWrite stays 0 when it ends. A write outside any step
+// (between two steps, or with no turn at all, e.g. from a shell) counts as
+// written before the next step: that step's end counts 1, so with 10 steps
+// ended after the write the next step begins with the reminder.
+func (u *Usage) NoteWrite(inStep bool) {
 	u.Used = true
-	u.WroteThisStep = true
+	u.WroteThisStep = inStep
 	u.StepsSinceWrite = 0
 }
 

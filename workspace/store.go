@@ -48,6 +48,12 @@ func FolderKey(root string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
+// StateFile is the path of the state file of the folder at root (an
+// absolute path) under stateDir, whether or not it exists yet.
+func StateFile(stateDir, root string) string {
+	return filepath.Join(stateDir, workspacesDir, FolderKey(root), stateFile)
+}
+
 type folderInfo struct {
 	Path      string    `json:"path"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -65,8 +71,8 @@ func (r *Registry) openStore(w *Workspace) error {
 	if r.opts.StateDir == "" {
 		return errors.New("workspace: Options.StateDir is empty")
 	}
-	w.dir = filepath.Join(r.opts.StateDir, workspacesDir, FolderKey(w.root))
-	w.path = filepath.Join(w.dir, stateFile)
+	w.path = StateFile(r.opts.StateDir, w.root)
+	w.dir = filepath.Dir(w.path)
 	if err := os.MkdirAll(w.dir, 0o700); err != nil {
 		return fmt.Errorf("workspace %s: creating the state directory: %w", w.root, err)
 	}

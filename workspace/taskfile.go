@@ -22,18 +22,26 @@ import (
 // missing file (or missing folders) is allowed: Exists is false.
 // The returned Path is relative to the root, with forward slashes.
 func (w *Workspace) TaskFile(path string) (goal.TaskFileInfo, error) {
-	rel, err := w.taskFileRel(path)
+	return ReadTaskFile(w.Root(), path)
+}
+
+// ReadTaskFile is Workspace.TaskFile for the folder at root (an absolute
+// path, symbolic links resolved) without opening its state: a shell
+// command reports a goal's task file as it is now with it, since no
+// watcher runs for one.
+func ReadTaskFile(root, path string) (goal.TaskFileInfo, error) {
+	rel, err := taskFileRel(root, path)
 	if err != nil {
 		return goal.TaskFileInfo{}, err
 	}
-	return readTaskFile(w.Root(), rel)
+	return readTaskFile(root, rel)
 }
 
 // FindTaskFile returns the first candidate (goal.TaskFileCandidates of an
 // objective) that names an existing regular file inside the folder, or nil.
 func (w *Workspace) FindTaskFile(candidates []string) *goal.TaskFileInfo {
 	for _, c := range candidates {
-		rel, err := w.taskFileRel(c)
+		rel, err := taskFileRel(w.Root(), c)
 		if err != nil {
 			continue
 		}
@@ -48,10 +56,9 @@ func (w *Workspace) FindTaskFile(candidates []string) *goal.TaskFileInfo {
 	return nil
 }
 
-// taskFileRel cleans path into a slash-separated path relative to the root,
+// taskFileRel cleans path into a slash-separated path relative to root,
 // refusing anything that leaves the folder lexically or through links.
-func (w *Workspace) taskFileRel(path string) (string, error) {
-	root := w.Root()
+func taskFileRel(root, path string) (string, error) {
 	if strings.TrimSpace(path) == "" || strings.ContainsRune(path, 0) {
 		return "", outside(path, "the path is empty")
 	}
@@ -66,11 +73,11 @@ func (w *Workspace) taskFileRel(path string) (string, error) {
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return "", fmt.Errorf("workspace folder %s: %w", root, err)
+		return "", &unusableError{path: path, err: fmt.Errorf("the workspace folder %s cannot be resolved: %w", root, err)}
 	}
 	real, err := evalExisting(abs)
 	if err != nil {
-		return "", fmt.Errorf("task file %s: %w", path, err)
+		return "", &unusableError{path: path, err: err}
 	}
 	if r, err := filepath.Rel(realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		return "", outside(path, "a symbolic link takes it outside the workspace folder (to "+real+")")
@@ -89,6 +96,9 @@ func evalExisting(path string) (string, error) {
 			return filepath.Join(append([]string{real}, rest...)...), nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
+			if _, serr := os.Stat(p); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
+				err = serr // names the cause (ELOOP); EvalSymlinks only says "too many links"
+			}
 			return "", err
 		}
 		parent := filepath.Dir(p)
@@ -106,8 +116,9 @@ func outside(path, why string) error {
 
 // readTaskFile reads the file at rel under root: exists, size, sha256 and
 // modification time. A missing file is Exists false, not an error; a
-// folder, pipe or device is an *notRegularError (code args.invalid). The
-// file is opened non-blocking so that a named pipe never hangs the caller.
+// folder, pipe or device is an *notRegularError, a file that cannot be
+// opened or read an *unusableError (both code args.invalid). The file is
+// opened non-blocking so that a named pipe never hangs the caller.
 func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
 	info := goal.TaskFileInfo{Path: rel}
 	f, err := os.OpenFile(filepath.Join(root, filepath.FromSlash(rel)), os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -115,12 +126,12 @@ func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
 		return info, nil
 	}
 	if err != nil {
-		return info, fmt.Errorf("task file %s: %w", rel, err)
+		return info, &unusableError{path: rel, err: err}
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return info, fmt.Errorf("task file %s: %w", rel, err)
+		return info, &unusableError{path: rel, err: err}
 	}
 	if !fi.Mode().IsRegular() {
 		return info, &notRegularError{rel: rel, mode: fi.Mode()}
@@ -128,7 +139,7 @@ func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return info, fmt.Errorf("task file %s: %w", rel, err)
+		return info, &unusableError{path: rel, err: err}
 	}
 	mod := fi.ModTime().UTC()
 	info.Exists, info.Size, info.SHA256, info.ModifiedAt = true, n, hex.EncodeToString(h.Sum(nil)), &mod
@@ -158,3 +169,32 @@ func (e *notRegularError) Error() string {
 
 // ErrorCode is args.invalid (RUNTIME.md §3).
 func (e *notRegularError) ErrorCode() string { return goal.CodeArgsInvalid }
+
+// unusableError refuses a task file path that the file system cannot
+// follow or read: a loop of symbolic links, a name too long, a file where a
+// folder should be, no permission. Like a task file that is not a regular
+// file, it is args.invalid (docs/behaviour.md).
+type unusableError struct {
+	path string
+	err  error
+}
+
+func (e *unusableError) Error() string {
+	why := e.err.Error()
+	switch {
+	case errors.Is(e.err, syscall.ELOOP):
+		why = "a loop of symbolic links is in the way"
+	case errors.Is(e.err, syscall.ENAMETOOLONG):
+		why = "a name in the path is too long for the file system"
+	case errors.Is(e.err, syscall.ENOTDIR):
+		why = "a part of the path is a file, not a folder"
+	case errors.Is(e.err, fs.ErrPermission):
+		why = "permission denied"
+	}
+	return fmt.Sprintf("task file %q cannot be used: %s; name a readable regular file inside the workspace", e.path, why)
+}
+
+// ErrorCode is args.invalid (RUNTIME.md §3).
+func (e *unusableError) ErrorCode() string { return goal.CodeArgsInvalid }
+
+func (e *unusableError) Unwrap() error { return e.err }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/agentd/agentd/commands"
@@ -16,8 +15,8 @@ const goalUsage = `usage:
   agentd goal pause [--reason TEXT]
   agentd goal resume
   agentd goal cancel
-  agentd goal budget VALUE UNIT      UNIT: turns, tokens, seconds, minutes, hours, milliseconds
-  agentd goal budget off UNIT        remove that limit
+  agentd goal budget BUDGET          e.g. 20 turns, 50k tokens, 90 minutes, 1 hour, 2h, 1h30m
+  agentd goal budget off UNIT        remove that limit: off turns, off tokens, off time
   agentd goal status [--json] [--exit-code]
 `
 
@@ -60,17 +59,12 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 			args["reason"] = o.reason
 		}
 	case "budget":
-		if len(rest) != 2 {
+		if len(rest) == 0 {
 			fmt.Fprint(stderr, goalUsage)
 			return 2
 		}
-		remove := rest[0] == "off" || rest[0] == "none"
-		value, err := strconv.ParseFloat(rest[0], 64)
-		if err != nil && !remove {
-			fmt.Fprintf(stderr, "agentd goal budget: %q is not a number (or off)\n", rest[0])
-			return 2
-		}
-		if args, err = commands.BudgetArgs(value, rest[1], remove); err != nil {
+		var err error
+		if args, err = commands.BudgetArgs(strings.Join(rest, " ")); err != nil {
 			fmt.Fprintf(stderr, "agentd goal budget: %v\n", err)
 			return 2
 		}
@@ -90,7 +84,16 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		fmt.Fprintf(stderr, "agentd goal %s: %v\n", verb, err)
 		return 1
 	}
+	if cr, ok := res.(commands.CancelResult); ok {
+		if o.jsonOut {
+			printJSON(stdout, cr.Cancelled)
+		} else {
+			fmt.Fprint(stdout, formatCancelled(cr))
+		}
+		return 0
+	}
 	st := res.(commands.State)
+	taskFileNow(&st)
 	if o.jsonOut {
 		printJSON(stdout, st.Goal)
 	} else {
@@ -104,4 +107,14 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		return statusExitCodes[status]
 	}
 	return 0
+}
+
+// formatCancelled is what `agentd goal cancel` says: the goal it cleared,
+// as it ended.
+func formatCancelled(cr commands.CancelResult) string {
+	g := cr.Cancelled
+	if g == nil {
+		return "No goal.\n"
+	}
+	return fmt.Sprintf("Cancelled the goal: %s\n  It was %s; used %s.\n", g.Objective, g.Status, commands.FormatProgress(g))
 }

@@ -204,7 +204,8 @@ func viaDaemon(ctx context.Context, o options, stateDir string, log *slog.Logger
 // resultOf decodes a command's JSON result into what the shell commands
 // read, the same whichever way the command ran: commands.ToolResult for
 // agentd.callTool, commands.ToolDescription for agentd.describeTool,
-// commands.State for the commands that answer State (PROTOCOL.md §3), and
+// commands.CancelResult for agentd.goal.cancel, commands.State for the
+// other commands that answer State (PROTOCOL.md §3), and
 // plain JSON values (map[string]any) for the others.
 func resultOf(id string, raw json.RawMessage) (any, error) {
 	switch {
@@ -212,6 +213,8 @@ func resultOf(id string, raw json.RawMessage) (any, error) {
 		return decodeAs[commands.ToolResult](id, raw)
 	case id == "agentd.describeTool":
 		return decodeAs[commands.ToolDescription](id, raw)
+	case id == "agentd.goal.cancel":
+		return decodeAs[commands.CancelResult](id, raw)
 	case id == "agentd.state", id == "agentd.todo.set", id == "agentd.awaitChange", strings.HasPrefix(id, "agentd.goal."):
 		return decodeAs[commands.State](id, raw)
 	}

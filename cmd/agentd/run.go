@@ -272,6 +272,14 @@ func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("--workspace %s is not a folder", dir)
 	}
+	if _, explicit, err := remoteSocket(o.remote); err == nil && !explicit && id == "agentd.state" {
+		// No state file: nothing holds state for the folder, not even a
+		// daemon (which creates the file when it opens a folder). Answer
+		// the empty state without creating one.
+		if st, ok, err := commands.FreshState(stateDir, abs, o.session); err != nil || ok {
+			return st, err
+		}
+	}
 	raw, err := viaDaemon(ctx, o, stateDir, log, abs, id, args)
 	if errors.Is(err, errDirect) {
 		raw, err = direct(ctx, o, stateDir, log, abs, id, args)
@@ -286,10 +294,13 @@ func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 func direct(ctx context.Context, o options, stateDir string, log *slog.Logger, abs, id string, args map[string]any) (json.RawMessage, error) {
 	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.OneShot)
 	defer svc.Close()
-	cl := svc.NewClient(commands.Defaults{Session: o.session})
+	cl := svc.NewClient(commands.Defaults{})
 	defer cl.Close()
 	if err := cl.AddFolder(abs); err != nil {
 		return nil, err
+	}
+	if o.session != "" {
+		args["session"] = o.session // Execute checks it as it checks every command's session
 	}
 	arguments, err := json.Marshal([]any{args})
 	if err != nil {
@@ -343,12 +354,30 @@ func runState(ctx context.Context, o options, stateDir string, log *slog.Logger,
 		return 1
 	}
 	st := res.(commands.State)
+	taskFileNow(&st)
 	if o.jsonOut {
 		printJSON(stdout, st)
 		return 0
 	}
 	fmt.Fprint(stdout, formatState(st))
 	return 0
+}
+
+// taskFileNow replaces what the goal's snapshot says of its task file
+// (exists, size, sha256, modifiedAt) with what is there now: no watcher
+// keeps the snapshot fresh while no daemon runs, and a shell command
+// reports the file as it is. A file that cannot be read reads as missing.
+func taskFileNow(st *commands.State) {
+	if st.Goal == nil || st.Goal.TaskFile == nil {
+		return
+	}
+	root, err := workspace.PathFromURI(st.Workspace)
+	if err != nil {
+		return
+	}
+	tf := st.Goal.TaskFile
+	now, _ := workspace.ReadTaskFile(root, tf.Path)
+	tf.Exists, tf.Size, tf.SHA256, tf.ModifiedAt = now.Exists, now.Size, now.SHA256, now.ModifiedAt
 }
 
 func printJSON(w io.Writer, v any) {

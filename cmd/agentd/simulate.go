@@ -190,7 +190,7 @@ func (p *player) play(sc *script) error {
 			if err := p.exec("agentd.step.end", map[string]any{"turnId": turnID, "outputTokens": s.OutputTokens, "finishReason": s.FinishReason}, &se); err != nil {
 				return err
 			}
-			fmt.Fprintf(p.out, "  step %d  end: %d output tokens, %s\n", j+1, s.OutputTokens, s.FinishReason)
+			fmt.Fprintf(p.out, "  step %d  end: %s, output tokens: %d\n", j+1, s.FinishReason, s.OutputTokens)
 			for _, inj := range se.Injections {
 				p.show(fmt.Sprintf("  step %d  inject %s", j+1, inj.Variant), inj.Text)
 			}

@@ -1,0 +1,157 @@
+package goal
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// budgetUnitWords maps the unit words people write, and agentd prints, to
+// the units of NormalizeBudget.
+var budgetUnitWords = map[string]string{
+	"turn": "turns", "turns": "turns",
+	"token": "tokens", "tokens": "tokens", "tok": "tokens", "toks": "tokens",
+	"ms": "milliseconds", "msec": "milliseconds", "msecs": "milliseconds", "millisecond": "milliseconds", "milliseconds": "milliseconds",
+	"s": "seconds", "sec": "seconds", "secs": "seconds", "second": "seconds", "seconds": "seconds",
+	"m": "minutes", "min": "minutes", "mins": "minutes", "minute": "minutes", "minutes": "minutes",
+	"h": "hours", "hr": "hours", "hrs": "hours", "hour": "hours", "hours": "hours",
+}
+
+// countMultipliers are the suffixes of a turn or token count: "50k tokens",
+// "1.2M tokens" (FormatTokens prints them).
+var countMultipliers = map[string]float64{"k": 1e3, "m": 1e6}
+
+// BudgetKindOf says which budget a unit word measures: "turn", "turns" and
+// "turn(s)" the turns; "tokens" and "tok" the tokens; "hours", "h",
+// "minutes", "min", "s", "ms" and the others of ParseBudget, or "time",
+// the wall clock. Case is ignored; ok is false for any other word.
+func BudgetKindOf(unit string) (kind BudgetKind, ok bool) {
+	unit = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(unit)), "(s)", "s")
+	if unit == "time" {
+		return WallClockBudget, true
+	}
+	switch u, ok := budgetUnitWords[unit]; {
+	case !ok:
+		return "", false
+	case u == "turns":
+		return TurnBudget, true
+	case u == "tokens":
+		return TokenBudget, true
+	}
+	return WallClockBudget, true
+}
+
+// ParseBudget reads a budget as a person writes it and as agentd prints it
+// (docs/behaviour.md, "Budgets from a shell"): a number and a unit ("20
+// turns", "1 turn", "20 turn(s)", "50k tokens", "1.2M tokens", "90
+// minutes", "1 hour", "45s", "2h"), or a time in several parts ("1h30m",
+// "1 hour 30 minutes", "4m05s"). Numbers may have decimals ("1.5h", "50.0k
+// tokens") and commas between groups of three digits ("50,000 tokens"); k
+// and M multiply a count by a thousand and a million. Case and spaces
+// between parts do not matter. The limit obeys NormalizeBudget: a count is rounded and at least
+// 1, a time is in milliseconds within 1 second … 24 hours. Errors are
+// *Error with code goal.budget_invalid, quoting text.
+func ParseBudget(text string) (BudgetKind, int64, error) {
+	parts, ok := splitBudget(text)
+	if !ok {
+		return "", 0, errorf(CodeBudgetInvalid, fmt.Sprintf("%q is not a budget: write a number and a unit, like \"20 turns\", \"50k tokens\", \"90 minutes\", \"2h\" or \"1h30m\"", strings.TrimSpace(text)))
+	}
+	if len(parts) == 1 {
+		if parts[0].value <= 0 {
+			return "", 0, errorf(CodeBudgetInvalid, fmt.Sprintf("%q is not a budget: it must be more than 0 (remove a limit with \"off turns\", \"off tokens\" or \"off time\")", strings.TrimSpace(text)))
+		}
+		return NormalizeBudget(parts[0].value, parts[0].unit)
+	}
+	var ms float64
+	for _, p := range parts {
+		f, isTime := unitMs[p.unit]
+		if !isTime {
+			return "", 0, errorf(CodeBudgetInvalid, fmt.Sprintf("%q is not one budget: only a time may have several parts (\"1h30m\"); set turns and tokens one at a time", strings.TrimSpace(text)))
+		}
+		ms += p.value * f
+	}
+	kind, limit, err := NormalizeBudget(ms, "milliseconds")
+	if err != nil {
+		return "", 0, errorf(CodeBudgetInvalid, fmt.Sprintf("%q is not a reasonable budget: a time budget must be between 1 second and 24 hours", strings.TrimSpace(text)))
+	}
+	return kind, limit, nil
+}
+
+// budgetPart is one number and its unit (a unit of NormalizeBudget).
+type budgetPart struct {
+	value float64
+	unit  string
+}
+
+// splitBudget cuts text into number-unit parts; ok is false when it is
+// not a sequence of them.
+func splitBudget(text string) (parts []budgetPart, ok bool) {
+	s := strings.ReplaceAll(strings.ToLower(text), "(s)", "s")
+	i := 0
+	skipSpaces := func() {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+	}
+	word := func() string {
+		start := i
+		for i < len(s) && s[i] >= 'a' && s[i] <= 'z' {
+			i++
+		}
+		return s[start:i]
+	}
+	for skipSpaces(); i < len(s); skipSpaces() {
+		start := i
+		for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.' || s[i] == ',') {
+			i++
+		}
+		number, grouped := s[start:i], true // digits, a decimal point, thousands separators
+		if strings.Contains(number, ",") {
+			number, grouped = ungroup(number)
+		}
+		value, err := strconv.ParseFloat(number, 64)
+		if number == "" || err != nil || !grouped {
+			return nil, false
+		}
+		skipSpaces()
+		unit := word()
+		if mult, isMult := countMultipliers[unit]; isMult {
+			// A multiplier when a count unit follows ("50k tokens"); else
+			// "m" is minutes ("30m").
+			save := i
+			skipSpaces()
+			if next := word(); budgetUnitWords[next] == "turns" || budgetUnitWords[next] == "tokens" {
+				value, unit = value*mult, next
+			} else {
+				i = save
+			}
+		}
+		canonical, known := budgetUnitWords[unit]
+		if !known {
+			return nil, false
+		}
+		parts = append(parts, budgetPart{value: value, unit: canonical})
+	}
+	return parts, len(parts) > 0
+}
+
+// ungroup removes the thousands separators of "50,000" or "1,250.5"; ok is
+// false when the commas do not separate groups of three digits ("1,5" is
+// not one and a half: it is refused rather than read as 15).
+func ungroup(number string) (string, bool) {
+	whole, frac, hasFrac := strings.Cut(number, ".")
+	groups := strings.Split(whole, ",")
+	if len(groups[0]) == 0 || len(groups[0]) > 3 {
+		return "", false
+	}
+	for _, g := range groups[1:] {
+		if len(g) != 3 {
+			return "", false
+		}
+	}
+	out := strings.Join(groups, "")
+	if hasFrac {
+		out += "." + frac
+	}
+	return out, true
+}
