@@ -128,13 +128,32 @@ export class AgentdClient implements vscode.Disposable {
 
   /** Stops, re-reads the settings and starts again; a missing binary is reported again. */
   restart(): Promise<void> {
-    this.lifecycle = this.lifecycle.then(async () => {
-      await this.doStop();
-      this.missingShownFor = undefined;
-      this.restarts = [];
-      await this.doStart();
+    this.lifecycle = this.lifecycle.then(() => this.doRestart());
+    return this.lifecycle;
+  }
+
+  /**
+   * Restarts when `agentd.path` or `agentd.remote` now differ from the settings
+   * of the last start. VS Code may report one settings change more than once;
+   * the comparison runs in the lifecycle queue, after any start still pending,
+   * so one change means one start.
+   */
+  reconfigure(): Promise<void> {
+    this.lifecycle = this.lifecycle.then(() => {
+      const next = readSettings();
+      if (next.path === this.settings.path && next.remote === this.settings.remote) {
+        return;
+      }
+      return this.doRestart();
     });
     return this.lifecycle;
+  }
+
+  private async doRestart(): Promise<void> {
+    await this.doStop();
+    this.missingShownFor = undefined;
+    this.restarts = [];
+    await this.doStart();
   }
 
   private async doStart(): Promise<void> {
@@ -163,7 +182,9 @@ export class AgentdClient implements vscode.Disposable {
       transport: TransportKind.stdio,
       options: { cwd, env: process.env },
     };
-    const created: { client?: LanguageClient } = {};
+    // ran: the server reached Running. A server that closes before that failed to
+    // start: it is reported once by the start below, never restarted here.
+    const created: { client?: LanguageClient; ran?: boolean } = {};
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
       outputChannel: this.output,
@@ -172,8 +193,8 @@ export class AgentdClient implements vscode.Disposable {
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),
         closed: () => {
-          if (!this.client || this.client !== created.client) {
-            // Abandoned (failed start, stop, restart): never restart it.
+          if (!this.client || this.client !== created.client || !created.ran) {
+            // Abandoned (stop, restart) or never started: never restart it.
             return { action: CloseAction.DoNotRestart, handled: true };
           }
           const now = Date.now();
@@ -212,6 +233,7 @@ export class AgentdClient implements vscode.Disposable {
         return;
       }
       if (e.newState === ClientState.Running) {
+        created.ran = true;
         this.setStatus('running');
         this.startEmitter.fire();
       } else if (e.newState === ClientState.Starting) {

@@ -65,7 +65,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
     ...registerCommands({ client, store, ui, output }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('agentd.path') || e.affectsConfiguration('agentd.remote')) {
-        void client.restart();
+        void client.reconfigure();
       } else if (e.affectsConfiguration('agentd.session')) {
         store.setDefaultSession(readSettings().session);
       }
