@@ -51,10 +51,15 @@ Usage:
                                         the user's goal controls (agentd goal for help)
   agentd simulate [--script NAME|FILE]  play a scripted agent loop (built-in: complete,
                                         turn-budget) and print injections and continuations
+  agentd mcp [--remote=auto|off|unix:PATH]
+                                        MCP server on stdin/stdout for coding agents: the
+                                        tools, the state as resources, a goal prompt
   agentd version                        print the version
 
 Flags (before or after the arguments):
-  --workspace DIR      workspace folder for tool/state (default: the current directory)
+  --workspace DIR      workspace folder for tool/state/goal/mcp (default: the nearest folder
+                       up from the current one with agentd state, else the repository
+                       root, else the current folder)
   --session S          session (default "default")
   --state-dir DIR      where state lives (default $XDG_STATE_HOME/agentd, else ~/.local/state/agentd)
   --log-file FILE      write logs there instead of stderr
@@ -173,6 +178,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runGoal(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "simulate":
 		return runSimulate(ctx, o, stateDir, log, pos, stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
 	return 2
@@ -261,16 +268,9 @@ func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io
 // Either way the result is decoded the same (resultOf), and a refusal is an
 // error that carries its code (commands.ErrorCode).
 func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, id string, args map[string]any) (any, error) {
-	dir := o.workspace
-	if dir == "" {
-		dir = "."
-	}
-	abs, err := filepath.Abs(dir)
+	abs, err := workspaceFolder(o, stateDir)
 	if err != nil {
 		return nil, err
-	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("--workspace %s is not a folder", dir)
 	}
 	raw, err := viaDaemon(ctx, o, stateDir, log, abs, id, args)
 	if errors.Is(err, errDirect) {
@@ -280,6 +280,23 @@ func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		return nil, err
 	}
 	return resultOf(id, raw)
+}
+
+// workspaceFolder is the folder a command works on: --workspace when given,
+// else the one workspace.FindFolder finds from the current folder (the rule
+// of docs/behaviour.md, "Which workspace").
+func workspaceFolder(o options, stateDir string) (string, error) {
+	if o.workspace == "" {
+		return workspace.FindFolder(stateDir, ".")
+	}
+	abs, err := filepath.Abs(o.workspace)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--workspace %s is not a folder", o.workspace)
+	}
+	return abs, nil
 }
 
 // direct runs one command on the state of folder abs, opened in this process.
