@@ -46,6 +46,9 @@ step "Node clients: vscode-jsonrpc (LSP), @modelcontextprotocol/sdk (agentd mcp)
 if [ "$quick" = 1 ]; then
   exit 0
 fi
+step "real coding agents, offline (Claude Code, Gemini CLI)"
+bash tests/agents/ci.sh
+
 for client in vscode-extension nvim; do
   if [ -f "$client/ci.sh" ]; then
     step "$client"
