@@ -18,9 +18,10 @@ import (
 // is a result with IsError set, not a JSON-RPC error.
 type ToolResult = goal.ToolResult
 
-// ToolInfo is one entry of agentd.tools, {name, description, inputSchema}:
-// what a host hands to its model. InputSchema is JSON Schema with
-// additionalProperties false.
+// ToolInfo is one entry of agentd.tools, {name, description, inputSchema,
+// readOnly?}: what a host hands to its model. InputSchema is JSON Schema
+// with additionalProperties false; readOnly is true for a tool that changes
+// nothing (GetGoal).
 type ToolInfo = goal.Tool
 
 // ToolDescription is the answer of agentd.describeTool.
@@ -38,6 +39,17 @@ type tool struct {
 
 // tools is every tool, in the order agentd.tools lists them.
 var tools = append([]tool{todoTool}, goalTools()...)
+
+// Tools is the model-facing tools, in the order agentd.tools lists them,
+// for hosts that register them (agentd mcp). The schemas are shared: read
+// them, never change them.
+func Tools() []ToolInfo {
+	infos := make([]ToolInfo, len(tools))
+	for i, t := range tools {
+		infos[i] = t.info
+	}
+	return infos
+}
 
 func toolNamed(name string) (*tool, error) {
 	for i := range tools {
@@ -80,13 +92,9 @@ func toolInput(cmd string, raw json.RawMessage) (json.RawMessage, error) {
 }
 
 var toolCommands = []Command{
-	def("agentd.tools", "-", "`{tools: [{name, description, inputSchema}]}`: the model-facing tools.", false,
+	def("agentd.tools", "-", "`{tools: [{name, description, inputSchema, readOnly?}]}`: the model-facing tools; `readOnly: true` marks a tool that changes nothing (GetGoal).", false,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
-			infos := make([]ToolInfo, len(tools))
-			for i, t := range tools {
-				infos[i] = t.info
-			}
-			return map[string]any{"tools": infos}, nil
+			return map[string]any{"tools": Tools()}, nil
 		}),
 	def("agentd.callTool", "`name`, `input` (object), `turnId?`", "Runs a tool as the model; returns `ToolResult` (refusals are `isError: true`).", true,
 		func(ctx context.Context, c *call, a *callToolArgs) (any, error) {

@@ -32,6 +32,9 @@ type Tool struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description"`
 	InputSchema map[string]any `json:"inputSchema"`
+	// ReadOnly: the tool changes nothing (GetGoal), so a host may run it
+	// without asking the user.
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 // Tools lists the goal tools in a fixed order: CreateGoal, GetGoal,
@@ -58,6 +61,7 @@ func Tools() []Tool {
 			Name:        GetGoalTool,
 			Description: getGoalDescription,
 			InputSchema: map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}},
+			ReadOnly:    true,
 		},
 		{
 			Name:        SetGoalBudgetTool,

@@ -1,8 +1,10 @@
 // Package lsp is agentd's protocol boundary (PROTOCOL.md): JSON-RPC 2.0 with
 // Content-Length framing (our own connection, see jsonrpc.go, because
 // go.lsp.dev/jsonrpc2 v0.10.0 has faults listed in ARCHITECTURE.md), the LSP
-// lifecycle gate, cancellation, per-connection state, notifications out, and
-// the shared daemon and its stdio forwarder.
+// lifecycle gate, cancellation, per-connection state, notifications out, the
+// shared daemon and its stdio forwarder, and the client side of a session
+// (Session, for the shell commands and the adapters beside this package such
+// as package mcpserver, docs/mcp.md).
 //
 // Concurrency of one connection (docs/behaviour.md, "Order of requests"):
 // one goroutine reads and routes the messages in arrival order; lifecycle

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/commands"
-	"github.com/agentd/agentd/workspace"
 )
 
 // ErrNoDaemon is wrapped by the errors of DialDaemon and CallDaemon when no
@@ -467,60 +466,20 @@ func (r *recordingWriter) Write(p []byte) (int, error) {
 }
 
 // CallDaemon runs one command through a daemon connection, as a short LSP
-// session: initialize with folder (an absolute path) and
-// initializationOptions {session} when session is set, initialized,
-// workspace/executeCommand, shutdown, exit. It closes conn.
+// session (OpenSession with folder, an absolute path, and session when set;
+// Session.Execute; Session.Close). It closes conn.
 //
 // When the session cannot begin, the error wraps ErrNoDaemon: the command
 // was not sent. A refusal of the command comes back as a *commands.Error
 // with the code and data the daemon sent (commands.ErrorCode works on it);
 // other JSON-RPC errors as an error with the daemon's message.
 func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, command string, args any) (json.RawMessage, error) {
-	rpc := NewConn(conn, func(*Request) (Handler, bool) { return ignore, true }, Options{})
-	runDone := make(chan struct{})
-	go func() {
-		rpc.Run(ctx)
-		close(runDone)
-	}()
-	defer func() {
-		rpc.Close()
-		<-runDone
-	}()
-	uri := workspace.URIFromPath(folder)
-	params := map[string]any{
-		"processId":        os.Getpid(),
-		"clientInfo":       map[string]any{"name": "agentd-cli"},
-		"rootUri":          uri,
-		"workspaceFolders": []map[string]string{{"uri": uri, "name": filepath.Base(folder)}},
-		"capabilities":     map[string]any{},
-	}
-	if session != "" {
-		params["initializationOptions"] = map[string]any{"session": session}
-	}
-	if _, err := rpc.Call(ctx, "initialize", params); err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: initialize: %v", ErrNoDaemon, err)
-	}
-	if err := rpc.Notify("initialized", map[string]any{}); err != nil {
-		return nil, fmt.Errorf("%w: initialized: %v", ErrNoDaemon, err)
-	}
-	res, err := rpc.Call(ctx, "workspace/executeCommand", map[string]any{"command": command, "arguments": []any{args}})
-	if _, serr := rpc.Call(ctx, "shutdown", nil); serr == nil {
-		rpc.Notify("exit", nil)
-		select { // the daemon ends the connection after exit
-		case <-rpc.Done():
-		case <-time.After(time.Second):
-		}
-	}
+	s, err := OpenSession(ctx, conn, SessionOptions{Folder: folder, Session: session, ClientName: "agentd-cli"})
 	if err != nil {
-		if errors.Is(err, ErrConnClosed) {
-			return nil, errors.New("the shared daemon closed the connection before it answered; the command may or may not have run")
-		}
-		return nil, commandError(err)
+		return nil, err
 	}
-	return res, nil
+	defer s.Close()
+	return s.Execute(ctx, command, args)
 }
 
 // commandError rebuilds the command error a daemon answered: a JSON-RPC

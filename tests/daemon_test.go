@@ -89,7 +89,7 @@ func (e *env) socketPath() string { return filepath.Join(e.runDir, "agentd", "da
 // forwarder starts `agentd --remote=auto` and connects a client to it.
 func (e *env) forwarder() (*proc, *client) {
 	e.t.Helper()
-	e.t.Cleanup(e.stopDaemons) // registered first, so it runs after the forwarder's
+	e.stopDaemonsAtEnd()
 	p := e.start("--remote=auto")
 	return p, p.connect()
 }
@@ -133,6 +133,17 @@ func (e *env) oneDaemon() int {
 		e.t.Fatalf("%d daemons serve %s (%v), want 1", len(pids), e.socketPath(), pids)
 	}
 	return pids[0]
+}
+
+// stopDaemonsAtEnd stops the env's daemons at the end of the test, after
+// every process started so far or later has been closed: it is registered
+// once, before the first client that may start a daemon (cleanups run last
+// first), so that no client still open starts another.
+func (e *env) stopDaemonsAtEnd() {
+	if !e.stopsDaemons {
+		e.stopsDaemons = true
+		e.t.Cleanup(e.stopDaemons)
+	}
 }
 
 // stopDaemons ends the env's daemons: SIGTERM, then SIGKILL after 5 s.

@@ -53,6 +53,8 @@ type env struct {
 	runDir   string
 	ws       string // a workspace folder
 	remote   bool   // start() with no arguments runs `agentd --remote=auto` (daemon_test.go)
+	// stopsDaemons: a cleanup that stops the env's daemons is registered (stopDaemonsAtEnd)
+	stopsDaemons bool
 }
 
 func newEnv(t testing.TB) *env {
@@ -85,7 +87,14 @@ func (e *env) command(args ...string) *exec.Cmd {
 // cli runs a one-shot agentd command and returns stdout, stderr, exit code.
 func (e *env) cli(args ...string) (string, string, int) {
 	e.t.Helper()
+	return e.cliIn("", args...)
+}
+
+// cliIn is cli with dir as the current folder ("" is the test's).
+func (e *env) cliIn(dir string, args ...string) (string, string, int) {
+	e.t.Helper()
 	cmd := e.command(args...)
+	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -22,7 +22,9 @@ var importRules = map[string][]string{
 	"workspace":  {module + "todo", module + "goal", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify"},
 	"commands":   {module + "todo", module + "goal", module + "reminder", module + "workspace"},
 	"lsp":        {module + "commands", module + "workspace", "go.lsp.dev/"},
-	"cmd/agentd": {module + "lsp", module + "commands", module + "workspace"},
+	"mcpserver":  {module + "lsp", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
+	"setup":      {"github.com/pelletier/go-toml/v2"},
+	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "setup", module + "commands", module + "workspace"},
 }
 
 // testOnly may also be imported by _test.go files of any package.

@@ -85,28 +85,9 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 2
 	}
-	var conn *net.UnixConn
-	if explicit {
-		conn, err = lsp.DialDaemon(path)
-		if errors.Is(err, lsp.ErrNoDaemon) {
-			err = fmt.Errorf("%w; start one with `agentd serve --listen=unix:%s`, or use --remote=auto", err, path)
-		}
-	} else {
-		if err := lsp.SecureDir(filepath.Dir(path), true); err != nil {
-			fmt.Fprintf(stderr, "agentd: %v\n", err)
-			return 1
-		}
-		conn, err = lsp.DialOrStart(ctx, path, startDaemon(o, path, stateDir))
-	}
+	conn, info, err := dialShared(ctx, o, path, explicit, stateDir)
 	if err != nil {
-		fmt.Fprintf(stderr, "agentd: cannot reach the shared daemon at %s: %v\n", path, err)
-		return 1
-	}
-	info, infoErr := lsp.ReadDaemonInfo(path)
-	if !explicit && infoErr == nil && info.StateDir != stateDir {
-		conn.Close()
-		fmt.Fprintf(stderr, "agentd: the shared daemon at %s (pid %d) keeps its state in %s, not in %s: stop it (kill %d) or use the same --state-dir\n",
-			path, info.Pid, info.StateDir, stateDir, info.Pid)
+		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 1
 	}
 	log.Debug("relaying to the shared daemon", "socket", path, "pid", info.Pid)
@@ -116,6 +97,37 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		return 1
 	}
 	return code
+}
+
+// dialShared connects to the shared daemon at path (remoteSocket of
+// --remote), as the forwarder and `agentd mcp` do: a socket named with
+// unix:PATH (explicit) must answer; for the auto socket, whose directory
+// must be private, a daemon is started when none runs, and it must keep its
+// state in stateDir. Every error says what to do.
+func dialShared(ctx context.Context, o options, path string, explicit bool, stateDir string) (*net.UnixConn, lsp.DaemonInfo, error) {
+	var conn *net.UnixConn
+	var err error
+	if explicit {
+		conn, err = lsp.DialDaemon(path)
+		if errors.Is(err, lsp.ErrNoDaemon) {
+			err = fmt.Errorf("%w; start one with `agentd serve --listen=unix:%s`, or use --remote=auto", err, path)
+		}
+	} else {
+		if err := lsp.SecureDir(filepath.Dir(path), true); err != nil {
+			return nil, lsp.DaemonInfo{}, err
+		}
+		conn, err = lsp.DialOrStart(ctx, path, startDaemon(o, path, stateDir))
+	}
+	if err != nil {
+		return nil, lsp.DaemonInfo{}, fmt.Errorf("cannot reach the shared daemon at %s: %w", path, err)
+	}
+	info, infoErr := lsp.ReadDaemonInfo(path)
+	if !explicit && infoErr == nil && info.StateDir != stateDir {
+		conn.Close()
+		return nil, info, fmt.Errorf("the shared daemon at %s (pid %d) keeps its state in %s, not in %s: stop it (kill %d) or use the same --state-dir",
+			path, info.Pid, info.StateDir, stateDir, info.Pid)
+	}
+	return conn, info, nil
 }
 
 // startDaemon starts `agentd serve` on the auto socket, detached: its own

@@ -51,10 +51,18 @@ Usage:
                                         the user's goal controls (agentd goal for help)
   agentd simulate [--script NAME|FILE]  play a scripted agent loop (built-in: complete,
                                         turn-budget) and print injections and continuations
+  agentd mcp [--remote=auto|off|unix:PATH]
+                                        MCP server on stdin/stdout for coding agents: the
+                                        tools, the state as resources, a goal prompt
+  agentd setup claude|gemini|codex|cursor [--user] [--print] [--remove]
+                                        register agentd mcp in that agent's config (the
+                                        project's; --user: yours) or take it out
   agentd version                        print the version
 
 Flags (before or after the arguments):
-  --workspace DIR      workspace folder for tool/state (default: the current directory)
+  --workspace DIR      workspace folder for tool/state/goal/mcp (default: the nearest folder
+                       up from the current one with agentd state, else the repository
+                       root, else the current folder)
   --session S          session (default "default")
   --state-dir DIR      where state lives (default $XDG_STATE_HOME/agentd, else ~/.local/state/agentd)
   --log-file FILE      write logs there instead of stderr
@@ -87,6 +95,8 @@ type options struct {
 	// agentd simulate
 	script  string
 	verbose bool
+	// agentd setup
+	user, print, remove bool
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -109,6 +119,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.reason, "reason", "", "goal pause: reason")
 	fs.StringVar(&o.script, "script", "", "simulate: built-in script name or JSON file")
 	fs.BoolVar(&o.verbose, "verbose", false, "simulate: print whole injections and prompts")
+	fs.BoolVar(&o.user, "user", false, "setup: the agent's config in your home folder")
+	fs.BoolVar(&o.print, "print", false, "setup: show the change without writing it")
+	fs.BoolVar(&o.remove, "remove", false, "setup: take agentd's entry out")
 	fs.BoolVar(&o.exitCode, "exit-code", false, "goal status: exit 0 complete, 3 blocked, 6 paused, 2 active, 1 none")
 	return fs
 }
@@ -173,6 +186,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runGoal(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "simulate":
 		return runSimulate(ctx, o, stateDir, log, pos, stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
+	case "setup":
+		return runSetup(o, stateDir, pos, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
 	return 2
@@ -261,16 +278,9 @@ func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io
 // Either way the result is decoded the same (resultOf), and a refusal is an
 // error that carries its code (commands.ErrorCode).
 func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, id string, args map[string]any) (any, error) {
-	dir := o.workspace
-	if dir == "" {
-		dir = "."
-	}
-	abs, err := filepath.Abs(dir)
+	abs, err := workspaceFolder(o, stateDir)
 	if err != nil {
 		return nil, err
-	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("--workspace %s is not a folder", dir)
 	}
 	if _, explicit, err := remoteSocket(o.remote); err == nil && !explicit && id == "agentd.state" {
 		// No state file: nothing holds state for the folder, not even a
@@ -288,6 +298,23 @@ func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		return nil, err
 	}
 	return resultOf(id, raw)
+}
+
+// workspaceFolder is the folder a command works on: --workspace when given,
+// else the one workspace.FindFolder finds from the current folder (the rule
+// of docs/behaviour.md, "Which workspace").
+func workspaceFolder(o options, stateDir string) (string, error) {
+	if o.workspace == "" {
+		return workspace.FindFolder(stateDir, ".")
+	}
+	abs, err := filepath.Abs(o.workspace)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--workspace %s is not a folder", o.workspace)
+	}
+	return abs, nil
 }
 
 // direct runs one command on the state of folder abs, opened in this process.

@@ -1,0 +1,130 @@
+package lsp
+
+// This file is the client side of one LSP session with an agentd server: the
+// shell commands run one command in a short session (CallDaemon), and the
+// adapters beside this package (agentd mcp) keep one open for their whole
+// life, running commands and receiving the server's notifications on it.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentd/agentd/workspace"
+)
+
+// SessionOptions configure OpenSession.
+type SessionOptions struct {
+	Folder  string // the workspace folder, an absolute path
+	Session string // initializationOptions.session; "" is the server's default
+	// ClientName is clientInfo.name in initialize (e.g. "agentd-cli").
+	ClientName string
+	// OnNotify, when not nil, gets every notification the server sends
+	// (agentd/todoChanged, ..., docs/commands.md), in arrival order, on the
+	// connection's read goroutine: it must return quickly.
+	OnNotify func(method string, params json.RawMessage)
+}
+
+// Session is an open LSP session on one workspace folder: initialize and
+// initialized have been sent. Safe for concurrent use.
+type Session struct {
+	rpc     *Conn
+	runDone chan struct{}
+	cancel  context.CancelFunc
+}
+
+// OpenSession begins an LSP session on conn: initialize with opts.Folder
+// as rootUri and the one workspace folder, initializationOptions
+// {session} when opts.Session is set, then initialized. Requests the server
+// sends (none unless the client declares capabilities) are answered with
+// null. When the session cannot begin, conn is closed and the error wraps
+// ErrNoDaemon.
+func OpenSession(ctx context.Context, conn io.ReadWriteCloser, opts SessionOptions) (*Session, error) {
+	route := func(req *Request) (Handler, bool) {
+		if !req.IsCall() && opts.OnNotify != nil {
+			opts.OnNotify(req.Method, req.Params)
+		}
+		return ignore, true
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	s := &Session{rpc: NewConn(conn, route, Options{}), runDone: make(chan struct{}), cancel: cancel}
+	go func() {
+		s.rpc.Run(runCtx)
+		close(s.runDone)
+	}()
+	uri := workspace.URIFromPath(opts.Folder)
+	name := opts.ClientName
+	if name == "" {
+		name = "agentd-cli"
+	}
+	params := map[string]any{
+		"processId":        os.Getpid(),
+		"clientInfo":       map[string]any{"name": name},
+		"rootUri":          uri,
+		"workspaceFolders": []map[string]string{{"uri": uri, "name": filepath.Base(opts.Folder)}},
+		"capabilities":     map[string]any{},
+	}
+	if opts.Session != "" {
+		params["initializationOptions"] = map[string]any{"session": opts.Session}
+	}
+	if _, err := s.rpc.Call(ctx, "initialize", params); err != nil {
+		s.end()
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: initialize: %v", ErrNoDaemon, err)
+	}
+	if err := s.rpc.Notify("initialized", map[string]any{}); err != nil {
+		s.end()
+		return nil, fmt.Errorf("%w: initialized: %v", ErrNoDaemon, err)
+	}
+	return s, nil
+}
+
+// Execute runs workspace/executeCommand with one ARGS object and returns
+// its result. A refusal comes back as a *commands.Error with the code and
+// data the server sent (commands.ErrorCode works on it); other JSON-RPC
+// errors as an error with the server's message; a connection that ended
+// before the answer as an error saying the command may or may not have run.
+func (s *Session) Execute(ctx context.Context, command string, args any) (json.RawMessage, error) {
+	res, err := s.rpc.Call(ctx, "workspace/executeCommand", map[string]any{"command": command, "arguments": []any{args}})
+	if err != nil {
+		if errors.Is(err, ErrConnClosed) {
+			return nil, errors.New("the agentd server closed the connection before it answered; the command may or may not have run")
+		}
+		return nil, commandError(err)
+	}
+	return res, nil
+}
+
+// Done is closed when the session's connection has ended (the server
+// stopped or died, or Close).
+func (s *Session) Done() <-chan struct{} { return s.runDone }
+
+// Close ends the session politely (shutdown, exit, waiting up to a second
+// for the server to close its side) and closes the connection.
+func (s *Session) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := s.rpc.Call(ctx, "shutdown", nil); err == nil {
+		s.rpc.Notify("exit", nil)
+		select { // the server ends the connection after exit
+		case <-s.runDone:
+		case <-time.After(time.Second):
+		}
+	}
+	s.end()
+	return nil
+}
+
+// end closes the connection and waits for its read loop.
+func (s *Session) end() {
+	s.rpc.Close()
+	s.cancel()
+	<-s.runDone
+}

@@ -1,0 +1,389 @@
+// Package mcpserver is `agentd mcp` (docs/mcp.md): an MCP server, on the
+// official Go SDK (github.com/modelcontextprotocol/go-sdk), that gives a
+// coding agent agentd's model tools, the session's state as resources and a
+// `goal` prompt, all on one workspace folder and session.
+//
+// It is an adapter beside package lsp, never below it: every MCP request
+// becomes the same agentd command an editor would send (agentd.callTool
+// with actor model, agentd.state, agentd.goal.create as the user), run
+// through an LSP session (lsp.OpenSession) on a connection that Options.Dial
+// opens, to the shared daemon or to a server in this process. The tool
+// list, the texts and the refusals come from package commands; only the MCP
+// shapes are made here. It imports lsp, commands, workspace and the SDK.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/workspace"
+)
+
+// The resources (docs/mcp.md): the session's State as JSON, and its todo
+// list as Markdown. Both change with every write a client makes, and a
+// subscriber gets notifications/resources/updated.
+const (
+	StateURI = "agentd://session/state.json"
+	TodoURI  = "agentd://session/todos.md"
+)
+
+// instructions is the server's `instructions`: what the tools are for.
+const instructions = "agentd keeps this workspace's todo list and goal, shared live with the user's editor panels. " +
+	"Use TodoList to plan and track multi-step work. When the user gives you a goal to pursue over many turns, " +
+	"use the goal tools (CreateGoal, GetGoal, SetGoalBudget, UpdateGoal) as their descriptions say."
+
+// Options configure Serve.
+type Options struct {
+	Folder  string // the workspace folder, an absolute path (workspace.FindFolder)
+	Session string // the agentd session; "" is "default"
+	Version string // serverInfo.version
+	// Dial opens a connection to an agentd LSP server: the shared daemon,
+	// or a server in this process. Serve calls it at start and again
+	// whenever the connection has ended. Its error is shown to the model as
+	// it is, so it should say what to do.
+	Dial   func(ctx context.Context) (io.ReadWriteCloser, error)
+	Logger *slog.Logger // nil discards logs; never stdout
+}
+
+// Serve runs the MCP server on in and out (stdin and stdout for `agentd
+// mcp`: newline-delimited JSON-RPC, nothing else is written to out) until
+// the client ends the session (in ends) or ctx ends. An unreachable agentd
+// server or a refused folder never ends it: each request answers that
+// error (a tool call as an isError result) and the next one tries again.
+func Serve(ctx context.Context, in io.ReadCloser, out io.WriteCloser, opts Options) error {
+	return serve(ctx, &mcp.IOTransport{Reader: in, Writer: out}, opts)
+}
+
+func serve(ctx context.Context, t mcp.Transport, opts Options) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Session == "" {
+		opts.Session = workspace.DefaultSession
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &server{opts: opts, log: opts.Logger, changed: make(chan struct{}, 1), pending: map[string]bool{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentd", Version: opts.Version}, &mcp.ServerOptions{
+		Instructions:       instructions,
+		Logger:             slog.New(warnAndUp{opts.Logger.Handler()}),
+		Capabilities:       &mcp.ServerCapabilities{},
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	for _, info := range commands.Tools() {
+		s.mcp.AddTool(mcpTool(info), s.callTool(info.Name))
+	}
+	s.mcp.AddResource(&mcp.Resource{URI: StateURI, Name: "state", Title: "agentd session state",
+		Description: "The session's todo list, goal and revision (agentd.state), as JSON.", MIMEType: "application/json"}, s.readResource)
+	s.mcp.AddResource(&mcp.Resource{URI: TodoURI, Name: "todos", Title: "agentd todo list",
+		Description: "The session's todo list as a Markdown checklist.", MIMEType: "text/markdown"}, s.readResource)
+	s.mcp.AddPrompt(&mcp.Prompt{Name: "goal", Title: "Set a goal",
+		Description: "Set a goal for the agent to pursue over many turns (created as the user, shown in the editor).",
+		Arguments: []*mcp.PromptArgument{
+			{Name: "objective", Description: "What the goal must achieve.", Required: true},
+			{Name: "criterion", Description: "How to tell it is done (optional)."},
+		}}, s.goalPrompt)
+
+	var wg sync.WaitGroup
+	wg.Go(func() { s.keepConnected(ctx) })
+	wg.Go(func() { s.sendUpdates(ctx) })
+	err := s.mcp.Run(ctx, t)
+	cancel()
+	wg.Wait()
+	s.mu.Lock()
+	if s.sess != nil {
+		s.sess.Close()
+	}
+	s.mu.Unlock()
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+type server struct {
+	opts Options
+	log  *slog.Logger
+	mcp  *mcp.Server
+
+	mu   sync.Mutex
+	sess *lsp.Session // nil until connected, and after its connection ended
+
+	pendingMu sync.Mutex
+	pending   map[string]bool // resource URIs changed and not yet announced
+	changed   chan struct{}   // a token: pending has something
+}
+
+// mcpTool is the MCP shape of one of agentd's tools.
+func mcpTool(info commands.ToolInfo) *mcp.Tool {
+	t := &mcp.Tool{Name: info.Name, Description: info.Description, InputSchema: info.InputSchema}
+	if info.ReadOnly {
+		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	}
+	return t
+}
+
+// session returns the live LSP session, opening one when there is none.
+func (s *server) session(ctx context.Context) (*lsp.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess != nil {
+		select {
+		case <-s.sess.Done():
+			s.sess = nil
+		default:
+			return s.sess, nil
+		}
+	}
+	conn, err := s.opts.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := lsp.OpenSession(ctx, conn, lsp.SessionOptions{
+		Folder: s.opts.Folder, Session: s.opts.Session, ClientName: "agentd-mcp", OnNotify: s.notified,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the agentd server did not take the session: %w", err)
+	}
+	s.sess = sess
+	return sess, nil
+}
+
+// Reconnection waits of keepConnected.
+const (
+	minRetry = 500 * time.Millisecond
+	maxRetry = 30 * time.Second
+)
+
+// keepConnected keeps an LSP session open, so that the daemon's change
+// notifications reach the resource subscribers, and opens a new one when
+// the connection ends (a daemon that stopped: in auto mode a new one is
+// started). After a new session, both resources are announced as updated,
+// since changes may have been missed in between.
+func (s *server) keepConnected(ctx context.Context) {
+	wait := minRetry
+	for first := true; ; first = false {
+		sess, err := s.session(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("no agentd server for the MCP session; retrying", "err", err, "in", wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, maxRetry)
+			continue
+		}
+		wait = minRetry
+		if !first {
+			s.markChanged(StateURI, TodoURI)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-sess.Done():
+			s.log.Info("the agentd server ended the session; reconnecting")
+		}
+	}
+}
+
+// notified gets the server's notifications (docs/commands.md) on the
+// connection's read goroutine: it only records which resources changed.
+func (s *server) notified(method string, params json.RawMessage) {
+	var p struct {
+		Session string `json:"session"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Session != s.opts.Session {
+		return
+	}
+	switch method {
+	case "agentd/todoChanged":
+		s.markChanged(StateURI, TodoURI)
+	case "agentd/goalChanged", "agentd/taskFileChanged":
+		s.markChanged(StateURI)
+	}
+}
+
+func (s *server) markChanged(uris ...string) {
+	s.pendingMu.Lock()
+	for _, u := range uris {
+		s.pending[u] = true
+	}
+	s.pendingMu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// sendUpdates announces changed resources to their subscribers, away from
+// the LSP connection's read goroutine, coalescing changes that come faster
+// than the MCP client reads.
+func (s *server) sendUpdates(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.changed:
+		}
+		s.pendingMu.Lock()
+		var uris []string
+		for _, u := range []string{StateURI, TodoURI} {
+			if s.pending[u] {
+				uris = append(uris, u)
+			}
+		}
+		clear(s.pending)
+		s.pendingMu.Unlock()
+		for _, u := range uris {
+			if err := s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: u}); err != nil {
+				s.log.Warn("resources/updated not sent", "uri", u, "err", err)
+			}
+		}
+	}
+}
+
+// execute runs one agentd command on the session's folder.
+func (s *server) execute(ctx context.Context, command string, args map[string]any) (json.RawMessage, error) {
+	sess, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sess.Execute(ctx, command, args)
+}
+
+// callTool runs a tool as the model (agentd.callTool). The tool's output is
+// the text content; a refusal is an isError result with its reason, and so
+// is any error on the way (no agentd server, a refused folder, bad input),
+// so that the model reads it and the session goes on.
+func (s *server) callTool(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		input := req.Params.Arguments
+		if len(input) == 0 {
+			input = json.RawMessage("{}")
+		}
+		raw, err := s.execute(ctx, "agentd.callTool", map[string]any{"name": name, "input": input})
+		if err != nil {
+			return errorResult(err), nil
+		}
+		var res commands.ToolResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return errorResult(fmt.Errorf("reading the result of %s: %w", name, err)), nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Output}}, IsError: res.IsError}, nil
+	}
+}
+
+// errorResult is err as a tool result the model reads.
+func errorResult(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "agentd: " + err.Error()}}, IsError: true}
+}
+
+// state reads the session's State.
+func (s *server) state(ctx context.Context) (commands.State, json.RawMessage, error) {
+	var st commands.State
+	raw, err := s.execute(ctx, "agentd.state", map[string]any{})
+	if err != nil {
+		return st, nil, err
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return st, nil, fmt.Errorf("reading the session state: %w", err)
+	}
+	return st, raw, nil
+}
+
+func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	st, raw, err := s.state(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &mcp.ResourceContents{URI: uri}
+	switch uri {
+	case StateURI:
+		c.MIMEType, c.Text = "application/json", string(raw)
+	case TodoURI:
+		c.MIMEType, c.Text = "text/markdown", todoMarkdown(st)
+	default:
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+}
+
+// todoMarkdown is the todo list as a Markdown checklist: "- [x]" for done,
+// "- [ ]" for the others, "(in progress)" after the one being worked on.
+func todoMarkdown(st commands.State) string {
+	var b strings.Builder
+	b.WriteString("# Todo list\n\n")
+	if len(st.Todos.Items) == 0 {
+		b.WriteString("The todo list is empty.\n")
+		return b.String()
+	}
+	for _, it := range st.Todos.Items {
+		box, note := "[ ]", ""
+		switch it.Status {
+		case "done":
+			box = "[x]"
+		case "in_progress":
+			note = " (in progress)"
+		}
+		fmt.Fprintf(&b, "- %s %s%s\n", box, it.Title, note)
+	}
+	return b.String()
+}
+
+// goalPrompt creates a goal as the user (agentd.goal.create) and hands the
+// model the goal as the user's message. A refusal (a goal already set, a
+// bad objective) is the prompt's error, which the host shows the user.
+func (s *server) goalPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	objective := strings.TrimSpace(req.Params.Arguments["objective"])
+	if objective == "" {
+		return nil, errors.New("the goal prompt needs an objective: say what the goal must achieve")
+	}
+	args := map[string]any{"objective": objective}
+	criterion := strings.TrimSpace(req.Params.Arguments["criterion"])
+	if criterion != "" {
+		args["completionCriterion"] = criterion
+	}
+	if _, err := s.execute(ctx, "agentd.goal.create", args); err != nil {
+		return nil, err
+	}
+	text := "I have set a goal for this workspace: " + objective
+	if criterion != "" {
+		text += "\nIt is done when: " + criterion
+	}
+	text += "\nWork towards it now."
+	return &mcp.GetPromptResult{
+		Description: "Goal set: " + objective,
+		Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
+	}, nil
+}
+
+// warnAndUp passes the SDK's warnings and errors on; its info lines (one
+// per notification sent) would drown agentd's own.
+type warnAndUp struct{ slog.Handler }
+
+func (h warnAndUp) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h warnAndUp) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warnAndUp{h.Handler.WithAttrs(attrs)}
+}
+
+func (h warnAndUp) WithGroup(name string) slog.Handler { return warnAndUp{h.Handler.WithGroup(name)} }
