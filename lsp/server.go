@@ -313,7 +313,7 @@ func (c *connection) initialize(ctx context.Context, req *Request) (any, error) 
 	c.workDone = p.Capabilities.Window.WorkDoneProgress
 	c.mu.Unlock()
 	if c.opts.WatchParent && p.ProcessID != nil && *p.ProcessID > 0 {
-		go c.watchParent(int(*p.ProcessID))
+		watchProcess(c.ctx, c.log, int(*p.ProcessID), c.cancel)
 	}
 	return map[string]any{
 		"capabilities": map[string]any{
@@ -394,14 +394,6 @@ func (c *connection) shutdown(ctx context.Context, req *Request) (any, error) {
 func (c *connection) exit(ctx context.Context, req *Request) (any, error) {
 	c.cancel()
 	return nil, nil
-}
-
-// watchParent ends the connection when the client's process is gone.
-func (c *connection) watchParent(pid int) {
-	if waitProcessGone(c.ctx, pid) {
-		c.log.Info("client process is gone; ending the connection", "pid", pid)
-		c.cancel()
-	}
 }
 
 func (c *connection) didChangeFolders(ctx context.Context, req *Request) (any, error) {

@@ -133,7 +133,13 @@ func (e *env) start(args ...string) *proc {
 	if len(args) == 0 && e.remote {
 		args = []string{"--remote=auto"}
 	}
-	cmd := e.command(args...)
+	return e.run(e.command(args...))
+}
+
+// run starts cmd with pipes for stdin and stdout, and stderr kept in
+// p.stderr unless cmd.Stderr is set.
+func (e *env) run(cmd *exec.Cmd) *proc {
+	e.t.Helper()
 	p := &proc{t: e.t, cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -142,7 +148,9 @@ func (e *env) start(args ...string) *proc {
 	if p.stdout, err = cmd.StdoutPipe(); err != nil {
 		e.t.Fatal(err)
 	}
-	cmd.Stderr = p.stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = p.stderr
+	}
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -110,7 +111,9 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		return 1
 	}
 	log.Debug("relaying to the shared daemon", "socket", path, "pid", info.Pid)
-	code, err := lsp.Forward(ctx, pollableStdin(stdin), stdout, conn, log)
+	in, restore := pollableStdin(stdin)
+	defer restore()
+	code, err := lsp.Forward(ctx, in, stdout, conn, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: lost the shared daemon at %s: %v (its log: %s)\n", path, err, filepath.Join(filepath.Dir(path), "daemon.log"))
 		return 1
@@ -120,11 +123,15 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 
 // startDaemon starts `agentd serve` on the auto socket, detached: its own
 // session, stdin and stdout on /dev/null, stderr appended to daemon.log in
-// the socket's directory, and the forwarder's state dir and log flags.
+// the socket's directory, no other descriptor of the forwarder's, and the
+// forwarder's state dir and log flags.
 func startDaemon(o options, path, stateDir string) lsp.StartFunc {
 	return func() (<-chan error, error) {
 		exe, err := os.Executable()
 		if err != nil {
+			return nil, err
+		}
+		if err := closeInheritedOnExec(); err != nil {
 			return nil, err
 		}
 		args := []string{"serve", "--listen=unix:" + path, "--listen.timeout=" + lsp.DefaultIdleTimeout.String(),
@@ -157,6 +164,25 @@ func startDaemon(o options, path, stateDir string) lsp.StartFunc {
 		go func() { exited <- cmd.Wait() }()
 		return exited, nil
 	}
+}
+
+// closeInheritedOnExec marks every descriptor above stderr close-on-exec
+// (Go opens its own so; those this process inherited may not be), so that
+// a process started next inherits none of them. A pipe the forwarder's
+// caller waits on, such as the output of `$(… | agentd --remote=auto)`
+// passed on as another descriptor, then ends when the forwarder does, not
+// when the daemon does.
+func closeInheritedOnExec() error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("cannot list the open descriptors: %w", err)
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+	return nil
 }
 
 // errDirect means no daemon serves the command: open the state directly.
