@@ -33,12 +33,25 @@ import (
 // state itself.
 var ErrNoDaemon = errors.New("no daemon answers")
 
-// DialDaemon connects to the daemon socket at path.
+// DialDaemon connects to the daemon socket at path (of any length, see
+// socketAddr).
 func DialDaemon(path string) (*net.UnixConn, error) {
-	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	addr, release, err := socketAddr(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w at %s", ErrNoDaemon, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	c, err := net.DialTimeout("unix", addr, 2*time.Second)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, fmt.Errorf("%w at %s", ErrNoDaemon, path)
+		}
+		var opErr *net.OpError
+		if errors.As(err, &opErr) { // its text names addr, which may not be path
+			err = fmt.Errorf("connect: %w", opErr.Err)
 		}
 		return nil, err
 	}
@@ -69,6 +82,11 @@ func DialOrStart(ctx context.Context, path string, start StartFunc) (*net.UnixCo
 		return nil, err
 	}
 	defer unlock()
+	return dialOrStartLocked(ctx, path, start)
+}
+
+// dialOrStartLocked is DialOrStart once daemon.lock is held.
+func dialOrStartLocked(ctx context.Context, path string, start StartFunc) (*net.UnixConn, error) {
 	if c, err := DialDaemon(path); !errors.Is(err, ErrNoDaemon) {
 		return c, err // started by another forwarder while this one waited
 	}

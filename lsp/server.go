@@ -58,6 +58,8 @@ type ConnOptions struct {
 	// (PROTOCOL.md §2). Set for stdio; a shared daemon's connections come
 	// through forwarders that watch their own parent.
 	WatchParent bool
+	// handover, set by Daemon.Serve, serves agentd/handover (upgrade.go).
+	handover func(handoverParams)
 }
 
 // ServeConn serves one LSP connection until it ends (exit, end of input, a
@@ -227,6 +229,10 @@ func (c *connection) route(req *Request) (Handler, bool) {
 		return c.shutdown, true
 	case "exit":
 		return c.exit, true
+	case handoverMethod:
+		if c.opts.handover != nil {
+			return c.handover, true
+		}
 	}
 	st := c.lifecycle()
 	if req.IsCall() {

@@ -53,12 +53,13 @@ type env struct {
 	runDir   string
 	ws       string // a workspace folder
 	remote   bool   // start() with no arguments runs `agentd --remote=auto` (daemon_test.go)
+	bin      string // the agentd binary this env runs (agentdBin unless a test installs another)
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	base := t.TempDir()
-	e := &env{t: t, stateDir: filepath.Join(base, "state"), runDir: filepath.Join(base, "run"), ws: filepath.Join(base, "work space")}
+	e := &env{t: t, stateDir: filepath.Join(base, "state"), runDir: filepath.Join(base, "run"), ws: filepath.Join(base, "work space"), bin: agentdBin}
 	for _, d := range []string{e.runDir, e.ws} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -77,7 +78,7 @@ func (e *env) environ() []string {
 
 // command is an agentd command line in this env (state dir set).
 func (e *env) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(agentdBin, append(args, "--state-dir", e.stateDir)...)
+	cmd := exec.Command(e.bin, append(args, "--state-dir", e.stateDir)...)
 	cmd.Env = e.environ()
 	return cmd
 }

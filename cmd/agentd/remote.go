@@ -61,7 +61,7 @@ func serveDaemon(ctx context.Context, o options, stateDir string, log *slog.Logg
 		fmt.Fprintf(stderr, "agentd serve: --listen.timeout must be 0 (never) or more, got %v\n", o.listenTimeout)
 		return 2
 	}
-	d, err := lsp.ListenDaemon(lsp.DaemonOptions{Path: path, IdleTimeout: o.listenTimeout, StateDir: stateDir, Logger: log})
+	d, err := lsp.ListenDaemon(lsp.DaemonOptions{Path: path, IdleTimeout: o.listenTimeout, StateDir: stateDir, Version: agentdVersion(), Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd serve: %v\n", err)
 		return 1
@@ -97,7 +97,7 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 			fmt.Fprintf(stderr, "agentd: %v\n", err)
 			return 1
 		}
-		conn, err = lsp.DialOrStart(ctx, path, startDaemon(o, path, stateDir))
+		conn, err = lsp.DialCurrent(ctx, path, agentdVersion(), stateDir, startDaemon(o, path, stateDir), log)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: cannot reach the shared daemon at %s: %v\n", path, err)
@@ -109,6 +109,9 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		fmt.Fprintf(stderr, "agentd: the shared daemon at %s (pid %d) keeps its state in %s, not in %s: stop it (kill %d) or use the same --state-dir\n",
 			path, info.Pid, info.StateDir, stateDir, info.Pid)
 		return 1
+	}
+	if infoErr == nil && info.Version != agentdVersion() {
+		log.Warn("the shared daemon runs another agentd version than this one", "daemonVersion", info.Version, "version", agentdVersion(), "pid", info.Pid, "socket", path)
 	}
 	log.Debug("relaying to the shared daemon", "socket", path, "pid", info.Pid)
 	in, restore := pollableStdin(stdin)
@@ -191,28 +194,31 @@ var errDirect = errors.New("no shared daemon serves this state")
 // viaDaemon runs one command through the shared daemon, when one answers on
 // the socket of --remote (default: the auto socket, which must be in a
 // private directory) and, for the auto socket, keeps its state in
-// stateDir. It never starts a daemon. errDirect when none does; a daemon
-// named with --remote=unix:PATH must answer.
+// stateDir. It never starts a daemon. errDirect when none runs there (no
+// socket directory, no socket, a stale one); a daemon named with
+// --remote=unix:PATH must answer. Any other failure to reach the daemon
+// (a socket directory that is not private, a daemon that does not answer)
+// is an error: a daemon may be serving the state, and opening it behind
+// its back would hide the change from its clients.
 func viaDaemon(ctx context.Context, o options, stateDir string, log *slog.Logger, folder, id string, args map[string]any) (json.RawMessage, error) {
 	path, explicit, err := remoteSocket(o.remote)
 	if err != nil {
 		return nil, err
 	}
 	if !explicit {
-		if err := lsp.SecureDir(filepath.Dir(path), false); err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				log.Warn("not using the shared daemon", "err", err)
-			}
+		if err := lsp.SecureDir(filepath.Dir(path), false); errors.Is(err, fs.ErrNotExist) {
 			return nil, errDirect
+		} else if err != nil {
+			return nil, fmt.Errorf("%w (a shared daemon may serve this state there, so the state is not opened directly)", err)
 		}
 	}
 	conn, err := lsp.DialDaemon(path)
 	switch {
-	case err != nil && explicit:
-		return nil, fmt.Errorf("cannot reach the shared daemon at %s: %w", path, err)
-	case err != nil:
+	case errors.Is(err, lsp.ErrNoDaemon) && !explicit:
 		log.Debug("no shared daemon; opening the state directly", "socket", path, "err", err)
 		return nil, errDirect
+	case err != nil:
+		return nil, fmt.Errorf("cannot reach the shared daemon at %s: %w", path, err)
 	}
 	if info, err := lsp.ReadDaemonInfo(path); !explicit && err == nil && info.StateDir != stateDir {
 		conn.Close()
