@@ -10,7 +10,11 @@ package lsp
 //
 //	PATH        the socket, mode 0600, removed when the daemon ends
 //	PATH.lock   held (flock) by the running daemon for its whole life;
-//	            holds DaemonInfo as JSON (pid, state dir)
+//	            holds DaemonInfo as JSON (pid, state dir, version)
+//
+// A PATH longer than a Unix socket address holds (maxSocketPath) is bound
+// and dialled through its directory (socketAddr), so that any runtime dir
+// works.
 //
 // The auto socket (AutoSocketPath) lives in a directory that only the user
 // can enter (SecureDir); connections from another user id are refused all
@@ -38,6 +42,32 @@ const DefaultIdleTimeout = time.Minute
 // maxSocketPath is the longest Unix socket path Linux accepts (sun_path less
 // its terminating NUL).
 const maxSocketPath = 107
+
+// socketAddr is the address to bind or dial for the socket at path, and a
+// release to call once that is done (for a listener: after it is closed,
+// since closing it removes the socket file by that address). A path of up
+// to maxSocketPath bytes is its own address. A longer one is reached
+// through its directory: it is opened, and the address is
+// /proc/self/fd/N/NAME, the same socket file by a short name. That
+// directory's error (fs.ErrNotExist when it is missing) is returned as it
+// is.
+func socketAddr(path string) (addr string, release func(), err error) {
+	if len(path) <= maxSocketPath {
+		return path, func() {}, nil
+	}
+	fd, err := syscall.Open(filepath.Dir(path), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, &fs.PathError{Op: "open", Path: filepath.Dir(path), Err: err}
+	}
+	release = func() { syscall.Close(fd) }
+	dirAddr := fmt.Sprintf("/proc/self/fd/%d", fd)
+	addr = dirAddr + "/" + filepath.Base(path)
+	if _, err := os.Stat(dirAddr); err != nil || len(addr) > maxSocketPath {
+		release()
+		return "", nil, fmt.Errorf("socket path %s is %d bytes long, more than the %d of a Unix socket address, and cannot be reached by a shorter name (%s, through /proc): choose a shorter path", path, len(path), maxSocketPath, addr)
+	}
+	return addr, release, nil
+}
 
 // AutoSocketPath is the socket of the user's shared daemon (`--remote=auto`):
 // $XDG_RUNTIME_DIR/agentd/daemon.sock when XDG_RUNTIME_DIR is an absolute
@@ -86,6 +116,9 @@ type DaemonInfo struct {
 	Pid       int       `json:"pid"`
 	StateDir  string    `json:"stateDir"`
 	StartedAt time.Time `json:"startedAt"`
+	// Version is the daemon's agentd version (`agentd version`); "" for a
+	// daemon older than this field.
+	Version string `json:"version,omitempty"`
 }
 
 // ReadDaemonInfo reads the DaemonInfo of the daemon at socket path.
@@ -121,18 +154,21 @@ type DaemonOptions struct {
 	Path        string        // socket path, absolute
 	IdleTimeout time.Duration // exit after this long without connections; 0 never
 	StateDir    string        // recorded in DaemonInfo for forwarders and shell commands
+	Version     string        // the agentd version, recorded in DaemonInfo
 	Logger      *slog.Logger  // nil discards logs
 }
 
 // Daemon is a claimed daemon socket: ListenDaemon returns it listening,
 // Serve serves it, Close releases it.
 type Daemon struct {
-	path string
-	idle time.Duration
-	log  *slog.Logger
-	uid  int
-	ln   *net.UnixListener
-	lock *os.File
+	path    string
+	idle    time.Duration
+	version string
+	log     *slog.Logger
+	uid     int
+	ln      *net.UnixListener
+	lnAddr  func() // releases the listener's address (socketAddr)
+	lock    *os.File
 
 	closeOnce sync.Once
 }
@@ -152,9 +188,6 @@ func ListenDaemon(opts DaemonOptions) (*Daemon, error) {
 	if !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("socket path %q is not absolute", path)
 	}
-	if len(path) > maxSocketPath {
-		return nil, fmt.Errorf("socket path %s is %d bytes long; Unix sockets allow %d: choose a shorter path", path, len(path), maxSocketPath)
-	}
 	dir := filepath.Dir(path)
 	if path == AutoSocketPath() {
 		if err := SecureDir(dir, true); err != nil {
@@ -163,7 +196,7 @@ func ListenDaemon(opts DaemonOptions) (*Daemon, error) {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create the socket directory: %w", err)
 	}
-	d := &Daemon{path: path, idle: opts.IdleTimeout, log: opts.Logger, uid: os.Getuid()}
+	d := &Daemon{path: path, idle: opts.IdleTimeout, version: opts.Version, log: opts.Logger, uid: os.Getuid()}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -176,7 +209,7 @@ func ListenDaemon(opts DaemonOptions) (*Daemon, error) {
 		d.releaseLock()
 		return nil, err
 	}
-	d.log.Info("daemon listening", "socket", path, "pid", os.Getpid(), "idleTimeout", opts.IdleTimeout)
+	d.log.Info("daemon listening", "socket", path, "pid", os.Getpid(), "version", opts.Version, "idleTimeout", opts.IdleTimeout)
 	return d, nil
 }
 
@@ -196,7 +229,12 @@ func (d *Daemon) claimLock() (*os.File, error) {
 
 // answers reports whether something accepts connections on the socket.
 func answers(path string) bool {
-	c, err := net.DialTimeout("unix", path, time.Second)
+	addr, release, err := socketAddr(path)
+	if err != nil {
+		return false
+	}
+	defer release()
+	c, err := net.DialTimeout("unix", addr, time.Second)
 	if err != nil {
 		return false
 	}
@@ -207,7 +245,7 @@ func answers(path string) bool {
 // listen records the daemon's info, clears a stale socket file and listens.
 // It runs with PATH.lock held.
 func (d *Daemon) listen(stateDir string) error {
-	data, _ := json.Marshal(DaemonInfo{Pid: os.Getpid(), StateDir: stateDir, StartedAt: time.Now().UTC()})
+	data, _ := json.Marshal(DaemonInfo{Pid: os.Getpid(), StateDir: stateDir, StartedAt: time.Now().UTC(), Version: d.version})
 	if err := d.lock.Truncate(0); err != nil {
 		return fmt.Errorf("cannot write %s: %w", d.lock.Name(), err)
 	}
@@ -226,19 +264,25 @@ func (d *Daemon) listen(stateDir string) error {
 			return fmt.Errorf("cannot remove the stale socket: %w", err)
 		}
 	}
+	addr, release, err := socketAddr(d.path)
+	if err != nil {
+		return err
+	}
 	// The umask makes the socket 0600 from the moment it exists (its
 	// directory is private anyway when agentd made it); Chmod makes sure.
 	old := syscall.Umask(0o177)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: d.path, Net: "unix"})
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
 	syscall.Umask(old)
 	if err != nil {
+		release()
 		return err
 	}
 	if err := os.Chmod(d.path, 0o600); err != nil {
 		ln.Close()
+		release()
 		return err
 	}
-	d.ln = ln
+	d.ln, d.lnAddr = ln, release
 	return nil
 }
 
@@ -246,7 +290,9 @@ func (d *Daemon) listen(stateDir string) error {
 func (d *Daemon) Path() string { return d.path }
 
 // Serve accepts connections and serves each with srv.ServeConn until ctx is
-// done or the daemon has had no connection for its idle timeout. It then
+// done, the daemon has had no connection for its idle timeout, or a
+// forwarder of a newer agentd asked it to hand over (agentd/handover, see
+// DialCurrent: every ready client is then told with window/showMessage). It then
 // stops listening (removing the socket file), ends the open connections and
 // waits for them. PATH.lock stays held until Close, so that the caller can
 // close the workspace registry before another daemon may start.
@@ -261,6 +307,13 @@ func (d *Daemon) Serve(ctx context.Context, srv *Server) error {
 		conns     sync.WaitGroup
 	)
 	idle := make(chan struct{}, 1) // a tick of the idle timer; re-checked under mu
+	handover := make(chan handoverParams, 1)
+	connOpts := ConnOptions{handover: func(p handoverParams) {
+		select {
+		case handover <- p:
+		default: // already handing over
+		}
+	}}
 	var timer *time.Timer
 	if d.idle > 0 {
 		timer = time.AfterFunc(d.idle, func() {
@@ -305,7 +358,7 @@ func (d *Daemon) Serve(ctx context.Context, srv *Server) error {
 			mu.Unlock()
 			go func() {
 				defer conns.Done()
-				srv.ServeConn(ctx, closeLater{c}, ConnOptions{})
+				srv.ServeConn(ctx, closeLater{c}, connOpts)
 				c.Close()
 				mu.Lock()
 				active--
@@ -327,6 +380,11 @@ wait:
 			break wait
 		case err = <-acceptErr:
 			acceptErr = nil
+			break wait
+		case p := <-handover:
+			d.log.Info("daemon stopping: handing over to a newer agentd", "version", p.Version, "forwarderPid", p.Pid)
+			srv.tellReady(fmt.Sprintf("agentd: agentd %s replaces this shared daemon (agentd %s): this connection ends now, "+
+				"and agentd started again reaches the new daemon (your editor restarts it; if it does not, restart agentd)", p.Version, d.version))
 			break wait
 		case <-idle:
 			mu.Lock()
@@ -405,6 +463,7 @@ func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
 		if d.ln != nil {
 			d.ln.Close()
+			d.lnAddr()
 		}
 		d.releaseLock()
 	})

@@ -43,13 +43,23 @@ type testDaemon struct {
 // startDaemon claims a socket in dir and serves it on a fresh registry.
 func startDaemon(t testing.TB, path string, idle time.Duration) *testDaemon {
 	t.Helper()
-	stateDir := filepath.Join(shortDir(t), "state")
-	d, err := lsp.ListenDaemon(lsp.DaemonOptions{Path: path, IdleTimeout: idle, StateDir: stateDir})
+	return startDaemonWith(t, lsp.DaemonOptions{Path: path, IdleTimeout: idle})
+}
+
+// startDaemonWith is startDaemon with options; a fresh state dir when
+// opts.StateDir is empty.
+func startDaemonWith(t testing.TB, opts lsp.DaemonOptions) *testDaemon {
+	t.Helper()
+	if opts.StateDir == "" {
+		opts.StateDir = filepath.Join(shortDir(t), "state")
+	}
+	path, stateDir := opts.Path, opts.StateDir
+	d, err := lsp.ListenDaemon(opts)
 	if err != nil {
 		t.Fatalf("ListenDaemon: %v", err)
 	}
 	svc := commands.NewService(workspace.Options{StateDir: stateDir}, commands.Daemon)
-	srv := lsp.NewServer(svc, "test", nil)
+	srv := lsp.NewServer(svc, opts.Version, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	td := &testDaemon{t: t, d: d, path: path, stateDir: stateDir, cancel: cancel, done: make(chan error, 1)}
 	go func() {
@@ -174,14 +184,24 @@ type todoChanged struct {
 // awaitTodo waits for an agentd/todoChanged matching ok; earlier ones count.
 func (c *lspClient) awaitTodo(ok func(todoChanged) bool) todoChanged {
 	c.t.Helper()
+	var tc todoChanged
+	c.await("agentd/todoChanged", func(params json.RawMessage) bool {
+		return json.Unmarshal(params, &tc) == nil && ok(tc)
+	})
+	return tc
+}
+
+// await waits for a notification of method whose params satisfy ok;
+// earlier ones count.
+func (c *lspClient) await(method string, ok func(json.RawMessage) bool) {
+	c.t.Helper()
 	deadline := time.After(10 * time.Second)
 	for i := 0; ; {
 		c.mu.Lock()
 		for ; i < len(c.notes); i++ {
-			var tc todoChanged
-			if c.notes[i].method == "agentd/todoChanged" && json.Unmarshal(c.notes[i].params, &tc) == nil && ok(tc) {
+			if c.notes[i].method == method && ok(c.notes[i].params) {
 				c.mu.Unlock()
-				return tc
+				return
 			}
 		}
 		ch := c.changed
@@ -189,7 +209,7 @@ func (c *lspClient) awaitTodo(ok func(todoChanged) bool) todoChanged {
 		select {
 		case <-ch:
 		case <-deadline:
-			c.t.Fatal("no matching agentd/todoChanged")
+			c.t.Fatalf("no matching %s", method)
 		}
 	}
 }
@@ -417,4 +437,29 @@ func closingListener(t testing.TB) string {
 		}
 	}()
 	return path
+}
+
+// TestDaemonLongSocketPath: a socket path longer than a Unix socket address
+// holds is served and dialled all the same, at that path, and removed when
+// the daemon stops.
+func TestDaemonLongSocketPath(t *testing.T) {
+	dir := filepath.Join(shortDir(t), strings.Repeat("d", 120))
+	path := filepath.Join(dir, "daemon.sock")
+	td := startDaemon(t, path, 0)
+	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
+		t.Fatalf("no socket at the long path: %v", err)
+	}
+	c := dialClient(t, path)
+	c.initialize(dir)
+	c.writeTodos(dir, "long way")
+	td.stop()
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket still there after the daemon stopped: %v", err)
+	}
+	if _, err := lsp.DialDaemon(path); !errors.Is(err, lsp.ErrNoDaemon) {
+		t.Errorf("DialDaemon after the stop: %v, want ErrNoDaemon", err)
+	}
+	if _, err := lsp.DialDaemon(filepath.Join(dir, "missing", "daemon.sock")); !errors.Is(err, lsp.ErrNoDaemon) {
+		t.Errorf("DialDaemon in a missing long directory: %v, want ErrNoDaemon", err)
+	}
 }

@@ -32,12 +32,25 @@ import (
 // state itself.
 var ErrNoDaemon = errors.New("no daemon answers")
 
-// DialDaemon connects to the daemon socket at path.
+// DialDaemon connects to the daemon socket at path (of any length, see
+// socketAddr).
 func DialDaemon(path string) (*net.UnixConn, error) {
-	c, err := net.DialTimeout("unix", path, 2*time.Second)
+	addr, release, err := socketAddr(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w at %s", ErrNoDaemon, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	c, err := net.DialTimeout("unix", addr, 2*time.Second)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, fmt.Errorf("%w at %s", ErrNoDaemon, path)
+		}
+		var opErr *net.OpError
+		if errors.As(err, &opErr) { // its text names addr, which may not be path
+			err = fmt.Errorf("connect: %w", opErr.Err)
 		}
 		return nil, err
 	}
@@ -68,6 +81,11 @@ func DialOrStart(ctx context.Context, path string, start StartFunc) (*net.UnixCo
 		return nil, err
 	}
 	defer unlock()
+	return dialOrStartLocked(ctx, path, start)
+}
+
+// dialOrStartLocked is DialOrStart once daemon.lock is held.
+func dialOrStartLocked(ctx context.Context, path string, start StartFunc) (*net.UnixConn, error) {
 	if c, err := DialDaemon(path); !errors.Is(err, ErrNoDaemon) {
 		return c, err // started by another forwarder while this one waited
 	}
@@ -170,8 +188,11 @@ const forwardDrain = 3 * time.Second
 //     sent `shutdown` before, else 1, like a stdio server (PROTOCOL.md §2);
 //   - the daemon closes conn otherwise (it died or stopped): 1 and an error
 //     that says so;
-//   - out fails (the editor is gone), ctx ends, or the process named by
-//     processId in the client's `initialize` dies: 1.
+//   - out fails (the editor is gone), ctx ends (a signal), or the process
+//     named by processId in the client's `initialize` dies: the write side
+//     of conn is closed and Forward returns 1 once the daemon has closed
+//     its side (or after 3 s), so that the daemon has settled the
+//     connection (paused a goal-driven turn left open) by then.
 //
 // Forward closes conn, and in when it is an io.Closer.
 func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixConn, log *slog.Logger) (int, error) {
@@ -198,11 +219,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 			pid := st.saw(method, params)
 			if pid > 0 {
 				watchOnce.Do(func() {
-					go func() {
-						if waitProcessGone(ctx, pid) {
-							parentGone <- pid
-						}
-					}()
+					watchProcess(ctx, log, pid, func() { parentGone <- pid })
 				})
 			}
 		})
@@ -210,22 +227,40 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 	}()
 	type downEnd struct{ readErr, writeErr error }
 	downDone := make(chan downEnd, 1)
+	daemonClosed := make(chan struct{}) // the daemon's side of conn has ended
 	go func() {
+		defer close(daemonClosed)
 		buf := make([]byte, 32<<10)
+		var outErr error
 		for {
 			n, err := conn.Read(buf)
-			if n > 0 {
-				if _, werr := out.Write(buf[:n]); werr != nil {
-					downDone <- downEnd{writeErr: werr}
-					return
+			if n > 0 && outErr == nil {
+				// After out failed, the rest is read and dropped until
+				// the daemon closes its side.
+				if _, outErr = out.Write(buf[:n]); outErr != nil {
+					downDone <- downEnd{writeErr: outErr}
 				}
 			}
 			if err != nil {
-				downDone <- downEnd{readErr: err}
+				if outErr == nil {
+					downDone <- downEnd{readErr: err}
+				}
 				return
 			}
 		}
 	}()
+	// settle closes the client's side of conn and waits, at most
+	// forwardDrain, for the daemon to close its side: by then the daemon has
+	// finished the connection (released the client's folders, paused a
+	// goal-driven turn left open), as a stdio server has when it exits.
+	settle := func(after string) {
+		conn.CloseWrite()
+		select {
+		case <-daemonClosed:
+		case <-time.After(forwardDrain):
+			log.Warn("the daemon did not close the connection after "+after, "waited", forwardDrain)
+		}
+	}
 
 	lost := func(err error) error {
 		if err == nil || errors.Is(err, io.EOF) {
@@ -244,13 +279,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 		if u.readErr != nil {
 			log.Warn("reading the client's input failed", "err", u.readErr)
 		}
-		conn.CloseWrite()
-		select {
-		case <-downDone:
-		case <-time.After(forwardDrain):
-			log.Warn("the daemon did not close the connection after the client's input ended", "waited", forwardDrain)
-		case <-ctx.Done():
-		}
+		settle("the client's input ended")
 		if code, exited := st.exitCode(); exited {
 			return code, nil
 		}
@@ -258,16 +287,18 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 	case d := <-downDone:
 		if d.writeErr != nil {
 			log.Info("the client's output is closed; ending", "err", d.writeErr)
+			settle("the client's output closed")
 			return 1, nil
 		}
 		if code, exited := st.exitCode(); exited {
 			return code, nil
 		}
 		return 1, lost(d.readErr)
-	case pid := <-parentGone:
-		log.Info("client process is gone; ending", "pid", pid)
+	case <-parentGone:
+		settle("the client's process ended")
 		return 1, nil
 	case <-ctx.Done():
+		settle("agentd was told to stop")
 		return 1, nil
 	}
 }
@@ -311,6 +342,25 @@ func (s *clientState) exitCode() (code int, exited bool) {
 		return 0, true
 	}
 	return 1, true
+}
+
+// watchProcess calls gone, once, when the client process pid (the
+// processId of initialize) is gone, unless ctx ends first. A pid that is
+// not a process seen from here when the client initializes is not watched
+// but logged: it is most likely the pid of a client in another PID
+// namespace (a container, a sandbox), alive but invisible, not a dead
+// client (docs/reliability.md, "Signals and descriptors").
+func watchProcess(ctx context.Context, log *slog.Logger, pid int, gone func()) {
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		log.Warn("the client's processId is no process seen from here (a client in another PID namespace?): not watching it", "processId", pid)
+		return
+	}
+	go func() {
+		if waitProcessGone(ctx, pid) {
+			log.Info("client process is gone; ending the connection", "pid", pid)
+			gone()
+		}
+	}()
 }
 
 // waitProcessGone polls until process pid is gone (true) or ctx ends.

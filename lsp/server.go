@@ -58,6 +58,8 @@ type ConnOptions struct {
 	// (PROTOCOL.md §2). Set for stdio; a shared daemon's connections come
 	// through forwarders that watch their own parent.
 	WatchParent bool
+	// handover, set by Daemon.Serve, serves agentd/handover (upgrade.go).
+	handover func(handoverParams)
 }
 
 // ServeConn serves one LSP connection until it ends (exit, end of input, a
@@ -232,6 +234,10 @@ func (c *connection) route(req *Request) (Handler, bool) {
 		return c.shutdown, true
 	case "exit":
 		return c.exit, true
+	case handoverMethod:
+		if c.opts.handover != nil {
+			return c.handover, true
+		}
 	}
 	st := c.lifecycle()
 	if req.IsCall() {
@@ -328,7 +334,7 @@ func (c *connection) initialize(ctx context.Context, req *Request) (any, error) 
 	c.workDone = workDoneProgress(p.Capabilities)
 	c.mu.Unlock()
 	if c.opts.WatchParent && p.ProcessID != nil && *p.ProcessID > 0 {
-		go c.watchParent(int(*p.ProcessID))
+		watchProcess(c.ctx, c.log, int(*p.ProcessID), c.cancel)
 	}
 	return map[string]any{
 		"capabilities": map[string]any{
@@ -449,14 +455,6 @@ func (c *connection) shutdown(ctx context.Context, req *Request) (any, error) {
 func (c *connection) exit(ctx context.Context, req *Request) (any, error) {
 	c.cancel()
 	return nil, nil
-}
-
-// watchParent ends the connection when the client's process is gone.
-func (c *connection) watchParent(pid int) {
-	if waitProcessGone(c.ctx, pid) {
-		c.log.Info("client process is gone; ending the connection", "pid", pid)
-		c.cancel()
-	}
 }
 
 func (c *connection) didChangeFolders(ctx context.Context, req *Request) (any, error) {

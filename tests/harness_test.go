@@ -55,12 +55,13 @@ type env struct {
 	remote   bool   // start() with no arguments runs `agentd --remote=auto` (daemon_test.go)
 	// stopsDaemons: a cleanup that stops the env's daemons is registered (stopDaemonsAtEnd)
 	stopsDaemons bool
+	bin      string // the agentd binary this env runs (agentdBin unless a test installs another)
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	base := t.TempDir()
-	e := &env{t: t, stateDir: filepath.Join(base, "state"), runDir: filepath.Join(base, "run"), ws: filepath.Join(base, "work space")}
+	e := &env{t: t, stateDir: filepath.Join(base, "state"), runDir: filepath.Join(base, "run"), ws: filepath.Join(base, "work space"), bin: agentdBin}
 	for _, d := range []string{e.runDir, e.ws} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -79,7 +80,7 @@ func (e *env) environ() []string {
 
 // command is an agentd command line in this env (state dir set).
 func (e *env) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(agentdBin, append(args, "--state-dir", e.stateDir)...)
+	cmd := exec.Command(e.bin, append(args, "--state-dir", e.stateDir)...)
 	cmd.Env = e.environ()
 	return cmd
 }
@@ -142,7 +143,13 @@ func (e *env) start(args ...string) *proc {
 	if len(args) == 0 && e.remote {
 		args = []string{"--remote=auto"}
 	}
-	cmd := e.command(args...)
+	return e.run(e.command(args...))
+}
+
+// run starts cmd with pipes for stdin and stdout, and stderr kept in
+// p.stderr unless cmd.Stderr is set.
+func (e *env) run(cmd *exec.Cmd) *proc {
+	e.t.Helper()
 	p := &proc{t: e.t, cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -151,7 +158,9 @@ func (e *env) start(args ...string) *proc {
 	if p.stdout, err = cmd.StdoutPipe(); err != nil {
 		e.t.Fatal(err)
 	}
-	cmd.Stderr = p.stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = p.stderr
+	}
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 			return 2
 		}
 		dial = func(dctx context.Context) (io.ReadWriteCloser, error) {
-			conn, _, err := dialShared(dctx, o, path, explicit, stateDir)
+			conn, _, err := dialShared(dctx, o, path, explicit, stateDir, log)
 			if err != nil {
 				return nil, err
 			}
@@ -57,7 +57,9 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 		}
 	}
 	log.Debug("serving MCP", "workspace", folder, "session", o.session, "remote", o.remote)
-	err = mcpserver.Serve(ctx, readCloser(pollableStdin(stdin)), nopWriteCloser{stdout}, mcpserver.Options{
+	in, restore := pollableStdin(stdin)
+	defer restore()
+	err = mcpserver.Serve(ctx, readCloser(in), nopWriteCloser{stdout}, mcpserver.Options{
 		Folder: folder, Session: o.session, Version: agentdVersion(), Dial: dial, Logger: log,
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -60,7 +61,7 @@ func serveDaemon(ctx context.Context, o options, stateDir string, log *slog.Logg
 		fmt.Fprintf(stderr, "agentd serve: --listen.timeout must be 0 (never) or more, got %v\n", o.listenTimeout)
 		return 2
 	}
-	d, err := lsp.ListenDaemon(lsp.DaemonOptions{Path: path, IdleTimeout: o.listenTimeout, StateDir: stateDir, Logger: log})
+	d, err := lsp.ListenDaemon(lsp.DaemonOptions{Path: path, IdleTimeout: o.listenTimeout, StateDir: stateDir, Version: agentdVersion(), Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd serve: %v\n", err)
 		return 1
@@ -85,13 +86,18 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 2
 	}
-	conn, info, err := dialShared(ctx, o, path, explicit, stateDir)
+	conn, info, err := dialShared(ctx, o, path, explicit, stateDir, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 1
 	}
+	if info.Version != "" && info.Version != agentdVersion() {
+		log.Warn("the shared daemon runs another agentd version than this one", "daemonVersion", info.Version, "version", agentdVersion(), "pid", info.Pid, "socket", path)
+	}
 	log.Debug("relaying to the shared daemon", "socket", path, "pid", info.Pid)
-	code, err := lsp.Forward(ctx, pollableStdin(stdin), stdout, conn, log)
+	in, restore := pollableStdin(stdin)
+	defer restore()
+	code, err := lsp.Forward(ctx, in, stdout, conn, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: lost the shared daemon at %s: %v (its log: %s)\n", path, err, filepath.Join(filepath.Dir(path), "daemon.log"))
 		return 1
@@ -102,9 +108,9 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 // dialShared connects to the shared daemon at path (remoteSocket of
 // --remote), as the forwarder and `agentd mcp` do: a socket named with
 // unix:PATH (explicit) must answer; for the auto socket, whose directory
-// must be private, a daemon is started when none runs, and it must keep its
-// state in stateDir. Every error says what to do.
-func dialShared(ctx context.Context, o options, path string, explicit bool, stateDir string) (*net.UnixConn, lsp.DaemonInfo, error) {
+// must be private, a daemon is started when none runs, an older one is
+// replaced (lsp.DialCurrent), and it must keep its state in stateDir. Every error says what to do.
+func dialShared(ctx context.Context, o options, path string, explicit bool, stateDir string, log *slog.Logger) (*net.UnixConn, lsp.DaemonInfo, error) {
 	var conn *net.UnixConn
 	var err error
 	if explicit {
@@ -116,7 +122,7 @@ func dialShared(ctx context.Context, o options, path string, explicit bool, stat
 		if err := lsp.SecureDir(filepath.Dir(path), true); err != nil {
 			return nil, lsp.DaemonInfo{}, err
 		}
-		conn, err = lsp.DialOrStart(ctx, path, startDaemon(o, path, stateDir))
+		conn, err = lsp.DialCurrent(ctx, path, agentdVersion(), stateDir, startDaemon(o, path, stateDir), log)
 	}
 	if err != nil {
 		return nil, lsp.DaemonInfo{}, fmt.Errorf("cannot reach the shared daemon at %s: %w", path, err)
@@ -132,11 +138,15 @@ func dialShared(ctx context.Context, o options, path string, explicit bool, stat
 
 // startDaemon starts `agentd serve` on the auto socket, detached: its own
 // session, stdin and stdout on /dev/null, stderr appended to daemon.log in
-// the socket's directory, and the forwarder's state dir and log flags.
+// the socket's directory, no other descriptor of the forwarder's, and the
+// forwarder's state dir and log flags.
 func startDaemon(o options, path, stateDir string) lsp.StartFunc {
 	return func() (<-chan error, error) {
 		exe, err := os.Executable()
 		if err != nil {
+			return nil, err
+		}
+		if err := closeInheritedOnExec(); err != nil {
 			return nil, err
 		}
 		args := []string{"serve", "--listen=unix:" + path, "--listen.timeout=" + lsp.DefaultIdleTimeout.String(),
@@ -171,34 +181,56 @@ func startDaemon(o options, path, stateDir string) lsp.StartFunc {
 	}
 }
 
+// closeInheritedOnExec marks every descriptor above stderr close-on-exec
+// (Go opens its own so; those this process inherited may not be), so that
+// a process started next inherits none of them. A pipe the forwarder's
+// caller waits on, such as the output of `$(… | agentd --remote=auto)`
+// passed on as another descriptor, then ends when the forwarder does, not
+// when the daemon does.
+func closeInheritedOnExec() error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("cannot list the open descriptors: %w", err)
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+	return nil
+}
+
 // errDirect means no daemon serves the command: open the state directly.
 var errDirect = errors.New("no shared daemon serves this state")
 
 // viaDaemon runs one command through the shared daemon, when one answers on
 // the socket of --remote (default: the auto socket, which must be in a
 // private directory) and, for the auto socket, keeps its state in
-// stateDir. It never starts a daemon. errDirect when none does; a daemon
-// named with --remote=unix:PATH must answer.
+// stateDir. It never starts a daemon. errDirect when none runs there (no
+// socket directory, no socket, a stale one); a daemon named with
+// --remote=unix:PATH must answer. Any other failure to reach the daemon
+// (a socket directory that is not private, a daemon that does not answer)
+// is an error: a daemon may be serving the state, and opening it behind
+// its back would hide the change from its clients.
 func viaDaemon(ctx context.Context, o options, stateDir string, log *slog.Logger, folder, id string, args map[string]any) (json.RawMessage, error) {
 	path, explicit, err := remoteSocket(o.remote)
 	if err != nil {
 		return nil, err
 	}
 	if !explicit {
-		if err := lsp.SecureDir(filepath.Dir(path), false); err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				log.Warn("not using the shared daemon", "err", err)
-			}
+		if err := lsp.SecureDir(filepath.Dir(path), false); errors.Is(err, fs.ErrNotExist) {
 			return nil, errDirect
+		} else if err != nil {
+			return nil, fmt.Errorf("%w (a shared daemon may serve this state there, so the state is not opened directly)", err)
 		}
 	}
 	conn, err := lsp.DialDaemon(path)
 	switch {
-	case err != nil && explicit:
-		return nil, fmt.Errorf("cannot reach the shared daemon at %s: %w", path, err)
-	case err != nil:
+	case errors.Is(err, lsp.ErrNoDaemon) && !explicit:
 		log.Debug("no shared daemon; opening the state directly", "socket", path, "err", err)
 		return nil, errDirect
+	case err != nil:
+		return nil, fmt.Errorf("cannot reach the shared daemon at %s: %w", path, err)
 	}
 	if info, err := lsp.ReadDaemonInfo(path); !explicit && err == nil && info.StateDir != stateDir {
 		conn.Close()

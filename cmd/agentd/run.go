@@ -200,15 +200,20 @@ func openLog(o options, stderr io.Writer) (*slog.Logger, func(), error) {
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", o.logLevel)
 	}
-	w, closeFn := stderr, func() {}
+	w, closeFile := stderr, func() {}
 	if o.logFile != "" {
 		f, err := os.OpenFile(o.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--log-file: %v", err)
 		}
-		w, closeFn = f, func() { f.Close() }
+		w, closeFile = f, func() { f.Close() }
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), closeFn, nil
+	sink := newLogSink(w)
+	closeFn := func() {
+		sink.Close()
+		closeFile()
+	}
+	return slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: level})), closeFn, nil
 }
 
 // resolveStateDir applies PROTOCOL.md §1: --state-dir, else
@@ -242,20 +247,57 @@ func (s stdio) Close() error {
 }
 
 // pollableStdin returns stdin as a file whose Close interrupts a blocked
-// Read: the process's stdin pipe or socket is switched to non-blocking mode
-// so that Go's poller owns it. Anything else is returned as it is.
-func pollableStdin(stdin io.Reader) io.Reader {
+// Read (which ending a connection needs), and a function to call before
+// the process exits. It never leaves the descriptor it inherited changed
+// (docs/reliability.md, "Signals and descriptors"):
+//   - a pipe or a terminal is opened anew through /proc/self/fd/0: a new
+//     open file description of the same pipe, whose non-blocking mode
+//     (what Go's poller needs) is agentd's alone;
+//   - a socket (which cannot be opened anew), or a pipe without /proc, is
+//     switched to non-blocking mode, which every process sharing it sees
+//     while agentd runs; the returned function switches it back.
+//
+// Anything else (a regular file, a reader that is not os.Stdin) is
+// returned as it is.
+func pollableStdin(stdin io.Reader) (io.Reader, func()) {
+	keep := func() {}
 	if stdin != os.Stdin {
-		return stdin
+		return stdin, keep
 	}
 	fi, err := os.Stdin.Stat()
-	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
-		return stdin
+	if err != nil {
+		return stdin, keep
 	}
-	if err := syscall.SetNonblock(0, true); err != nil {
-		return stdin
+	switch mode := fi.Mode(); {
+	case mode&(os.ModeNamedPipe|os.ModeCharDevice) != 0:
+		// O_NONBLOCK: opening a pipe whose writers are gone must not wait
+		// for a writer; O_NOCTTY: a terminal must not become ours.
+		if f, err := os.OpenFile("/proc/self/fd/0", os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0); err == nil {
+			return f, keep
+		}
+		if mode&os.ModeNamedPipe == 0 {
+			return stdin, keep
+		}
+	case mode&os.ModeSocket == 0:
+		return stdin, keep
 	}
-	return os.NewFile(0, "/dev/stdin")
+	// A duplicate, so that closing it leaves descriptor 0 open for the
+	// restore; both share the one file description and its mode.
+	fd, err := syscall.Dup(0)
+	if err != nil {
+		return stdin, keep
+	}
+	syscall.CloseOnExec(fd)
+	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, 0, syscall.F_GETFL, 0)
+	if errno != 0 || syscall.SetNonblock(fd, true) != nil {
+		syscall.Close(fd)
+		return stdin, keep
+	}
+	restore := keep
+	if flags&syscall.O_NONBLOCK == 0 {
+		restore = func() { syscall.SetNonblock(0, false) }
+	}
+	return os.NewFile(uintptr(fd), "/dev/stdin"), restore
 }
 
 func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -269,7 +311,9 @@ func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io
 	defer svc.Close()
 	srv := lsp.NewServer(svc, agentdVersion(), log)
 	defer srv.Close()
-	return srv.ServeConn(ctx, stdio{pollableStdin(stdin), stdout}, lsp.ConnOptions{WatchParent: true})
+	in, restore := pollableStdin(stdin)
+	defer restore()
+	return srv.ServeConn(ctx, stdio{in, stdout}, lsp.ConnOptions{WatchParent: true})
 }
 
 // oneShot runs one command on the workspace of o, for the shell commands.
