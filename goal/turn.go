@@ -326,6 +326,22 @@ func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, 
 	return StepEnd{StopTurn: rec.StopTurn, GraceStep: rec.GraceStep, Goal: s.Snapshot(now), Changes: cs.list()}, nil
 }
 
+// OpenTurn returns the id of the newest live (not ended) turn of agent
+// ("" is MainAgent), or "" when it has none: the session's open turn, which
+// a tool call that names no turn belongs to (an MCP client's call while a
+// hook-driven turn runs, docs/hooks.md).
+func (s *State) OpenTurn(agent string) string {
+	if agent == "" {
+		agent = MainAgent
+	}
+	for i := len(s.Turns) - 1; i >= 0; i-- {
+		if t := &s.Turns[i]; !t.Ended && t.Agent == agent {
+			return t.ID
+		}
+	}
+	return ""
+}
+
 // InGraceStep reports whether turnID is in its grace step (granted by the
 // previous EndStep, not yet ended): every tool call in it must be rejected
 // unexecuted with GraceStepRefusal (RUNTIME.md §2.4).

@@ -23,7 +23,8 @@ var importRules = map[string][]string{
 	"commands":   {module + "todo", module + "goal", module + "reminder", module + "workspace"},
 	"lsp":        {module + "commands", module + "workspace", "go.lsp.dev/"},
 	"mcpserver":  {module + "lsp", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
-	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "commands", module + "workspace"},
+	"hook":       {module + "lsp", module + "commands", module + "workspace"},
+	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "hook", module + "commands", module + "workspace"},
 }
 
 // testOnly may also be imported by _test.go files of any package.

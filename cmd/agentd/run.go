@@ -54,6 +54,8 @@ Usage:
   agentd mcp [--remote=auto|off|unix:PATH]
                                         MCP server on stdin/stdout for coding agents: the
                                         tools, the state as resources, a goal prompt
+  agentd hook claude|gemini|codex       run one agent hook event (stdin to stdout): turns,
+                                        steps, reminders and goal continuation inside the agent
   agentd version                        print the version
 
 Flags (before or after the arguments):
@@ -180,6 +182,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runSimulate(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "mcp":
 		return runMCP(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
+	case "hook":
+		return runHook(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
 	return 2
