@@ -24,7 +24,8 @@ var importRules = map[string][]string{
 	"lsp":        {module + "commands", module + "workspace", "go.lsp.dev/"},
 	"mcpserver":  {module + "lsp", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
 	"hook":       {module + "lsp", module + "commands", module + "workspace"},
-	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "hook", module + "commands", module + "workspace"},
+	"setup":      {"github.com/pelletier/go-toml/v2"},
+	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "workspace"},
 }
 
 // testOnly may also be imported by _test.go files of any package.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of agentd: Go unit and end-to-end tests (with the race
-# detector), short fuzz runs, the vscode-jsonrpc end-to-end test, and the
+# detector), short fuzz runs, the Node end-to-end tests (vscode-jsonrpc over LSP,
+# the MCP SDK over agentd mcp), the real coding agents offline, and the
 # VS Code and Neovim client tests in real editors.
 # Usage: bash tests/run.sh [--quick]   (--quick: Go and Node tests only)
 set -euo pipefail
@@ -39,12 +40,15 @@ fuzz ./todo FuzzNormalize 50000x
 fuzz ./goal FuzzDecodeInput 50000x
 fuzz ./goal FuzzCallTool 20000x
 
-step "vscode-jsonrpc end-to-end"
+step "Node clients: vscode-jsonrpc (LSP), @modelcontextprotocol/sdk (agentd mcp)"
 (cd tests/node && npm ci --no-audit --no-fund --loglevel=error && node --test)
 
 if [ "$quick" = 1 ]; then
   exit 0
 fi
+step "real coding agents, offline (Claude Code, Gemini CLI)"
+bash tests/agents/ci.sh
+
 for client in vscode-extension nvim; do
   if [ -f "$client/ci.sh" ]; then
     step "$client"

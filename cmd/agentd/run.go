@@ -56,6 +56,9 @@ Usage:
                                         tools, the state as resources, a goal prompt
   agentd hook claude|gemini|codex       run one agent hook event (stdin to stdout): turns,
                                         steps, reminders and goal continuation inside the agent
+  agentd setup claude|gemini|codex|cursor [--user] [--print] [--remove]
+                                        register agentd mcp in that agent's config (the
+                                        project's; --user: yours) or take it out
   agentd version                        print the version
 
 Flags (before or after the arguments):
@@ -94,6 +97,8 @@ type options struct {
 	// agentd simulate
 	script  string
 	verbose bool
+	// agentd setup
+	user, print, remove bool
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -116,6 +121,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.reason, "reason", "", "goal pause: reason")
 	fs.StringVar(&o.script, "script", "", "simulate: built-in script name or JSON file")
 	fs.BoolVar(&o.verbose, "verbose", false, "simulate: print whole injections and prompts")
+	fs.BoolVar(&o.user, "user", false, "setup: the agent's config in your home folder")
+	fs.BoolVar(&o.print, "print", false, "setup: show the change without writing it")
+	fs.BoolVar(&o.remove, "remove", false, "setup: take agentd's entry out")
 	fs.BoolVar(&o.exitCode, "exit-code", false, "goal status: exit 0 complete, 3 blocked, 6 paused, 2 active, 1 none")
 	return fs
 }
@@ -184,6 +192,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runMCP(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
 	case "hook":
 		return runHook(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
+	case "setup":
+		return runSetup(o, stateDir, pos, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
 	return 2

@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import { AgentdClient, readSettings } from './client';
 import { registerCommands } from './commands';
+import { findExecutable } from './executable';
+import { MCP_PROVIDER_ID, mcpServerSpec } from './mcp';
 import { panelContext, type PanelContext } from './model';
 import { GoalStatusBar } from './statusBar';
 import { PanelStore } from './store';
@@ -20,6 +22,48 @@ export interface PanelApi {
   statusBar: GoalStatusBar;
   /** Last values set for the `when`-clause context keys. */
   context: Record<string, unknown>;
+  /** The MCP server definitions offered to VS Code's agent mode. */
+  mcp: vscode.McpServerDefinitionProvider<vscode.McpStdioServerDefinition>;
+}
+
+/**
+ * Offers `agentd mcp` on the first local workspace folder to VS Code's agent
+ * mode (Copilot), so its model gets agentd's tools with no setup. None when
+ * there is no local folder or no agentd executable; the list is offered
+ * again when the folders or the agentd settings change.
+ */
+function mcpProvider(): vscode.McpServerDefinitionProvider<vscode.McpStdioServerDefinition> & vscode.Disposable {
+  const changed = new vscode.EventEmitter<void>();
+  const watch = [
+    vscode.workspace.onDidChangeWorkspaceFolders(() => changed.fire()),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('agentd')) {
+        changed.fire();
+      }
+    }),
+  ];
+  return {
+    onDidChangeMcpServerDefinitions: changed.event,
+    provideMcpServerDefinitions: () => {
+      const folder = vscode.workspace.workspaceFolders?.[0];
+      if (folder?.uri.scheme !== 'file') {
+        return [];
+      }
+      const settings = readSettings();
+      const exe = findExecutable(settings.path, process.env.PATH, folder.uri.fsPath);
+      if (!exe) {
+        return [];
+      }
+      const spec = mcpServerSpec(settings, exe, folder.uri.fsPath);
+      const def = new vscode.McpStdioServerDefinition(spec.label, spec.command, spec.args);
+      def.cwd = vscode.Uri.file(spec.cwd);
+      return [def];
+    },
+    dispose: () => {
+      changed.dispose();
+      watch.forEach((d) => d.dispose());
+    },
+  };
 }
 
 /** Wires the client, store, views, status bar and commands together. */
@@ -32,6 +76,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
   const todos = new TodoTreeProvider(store);
   const goal = new GoalViewProvider(store);
   const statusBar = new GoalStatusBar(store);
+  const mcp = mcpProvider();
   const keys: Record<string, unknown> = {};
   const setKey = (key: string, value: unknown): void => {
     if (keys[key] !== value) {
@@ -51,6 +96,8 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
 
   context.subscriptions.push(
     output,
+    mcp,
+    vscode.lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, mcp),
     client,
     store,
     todos,
@@ -80,7 +127,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
   if (vscode.workspace.workspaceFolders?.length) {
     void client.start();
   }
-  return { client, store, ui, todos, goal, statusBar, context: keys };
+  return { client, store, ui, todos, goal, statusBar, context: keys, mcp };
 }
 
 /** Stops agentd (shutdown and exit) before the window goes. */

@@ -2,7 +2,7 @@
 // agentd built from this repository. Each test reports `@@e2e pass|fail NAME`
 // on the console; the driver counts them. Waits are on real state (the views'
 // rows, `agentd state --json`) with timeouts, never fixed sleeps.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -198,6 +198,75 @@ test('a change by another client (agentd tool TodoList) shows up in the tree', a
   ];
   await setTodosAsAgent(items);
   await waitFor('the agent list in the tree', () => JSON.stringify(api.todos.currentRows.map((r) => r.item)) === JSON.stringify(items));
+});
+
+/** The parts of MCP responses the test reads. */
+interface McpAnswer {
+  id?: number;
+  result?: { serverInfo?: { name: string }; tools?: { name: string }[]; isError?: boolean };
+  error?: unknown;
+}
+
+/**
+ * Runs the MCP server of `def` (as VS Code's agent mode would) for the given
+ * requests, newline-delimited JSON-RPC on stdin, and returns the responses by id.
+ */
+function runMcp(def: vscode.McpStdioServerDefinition, requests: object[]): Promise<Map<number, McpAnswer>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(def.command, def.args, { cwd: def.cwd?.fsPath, env: process.env, stdio: ['pipe', 'pipe', 'inherit'] });
+    const want = requests.filter((r) => 'id' in r).length;
+    const answers = new Map<number, McpAnswer>();
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`agentd mcp answered ${answers.size} of ${want} requests within 15 s`));
+    }, 15_000);
+    let buf = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      buf += chunk.toString('utf8');
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        const msg = JSON.parse(buf.slice(0, i)) as McpAnswer;
+        buf = buf.slice(i + 1);
+        if (typeof msg.id === 'number') {
+          answers.set(msg.id, msg);
+        }
+        if (answers.size === want) {
+          clearTimeout(timer);
+          child.stdin.end();
+          resolve(answers);
+        }
+      }
+    });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    for (const r of requests) {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...r })}\n`);
+    }
+  });
+}
+
+test('the MCP server definition for agent mode starts agentd mcp, whose writes reach the tree', async (api) => {
+  ok(typeof vscode.lm.registerMcpServerDefinitionProvider === 'function', 'this VS Code has the MCP provider API');
+  const defs = await api.mcp.provideMcpServerDefinitions(new vscode.CancellationTokenSource().token);
+  eq(defs?.length, 1, 'one server definition');
+  const def = defs![0];
+  eq(def.label, 'agentd', 'label');
+  eq(def.args.slice(0, 3), ['mcp', '--workspace', WS], 'args name the workspace');
+  const before = api.todos.currentRows.map((r) => r.item);
+  const items: TodoItem[] = [{ title: 'Written by the agent over MCP', status: 'in_progress' }];
+  const answers = await runMcp(def, [
+    { id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } } },
+    { method: 'notifications/initialized' },
+    { id: 2, method: 'tools/list' },
+    { id: 3, method: 'tools/call', params: { name: 'TodoList', arguments: { todos: items } } },
+  ]);
+  eq(answers.get(1)?.result?.serverInfo?.name, 'agentd', 'serverInfo');
+  eq((answers.get(2)?.result?.tools ?? []).map((t) => t.name).sort(), ['CreateGoal', 'GetGoal', 'SetGoalBudget', 'TodoList', 'UpdateGoal'], 'tools');
+  eq(answers.get(3)?.result?.isError ?? false, false, 'TodoList result');
+  await waitFor('the MCP write in the tree', () => JSON.stringify(api.todos.currentRows.map((r) => r.item)) === JSON.stringify(items));
+  await setTodosAsAgent(before);
+  await waitFor('the list back in the tree', () => JSON.stringify(api.todos.currentRows.map((r) => r.item)) === JSON.stringify(before));
 });
 
 test('marking a todo done from the view reaches the daemon', async (api) => {

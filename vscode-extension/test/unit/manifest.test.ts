@@ -5,10 +5,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { COMMANDS } from '../../src/commandIds';
+import { MCP_PROVIDER_ID } from '../../src/mcp';
 import { SERVER_COMMANDS } from '../../src/model';
 
 interface Manifest {
+  engines: { vscode: string };
+  devDependencies: Record<string, string>;
   contributes: {
+    mcpServerDefinitionProviders: { id: string; label: string }[];
     commands: { command: string; title: string }[];
     views: Record<string, { id: string; when?: string }[]>;
     viewsWelcome: { view: string; contents: string }[];
@@ -58,6 +62,13 @@ describe('package.json', () => {
     for (const v of pkg.contributes.views[containers[0].id]) {
       assert.ok(v.when, `view ${v.id} has a when clause`);
     }
+  });
+
+  it('declares the MCP server definition provider it registers, on a VS Code that has the API', () => {
+    assert.deepEqual(pkg.contributes.mcpServerDefinitionProviders, [{ id: MCP_PROVIDER_ID, label: 'agentd' }]);
+    const [major, minor] = pkg.engines.vscode.replace(/^\^/, '').split('.').map(Number);
+    assert.ok(major > 1 || minor >= 101, `engines.vscode ${pkg.engines.vscode}: the MCP provider API needs 1.101`);
+    assert.equal(pkg.devDependencies['@types/vscode'], pkg.engines.vscode.replace(/^\^/, ''), '@types/vscode matches engines.vscode');
   });
 
   it('every setting has a description', () => {

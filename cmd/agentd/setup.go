@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/agentd/agentd/setup"
+)
+
+const setupUsage = `usage: agentd setup claude|gemini|codex|cursor [--workspace DIR] [--user] [--print] [--remove]
+  registers agentd mcp in the agent's config: the project's file (default; --workspace
+  or the workspace rule picks the folder) or, with --user, the one in your home folder;
+  --print shows the result without writing, --remove takes the entry out again
+`
+
+// setupHints are what to do next, per agent and scope.
+var setupHints = map[string]string{
+	"claude":      "Start Claude Code in this folder and approve the project's agentd server when asked; `claude mcp list` shows it.",
+	"claude-user": "Claude Code starts agentd in every folder; `claude mcp list` shows it.",
+	"gemini":      "Gemini CLI reads .gemini/settings.json in trusted folders only: trust this folder when it asks; /mcp shows agentd.",
+	"gemini-user": "Gemini CLI starts agentd in every folder; /mcp shows it.",
+	"codex":       "Codex reads .codex/config.toml in trusted projects only; `codex mcp list` shows agentd.",
+	"codex-user":  "Codex starts agentd in every project; `codex mcp list` shows it.",
+	"cursor":      "Cursor lists agentd under Settings, MCP: enable it there.",
+	"cursor-user": "Cursor lists agentd under Settings, MCP: enable it there.",
+}
+
+// runSetup runs `agentd setup AGENT` (README, "Use with your agent").
+func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer) int {
+	if len(pos) != 1 {
+		fmt.Fprint(stderr, setupUsage)
+		return 2
+	}
+	opts := setup.Options{Agent: pos[0], User: o.user, Remove: o.remove, Command: "agentd", CodexHome: os.Getenv("CODEX_HOME")}
+	if o.user {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd setup: no home folder: %v\n", err)
+			return 1
+		}
+		opts.Home = home
+		// A file in the home folder is the user's own: name this agentd
+		// wherever it is, so that no PATH is needed.
+		if exe, err := os.Executable(); err == nil {
+			opts.Command = exe
+		}
+	} else {
+		folder, err := workspaceFolder(o, stateDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd setup: %v\n", err)
+			return 2
+		}
+		opts.Workspace = folder
+	}
+	c, err := setup.Plan(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd setup %s: %v\n", opts.Agent, err)
+		if strings.HasPrefix(err.Error(), "unknown agent") {
+			return 2
+		}
+		return 1
+	}
+	if o.print {
+		switch {
+		case c.After == nil:
+			fmt.Fprintf(stdout, "# %s: would be removed (nothing else is left in it)\n", c.Path)
+		case c.Action == setup.Already || c.Action == setup.Absent:
+			fmt.Fprintf(stdout, "# %s: unchanged (%s)\n%s", c.Path, describe(c.Action), c.After)
+		default:
+			fmt.Fprintf(stdout, "# %s: would be written as\n%s", c.Path, c.After)
+		}
+		return 0
+	}
+	if err := c.Apply(); err != nil {
+		fmt.Fprintf(stderr, "agentd setup %s: writing %s: %v\n", opts.Agent, c.Path, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: %s\n", c.Path, describe(c.Action))
+	if c.Action == setup.Added {
+		hint := opts.Agent
+		if o.user {
+			hint += "-user"
+		}
+		fmt.Fprintln(stdout, setupHints[hint])
+		if !o.user {
+			if _, err := exec.LookPath("agentd"); err != nil {
+				fmt.Fprintf(stderr, "agentd setup: note: agentd is not on your PATH, so %s cannot start it: install it (README, Install), or use --user, which writes this agentd's full path\n", opts.Agent)
+			}
+		}
+	}
+	return 0
+}
+
+func describe(a setup.Action) string {
+	switch a {
+	case setup.Added:
+		return "added the agentd MCP server"
+	case setup.Already:
+		return "agentd is already set up"
+	case setup.Removed:
+		return "removed the agentd MCP server"
+	}
+	return "no agentd entry to remove"
+}

@@ -1,0 +1,439 @@
+// Package setup is `agentd setup AGENT` (README, "Use with your agent"): it
+// registers `agentd mcp` in a coding agent's own config file, in the format
+// that agent documents, and takes it out again.
+//
+//	claude  project .mcp.json              user ~/.claude.json          JSON mcpServers.agentd
+//	gemini  project .gemini/settings.json  user ~/.gemini/settings.json JSON mcpServers.agentd
+//	codex   project .codex/config.toml     user $CODEX_HOME/config.toml TOML [mcp_servers.agentd]
+//	cursor  project .cursor/mcp.json       user ~/.cursor/mcp.json      JSON mcpServers.agentd
+//
+// A file is merged, never replaced: every other key stays as it was (JSON
+// keys keep their order; a TOML file keeps its text, comments included, and
+// gets one table appended). Setting up twice changes nothing; a file that
+// exists but does not parse, or already has an agentd entry that setup did
+// not write, is refused and left untouched; removing takes out exactly the
+// entry setup writes (and the mcpServers object or the file when nothing
+// else is left in them). It imports only the standard library and
+// github.com/pelletier/go-toml/v2.
+package setup
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Agents are the agents setup knows, in the order the usage lists them.
+var Agents = []string{"claude", "gemini", "codex", "cursor"}
+
+// ServerName is the name agentd's entry has in every config file.
+const ServerName = "agentd"
+
+// Options say what to set up.
+type Options struct {
+	Agent     string // one of Agents
+	Workspace string // the project folder, absolute (project scope)
+	User      bool   // the user's config in Home instead of the project's
+	Home      string // the user's home folder (user scope)
+	CodexHome string // $CODEX_HOME; "" is Home/.codex
+	// Command is the program the agent starts: "agentd" on the PATH for a
+	// project file, which others share, or an absolute path.
+	Command string
+	Remove  bool // take the entry out instead
+}
+
+// Action is what a Change does.
+type Action string
+
+const (
+	Added   Action = "added"   // the entry was not there and is added
+	Already Action = "already" // the entry is there as setup writes it: nothing to do
+	Removed Action = "removed" // the entry is taken out
+	Absent  Action = "absent"  // nothing to remove
+)
+
+// Change is the planned edit of one config file.
+type Change struct {
+	Path   string
+	Action Action
+	Before []byte      // the file as it is; nil when it does not exist
+	After  []byte      // the file as it will be; nil when it is to be deleted (or does not exist)
+	mode   os.FileMode // of a new file
+	ownDir bool        // the file is in the agent's own folder (.gemini, ...), removed with it when empty
+}
+
+// Plan reads the agent's config file and works out the change, writing
+// nothing. Refusals (an unknown agent, a file that does not parse, an
+// agentd entry setup did not write) are errors that name the file and the
+// problem.
+func Plan(opts Options) (Change, error) {
+	path, err := configPath(opts)
+	if err != nil {
+		return Change{}, err
+	}
+	c := Change{Path: path, mode: 0o644, ownDir: filepath.Base(filepath.Dir(path)) == "."+opts.Agent}
+	if opts.User {
+		c.mode = 0o600
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		c.Before = data
+	case !errors.Is(err, os.ErrNotExist):
+		return c, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	want := entry(opts.Agent, opts.Command)
+	if opts.Agent == "codex" {
+		c.Action, c.After, err = planTOML(path, c.Before, want, opts.Remove)
+	} else {
+		c.Action, c.After, err = planJSON(path, c.Before, want, opts.Remove)
+	}
+	if err != nil {
+		return c, err
+	}
+	if c.Action == Already || c.Action == Absent {
+		c.After = c.Before
+	}
+	return c, nil
+}
+
+// Apply writes a planned change: the new file through a temporary file and
+// a rename (keeping the old file's mode; a new one gets 0600 in the home
+// folder and 0644 in a project), or deletes the file when nothing is left
+// in it, and then the agent's folder (.gemini, .codex, .cursor) when that is
+// empty. Already and Absent write nothing.
+func (c Change) Apply() error {
+	switch {
+	case c.Action == Already || c.Action == Absent:
+		return nil
+	case c.After == nil:
+		if err := os.Remove(c.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if c.ownDir {
+			os.Remove(filepath.Dir(c.Path)) // only when empty: .gemini, .codex, .cursor
+		}
+		return nil
+	}
+	mode := c.mode
+	if fi, err := os.Stat(c.Path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	dir := filepath.Dir(c.Path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(c.Path)+".agentd-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(c.After); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), c.Path)
+}
+
+// configPath is the agent's config file for the scope of opts.
+func configPath(opts Options) (string, error) {
+	base := opts.Workspace
+	if opts.User {
+		base = opts.Home
+	}
+	if !filepath.IsAbs(base) {
+		return "", fmt.Errorf("setup: folder %q is not absolute", base)
+	}
+	switch opts.Agent {
+	case "claude":
+		if opts.User {
+			return filepath.Join(base, ".claude.json"), nil
+		}
+		return filepath.Join(base, ".mcp.json"), nil
+	case "gemini":
+		return filepath.Join(base, ".gemini", "settings.json"), nil
+	case "codex":
+		if opts.User && opts.CodexHome != "" {
+			return filepath.Join(opts.CodexHome, "config.toml"), nil
+		}
+		return filepath.Join(base, ".codex", "config.toml"), nil
+	case "cursor":
+		return filepath.Join(base, ".cursor", "mcp.json"), nil
+	}
+	return "", fmt.Errorf("unknown agent %q: use one of %s", opts.Agent, strings.Join(Agents, ", "))
+}
+
+// entry is agentd's server entry as the agent documents it.
+func entry(agent, command string) object {
+	var e object
+	if agent == "claude" {
+		e.set("type", mustJSON("stdio"))
+	}
+	e.set("command", mustJSON(command))
+	e.set("args", mustJSON([]string{"mcp"}))
+	return e
+}
+
+// same compares an entry read from a file with the one setup writes, as
+// JSON values.
+func same(got any, want object) bool {
+	var a, b any
+	ga, err1 := json.Marshal(got)
+	wb, err2 := json.Marshal(want)
+	if err1 != nil || err2 != nil || json.Unmarshal(ga, &a) != nil || json.Unmarshal(wb, &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func notOurs(path, key string) error {
+	return fmt.Errorf("%s already has an %s entry that agentd setup did not write: changed nothing; edit or delete that entry by hand, then run agentd setup again", path, key)
+}
+
+// planJSON edits mcpServers.agentd of a JSON config file.
+func planJSON(path string, before []byte, want object, remove bool) (Action, []byte, error) {
+	var top object
+	if len(bytes.TrimSpace(before)) > 0 {
+		if err := json.Unmarshal(before, &top); err != nil {
+			return "", nil, fmt.Errorf("%s is not a JSON object (%v): changed nothing; fix or move the file, then run agentd setup again", path, err)
+		}
+	}
+	var servers object
+	if raw, ok := top.get("mcpServers"); ok {
+		if err := json.Unmarshal(raw, &servers); err != nil {
+			return "", nil, fmt.Errorf("%s: \"mcpServers\" is not an object: changed nothing; fix the file, then run agentd setup again", path)
+		}
+	}
+	raw, has := servers.get(ServerName)
+	var cur any
+	if has && (json.Unmarshal(raw, &cur) != nil || !same(cur, want)) {
+		return "", nil, notOurs(path, "mcpServers."+ServerName)
+	}
+	switch {
+	case remove && !has:
+		return Absent, nil, nil
+	case !remove && has:
+		return Already, nil, nil
+	case remove:
+		servers.remove(ServerName)
+		if len(servers.keys) == 0 {
+			top.remove("mcpServers")
+		} else {
+			top.set("mcpServers", mustJSON(servers))
+		}
+		if len(top.keys) == 0 {
+			return Removed, nil, nil
+		}
+		return Removed, indented(top), nil
+	}
+	servers.set(ServerName, mustJSON(want))
+	top.set("mcpServers", mustJSON(servers))
+	return Added, indented(top), nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil { // our own values: a bug
+		panic(err)
+	}
+	return b
+}
+
+func indented(o object) []byte {
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return append(b, '\n')
+}
+
+// object is a JSON object that keeps its keys in order and its values as
+// they were written.
+type object struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+func (o *object) get(k string) (json.RawMessage, bool) {
+	v, ok := o.vals[k]
+	return v, ok
+}
+
+func (o *object) set(k string, v json.RawMessage) {
+	if o.vals == nil {
+		o.vals = map[string]json.RawMessage{}
+	}
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) remove(k string) {
+	delete(o.vals, k)
+	o.keys = slices.DeleteFunc(o.keys, func(s string) bool { return s == k })
+}
+
+func (o *object) UnmarshalJSON(data []byte) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return errors.New("not an object")
+	}
+	*o = object{vals: map[string]json.RawMessage{}}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return err
+		}
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return err
+		}
+		o.set(t.(string), v)
+	}
+	if _, err := d.Token(); err != nil {
+		return err
+	}
+	if _, err := d.Token(); err == nil {
+		return errors.New("more after the object")
+	}
+	return nil
+}
+
+func (o object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(o.vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// tomlHeader is the table setup appends to a Codex config file.
+const tomlHeader = "[mcp_servers." + ServerName + "]"
+
+// planTOML edits [mcp_servers.agentd] of a Codex config file as text, so
+// that every other line (comments, order, spacing) stays as it is; the
+// result is parsed again before it is accepted.
+func planTOML(path string, before []byte, want object, remove bool) (Action, []byte, error) {
+	var command string
+	if err := json.Unmarshal(want.vals["command"], &command); err != nil {
+		panic(err)
+	}
+	cur, has, err := tomlEntry(before)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s is not valid TOML (%v): changed nothing; fix or move the file, then run agentd setup again", path, err)
+	}
+	if has && !same(cur, want) {
+		return "", nil, notOurs(path, "mcp_servers."+ServerName)
+	}
+	switch {
+	case remove && !has:
+		return Absent, nil, nil
+	case !remove && has:
+		return Already, nil, nil
+	case remove:
+		after, ok := cutTOMLTable(before)
+		if !ok {
+			return "", nil, fmt.Errorf("%s has the %s entry in another form than the %s table agentd setup writes: changed nothing; delete it by hand", path, ServerName, tomlHeader)
+		}
+		if _, still, err := tomlEntry(after); err != nil || still {
+			return "", nil, fmt.Errorf("%s: taking out %s would leave the file broken: changed nothing; delete it by hand", path, tomlHeader)
+		}
+		if len(bytes.TrimSpace(after)) == 0 {
+			return Removed, nil, nil
+		}
+		return Removed, after, nil
+	}
+	var b bytes.Buffer
+	b.Write(before)
+	if len(before) > 0 {
+		if !bytes.HasSuffix(before, []byte("\n")) {
+			b.WriteByte('\n')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(tomlHeader + "\n")
+	b.WriteString(fmt.Sprintf("command = %s\n", tomlString(command)))
+	b.WriteString("args = [\"mcp\"]\n")
+	got, ok, err := tomlEntry(b.Bytes())
+	if err != nil || !ok || !same(got, want) {
+		return "", nil, fmt.Errorf("%s: cannot add a %s table to it (it defines mcp_servers in a way a table cannot extend): changed nothing; add the entry by hand", path, tomlHeader)
+	}
+	return Added, b.Bytes(), nil
+}
+
+// tomlEntry parses a TOML file and returns mcp_servers.agentd when it has one.
+func tomlEntry(data []byte) (any, bool, error) {
+	var doc map[string]any
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		return nil, false, err
+	}
+	servers, ok := doc["mcp_servers"].(map[string]any)
+	if !ok {
+		return nil, false, nil
+	}
+	e, ok := servers[ServerName]
+	return e, ok, nil
+}
+
+// tomlString is s as a TOML basic string (JSON's escapes are TOML's).
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// cutTOMLTable removes the [mcp_servers.agentd] table: its header line, the
+// lines up to the next table header or the end, and the one blank line
+// setup put before it. false when there is no such header line.
+func cutTOMLTable(data []byte) ([]byte, bool) {
+	lines := strings.SplitAfter(string(data), "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.TrimSpace(l) == tomlHeader {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return nil, false
+	}
+	end := start + 1
+	for end < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[end]), "[") {
+		end++
+	}
+	// Blank lines at the end of the table belong to what follows.
+	for end > start+1 && strings.TrimSpace(lines[end-1]) == "" && end < len(lines) {
+		end--
+	}
+	if start > 0 && strings.TrimSpace(lines[start-1]) == "" {
+		start--
+	}
+	return []byte(strings.Join(append(lines[:start:start], lines[end:]...), "")), true
+}

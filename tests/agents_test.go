@@ -1,0 +1,310 @@
+package tests
+
+// Real coding agents, offline: Claude Code and Gemini CLI (installed by
+// tests/agents/ci.sh) run their whole agent loop on scripted model output,
+// with agentd wired in by `agentd setup`. Skipped unless AGENTD_AGENTS names
+// the folder that holds their node_modules.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// agentLimit bounds one agent run.
+const agentLimit = 3 * time.Minute
+
+// agentsDir is AGENTD_AGENTS, or the test is skipped.
+func agentsDir(t *testing.T) string {
+	dir := os.Getenv("AGENTD_AGENTS")
+	if dir == "" {
+		t.Skip("AGENTD_AGENTS is not set: tests/agents/ci.sh installs the agents and runs these tests")
+	}
+	return dir
+}
+
+// agentEnv is a test env for an agent: a git repository as the workspace,
+// a private home, agentd on the PATH, and the state directory where the
+// agent's `agentd mcp` (started with no flags) looks for it, so that it
+// shares the daemon of the env's LSP clients.
+type agentEnv struct {
+	*env
+	home string
+}
+
+func newAgentEnv(t *testing.T) *agentEnv {
+	e := newEnv(t)
+	base := filepath.Dir(e.stateDir)
+	e.stateDir = filepath.Join(base, "xdg-state", "agentd") // $XDG_STATE_HOME/agentd of agentEnviron
+	a := &agentEnv{env: e, home: filepath.Join(base, "home")}
+	for _, d := range []string{filepath.Join(e.ws, ".git"), a.home} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
+// environ is the agents' environment: later entries win over e.environ's.
+func (a *agentEnv) environ(extra ...string) []string {
+	return append(append(a.env.environ(), []string{
+		"HOME=" + a.home,
+		"XDG_STATE_HOME=" + filepath.Dir(a.stateDir),
+		"XDG_CONFIG_HOME=" + filepath.Join(a.home, ".config"),
+		"XDG_CACHE_HOME=" + filepath.Join(a.home, ".cache"),
+		"PATH=" + filepath.Dir(agentdBin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"NO_COLOR=1",
+		"CI=1",
+	}...), extra...)
+}
+
+// run runs an agent's command line in the workspace and returns its output.
+func (a *agentEnv) run(env []string, name string, args ...string) string {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), agentLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env = a.ws, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		a.t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (a *agentEnv) setup(agent string) {
+	a.t.Helper()
+	cmd := a.command("setup", agent)
+	cmd.Dir, cmd.Env = a.ws, a.environ()
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "added") {
+		a.t.Fatalf("agentd setup %s: %v %s", agent, err, out)
+	}
+}
+
+// checkOutcome checks what the scripted model did through agentd: the
+// editor's client got the model's todo list and goal as they were written,
+// and the state holds them.
+func (a *agentEnv) checkOutcome(lc *client) {
+	a.t.Helper()
+	if n := lc.awaitTodo(a.ws, "read the code"); n.Actor != "model" || len(n.Items) != 2 {
+		a.t.Errorf("editor's todoChanged = %+v, want the model's two items", n)
+	}
+	if gc := lc.awaitGoal("create"); gc.Change.Actor != "model" || gc.Goal == nil || gc.Goal.Objective != "ship the parser" {
+		a.t.Errorf("editor's goalChanged = %+v, want the model's goal", gc)
+	}
+	out, stderr, code := a.cli("state", "--json", "--workspace", a.ws)
+	var st state
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Todos.Items) != 2 || !strings.Contains(string(st.Goal), `"ship the parser"`) {
+		a.t.Errorf("agentd state after the agent: %s %s", out, stderr)
+	}
+}
+
+// The scripted model's two tool calls.
+var (
+	scriptTodos = map[string]any{"todos": []item{{"read the code", "in_progress"}, {"write the parser", "pending"}}}
+	scriptGoal  = map[string]any{"objective": "ship the parser", "completionCriterion": "go test ./parser passes"}
+)
+
+// TestRealClaudeCode: after `agentd setup claude`, `claude mcp list` shows
+// agentd connected, and `claude -p` on a scripted Messages API calls
+// TodoList and CreateGoal through agentd mcp; an editor's LSP client sees
+// both live.
+func TestRealClaudeCode(t *testing.T) {
+	claude := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
+	a := newAgentEnv(t)
+	api := newScriptedAnthropic(t)
+	a.setup("claude")
+	// Accept the folder's trust dialog and the project's .mcp.json server,
+	// as a user does once at the first interactive start.
+	claudeJSON, _ := json.Marshal(map[string]any{"projects": map[string]any{a.ws: map[string]any{
+		"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"agentd"}}}})
+	if err := os.WriteFile(filepath.Join(a.home, ".claude.json"), claudeJSON, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, lc := a.forwarder()
+	lc.initialize(nil, a.ws)
+	// ENABLE_TOOL_SEARCH=false offers MCP tools to the model directly
+	// instead of behind Claude Code's ToolSearch tool, so the script needs
+	// no search step.
+	env := a.environ("ANTHROPIC_BASE_URL="+api.url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false")
+
+	if out := a.run(env, claude, "mcp", "list"); !strings.Contains(out, "agentd") || !strings.Contains(out, "Connected") {
+		t.Fatalf("claude mcp list:\n%s", out)
+	}
+	out := a.run(env, claude, "-p", "Plan the parser work and set the goal.", "--allowedTools", "mcp__agentd")
+	if !strings.Contains(out, "All set") {
+		t.Errorf("claude -p output:\n%s", out)
+	}
+	a.checkOutcome(lc)
+	results := api.toolResults()
+	if len(results) != 2 || !strings.Contains(results[0], "[in_progress] read the code") || !strings.Contains(results[1], "ship the parser") {
+		t.Errorf("tool results the model got: %q", results)
+	}
+}
+
+// scriptedAnthropic is a small Messages API (server-sent events) on
+// 127.0.0.1: a request that offers agentd's tools gets, by how many
+// assistant turns it already holds, a TodoList call, a CreateGoal call,
+// then a closing text; any other request (titles and the like) gets text.
+type scriptedAnthropic struct {
+	t   *testing.T
+	url string
+
+	mu      sync.Mutex
+	results []string // tool_result texts of the last request, in order
+}
+
+func newScriptedAnthropic(t *testing.T) *scriptedAnthropic {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &scriptedAnthropic{t: t, url: "http://" + ln.Addr().String()}
+	srv := &http.Server{Handler: http.HandlerFunc(s.serve)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return s
+}
+
+func (s *scriptedAnthropic) toolResults() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.results...)
+}
+
+type anthropicRequest struct {
+	Tools []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+func (s *scriptedAnthropic) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		http.NotFound(w, r)
+		return
+	}
+	var req anthropicRequest
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	offered := false
+	for _, tl := range req.Tools {
+		offered = offered || tl.Name == "mcp__agentd__TodoList"
+	}
+	turns := 0
+	var results []string
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			turns++
+		}
+		var blocks []struct {
+			Type    string          `json:"type"`
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(m.Content, &blocks) == nil {
+			for _, b := range blocks {
+				if b.Type == "tool_result" {
+					results = append(results, string(b.Content))
+				}
+			}
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	ev := &sseWriter{w: bufio.NewWriter(w)}
+	ev.send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": fmt.Sprintf("msg_%d", turns), "type": "message", "role": "assistant", "model": "claude-scripted",
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}})
+	switch {
+	case offered && turns < 2:
+		s.mu.Lock()
+		s.results = results
+		s.mu.Unlock()
+		name, input := "mcp__agentd__TodoList", scriptTodos
+		if turns == 1 {
+			name, input = "mcp__agentd__CreateGoal", scriptGoal
+		}
+		in, _ := json.Marshal(input)
+		ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", turns), "name": name, "input": map[string]any{}}})
+		ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}})
+		ev.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+		ev.send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "tool_use", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
+	default:
+		if offered {
+			s.mu.Lock()
+			s.results = results
+			s.mu.Unlock()
+		}
+		ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+		ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": "All set: the plan is in the todo list and the goal is recorded."}})
+		ev.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+		ev.send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 12}})
+	}
+	ev.send("message_stop", map[string]any{"type": "message_stop"})
+	ev.w.Flush()
+}
+
+type sseWriter struct{ w *bufio.Writer }
+
+func (e *sseWriter) send(event string, data any) {
+	b, _ := json.Marshal(data)
+	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", event, b)
+}
+
+// TestRealGeminiCLI: after `agentd setup gemini` (in a trusted folder),
+// `gemini -p` with scripted model output (--fake-responses) calls TodoList
+// and CreateGoal through agentd mcp; an editor's LSP client sees both live.
+func TestRealGeminiCLI(t *testing.T) {
+	gemini := filepath.Join(agentsDir(t), "node_modules", ".bin", "gemini")
+	a := newAgentEnv(t)
+	a.setup("gemini")
+	trusted, _ := json.Marshal(map[string]string{a.ws: "TRUST_FOLDER"})
+	if err := os.MkdirAll(filepath.Join(a.home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(a.home, ".gemini", "trustedFolders.json"), trusted, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	call := func(name string, args any) map[string]any {
+		return map[string]any{"functionCall": map[string]any{"name": "mcp_agentd_" + name, "args": args}}
+	}
+	text := map[string]any{"text": "All set: the plan is in the todo list and the goal is recorded."}
+	var lines []string
+	for _, part := range []map[string]any{call("TodoList", scriptTodos), call("CreateGoal", scriptGoal), text, text, text} {
+		line, _ := json.Marshal(map[string]any{"method": "generateContentStream", "response": []any{map[string]any{
+			"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP"}},
+			"usageMetadata": map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+		}}})
+		lines = append(lines, string(line))
+	}
+	fake := filepath.Join(a.home, "fake-responses.jsonl")
+	if err := os.WriteFile(fake, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, lc := a.forwarder()
+	lc.initialize(nil, a.ws)
+	env := a.environ("GEMINI_API_KEY=dummy")
+	out := a.run(env, gemini, "-m", "gemini-2.5-flash", "-p", "Plan the parser work and set the goal.", "--fake-responses", fake, "--yolo")
+	if !strings.Contains(out, "All set") {
+		t.Errorf("gemini -p output:\n%s", out)
+	}
+	a.checkOutcome(lc)
+}
