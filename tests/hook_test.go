@@ -339,19 +339,17 @@ func TestHookNeverBreaksTheAgent(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
 		go func() {
+			var held []net.Conn // read nothing, answer nothing
 			for {
 				c, err := l.Accept()
 				if err != nil {
+					for _, c := range held {
+						c.Close()
+					}
 					return
 				}
-				held = append(held, c) // read nothing, answer nothing
+				held = append(held, c)
 			}
 		}()
 		start := time.Now()
