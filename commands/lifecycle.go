@@ -16,6 +16,10 @@ type turnBeginArgs struct {
 	Common
 	TurnID string      `json:"turnId"`
 	Origin goal.Origin `json:"origin"`
+	// Detached: the turn outlives the connection that began it (a host
+	// that connects once per event, agentd hook); it is never abandoned
+	// when that connection closes, only ended by agentd.turn.end.
+	Detached bool `json:"detached"`
 }
 
 type stepBeginArgs struct {
@@ -82,7 +86,7 @@ func requireTurnID(cmd, id string) error {
 }
 
 var lifecycleCommands = []Command{
-	def("agentd.turn.begin", "`turnId`, `origin` (`user`/`continuation`/`resume`)", "Starts a turn; `{goalDriven, goal}` (RUNTIME.md §2.4).", true,
+	def("agentd.turn.begin", "`turnId`, `origin` (`user`/`continuation`/`resume`), `detached?`", "Starts a turn; `{goalDriven, goal}` (RUNTIME.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md).", true,
 		func(ctx context.Context, c *call, a *turnBeginArgs) (any, error) {
 			if err := requireTurnID("agentd.turn.begin", a.TurnID); err != nil {
 				return nil, err
@@ -90,12 +94,17 @@ var lifecycleCommands = []Command{
 			var res goal.TurnBegin
 			_, err := c.updateGoal(func(g *goal.State) (cs []goal.Change, err error) {
 				res, err = g.BeginTurn(a.TurnID, a.Origin, c.agent, c.svc.now())
+				if err == nil && a.Detached {
+					g.Detach(a.TurnID)
+				}
 				return res.Changes, err
 			})
 			if err != nil {
 				return nil, err
 			}
-			c.client.trackTurn(c.folder.ws, c.session, a.TurnID)
+			if !a.Detached {
+				c.client.trackTurn(c.folder.ws, c.session, a.TurnID)
+			}
 			return TurnBeginResult{GoalDriven: res.GoalDriven, Goal: res.Goal}, nil
 		}),
 	def("agentd.step.begin", "`turnId`", "Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder).", true,

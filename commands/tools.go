@@ -96,7 +96,7 @@ var toolCommands = []Command{
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
 			return map[string]any{"tools": Tools()}, nil
 		}),
-	def("agentd.callTool", "`name`, `input` (object), `turnId?`", "Runs a tool as the model; returns `ToolResult` (refusals are `isError: true`).", true,
+	def("agentd.callTool", "`name`, `input` (object), `turnId?`", "Runs a tool as the model; returns `ToolResult` (refusals are `isError: true`). Without `turnId` the call belongs to the session's open turn of the agent, if any.", true,
 		func(ctx context.Context, c *call, a *callToolArgs) (any, error) {
 			t, err := toolNamed(a.Name)
 			if err != nil {
@@ -106,16 +106,20 @@ var toolCommands = []Command{
 			if err != nil {
 				return nil, err
 			}
-			if a.TurnID != "" {
-				s, err := c.folder.ws.View(c.session)
-				if err != nil {
-					return nil, err
-				}
-				if s.Goal.InGraceStep(a.TurnID) {
-					return goal.GraceStepRefusal(t.describe(input).Description), nil
-				}
+			s, err := c.folder.ws.View(c.session)
+			if err != nil {
+				return nil, err
 			}
-			return t.run(ctx, c, input, a.TurnID)
+			turnID := a.TurnID
+			if turnID == "" {
+				// A host that cannot name the turn (an MCP client) calls
+				// within the session's open turn (docs/hooks.md).
+				turnID = s.Goal.OpenTurn(c.agent)
+			}
+			if turnID != "" && s.Goal.InGraceStep(turnID) {
+				return goal.GraceStepRefusal(t.describe(input).Description), nil
+			}
+			return t.run(ctx, c, input, turnID)
 		}),
 	def("agentd.describeTool", "`name`, `input`", "`{description, display?}` for a host's UI, without running the tool.", false,
 		func(ctx context.Context, c *call, a *describeToolArgs) (any, error) {
@@ -178,6 +182,15 @@ var todoTool = tool{
 		return ToolResult{Output: plan.Output(s.Todos), Description: desc}, nil
 	},
 }
+
+// CodeUnsupportedAgent is the code of a goal tool called by a subagent
+// (RUNTIME.md §2.8).
+const CodeUnsupportedAgent = goal.CodeUnsupportedAgent
+
+// GraceStepRefusal is the answer to a tool call made during a grace step
+// (RUNTIME.md §2.4), for a host that runs that tool itself (agentd hook
+// refuses the agent's own tools with it); description is the tool's.
+func GraceStepRefusal(description string) ToolResult { return goal.GraceStepRefusal(description) }
 
 // refusal is a model-facing refusal (PROTOCOL.md §3: inside agentd.callTool a
 // refusal is a normal result with isError).

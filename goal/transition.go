@@ -259,7 +259,9 @@ func (s *State) noteActivated(turnID string) {
 // processes apart, and a process ends its client's turns when the client
 // goes): they are ended. When one of them was a main-agent turn driving the
 // active goal, the agent went away mid-work and the goal is paused (actor
-// runtime). A goal that no turn was driving is left as it is. Either way
+// runtime). A goal that no turn was driving is left as it is. A detached
+// turn (Turn.Detached) stays live: its agent drives it through whichever
+// agentd process runs, so its going away says nothing of the agent's. Either way
 // the goal's clock is taken over first (Adopt), so the time after the
 // earlier process's last call is not counted. An outstanding continuation
 // is dropped.
@@ -268,7 +270,7 @@ func (s *State) RecoverAfterRestart(now Instant, lastSeen time.Time) []Change {
 	driven := false
 	for i := range s.Turns {
 		t := &s.Turns[i]
-		if t.Ended {
+		if t.Ended || t.Detached {
 			continue
 		}
 		if t.isMain() && s.drivenGoal(t) != nil {

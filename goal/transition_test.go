@@ -370,6 +370,28 @@ func TestRecoverAfterRestart(t *testing.T) {
 			t.Errorf("wall clock: got %d, want 65000 (to the last call, then on in the new process)", got)
 		}
 	})
+	t.Run("detached turn live", func(t *testing.T) {
+		// A turn an agent's hooks drive outlives the agentd process: the
+		// next process finds it live, leaves it live and the goal active,
+		// and the agent's next step and turn end count on it.
+		c := newClock()
+		s := withGoal(t, c)
+		beginTurn(t, s, "hooked", c.now())
+		s.Detach("hooked")
+		step(t, s, "hooked", 5, FinishToolCalls, c.advance(time.Second))
+		if changes := s.RecoverAfterRestart(c.restart(time.Minute), c.wall); changes != nil || s.Goal.Status != Active || s.OpenTurn("") != "hooked" {
+			t.Fatalf("restart with a detached turn live: changes %v, status %s, open turn %q; want no change, active, the turn live", changes, s.Goal.Status, s.OpenTurn(""))
+		}
+		step(t, s, "hooked", 7, FinishStop, c.advance(time.Second))
+		endTurn(t, s, "hooked", OutcomeCompleted, c.now())
+		if g := s.Snapshot(c.now()); g.TurnsUsed != 1 || g.TokensUsed != 12 {
+			t.Errorf("usage after the restart: %d turns, %d tokens; want 1 turn, 12 tokens", g.TurnsUsed, g.TokensUsed)
+		}
+		s.Detach("hooked") // ended: left alone
+		if s.Turns[0].Detached != true || !s.Turns[0].Ended {
+			t.Errorf("turn record %+v", s.Turns[0])
+		}
+	})
 	t.Run("a paused goal's turn", func(t *testing.T) {
 		c := newClock()
 		s := withGoal(t, c)

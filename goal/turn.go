@@ -72,6 +72,10 @@ type Turn struct {
 	GraceGiven   bool   `json:"graceGiven,omitempty"` // the one grace step was granted
 	InGrace      bool   `json:"inGrace,omitempty"`    // the grace step is due or running
 	Ended        bool   `json:"ended,omitempty"`
+	// Detached: the turn is driven from outside any agentd connection (an
+	// agent's hooks, docs/hooks.md): no connection's end ends it, and a
+	// restart of agentd leaves it live (RecoverAfterRestart).
+	Detached bool `json:"detached,omitempty"`
 
 	LastStepBegin stepBeginRecord `json:"lastStepBegin"`
 	LastStepEnd   stepEndRecord   `json:"lastStepEnd"`
@@ -344,6 +348,30 @@ func (s *State) MainStepOpen() bool {
 		}
 	}
 	return false
+}
+
+// Detach marks the live turn turnID as driven from outside any agentd
+// connection (Turn.Detached). An unknown or ended turn is left alone.
+func (s *State) Detach(turnID string) {
+	if t := s.turn(turnID); t != nil && !t.Ended {
+		t.Detached = true
+	}
+}
+
+// OpenTurn returns the id of the newest live (not ended) turn of agent
+// ("" is MainAgent), or "" when it has none: the session's open turn, which
+// a tool call that names no turn belongs to (an MCP client's call while a
+// hook-driven turn runs, docs/hooks.md).
+func (s *State) OpenTurn(agent string) string {
+	if agent == "" {
+		agent = MainAgent
+	}
+	for i := len(s.Turns) - 1; i >= 0; i-- {
+		if t := &s.Turns[i]; !t.Ended && t.Agent == agent {
+			return t.ID
+		}
+	}
+	return ""
 }
 
 // InGraceStep reports whether turnID is in its grace step (granted by the

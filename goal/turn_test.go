@@ -597,3 +597,28 @@ func TestTurnBudgetSetDuringLastTurn(t *testing.T) {
 		t.Errorf("status after the last turn: %s", s.Status())
 	}
 }
+
+// TestOpenTurn: the session's open turn of an agent is its newest turn not
+// ended; ended turns and other agents' turns are not it.
+func TestOpenTurn(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	if got := s.OpenTurn(""); got != "" {
+		t.Fatalf("OpenTurn with no turn = %q, want none", got)
+	}
+	beginTurn(t, s, "t1", c.now())
+	if _, err := s.BeginTurn("sub", OriginUser, "helper", c.now()); err != nil {
+		t.Fatal(err)
+	}
+	beginTurn(t, s, "t2", c.now())
+	for agent, want := range map[string]string{"": "t2", MainAgent: "t2", "helper": "sub", "other": ""} {
+		if got := s.OpenTurn(agent); got != want {
+			t.Errorf("OpenTurn(%q) = %q, want %q", agent, got, want)
+		}
+	}
+	step(t, s, "t2", 1, FinishStop, c.now())
+	endTurn(t, s, "t2", OutcomeCompleted, c.now())
+	if got := s.OpenTurn(MainAgent); got != "t1" {
+		t.Errorf("after t2 ended: OpenTurn = %q, want t1", got)
+	}
+}

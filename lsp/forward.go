@@ -129,6 +129,13 @@ func lockFile(ctx context.Context, path string, wait time.Duration) (unlock func
 	return func() { f.Close() }, nil // closing the file releases the lock
 }
 
+// LockFile takes an exclusive flock on path, waiting at most wait; the
+// returned func releases it. For adapters that keep small files beside the
+// state (agentd hook's cursors).
+func LockFile(ctx context.Context, path string, wait time.Duration) (unlock func(), err error) {
+	return lockFile(ctx, path, wait)
+}
+
 // errLockHeld: another process kept the lock for the whole wait.
 var errLockHeld = errors.New("lock held by another process")
 

@@ -64,6 +64,7 @@ const (
 type Change struct {
 	Path   string
 	Action Action
+	What   string      // what setup writes in the file, for messages ("the agentd MCP server")
 	Before []byte      // the file as it is; nil when it does not exist
 	After  []byte      // the file as it will be; nil when it is to be deleted (or does not exist)
 	mode   os.FileMode // of a new file

@@ -23,8 +23,9 @@ var importRules = map[string][]string{
 	"commands":   {module + "todo", module + "goal", module + "reminder", module + "workspace"},
 	"lsp":        {module + "commands", module + "workspace", "go.lsp.dev/"},
 	"mcpserver":  {module + "lsp", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
+	"hook":       {module + "lsp", module + "commands", module + "workspace"},
 	"setup":      {"github.com/pelletier/go-toml/v2"},
-	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "setup", module + "commands", module + "workspace"},
+	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "workspace"},
 }
 
 // testOnly may also be imported by _test.go files of any package.

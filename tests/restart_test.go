@@ -139,6 +139,44 @@ func TestRestartRuleKilledMidTurn(t *testing.T) {
 	}
 }
 
+// TestRestartLeavesDetachedTurnLive: a turn begun with detached (what
+// agentd hook does) belongs to the agent, not to an agentd process: killed
+// in the middle of it, the next agentd leaves the goal active and the turn
+// live, and the agent's next step and turn end count on it.
+func TestRestartLeavesDetachedTurnLive(t *testing.T) {
+	e := newEnv(t)
+	p := e.start()
+	a := p.connect()
+	a.initialize(nil, e.ws)
+	a.mustExec("agentd.goal.create", map[string]any{"objective": "hook-driven work"}, nil)
+	var begun struct{ GoalDriven bool }
+	a.mustExec("agentd.turn.begin", map[string]any{"turnId": "hooked", "origin": "user", "detached": true}, &begun)
+	if !begun.GoalDriven {
+		t.Fatal("turn is not goal-driven")
+	}
+	h := &host{c: a}
+	h.beginStep("hooked")
+	h.endStep("hooked", 100, "tool_calls")
+	p.cmd.Process.Kill()
+	p.waitExit()
+
+	c := e.start().connect()
+	c.initialize(nil, e.ws)
+	if g := c.goal(); g.Status != "active" || g.TurnsUsed != 1 || g.TokensUsed != 100 {
+		t.Fatalf("goal after the restart: %+v, want active with its usage", g)
+	}
+	h = &host{c: c}
+	h.beginStep("hooked")
+	h.endStep("hooked", 20, "stop")
+	h.endTurn("hooked", "completed")
+	if g := c.goal(); g.Status != "active" || g.TurnsUsed != 1 || g.TokensUsed != 120 {
+		t.Fatalf("goal after the turn ended: %+v, want 1 turn and 120 tokens", g)
+	}
+	if kinds := c.historyKinds(); count(kinds, "goal.pause") != 0 {
+		t.Fatalf("history %v has a pause", kinds)
+	}
+}
+
 // TestRestartAfterDisconnectMidTurn: a stdio server whose client closes its
 // pipe in the middle of a goal-driven turn pauses the goal itself, as on any
 // disconnect; the turn is ended then, so the next process finds no live

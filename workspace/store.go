@@ -295,6 +295,13 @@ func (r *Registry) ensureFolderInfo(w *Workspace, now time.Time) {
 	}
 }
 
+// WriteJSONAtomic writes v as JSON to path through a temporary file and a
+// rename (see writeJSONAtomic), for files kept beside the state (agentd
+// hook's cursors).
+func WriteJSONAtomic(path string, v any, durable bool) error {
+	return writeJSONAtomic(path, v, durable)
+}
+
 // writeJSONAtomic writes v as JSON to path through a temporary file and a
 // rename, so a reader never sees a partial file. durable adds an fsync
 // before the rename; owner.json, advisory and rewritten at every open, skips

@@ -54,6 +54,8 @@ Usage:
   agentd mcp [--remote=auto|off|unix:PATH]
                                         MCP server on stdin/stdout for coding agents: the
                                         tools, the state as resources, a goal prompt
+  agentd hook claude|gemini|codex       run one agent hook event (stdin to stdout): turns,
+                                        steps, reminders and goal continuation inside the agent
   agentd setup claude|gemini|codex|cursor [--user] [--print] [--remove]
                                         register agentd mcp in that agent's config (the
                                         project's; --user: yours) or take it out
@@ -188,6 +190,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runSimulate(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "mcp":
 		return runMCP(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
+	case "hook":
+		return runHook(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
 	case "setup":
 		return runSetup(o, stateDir, pos, stdout, stderr)
 	}

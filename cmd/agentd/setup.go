@@ -22,7 +22,7 @@ var setupHints = map[string]string{
 	"claude-user": "Claude Code starts agentd in every folder; `claude mcp list` shows it.",
 	"gemini":      "Gemini CLI reads .gemini/settings.json in trusted folders only: trust this folder when it asks; /mcp shows agentd.",
 	"gemini-user": "Gemini CLI starts agentd in every folder; /mcp shows it.",
-	"codex":       "Codex reads .codex/config.toml in trusted projects only; `codex mcp list` shows agentd.",
+	"codex":       "Codex reads .codex/config.toml and .codex/hooks.json in trusted projects only, and runs new hooks once you trust them; `codex mcp list` shows agentd.",
 	"codex-user":  "Codex starts agentd in every project; `codex mcp list` shows it.",
 	"cursor":      "Cursor lists agentd under Settings, MCP: enable it there.",
 	"cursor-user": "Cursor lists agentd under Settings, MCP: enable it there.",
@@ -55,7 +55,7 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 		}
 		opts.Workspace = folder
 	}
-	c, err := setup.Plan(opts)
+	changes, err := setup.PlanAll(opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd setup %s: %v\n", opts.Agent, err)
 		if strings.HasPrefix(err.Error(), "unknown agent") {
@@ -64,22 +64,28 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 		return 1
 	}
 	if o.print {
-		switch {
-		case c.After == nil:
-			fmt.Fprintf(stdout, "# %s: would be removed (nothing else is left in it)\n", c.Path)
-		case c.Action == setup.Already || c.Action == setup.Absent:
-			fmt.Fprintf(stdout, "# %s: unchanged (%s)\n%s", c.Path, describe(c.Action), c.After)
-		default:
-			fmt.Fprintf(stdout, "# %s: would be written as\n%s", c.Path, c.After)
+		for _, c := range changes {
+			switch {
+			case c.After == nil:
+				fmt.Fprintf(stdout, "# %s: would be removed (nothing else is left in it)\n", c.Path)
+			case c.Action == setup.Already || c.Action == setup.Absent:
+				fmt.Fprintf(stdout, "# %s: unchanged (%s)\n%s", c.Path, describe(c), c.After)
+			default:
+				fmt.Fprintf(stdout, "# %s: would be written as\n%s", c.Path, c.After)
+			}
 		}
 		return 0
 	}
-	if err := c.Apply(); err != nil {
-		fmt.Fprintf(stderr, "agentd setup %s: writing %s: %v\n", opts.Agent, c.Path, err)
-		return 1
+	added := false
+	for _, c := range changes {
+		if err := c.Apply(); err != nil {
+			fmt.Fprintf(stderr, "agentd setup %s: writing %s: %v\n", opts.Agent, c.Path, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s: %s\n", c.Path, describe(c))
+		added = added || c.Action == setup.Added
 	}
-	fmt.Fprintf(stdout, "%s: %s\n", c.Path, describe(c.Action))
-	if c.Action == setup.Added {
+	if added {
 		hint := opts.Agent
 		if o.user {
 			hint += "-user"
@@ -94,14 +100,14 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 	return 0
 }
 
-func describe(a setup.Action) string {
-	switch a {
+func describe(c setup.Change) string {
+	switch c.Action {
 	case setup.Added:
-		return "added the agentd MCP server"
+		return "added " + c.What
 	case setup.Already:
 		return "agentd is already set up"
 	case setup.Removed:
-		return "removed the agentd MCP server"
+		return "removed " + c.What
 	}
 	return "no agentd entry to remove"
 }

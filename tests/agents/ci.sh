@@ -4,10 +4,12 @@
 # Installs the pinned npm packages of package-lock.json (Claude Code 2.1.x with
 # its native linux-x64 binary, which is called directly, and Gemini CLI
 # 0.61.x) into tests/agents/node_modules (gitignored), then runs the Go tests
-# TestRealClaudeCode and TestRealGeminiCLI (tests/agents_test.go): each runs
-# `agentd setup`, then the agent's whole loop on scripted model output (a small
-# Messages API on 127.0.0.1 for Claude Code, --fake-responses for Gemini CLI),
-# with HOME, state and runtime folders private to the test.
+# TestRealClaudeCode* and TestRealGeminiCLI* (tests/agents_test.go: the MCP
+# tools; tests/agents_hooks_test.go: the hooks, a 3-turn goal budget, the stale
+# todo reminder at call 12, agentd unreachable): each runs `agentd setup`, then
+# the agent's whole loop on scripted model output (a small Messages API on
+# 127.0.0.1 for Claude Code, --fake-responses for Gemini CLI), with HOME, state
+# and runtime folders private to the test.
 # Prints "N passed, N failed" as its last line; exits non-zero on any failure.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -18,11 +20,11 @@ if ! npm ci --no-audit --no-fund --loglevel=error; then
   exit 1
 fi
 cd "$ROOT"
-out=$(AGENTD_AGENTS="$HERE" go test -count=1 ./tests -run '^TestReal(ClaudeCode|GeminiCLI)$' -v 2>&1)
+out=$(AGENTD_AGENTS="$HERE" go test -count=1 ./tests -run '^TestReal(ClaudeCode|GeminiCLI)' -v 2>&1)
 code=$?
 printf '%s\n' "$out"
 passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
 failed=$(grep -c '^--- FAIL: TestReal' <<<"$out")
 if [ "$code" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
-[ "$code" = 0 ] && [ "$passed" = 2 ]
+[ "$code" = 0 ] && [ "$passed" = 8 ]

@@ -83,7 +83,7 @@ func (b *bench) run() error {
 		fn   func() error
 	}{
 		{"build", b.build}, {"floors and operations", b.core}, {"list lengths", b.scale}, {"full history", b.fullHistory},
-		{"shared daemon and fan-out", b.fanout}, {"memory", b.memory}, {"start-up", b.startup},
+		{"shared daemon and fan-out", b.fanout}, {"memory", b.memory}, {"start-up", b.startup}, {"agent hooks", b.hookEvent},
 	} {
 		t0 := time.Now()
 		fmt.Fprintf(os.Stderr, "bench: %s...", s.name)

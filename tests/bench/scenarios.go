@@ -198,3 +198,68 @@ func (b *bench) startup() error {
 	b.rep.latency(bare.label, "startup_no_folder", bare.samples, "exec", floor)
 	return nil
 }
+
+// hookEvent times one `agentd hook claude` event, exec to exit, against exec
+// to exit of a trivial Go program, one of each per round: a PostToolBatch
+// (agentd.step.end and agentd.step.begin of a detached turn) through a
+// shared daemon that a client (an agent's MCP server) keeps the folder open
+// in.
+func (b *bench) hookEvent() error {
+	sock, stateDir := filepath.Join(b.tmp, "run", "hook.sock"), filepath.Join(b.tmp, "hook-state")
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		return err
+	}
+	daemon, err := spawn(b.agentd(stateDir, "serve", "--listen=unix:"+sock, "--listen.timeout=0"), b.log, "")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		daemon.cmd.Process.Signal(os.Interrupt)
+		<-daemon.done
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the shared daemon did not listen")
+		}
+	}
+	folder := b.folder("hook")
+	keeper, err := spawn(b.agentd(stateDir, "--remote=unix:"+sock), b.log, "")
+	if err != nil {
+		return err
+	}
+	defer keeper.close()
+	if err := keeper.initialize(folder); err != nil {
+		return err
+	}
+	n := 0
+	event := func(body string) (json.RawMessage, error) {
+		cmd := b.agentd(stateDir, "hook", "claude", "--remote=unix:"+sock, "--workspace", folder)
+		cmd.Stdin = strings.NewReader(`{"session_id":"bench","transcript_path":"","cwd":` + strconv.Quote(folder) + `,` + body + `}`)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil || strings.Contains(errb.String(), "not handled") {
+			return nil, fmt.Errorf("agentd hook: %v %s", err, errb.String())
+		}
+		return nil, nil
+	}
+	if _, err := event(`"hook_event_name":"UserPromptSubmit","prompt":"go"`); err != nil {
+		b.rep.missing("agentd hook", "this agentd has no working `hook` command", "hook_event_p50_us", "hook_event_p99_us")
+		return nil
+	}
+	batch := &op{label: "agentd hook claude PostToolBatch, exec → exit", fn: func() (json.RawMessage, error) {
+		n++
+		return event(fmt.Sprintf(`"hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Read","tool_input":{},"tool_use_id":"toolu_%d"}]`, n))
+	}}
+	trivial := &op{label: "exec → exit, trivial Go program", fn: func() (json.RawMessage, error) { return nil, exec.Command(b.trivial).Run() }}
+	if err := b.interleave(1, trivial, batch); err != nil {
+		return err
+	}
+	b.rep.section("agent hooks")
+	floor := b.rep.latency(trivial.label, "exec_trivial_hook", trivial.samples, "", 0)
+	b.rep.latency(batch.label, "hook_event", batch.samples, "exec", floor)
+	return nil
+}

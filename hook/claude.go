@@ -1,0 +1,224 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+)
+
+// claude is Claude Code's hooks (docs/hooks.md): UserPromptSubmit,
+// PostToolBatch, Stop, StopFailure, SessionEnd, PreToolUse, and PostToolUse
+// for its TodoWrite tool. Output tokens come from the transcript at
+// transcript_path: the usage of each assistant message.
+type claude struct{}
+
+// claudeInput is the part of a Claude Code hook event agentd reads.
+type claudeInput struct {
+	HookEventName        string          `json:"hook_event_name"`
+	SessionID            string          `json:"session_id"`
+	TranscriptPath       string          `json:"transcript_path"`
+	Cwd                  string          `json:"cwd"`
+	AgentID              string          `json:"agent_id"`
+	ToolName             string          `json:"tool_name"`
+	ToolInput            json.RawMessage `json:"tool_input"`
+	LastAssistantMessage string          `json:"last_assistant_message"`
+	Error                string          `json:"error"`
+	ErrorDetails         string          `json:"error_details"`
+	ToolCalls            []struct {
+		ToolUseID string `json:"tool_use_id"`
+	} `json:"tool_calls"`
+}
+
+func (claude) parse(raw []byte) (event, error) {
+	var in claudeInput
+	if err := decodeEvent(raw, &in); err != nil {
+		return event{}, err
+	}
+	ev := event{name: in.HookEventName, session: in.SessionID, cwd: in.Cwd, transcript: in.TranscriptPath, subagent: in.AgentID, tool: in.ToolName}
+	switch in.HookEventName {
+	case "UserPromptSubmit":
+		ev.kind = kindPrompt
+	case "PostToolBatch":
+		ev.kind = kindBoundary
+		for _, tc := range in.ToolCalls {
+			ev.toolIDs = append(ev.toolIDs, tc.ToolUseID)
+		}
+	case "Stop":
+		ev.kind, ev.lastMessage = kindStop, in.LastAssistantMessage
+	case "StopFailure":
+		ev.kind, ev.errKind, ev.errMsg = kindFailure, errorKind(in.Error), in.ErrorDetails
+	case "SessionEnd":
+		ev.kind = kindEnd
+	case "PreToolUse":
+		ev.kind = kindGate
+	case "PostToolUse":
+		if in.ToolName != "TodoWrite" {
+			return ev, nil
+		}
+		var tw struct {
+			Todos []struct {
+				Content string `json:"content"`
+				Status  string `json:"status"`
+			} `json:"todos"`
+		}
+		if err := json.Unmarshal(in.ToolInput, &tw); err != nil {
+			return event{}, err
+		}
+		ev.kind, ev.todos = kindTodos, []todoItem{}
+		for _, t := range tw.Todos {
+			ev.todos = append(ev.todos, todoItem{Title: t.Content, Status: todoStatus(t.Status)})
+		}
+	case "":
+		return event{}, errMissing("hook_event_name")
+	}
+	return ev, nil
+}
+
+func (claude) render(ev event, o outcome) ([]byte, error) {
+	switch {
+	case o.stop != "":
+		return marshal(map[string]any{"continue": false, "stopReason": o.stop})
+	case o.prompt != "":
+		return marshal(map[string]any{"decision": "block", "reason": withContext(o.prompt, o.context)})
+	case o.deny != "":
+		return marshal(map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName": ev.name, "permissionDecision": "deny", "permissionDecisionReason": o.deny}})
+	case o.context != "":
+		return marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": ev.name, "additionalContext": o.context}})
+	}
+	return nil, nil
+}
+
+// claudeLine is the part of a transcript line agentd reads.
+type claudeLine struct {
+	Type        string `json:"type"`
+	IsSidechain bool   `json:"isSidechain"`
+	Message     struct {
+		ID      string `json:"id"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Usage struct {
+			OutputTokens int64 `json:"output_tokens"`
+		} `json:"usage"`
+	} `json:"message"`
+}
+
+// stopWait is how long a Stop waits for the last assistant message to reach
+// the transcript, which Claude Code writes behind its hooks.
+const stopWait = 800 * time.Millisecond
+
+func (claude) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
+	total, responses := int64(0), 0
+	read := func() error {
+		return readNew(ev.transcript, c, func(b []byte) {
+			var l claudeLine
+			if json.Unmarshal(b, &l) != nil || l.Type != "assistant" || l.IsSidechain || l.Message.ID == "" {
+				return
+			}
+			var text []string
+			for _, part := range l.Message.Content {
+				if part.Type == "text" {
+					text = append(text, part.Text)
+				}
+			}
+			if len(text) > 0 {
+				c.LastText = strings.Join(text, "\n")
+			}
+			// A message may take several lines (one per content block);
+			// its tokens count once, at the largest usage seen.
+			n := l.Message.Usage.OutputTokens
+			i := slices.IndexFunc(c.Messages, func(m counted) bool { return m.ID == l.Message.ID })
+			if i < 0 {
+				responses++
+				total += n
+				c.Messages = append(c.Messages, counted{l.Message.ID, n})
+				if len(c.Messages) > maxMessages {
+					c.Messages = slices.Clone(c.Messages[len(c.Messages)-maxMessages:])
+				}
+				return
+			}
+			if n > c.Messages[i].Tokens {
+				total += n - c.Messages[i].Tokens
+				c.Messages[i].Tokens = n
+			}
+		})
+	}
+	if err := read(); err != nil {
+		return 0, 0, err
+	}
+	if want := strings.TrimSpace(ev.lastMessage); ev.kind == kindStop && want != "" {
+		deadline := time.Now().Add(stopWait)
+		for !strings.Contains(c.LastText, want) && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return 0, 0, ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+			if err := read(); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	return total, responses, nil
+}
+
+// boundary: a PostToolBatch whose tool calls were seen already is a repeat.
+func (h claude) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
+	for _, id := range ev.toolIDs {
+		if slices.Contains(c.Batches, id) {
+			return 0, false, nil
+		}
+	}
+	tokens, _, err := h.tokens(ctx, ev, c)
+	if err != nil {
+		return 0, false, err
+	}
+	c.Batches = append(c.Batches, ev.toolIDs...)
+	if len(c.Batches) > maxBatchIDs {
+		c.Batches = slices.Clone(c.Batches[len(c.Batches)-maxBatchIDs:])
+	}
+	return tokens, true, nil
+}
+
+func (claude) beginsContinuation() bool { return true }
+
+// withContext is a continuation prompt followed by the injections of the
+// turn it begins.
+func withContext(prompt, context string) string {
+	if context == "" {
+		return prompt
+	}
+	return prompt + "\n\n" + context
+}
+
+// todoStatus maps an agent's todo status to agentd's (RUNTIME.md §1):
+// completed (and Gemini CLI's cancelled) is done.
+func todoStatus(s string) string {
+	switch s {
+	case "in_progress":
+		return "in_progress"
+	case "completed", "cancelled", "done":
+		return "done"
+	}
+	return "pending"
+}
+
+// errorKind maps the error of a failed turn (Claude Code and Codex
+// StopFailure) to agentd's kinds (RUNTIME.md §2.6).
+func errorKind(e string) string {
+	switch e {
+	case "rate_limit":
+		return "rate_limit"
+	case "authentication_failed", "oauth_org_not_allowed", "account_on_hold", "verification_required", "billing_error", "cloud_credential_error":
+		return "auth"
+	case "model_not_found":
+		return "config"
+	case "overloaded", "server_error", "invalid_request":
+		return "api"
+	}
+	return "other"
+}

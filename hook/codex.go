@@ -1,0 +1,124 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// codex is Codex's hooks (docs/hooks.md): UserPromptSubmit, PostToolUse
+// (also for its update_plan tool), Stop, StopFailure and PreToolUse. Codex
+// refuses output keys it does not know, so only documented keys are
+// printed. Output tokens come from the rollout transcript: the
+// total_token_usage of its token_count events.
+type codex struct{}
+
+type codexInput struct {
+	HookEventName  string          `json:"hook_event_name"`
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+	Cwd            string          `json:"cwd"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	Error          string          `json:"error"`
+	ErrorDetails   string          `json:"error_details"`
+}
+
+func (codex) parse(raw []byte) (event, error) {
+	var in codexInput
+	if err := decodeEvent(raw, &in); err != nil {
+		return event{}, err
+	}
+	ev := event{name: in.HookEventName, session: in.SessionID, cwd: in.Cwd, transcript: in.TranscriptPath, tool: in.ToolName}
+	switch in.HookEventName {
+	case "UserPromptSubmit":
+		ev.kind = kindPrompt
+	case "PostToolUse":
+		ev.kind = kindBoundary
+		if in.ToolName == "update_plan" {
+			var up struct {
+				Plan []struct {
+					Step   string `json:"step"`
+					Status string `json:"status"`
+				} `json:"plan"`
+			}
+			if err := json.Unmarshal(in.ToolInput, &up); err != nil {
+				return event{}, err
+			}
+			ev.todos = []todoItem{}
+			for _, p := range up.Plan {
+				ev.todos = append(ev.todos, todoItem{Title: p.Step, Status: todoStatus(p.Status)})
+			}
+		}
+	case "Stop":
+		ev.kind = kindStop
+	case "StopFailure":
+		ev.kind, ev.errKind, ev.errMsg = kindFailure, errorKind(in.Error), in.ErrorDetails
+	case "PreToolUse":
+		ev.kind = kindGate
+	case "":
+		return event{}, errMissing("hook_event_name")
+	}
+	return ev, nil
+}
+
+func (codex) render(ev event, o outcome) ([]byte, error) {
+	switch {
+	case o.stop != "":
+		return marshal(map[string]any{"continue": false, "stopReason": o.stop})
+	case o.prompt != "":
+		return marshal(map[string]any{"decision": "block", "reason": withContext(o.prompt, o.context)})
+	case o.deny != "":
+		return marshal(map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName": ev.name, "permissionDecision": "deny", "permissionDecisionReason": o.deny}})
+	case o.context != "":
+		return marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": ev.name, "additionalContext": o.context}})
+	}
+	return nil, nil
+}
+
+type codexLine struct {
+	Type    string `json:"type"`
+	Payload struct {
+		Type string `json:"type"`
+		Info *struct {
+			TotalTokenUsage struct {
+				OutputTokens int64 `json:"output_tokens"`
+			} `json:"total_token_usage"`
+		} `json:"info"`
+	} `json:"payload"`
+}
+
+// tokens: the growth of the cumulative output tokens of the token_count
+// events since the cursor's; each growth is one model response.
+func (codex) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
+	total, responses := int64(0), 0
+	if c.Transcript != ev.transcript {
+		c.Total = 0 // another rollout file counts from its start
+	}
+	err := readNew(ev.transcript, c, func(b []byte) {
+		var l codexLine
+		if json.Unmarshal(b, &l) != nil || l.Type != "event_msg" || l.Payload.Type != "token_count" || l.Payload.Info == nil {
+			return
+		}
+		if n := l.Payload.Info.TotalTokenUsage.OutputTokens; n > c.Total {
+			total += n - c.Total
+			c.Total = n
+			responses++
+		}
+	})
+	return total, responses, err
+}
+
+// boundary: a PostToolUse with no model response since the last one is
+// another tool of the same response (parallel tool calls) or a repeat.
+func (h codex) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
+	saved := *c
+	n, responses, err := h.tokens(ctx, ev, c)
+	if err != nil || responses == 0 {
+		*c = saved
+		return 0, false, err
+	}
+	return n, true, nil
+}
+
+func (codex) beginsContinuation() bool { return true }

@@ -1,0 +1,452 @@
+package hook
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/workspace"
+)
+
+// The mapping of events to the lifecycle (docs/hooks.md):
+//
+//	prompt    end an open turn as cancelled (the agent was interrupted), then
+//	          turn.begin (user, or continuation after a continued stop) and
+//	          step.begin: the injections are the context for the model
+//	boundary  step.end (tool_calls, the step's output tokens), then step.begin
+//	          of the next model call; a stopTurn ends the turn and stops the
+//	          agent
+//	stop      step.end (stop), turn.end (completed): a continuation keeps the
+//	          agent going
+//	failure   step.end, turn.end (failed, with the error's kind)
+//	end       an open turn ends as cancelled
+//
+// The turns are detached (agentd.turn.begin): they outlive the hook's
+// connection. Between events the cursor (one small JSON file per agent
+// session, under the state dir) keeps the open turn, the transcript offset
+// read so far and the answers to the last events, so an event that arrives
+// twice gets the first answer again and counts nothing twice.
+
+// cursor is the hook's state for one agent session.
+type cursor struct {
+	Turn     string `json:"turn,omitempty"` // the open turn this hook began
+	StepOpen bool   `json:"stepOpen,omitempty"`
+	Grace    bool   `json:"grace,omitempty"` // the open step is a grace step
+	// Continued: the last turn end gave a continuation that the agent runs
+	// as its next prompt (Gemini CLI), so that prompt begins a
+	// continuation turn.
+	Continued bool `json:"continued,omitempty"`
+	// AwaitPrompt: a stop began the continuation turn itself (Claude Code,
+	// Codex); a prompt event for it must not begin another.
+	AwaitPrompt bool `json:"awaitPrompt,omitempty"`
+
+	// Transcript reading (Claude Code, Codex): the file and the bytes read.
+	Transcript string `json:"transcript,omitempty"`
+	Offset     int64  `json:"offset,omitempty"`
+	// Messages are the output tokens counted per assistant message id
+	// (Claude Code), newest last; LastText is the newest message's text.
+	Messages []counted `json:"messages,omitempty"`
+	LastText string    `json:"lastText,omitempty"`
+	// Total is the cumulative output tokens counted so far (Codex).
+	Total int64 `json:"total,omitempty"`
+	// Pending and Responded: the open step's model response (Gemini CLI).
+	Pending   int64 `json:"pending,omitempty"`
+	Responded bool  `json:"responded,omitempty"`
+	// Batches are the tool_use ids of the last tool batches (Claude Code).
+	Batches []string `json:"batches,omitempty"`
+
+	// Recent are the last events handled and their answers.
+	Recent []answered `json:"recent,omitempty"`
+}
+
+type counted struct {
+	ID     string `json:"id"`
+	Tokens int64  `json:"tokens"`
+}
+
+type answered struct {
+	Key     string  `json:"key"`
+	Outcome outcome `json:"outcome"`
+}
+
+// Bounds of the cursor's lists.
+const (
+	maxRecent   = 16
+	maxMessages = 64
+	maxBatchIDs = 64
+)
+
+// outcome is stored in the cursor for replays.
+func (o outcome) MarshalJSON() ([]byte, error) {
+	return json.Marshal(outcomeJSON{o.context, o.prompt, o.stop, o.deny})
+}
+
+func (o *outcome) UnmarshalJSON(b []byte) error {
+	var j outcomeJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*o = outcome{context: j.Context, prompt: j.Prompt, stop: j.Stop, deny: j.Deny}
+	return nil
+}
+
+type outcomeJSON struct {
+	Context string `json:"context,omitempty"`
+	Prompt  string `json:"prompt,omitempty"`
+	Stop    string `json:"stop,omitempty"`
+	Deny    string `json:"deny,omitempty"`
+}
+
+// engine handles one event.
+type engine struct {
+	opts   Options
+	host   hostImpl
+	folder string
+	ev     event
+	c      cursor
+	sess   *lsp.Session
+}
+
+func (e *engine) close() {
+	if e.sess != nil {
+		e.sess.Close()
+	}
+}
+
+// cursorPath names the cursor of the event's agent session in this folder
+// and agentd session.
+func (e *engine) cursorPath() string {
+	sum := sha256.Sum256([]byte(e.folder + "\x00" + e.opts.Session + "\x00" + e.ev.session))
+	return filepath.Join(e.opts.StateDir, "hooks", e.opts.Host+"-"+hex.EncodeToString(sum[:12])+".json")
+}
+
+func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
+	if e.ev.subagent != "" {
+		// A subagent gets no reminders and no goal tools (RUNTIME.md):
+		// only its goal tool calls are answered, with agentd's refusal.
+		if e.ev.kind == kindGate {
+			return e.gateSubagent(ctx)
+		}
+		return outcome{}, nil
+	}
+	if e.ev.todos != nil {
+		if err := e.mirrorTodos(ctx); err != nil || e.ev.kind == kindTodos {
+			return outcome{}, err
+		}
+	}
+	path := e.cursorPath()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return outcome{}, err
+	}
+	unlock, err := lsp.LockFile(ctx, path+".lock", e.opts.Timeout)
+	if err != nil {
+		return outcome{}, err
+	}
+	defer unlock()
+	if err := e.load(path); err != nil {
+		return outcome{}, err
+	}
+	sum := sha256.Sum256(raw)
+	key := hex.EncodeToString(sum[:])
+	for _, a := range e.c.Recent {
+		if a.Key == key {
+			return a.Outcome, nil // the same event again: the same answer
+		}
+	}
+	o, err := e.dispatch(ctx)
+	if err == nil {
+		e.c.Recent = append(e.c.Recent, answered{key, o})
+		if n := len(e.c.Recent); n > maxRecent {
+			e.c.Recent = slices.Clone(e.c.Recent[n-maxRecent:])
+		}
+	}
+	// The cursor records what agentd did, even when a later call failed.
+	if serr := workspace.WriteJSONAtomic(path, e.c, false); serr != nil && err == nil {
+		err = serr
+	}
+	return o, err
+}
+
+func (e *engine) load(path string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &e.c); err != nil {
+		// An unreadable cursor is replaced: agentd's state is the truth,
+		// the cursor only where the hook was.
+		e.c = cursor{}
+	}
+	return nil
+}
+
+func (e *engine) dispatch(ctx context.Context) (outcome, error) {
+	awaited := e.c.AwaitPrompt
+	e.c.AwaitPrompt = false
+	switch e.ev.kind {
+	case kindPrompt:
+		if awaited && e.c.Turn != "" {
+			e.c.AwaitPrompt = false
+			return outcome{}, nil // the continuation the stop began
+		}
+		return e.prompt(ctx)
+	case kindBoundary:
+		return e.boundary(ctx)
+	case kindResponse:
+		if e.c.Turn != "" && e.c.StepOpen {
+			e.c.Pending = max(e.c.Pending, e.ev.outputTokens)
+			e.c.Responded = e.c.Responded || e.ev.finished
+		}
+		return outcome{}, nil
+	case kindStop:
+		return e.stop(ctx)
+	case kindFailure:
+		if e.c.Turn == "" {
+			return outcome{}, nil
+		}
+		_, err := e.finishTurn(ctx, "failed", &turnError{Kind: e.ev.errKind, Message: e.ev.errMsg})
+		return outcome{}, err
+	case kindEnd:
+		if e.c.Turn == "" {
+			return outcome{}, nil
+		}
+		_, err := e.finishTurn(ctx, "cancelled", nil)
+		e.c.Continued = false
+		return outcome{}, err
+	case kindGate:
+		if e.c.Turn != "" && e.c.Grace {
+			return outcome{deny: commands.GraceStepRefusal(e.ev.tool).Output}, nil
+		}
+		return outcome{}, nil
+	}
+	return outcome{}, nil
+}
+
+func (e *engine) prompt(ctx context.Context) (outcome, error) {
+	if e.c.Turn != "" {
+		// The previous turn never stopped: the user interrupted it.
+		if _, err := e.finishTurn(ctx, "cancelled", nil); err != nil {
+			return outcome{}, err
+		}
+	} else if _, _, err := e.host.tokens(ctx, e.ev, &e.c); err != nil {
+		// What the agent did between turns is no step of a turn.
+		return outcome{}, err
+	}
+	origin := "user"
+	if e.c.Continued {
+		origin = "continuation"
+	}
+	e.c.Continued = false
+	injs, err := e.beginTurn(ctx, origin)
+	if err != nil {
+		return outcome{}, err
+	}
+	return outcome{context: joinInjections(injs)}, nil
+}
+
+func (e *engine) boundary(ctx context.Context) (outcome, error) {
+	if e.c.Turn == "" || !e.c.StepOpen {
+		return outcome{}, nil
+	}
+	tokens, fresh, err := e.host.boundary(ctx, e.ev, &e.c)
+	if err != nil || !fresh {
+		return outcome{}, err // a repeated or late event: the step was ended
+	}
+	var end stepEndResult
+	if err := e.exec(ctx, "agentd.step.end", map[string]any{"turnId": e.c.Turn, "outputTokens": tokens, "finishReason": "tool_calls"}, &end); err != nil {
+		return outcome{}, err
+	}
+	e.c.StepOpen = false
+	if end.StopTurn {
+		te, err := e.endTurn(ctx, "completed", nil)
+		if err != nil {
+			return outcome{}, err
+		}
+		return outcome{stop: stopReason(te)}, nil
+	}
+	injs, err := e.beginStep(ctx)
+	if err != nil {
+		return outcome{}, err
+	}
+	e.c.Grace = end.GraceStep
+	return outcome{context: joinInjections(end.Injections, injs)}, nil
+}
+
+func (e *engine) stop(ctx context.Context) (outcome, error) {
+	if e.c.Turn == "" {
+		return outcome{}, nil
+	}
+	te, err := e.finishTurn(ctx, "completed", nil)
+	if err != nil || te.Continuation == nil {
+		return outcome{}, err
+	}
+	if !e.host.beginsContinuation() {
+		e.c.Continued = true
+		return outcome{prompt: te.Continuation.Prompt}, nil
+	}
+	injs, err := e.beginTurn(ctx, "continuation")
+	if err != nil {
+		return outcome{}, err
+	}
+	e.c.AwaitPrompt = true
+	return outcome{prompt: te.Continuation.Prompt, context: joinInjections(injs)}, nil
+}
+
+// beginTurn begins a detached turn and its first step.
+func (e *engine) beginTurn(ctx context.Context, origin string) ([]injection, error) {
+	id, err := newTurnID(e.opts.Host)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.exec(ctx, "agentd.turn.begin", map[string]any{"turnId": id, "origin": origin, "detached": true}, nil); err != nil {
+		return nil, err
+	}
+	e.c.Turn, e.c.StepOpen, e.c.Grace = id, false, false
+	return e.beginStep(ctx)
+}
+
+func (e *engine) beginStep(ctx context.Context) ([]injection, error) {
+	var res struct {
+		Injections []injection `json:"injections"`
+	}
+	if err := e.exec(ctx, "agentd.step.begin", map[string]any{"turnId": e.c.Turn}, &res); err != nil {
+		return nil, err
+	}
+	e.c.StepOpen, e.c.Pending, e.c.Responded = true, 0, false
+	return res.Injections, nil
+}
+
+// finishTurn ends the open step with the tokens the host recorded, then
+// the turn.
+func (e *engine) finishTurn(ctx context.Context, outcome string, terr *turnError) (turnEndResult, error) {
+	tokens, _, err := e.host.tokens(ctx, e.ev, &e.c)
+	if err != nil {
+		return turnEndResult{}, err
+	}
+	if e.c.StepOpen {
+		if err := e.exec(ctx, "agentd.step.end", map[string]any{"turnId": e.c.Turn, "outputTokens": tokens, "finishReason": "stop"}, nil); err != nil {
+			return turnEndResult{}, err
+		}
+		e.c.StepOpen = false
+	}
+	return e.endTurn(ctx, outcome, terr)
+}
+
+func (e *engine) endTurn(ctx context.Context, outcome string, terr *turnError) (turnEndResult, error) {
+	args := map[string]any{"turnId": e.c.Turn, "outcome": outcome}
+	if terr != nil {
+		args["error"] = terr
+	}
+	var te turnEndResult
+	if err := e.exec(ctx, "agentd.turn.end", args, &te); err != nil {
+		return turnEndResult{}, err
+	}
+	e.c.Turn, e.c.StepOpen, e.c.Grace = "", false, false
+	return te, nil
+}
+
+// gateSubagent answers a subagent's call of an agentd goal tool with
+// agentd's refusal (asked with the subagent's id, which changes nothing).
+func (e *engine) gateSubagent(ctx context.Context) (outcome, error) {
+	name := agentdTool(e.ev.tool)
+	if name == "" || name == todoListTool {
+		return outcome{}, nil
+	}
+	var res commands.ToolResult
+	if err := e.exec(ctx, "agentd.callTool", map[string]any{"name": name, "input": map[string]any{}, "agent": e.ev.subagent}, &res); err != nil {
+		return outcome{}, err
+	}
+	if res.IsError && res.ErrorCode == commands.CodeUnsupportedAgent {
+		return outcome{deny: res.Output}, nil
+	}
+	return outcome{}, nil
+}
+
+// todoListTool is agentd's todo tool (PROTOCOL.md §3, agentd.tools).
+const todoListTool = "TodoList"
+
+// mirrorTodos writes the agent's own todo list into agentd's, as the model.
+func (e *engine) mirrorTodos(ctx context.Context) error {
+	var res commands.ToolResult
+	if err := e.exec(ctx, "agentd.callTool", map[string]any{"name": todoListTool, "input": map[string]any{"todos": e.ev.todos}}, &res); err != nil {
+		return err
+	}
+	if res.IsError {
+		return fmt.Errorf("the todo list was not mirrored: %s", res.Output)
+	}
+	return nil
+}
+
+// exec runs one agentd command on the session, opened at the first call.
+func (e *engine) exec(ctx context.Context, cmd string, args map[string]any, result any) error {
+	if e.sess == nil {
+		s, err := dialSession(ctx, e.opts, e.folder)
+		if err != nil {
+			return err
+		}
+		e.sess = s
+	}
+	raw, err := e.sess.Execute(ctx, cmd, args)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("reading the result of %s: %w", cmd, err)
+	}
+	return nil
+}
+
+type stepEndResult struct {
+	StopTurn   bool        `json:"stopTurn"`
+	GraceStep  bool        `json:"graceStep"`
+	Injections []injection `json:"injections"`
+}
+
+type turnEndResult struct {
+	Continuation *struct {
+		Variant string `json:"variant"`
+		Prompt  string `json:"prompt"`
+	} `json:"continuation"`
+	Goal *struct {
+		Status         string `json:"status"`
+		TerminalReason string `json:"terminalReason"`
+	} `json:"goal"`
+}
+
+type turnError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// stopReason tells the user why agentd stopped the agent.
+func stopReason(te turnEndResult) string {
+	if te.Goal != nil && te.Goal.TerminalReason != "" {
+		return "agentd stopped the agent: " + te.Goal.TerminalReason
+	}
+	return "agentd stopped the agent: the goal's budget is spent"
+}
+
+// newTurnID is a fresh turn id for host.
+func newTurnID(host string) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return host + "-" + hex.EncodeToString(b[:]), nil
+}

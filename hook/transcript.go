@@ -1,0 +1,75 @@
+package hook
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// maxLine bounds one transcript line; a longer one is skipped.
+const maxLine = 16 << 20
+
+// readNew calls line with each complete line (without its newline) of the
+// transcript at path written since the cursor's offset, and moves the offset
+// past them: an event reads only what is new since the last one. A path
+// other than the cursor's, or a file shorter than the offset (rewritten),
+// is read from its start. No path, or no file yet, reads nothing.
+func readNew(path string, c *cursor, line func([]byte)) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if c.Transcript != path || fi.Size() < c.Offset {
+		c.Transcript, c.Offset = path, 0
+	}
+	if _, err := f.Seek(c.Offset, io.SeekStart); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	var partial []byte
+	skipping := false // the line is over maxLine: read past it, unparsed
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if skipping || len(partial)+len(chunk) > maxLine {
+				c.Offset += int64(len(partial) + len(chunk))
+				skipping, partial = true, nil
+			} else {
+				partial = append(partial, chunk...)
+			}
+			continue
+		}
+		if err != nil {
+			break // io.EOF: a line still being written waits for the next event
+		}
+		if skipping {
+			skipping = false
+			c.Offset += int64(len(chunk))
+			continue
+		}
+		whole := chunk
+		if len(partial) > 0 {
+			whole = append(partial, chunk...)
+			partial = nil
+		}
+		c.Offset += int64(len(whole))
+		if t := bytes.TrimSpace(whole); len(t) > 0 {
+			line(t)
+		}
+	}
+	return nil
+}

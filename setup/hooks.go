@@ -1,0 +1,209 @@
+package setup
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The hooks setup installs beside the MCP server (docs/hooks.md): each
+// event `agentd hook AGENT` handles gets one matcher group running it, in
+// the agent's documented hooks format, merged by the same rules as the MCP
+// entry.
+//
+//	claude  project .claude/settings.json  user ~/.claude/settings.json   hooks.EVENT[]
+//	gemini  project .gemini/settings.json  user ~/.gemini/settings.json   hooks.EVENT[] (the MCP file)
+//	codex   project .codex/hooks.json      user $CODEX_HOME/hooks.json    hooks.EVENT[]
+//
+// Cursor gets no hooks.
+
+// hookEvent is one event and the matcher of its group ("" for none).
+type hookEvent struct{ name, matcher string }
+
+var hookEvents = map[string][]hookEvent{
+	"claude": {{"UserPromptSubmit", ""}, {"PreToolUse", "*"}, {"PostToolUse", "TodoWrite"}, {"PostToolBatch", ""},
+		{"Stop", ""}, {"StopFailure", ""}, {"SessionEnd", ""}},
+	"gemini": {{"BeforeAgent", ""}, {"BeforeModel", ""}, {"AfterModel", ""}, {"BeforeTool", ".*"}, {"AfterTool", "write_todos"},
+		{"AfterAgent", ""}, {"SessionEnd", ""}},
+	"codex": {{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"PostToolUse", ""}, {"Stop", ""}, {"StopFailure", ""}},
+}
+
+// hookTimeout is each agent's hook timeout, in its unit (Gemini CLI counts
+// milliseconds, the others seconds): well above agentd hook's own 2 s.
+var hookTimeout = map[string]int{"claude": 10, "gemini": 10000, "codex": 10}
+
+// hooksPath is the agent's hooks file for the scope of opts, "" when setup
+// installs no hooks for it.
+func hooksPath(opts Options) (string, error) {
+	if _, ok := hookEvents[opts.Agent]; !ok {
+		return "", nil
+	}
+	if opts.Agent == "gemini" {
+		return configPath(opts)
+	}
+	base := opts.Workspace
+	if opts.User {
+		base = opts.Home
+	}
+	if !filepath.IsAbs(base) {
+		return "", fmt.Errorf("setup: folder %q is not absolute", base)
+	}
+	if opts.Agent == "codex" {
+		if opts.User && opts.CodexHome != "" {
+			return filepath.Join(opts.CodexHome, "hooks.json"), nil
+		}
+		return filepath.Join(base, ".codex", "hooks.json"), nil
+	}
+	return filepath.Join(base, ".claude", "settings.json"), nil
+}
+
+// hookCommand is the shell command line the agent runs for a hook.
+func hookCommand(command, agent string) string {
+	return shellQuote(command) + " hook " + agent
+}
+
+// shellQuote is s as one shell word.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// hookGroup is the matcher group setup writes for one event.
+func hookGroup(agent, command string, ev hookEvent) object {
+	var h, g object
+	h.set("type", mustJSON("command"))
+	h.set("command", mustJSON(hookCommand(command, agent)))
+	h.set("timeout", mustJSON(hookTimeout[agent]))
+	if ev.matcher != "" {
+		g.set("matcher", mustJSON(ev.matcher))
+	}
+	g.set("hooks", mustJSON([]object{h}))
+	return g
+}
+
+// PlanAll is Plan and, for the agents with hooks, the hooks: one Change per
+// file (Gemini CLI keeps both in one), all worked out before anything is
+// written, so a refusal of either file changes nothing.
+func PlanAll(opts Options) ([]Change, error) {
+	mcp, err := Plan(opts)
+	if err != nil {
+		return nil, err
+	}
+	mcp.What = "the agentd MCP server"
+	path, err := hooksPath(opts)
+	if err != nil || path == "" {
+		return []Change{mcp}, err
+	}
+	if path == mcp.Path {
+		action, after, err := planHooks(path, mcp.After, opts)
+		if err != nil {
+			return nil, err
+		}
+		mcp.Action, mcp.After = combine(mcp.Action, action), after
+		mcp.What = "the agentd MCP server and hooks"
+		return []Change{mcp}, nil
+	}
+	hc := Change{Path: path, mode: 0o644, What: "agentd's hooks", ownDir: filepath.Base(filepath.Dir(path)) == "."+opts.Agent}
+	if opts.User {
+		hc.mode = 0o600
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		hc.Before = data
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	if hc.Action, hc.After, err = planHooks(path, hc.Before, opts); err != nil {
+		return nil, err
+	}
+	return []Change{mcp, hc}, nil
+}
+
+// combine is the action of two edits of one file.
+func combine(a, b Action) Action {
+	switch {
+	case a == Added || b == Added:
+		return Added
+	case a == Removed || b == Removed:
+		return Removed
+	}
+	return a
+}
+
+// planHooks adds (or removes) agentd's groups under hooks.EVENT of a JSON
+// file whose text is before. A group of another tool stays; a group that
+// runs `agentd hook` but is not the one setup writes is refused.
+func planHooks(path string, before []byte, opts Options) (Action, []byte, error) {
+	var top object
+	if len(strings.TrimSpace(string(before))) > 0 {
+		if err := json.Unmarshal(before, &top); err != nil {
+			return "", nil, fmt.Errorf("%s is not a JSON object (%v): changed nothing; fix or move the file, then run agentd setup again", path, err)
+		}
+	}
+	var hooks object
+	if raw, ok := top.get("hooks"); ok {
+		if err := json.Unmarshal(raw, &hooks); err != nil {
+			return "", nil, fmt.Errorf("%s: \"hooks\" is not an object: changed nothing; fix the file, then run agentd setup again", path)
+		}
+	}
+	ours := "hook " + opts.Agent
+	changed := false
+	for _, ev := range hookEvents[opts.Agent] {
+		want := hookGroup(opts.Agent, opts.Command, ev)
+		var groups []json.RawMessage
+		if raw, ok := hooks.get(ev.name); ok {
+			if err := json.Unmarshal(raw, &groups); err != nil {
+				return "", nil, fmt.Errorf("%s: \"hooks.%s\" is not an array: changed nothing; fix the file, then run agentd setup again", path, ev.name)
+			}
+		}
+		at := -1
+		for i, g := range groups {
+			var v any
+			if json.Unmarshal(g, &v) == nil && same(v, want) {
+				at = i
+			} else if strings.Contains(string(g), ours) {
+				return "", nil, notOurs(path, "hooks."+ev.name+" group running agentd "+ours)
+			}
+		}
+		switch {
+		case opts.Remove && at >= 0:
+			groups = append(groups[:at], groups[at+1:]...)
+		case !opts.Remove && at < 0:
+			groups = append(groups, mustJSON(want))
+		default:
+			continue
+		}
+		changed = true
+		if len(groups) == 0 {
+			hooks.remove(ev.name)
+		} else {
+			hooks.set(ev.name, mustJSON(groups))
+		}
+	}
+	switch {
+	case !changed && opts.Remove:
+		return Absent, before, nil
+	case !changed:
+		return Already, before, nil
+	case opts.Remove:
+		if len(hooks.keys) == 0 {
+			top.remove("hooks")
+		} else {
+			top.set("hooks", mustJSON(hooks))
+		}
+		if len(top.keys) == 0 {
+			return Removed, nil, nil
+		}
+		return Removed, indented(top), nil
+	}
+	top.set("hooks", mustJSON(hooks))
+	return Added, indented(top), nil
+}

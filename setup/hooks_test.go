@@ -1,0 +1,175 @@
+package setup
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// applyAll plans all files and applies them, failing the test on an error.
+func applyAll(t *testing.T, opts Options) []Change {
+	t.Helper()
+	cs, err := PlanAll(opts)
+	if err != nil {
+		t.Fatalf("PlanAll(%+v): %v", opts, err)
+	}
+	for _, c := range cs {
+		if err := c.Apply(); err != nil {
+			t.Fatalf("Apply %s: %v", c.Path, err)
+		}
+	}
+	return cs
+}
+
+// hookCommands lists, per event, the commands of the hooks in a file.
+func hookCommands(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	var f struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+				Timeout int    `json:"timeout"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(read(t, path)), &f); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	out := map[string][]string{}
+	for ev, groups := range f.Hooks {
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				out[ev] = append(out[ev], g.Matcher+"|"+h.Type+"|"+h.Command)
+			}
+		}
+	}
+	return out
+}
+
+// TestHooksFreshEachAgent: claude, gemini and codex get agentd hook on
+// every event it handles, in the agent's hooks file; cursor gets none;
+// again is a no-op; remove takes every file out again.
+func TestHooksFreshEachAgent(t *testing.T) {
+	for agent, rel := range map[string]string{"claude": ".claude/settings.json", "gemini": ".gemini/settings.json", "codex": ".codex/hooks.json"} {
+		t.Run(agent, func(t *testing.T) {
+			ws := t.TempDir()
+			opts := Options{Agent: agent, Workspace: ws, Command: "agentd"}
+			cs := applyAll(t, opts)
+			path := filepath.Join(ws, rel)
+			got := hookCommands(t, path)
+			for _, ev := range hookEvents[agent] {
+				want := ev.matcher + "|command|agentd hook " + agent
+				if len(got[ev.name]) != 1 || got[ev.name][0] != want {
+					t.Errorf("%s hooks.%s = %q, want [%q]", path, ev.name, got[ev.name], want)
+				}
+			}
+			if len(got) != len(hookEvents[agent]) {
+				t.Errorf("%s has hooks for %d events, want %d", path, len(got), len(hookEvents[agent]))
+			}
+			wantFiles := 2
+			if agent == "gemini" {
+				wantFiles = 1 // the MCP server and the hooks share settings.json
+				if !strings.Contains(read(t, path), `"mcpServers"`) {
+					t.Errorf("%s lost the MCP server:\n%s", path, read(t, path))
+				}
+			}
+			if len(cs) != wantFiles {
+				t.Errorf("%d changes, want %d", len(cs), wantFiles)
+			}
+			before := read(t, path)
+			for _, c := range applyAll(t, opts) {
+				if c.Action != Already {
+					t.Errorf("second setup of %s: %s", c.Path, c.Action)
+				}
+			}
+			if read(t, path) != before {
+				t.Errorf("second setup changed %s", path)
+			}
+			opts.Remove = true
+			for _, c := range applyAll(t, opts) {
+				if c.Action != Removed {
+					t.Errorf("remove %s: %s", c.Path, c.Action)
+				}
+			}
+			if entries, _ := os.ReadDir(ws); len(entries) != 0 {
+				t.Errorf("after remove the project still has %v", entries)
+			}
+			for _, c := range applyAll(t, opts) {
+				if c.Action != Absent {
+					t.Errorf("second remove of %s: %s", c.Path, c.Action)
+				}
+			}
+		})
+	}
+	cs := applyAll(t, Options{Agent: "cursor", Workspace: t.TempDir(), Command: "agentd"})
+	if len(cs) != 1 {
+		t.Errorf("cursor: %d changes, want the MCP file only", len(cs))
+	}
+}
+
+// TestHooksMergeKeepsOthers: other settings and other tools' hook groups
+// stay as they were; remove takes out only agentd's.
+func TestHooksMergeKeepsOthers(t *testing.T) {
+	ws := t.TempDir()
+	path := filepath.Join(ws, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	orig := `{"permissions":{"allow":["Bash(go test:*)"]},"hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}]},"model":"opus"}`
+	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Agent: "claude", Workspace: ws, Command: "/opt/agent d/agentd"}
+	applyAll(t, opts)
+	got := hookCommands(t, path)
+	if want := []string{"|command|notify-send done", "|command|'/opt/agent d/agentd' hook claude"}; strings.Join(got["Stop"], ",") != strings.Join(want, ",") {
+		t.Errorf("hooks.Stop = %q, want %q", got["Stop"], want)
+	}
+	text := read(t, path)
+	if !strings.Contains(text, `"Bash(go test:*)"`) || strings.Index(text, `"permissions"`) > strings.Index(text, `"model"`) {
+		t.Errorf("other keys changed or reordered:\n%s", text)
+	}
+	opts.Remove = true
+	applyAll(t, opts)
+	var a, b any
+	json.Unmarshal([]byte(orig), &a)
+	json.Unmarshal([]byte(read(t, path)), &b)
+	if ga, _ := json.Marshal(a); string(ga) != mustMarshal(b) {
+		t.Errorf("after remove:\n%s\nwant the original\n%s", read(t, path), orig)
+	}
+}
+
+func mustMarshal(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestHooksRefusals: an unparsable hooks file, or an agentd hook group that
+// setup did not write, refuses the whole setup: no file is written.
+func TestHooksRefusals(t *testing.T) {
+	for name, content := range map[string]string{
+		"unparsable":       "{ not json",
+		"hooks not object": `{"hooks": []}`,
+		"event not array":  `{"hooks": {"Stop": {}}}`,
+		"edited group":     `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "agentd hook claude", "timeout": 99}]}]}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws := t.TempDir()
+			path := filepath.Join(ws, ".claude", "settings.json")
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			os.WriteFile(path, []byte(content), 0o644)
+			_, err := PlanAll(Options{Agent: "claude", Workspace: ws, Command: "agentd"})
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "changed nothing") {
+				t.Errorf("PlanAll: %v, want a refusal naming %s", err, path)
+			}
+			if read(t, path) != content {
+				t.Errorf("%s was changed", path)
+			}
+			if _, err := os.Stat(filepath.Join(ws, ".mcp.json")); !os.IsNotExist(err) {
+				t.Errorf(".mcp.json was written although the hooks file was refused")
+			}
+		})
+	}
+}

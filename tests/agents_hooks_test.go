@@ -1,0 +1,407 @@
+package tests
+
+// Real Claude Code and Gemini CLI with agentd's hooks (docs/hooks.md),
+// offline, after `agentd setup`: a goal with a 3-turn budget, the stale todo
+// reminder at model call 12, and an agent that still answers when agentd is
+// unreachable. Skipped unless AGENTD_AGENTS is set (tests/agents/ci.sh).
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// reply is one scripted model response: a tool call (tool set) or text,
+// with its output tokens.
+type reply struct {
+	tool   string
+	input  any
+	text   string
+	tokens int64
+}
+
+// scriptedModel is a Messages API on 127.0.0.1 that answers the agent's
+// main-loop calls (those that offer agentd's tools) from a script, in order,
+// and keeps each such request's body; other calls (titles and the like) get
+// text.
+type scriptedModel struct {
+	url    string
+	script []reply
+
+	mu       sync.Mutex
+	requests []string
+}
+
+func newScriptedModel(t *testing.T, script []reply) *scriptedModel {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &scriptedModel{url: "http://" + ln.Addr().String(), script: script}
+	srv := &http.Server{Handler: http.HandlerFunc(m.serve)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return m
+}
+
+func (m *scriptedModel) calls() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.requests...)
+}
+
+func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		http.NotFound(w, r)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var req anthropicRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	main := false
+	for _, tl := range req.Tools {
+		main = main || tl.Name == "mcp__agentd__TodoList"
+	}
+	rp := reply{text: "A title.", tokens: 3}
+	if main {
+		m.mu.Lock()
+		m.requests = append(m.requests, string(body))
+		if n := len(m.requests); n <= len(m.script) {
+			rp = m.script[n-1]
+		} else {
+			rp = reply{text: "Past the script.", tokens: 1000}
+		}
+		m.mu.Unlock()
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	ev := &sseWriter{w: bufio.NewWriter(w)}
+	ev.send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": fmt.Sprintf("msg_%p_%d", m, len(m.calls())), "type": "message", "role": "assistant", "model": "claude-scripted",
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}})
+	stop := "end_turn"
+	if rp.tool != "" {
+		stop = "tool_use"
+		in, _ := json.Marshal(rp.input)
+		ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", len(m.calls())), "name": rp.tool, "input": map[string]any{}}})
+		ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}})
+	} else {
+		ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+		ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": rp.text}})
+	}
+	ev.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	ev.send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": rp.tokens}})
+	ev.send("message_stop", map[string]any{"type": "message_stop"})
+	ev.w.Flush()
+}
+
+// Marks of agentd's texts in what the model gets.
+const (
+	markGoal         = "You are working under an active goal."
+	markContinuation = "Continue working toward the active goal."
+	markStale        = "Your todo list has not been updated for a while."
+)
+
+// claudeRun sets Claude Code up in a with agentd (setup, the folder's trust
+// and its project server accepted), an editor's client on the folder
+// first, and returns the client and a func that runs `claude -p`.
+func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel) (*client, func(prompt string) string) {
+	claude := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
+	_, lc := a.forwarder()
+	lc.initialize(nil, a.ws)
+	a.setup("claude")
+	claudeJSON, _ := json.Marshal(map[string]any{"projects": map[string]any{a.ws: map[string]any{
+		"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"agentd"}}}})
+	if err := os.WriteFile(filepath.Join(a.home, ".claude.json"), claudeJSON, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := a.environ("ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false")
+	return lc, func(prompt string) string {
+		return a.run(env, claude, "-p", prompt, "--allowedTools", "mcp__agentd")
+	}
+}
+
+// userGoal creates the user's goal with a 3-turn budget through the daemon.
+func userGoal(t *testing.T, a *agentEnv) {
+	for _, args := range [][]string{{"goal", "create", "Ship the parser"}, {"goal", "budget", "3", "turns"}} {
+		if out, errOut, code := a.cli(append(args, "--workspace", a.ws)...); code != 0 {
+			t.Fatalf("agentd %v: %s%s", args, out, errOut)
+		}
+	}
+}
+
+// checkBudgetOutcome: the goal is blocked by its turn budget after exactly 3
+// turns, with tokens the scripted output tokens, and the editor saw it.
+func checkBudgetOutcome(t *testing.T, a *agentEnv, lc *client, tokens int64) {
+	var st struct {
+		Goal *goalCounts `json:"goal"`
+	}
+	lc.mustExec("agentd.state", map[string]any{}, &st)
+	want := &goalCounts{Status: "blocked", TurnsUsed: 3, TokensUsed: tokens, TerminalReason: "budget reached: turn budget of 3 turns"}
+	if st.Goal == nil || *st.Goal != *want {
+		t.Errorf("goal after the agent: %+v, want %+v", st.Goal, want)
+	}
+	for turns := int64(1); turns <= 3; turns++ {
+		lc.await("agentd/goalChanged", func(p json.RawMessage) bool {
+			var n struct {
+				Goal *goalCounts `json:"goal"`
+			}
+			return json.Unmarshal(p, &n) == nil && n.Goal != nil && n.Goal.TurnsUsed == turns
+		})
+	}
+	if gc := lc.awaitGoal("block"); gc.Change.Actor != "runtime" {
+		t.Errorf("the editor's block notice: %+v", gc)
+	}
+}
+
+// TestRealClaudeCodeTurnBudget: a user goal with a 3-turn budget; the first
+// model call carries the goal reminder, the Stop hook continues Claude Code
+// twice (each continuation with the next turn's reminder), the budget blocks
+// the goal after turn 3 and Claude Code exits by itself.
+func TestRealClaudeCodeTurnBudget(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newScriptedModel(t, []reply{{text: "Turn one done.", tokens: 11}, {text: "Turn two done.", tokens: 13}, {text: "Turn three done.", tokens: 17}})
+	lc, claude := claudeRun(t, a, model)
+	userGoal(t, a)
+	out := claude("Work on the goal.")
+	if !strings.Contains(out, "Turn three done.") {
+		t.Errorf("claude -p output: %q, want the last turn's answer", out)
+	}
+	calls := model.calls()
+	if len(calls) != 3 {
+		t.Fatalf("%d model calls, want 3", len(calls))
+	}
+	for i, c := range calls {
+		last := lastMessage(c)
+		if !strings.Contains(last, markGoal) {
+			t.Errorf("call %d: the last message lacks the goal reminder: %s", i+1, last)
+		}
+		if cont := strings.Contains(last, markContinuation); cont != (i > 0) {
+			t.Errorf("call %d: continuation prompt present %v, want %v", i+1, cont, i > 0)
+		}
+	}
+	checkBudgetOutcome(t, a, lc, 11+13+17)
+}
+
+// staleScript writes the list at call 1, reads the goal or the list (never
+// writing it) at calls 2-11, taking turns so that no agent sees a loop of
+// one repeated call, and answers at call 12.
+func staleScript() []reply {
+	script := []reply{{tool: "mcp__agentd__TodoList", input: map[string]any{"todos": []item{{"Write the parser", "in_progress"}}}, tokens: 5}}
+	for i := range 10 {
+		tool := "mcp__agentd__GetGoal"
+		if i%2 == 1 {
+			tool = "mcp__agentd__TodoList"
+		}
+		script = append(script, reply{tool: tool, input: map[string]any{}, tokens: 2})
+	}
+	return append(script, reply{text: "Parser written.", tokens: 4})
+}
+
+// TestRealClaudeCodeStaleReminder: a list written at the first model call
+// and 10 calls that do not write it: the stale todo reminder reaches the
+// model with call 12, not before.
+func TestRealClaudeCodeStaleReminder(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newScriptedModel(t, staleScript())
+	_, claude := claudeRun(t, a, model)
+	if out := claude("Write the parser."); !strings.Contains(out, "Parser written.") {
+		t.Errorf("claude -p output: %q", out)
+	}
+	calls := model.calls()
+	if len(calls) != 12 {
+		t.Fatalf("%d model calls, want 12", len(calls))
+	}
+	for i, c := range calls {
+		if got := strings.Contains(c, markStale); got != (i == 11) {
+			t.Errorf("call %d: stale reminder present %v, want %v", i+1, got, i == 11)
+		}
+	}
+}
+
+// TestRealClaudeCodeAgentdUnreachable: with agentd unreachable (no runtime
+// folder for its socket) Claude Code still answers, its hooks silent.
+func TestRealClaudeCodeAgentdUnreachable(t *testing.T) {
+	claude := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
+	a := newAgentEnv(t)
+	model := newScriptedModel(t, []reply{{text: "Hello without agentd.", tokens: 5}})
+	a.setup("claude")
+	claudeJSON, _ := json.Marshal(map[string]any{"projects": map[string]any{a.ws: map[string]any{
+		"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"agentd"}}}})
+	if err := os.WriteFile(filepath.Join(a.home, ".claude.json"), claudeJSON, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	blocked := filepath.Join(a.home, "not-a-folder")
+	if err := os.WriteFile(blocked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := a.environ("XDG_RUNTIME_DIR="+blocked, "ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false")
+	if out := a.run(env, claude, "-p", "Say hello."); !strings.Contains(out, "Hello without agentd.") {
+		t.Errorf("claude -p output with agentd unreachable: %q", out)
+	}
+}
+
+// lastMessage is the last message of a Messages API request body, as JSON.
+func lastMessage(body string) string {
+	var req anthropicRequest
+	if json.Unmarshal([]byte(body), &req) != nil || len(req.Messages) == 0 {
+		return ""
+	}
+	return string(req.Messages[len(req.Messages)-1].Content)
+}
+
+// geminiRun sets Gemini CLI up in a with agentd (setup in a trusted
+// folder), an editor's client on the folder first, and a second BeforeModel
+// hook, run after agentd's, that logs each model request as agentd's hook
+// left it. The returned func runs `gemini -p` on the scripted responses and
+// returns its output and the logged requests' messages.
+func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*client, func(prompt string) (string, [][]geminiMessage)) {
+	gemini := filepath.Join(agentsDir(t), "node_modules", ".bin", "gemini")
+	_, lc := a.forwarder()
+	lc.initialize(nil, a.ws)
+	a.setup("gemini")
+	trusted, _ := json.Marshal(map[string]string{a.ws: "TRUST_FOLDER"})
+	if err := os.MkdirAll(filepath.Join(a.home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(a.home, ".gemini", "trustedFolders.json"), trusted, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(a.home, "before-model.jsonl")
+	settingsPath := filepath.Join(a.ws, ".gemini", "settings.json")
+	var settings map[string]any
+	b, err := os.ReadFile(settingsPath)
+	if err != nil || json.Unmarshal(b, &settings) != nil {
+		t.Fatalf("%s: %v", settingsPath, err)
+	}
+	hooks := settings["hooks"].(map[string]any)
+	hooks["BeforeModel"] = append(hooks["BeforeModel"].([]any), map[string]any{"sequential": true, "hooks": []any{map[string]any{
+		"type": "command", "command": fmt.Sprintf("tr -d '\\n' >> '%s'; echo >> '%s'", log, log)}}})
+	b, _ = json.Marshal(settings)
+	if err := os.WriteFile(settingsPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, r := range script {
+		part := map[string]any{"text": r.text}
+		if r.tool != "" {
+			part = map[string]any{"functionCall": map[string]any{"name": r.tool, "args": r.input}}
+		}
+		line, _ := json.Marshal(map[string]any{"method": "generateContentStream", "response": []any{map[string]any{
+			"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP"}},
+			"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": r.tokens, "totalTokenCount": 100 + r.tokens},
+		}}})
+		lines = append(lines, string(line))
+	}
+	fake := filepath.Join(a.home, "fake-responses.jsonl")
+	if err := os.WriteFile(fake, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := a.environ(append([]string{"GEMINI_API_KEY=dummy"}, extraEnv...)...)
+	return lc, func(prompt string) (string, [][]geminiMessage) {
+		out := a.run(env, gemini, "-m", "gemini-2.5-flash", "-p", prompt, "--fake-responses", fake, "--yolo")
+		var calls [][]geminiMessage
+		data, _ := os.ReadFile(log)
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var ev struct {
+				LLMRequest struct {
+					Messages []geminiMessage `json:"messages"`
+				} `json:"llm_request"`
+			}
+			if json.Unmarshal([]byte(l), &ev) == nil {
+				calls = append(calls, ev.LLMRequest.Messages)
+			}
+		}
+		return out, calls
+	}
+}
+
+type geminiMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// lastUser is the text of the last user message of a request.
+func lastUser(msgs []geminiMessage) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+// TestRealGeminiCLITurnBudget: as TestRealClaudeCodeTurnBudget, with
+// AfterAgent's decision deny as the continuation.
+func TestRealGeminiCLITurnBudget(t *testing.T) {
+	a := newAgentEnv(t)
+	lc, gemini := geminiRun(t, a, []reply{{text: "Turn one done.", tokens: 11}, {text: "Turn two done.", tokens: 13}, {text: "Turn three done.", tokens: 17}})
+	userGoal(t, a)
+	out, calls := gemini("Work on the goal.")
+	if !strings.Contains(out, "Turn three done.") {
+		t.Errorf("gemini -p output: %q, want the last turn's answer", out)
+	}
+	if len(calls) != 3 {
+		t.Fatalf("%d model calls, want 3", len(calls))
+	}
+	for i, msgs := range calls {
+		last := lastUser(msgs)
+		if !strings.Contains(last, markGoal) {
+			t.Errorf("call %d: the last user message lacks the goal reminder: %q", i+1, last)
+		}
+		if cont := strings.Contains(last, markContinuation); cont != (i > 0) {
+			t.Errorf("call %d: continuation prompt present %v, want %v", i+1, cont, i > 0)
+		}
+	}
+	checkBudgetOutcome(t, a, lc, 11+13+17)
+}
+
+// TestRealGeminiCLIStaleReminder: as TestRealClaudeCodeStaleReminder; the
+// reminder reaches call 12 as one more user message of its request.
+func TestRealGeminiCLIStaleReminder(t *testing.T) {
+	a := newAgentEnv(t)
+	script := staleScript()
+	for i := range script {
+		script[i].tool = strings.Replace(script[i].tool, "mcp__agentd__", "mcp_agentd_", 1)
+	}
+	_, gemini := geminiRun(t, a, script)
+	out, calls := gemini("Write the parser.")
+	if !strings.Contains(out, "Parser written.") {
+		t.Errorf("gemini -p output: %q", out)
+	}
+	if len(calls) != 12 {
+		t.Fatalf("%d model calls, want 12", len(calls))
+	}
+	for i, msgs := range calls {
+		if got := strings.Contains(lastUser(msgs), markStale); got != (i == 11) {
+			t.Errorf("call %d: stale reminder present %v, want %v", i+1, got, i == 11)
+		}
+	}
+}
+
+// TestRealGeminiCLIAgentdUnreachable: with agentd unreachable Gemini CLI
+// still answers.
+func TestRealGeminiCLIAgentdUnreachable(t *testing.T) {
+	a := newAgentEnv(t)
+	blocked := filepath.Join(a.home, "not-a-folder")
+	os.MkdirAll(a.home, 0o700)
+	if err := os.WriteFile(blocked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, gemini := geminiRun(t, a, []reply{{text: "Hello without agentd.", tokens: 5}}, "XDG_RUNTIME_DIR="+blocked)
+	if out, _ := gemini("Say hello."); !strings.Contains(out, "Hello without agentd.") {
+		t.Errorf("gemini -p output with agentd unreachable: %q", out)
+	}
+}

@@ -1,0 +1,468 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+var updateHooks = flag.Bool("update-hooks", false, "rewrite the wanted outputs of testdata/hooks/*.json")
+
+// hookScenario is one fixture of testdata/hooks: events in an agent's
+// documented input shapes, each with the exact output agentd must print
+// (null: nothing), then the goal and list they must leave.
+type hookScenario struct {
+	Doc   string      `json:"doc"`
+	Host  string      `json:"host"`
+	Setup [][]string  `json:"setup"` // agentd commands run first (through the daemon)
+	Steps []hookStep  `json:"steps"`
+	Goal  *goalCounts `json:"goal"`
+	Todos []item      `json:"todos,omitempty"`
+}
+
+type hookStep struct {
+	Note string   `json:"note,omitempty"`
+	CLI  []string `json:"cli,omitempty"` // an agentd command the user runs first
+	// Transcript lines the agent writes before the event ($TRANSCRIPT).
+	Transcript []json.RawMessage `json:"transcript,omitempty"`
+	Event      json.RawMessage   `json:"event"`
+	// Times > 1 sends the event that many times at once (parallel tool
+	// calls, retries): every copy must print Want.
+	Times int             `json:"times,omitempty"`
+	Want  json.RawMessage `json:"want"`
+}
+
+type goalCounts struct {
+	Status         string `json:"status"`
+	TurnsUsed      int64  `json:"turnsUsed"`
+	TokensUsed     int64  `json:"tokensUsed"`
+	TerminalReason string `json:"terminalReason,omitempty"`
+}
+
+// hook runs `agentd hook HOST` on one event in e's workspace and returns
+// its stdout and stderr; it must exit 0, whatever happens.
+func (e *env) hook(host, event string, args ...string) (string, string) {
+	e.t.Helper()
+	cmd := e.command(append([]string{"hook", host}, args...)...)
+	cmd.Stdin = strings.NewReader(event)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		e.t.Fatalf("agentd hook %s: %v (it must exit 0); stderr:\n%s", host, err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// elapsed matches the elapsed times of goal texts (goal.FormatElapsed),
+// which the fixtures cannot fix.
+var elapsed = regexp.MustCompile(`\b(\d+h\d{2}m|\d+m\d{2}s|\d+s)\b`)
+
+// normalized is a hook's stdout as compact JSON with elapsed times
+// replaced, or "null" for nothing.
+func normalized(t testing.TB, out string) json.RawMessage {
+	t.Helper()
+	out = strings.TrimSpace(out)
+	if out == "" {
+		return json.RawMessage("null")
+	}
+	var v any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("hook output is not one JSON value: %v\n%s", err, out)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return json.RawMessage(elapsed.ReplaceAll(b, []byte("<elapsed>")))
+}
+
+// TestHookFixtures plays every scenario of testdata/hooks against the
+// binary and the shared daemon, with an LSP client watching the folder.
+// Run with -update-hooks to rewrite the wanted outputs (then review them).
+func TestHookFixtures(t *testing.T) {
+	files, err := filepath.Glob("testdata/hooks/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in testdata/hooks (%v)", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sc hookScenario
+			if err := json.Unmarshal(raw, &sc); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			playHookScenario(t, &sc)
+			if *updateHooks {
+				var b bytes.Buffer
+				enc := json.NewEncoder(&b)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(sc); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func playHookScenario(t *testing.T, sc *hookScenario) {
+	e := newEnv(t)
+	_, editor := e.forwarder() // the daemon is up with the folder open before any goal is made
+	editor.initialize(nil, e.ws)
+	transcript := filepath.Join(e.runDir, "transcript.jsonl")
+	expand := func(b []byte) string {
+		s := strings.ReplaceAll(string(b), "$CWD", jsonText(e.ws))
+		return strings.ReplaceAll(s, "$TRANSCRIPT", jsonText(transcript))
+	}
+	for _, args := range sc.Setup {
+		if out, errOut, code := e.cli(append(args, "--workspace", e.ws)...); code != 0 {
+			t.Fatalf("agentd %v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	for i, st := range sc.Steps {
+		if len(st.CLI) > 0 {
+			if out, errOut, code := e.cli(append(st.CLI, "--workspace", e.ws)...); code != 0 {
+				t.Fatalf("step %d: agentd %v: exit %d\n%s%s", i, st.CLI, code, out, errOut)
+			}
+		}
+		for _, line := range st.Transcript {
+			appendLine(t, transcript, []byte(expand(line)))
+		}
+		n := max(st.Times, 1)
+		outs := make([]string, n)
+		var wg sync.WaitGroup
+		for k := range n {
+			wg.Go(func() { outs[k], _ = e.hook(sc.Host, expand(st.Event), "--workspace", e.ws) })
+		}
+		wg.Wait()
+		for k, out := range outs {
+			got := normalized(t, out)
+			if *updateHooks {
+				st.Want = got
+				sc.Steps[i] = st
+				continue
+			}
+			if diff := cmp.Diff(compact(t, st.Want), string(got)); diff != "" {
+				t.Errorf("step %d (%s) copy %d: output differs (-want +got):\n%s", i, st.Note, k, diff)
+			}
+		}
+	}
+	var st struct {
+		Goal  *goalCounts `json:"goal"`
+		Todos struct {
+			Items []item `json:"items"`
+		} `json:"todos"`
+	}
+	editor.mustExec("agentd.state", map[string]any{}, &st)
+	if *updateHooks {
+		sc.Goal, sc.Todos = st.Goal, st.Todos.Items
+	}
+	if diff := cmp.Diff(sc.Goal, st.Goal); diff != "" {
+		t.Errorf("goal after the scenario (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(sc.Todos, st.Todos.Items, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("todo list after the scenario (-want +got):\n%s", diff)
+	}
+	if sc.Goal != nil {
+		// The editor saw the goal reach its last state live.
+		editor.await("agentd/goalChanged", func(p json.RawMessage) bool {
+			var n struct {
+				Goal *goalCounts `json:"goal"`
+			}
+			return json.Unmarshal(p, &n) == nil && n.Goal != nil && *n.Goal == *sc.Goal
+		})
+	}
+}
+
+// compact is a wanted output as compact JSON.
+func compact(t testing.TB, raw json.RawMessage) string {
+	t.Helper()
+	if len(raw) == 0 {
+		return "null"
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// jsonText is s as it appears inside a JSON string.
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+func appendLine(t testing.TB, path string, line []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	if err := json.Compact(&b, line); err != nil {
+		t.Fatalf("transcript line: %v", err)
+	}
+	if _, err := f.Write(append(b.Bytes(), '\n')); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hookOutputKeys are the output keys each agent documents, per event
+// ("" for any event), nested objects by their key: Codex refuses any other
+// (its hook output schemas say additionalProperties false), and none of the
+// agents acts on one.
+var hookOutputKeys = map[string]map[string][]string{
+	"claude": {
+		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
+		"hookSpecificOutput": {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"},
+	},
+	"gemini": {
+		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
+		"hookSpecificOutput": {"hookEventName", "additionalContext", "llm_request"},
+		"llm_request":        {"messages"},
+	},
+	"codex": {
+		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
+		"hookSpecificOutput": {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"},
+	},
+}
+
+// TestHookOutputKeys: every output of the fixtures uses only the keys its
+// agent documents, and names the event it answers.
+func TestHookOutputKeys(t *testing.T) {
+	files, _ := filepath.Glob("testdata/hooks/*.json")
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sc hookScenario
+		if err := json.Unmarshal(raw, &sc); err != nil {
+			t.Fatal(err)
+		}
+		keys := hookOutputKeys[sc.Host]
+		for i, st := range sc.Steps {
+			if compact(t, st.Want) == "null" {
+				continue
+			}
+			var out map[string]any
+			if err := json.Unmarshal(st.Want, &out); err != nil {
+				t.Fatalf("%s step %d: %v", file, i, err)
+			}
+			var ev struct {
+				Name string `json:"hook_event_name"`
+			}
+			json.Unmarshal(st.Event, &ev)
+			checkKeys(t, fmt.Sprintf("%s step %d", file, i), out, "", keys)
+			if hso, ok := out["hookSpecificOutput"].(map[string]any); ok && hso["hookEventName"] != ev.Name {
+				t.Errorf("%s step %d: hookEventName %v, want %s", file, i, hso["hookEventName"], ev.Name)
+			}
+		}
+	}
+}
+
+func checkKeys(t *testing.T, where string, obj map[string]any, at string, keys map[string][]string) {
+	allowed, ok := keys[at]
+	if !ok {
+		return
+	}
+	for k, v := range obj {
+		if !contains(allowed, k) {
+			t.Errorf("%s: key %q under %q is not in the agent's documented output", where, k, at)
+		}
+		if sub, ok := v.(map[string]any); ok {
+			checkKeys(t, where, sub, k, keys)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestHookNeverBreaksTheAgent: bad input, an unreachable agentd and an
+// agentd that never answers all end in exit 0 with nothing on stdout, and
+// the reason in the log.
+func TestHookNeverBreaksTheAgent(t *testing.T) {
+	e := newEnv(t)
+	prompt := `{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"hi"}`
+	for _, tc := range []struct {
+		name, host, event, log string
+		args                   []string
+	}{
+		{"not JSON", "claude", "hello", "bad claude hook input", nil},
+		{"empty", "gemini", "", "stdin is empty", nil},
+		{"no event name", "codex", `{"session_id":"s1"}`, "field hook_event_name is missing", nil},
+		{"no session", "claude", `{"hook_event_name":"Stop"}`, "no session_id", nil},
+		{"wrong type", "gemini", `{"hook_event_name":"AfterModel","session_id":"s","llm_response":{"usageMetadata":{"candidatesTokenCount":"many"}}}`, "bad gemini hook input", nil},
+		{"unreachable daemon", "claude", prompt, "cannot reach the shared daemon", []string{"--remote=unix:" + filepath.Join(e.runDir, "none.sock")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut := e.hook(tc.host, tc.event, append(tc.args, "--workspace", e.ws)...)
+			if out != "" {
+				t.Errorf("stdout %q, want nothing", out)
+			}
+			if !strings.Contains(errOut, tc.log) {
+				t.Errorf("log %q, want it to say %q", errOut, tc.log)
+			}
+		})
+	}
+	t.Run("daemon never answers", func(t *testing.T) {
+		sock := filepath.Join(e.runDir, "mute.sock")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			var held []net.Conn // read nothing, answer nothing
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					for _, c := range held {
+						c.Close()
+					}
+					return
+				}
+				held = append(held, c)
+			}
+		}()
+		start := time.Now()
+		out, errOut := e.hook("claude", prompt, "--workspace", e.ws, "--remote=unix:"+sock)
+		if out != "" || !strings.Contains(errOut, "not handled in time") {
+			t.Errorf("stdout %q, log %q: want nothing and a timeout in the log", out, errOut)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("the hook took %v; it must give up after about 2 s", d)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		cmd := e.command("hook", "cursor")
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		if err == nil || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(errb.String(), "usage: agentd hook claude|gemini|codex") {
+			t.Errorf("agentd hook cursor: %v, %q; want exit 1 (never 2, which blocks) and the usage", err, errb.String())
+		}
+	})
+}
+
+// TestHookStaleReminderCountsEachStepOnce: a list written at the first
+// model call, then 11 calls that do not write it, each boundary event
+// arriving twice (Claude Code) or once per parallel tool at once (Codex):
+// the stale todo reminder comes with call 12, not before, so no step was
+// counted twice.
+func TestHookStaleReminderCountsEachStepOnce(t *testing.T) {
+	for _, host := range []string{"claude", "codex"} {
+		t.Run(host, func(t *testing.T) {
+			e := newEnv(t)
+			_, editor := e.forwarder()
+			editor.initialize(nil, e.ws)
+			transcript := filepath.Join(e.runDir, "transcript.jsonl")
+			base := `"session_id":"s-1","turn_id":"1","model":"m","permission_mode":"default","transcript_path":"` + jsonText(transcript) + `","cwd":"` + jsonText(e.ws) + `"`
+			// send sends copies of an event at once; %[1]d in it is the
+			// copy's number, so no two copies are the same bytes.
+			send := func(copies int, event string) []string {
+				outs := make([]string, copies)
+				var wg sync.WaitGroup
+				for k := range copies {
+					wg.Go(func() {
+						outs[k], _ = e.hook(host, "{"+base+","+strings.ReplaceAll(event, "%[1]d", fmt.Sprint(k))+"}", "--workspace", e.ws)
+					})
+				}
+				wg.Wait()
+				return outs
+			}
+			send(1, `"hook_event_name":"UserPromptSubmit","prompt":"go"`)
+			if out, errOut, code := e.cli("tool", "TodoList", `{"todos":[{"title":"Write the parser","status":"in_progress"}]}`, "--workspace", e.ws); code != 0 {
+				t.Fatalf("writing the list at call 1: %s%s", out, errOut)
+			}
+			for call := 1; call <= 11; call++ {
+				var outs []string
+				if host == "claude" {
+					appendLine(t, transcript, fmt.Appendf(nil, `{"type":"assistant","message":{"id":"msg_%d","content":[{"type":"tool_use","id":"toolu_%d","name":"Read","input":{}}],"usage":{"output_tokens":2}}}`, call, call))
+					outs = send(2, fmt.Sprintf(`"hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Read","tool_input":{},"tool_use_id":"toolu_%d","tool_response":"copy %%[1]d"}]`, call))
+				} else {
+					appendLine(t, transcript, fmt.Appendf(nil, `{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"output_tokens":%d},"last_token_usage":{"output_tokens":2}}}}`, 2*call))
+					outs = send(3, fmt.Sprintf(`"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":"x","tool_use_id":"call_%d_%%[1]d"`, call))
+				}
+				reminded := 0
+				for _, out := range outs {
+					if strings.Contains(out, "todo list has not been updated") {
+						reminded++
+					}
+				}
+				// The boundary after call `call` is the step.begin of call+1.
+				switch {
+				case call+1 < 12 && reminded > 0:
+					t.Fatalf("the stale reminder came before call %d: %q", call+1, outs)
+				case call+1 == 12 && reminded == 0:
+					t.Fatalf("call 12 got no stale reminder: %q", outs)
+				}
+			}
+		})
+	}
+}
+
+// TestHookOpenTurnRulesForUntaggedCalls: a tool call that names no turn
+// (an MCP client's) belongs to the turn the hook opened: in its grace step
+// it is refused unexecuted.
+func TestHookOpenTurnRulesForUntaggedCalls(t *testing.T) {
+	e := newEnv(t)
+	_, editor := e.forwarder()
+	editor.initialize(nil, e.ws)
+	for _, args := range [][]string{{"goal", "create", "Ship it"}, {"goal", "budget", "5", "tokens"}} {
+		if out, errOut, code := e.cli(append(args, "--workspace", e.ws)...); code != 0 {
+			t.Fatalf("agentd %v: %s%s", args, out, errOut)
+		}
+	}
+	transcript := filepath.Join(e.runDir, "transcript.jsonl")
+	base := `"session_id":"s-2","transcript_path":"` + jsonText(transcript) + `","cwd":"` + jsonText(e.ws) + `"`
+	e.hook("claude", "{"+base+`,"hook_event_name":"UserPromptSubmit","prompt":"go"}`, "--workspace", e.ws)
+	if out, _, code := e.cli("tool", "TodoList", "--workspace", e.ws); code != 0 {
+		t.Fatalf("a call in a normal step must run: %s", out)
+	}
+	appendLine(t, transcript, []byte(`{"type":"assistant","message":{"id":"msg_1","content":[{"type":"tool_use","id":"toolu_1","name":"Read","input":{}}],"usage":{"output_tokens":9}}}`))
+	out, _ := e.hook("claude", "{"+base+`,"hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Read","tool_input":{},"tool_use_id":"toolu_1","tool_response":"x"}]}`, "--workspace", e.ws)
+	if !strings.Contains(out, "budget is spent") {
+		t.Fatalf("PostToolBatch over the budget: %q, want the grace step's notice", out)
+	}
+	out, _, code := e.cli("tool", "TodoList", `{"todos":[{"title":"x","status":"pending"}]}`, "--workspace", e.ws)
+	if code != 1 || !strings.Contains(out, "Not run") {
+		t.Errorf("an untagged call in the grace step: exit %d, %q; want the grace refusal", code, out)
+	}
+	var st struct {
+		Todos struct {
+			Items []item `json:"items"`
+		} `json:"todos"`
+	}
+	editor.mustExec("agentd.state", map[string]any{}, &st)
+	if len(st.Todos.Items) != 0 {
+		t.Errorf("the refused call changed the list: %v", st.Todos.Items)
+	}
+}
