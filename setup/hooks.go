@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -75,6 +76,28 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// ourGroup says whether a matcher group read from a file is one setup
+// wrote for ev: the group hookGroup makes, for a command whose base name is
+// agentd (another agentd binary, or the same one before it moved).
+func ourGroup(agent string, ev hookEvent, g any) bool {
+	m, _ := g.(map[string]any)
+	hs, _ := m["hooks"].([]any)
+	if len(hs) != 1 {
+		return false
+	}
+	h, _ := hs[0].(map[string]any)
+	line, _ := h["command"].(string)
+	word, ok := strings.CutSuffix(line, " hook "+agent)
+	if !ok {
+		return false
+	}
+	cmd := word
+	if q, ok := strings.CutPrefix(word, "'"); ok && strings.HasSuffix(q, "'") {
+		cmd = strings.ReplaceAll(strings.TrimSuffix(q, "'"), `'\''`, "'")
+	}
+	return filepath.Base(cmd) == ServerName && same(g, hookGroup(agent, cmd, ev))
+}
+
 // hookGroup is the matcher group setup writes for one event.
 func hookGroup(agent, command string, ev hookEvent) object {
 	var h, g object
@@ -132,6 +155,8 @@ func combine(a, b Action) Action {
 	switch {
 	case a == Added || b == Added:
 		return Added
+	case a == Updated || b == Updated:
+		return Updated
 	case a == Removed || b == Removed:
 		return Removed
 	}
@@ -154,8 +179,8 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 			return "", nil, fmt.Errorf("%s: \"hooks\" is not an object: changed nothing; fix the file, then run agentd setup again", path)
 		}
 	}
-	ours := "hook " + opts.Agent
-	changed := false
+	marker := "hook " + opts.Agent
+	action := Already
 	for _, ev := range hookEvents[opts.Agent] {
 		want := hookGroup(opts.Agent, opts.Command, ev)
 		var groups []json.RawMessage
@@ -164,34 +189,50 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 				return "", nil, fmt.Errorf("%s: \"hooks.%s\" is not an array: changed nothing; fix the file, then run agentd setup again", path, ev.name)
 			}
 		}
-		at := -1
+		var at []int // setup's groups, for this agentd or another
+		current := false
 		for i, g := range groups {
 			var v any
-			if json.Unmarshal(g, &v) == nil && same(v, want) {
-				at = i
-			} else if strings.Contains(string(g), ours) {
-				return "", nil, notOurs(path, "hooks."+ev.name+" group running agentd "+ours)
+			switch {
+			case json.Unmarshal(g, &v) == nil && (same(v, want) || ourGroup(opts.Agent, ev, v)):
+				at = append(at, i)
+				current = current || same(v, want)
+			case strings.Contains(string(g), marker):
+				return "", nil, notOurs(path, "hooks."+ev.name+" group running agentd "+marker)
 			}
 		}
+		edit := Added
 		switch {
-		case opts.Remove && at >= 0:
-			groups = append(groups[:at], groups[at+1:]...)
-		case !opts.Remove && at < 0:
-			groups = append(groups, mustJSON(want))
-		default:
+		case opts.Remove && len(at) > 0:
+			edit = Removed
+		case opts.Remove || len(at) == 1 && current:
 			continue
+		case len(at) > 0:
+			edit = Updated
 		}
-		changed = true
-		if len(groups) == 0 {
+		kept := groups[:0:0]
+		for i, g := range groups {
+			switch {
+			case !slices.Contains(at, i):
+				kept = append(kept, g)
+			case edit == Updated && i == at[0]:
+				kept = append(kept, mustJSON(want)) // in the place of the old one
+			}
+		}
+		if edit == Added {
+			kept = append(kept, mustJSON(want))
+		}
+		action = combine(action, edit)
+		if len(kept) == 0 {
 			hooks.remove(ev.name)
 		} else {
-			hooks.set(ev.name, mustJSON(groups))
+			hooks.set(ev.name, mustJSON(kept))
 		}
 	}
 	switch {
-	case !changed && opts.Remove:
+	case action == Already && opts.Remove:
 		return Absent, before, nil
-	case !changed:
+	case action == Already:
 		return Already, before, nil
 	case opts.Remove:
 		if len(hooks.keys) == 0 {
@@ -205,5 +246,5 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 		return Removed, indented(top), nil
 	}
 	top.set("hooks", mustJSON(hooks))
-	return Added, indented(top), nil
+	return action, indented(top), nil
 }

@@ -173,3 +173,104 @@ func TestHooksRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestMovedBinaryEachAgent: an MCP entry and hooks that setup wrote for an
+// agentd at another path (the binary moved, or another build runs setup)
+// are setup's own: setting up again updates them to the new path in place
+// (other keys stay), again is a no-op, and --remove from the new binary
+// takes them out. An entry of another shape is still refused.
+func TestMovedBinaryEachAgent(t *testing.T) {
+	const old, moved = "/old dir/it's/agentd", "/usr/local/bin/agentd"
+	for _, agent := range Agents {
+		t.Run(agent, func(t *testing.T) {
+			home := t.TempDir()
+			opts := Options{Agent: agent, User: true, Home: home, Command: old}
+			first := applyAll(t, opts)
+			opts.Command = moved
+			var paths []string
+			for _, c := range applyAll(t, opts) {
+				paths = append(paths, c.Path)
+				if c.Action != Updated {
+					t.Errorf("setup from the moved binary, %s: %s, want updated", c.Path, c.Action)
+				}
+				text := read(t, c.Path)
+				if strings.Contains(text, "old dir") || !strings.Contains(text, moved) {
+					t.Errorf("%s after the update:\n%s", c.Path, text)
+				}
+			}
+			if len(paths) != len(first) {
+				t.Fatalf("%d files updated, %d written first", len(paths), len(first))
+			}
+			if agent != "cursor" {
+				if got := hookCommands(t, paths[len(paths)-1]); len(got) != len(hookEvents[agent]) || len(got[hookEvents[agent][0].name]) != 1 {
+					t.Errorf("hooks after the update: %q, want one group per event", got)
+				}
+			}
+			for _, c := range applyAll(t, opts) {
+				if c.Action != Already {
+					t.Errorf("second setup of %s: %s", c.Path, c.Action)
+				}
+			}
+			opts.Command = old
+			applyAll(t, opts)
+			opts.Command, opts.Remove = moved, true
+			for _, c := range applyAll(t, opts) {
+				if c.Action != Removed {
+					t.Errorf("remove from the moved binary, %s: %s", c.Path, c.Action)
+				}
+			}
+			if entries, _ := os.ReadDir(home); len(entries) != 0 {
+				t.Errorf("after remove the home folder still has %v", entries)
+			}
+		})
+	}
+}
+
+// TestMovedBinaryOtherShapeRefused: an entry or hook group naming another
+// program, or agentd with other arguments, is not setup's, whatever the path.
+func TestMovedBinaryOtherShapeRefused(t *testing.T) {
+	for name, tc := range map[string]struct{ agent, rel, content string }{
+		"claude other program": {"claude", ".claude.json", `{"mcpServers": {"agentd": {"type": "stdio", "command": "/opt/agentd-fork", "args": ["mcp"]}}}`},
+		"gemini other args":    {"gemini", ".gemini/settings.json", `{"mcpServers": {"agentd": {"command": "/opt/agentd", "args": ["mcp", "--session", "x"]}}}`},
+		"cursor extra key":     {"cursor", ".cursor/mcp.json", `{"mcpServers": {"agentd": {"command": "/opt/agentd", "args": ["mcp"], "env": {"A": "1"}}}}`},
+		"codex other program":  {"codex", ".codex/config.toml", "[mcp_servers.agentd]\ncommand = \"/opt/not-agentd\"\nargs = [\"mcp\"]\n"},
+		"claude hook timeout":  {"claude", ".claude/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/agentd hook claude", "timeout": 99}]}]}}`},
+		"gemini hook program":  {"gemini", ".gemini/settings.json", `{"hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": "/opt/my-agentd hook gemini", "timeout": 10000}]}]}}`},
+		"codex hook extra arg": {"codex", ".codex/hooks.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/agentd -v hook codex", "timeout": 10}]}]}}`},
+	} {
+		for _, remove := range []bool{false, true} {
+			home := t.TempDir()
+			path := filepath.Join(home, tc.rel)
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := PlanAll(Options{Agent: tc.agent, User: true, Home: home, Command: "/usr/local/bin/agentd", Remove: remove})
+			if err == nil || !strings.Contains(err.Error(), "did not write") || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s (remove %v): %v, want a refusal naming %s", name, remove, err, path)
+			}
+		}
+	}
+}
+
+// TestUserCommandTemporaryBuild: an agentd under the temp folder or Go's
+// build cache (go run) gets plain agentd; one elsewhere its own path.
+func TestUserCommandTemporaryBuild(t *testing.T) {
+	base := t.TempDir()
+	tmp, cache, goTmp := filepath.Join(base, "tmp"), filepath.Join(base, "cache"), filepath.Join(base, "gotmp")
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("GOCACHE", cache)
+	t.Setenv("GOTMPDIR", goTmp)
+	for exe, want := range map[string]string{
+		filepath.Join(tmp, "go-build1/b001/exe/agentd"): "agentd",
+		filepath.Join(cache, "ab/cdef-d/agentd"):        "agentd",
+		filepath.Join(goTmp, "go-build2/exe/agentd"):    "agentd",
+		filepath.Join(base, "bin/agentd"):               filepath.Join(base, "bin/agentd"),
+		tmp + "x/agentd":                                tmp + "x/agentd",
+	} {
+		got, temporary := UserCommand(exe)
+		if got != want || temporary != (want == "agentd") {
+			t.Errorf("UserCommand(%s) = %q, %v, want %q", exe, got, temporary, want)
+		}
+	}
+}

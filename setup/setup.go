@@ -55,6 +55,7 @@ type Action string
 
 const (
 	Added   Action = "added"   // the entry was not there and is added
+	Updated Action = "updated" // setup's entry names another agentd (the binary moved): it now names Command
 	Already Action = "already" // the entry is there as setup writes it: nothing to do
 	Removed Action = "removed" // the entry is taken out
 	Absent  Action = "absent"  // nothing to remove
@@ -95,7 +96,7 @@ func Plan(opts Options) (Change, error) {
 	if opts.Agent == "codex" {
 		c.Action, c.After, err = planTOML(path, c.Before, want, opts.Remove)
 	} else {
-		c.Action, c.After, err = planJSON(path, c.Before, want, opts.Remove)
+		c.Action, c.After, err = planJSON(path, opts.Agent, c.Before, want, opts.Remove)
 	}
 	if err != nil {
 		return c, err
@@ -155,6 +156,37 @@ func (c Change) Apply() error {
 	return os.Rename(tmp.Name(), c.Path)
 }
 
+// UserCommand is the command a file in the home folder names for this
+// agentd, whose executable is exe: exe itself, so that no PATH is needed,
+// or plain "agentd" and true when exe is a temporary build that will not
+// last: a file under the temp folder (os.TempDir, $GOTMPDIR) or Go's build
+// cache ($GOCACHE, else the user cache folder's go-build), where `go run`
+// puts the programs it builds (README, "Use with your agent").
+func UserCommand(exe string) (string, bool) {
+	temp := []string{os.TempDir(), os.Getenv("GOTMPDIR"), os.Getenv("GOCACHE")}
+	if temp[2] == "" {
+		if dir, err := os.UserCacheDir(); err == nil {
+			temp[2] = filepath.Join(dir, "go-build")
+		}
+	}
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	file := real(exe)
+	for _, dir := range temp {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		if rel, err := filepath.Rel(real(dir), file); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return ServerName, true
+		}
+	}
+	return exe, false
+}
+
 // configPath is the agent's config file for the scope of opts.
 func configPath(opts Options) (string, error) {
 	base := opts.Workspace
@@ -194,6 +226,15 @@ func entry(agent, command string) object {
 	return e
 }
 
+// ours says whether an entry read from a file is one setup wrote: want,
+// or the entry setup writes for another command whose base name is agentd
+// (another agentd binary, or this one before it moved).
+func ours(agent string, got any, want object) bool {
+	m, _ := got.(map[string]any)
+	cmd, _ := m["command"].(string)
+	return same(got, want) || filepath.Base(cmd) == ServerName && same(got, entry(agent, cmd))
+}
+
 // same compares an entry read from a file with the one setup writes, as
 // JSON values.
 func same(got any, want object) bool {
@@ -211,7 +252,7 @@ func notOurs(path, key string) error {
 }
 
 // planJSON edits mcpServers.agentd of a JSON config file.
-func planJSON(path string, before []byte, want object, remove bool) (Action, []byte, error) {
+func planJSON(path, agent string, before []byte, want object, remove bool) (Action, []byte, error) {
 	var top object
 	if len(bytes.TrimSpace(before)) > 0 {
 		if err := json.Unmarshal(before, &top); err != nil {
@@ -226,13 +267,20 @@ func planJSON(path string, before []byte, want object, remove bool) (Action, []b
 	}
 	raw, has := servers.get(ServerName)
 	var cur any
-	if has && (json.Unmarshal(raw, &cur) != nil || !same(cur, want)) {
+	if has && json.Unmarshal(raw, &cur) != nil {
 		return "", nil, notOurs(path, "mcpServers."+ServerName)
+	}
+	action := Added
+	if has {
+		if !ours(agent, cur, want) {
+			return "", nil, notOurs(path, "mcpServers."+ServerName)
+		}
+		action = Updated
 	}
 	switch {
 	case remove && !has:
 		return Absent, nil, nil
-	case !remove && has:
+	case !remove && has && same(cur, want):
 		return Already, nil, nil
 	case remove:
 		servers.remove(ServerName)
@@ -248,7 +296,7 @@ func planJSON(path string, before []byte, want object, remove bool) (Action, []b
 	}
 	servers.set(ServerName, mustJSON(want))
 	top.set("mcpServers", mustJSON(servers))
-	return Added, indented(top), nil
+	return action, indented(top), nil
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -351,20 +399,31 @@ func planTOML(path string, before []byte, want object, remove bool) (Action, []b
 	if err != nil {
 		return "", nil, fmt.Errorf("%s is not valid TOML (%v): changed nothing; fix or move the file, then run agentd setup again", path, err)
 	}
-	if has && !same(cur, want) {
+	if has && !ours("codex", cur, want) {
 		return "", nil, notOurs(path, "mcp_servers."+ServerName)
 	}
 	switch {
 	case remove && !has:
 		return Absent, nil, nil
-	case !remove && has:
+	case !remove && has && same(cur, want):
 		return Already, nil, nil
-	case remove:
-		after, ok := cutTOMLTable(before)
+	case remove || has:
+		table := ""
+		if !remove {
+			table = tomlTable(command)
+		}
+		after, ok := replaceTOMLTable(before, table)
 		if !ok {
 			return "", nil, fmt.Errorf("%s has the %s entry in another form than the %s table agentd setup writes: changed nothing; delete it by hand", path, ServerName, tomlHeader)
 		}
-		if _, still, err := tomlEntry(after); err != nil || still {
+		got, still, err := tomlEntry(after)
+		if !remove {
+			if err != nil || !still || !same(got, want) {
+				return "", nil, fmt.Errorf("%s: rewriting %s would leave the file broken: changed nothing; edit it by hand", path, tomlHeader)
+			}
+			return Updated, after, nil
+		}
+		if err != nil || still {
 			return "", nil, fmt.Errorf("%s: taking out %s would leave the file broken: changed nothing; delete it by hand", path, tomlHeader)
 		}
 		if len(bytes.TrimSpace(after)) == 0 {
@@ -380,14 +439,17 @@ func planTOML(path string, before []byte, want object, remove bool) (Action, []b
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString(tomlHeader + "\n")
-	b.WriteString(fmt.Sprintf("command = %s\n", tomlString(command)))
-	b.WriteString("args = [\"mcp\"]\n")
+	b.WriteString(tomlTable(command))
 	got, ok, err := tomlEntry(b.Bytes())
 	if err != nil || !ok || !same(got, want) {
 		return "", nil, fmt.Errorf("%s: cannot add a %s table to it (it defines mcp_servers in a way a table cannot extend): changed nothing; add the entry by hand", path, tomlHeader)
 	}
 	return Added, b.Bytes(), nil
+}
+
+// tomlTable is the [mcp_servers.agentd] table setup writes, for command.
+func tomlTable(command string) string {
+	return tomlHeader + "\n" + fmt.Sprintf("command = %s\n", tomlString(command)) + "args = [\"mcp\"]\n"
 }
 
 // tomlEntry parses a TOML file and returns mcp_servers.agentd when it has one.
@@ -410,10 +472,11 @@ func tomlString(s string) string {
 	return string(b)
 }
 
-// cutTOMLTable removes the [mcp_servers.agentd] table: its header line, the
-// lines up to the next table header or the end, and the one blank line
-// setup put before it. false when there is no such header line.
-func cutTOMLTable(data []byte) ([]byte, bool) {
+// replaceTOMLTable replaces the [mcp_servers.agentd] table (its header
+// line and the lines up to the next table header or the end) with table;
+// an empty table removes it together with the one blank line setup put
+// before it. false when there is no such header line.
+func replaceTOMLTable(data []byte, table string) ([]byte, bool) {
 	lines := strings.SplitAfter(string(data), "\n")
 	start := -1
 	for i, l := range lines {
@@ -433,8 +496,8 @@ func cutTOMLTable(data []byte) ([]byte, bool) {
 	for end > start+1 && strings.TrimSpace(lines[end-1]) == "" && end < len(lines) {
 		end--
 	}
-	if start > 0 && strings.TrimSpace(lines[start-1]) == "" {
+	if table == "" && start > 0 && strings.TrimSpace(lines[start-1]) == "" {
 		start--
 	}
-	return []byte(strings.Join(append(lines[:start:start], lines[end:]...), "")), true
+	return []byte(strings.Join(lines[:start:start], "") + table + strings.Join(lines[end:], "")), true
 }

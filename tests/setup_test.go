@@ -9,8 +9,9 @@ import (
 
 // TestSetupCommand: `agentd setup` from a subfolder writes the repository
 // root's file; --print shows it without writing; an unparsable file is
-// refused untouched with exit 1; --user writes the home folder's file with
-// this agentd's full path; --remove takes the entry out again.
+// refused untouched with exit 1; --user from a temporary build (this test's
+// agentd is in the temp folder, as go run's is) writes plain agentd and says
+// why; --remove takes the entry out again.
 func TestSetupCommand(t *testing.T) {
 	e := newEnv(t)
 	repo := filepath.Join(e.ws, "repo")
@@ -53,12 +54,13 @@ func TestSetupCommand(t *testing.T) {
 	home := filepath.Join(e.ws, "home")
 	os.MkdirAll(home, 0o700)
 	cmd := e.command("setup", "claude", "--user")
-	cmd.Env = append(cmd.Env, "HOME="+home)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("setup claude --user: %v %s", err, b)
+	cmd.Env = append(cmd.Env, "HOME="+home, "TMPDIR="+filepath.Dir(filepath.Dir(agentdBin)))
+	b, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "temporary build") || !strings.Contains(string(b), "build or install agentd") {
+		t.Fatalf("setup claude --user from a temporary build: %v %s", err, b)
 	}
-	if b, _ := os.ReadFile(filepath.Join(home, ".claude.json")); !strings.Contains(string(b), `"command": "`+agentdBin+`"`) {
-		t.Errorf("~/.claude.json = %s, want the full path %s", b, agentdBin)
+	if b, _ := os.ReadFile(filepath.Join(home, ".claude.json")); !strings.Contains(string(b), `"command": "agentd"`) {
+		t.Errorf("~/.claude.json = %s, want plain agentd", b)
 	}
 
 	if out, stderr, code = e.cliIn(sub, "setup", "gemini", "--remove"); code != 0 || !strings.Contains(out, "removed") {
@@ -69,5 +71,46 @@ func TestSetupCommand(t *testing.T) {
 	}
 	if _, stderr, code = e.cli("setup", "vim"); code != 2 || !strings.Contains(stderr, "claude, gemini, codex, cursor") {
 		t.Errorf("setup vim: exit %d, %s", code, stderr)
+	}
+}
+
+// TestSetupUserMovedBinary: `agentd setup claude --user` from an agentd at
+// another path than the one the entry names (the binary moved, or a second
+// install) updates the entry and the hooks to its own path, and --remove
+// from it takes them out; neither is refused as an entry setup did not write.
+func TestSetupUserMovedBinary(t *testing.T) {
+	e := newEnv(t)
+	home := filepath.Join(e.ws, "home")
+	os.MkdirAll(home, 0o700)
+	oldBin, newBin := filepath.Join(e.ws, "old", "agentd"), filepath.Join(e.ws, "new", "agentd")
+	run := func(bin string, args ...string) string {
+		t.Helper()
+		e.install(agentdBin, bin)
+		cmd := e.command(append([]string{"setup", "claude", "--user"}, args...)...)
+		cmd.Env = append(cmd.Env, "HOME="+home, "TMPDIR="+filepath.Join(e.ws, "tmp")) // the copies last
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s setup claude --user %v: %v %s", bin, args, err, b)
+		}
+		return string(b)
+	}
+	mcpFile, hooksFile := filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude", "settings.json")
+	run(oldBin)
+	if out := run(newBin); strings.Count(out, "updated") != 2 {
+		t.Errorf("setup from the moved binary: %s, want both files updated", out)
+	}
+	for _, f := range []string{mcpFile, hooksFile} {
+		if b, _ := os.ReadFile(f); strings.Contains(string(b), oldBin) || !strings.Contains(string(b), newBin) {
+			t.Errorf("%s = %s, want %s instead of %s", f, b, newBin, oldBin)
+		}
+	}
+	run(oldBin)
+	if out := run(newBin, "--remove"); strings.Count(out, "removed") != 2 {
+		t.Errorf("--remove from the moved binary: %s", out)
+	}
+	for _, f := range []string{mcpFile, hooksFile} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s still there after --remove (%v)", f, err)
+		}
 	}
 }

@@ -43,9 +43,13 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 		}
 		opts.Home = home
 		// A file in the home folder is the user's own: name this agentd
-		// wherever it is, so that no PATH is needed.
+		// wherever it is, so that no PATH is needed, unless it is a
+		// temporary build (go run) that will not last.
 		if exe, err := os.Executable(); err == nil {
-			opts.Command = exe
+			var temporary bool
+			if opts.Command, temporary = setup.UserCommand(exe); temporary {
+				fmt.Fprintf(stderr, "agentd setup: note: this agentd (%s) is a temporary build (go run, or a file in the temp folder) that will not last, so the entry names plain agentd, which %s finds on your PATH; to name a lasting binary, build or install agentd (README, Install) and run its agentd setup %s --user\n", exe, opts.Agent, opts.Agent)
+			}
 		}
 	} else {
 		folder, err := workspaceFolder(o, stateDir)
@@ -83,7 +87,7 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 			return 1
 		}
 		fmt.Fprintf(stdout, "%s: %s\n", c.Path, describe(c))
-		added = added || c.Action == setup.Added
+		added = added || c.Action == setup.Added || c.Action == setup.Updated
 	}
 	if added {
 		hint := opts.Agent
@@ -91,9 +95,9 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 			hint += "-user"
 		}
 		fmt.Fprintln(stdout, setupHints[hint])
-		if !o.user {
+		if opts.Command == "agentd" {
 			if _, err := exec.LookPath("agentd"); err != nil {
-				fmt.Fprintf(stderr, "agentd setup: note: agentd is not on your PATH, so %s cannot start it: install it (README, Install), or use --user, which writes this agentd's full path\n", opts.Agent)
+				fmt.Fprintf(stderr, "agentd setup: note: agentd is not on your PATH, so %s cannot start it: install it (README, Install), or run an installed agentd's setup with --user, which writes its full path\n", opts.Agent)
 			}
 		}
 	}
@@ -104,6 +108,8 @@ func describe(c setup.Change) string {
 	switch c.Action {
 	case setup.Added:
 		return "added " + c.What
+	case setup.Updated:
+		return "updated " + c.What + " to run this agentd"
 	case setup.Already:
 		return "agentd is already set up"
 	case setup.Removed:
