@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/commands"
@@ -309,9 +310,12 @@ func (s *server) state(ctx context.Context) (commands.State, json.RawMessage, er
 
 func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
+	if uri != StateURI && uri != TodoURI {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
 	st, raw, err := s.state(ctx)
 	if err != nil {
-		return nil, err
+		return nil, requestError(err)
 	}
 	c := &mcp.ResourceContents{URI: uri}
 	switch uri {
@@ -319,8 +323,6 @@ func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		c.MIMEType, c.Text = "application/json", string(raw)
 	case TodoURI:
 		c.MIMEType, c.Text = "text/markdown", todoMarkdown(st)
-	default:
-		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
 }
@@ -347,13 +349,39 @@ func todoMarkdown(st commands.State) string {
 	return b.String()
 }
 
+// codeGoalExists is the stable code of agentd's refusal to create a goal
+// while one is set (package goal's CodeAlreadyExists), as it comes over the
+// wire.
+const codeGoalExists = "goal.already_exists"
+
+// requestError is err, from agentd or on the way to it, as the JSON-RPC
+// error of a prompts/get or resources/read (docs/mcp.md, "When something is
+// wrong"): a badly shaped argument is -32602 (invalid params); another
+// agentd refusal is -32803 (request failed, as agentd's LSP interface
+// answers it) with data {"code": "goal.already_exists", ...}; anything else
+// (no agentd server, a lost connection, a refused folder) is -32603
+// (internal error). The message is agentd's, which names the fix.
+func requestError(err error) error {
+	code := commands.ErrorCode(err)
+	switch {
+	case code == commands.CodeArgsInvalid:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	case code != "":
+		data, _ := json.Marshal(map[string]string{"code": code})
+		return &jsonrpc.Error{Code: lsp.CodeRequestFailed, Message: err.Error(), Data: data}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
 // goalPrompt creates a goal as the user (agentd.goal.create) and hands the
 // model the goal as the user's message. A refusal (a goal already set, a
-// bad objective) is the prompt's error, which the host shows the user.
+// bad objective) is the prompt's error (requestError), which the host shows
+// the user; the prompt never replaces a goal, so its refusal of one says to
+// cancel the current goal first.
 func (s *server) goalPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	objective := strings.TrimSpace(req.Params.Arguments["objective"])
 	if objective == "" {
-		return nil, errors.New("the goal prompt needs an objective: say what the goal must achieve")
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the goal prompt needs an objective: say what the goal must achieve"}
 	}
 	args := map[string]any{"objective": objective}
 	criterion := strings.TrimSpace(req.Params.Arguments["criterion"])
@@ -361,7 +389,11 @@ func (s *server) goalPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 		args["completionCriterion"] = criterion
 	}
 	if _, err := s.execute(ctx, "agentd.goal.create", args); err != nil {
-		return nil, err
+		if commands.ErrorCode(err) == codeGoalExists {
+			held, _, _ := strings.Cut(err.Error(), ";")
+			err = &commands.Error{Code: codeGoalExists, Msg: held + "; the goal prompt does not replace it: cancel it first (`agentd goal cancel` from a shell, or the editor's goal panel), then use the prompt again"}
+		}
+		return nil, requestError(err)
 	}
 	text := "I have set a goal for this workspace: " + objective
 	if criterion != "" {

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -396,6 +398,59 @@ func TestMCPDaemonDown(t *testing.T) {
 		d.waitExit()
 	}
 	c.bad("TodoList", nil)
+}
+
+// rpcErrorOf is the JSON-RPC error an SDK client call returned.
+func rpcErrorOf(t *testing.T, what string, err error) *jsonrpc.Error {
+	t.Helper()
+	var re *jsonrpc.Error
+	if !errors.As(err, &re) {
+		t.Fatalf("%s: %v, want a JSON-RPC error", what, err)
+	}
+	return re
+}
+
+// TestMCPErrorCodes: prompts/get and resources/read answer JSON-RPC errors
+// with real codes and messages that name the fix: a goal prompt without an
+// objective -32602, one while a goal is set -32803 with data
+// {"code": "goal.already_exists"} and the advice to cancel the goal first
+// (the prompt cannot replace), and either with no daemon behind -32603.
+func TestMCPErrorCodes(t *testing.T) {
+	e := newEnv(t)
+	c := e.mcp("", "", "--workspace", e.ws)
+	ctx, cancel := c.ctx()
+	defer cancel()
+	prompt := func(args map[string]string) error {
+		_, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "goal", Arguments: args})
+		return err
+	}
+	if re := rpcErrorOf(t, "goal prompt without an objective", prompt(map[string]string{"objective": " "})); re.Code != jsonrpc.CodeInvalidParams || !strings.Contains(re.Message, "needs an objective") {
+		t.Errorf("goal prompt without an objective: %d %q, want -32602 naming the objective", re.Code, re.Message)
+	}
+	if err := prompt(map[string]string{"objective": "first"}); err != nil {
+		t.Fatalf("goal prompt: %v", err)
+	}
+	re := rpcErrorOf(t, "goal prompt with a goal set", prompt(map[string]string{"objective": "second"}))
+	var data struct{ Code string }
+	json.Unmarshal(re.Data, &data)
+	if re.Code != -32803 || data.Code != "goal.already_exists" || !strings.Contains(re.Message, "is active") || !strings.Contains(re.Message, "agentd goal cancel") || strings.Contains(re.Message, `"replace": true`) {
+		t.Errorf("goal prompt with a goal set: %d %s %q, want -32803 goal.already_exists advising agentd goal cancel", re.Code, re.Data, re.Message)
+	}
+
+	sock := filepath.Join(e.runDir, "nobody.sock")
+	down := e.mcp("", "", "--workspace", e.ws, "--remote=unix:"+sock)
+	_, err := down.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: todoURI})
+	if re := rpcErrorOf(t, "resources/read with no daemon", err); re.Code != jsonrpc.CodeInternalError || !strings.Contains(re.Message, "agentd serve --listen=unix:"+sock) {
+		t.Errorf("resources/read with no daemon: %d %q, want -32603 with the command that starts one", re.Code, re.Message)
+	}
+	_, err = down.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "goal", Arguments: map[string]string{"objective": "x"}})
+	if re := rpcErrorOf(t, "goal prompt with no daemon", err); re.Code != jsonrpc.CodeInternalError || !strings.Contains(re.Message, "agentd serve") {
+		t.Errorf("goal prompt with no daemon: %d %q, want -32603 naming the fix", re.Code, re.Message)
+	}
+	_, err = down.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "agentd://session/nope"})
+	if re := rpcErrorOf(t, "resources/read of an unknown URI", err); re.Code == 0 {
+		t.Errorf("resources/read of an unknown URI: code 0 %q", re.Message)
+	}
 }
 
 // TestMCPRefusedFolder: `agentd mcp --remote=off` on a folder the shared
