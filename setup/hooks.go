@@ -144,6 +144,7 @@ func PlanAll(opts Options) ([]Change, error) {
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
+	_, hc.Comments = stripComments(hc.Before)
 	if hc.Action, hc.After, err = planHooks(path, hc.Before, opts); err != nil {
 		return nil, err
 	}
@@ -167,11 +168,9 @@ func combine(a, b Action) Action {
 // file whose text is before. A group of another tool stays; a group that
 // runs `agentd hook` but is not the one setup writes is refused.
 func planHooks(path string, before []byte, opts Options) (Action, []byte, error) {
-	var top object
-	if len(strings.TrimSpace(string(before))) > 0 {
-		if err := json.Unmarshal(before, &top); err != nil {
-			return "", nil, fmt.Errorf("%s is not a JSON object (%v): changed nothing; fix or move the file, then run agentd setup again", path, err)
-		}
+	top, err := jsonFile(path, before)
+	if err != nil {
+		return "", nil, err
 	}
 	var hooks object
 	if raw, ok := top.get("hooks"); ok {

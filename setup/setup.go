@@ -11,7 +11,9 @@
 // keys keep their order; a TOML file keeps its text, comments included, and
 // gets one table appended). Setting up twice changes nothing; a file that
 // exists but does not parse, or already has an agentd entry that setup did
-// not write, is refused and left untouched; removing takes out exactly the
+// not write, is refused and left untouched (an entry setup wrote for an
+// agentd at another path is updated), and so is a JSON file with comments,
+// which writing would lose (Change.Refusal); removing takes out exactly the
 // entry setup writes (and the mcpServers object or the file when nothing
 // else is left in them). It imports only the standard library and
 // github.com/pelletier/go-toml/v2.
@@ -65,11 +67,16 @@ const (
 type Change struct {
 	Path   string
 	Action Action
-	What   string      // what setup writes in the file, for messages ("the agentd MCP server")
-	Before []byte      // the file as it is; nil when it does not exist
-	After  []byte      // the file as it will be; nil when it is to be deleted (or does not exist)
-	mode   os.FileMode // of a new file
-	ownDir bool        // the file is in the agent's own folder (.gemini, ...), removed with it when empty
+	What   string // what setup writes in the file, for messages ("the agentd MCP server")
+	Before []byte // the file as it is; nil when it does not exist
+	After  []byte // the file as it will be; nil when it is to be deleted (or does not exist)
+	// Comments says the file has comments, which Gemini CLI accepts and
+	// writing it would lose: Apply refuses a change that writes it
+	// (Refusal), and After shows the file with agentd's entries, its
+	// comments left out, to copy them from by hand.
+	Comments bool
+	mode     os.FileMode // of a new file
+	ownDir   bool        // the file is in the agent's own folder (.gemini, ...), removed with it when empty
 }
 
 // Plan reads the agent's config file and works out the change, writing
@@ -93,6 +100,9 @@ func Plan(opts Options) (Change, error) {
 		return c, fmt.Errorf("cannot read %s: %w", path, err)
 	}
 	want := entry(opts.Agent, opts.Command)
+	if opts.Agent != "codex" {
+		_, c.Comments = stripComments(c.Before)
+	}
 	if opts.Agent == "codex" {
 		c.Action, c.After, err = planTOML(path, c.Before, want, opts.Remove)
 	} else {
@@ -107,12 +117,25 @@ func Plan(opts Options) (Change, error) {
 	return c, nil
 }
 
+// Refusal is the error Apply answers for a change it will not write: a
+// file with comments (Comments) that the change edits; nil for every other.
+func (c Change) Refusal() error {
+	if !c.Comments || c.Action == Already || c.Action == Absent {
+		return nil
+	}
+	return fmt.Errorf("%s has comments (// or /* */), which agentd setup cannot keep when it writes the file: changed nothing; run the same agentd setup with --print and copy agentd's entries from what it shows into your file by hand", c.Path)
+}
+
 // Apply writes a planned change: the new file through a temporary file and
 // a rename (keeping the old file's mode; a new one gets 0600 in the home
 // folder and 0644 in a project), or deletes the file when nothing is left
 // in it, and then the agent's folder (.gemini, .codex, .cursor) when that is
-// empty. Already and Absent write nothing.
+// empty. Already and Absent write nothing; a Refusal writes nothing and is
+// the error.
 func (c Change) Apply() error {
+	if err := c.Refusal(); err != nil {
+		return err
+	}
 	switch {
 	case c.Action == Already || c.Action == Absent:
 		return nil
@@ -253,11 +276,9 @@ func notOurs(path, key string) error {
 
 // planJSON edits mcpServers.agentd of a JSON config file.
 func planJSON(path, agent string, before []byte, want object, remove bool) (Action, []byte, error) {
-	var top object
-	if len(bytes.TrimSpace(before)) > 0 {
-		if err := json.Unmarshal(before, &top); err != nil {
-			return "", nil, fmt.Errorf("%s is not a JSON object (%v): changed nothing; fix or move the file, then run agentd setup again", path, err)
-		}
+	top, err := jsonFile(path, before)
+	if err != nil {
+		return "", nil, err
 	}
 	var servers object
 	if raw, ok := top.get("mcpServers"); ok {
@@ -297,6 +318,61 @@ func planJSON(path, agent string, before []byte, want object, remove bool) (Acti
 	servers.set(ServerName, mustJSON(want))
 	top.set("mcpServers", mustJSON(servers))
 	return action, indented(top), nil
+}
+
+// jsonFile parses the text of a JSON config file (empty is an empty
+// object), its comments (which Gemini CLI accepts) left out.
+func jsonFile(path string, data []byte) (object, error) {
+	var top object
+	text, _ := stripComments(data)
+	if len(bytes.TrimSpace(text)) == 0 {
+		return top, nil
+	}
+	if err := json.Unmarshal(text, &top); err != nil {
+		return top, fmt.Errorf("%s is not a JSON object (%v): changed nothing; fix or move the file, then run agentd setup again", path, err)
+	}
+	return top, nil
+}
+
+// stripComments is JSON text with its // and /* */ comments outside
+// strings turned into spaces (line breaks kept, so that errors point at
+// the right line), and whether it had any.
+func stripComments(data []byte) ([]byte, bool) {
+	out := bytes.Clone(data)
+	found := false
+	inString, escaped := false, false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && c == '/' && i+1 < len(out) && (out[i+1] == '/' || out[i+1] == '*'):
+			found = true
+			end := []byte("\n")
+			if out[i+1] == '*' {
+				end = []byte("*/")
+			}
+			n := bytes.Index(out[i+2:], end)
+			stop := len(out)
+			if n >= 0 {
+				stop = i + 2 + n
+				if end[0] == '*' {
+					stop += 2
+				}
+			}
+			for k := i; k < stop; k++ {
+				if out[k] != '\n' {
+					out[k] = ' '
+				}
+			}
+			i = stop - 1
+		}
+	}
+	return out, found
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -197,3 +197,53 @@ func TestUserScopePaths(t *testing.T) {
 		}
 	}
 }
+
+// TestCommentsNotLost: a JSON file with comments (Gemini CLI accepts them)
+// is read, comments left out, but never written: Refusal and Apply say it
+// has comments and what to do, the file stays as it was, and After shows
+// the entries to copy by hand; strings that look like comments are text.
+func TestCommentsNotLost(t *testing.T) {
+	for _, tc := range []struct{ agent, rel string }{
+		{"gemini", ".gemini/settings.json"},
+		{"claude", ".claude/settings.json"},
+		{"cursor", ".cursor/mcp.json"},
+	} {
+		ws := t.TempDir()
+		path := filepath.Join(ws, tc.rel)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		orig := "// my settings\n{\n  \"theme\": \"GitHub\", /* for now */\n  \"url\": \"http://x//y/*z*/\", \"q\": \"a\\\"//b\"\n}\n"
+		if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := PlanAll(Options{Agent: tc.agent, Workspace: ws, Command: "agentd"})
+		if err != nil {
+			t.Fatalf("%s: PlanAll: %v", tc.agent, err)
+		}
+		var c Change
+		for _, ch := range cs {
+			if ch.Path == path {
+				c = ch
+			}
+		}
+		if !c.Comments || c.Refusal() == nil || !strings.Contains(c.Refusal().Error(), "has comments") || !strings.Contains(c.Refusal().Error(), "--print") || !strings.Contains(c.Refusal().Error(), path) {
+			t.Errorf("%s: change of %s: comments %v, refusal %v", tc.agent, path, c.Comments, c.Refusal())
+		}
+		if err := c.Apply(); err == nil || read(t, path) != orig {
+			t.Errorf("%s: Apply: %v, file now:\n%s", tc.agent, err, read(t, path))
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(c.After, &doc); err != nil || doc["theme"] != "GitHub" || doc["url"] != "http://x//y/*z*/" || doc["q"] != `a"//b` {
+			t.Errorf("%s: After (%v):\n%s", tc.agent, err, c.After)
+		}
+	}
+
+	// Already set up: nothing to write, so nothing refused.
+	ws := t.TempDir()
+	opts := Options{Agent: "cursor", Workspace: ws, Command: "agentd"}
+	apply(t, opts)
+	path := filepath.Join(ws, ".cursor", "mcp.json")
+	os.WriteFile(path, []byte("// mine\n"+read(t, path)), 0o644)
+	if c, err := Plan(opts); err != nil || c.Action != Already || c.Refusal() != nil {
+		t.Errorf("set up file with comments: %v %s %v", err, c.Action, c.Refusal())
+	}
+}

@@ -114,3 +114,27 @@ func TestSetupUserMovedBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupGeminiComments: a Gemini settings.json with comments (which
+// Gemini CLI accepts) is not rewritten without them: setup exits 1 saying
+// so and what to do, the file stays as it was, and --print shows agentd's
+// entries to copy by hand.
+func TestSetupGeminiComments(t *testing.T) {
+	e := newEnv(t)
+	path := filepath.Join(e.ws, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	orig := "{\n  // the theme I like\n  \"theme\": \"GitHub\"\n}\n"
+	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := e.cli("setup", "gemini", "--workspace", e.ws); code != 1 || !strings.Contains(stderr, "has comments") || !strings.Contains(stderr, "--print") || strings.Contains(stderr, "invalid character") {
+		t.Errorf("setup gemini on a file with comments: exit %d, %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(path); string(b) != orig {
+		t.Errorf("%s was changed:\n%s", path, b)
+	}
+	out, stderr, code := e.cli("setup", "gemini", "--workspace", e.ws, "--print")
+	if code != 0 || !strings.Contains(out, "has comments") || !strings.Contains(out, `"mcpServers"`) || !strings.Contains(out, "agentd hook gemini") || !strings.Contains(out, `"theme": "GitHub"`) {
+		t.Errorf("setup gemini --print on a file with comments: exit %d, %s %s", code, out, stderr)
+	}
+}

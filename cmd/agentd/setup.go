@@ -69,6 +69,9 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 	}
 	if o.print {
 		for _, c := range changes {
+			if c.Refusal() != nil {
+				fmt.Fprintf(stdout, "# %s has comments, which agentd setup cannot keep: it writes nothing there; copy agentd's entries from this into it by hand (its comments are left out here)\n", c.Path)
+			}
 			switch {
 			case c.After == nil:
 				fmt.Fprintf(stdout, "# %s: would be removed (nothing else is left in it)\n", c.Path)
@@ -79,6 +82,12 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 			}
 		}
 		return 0
+	}
+	for _, c := range changes { // all files or none
+		if err := c.Refusal(); err != nil {
+			fmt.Fprintf(stderr, "agentd setup %s: %v\n", opts.Agent, err)
+			return 1
+		}
 	}
 	added := false
 	for _, c := range changes {
