@@ -86,6 +86,8 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 2
 	}
+	terminalHint(stdin, stderr, "agentd --remote is an editor's connection to the shared agentd daemon; it now waits for LSP messages on stdin.\n"+
+		"Editors start it for you (docs/shared-daemon.md). From a shell, try: agentd tool TodoList, agentd state, agentd --help. Press Ctrl-D to quit.\n")
 	conn, info, err := dialShared(ctx, o, path, explicit, stateDir, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)

@@ -304,13 +304,19 @@ func pollableStdin(stdin io.Reader) (io.Reader, func()) {
 	return os.NewFile(uintptr(fd), "/dev/stdin"), restore
 }
 
-func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+// terminalHint writes hint to stderr when stdin is a terminal: a server for
+// programs started by hand, which would otherwise wait silently.
+func terminalHint(stdin io.Reader, stderr io.Writer, hint string) {
 	if f, ok := stdin.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			fmt.Fprint(stderr, "agentd is a language server for agents' todo lists and goals; it now waits for LSP messages on stdin.\n"+
-				"Editors start it for you. From a shell, try: agentd tool TodoList, agentd state, agentd --help. Press Ctrl-D to quit.\n")
+			fmt.Fprint(stderr, hint)
 		}
 	}
+}
+
+func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+	terminalHint(stdin, stderr, "agentd is a language server for agents' todo lists and goals; it now waits for LSP messages on stdin.\n"+
+		"Editors start it for you. From a shell, try: agentd tool TodoList, agentd state, agentd --help. Press Ctrl-D to quit.\n")
 	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.Daemon)
 	defer svc.Close()
 	srv := lsp.NewServer(svc, agentdVersion(), log)
