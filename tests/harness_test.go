@@ -55,7 +55,7 @@ type env struct {
 	remote   bool   // start() with no arguments runs `agentd --remote=auto` (daemon_test.go)
 	// stopsDaemons: a cleanup that stops the env's daemons is registered (stopDaemonsAtEnd)
 	stopsDaemons bool
-	bin      string // the agentd binary this env runs (agentdBin unless a test installs another)
+	bin          string // the agentd binary this env runs (agentdBin unless a test installs another)
 }
 
 func newEnv(t testing.TB) *env {
