@@ -257,7 +257,8 @@ func usageOf(pos []string) string {
 
 // exitCodeAsked says whether args asks for `goal status --exit-code`: a
 // flag before "--" named exit-code (not set to false), or one whose name
-// starts with "exit", which can only be a misspelling of it.
+// starts with "exit", which can only be a misspelling of it (a name with
+// a space is text, as parseInterspersed reads it).
 func exitCodeAsked(args []string) bool {
 	for _, a := range args {
 		if a == "--" {
@@ -267,7 +268,7 @@ func exitCodeAsked(args []string) bool {
 			continue
 		}
 		name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(name, "exit") && !(name == "exit-code" && value == "false") {
+		if strings.HasPrefix(name, "exit") && !strings.ContainsAny(name, " \t\n") && !(name == "exit-code" && value == "false") {
 			return true
 		}
 	}
