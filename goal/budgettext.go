@@ -41,40 +41,50 @@ func BudgetKindOf(unit string) (kind BudgetKind, ok bool) {
 	return WallClockBudget, true
 }
 
+// removeHint is how a limit is removed, for the refusals of ParseBudget.
+const removeHint = `remove a limit with "off turns", "off tokens" or "off time"`
+
 // ParseBudget reads a budget as a person writes it and as agentd prints it
 // (docs/behaviour.md, "Budgets from a shell"): a number and a unit ("20
 // turns", "1 turn", "20 turn(s)", "50k tokens", "1.2M tokens", "90
-// minutes", "1 hour", "45s", "2h"), or a time in several parts ("1h30m",
-// "1 hour 30 minutes", "4m05s"). Numbers may have decimals ("1.5h", "50.0k
-// tokens") and commas between groups of three digits ("50,000 tokens"); k
-// and M multiply a count by a thousand and a million. Case and spaces
-// between parts do not matter. The limit obeys NormalizeBudget: a count is rounded and at least
-// 1, a time is in milliseconds within 1 second … 24 hours. Errors are
-// *Error with code goal.budget_invalid, quoting text.
+// minutes", "1 hour", "45s", "2h", "1 day", "1d"), or a time in several
+// parts ("1h30m", "1 hour 30 minutes", "4m05s"). Numbers may have decimals
+// ("1.5h", "50.0k tokens") and commas between groups of three digits
+// ("50,000 tokens"); k and M multiply a count by a thousand and a million;
+// a day is 24 hours. Case and spaces between parts do not matter. The
+// limit obeys NormalizeBudget: a count is rounded and within 1 …
+// MaxCountBudget, a time is in milliseconds within 1 second … 24 hours; a
+// value outside is refused naming that range. Errors are *Error with code
+// goal.budget_invalid, quoting text.
 func ParseBudget(text string) (BudgetKind, int64, error) {
+	text = strings.TrimSpace(text)
 	parts, ok := splitBudget(text)
 	if !ok {
-		return "", 0, errorf(CodeBudgetInvalid, fmt.Sprintf("%q is not a budget: write a number and a unit, like \"20 turns\", \"50k tokens\", \"90 minutes\", \"2h\" or \"1h30m\"", strings.TrimSpace(text)))
+		return "", 0, errorf(CodeBudgetInvalid, fmt.Sprintf("%q is not a budget: write a number and a unit, like \"20 turns\", \"50k tokens\", \"90 minutes\", \"2h\" or \"1h30m\"; %s", text, removeHint))
 	}
-	if len(parts) == 1 {
-		if parts[0].value <= 0 {
-			return "", 0, errorf(CodeBudgetInvalid, fmt.Sprintf("%q is not a budget: it must be more than 0 (remove a limit with \"off turns\", \"off tokens\" or \"off time\")", strings.TrimSpace(text)))
+	value, unit := parts[0].value, parts[0].unit
+	if len(parts) > 1 {
+		value, unit = 0, "milliseconds"
+		for _, p := range parts {
+			f, isTime := unitMs[p.unit]
+			if !isTime {
+				return "", 0, errorf(CodeBudgetInvalid, fmt.Sprintf("%q is not one budget: only a time may have several parts (\"1h30m\"); set turns and tokens one at a time", text))
+			}
+			value += p.value * f
 		}
-		return NormalizeBudget(parts[0].value, parts[0].unit)
 	}
-	var ms float64
-	for _, p := range parts {
-		f, isTime := unitMs[p.unit]
-		if !isTime {
-			return "", 0, errorf(CodeBudgetInvalid, fmt.Sprintf("%q is not one budget: only a time may have several parts (\"1h30m\"); set turns and tokens one at a time", strings.TrimSpace(text)))
-		}
-		ms += p.value * f
+	kind, limit, err := NormalizeBudget(value, unit)
+	if err == nil {
+		return kind, limit, nil
 	}
-	kind, limit, err := NormalizeBudget(ms, "milliseconds")
-	if err != nil {
-		return "", 0, errorf(CodeBudgetInvalid, fmt.Sprintf("%q is not a reasonable budget: a time budget must be between 1 second and 24 hours", strings.TrimSpace(text)))
+	allowed := fmt.Sprintf("a turn or token budget is a whole number from 1 to %d", MaxCountBudget)
+	if _, isTime := unitMs[unit]; isTime {
+		allowed = "a time budget is from 1 second to 24 hours (1 day)"
 	}
-	return kind, limit, nil
+	if value <= 0 {
+		allowed += "; " + removeHint
+	}
+	return "", 0, errorf(CodeBudgetInvalid, fmt.Sprintf("%q is out of range: %s", text, allowed))
 }
 
 // budgetPart is one number and its unit (a unit of NormalizeBudget).
@@ -125,6 +135,9 @@ func splitBudget(text string) (parts []budgetPart, ok bool) {
 			} else {
 				i = save
 			}
+		}
+		if unit == "d" || unit == "day" || unit == "days" {
+			value, unit = value*24, "hours"
 		}
 		canonical, known := budgetUnitWords[unit]
 		if !known {

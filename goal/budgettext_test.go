@@ -45,6 +45,15 @@ func TestParseBudget(t *testing.T) {
 		{"1 token", TokenBudget, 1},
 		{"12 tok", TokenBudget, 12},
 		{"  20   turns  ", TurnBudget, 20},
+		{"1 day", WallClockBudget, 24 * hour}, // the largest time budget
+		{"1d", WallClockBudget, 24 * hour},
+		{"1 Days", WallClockBudget, 24 * hour},
+		{"0.5d", WallClockBudget, 12 * hour},
+		{"24 hours", WallClockBudget, 24 * hour},
+		{"23h60m", WallClockBudget, 24 * hour},
+		{"1 second", WallClockBudget, 1000}, // the smallest
+		{"0.3 turns", TurnBudget, 1},
+		{"1125899906842624 tokens", TokenBudget, MaxCountBudget},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
@@ -64,14 +73,19 @@ func TestParseBudgetRefusals(t *testing.T) {
 		{"20", `"20" is not a budget: write a number and a unit`},
 		{"50k", `"50k" is not a budget`},
 		{"turns", `"turns" is not a budget`},
-		{"20 days", `"20 days" is not a budget`},
+		{"20 dayz", `"20 dayz" is not a budget`},
+		{"unlimited", `"unlimited" is not a budget: write a number and a unit, like "20 turns", "50k tokens", "90 minutes", "2h" or "1h30m"; remove a limit with "off turns", "off tokens" or "off time"`},
 		{"-5 turns", `"-5 turns" is not a budget`},
 		{"1,5 h", `"1,5 h" is not a budget`}, // not 15 hours
 		{"1.2.3 h", `"1.2.3 h" is not a budget`},
-		{"0 turns", `"0 turns" is not a budget: it must be more than 0`},
-		{"25 hours", "25 hours is not a reasonable budget: a time budget must be between 1 second and 24 hours"},
-		{"500ms", "500 milliseconds is not a reasonable budget"},
-		{"23h90m", `"23h90m" is not a reasonable budget: a time budget must be between 1 second and 24 hours`},
+		{"0 turns", `"0 turns" is out of range: a turn or token budget is a whole number from 1 to 1125899906842624; remove a limit with "off turns", "off tokens" or "off time"`},
+		{"0 s", `"0 s" is out of range: a time budget is from 1 second to 24 hours (1 day); remove a limit with "off turns"`},
+		{"2000000000000000 turns", `"2000000000000000 turns" is out of range: a turn or token budget is a whole number from 1 to 1125899906842624`},
+		{"25 hours", `"25 hours" is out of range: a time budget is from 1 second to 24 hours (1 day)`},
+		{"2 days", `"2 days" is out of range: a time budget is from 1 second to 24 hours (1 day)`},
+		{"1d1s", `"1d1s" is out of range: a time budget is from 1 second to 24 hours (1 day)`},
+		{"500ms", `"500ms" is out of range: a time budget is from 1 second to 24 hours (1 day)`},
+		{"23h90m", `"23h90m" is out of range: a time budget is from 1 second to 24 hours (1 day)`},
 		{"1h 20 turns", `"1h 20 turns" is not one budget: only a time may have several parts`},
 		{"20 turns 5 tokens", `is not one budget`},
 	}

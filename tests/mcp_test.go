@@ -469,12 +469,19 @@ func TestMCPRefusedFolder(t *testing.T) {
 	c.bad("GetGoal", nil) // still serving
 }
 
-// TestWorkspaceRule: started in a subfolder, `agentd mcp` and the shell
-// commands use the repository root; in a repository without state under a
-// folder an editor has open, they use the editor's folder; --workspace
-// wins.
+// TestWorkspaceRule (docs/behaviour.md, "Which workspace"): started in a
+// subfolder, `agentd mcp`, `agentd setup` and the shell commands use the
+// repository root, also when a folder above it has state (left by a shell
+// command run there) that no process has open; in a repository without
+// state under a folder an editor has open, they use the editor's folder;
+// --workspace wins. The shell commands name the folder on stderr.
 func TestWorkspaceRule(t *testing.T) {
 	e := newEnv(t)
+	// Stray state above the repositories, as `agentd tool` run in the home
+	// folder leaves it (no repository there: the current folder).
+	if _, stderr, code := e.cliIn(e.ws, "tool", "TodoList", `{"todos":[{"title":"home stuff","status":"pending"}]}`); code != 0 || stderr != "agentd: workspace "+e.ws+"\n" {
+		t.Fatalf("agentd tool in %s: exit %d, stderr %q", e.ws, code, stderr)
+	}
 	repo := filepath.Join(e.ws, "repo")
 	sub := filepath.Join(repo, "src", "pkg")
 	other := filepath.Join(e.ws, "other", "src") // in a repository with no state yet
@@ -492,11 +499,20 @@ func TestWorkspaceRule(t *testing.T) {
 		}
 		return st
 	}
-	if _, stderr, code := e.cliIn(sub, "tool", "TodoList", `{"todos":[{"title":"shell","status":"pending"}]}`); code != 0 {
-		t.Fatalf("agentd tool in a subfolder: %s", stderr)
+	if _, stderr, code := e.cliIn(sub, "tool", "TodoList", `{"todos":[{"title":"shell","status":"pending"}]}`); code != 0 || stderr != "agentd: workspace "+repo+"\n" {
+		t.Fatalf("agentd tool in a subfolder: exit %d, stderr %q, want it to name %s", code, stderr, repo)
 	}
 	if st := stateOf(repo); len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != "shell" || st.Workspace != fileURI(repo) {
 		t.Errorf("the shell command in %s did not write the repository root's list: %+v", sub, st)
+	}
+	if st := stateOf(e.ws); len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != "home stuff" {
+		t.Errorf("the stray state above the repository changed: %+v", st)
+	}
+	if out, _, code := e.cliIn(sub, "setup", "cursor", "--print"); code != 0 || !strings.Contains(out, filepath.Join(repo, ".cursor")) {
+		t.Errorf("agentd setup cursor --print in %s: exit %d, %q; want the repository's .cursor", sub, code, out)
+	}
+	if _, stderr, code := e.cliIn(sub, "goal", "status"); code != 0 || !strings.Contains(stderr, "agentd: workspace "+repo+"\n") {
+		t.Errorf("agentd goal status in %s: exit %d, stderr %q, want it to name %s", sub, code, stderr, repo)
 	}
 	c := e.mcp("", sub)
 	c.good("TodoList", map[string]any{"todos": []item{{"agent", "pending"}}})
@@ -512,10 +528,15 @@ func TestWorkspaceRule(t *testing.T) {
 	if n := lc.awaitTodo(e.ws, "seen by the editor"); n.Actor != "model" {
 		t.Errorf("editor's todoChanged = %+v", n)
 	}
-	if _, stderr, code := e.cliIn(other, "tool", "TodoList", `{"todos":[{"title":"shell 2","status":"pending"}]}`); code != 0 {
-		t.Fatalf("agentd tool in a subfolder: %s", stderr)
+	if _, stderr, code := e.cliIn(other, "tool", "TodoList", `{"todos":[{"title":"shell 2","status":"pending"}]}`); code != 0 || stderr != "agentd: workspace "+e.ws+"\n" {
+		t.Fatalf("agentd tool under the editor's folder: exit %d, stderr %q, want it to name %s", code, stderr, e.ws)
 	}
 	lc.awaitTodo(e.ws, "shell 2")
+	// The repository with state of its own keeps it: nearer than the
+	// editor's folder.
+	if _, stderr, code := e.cliIn(sub, "tool", "TodoList", `{"todos":[{"title":"shell 3","status":"pending"}]}`); code != 0 || stderr != "agentd: workspace "+repo+"\n" {
+		t.Fatalf("agentd tool in %s under the editor's folder: exit %d, stderr %q, want it to name %s", sub, code, stderr, repo)
+	}
 	if _, stderr, code := e.cliIn(sub, "tool", "TodoList", `{"todos":[{"title":"flag","status":"pending"}]}`, "--workspace", sub); code != 0 {
 		t.Fatalf("agentd tool --workspace: %s", stderr)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,6 +53,9 @@ func TestShellBudgetsAsPeopleWriteThem(t *testing.T) {
 		{[]string{"1", "turn"}, "turns", 1},
 		{[]string{"50k", "tokens"}, "tokens", 50_000},
 		{[]string{"1.2M", "tokens"}, "tokens", 1_200_000},
+		{[]string{"1", "day"}, "wallClock", 86_400_000},
+		{[]string{"1d"}, "wallClock", 86_400_000},
+		{[]string{"24", "hours"}, "wallClock", 86_400_000},
 	}
 	for _, tt := range tests {
 		args := append(append([]string{"goal", "budget"}, tt.words...), "--workspace", e.ws)
@@ -90,127 +94,144 @@ func TestShellBudgetsAsPeopleWriteThem(t *testing.T) {
 			t.Errorf("goal budget %q: exit %d, stderr %q; want exit 2 quoting the budget", words, code, errOut)
 		}
 	}
-}
-
-// TestShellStateCreatesNoFile: reading a folder that has no state
-// (agentd state, agentd goal status) creates nothing on disk.
-func TestShellStateCreatesNoFile(t *testing.T) {
-	e := newEnv(t)
-	out, errOut, code := e.cli("state", "--workspace", e.ws)
-	if code != 0 || !strings.Contains(out, "Todo list is empty.") || !strings.Contains(out, "No goal.") {
-		t.Fatalf("agentd state: %d %q %q", code, out, errOut)
-	}
-	out, _, code = e.cli("state", "--json", "--workspace", e.ws)
-	var st state
-	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Revision != 0 || st.Session != "default" || st.Todos.Items == nil || string(st.Goal) != "null" || st.Workspace != fileURI(e.ws) {
-		t.Fatalf("agentd state --json = %s", out)
-	}
-	if out, _, code := e.cli("goal", "status", "--exit-code", "--workspace", e.ws); code != 1 || out != "No goal.\n" {
-		t.Fatalf("goal status: %d %q", code, out)
-	}
-	if _, err := os.Stat(e.stateDir); !os.IsNotExist(err) {
-		entries, _ := filepath.Glob(filepath.Join(e.stateDir, "*", "*"))
-		t.Fatalf("the state directory exists after reads only (%v): %v", err, entries)
-	}
-	// A write creates it, and the read then shows it.
-	e.cli("tool", "TodoList", `{"todos":[{"title":"first","status":"pending"}]}`, "--workspace", e.ws)
-	if out, _, _ := e.cli("state", "--workspace", e.ws); !strings.Contains(out, "[pending] first") {
-		t.Fatalf("agentd state after a write = %q", out)
+	// Out of range names the range; a bare off or none says how to remove.
+	for _, tt := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"25", "hours"}, "from 1 second to 24 hours"},
+		{[]string{"2", "days"}, "from 1 second to 24 hours"},
+		{[]string{"0", "turns"}, "a whole number from 1 to"},
+		{[]string{"0", "turns"}, `remove a limit with "off turns"`},
+		{[]string{"2000000000000000", "tokens"}, "a whole number from 1 to"},
+		{[]string{"none"}, `"none turns", "none tokens" or "none time"`},
+		{[]string{"off"}, `"off turns", "off tokens" or "off time"`},
+	} {
+		args := append(append([]string{"goal", "budget"}, tt.words...), "--workspace", e.ws)
+		if _, errOut, code := e.cli(args...); code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("goal budget %q: exit %d, stderr %q; want exit 2 saying %q", tt.words, code, errOut, tt.want)
+		}
 	}
 }
 
-// TestShellGoalStatusTaskFileNow: goal status reports the task file as it
-// is on disk now, also when no daemon watched it change.
-func TestShellGoalStatusTaskFileNow(t *testing.T) {
+// TestShellTaskFileFromSubfolder: a relative --task-file is the shell's
+// path, relative to the current folder, not to the workspace folder; one
+// that leaves the workspace is refused naming it (docs/behaviour.md,
+// "Shell commands").
+func TestShellTaskFileFromSubfolder(t *testing.T) {
 	e := newEnv(t)
-	if _, errOut, code := e.cli("goal", "create", "work through the list", "--task-file", "TASKS.md", "--workspace", e.ws); code != 0 {
-		t.Fatalf("goal create: %d %s", code, errOut)
-	}
-	if out, _, _ := e.cli("goal", "status", "--workspace", e.ws); !strings.Contains(out, "Task file: TASKS.md (missing)") {
-		t.Fatalf("before the file exists: %q", out)
-	}
-	if err := os.WriteFile(filepath.Join(e.ws, "TASKS.md"), []byte("- [ ] one\n"), 0o600); err != nil {
+	docs := filepath.Join(e.ws, "docs")
+	if err := os.MkdirAll(filepath.Join(e.ws, ".git"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if out, _, _ := e.cli("goal", "status", "--workspace", e.ws); !strings.Contains(out, "Task file: TASKS.md (present)") {
-		t.Fatalf("after the file was written: %q", out)
-	}
-	out, _, _ := e.cli("goal", "status", "--json", "--workspace", e.ws)
-	var g struct {
-		TaskFile struct {
-			Exists bool   `json:"exists"`
-			Size   int64  `json:"size"`
-			SHA256 string `json:"sha256"`
-		} `json:"taskFile"`
-	}
-	if json.Unmarshal([]byte(out), &g) != nil || !g.TaskFile.Exists || g.TaskFile.Size != 10 || len(g.TaskFile.SHA256) != 64 {
-		t.Fatalf("goal status --json = %s, want the file as it is now", out)
-	}
-	if err := os.Remove(filepath.Join(e.ws, "TASKS.md")); err != nil {
+	if err := os.MkdirAll(docs, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if out, _, _ := e.cli("state", "--workspace", e.ws); !strings.Contains(out, "Task file: TASKS.md (missing)") {
-		t.Fatalf("after the file was removed: %q", out)
+	if err := os.WriteFile(filepath.Join(docs, "NOTES.md"), []byte("- [ ] one\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := e.cliIn(docs, "goal", "create", "work through the notes", "--task-file", "./NOTES.md")
+	if code != 0 || !strings.Contains(out, "Task file: docs/NOTES.md (present)") {
+		t.Fatalf("goal create --task-file ./NOTES.md in docs/: exit %d %q %q, want the task file docs/NOTES.md", code, out, errOut)
+	}
+	if want := "agentd: workspace " + e.ws + "\n"; errOut != want {
+		t.Errorf("goal create stderr = %q, want %q", errOut, want)
+	}
+	_, errOut, code = e.cliIn(docs, "goal", "create", "outside", "--replace", "--task-file", "../../elsewhere.md")
+	if code != 1 || !strings.Contains(errOut, "elsewhere.md") || !strings.Contains(errOut, "not inside the workspace folder") {
+		t.Errorf("goal create --task-file ../../elsewhere.md: exit %d %q, want 1 naming the path as outside", code, errOut)
+	}
+	if out, _, _ := e.cliIn(docs, "goal", "status"); !strings.Contains(out, "work through the notes") {
+		t.Errorf("the refused create changed the goal: %q", out)
+	}
+	// Run outside the workspace, a relative path is the workspace's.
+	out, errOut, code = e.cliIn(t.TempDir(), "goal", "create", "from elsewhere", "--replace", "--task-file", "docs/NOTES.md", "--workspace", e.ws)
+	if code != 0 || !strings.Contains(out, "Task file: docs/NOTES.md (present)") {
+		t.Errorf("goal create --task-file docs/NOTES.md --workspace from another folder: exit %d %q %q", code, out, errOut)
 	}
 }
 
-// TestShellGoalCancelSaysWhat: goal cancel names the goal it cancelled,
-// its status and what it used; with no goal it says there is none.
-func TestShellGoalCancelSaysWhat(t *testing.T) {
+// TestShellExitCodeFailures: with --exit-code on the line every failure
+// exits 4, never a code of a state (0, 1, 2, 3, 6); without it usage
+// errors exit 2 and failures 1 (docs/behaviour.md, "Shell commands").
+func TestShellExitCodeFailures(t *testing.T) {
 	e := newEnv(t)
-	e.cli("goal", "create", "Make the parser handle comments", "--workspace", e.ws)
-	e.cli("goal", "pause", "--reason", "lunch", "--workspace", e.ws)
-	out, errOut, code := e.cli("goal", "cancel", "--workspace", e.ws)
-	if code != 0 || !strings.Contains(out, "Cancelled the goal: Make the parser handle comments") || !strings.Contains(out, "It was paused; used 0 turns · 0 tokens") {
-		t.Fatalf("goal cancel: %d %q %q", code, out, errOut)
-	}
-	out, _, code = e.cli("goal", "cancel", "--json", "--workspace", e.ws)
-	if code != 1 {
-		t.Fatalf("a second cancel: exit %d %q, want 1 (no goal)", code, out)
-	}
-	e.cli("goal", "create", "second", "--workspace", e.ws)
-	out, _, _ = e.cli("goal", "cancel", "--json", "--workspace", e.ws)
-	var g goalSnap
-	if json.Unmarshal([]byte(out), &g) != nil || g.Objective != "second" || g.Status != "active" {
-		t.Fatalf("goal cancel --json = %s, want the cancelled goal", out)
+	missing := filepath.Join(e.ws, "missing")
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"goal", "stauts", "--exit-code"}, 4},
+		{[]string{"goal", "status", "--exit-cod"}, 4},
+		{[]string{"goal", "status", "now", "--exit-code"}, 4},
+		{[]string{"goal", "--exit-code"}, 4},
+		{[]string{"goal", "status", "--exit-code", "--bogus"}, 4},
+		{[]string{"goal", "status", "--exit-code", "--workspace", missing}, 4},
+		{[]string{"goal", "pause", "--exit-code"}, 4}, // refused: no goal
+		{[]string{"goal", "budget", "2", "fortnights", "--exit-code"}, 4},
+		{[]string{"goal", "status", "--exit-code"}, 1}, // no goal: a state, not a failure
+		{[]string{"goal", "stauts"}, 2},
+		{[]string{"goal", "status", "--bogus"}, 2},
+		{[]string{"goal", "status", "--workspace", missing}, 1},
+		{[]string{"goal", "pause"}, 1},
+		{[]string{"goal", "status", "--exit-code=false", "--bogus"}, 2},
+	} {
+		args := tt.args
+		if !slices.Contains(args, "--workspace") {
+			args = append(args, "--workspace", e.ws)
+		}
+		if _, errOut, code := e.cli(args...); code != tt.code {
+			t.Errorf("agentd %q: exit %d (%q), want %d", tt.args, code, errOut, tt.code)
+		}
 	}
 }
 
-// TestShellPlurals: counts of one read "1 turn", "1 token" in the shell's
-// status, in tool outputs and in the completion stats.
-func TestShellPlurals(t *testing.T) {
+// TestShellSubcommandHelp: agentd SUB --help, agentd help SUB and agentd
+// goal help print that subcommand's usage on stdout and exit 0;
+// agentd --version is agentd version.
+func TestShellSubcommandHelp(t *testing.T) {
 	e := newEnv(t)
-	c := e.start().connect()
-	c.initialize(nil, e.ws)
-	c.mustExec("agentd.goal.create", map[string]any{"objective": "count to one"}, nil)
-	h := &host{c: c}
-	turn, driven := h.beginTurn("user")
-	if !driven {
-		t.Fatal("the turn is not goal-driven")
+	for _, tt := range []struct {
+		args []string
+		want string // how the usage starts
+	}{
+		{[]string{"goal", "--help"}, "usage:\n  agentd goal create OBJECTIVE"},
+		{[]string{"goal", "create", "--help"}, "usage:\n  agentd goal create OBJECTIVE"},
+		{[]string{"goal", "help"}, "usage:\n  agentd goal create OBJECTIVE"},
+		{[]string{"goal", "status", "-h"}, "usage:\n  agentd goal create OBJECTIVE"},
+		{[]string{"tool", "--help"}, "usage: agentd tool NAME [JSON]"},
+		{[]string{"help", "tool"}, "usage: agentd tool NAME [JSON]"},
+		{[]string{"state", "--help"}, "usage: agentd state [--json]"},
+		{[]string{"mcp", "--help"}, "usage: agentd mcp "},
+		{[]string{"setup", "--help"}, "usage: agentd setup claude|gemini|codex|cursor"},
+		{[]string{"hook", "--help"}, "usage: agentd hook claude|gemini|codex"},
+		{[]string{"simulate", "--help"}, "usage: agentd simulate [--script NAME|FILE]"},
+		{[]string{"--help"}, "agentd keeps AI agents' todo lists"},
+		{[]string{"help"}, "agentd keeps AI agents' todo lists"},
+	} {
+		out, errOut, code := e.cli(tt.args...)
+		if code != 0 || !strings.HasPrefix(out, tt.want) {
+			t.Errorf("agentd %q: exit %d, stdout %q (stderr %q); want exit 0 and a usage starting %q", tt.args, code, out, errOut, tt.want)
+		}
 	}
-	h.beginStep(turn)
-	h.endStep(turn, 1, "stop")
-	h.endTurn(turn, "completed")
-	if got := c.tool("SetGoalBudget", map[string]any{"value": 5, "unit": "tokens"}); !strings.Contains(got.Output, "(1 token used so far)") {
-		t.Errorf("SetGoalBudget output = %q, want it to say 1 token", got.Output)
+	version, _, code := e.cli("version")
+	if dashed, errOut, dcode := e.cli("--version"); code != 0 || dcode != 0 || !strings.HasPrefix(version, "agentd ") || dashed != version {
+		t.Errorf("agentd --version = %d %q (%q), agentd version = %d %q; want the same version", dcode, dashed, errOut, code, version)
 	}
-	if code := c.shutdown(); code != 0 {
-		t.Fatalf("exit %d", code)
+}
+
+// TestShellTextStartingWithDash: an objective that starts with - but holds
+// a space is text; an unknown flag is refused suggesting -- (what -- does
+// is cmd/agentd's TestParseInterspersed: the harness puts --state-dir
+// last, where -- would make it text).
+func TestShellTextStartingWithDash(t *testing.T) {
+	e := newEnv(t)
+	out, errOut, code := e.cli("goal", "create", "-v flag support", "--workspace", e.ws)
+	if code != 0 || !strings.Contains(out, "Goal (active): -v flag support") {
+		t.Fatalf("goal create \"-v flag support\": exit %d %q %q", code, out, errOut)
 	}
-	out, _, _ := e.cli("goal", "budget", "1", "turn", "--workspace", e.ws)
-	if !strings.Contains(out, "Used: 1/1 turn · 1/5 tokens · ") {
-		t.Errorf("goal budget 1 turn prints %q", out)
-	}
-	e.cli("goal", "budget", "off", "turns", "--workspace", e.ws) // 1/1 turn blocked the goal
-	e.cli("goal", "budget", "off", "tokens", "--workspace", e.ws)
-	if _, errOut, code := e.cli("goal", "resume", "--workspace", e.ws); code != 0 {
-		t.Fatalf("goal resume: %d %s", code, errOut)
-	}
-	if out, _, _ := e.cli("goal", "status", "--workspace", e.ws); !strings.Contains(out, "Used: 1 turn · 1 token · ") {
-		t.Errorf("goal status = %q, want 1 turn · 1 token", out)
-	}
-	out, _, _ = e.cli("tool", "UpdateGoal", `{"status":"complete"}`, "--workspace", e.ws)
-	if !regexp.MustCompile(`Worked 1 turn over \S+, using 1 token\.`).MatchString(out) {
-		t.Errorf("UpdateGoal complete = %q, want Worked 1 turn …, using 1 token.", out)
+	_, errOut, code = e.cli("goal", "create", "-v", "--replace", "--workspace", e.ws)
+	if code != 2 || !strings.Contains(errOut, "unknown flag -v") || !strings.Contains(errOut, "put it after --") {
+		t.Errorf("goal create -v: exit %d %q, want 2 naming the flag and suggesting --", code, errOut)
 	}
 }

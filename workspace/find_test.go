@@ -6,20 +6,24 @@ import (
 	"testing"
 )
 
-// TestFindFolder: the nearest folder with state wins over a nearer
-// repository root, a repository root over the start folder, and the start
-// folder is the answer when there is neither; symbolic links are resolved.
+// TestFindFolder: the rule of docs/behaviour.md, "Which workspace". A
+// folder with state counts from the start folder up to the repository root
+// (outside a repository, the start folder only), a folder an agentd process
+// has open counts at any height, the nearest that counts wins; else the
+// repository root, else the start folder. Symbolic links are resolved.
 func TestFindFolder(t *testing.T) {
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	stateDir := filepath.Join(base, "state")
-	top := filepath.Join(base, "top")          // gets state
-	repo := filepath.Join(top, "repo")         // a git repository inside it
-	sub := filepath.Join(repo, "src", "pkg")   // where the agent starts
-	worktree := filepath.Join(base, "wt")      // a git worktree: .git is a file
-	plain := filepath.Join(base, "plain", "x") // neither
+	top := filepath.Join(base, "top")        // above the repository
+	repo := filepath.Join(top, "repo")       // a git repository
+	mid := filepath.Join(repo, "src")        // a folder inside it
+	sub := filepath.Join(mid, "pkg")         // where the agent starts
+	worktree := filepath.Join(base, "wt")    // a git worktree: .git is a file
+	plainTop := filepath.Join(base, "plain") // no repository around
+	plain := filepath.Join(plainTop, "x")    // where a command starts
 	for _, d := range []string{sub, filepath.Join(repo, ".git"), worktree, plain} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -32,34 +36,59 @@ func TestFindFolder(t *testing.T) {
 	if err := os.Symlink(sub, link); err != nil {
 		t.Fatal(err)
 	}
-	find := func(dir string) string {
+	check := func(what, dir, want string) {
 		t.Helper()
 		got, err := FindFolder(stateDir, dir)
 		if err != nil {
-			t.Fatalf("FindFolder(%s): %v", dir, err)
+			t.Fatalf("%s: FindFolder(%s): %v", what, dir, err)
 		}
-		return got
-	}
-	check := func(what, dir, want string) {
-		t.Helper()
-		if got := find(dir); got != want {
+		if got != want {
 			t.Errorf("%s: FindFolder(%s) = %s, want %s", what, dir, got, want)
 		}
 	}
+	r := newRegistry(t, stateDir)
+	// open opens root in r (so that root has state and is served) and
+	// returns the function that closes it again (state stays).
+	open := func(root string) func() {
+		t.Helper()
+		w, err := r.Open(root)
+		if err != nil {
+			t.Fatalf("Open(%s): %v", root, err)
+		}
+		return w.Release
+	}
+
 	check("no state: the repository root", sub, repo)
 	check("through a symbolic link", link, repo)
 	check("a worktree's .git file", worktree, worktree)
 	check("neither: the folder itself", plain, plain)
 
-	r := newRegistry(t, stateDir)
-	openWorkspace(t, r, top)
-	if !HasState(stateDir, top) || HasState(stateDir, repo) {
-		t.Fatalf("HasState: top %v (want true), repo %v (want false)", HasState(stateDir, top), HasState(stateDir, repo))
+	closeTop := open(top)
+	if !HasState(stateDir, top) || !Served(stateDir, top) || HasState(stateDir, repo) {
+		t.Fatalf("top: HasState %v, Served %v (want both); repo: HasState %v (want false)",
+			HasState(stateDir, top), Served(stateDir, top), HasState(stateDir, repo))
 	}
-	check("an ancestor with state wins over the repository root", sub, top)
-	openWorkspace(t, r, repo)
-	check("the nearest folder with state", sub, repo)
-	check("the start folder itself has state", repo, repo)
+	check("a served folder above the repository", sub, top)
+	closeTop()
+	if !HasState(stateDir, top) || Served(stateDir, top) {
+		t.Fatalf("top after Release: HasState %v (want true), Served %v (want false)", HasState(stateDir, top), Served(stateDir, top))
+	}
+	check("state above the repository, not served, does not capture it", sub, repo)
+
+	closePlain := open(plainTop)
+	check("a served folder above, outside any repository", plain, plainTop)
+	closePlain()
+	check("state above, outside any repository, does not capture", plain, plain)
+
+	closeRepo := open(repo)
+	closeRepo()
+	check("the repository root has state", sub, repo)
+	closeMid := open(mid)
+	closeMid()
+	check("the nearest folder with state inside the repository", sub, mid)
+	check("the start folder itself has state", mid, mid)
+	defer open(top)()
+	check("a nearer folder with state wins over a served one above", sub, mid)
 
 	if _, err := FindFolder(stateDir, filepath.Join(base, "missing")); err == nil {
 		t.Error("FindFolder of a missing folder: no error")

@@ -9,7 +9,10 @@ import (
 
 // parseInterspersed parses flags that may come before or after positional
 // arguments (PROTOCOL.md §1: `agentd tool TodoList '{}' --workspace .`).
-// "--" ends the flags; -h and --help return flag.ErrHelp.
+// "--" ends the flags. An argument that starts with "-" but whose name
+// holds a space ("-v flag support") is text, not a flag. -h and --help
+// return flag.ErrHelp with the positional arguments before them, which
+// name the subcommand whose usage is wanted.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var flags, positional []string
 	for i := 0; i < len(args); i++ {
@@ -18,21 +21,21 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 			positional = append(positional, args[i+1:]...)
 			break
 		}
-		if len(a) < 2 || a[0] != '-' || isNumber(a) {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if len(a) < 2 || a[0] != '-' || isNumber(a) || strings.ContainsAny(name, " \t\n") {
 			positional = append(positional, a)
 			continue
 		}
 		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
+		if hasValue {
 			continue
 		}
 		if name == "h" || name == "help" {
-			return nil, flag.ErrHelp
+			return positional, flag.ErrHelp
 		}
 		f := fs.Lookup(name)
 		if f == nil {
-			return nil, fmt.Errorf("unknown flag %s (see agentd --help)", a)
+			return nil, fmt.Errorf("unknown flag %s (see agentd --help; to pass text that starts with -, put it after --)", a)
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			continue

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentd/agentd/commands"
@@ -15,28 +17,49 @@ const goalUsage = `usage:
   agentd goal pause [--reason TEXT]
   agentd goal resume
   agentd goal cancel
-  agentd goal budget BUDGET          e.g. 20 turns, 50k tokens, 90 minutes, 1 hour, 2h, 1h30m
+  agentd goal budget BUDGET          e.g. 20 turns, 50k tokens, 90 minutes, 1 hour, 2h, 1h30m, 1 day
   agentd goal budget off UNIT        remove that limit: off turns, off tokens, off time
   agentd goal status [--json] [--exit-code]
+                                     --exit-code: exit 0 complete, 3 blocked, 6 paused, 2 active,
+                                     1 no goal; with --exit-code every failure exits 4
+A relative --task-file is relative to the current folder (to the workspace folder when
+run outside it). An OBJECTIVE that starts with -
+goes after --: agentd goal create -- "-v flag support". The workspace folder used is
+named on stderr.
 `
 
-// Exit codes of `agentd goal status --exit-code` (PROTOCOL.md §1).
+// Exit codes of `agentd goal status --exit-code` (PROTOCOL.md §1), and
+// exitFailure, what every failure exits with when --exit-code is on the
+// command line: a code none of the states has (docs/behaviour.md).
 var statusExitCodes = map[string]int{"complete": 0, "blocked": 3, "paused": 6, "active": 2, "": 1}
 
+const exitFailure = 4
+
 // runGoal runs `agentd goal ...`: the user's goal controls from a shell.
+// With --exit-code every failure exits exitFailure instead of 1 or 2.
 func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
+	fail := func(code int) int {
+		if o.exitCode {
+			return exitFailure
+		}
+		return code
+	}
 	if len(pos) == 0 {
 		fmt.Fprint(stderr, goalUsage)
-		return 2
+		return fail(2)
 	}
 	verb, rest := pos[0], pos[1:]
+	if verb == "help" {
+		fmt.Fprint(stdout, goalUsage)
+		return 0
+	}
 	var id string
 	args := map[string]any{}
 	switch verb {
 	case "create":
 		if len(rest) == 0 {
 			fmt.Fprint(stderr, "agentd goal create: say what the goal is: agentd goal create \"OBJECTIVE\"\n")
-			return 2
+			return fail(2)
 		}
 		id = "agentd.goal.create"
 		args["objective"] = strings.Join(rest, " ")
@@ -46,13 +69,10 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		if o.replace {
 			args["replace"] = true
 		}
-		if o.taskFile != "" {
-			args["taskFile"] = o.taskFile
-		}
 	case "pause", "resume", "cancel":
 		if len(rest) != 0 {
 			fmt.Fprint(stderr, goalUsage)
-			return 2
+			return fail(2)
 		}
 		id = "agentd.goal." + verb
 		if verb == "pause" && o.reason != "" {
@@ -61,28 +81,40 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	case "budget":
 		if len(rest) == 0 {
 			fmt.Fprint(stderr, goalUsage)
-			return 2
+			return fail(2)
 		}
 		var err error
 		if args, err = commands.BudgetArgs(strings.Join(rest, " ")); err != nil {
 			fmt.Fprintf(stderr, "agentd goal budget: %v\n", err)
-			return 2
+			return fail(2)
 		}
 		id = "agentd.goal.setBudget"
 	case "status":
 		if len(rest) != 0 {
 			fmt.Fprint(stderr, goalUsage)
-			return 2
+			return fail(2)
 		}
 		id = "agentd.state"
 	default:
 		fmt.Fprintf(stderr, "agentd goal: unknown action %q\n%s", verb, goalUsage)
-		return 2
+		return fail(2)
 	}
-	res, err := oneShot(ctx, o, stateDir, log, id, args)
+	folder, err := workspaceFolder(o, stateDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd goal %s: %v\n", verb, err)
-		return 1
+		return fail(1)
+	}
+	if verb == "create" && o.taskFile != "" {
+		if args["taskFile"], err = taskFileArg(folder, o.taskFile); err != nil {
+			fmt.Fprintf(stderr, "agentd goal create: %v\n", err)
+			return fail(1)
+		}
+	}
+	noteFolder(stderr, folder)
+	res, err := oneShot(ctx, o, stateDir, log, folder, id, args)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd goal %s: %v\n", verb, err)
+		return fail(1)
 	}
 	if cr, ok := res.(commands.CancelResult); ok {
 		if o.jsonOut {
@@ -107,6 +139,46 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		return statusExitCodes[status]
 	}
 	return 0
+}
+
+// taskFileArg is a --task-file path as the goal commands take it
+// (docs/behaviour.md, "Shell commands"). A relative path given in a folder
+// inside the workspace folder is relative to the current folder, as a
+// shell path is, and is sent relative to the workspace folder (symbolic
+// links resolved on both sides), or absolute when it leaves it, for the
+// command to refuse by name. Given elsewhere (--workspace names another
+// folder), and when absolute, it is sent as it is: relative to the
+// workspace folder.
+func taskFileArg(folder, path string) (string, error) {
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("--task-file %s: the current folder: %v", path, err)
+	}
+	if real, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = real
+	}
+	root := folder
+	if real, err := filepath.EvalSymlinks(folder); err == nil {
+		root = real
+	}
+	if !within(root, wd) {
+		return path, nil
+	}
+	abs := filepath.Join(wd, path)
+	if !within(root, abs) {
+		return abs, nil
+	}
+	return filepath.Rel(root, abs)
+}
+
+// within says whether path is root or lies under it (both clean and
+// absolute).
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // formatCancelled is what `agentd goal cancel` says: the goal it cleared,

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/agentd/agentd/hook"
 )
@@ -18,7 +17,7 @@ import (
 // names no agent exits 1 (never 2, which the agents read as "block").
 func runHook(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(pos) != 1 || !slices.Contains(hook.Hosts, pos[0]) || o.remote == "off" {
-		fmt.Fprintf(stderr, "usage: agentd hook %s [--workspace DIR] [--session S] [--remote=auto|unix:PATH]\n", strings.Join(hook.Hosts, "|"))
+		fmt.Fprint(stderr, hookUsage())
 		return 1
 	}
 	opts := hook.Options{Host: pos[0], Session: o.session, StateDir: stateDir, Logger: log}

@@ -21,7 +21,7 @@ import (
 // from this process, as `agentd` on stdio does.
 func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
-		fmt.Fprint(stderr, "usage: agentd mcp [--workspace DIR] [--session S] [--remote=auto|off|unix:PATH]\n")
+		fmt.Fprint(stderr, mcpUsage)
 		return 2
 	}
 	folder, err := workspaceFolder(o, stateDir)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/hook"
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/workspace"
 )
@@ -59,12 +60,14 @@ Usage:
   agentd setup claude|gemini|codex|cursor [--user] [--print] [--remove]
                                         register agentd mcp in that agent's config (the
                                         project's; --user: yours) or take it out
-  agentd version                        print the version
+  agentd version                        print the version (also agentd --version)
+  agentd SUB --help                     that subcommand's usage (also agentd help SUB)
 
-Flags (before or after the arguments):
-  --workspace DIR      workspace folder for tool/state/goal/mcp (default: the nearest folder
-                       up from the current one with agentd state, else the repository
-                       root, else the current folder)
+Flags (before or after the arguments; text that starts with - goes after --):
+  --workspace DIR      workspace folder for tool/state/goal/mcp/hook/setup (default: the
+                       nearest folder up from the current one that an agentd process has
+                       open, or that has agentd state and lies within the repository; else
+                       the repository root, else the current folder; docs/behaviour.md)
   --session S          session (default "default")
   --state-dir DIR      where state lives (default $XDG_STATE_HOME/agentd, else ~/.local/state/agentd)
   --log-file FILE      write logs there instead of stderr
@@ -94,6 +97,7 @@ type options struct {
 	taskFile  string
 	reason    string
 	exitCode  bool
+	version   bool // --version, as agentd version
 	// agentd simulate
 	script  string
 	verbose bool
@@ -124,7 +128,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.user, "user", false, "setup: the agent's config in your home folder")
 	fs.BoolVar(&o.print, "print", false, "setup: show the change without writing it")
 	fs.BoolVar(&o.remove, "remove", false, "setup: take agentd's entry out")
-	fs.BoolVar(&o.exitCode, "exit-code", false, "goal status: exit 0 complete, 3 blocked, 6 paused, 2 active, 1 none")
+	fs.BoolVar(&o.exitCode, "exit-code", false, "goal status: exit 0 complete, 3 blocked, 6 paused, 2 active, 1 none; 4 a failure")
+	fs.BoolVar(&o.version, "version", false, "print the version")
 	return fs
 }
 
@@ -132,14 +137,26 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var o options
 	fs := newFlagSet(&o, stderr)
+	// fail is the exit code of a failure before a subcommand runs: with
+	// --exit-code on the line (or a misspelling of it), exitFailure, which
+	// `agentd goal status --exit-code` gives no state.
+	fail := func(code int) int {
+		if exitCodeAsked(args) {
+			return exitFailure
+		}
+		return code
+	}
 	pos, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usageOf(pos))
 		return 0
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
-		return 2
+		return fail(2)
+	}
+	if o.version {
+		pos = []string{"version"}
 	}
 	sub := "serve"
 	if len(pos) > 0 {
@@ -150,19 +167,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	}
 	if sub == "help" {
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usageOf(pos))
 		return 0
 	}
 	log, closeLog, err := openLog(o, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
-		return 2
+		return fail(2)
 	}
 	defer closeLog()
 	stateDir, err := resolveStateDir(o.stateDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
-		return 2
+		return fail(2)
 	}
 	switch sub {
 	case "serve":
@@ -196,7 +213,66 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runSetup(o, stateDir, pos, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
-	return 2
+	return fail(2)
+}
+
+// Usages of the subcommands that have their own: what `agentd SUB --help`
+// and `agentd help SUB` print, and what a wrong command line of SUB shows.
+const (
+	toolUsage     = "usage: agentd tool NAME [JSON] [--json] [--workspace DIR] [--session S]\n  calls the tool (TodoList, CreateGoal, GetGoal, SetGoalBudget, UpdateGoal) and prints its\n  output; exit 1 when the tool answers an error; the workspace folder used is named on stderr\n"
+	stateUsage    = "usage: agentd state [--json] [--workspace DIR] [--session S]\n  prints the workspace folder, the todo list and the goal\n"
+	mcpUsage      = "usage: agentd mcp [--workspace DIR] [--session S] [--remote=auto|off|unix:PATH]\n  serves MCP on stdin/stdout for coding agents (docs/mcp.md)\n"
+	simulateUsage = "usage: agentd simulate [--script NAME|FILE] [--workspace DIR] [--session S] [--verbose]\n  plays a scripted agent loop (built-in: complete, turn-budget) and prints what the agent sees\n"
+)
+
+// hookUsage is the usage of `agentd hook`.
+func hookUsage() string {
+	return fmt.Sprintf("usage: agentd hook %s [--workspace DIR] [--session S] [--remote=auto|unix:PATH]\n  runs one agent hook event: the event on stdin, the answer on stdout (docs/hooks.md)\n", strings.Join(hook.Hosts, "|"))
+}
+
+// usageOf is the help for the command line pos (its positional arguments):
+// the subcommand's usage when it has one, else agentd's.
+func usageOf(pos []string) string {
+	if len(pos) == 0 {
+		return usage
+	}
+	switch pos[0] {
+	case "tool":
+		return toolUsage
+	case "state":
+		return stateUsage
+	case "goal":
+		return goalUsage
+	case "mcp":
+		return mcpUsage
+	case "hook":
+		return hookUsage()
+	case "setup":
+		return setupUsage
+	case "simulate":
+		return simulateUsage
+	}
+	return usage
+}
+
+// exitCodeAsked says whether args asks for `goal status --exit-code`: a
+// flag before "--" named exit-code (not set to false), or one whose name
+// starts with "exit", which can only be a misspelling of it (a name with
+// a space is text, as parseInterspersed reads it).
+func exitCodeAsked(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(name, "exit") && !strings.ContainsAny(name, " \t\n") && !(name == "exit-code" && value == "false") {
+			return true
+		}
+	}
+	return false
 }
 
 func openLog(o options, stderr io.Writer) (*slog.Logger, func(), error) {
@@ -326,16 +402,13 @@ func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io
 	return srv.ServeConn(ctx, stdio{in, stdout}, lsp.ConnOptions{WatchParent: true})
 }
 
-// oneShot runs one command on the workspace of o, for the shell commands.
-// It is the one place that decides where: through the shared daemon when
-// one serves this state (viaDaemon), else on the state opened directly.
-// Either way the result is decoded the same (resultOf), and a refusal is an
-// error that carries its code (commands.ErrorCode).
-func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, id string, args map[string]any) (any, error) {
-	abs, err := workspaceFolder(o, stateDir)
-	if err != nil {
-		return nil, err
-	}
+// oneShot runs one command on the workspace folder abs (workspaceFolder),
+// for the shell commands. It is the one place that decides where: through
+// the shared daemon when one serves this state (viaDaemon), else on the
+// state opened directly. Either way the result is decoded the same
+// (resultOf), and a refusal is an error that carries its code
+// (commands.ErrorCode).
+func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, abs, id string, args map[string]any) (any, error) {
 	if _, explicit, err := remoteSocket(o.remote); err == nil && !explicit && id == "agentd.state" {
 		// No state file: nothing holds state for the folder, not even a
 		// daemon (which creates the file when it opens a folder). Answer
@@ -371,6 +444,13 @@ func workspaceFolder(o options, stateDir string) (string, error) {
 	return abs, nil
 }
 
+// noteFolder tells, on stderr, which workspace folder a shell command that
+// writes, or `agentd goal status`, used (docs/behaviour.md, "Which
+// workspace"); their stdout stays the command's output.
+func noteFolder(stderr io.Writer, folder string) {
+	fmt.Fprintf(stderr, "agentd: workspace %s\n", folder)
+}
+
 // direct runs one command on the state of folder abs, opened in this process.
 func direct(ctx context.Context, o options, stateDir string, log *slog.Logger, abs, id string, args map[string]any) (json.RawMessage, error) {
 	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.OneShot)
@@ -396,7 +476,7 @@ func direct(ctx context.Context, o options, stateDir string, log *slog.Logger, a
 
 func runTool(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
 	if len(pos) < 1 || len(pos) > 2 {
-		fmt.Fprint(stderr, "usage: agentd tool NAME [JSON] [--workspace DIR] [--session S]\n")
+		fmt.Fprint(stderr, toolUsage)
 		return 2
 	}
 	input := json.RawMessage("{}")
@@ -407,7 +487,13 @@ func runTool(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 			return 2
 		}
 	}
-	res, err := oneShot(ctx, o, stateDir, log, "agentd.callTool", map[string]any{"name": pos[0], "input": input})
+	folder, err := workspaceFolder(o, stateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd tool: %v\n", err)
+		return 1
+	}
+	noteFolder(stderr, folder)
+	res, err := oneShot(ctx, o, stateDir, log, folder, "agentd.callTool", map[string]any{"name": pos[0], "input": input})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd tool: %v\n", err)
 		return 1
@@ -426,10 +512,15 @@ func runTool(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 
 func runState(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
-		fmt.Fprint(stderr, "usage: agentd state [--json] [--workspace DIR] [--session S]\n")
+		fmt.Fprint(stderr, stateUsage)
 		return 2
 	}
-	res, err := oneShot(ctx, o, stateDir, log, "agentd.state", map[string]any{})
+	folder, err := workspaceFolder(o, stateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd state: %v\n", err)
+		return 1
+	}
+	res, err := oneShot(ctx, o, stateDir, log, folder, "agentd.state", map[string]any{})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd state: %v\n", err)
 		return 1

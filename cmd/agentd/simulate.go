@@ -78,7 +78,7 @@ func runSimulate(ctx context.Context, o options, stateDir string, log *slog.Logg
 		name = o.script
 	}
 	if len(pos) > 0 {
-		fmt.Fprint(stderr, "usage: agentd simulate [--script NAME|FILE] [--workspace DIR] [--session S] [--verbose]\n")
+		fmt.Fprint(stderr, simulateUsage)
 		return 2
 	}
 	sc, err := loadScript(name)
