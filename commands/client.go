@@ -27,9 +27,8 @@ type Service struct {
 	log   *slog.Logger
 	unsub func()
 
-	timersMu  sync.Mutex
-	timers    map[timerKey]*time.Timer // wall-clock budget timers
-	recovered map[string]bool          // folders the restart rule ran on
+	timersMu sync.Mutex
+	timers   map[timerKey]*time.Timer // wall-clock budget timers
 }
 
 // Role says what a process is to the state it opens.
@@ -54,7 +53,7 @@ func NewService(opts workspace.Options, role Role) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{wall: opts.Now, clock: rand.Text(), start: time.Now(), log: opts.Logger, timers: map[timerKey]*time.Timer{}, recovered: map[string]bool{}}
+	s := &Service{wall: opts.Now, clock: rand.Text(), start: time.Now(), log: opts.Logger, timers: map[timerKey]*time.Timer{}}
 	if role == Daemon {
 		opts.OnOpen = s.recoverWorkspace
 		opts.OnTaskFile = s.taskFileChanged

@@ -7,49 +7,37 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// recoverWorkspace runs when a serving process opens a workspace store
-// (docs/behaviour.md, "Restart rule" and "Time"). The first time this
-// process opens the folder, every session with a live turn or an active
-// goal goes through goal.State.RecoverAfterRestart: the turns an earlier
-// process left live are ended, and an active goal one of them was driving
-// is paused. A later reopen by the same process (its last client released
-// the folder meanwhile, ending that client's turns) is no restart: it only
-// takes the clock of an active goal over (goal.State.Adopt), which a
-// one-shot command may have stamped meanwhile. Either way the wall-clock
-// timer of an active goal is armed. A pause is published like any change;
-// the clients opening the folder are told too (Client.FolderURI).
+// recoverWorkspace runs each time a serving process opens a workspace store
+// (docs/behaviour.md, "Restart rule" and "Time"): every session with an
+// active goal or a live turn this process does not hold goes through
+// goal.State.RecoverAfterRestart. The turns a process that is gone left
+// live are ended, and an active goal one of them was driving is paused;
+// this process's own turns are left alone (a client that removed the folder
+// with a live turn holds it open, so there are none at a reopen, but a turn
+// is never taken for a dead one by its own process). The clock of an active
+// goal is taken over, as a one-shot command may have stamped it, and its
+// wall-clock timer is armed. A pause is published like any change; the
+// clients opening the folder are told too (Client.FolderURI).
 func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
-	s.timersMu.Lock()
-	restart := !s.recovered[w.Root()]
-	s.timersMu.Unlock()
 	sessions, err := w.Sessions()
 	if err != nil {
 		return err
 	}
 	for _, sess := range sessions {
-		if sess.Goal.Status() != goal.Active && !(restart && sess.Goal.HasLiveTurn()) {
+		if sess.Goal.Status() != goal.Active && !sess.Goal.HasLeftTurn(s.clock) {
 			continue
 		}
 		committed, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
-			if restart {
-				return storedGoalChange(st.Goal.RecoverAfterRestart(s.now(), st.UpdatedAt)), nil
+			changed, cs := st.Goal.RecoverAfterRestart(s.now(), st.UpdatedAt)
+			if !changed {
+				return workspace.Change{}, nil
 			}
-			if st.Goal.Adopt(s.now(), st.UpdatedAt) {
-				return storedGoalChange(nil), nil
-			}
-			return workspace.Change{}, nil
+			return storedGoalChange(cs), nil
 		})
 		if err != nil {
 			return err
 		}
 		s.arm(w, committed)
-	}
-	if restart {
-		// Only once it all worked: an open that failed is retried, and the
-		// retry is still the restart.
-		s.timersMu.Lock()
-		s.recovered[w.Root()] = true
-		s.timersMu.Unlock()
 	}
 	return nil
 }

@@ -82,7 +82,7 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) 
 	// The cancel notice is about an older goal; the new goal's reminder
 	// supersedes it.
 	s.CancelNoticePending = false
-	s.noteActivated(turnID)
+	s.noteActivated(turnID, now)
 	cs.add(Change{Kind: ChangeCreate, Status: Active, Actor: actor, Goal: s.Goal.snapshot(now)})
 	return cs.list(), nil
 }
@@ -156,7 +156,7 @@ func (s *State) resume(actor Actor, turnID string, now Instant) ([]Change, error
 	} else {
 		ch.Reason = "resumed by the agent at the user's request"
 	}
-	s.noteActivated(turnID)
+	s.noteActivated(turnID, now)
 	return []Change{ch}, nil
 }
 
@@ -233,14 +233,22 @@ func (s *State) exceededNow(g *Goal, now Instant) reached {
 }
 
 // noteActivated records that the current goal became active (create or
-// resume): every live turn of the main agent not already driven by it
-// becomes a starter turn for it (§2.4), and the model's own turn (turnID)
-// now works for it (stale-call guard, §2.8).
-func (s *State) noteActivated(turnID string) {
+// resume) at now: every live turn of the main agent held by now's process
+// (Turn.heldBy: begun by it, or detached) and not already driven by the
+// goal becomes a starter turn for it (§2.4), and the model's own turn
+// (turnID) now works for it (stale-call guard, §2.8). A live turn the
+// process does not hold was left by a process that is gone and has no agent
+// behind it: it drives nothing from now on, not even a resumed goal it
+// drove before (the next serving process ends it, RecoverAfterRestart).
+func (s *State) noteActivated(turnID string, now Instant) {
 	id := s.Goal.ID
 	for i := range s.Turns {
 		t := &s.Turns[i]
 		if t.Ended || !t.isMain() {
+			continue
+		}
+		if !t.heldBy(now.Clock) {
+			t.DrivenGoalID, t.Starter, t.Counted = "", false, false
 			continue
 		}
 		if t.DrivenGoalID != id {
@@ -252,45 +260,53 @@ func (s *State) noteActivated(turnID string) {
 	}
 }
 
-// RecoverAfterRestart is called by a serving process the first time it
-// opens a session's folder (RUNTIME.md §2.3 [agentd]; docs/behaviour.md,
-// "Restart rule"). Live turns in the state were begun by an earlier agentd
+// RecoverAfterRestart is called by a serving process each time it opens a
+// session's folder (RUNTIME.md §2.3 [agentd]; docs/behaviour.md, "Restart
+// rule"), now being a reading of its clock. Live turns the process does not
+// hold (Turn.heldBy: not begun by it, not detached) were begun by an agentd
 // process that ended before they did (the folder's lock keeps serving
 // processes apart, and a process ends its client's turns when the client
 // goes): they are ended. When one of them was a main-agent turn driving the
 // active goal, the agent went away mid-work and the goal is paused (actor
-// runtime). A goal that no turn was driving is left as it is. A detached
-// turn (Turn.Detached) stays live: its agent drives it through whichever
-// agentd process runs, so its going away says nothing of the agent's. Either way
-// the goal's clock is taken over first (Adopt), so the time after the
-// earlier process's last call is not counted. An outstanding continuation
-// is dropped.
-func (s *State) RecoverAfterRestart(now Instant, lastSeen time.Time) []Change {
-	s.Adopt(now, lastSeen)
-	driven := false
+// runtime). A goal that no such turn was driving is left as it is. The
+// process's own live turns and detached turns stay live: a detached turn's
+// agent drives it through whichever agentd process runs, so that process's
+// going away says nothing of the agent's. Either way the goal's clock is
+// taken over first (Adopt), so the time after the earlier process's last
+// call is not counted. An outstanding continuation is dropped with the
+// ended turns (the host it was returned to is gone). It reports whether
+// the state changed (store it) and the goal's changes.
+func (s *State) RecoverAfterRestart(now Instant, lastSeen time.Time) (bool, []Change) {
+	changed := s.Adopt(now, lastSeen)
+	driven, ended := false, false
 	for i := range s.Turns {
 		t := &s.Turns[i]
-		if t.Ended || t.Detached {
+		if t.Ended || t.heldBy(now.Clock) {
 			continue
 		}
 		if t.isMain() && s.drivenGoal(t) != nil {
 			driven = true
 		}
 		t.Ended, t.StepOpen, t.InGrace = true, false, false
+		ended = true
 	}
-	s.pruneTurns()
-	s.ContinuationOutstanding = false
+	if ended {
+		s.pruneTurns()
+		s.ContinuationOutstanding, changed = false, true
+	}
 	g := s.Goal
 	if g == nil || g.Status != Active || !driven {
-		return nil
+		return changed, nil
 	}
-	return []Change{g.setStatus(Paused, Runtime, reasonRestart, now)}
+	return true, []Change{g.setStatus(Paused, Runtime, reasonRestart, now)}
 }
 
-// HasLiveTurn reports whether the state records a turn begun and not ended.
-func (s *State) HasLiveTurn() bool {
-	for _, t := range s.Turns {
-		if !t.Ended {
+// HasLeftTurn reports whether the state records a live turn the process
+// whose clock is clock does not hold (Turn.heldBy): one RecoverAfterRestart
+// ends.
+func (s *State) HasLeftTurn(clock string) bool {
+	for i := range s.Turns {
+		if t := &s.Turns[i]; !t.Ended && !t.heldBy(clock) {
 			return true
 		}
 	}

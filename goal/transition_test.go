@@ -335,7 +335,7 @@ func TestRecoverAfterRestart(t *testing.T) {
 		step(t, s, "t1", 5, FinishToolCalls, c.advance(30*time.Second)) // the last call
 		c.advance(10 * time.Minute)                                     // the process runs on, then dies
 		now := c.restart(2 * time.Hour)
-		changes := s.RecoverAfterRestart(now, c.wall.Add(-2*time.Hour))
+		_, changes := s.RecoverAfterRestart(now, c.wall.Add(-2*time.Hour))
 		want := []Change{{Kind: ChangePause, Status: Paused, Reason: "paused because the agentd process that ran the agent's turn ended before the turn did", Actor: Runtime}}
 		if diff := cmp.Diff(want, changes, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Goal" }, cmp.Ignore())); diff != "" {
 			t.Errorf("changes (-want +got):\n%s", diff)
@@ -346,7 +346,7 @@ func TestRecoverAfterRestart(t *testing.T) {
 		if !s.Turns[0].Ended || s.ContinuationOutstanding {
 			t.Errorf("live turns and the continuation marker survive a restart: %+v", s)
 		}
-		if got := s.RecoverAfterRestart(c.now(), c.wall); got != nil {
+		if _, got := s.RecoverAfterRestart(c.now(), c.wall); got != nil {
 			t.Errorf("a paused goal changed again: %v", got)
 		}
 		// The turn is remembered: a late end is answered, not refused.
@@ -362,9 +362,9 @@ func TestRecoverAfterRestart(t *testing.T) {
 		beginTurn(t, s, "other agent", c.now()) // a live turn that drives nothing
 		s.Turns[len(s.Turns)-1].Agent = "reviewer"
 		c.advance(time.Hour) // idle, then the process ends
-		changes := s.RecoverAfterRestart(c.restart(time.Hour), c.wall.Add(-time.Hour))
-		if changes != nil || s.Goal.Status != Active || s.HasLiveTurn() {
-			t.Fatalf("restart without a driving turn: changes %v, status %s, live turns %v; want no change, active, none", changes, s.Goal.Status, s.HasLiveTurn())
+		_, changes := s.RecoverAfterRestart(c.restart(time.Hour), c.wall.Add(-time.Hour))
+		if changes != nil || s.Goal.Status != Active || s.OpenTurn("reviewer") != "" {
+			t.Fatalf("restart without a driving turn: changes %v, status %s, live turn %q; want no change, active, none", changes, s.Goal.Status, s.OpenTurn("reviewer"))
 		}
 		if got := s.Snapshot(c.advance(5 * time.Second)).WallClockMs; got != 65_000 {
 			t.Errorf("wall clock: got %d, want 65000 (to the last call, then on in the new process)", got)
@@ -379,7 +379,7 @@ func TestRecoverAfterRestart(t *testing.T) {
 		beginTurn(t, s, "hooked", c.now())
 		s.Detach("hooked")
 		step(t, s, "hooked", 5, FinishToolCalls, c.advance(time.Second))
-		if changes := s.RecoverAfterRestart(c.restart(time.Minute), c.wall); changes != nil || s.Goal.Status != Active || s.OpenTurn("") != "hooked" {
+		if _, changes := s.RecoverAfterRestart(c.restart(time.Minute), c.wall); changes != nil || s.Goal.Status != Active || s.OpenTurn("") != "hooked" {
 			t.Fatalf("restart with a detached turn live: changes %v, status %s, open turn %q; want no change, active, the turn live", changes, s.Goal.Status, s.OpenTurn(""))
 		}
 		step(t, s, "hooked", 7, FinishStop, c.advance(time.Second))
@@ -398,8 +398,8 @@ func TestRecoverAfterRestart(t *testing.T) {
 		_, err := s.Pause("", c.now())
 		mustNoErr(t, err)
 		beginTurn(t, s, "t1", c.now())
-		if changes := s.RecoverAfterRestart(c.restart(time.Hour), c.wall); changes != nil || s.Goal.TerminalReason != "paused by the user" || s.HasLiveTurn() {
-			t.Errorf("paused goal: changes %v, reason %q, live turns %v", changes, s.Goal.TerminalReason, s.HasLiveTurn())
+		if _, changes := s.RecoverAfterRestart(c.restart(time.Hour), c.wall); changes != nil || s.Goal.TerminalReason != "paused by the user" || s.OpenTurn("") != "" {
+			t.Errorf("paused goal: changes %v, reason %q, live turn %q", changes, s.Goal.TerminalReason, s.OpenTurn(""))
 		}
 	})
 	t.Run("state of an older agentd", func(t *testing.T) {
@@ -413,11 +413,106 @@ func TestRecoverAfterRestart(t *testing.T) {
 			t.Errorf("older state read by a one-shot: %d ms, want 61000", got)
 		}
 		lastSeen := c.wall.Add(-30 * time.Second)
-		if changes := s.RecoverAfterRestart(c.restart(time.Hour), lastSeen); changes != nil || s.Goal.Status != Active {
+		if _, changes := s.RecoverAfterRestart(c.restart(time.Hour), lastSeen); changes != nil || s.Goal.Status != Active {
 			t.Fatalf("older state: changes %v, status %s; want none, active", changes, s.Goal.Status)
 		}
 		if got := s.Snapshot(c.advance(time.Second)).WallClockMs; got != 32_000 {
 			t.Errorf("older state after the open: %d ms, want 32000", got)
+		}
+	})
+}
+
+// TestActivationSkipsLeftTurns: a turn a killed process left live has no
+// agent behind it. A goal created or resumed later, by another process (a
+// one-shot shell command), takes it neither as a starter nor as a driving
+// turn (a resumed goal the turn drove before it was paused drops it), so
+// the next serving process ends it without pausing that goal. Live
+// turns of the activating process and detached turns still become starters.
+func TestActivationSkipsLeftTurns(t *testing.T) {
+	for _, how := range []string{"replace", "cancel and create", "pause and resume"} {
+		t.Run(how, func(t *testing.T) {
+			c := newClock()
+			s := withGoal(t, c)
+			beginTurn(t, s, "dead", c.now())
+			beginTurn(t, s, "hooked", c.now())
+			s.Detach("hooked")
+			now := c.restart(time.Minute) // the process was killed; a shell command runs
+			beginTurn(t, s, "own", now)   // a turn of this process (began with the goal active)
+			var err error
+			switch how {
+			case "replace":
+				_, err = s.Create(CreateParams{Objective: "G2", Replace: true}, now)
+			case "cancel and create":
+				if _, err = s.Cancel(now); err == nil {
+					_, err = s.Create(CreateParams{Objective: "G2"}, now)
+				}
+			default:
+				if _, err = s.Pause("", now); err == nil {
+					_, err = s.Resume(now)
+				}
+			}
+			mustNoErr(t, err)
+			for _, tt := range []struct {
+				id     string
+				driven bool
+			}{{"dead", false}, {"hooked", true}, {"own", true}} {
+				tr := s.turn(tt.id)
+				if got := tr.DrivenGoalID == s.Goal.ID; got != tt.driven {
+					t.Errorf("turn %q drives the goal: %v, want %v (%+v)", tt.id, got, tt.driven, *tr)
+				}
+			}
+			endTurn(t, s, "own", OutcomeCompleted, now)
+			changed, cs := s.RecoverAfterRestart(c.restart(time.Minute), c.wall)
+			if !changed || cs != nil || s.Goal.Status != Active || s.turn("dead").Ended != true || s.OpenTurn("") != "hooked" {
+				t.Fatalf("next serving process: changed %v, changes %v, status %s, dead ended %v, open turn %q; want the dead turn ended, the goal active, the detached turn live",
+					changed, cs, s.Goal.Status, s.turn("dead").Ended, s.OpenTurn(""))
+			}
+		})
+	}
+}
+
+// TestRecoverAtReopen: a serving process applies the rule at every open of
+// a folder: the turns another process left live meanwhile are ended (and
+// pause the goal they drove); its own live turns are never touched. A turn
+// from a state written before owners were recorded is no running
+// process's: it is ended, and a goal activated later does not take it.
+func TestRecoverAtReopen(t *testing.T) {
+	t.Run("own and left turns", func(t *testing.T) {
+		c := newClock()
+		s := withGoal(t, c)
+		daemon := c.now()
+		beginTurn(t, s, "mine", daemon)
+		other := c.restart(0) // another process, since killed
+		beginTurn(t, s, "dead", other)
+		c.id = daemon.Clock // the daemon reopens the folder
+		now := c.advance(time.Minute)
+		if !s.HasLeftTurn(now.Clock) {
+			t.Fatal("HasLeftTurn: false with a dead process's turn live")
+		}
+		changed, cs := s.RecoverAfterRestart(now, c.wall)
+		if !changed || len(cs) != 1 || cs[0].Reason != reasonRestart || !s.turn("dead").Ended || s.turn("mine").Ended {
+			t.Fatalf("reopen: changed %v, changes %v, dead %+v, mine %+v; want the pause, dead ended, mine live", changed, cs, *s.turn("dead"), *s.turn("mine"))
+		}
+		if s.HasLeftTurn(now.Clock) {
+			t.Error("HasLeftTurn: true with only the process's own turn live")
+		}
+		if changed, cs := s.RecoverAfterRestart(c.advance(time.Second), c.wall); changed || cs != nil || s.turn("mine").Ended {
+			t.Errorf("reopen with only own turns: changed %v, changes %v, mine ended %v; want nothing", changed, cs, s.turn("mine").Ended)
+		}
+	})
+	t.Run("turn without owner", func(t *testing.T) {
+		var s State
+		mustNoErr(t, json.Unmarshal([]byte(`{"turns":[{"id":"old","origin":"user","agent":"main","lastStepBegin":{},"lastStepEnd":{}}]}`), &s))
+		c := newClock()
+		fixedIDs(t)
+		if _, err := s.Create(CreateParams{Objective: "new"}, c.now()); err != nil {
+			t.Fatal(err)
+		}
+		if tr := s.turn("old"); tr.DrivenGoalID != "" || tr.Starter {
+			t.Fatalf("an older state's live turn became a starter: %+v", *tr)
+		}
+		if changed, cs := s.RecoverAfterRestart(c.now(), c.wall); !changed || cs != nil || !s.turn("old").Ended || s.Goal.Status != Active {
+			t.Fatalf("open: changed %v, changes %v, old %+v, status %s; want the turn ended, the goal active", changed, cs, *s.turn("old"), s.Goal.Status)
 		}
 	})
 }

@@ -76,6 +76,11 @@ type Turn struct {
 	// agent's hooks, docs/hooks.md): no connection's end ends it, and a
 	// restart of agentd leaves it live (RecoverAfterRestart).
 	Detached bool `json:"detached,omitempty"`
+	// Owner is the clock (Instant.Clock) of the agentd process that began
+	// the turn: a turn that is not detached is live only while that process
+	// runs (docs/behaviour.md, "Restart rule"). "" in a state written before
+	// owners were recorded: the turn is no running process's.
+	Owner string `json:"owner,omitempty"`
 
 	LastStepBegin stepBeginRecord `json:"lastStepBegin"`
 	LastStepEnd   stepEndRecord   `json:"lastStepEnd"`
@@ -96,6 +101,14 @@ type stepEndRecord struct {
 }
 
 func (t *Turn) isMain() bool { return t.Agent == MainAgent }
+
+// heldBy reports whether the live turn t is held by the process whose clock
+// is clock: it began the turn, or the turn is detached (its agent drives it
+// through whichever agentd process runs). A turn not held is one a process
+// that is gone left live.
+func (t *Turn) heldBy(clock string) bool {
+	return t.Detached || (t.Owner != "" && t.Owner == clock)
+}
 
 // TurnBegin is the answer to BeginTurn (agentd.turn.begin).
 type TurnBegin struct {
@@ -194,7 +207,7 @@ func (s *State) BeginTurn(turnID string, origin Origin, agent string, now Instan
 	if agent == "" {
 		agent = MainAgent
 	}
-	t := Turn{ID: turnID, Origin: origin, Agent: agent}
+	t := Turn{ID: turnID, Origin: origin, Agent: agent, Owner: now.Clock}
 	var cs changeSet
 	if t.isMain() {
 		s.ContinuationOutstanding = false
