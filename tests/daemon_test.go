@@ -656,7 +656,9 @@ func TestDaemonCommandLine(t *testing.T) {
 }
 
 // TestDaemonReopenIsNoRestart: a daemon that reopens a folder its last
-// client released keeps the goal active; only a daemon start pauses it.
+// client released keeps the goal active when no other process left a turn
+// live there meanwhile (TestRestartDaemonReopenEndsLeftTurn is the other
+// case).
 func TestDaemonReopenIsNoRestart(t *testing.T) {
 	e := newEnv(t)
 	other := filepath.Join(filepath.Dir(e.ws), "other")

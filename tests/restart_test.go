@@ -229,3 +229,108 @@ func TestRestartCarriesWallClockBudget(t *testing.T) {
 		t.Fatalf("block notification = %+v", gc)
 	}
 }
+
+// TestRestartShellGoalAfterKill: a stdio server killed in the middle of a
+// turn leaves that turn live, and a goal then created (or resumed) from a
+// shell has no turn driving it: the turn's process is gone, so it is no
+// starter of the new goal. The next serving process ends the dead turn and
+// leaves the goal active as the shell made it.
+func TestRestartShellGoalAfterKill(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		shell     [][]string
+		objective string
+		pauses    int // pauses in the history: the shell's own
+	}{
+		{"replace", [][]string{{"goal", "create", "G2", "--replace"}}, "G2", 0},
+		{"cancel and create", [][]string{{"goal", "cancel"}, {"goal", "create", "G2"}}, "G2", 0},
+		{"pause and resume", [][]string{{"goal", "pause"}, {"goal", "resume"}}, "G1", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			p := e.start()
+			a := p.connect()
+			a.initialize(nil, e.ws)
+			a.mustExec("agentd.goal.create", map[string]any{"objective": "G1"}, nil)
+			a.mustExec("agentd.turn.begin", map[string]any{"turnId": "t1", "origin": "user"}, nil)
+			p.cmd.Process.Kill()
+			p.waitExit()
+
+			for _, args := range tc.shell {
+				if _, errOut, code := e.cli(append(args, "--workspace", e.ws)...); code != 0 {
+					t.Fatalf("agentd %v: exit %d %s", args, code, errOut)
+				}
+			}
+			c := e.start().connect()
+			c.initialize(nil, e.ws)
+			if g := c.goal(); g == nil || g.Status != "active" || g.Objective != tc.objective || g.TerminalReason != "" {
+				t.Fatalf("goal after the restart: %+v, want %s active as the shell left it", g, tc.objective)
+			}
+			if kinds := c.historyKinds(); count(kinds, "goal.pause") != tc.pauses {
+				t.Fatalf("history %v, want %d pauses", kinds, tc.pauses)
+			}
+			// The dead turn is over: a new turn is the one the goal counts.
+			h := &host{c: c}
+			if _, driven := h.beginTurn("user"); !driven {
+				t.Fatal("a new turn is not goal-driven")
+			}
+		})
+	}
+}
+
+// TestRestartDaemonReopenEndsLeftTurn: the shared daemon applies the
+// restart rule at every open of a folder, not only the first: a private
+// stdio server that used the folder while the daemon had released it and
+// was killed mid-turn leaves a turn the daemon ends when a forwarder opens
+// the folder again, pausing the goal that turn drove. A clean daemon stop
+// between turns later pauses nothing.
+func TestRestartDaemonReopenEndsLeftTurn(t *testing.T) {
+	e := newEnv(t)
+	_, a := e.forwarder()
+	a.initialize(nil, e.ws)
+	a.mustExec("agentd.goal.create", map[string]any{"objective": "shared work"}, nil)
+	pid := e.oneDaemon()
+	a.shutdown()
+
+	p := e.start()
+	b := p.connect()
+	b.initialize(nil, e.ws)
+	var begun struct{ GoalDriven bool }
+	waitFor(t, "the daemon to release the folder", func() bool {
+		return b.exec("agentd.turn.begin", map[string]any{"turnId": "dead", "origin": "user"}, &begun) == nil
+	})
+	if !begun.GoalDriven {
+		t.Fatal("turn is not goal-driven")
+	}
+	p.cmd.Process.Kill()
+	p.waitExit()
+
+	_, c := e.forwarder()
+	c.initialize(nil, e.ws)
+	if got := e.oneDaemon(); got != pid {
+		t.Fatalf("daemon %d serves the reopen, want the first one, %d", got, pid)
+	}
+	if g := c.goal(); g.Status != "paused" || g.TerminalReason != restartReason || g.LastActor != "runtime" {
+		t.Fatalf("goal after the daemon reopened the folder: %+v, want paused by the restart rule", g)
+	}
+	if gc := c.awaitGoal("pause"); gc.Change.Reason != restartReason {
+		t.Fatalf("pause notification = %+v", gc)
+	}
+
+	// Resumed, then a turn ends and the daemon stops cleanly between turns:
+	// its next start finds no live turn and leaves the goal active.
+	c.mustExec("agentd.goal.resume", nil, nil)
+	h := &host{c: c}
+	turn, _ := h.beginTurn("user")
+	h.endTurn(turn, "completed")
+	c.shutdown()
+	e.stopDaemons()
+	_, d := e.forwarder()
+	d.initialize(nil, e.ws)
+	if g := d.goal(); g.Status != "active" || g.TerminalReason != "" {
+		t.Fatalf("goal after a clean daemon restart: %+v, want active", g)
+	}
+	if kinds := d.historyKinds(); count(kinds, "goal.pause") != 1 {
+		t.Fatalf("history %v, want the one pause of the reopen", kinds)
+	}
+}
