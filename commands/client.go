@@ -35,8 +35,10 @@ type Service struct {
 type Role int
 
 const (
-	// Daemon serves clients and drives goals: at open, a goal left active by
-	// a previous run is paused (RUNTIME.md §2.3, [agentd] restart rule).
+	// Daemon serves clients and drives goals: at each open of a folder, the
+	// turns a process that is gone left live are ended and the goal they
+	// drove is paused (RUNTIME.md §2.3, [agentd] restart rule;
+	// docs/behaviour.md, "Restart rule").
 	Daemon Role = iota
 	// OneShot runs one shell command and exits: it changes nothing at open.
 	OneShot

@@ -323,7 +323,7 @@ func TestWallClockSettledOnEveryCall(t *testing.T) {
 	}
 }
 
-// TestRecoverAfterRestart: the first open by a serving process pauses an
+// TestRecoverAfterRestart: an open by a serving process (after a restart) pauses an
 // active goal only when a main-agent turn was driving it when the earlier
 // process ended, and counts nothing after that process's last call.
 func TestRecoverAfterRestart(t *testing.T) {
