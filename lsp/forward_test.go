@@ -316,6 +316,36 @@ func TestCallDaemon(t *testing.T) {
 	}
 }
 
+// TestCallDaemonTooLarge: a command whose arguments exceed the message
+// limit is refused by the client with an error naming the limit (the
+// daemon would answer it with id null, and the command would wait
+// forever); the daemon goes on serving.
+func TestCallDaemonTooLarge(t *testing.T) {
+	dir := shortDir(t)
+	ws := filepath.Join(dir, "ws")
+	mkdirs(t, ws)
+	path := filepath.Join(dir, "d.sock")
+	startDaemon(t, path, 0)
+	call := func(args any) (json.RawMessage, error) {
+		conn, err := lsp.DialDaemon(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return lsp.CallDaemon(ctx, conn, ws, "s1", "agentd.todo.set", args)
+	}
+	title := strings.Repeat("t", int(lsp.DefaultMaxMessageBytes)+1)
+	_, err := call(map[string]any{"items": []any{map[string]any{"title": title, "status": "pending"}}})
+	limit := fmt.Sprintf("exceeds the limit of %d bytes", lsp.DefaultMaxMessageBytes)
+	if !errors.Is(err, lsp.ErrMessageTooLarge) || !strings.Contains(err.Error(), limit) || !strings.Contains(err.Error(), "agentd.todo.set was not sent") {
+		t.Fatalf("got %v, want ErrMessageTooLarge saying the command was not sent and %q", err, limit)
+	}
+	if _, err := call(map[string]any{"items": []any{map[string]any{"title": "a", "status": "pending"}}}); err != nil {
+		t.Fatalf("a small command after it: %v", err)
+	}
+}
+
 // TestCallDaemonNoSession: a socket that closes at once means ErrNoDaemon
 // (the command was not sent), so a shell command may go on without it.
 func TestCallDaemonNoSession(t *testing.T) {

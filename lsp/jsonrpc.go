@@ -304,15 +304,24 @@ func (c *Conn) TryNotify(method string, params any) error {
 	return c.enqueue(body, true)
 }
 
+// ErrMessageTooLarge is wrapped by Call's error for a request whose body
+// is over the connection's MaxMessageBytes: the peer (an agentd server has
+// the same limit) would refuse it with an error it cannot tie to the call.
+var ErrMessageTooLarge = errors.New("jsonrpc: message too large")
+
 // Call sends a request with a fresh numeric id and waits for its response. It
 // returns the raw result, an *Error for an error response, ctx.Err() when ctx ends
 // first (after sending $/cancelRequest for the id), or ErrConnClosed when the
-// connection ends first.
+// connection ends first. A request body over MaxMessageBytes is not sent:
+// the error wraps ErrMessageTooLarge and names both sizes.
 func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	key := strconv.FormatInt(c.nextID.Add(1), 10)
 	body, err := rpcRequestBody(json.RawMessage(key), method, params)
 	if err != nil {
 		return nil, err
+	}
+	if n := int64(len(body)); n > c.max {
+		return nil, fmt.Errorf("%w: the %s request of %d bytes exceeds the limit of %d bytes on one message", ErrMessageTooLarge, method, n, c.max)
 	}
 	ch := make(chan rpcResult, 1)
 	c.mu.Lock()

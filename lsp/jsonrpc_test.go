@@ -601,6 +601,32 @@ func TestCallCancelled(t *testing.T) {
 	}
 }
 
+// TestCallTooLarge: a request over MaxMessageBytes is refused at once,
+// naming both sizes, and never sent (the peer would answer it with id null,
+// which no Call can match); the next call goes out as usual.
+func TestCallTooLarge(t *testing.T) {
+	p := startRPC(t, routes(nil), lsp.Options{MaxMessageBytes: 100})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := p.c.Call(ctx, "client/big", map[string]string{"x": strings.Repeat("a", 100)})
+	if !errors.Is(err, lsp.ErrMessageTooLarge) || !strings.Contains(err.Error(), "client/big request of 164 bytes exceeds the limit of 100 bytes") {
+		t.Fatalf("got %v, want ErrMessageTooLarge naming 164 and 100 bytes", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.c.Call(ctx, "client/small", nil)
+		done <- err
+	}()
+	req := p.next()
+	if got, want := string(req["method"]), `"client/small"`; got != want {
+		t.Fatalf("first message sent: %s, want %s (the large one must not go out)", got, want)
+	}
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":1}`, req["id"]))
+	if err := <-done; err != nil {
+		t.Errorf("small call: %v", err)
+	}
+}
+
 func TestCallAfterClose(t *testing.T) {
 	p := startRPC(t, routes(nil), lsp.Options{})
 	p.c.Close()

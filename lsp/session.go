@@ -90,12 +90,17 @@ func OpenSession(ctx context.Context, conn io.ReadWriteCloser, opts SessionOptio
 // its result. A refusal comes back as a *commands.Error with the code and
 // data the server sent (commands.ErrorCode works on it); other JSON-RPC
 // errors as an error with the server's message; a connection that ended
-// before the answer as an error saying the command may or may not have run.
+// before the answer as an error saying the command may or may not have run;
+// arguments too large for one message (DefaultMaxMessageBytes) as an error
+// wrapping ErrMessageTooLarge, saying the command was not sent.
 func (s *Session) Execute(ctx context.Context, command string, args any) (json.RawMessage, error) {
 	res, err := s.rpc.Call(ctx, "workspace/executeCommand", map[string]any{"command": command, "arguments": []any{args}})
 	if err != nil {
 		if errors.Is(err, ErrConnClosed) {
 			return nil, errors.New("the agentd server closed the connection before it answered; the command may or may not have run")
+		}
+		if errors.Is(err, ErrMessageTooLarge) {
+			return nil, fmt.Errorf("%s was not sent: its arguments are too large (%w); send less at once", command, err)
 		}
 		return nil, commandError(err)
 	}

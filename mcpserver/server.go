@@ -62,8 +62,12 @@ type Options struct {
 // the client ends the session (in ends) or ctx ends. An unreachable agentd
 // server or a refused folder never ends it: each request answers that
 // error (a tool call as an isError result) and the next one tries again.
+// Nor does a line that is not a JSON-RPC message, or one over MaxLineBytes:
+// it is answered -32700 or -32600 with id null (docs/mcp.md, "Framing").
 func Serve(ctx context.Context, in io.ReadCloser, out io.WriteCloser, opts Options) error {
-	return serve(ctx, &mcp.IOTransport{Reader: in, Writer: out}, opts)
+	w := &lockedWriter{w: out}
+	// MaxLineLength -1: lineReader bounds every line already.
+	return serve(ctx, &mcp.IOTransport{Reader: newLineReader(in, w, MaxLineBytes), Writer: w, MaxLineLength: -1}, opts)
 }
 
 func serve(ctx context.Context, t mcp.Transport, opts Options) error {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -542,5 +543,91 @@ func TestWorkspaceRule(t *testing.T) {
 	}
 	if st := stateOf(sub); len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != "flag" {
 		t.Errorf("--workspace %s did not win: %+v", sub, st)
+	}
+}
+
+// TestMCPRequestTooLarge: a tool call whose request to the agentd server
+// would exceed its 8 MiB message limit is an isError result naming the
+// limit, with the server in this process and through the daemon; the next
+// call works.
+func TestMCPRequestTooLarge(t *testing.T) {
+	for _, remote := range []string{"off", "auto"} {
+		t.Run(remote, func(t *testing.T) {
+			e := newEnv(t)
+			c := e.mcp("", "", "--remote="+remote, "--workspace", e.ws)
+			title := strings.Repeat("t", 8_500_000)
+			text := c.bad("TodoList", map[string]any{"todos": []any{map[string]any{"title": title, "status": "pending"}}})
+			if !strings.Contains(text, "exceeds the limit of 8388608 bytes") || !strings.Contains(text, "was not sent") {
+				t.Errorf("got %.300q, want the 8 MiB limit named and that nothing was sent", text)
+			}
+			c.good("TodoList", map[string]any{"todos": []any{map[string]any{"title": "a", "status": "pending"}}})
+		})
+	}
+}
+
+// TestMCPBadLines: each line that is not a JSON-RPC message gets its
+// error (-32700 for one that is not JSON, -32600 for other values, a batch,
+// a bad object and a line over 16 MiB), with id null unless the object has
+// a usable id, and the server answers the next request; stdout carries
+// JSON-RPC lines only.
+func TestMCPBadLines(t *testing.T) {
+	e := newEnv(t)
+	p := e.start("mcp", "--remote=off", "--workspace", e.ws)
+	out := bufio.NewReader(p.stdout)
+	next := func() map[string]any {
+		t.Helper()
+		line, err := out.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("reading stdout: %v; stderr:\n%s", err, p.stderr.String())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil || m["jsonrpc"] != "2.0" {
+			t.Fatalf("stdout line is not a JSON-RPC message: %.200q (%v)", line, err)
+		}
+		return m
+	}
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+			t.Fatalf("writing stdin: %v; stderr:\n%s", err, p.stderr.String())
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := next(); m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	deep := strings.Repeat(`[`, 1001) + strings.Repeat(`]`, 1001)
+	tests := []struct {
+		name, line string
+		code       float64
+		id         any
+	}{
+		{"not JSON", `garbage`, -32700, nil},
+		{"truncated", `{"jsonrpc":"2.0","id":7,"method":"tools/li`, -32700, nil},
+		{"trailing data", `{"jsonrpc":"2.0","id":7,"method":"tools/list"} x`, -32700, nil},
+		{"too deep", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":` + deep + `}`, -32700, nil},
+		{"string", `"str"`, -32600, nil},
+		{"number", `123`, -32600, nil},
+		{"batch", `[{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`, -32600, nil},
+		{"wrong version", `{"jsonrpc":"1.0","id":"x","method":"tools/list"}`, -32600, "x"},
+		{"too long", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"p":"` + strings.Repeat("a", 16<<20) + `"}}`, -32600, nil},
+	}
+	for i, tt := range tests {
+		send(tt.line)
+		m := next()
+		e, _ := m["error"].(map[string]any)
+		if e == nil || e["code"] != tt.code || m["id"] != tt.id || e["message"] == "" {
+			t.Errorf("%s: got %v, want error %v with id %v", tt.name, m, tt.code, tt.id)
+		}
+		id := float64(100 + i)
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"method":"tools/list"}`, id))
+		if m := next(); m["id"] != id || m["result"] == nil {
+			t.Fatalf("tools/list after %s: got %.300v, want its result", tt.name, m)
+		}
+	}
+	p.stdin.Close()
+	if code := p.waitExit(); code != 0 {
+		t.Errorf("exit code %d after end of input, want 0; stderr:\n%s", code, p.stderr.String())
 	}
 }
