@@ -8,7 +8,8 @@ package lsp
 //
 // Files beside the socket PATH:
 //
-//	PATH        the socket, mode 0600, removed when the daemon ends
+//	PATH        the socket, mode 0600, removed when the daemon ends, made
+//	            again by the daemon when something else removed it
 //	PATH.lock   held (flock) by the running daemon for its whole life;
 //	            holds DaemonInfo as JSON (pid, state dir, version)
 //
@@ -168,6 +169,8 @@ type Daemon struct {
 	uid     int
 	ln      *net.UnixListener
 	lnAddr  func() // releases the listener's address (socketAddr)
+	ino     uint64 // the inode of ln's socket file
+	foreign bool   // the socket path names another file than ln's (keepSocket)
 	lock    *os.File
 
 	closeOnce sync.Once
@@ -264,9 +267,21 @@ func (d *Daemon) listen(stateDir string) error {
 			return fmt.Errorf("cannot remove the stale socket: %w", err)
 		}
 	}
-	addr, release, err := socketAddr(d.path)
+	ln, release, ino, err := d.bind()
 	if err != nil {
 		return err
+	}
+	d.ln, d.lnAddr, d.ino = ln, release, ino
+	return nil
+}
+
+// bind listens on the socket path, which must be free, with mode 0600, and
+// returns the listener, the release of its address (socketAddr) and the
+// inode of the socket file it made.
+func (d *Daemon) bind() (*net.UnixListener, func(), uint64, error) {
+	addr, release, err := socketAddr(d.path)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	// The umask makes the socket 0600 from the moment it exists (its
 	// directory is private anyway when agentd made it); Chmod makes sure.
@@ -275,15 +290,71 @@ func (d *Daemon) listen(stateDir string) error {
 	syscall.Umask(old)
 	if err != nil {
 		release()
-		return err
+		return nil, nil, 0, err
 	}
-	if err := os.Chmod(d.path, 0o600); err != nil {
+	ino, err := socketInode(d.path)
+	if err == nil {
+		err = os.Chmod(d.path, 0o600)
+	}
+	if err != nil {
 		ln.Close()
 		release()
-		return err
+		return nil, nil, 0, err
 	}
-	d.ln, d.lnAddr = ln, release
-	return nil
+	return ln, release, ino, nil
+}
+
+// socketInode is the inode of the socket file at path; fs.ErrNotExist when
+// there is none, an error when path names something else.
+func socketInode(path string) (uint64, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return 0, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode().Type() != fs.ModeSocket || !ok {
+		return 0, fmt.Errorf("%s is not a socket", path)
+	}
+	return st.Ino, nil
+}
+
+// socketCheckInterval is how often a serving daemon checks that its socket
+// path still names its listener (keepSocket).
+const socketCheckInterval = time.Second
+
+// keepSocket, called every socketCheckInterval while the daemon serves,
+// binds the socket path again when its socket file was removed (by a
+// cleaner of /tmp, say), so that new clients reach this daemon, which
+// still holds PATH.lock, instead of finding no socket and a lock no new
+// daemon can take. It returns the new listener, or nil when the old one
+// stays: its file is in place, or the path now names something else (left
+// alone, and no longer removed when the daemon stops).
+func (d *Daemon) keepSocket() *net.UnixListener {
+	ino, err := socketInode(d.path)
+	switch {
+	case err == nil && ino == d.ino:
+		return nil
+	case err == nil || !errors.Is(err, fs.ErrNotExist):
+		if !d.foreign {
+			d.foreign = true
+			d.ln.SetUnlinkOnClose(false)
+			d.log.Warn("the socket path no longer names this daemon's socket: leaving it alone; new clients cannot reach this daemon", "socket", d.path, "err", err)
+		}
+		return nil
+	}
+	ln, release, ino, err := d.bind()
+	if err != nil {
+		d.log.Warn("the socket file was removed and cannot be made again", "socket", d.path, "err", err)
+		return nil
+	}
+	d.log.Warn("the socket file was removed while the daemon ran: listening on it again", "socket", d.path)
+	d.foreign = false
+	old, oldRelease := d.ln, d.lnAddr
+	d.ln, d.lnAddr, d.ino = ln, release, ino
+	old.SetUnlinkOnClose(false) // its path is the new socket's now
+	old.Close()
+	oldRelease()
+	return ln
 }
 
 // Path is the socket path.
@@ -295,7 +366,10 @@ func (d *Daemon) Path() string { return d.path }
 // DialCurrent: every ready client is then told with window/showMessage). It then
 // stops listening (removing the socket file), ends the open connections and
 // waits for them. PATH.lock stays held until Close, so that the caller can
-// close the workspace registry before another daemon may start.
+// close the workspace registry before another daemon may start. While it
+// serves, a socket file removed from under it is made again within about a
+// second (keepSocket, docs/shared-daemon.md, "Troubleshooting"). The error
+// is always nil.
 func (d *Daemon) Serve(ctx context.Context, srv *Server) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -324,14 +398,26 @@ func (d *Daemon) Serve(ctx context.Context, srv *Server) error {
 		})
 		defer timer.Stop()
 	}
-	acceptErr := make(chan error, 1)
-	go func() {
+	acceptEnded := make(chan struct{}, 1) // the current listener was closed
+	var accepting sync.WaitGroup
+	// accept serves the connections of ln until it is closed: by Serve
+	// when it stops, or by keepSocket, which replaced it (d.ln, under mu).
+	accept := func(ln *net.UnixListener) {
+		defer accepting.Done()
 		backoff := 5 * time.Millisecond
 		for {
-			c, err := d.ln.AcceptUnix()
+			c, err := ln.AcceptUnix()
 			if err != nil {
 				if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
-					acceptErr <- nil
+					mu.Lock()
+					current := ln == d.ln
+					mu.Unlock()
+					if current {
+						select {
+						case acceptEnded <- struct{}{}:
+						default:
+						}
+					}
 					return
 				}
 				d.log.Warn("accept failed; retrying", "err", err, "in", backoff)
@@ -369,18 +455,27 @@ func (d *Daemon) Serve(ctx context.Context, srv *Server) error {
 				mu.Unlock()
 			}()
 		}
-	}()
+	}
+	accepting.Add(1)
+	go accept(d.ln)
+	check := time.NewTicker(socketCheckInterval)
+	defer check.Stop()
 
-	var err error
 wait:
 	for {
 		select {
 		case <-ctx.Done():
 			d.log.Info("daemon stopping", "reason", context.Cause(ctx))
 			break wait
-		case err = <-acceptErr:
-			acceptErr = nil
+		case <-acceptEnded:
 			break wait
+		case <-check.C:
+			mu.Lock()
+			if ln := d.keepSocket(); ln != nil {
+				accepting.Add(1)
+				go accept(ln)
+			}
+			mu.Unlock()
 		case p := <-handover:
 			d.log.Info("daemon stopping: handing over to a newer agentd", "version", p.Version, "forwarderPid", p.Pid)
 			srv.tellReady(fmt.Sprintf("agentd: agentd %s replaces this shared daemon (agentd %s): this connection ends now, "+
@@ -406,10 +501,8 @@ wait:
 	d.ln.Close() // removes the socket file
 	cancel()
 	conns.Wait()
-	if acceptErr != nil {
-		<-acceptErr
-	}
-	return err
+	accepting.Wait()
+	return nil
 }
 
 // closeLater is a daemon connection as ServeConn sees it: its Close only

@@ -8,6 +8,7 @@ package lsp
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -182,6 +183,10 @@ func tryFlock(f *os.File) (bool, error) {
 	return false, fmt.Errorf("cannot lock %s: %w", f.Name(), err)
 }
 
+// forwardInitWait is how long Forward waits, after the client's
+// initialize, for the daemon's first bytes.
+const forwardInitWait = 10 * time.Second
+
 // forwardDrain is how long Forward waits, after the client's input ended,
 // for the daemon to close its side.
 const forwardDrain = 3 * time.Second
@@ -199,7 +204,9 @@ const forwardDrain = 3 * time.Second
 //     named by processId in the client's `initialize` dies: the write side
 //     of conn is closed and Forward returns 1 once the daemon has closed
 //     its side (or after 3 s), so that the daemon has settled the
-//     connection (paused a goal-driven turn left open) by then.
+//     connection (paused a goal-driven turn left open) by then;
+//   - the daemon sends nothing within 10 s of the client's `initialize`
+//     (it is stopped or stuck): 1 and a *SilentDaemonError.
 //
 // Forward closes conn, and in when it is an io.Closer.
 func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixConn, log *slog.Logger) (int, error) {
@@ -218,11 +225,34 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 	defer closeAll()
 
 	parentGone := make(chan int, 1)
+	initSent := make(chan struct{}) // the client's initialize went to the daemon
+	spoke := make(chan struct{})    // the daemon sent its first bytes
+	silent := make(chan struct{})   // it sent none within forwardInitWait of initSent
+	go func() {
+		select {
+		case <-initSent:
+		case <-spoke:
+			return
+		case <-ctx.Done():
+			return
+		}
+		t := time.NewTimer(forwardInitWait)
+		defer t.Stop()
+		select {
+		case <-spoke:
+		case <-ctx.Done():
+		case <-t.C:
+			close(silent)
+		}
+	}()
 	type upEnd struct{ readErr, writeErr error }
 	upDone := make(chan upEnd, 1)
 	go func() {
-		var watchOnce sync.Once
+		var watchOnce, initOnce sync.Once
 		readErr, writeErr := relayClient(conn, in, func(method string, params json.RawMessage) {
+			if method == "initialize" {
+				initOnce.Do(func() { close(initSent) })
+			}
 			pid := st.saw(method, params)
 			if pid > 0 {
 				watchOnce.Do(func() {
@@ -239,8 +269,12 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 		defer close(daemonClosed)
 		buf := make([]byte, 32<<10)
 		var outErr error
+		var spokeOnce sync.Once
 		for {
 			n, err := conn.Read(buf)
+			if n > 0 {
+				spokeOnce.Do(func() { close(spoke) })
+			}
 			if n > 0 && outErr == nil {
 				// After out failed, the rest is read and dropped until
 				// the daemon closes its side.
@@ -304,6 +338,8 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 	case <-parentGone:
 		settle("the client's process ended")
 		return 1, nil
+	case <-silent:
+		return 1, &SilentDaemonError{What: "initialize", Wait: forwardInitWait}
 	case <-ctx.Done():
 		settle("agentd was told to stop")
 		return 1, nil
@@ -522,21 +558,68 @@ func (r *recordingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// CallWaits bound how long CallDaemon waits for a daemon's answers. A zero
+// field is the one of DefaultCallWaits.
+type CallWaits struct {
+	Begin   time.Duration // for the answer to initialize
+	Command time.Duration // for the answer to the command
+}
+
+// DefaultCallWaits are the shell commands' bounds (docs/shared-daemon.md,
+// "Troubleshooting"): 5 s for initialize, 30 s for a command, which may
+// wait about a second for a file lock.
+var DefaultCallWaits = CallWaits{Begin: 5 * time.Second, Command: 30 * time.Second}
+
+// SilentDaemonError is CallDaemon's or Forward's error when a daemon
+// accepted the connection but did not answer What within Wait: it is
+// stopped (SIGSTOP) or stuck.
+type SilentDaemonError struct {
+	What string // "initialize" or the command
+	Wait time.Duration
+	// MayHaveRun: the command was sent, and may or may not have run.
+	MayHaveRun bool
+}
+
+func (e *SilentDaemonError) Error() string {
+	msg := fmt.Sprintf("the daemon accepted the connection but did not answer %s within %v", e.What, e.Wait)
+	if e.MayHaveRun {
+		msg += "; the command may or may not have run"
+	}
+	return msg
+}
+
 // CallDaemon runs one command through a daemon connection, as a short LSP
 // session (OpenSession with folder, an absolute path, and session when set;
-// Session.Execute; Session.Close). It closes conn.
+// Session.Execute; Session.Close), waiting at most waits for the answers.
+// It closes conn.
 //
 // When the session cannot begin, the error wraps ErrNoDaemon: the command
-// was not sent. A refusal of the command comes back as a *commands.Error
-// with the code and data the daemon sent (commands.ErrorCode works on it);
-// other JSON-RPC errors as an error with the daemon's message.
-func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, command string, args any) (json.RawMessage, error) {
-	s, err := OpenSession(ctx, conn, SessionOptions{Folder: folder, Session: session, ClientName: "agentd-cli"})
+// was not sent. A daemon that does not answer in time gives a
+// *SilentDaemonError. A refusal of the command comes back as a
+// *commands.Error with the code and data the daemon sent
+// (commands.ErrorCode works on it); other JSON-RPC errors as an error with
+// the daemon's message.
+func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, command string, args any, waits CallWaits) (json.RawMessage, error) {
+	waits.Begin = cmp.Or(waits.Begin, DefaultCallWaits.Begin)
+	waits.Command = cmp.Or(waits.Command, DefaultCallWaits.Command)
+	beginCtx, cancel := context.WithTimeout(ctx, waits.Begin)
+	s, err := OpenSession(beginCtx, conn, SessionOptions{Folder: folder, Session: session, ClientName: "agentd-cli"})
+	cancel()
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(beginCtx.Err(), context.DeadlineExceeded) {
+			return nil, &SilentDaemonError{What: "initialize", Wait: waits.Begin}
+		}
 		return nil, err
 	}
-	defer s.Close()
-	return s.Execute(ctx, command, args)
+	cmdCtx, cancel := context.WithTimeout(ctx, waits.Command)
+	defer cancel()
+	res, err := s.Execute(cmdCtx, command, args)
+	if err != nil && ctx.Err() == nil && errors.Is(cmdCtx.Err(), context.DeadlineExceeded) {
+		s.end() // no polite end with a daemon that does not answer
+		return nil, &SilentDaemonError{What: command, Wait: waits.Command, MayHaveRun: true}
+	}
+	s.Close()
+	return res, err
 }
 
 // commandError rebuilds the command error a daemon answered: a JSON-RPC

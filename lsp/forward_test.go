@@ -296,7 +296,7 @@ func TestCallDaemon(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return lsp.CallDaemon(context.Background(), conn, ws, "s1", id, args)
+		return lsp.CallDaemon(context.Background(), conn, ws, "s1", id, args, lsp.CallWaits{})
 	}
 	raw, err := call("agentd.todo.set", map[string]any{"items": []any{map[string]any{"title": "a", "status": "pending"}}, "expectedRevision": 0})
 	var st commands.State
@@ -354,7 +354,61 @@ func TestCallDaemonNoSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lsp.CallDaemon(context.Background(), conn, "/tmp", "", "agentd.state", nil); !errors.Is(err, lsp.ErrNoDaemon) {
+	if _, err := lsp.CallDaemon(context.Background(), conn, "/tmp", "", "agentd.state", nil, lsp.CallWaits{}); !errors.Is(err, lsp.ErrNoDaemon) {
 		t.Fatalf("got %v, want ErrNoDaemon", err)
+	}
+}
+
+// TestCallDaemonCommandWait: a daemon that answers initialize but not the
+// command makes CallDaemon give up after waits.Command with a
+// *SilentDaemonError saying the command may have run; one that does not
+// answer initialize, after waits.Begin.
+func TestCallDaemonCommandWait(t *testing.T) {
+	for _, answerInit := range []bool{true, false} {
+		client, daemon := net.Pipe()
+		go func() { // a daemon that answers initialize (or not) and nothing else
+			defer daemon.Close()
+			br := bufio.NewReader(daemon)
+			for {
+				var n int
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if line == "\r\n" {
+						break
+					}
+					fmt.Sscanf(line, "Content-Length: %d", &n)
+				}
+				body := make([]byte, n)
+				if _, err := io.ReadFull(br, body); err != nil {
+					return
+				}
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				json.Unmarshal(body, &m)
+				if m.Method == "initialize" && answerInit {
+					resp := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"capabilities":{}}}`, m.ID)
+					fmt.Fprintf(daemon, "Content-Length: %d\r\n\r\n%s", len(resp), resp)
+				}
+			}
+		}()
+		waits := lsp.CallWaits{Begin: 300 * time.Millisecond, Command: 200 * time.Millisecond}
+		began := time.Now()
+		_, err := lsp.CallDaemon(context.Background(), client, "/tmp", "", "agentd.state", map[string]any{}, waits)
+		var silent *lsp.SilentDaemonError
+		want := lsp.SilentDaemonError{What: "agentd.state", Wait: waits.Command, MayHaveRun: true}
+		if !answerInit {
+			want = lsp.SilentDaemonError{What: "initialize", Wait: waits.Begin}
+		}
+		if !errors.As(err, &silent) || *silent != want || errors.Is(err, lsp.ErrNoDaemon) {
+			t.Fatalf("answerInit=%v: %v, want %+v", answerInit, err, want)
+		}
+		if took := time.Since(began); took > 5*time.Second {
+			t.Fatalf("answerInit=%v: CallDaemon took %v", answerInit, took)
+		}
 	}
 }

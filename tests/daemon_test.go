@@ -676,3 +676,114 @@ func TestDaemonReopenIsNoRestart(t *testing.T) {
 		}
 	}
 }
+
+// runBounded runs cmd and returns its stdout, stderr, exit code and how
+// long it took; after waitLimit it kills cmd and marks the test failed
+// (code -1). It may run on any goroutine.
+func runBounded(t *testing.T, cmd *exec.Cmd) (string, string, int, time.Duration) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Error(err)
+		return "", "", -1, 0
+	}
+	began := time.Now()
+	timer := time.AfterFunc(waitLimit, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	took := time.Since(began)
+	if !timer.Stop() {
+		t.Errorf("%v still ran after %v: stderr %q", cmd.Args, waitLimit, errb.String())
+		return out.String(), errb.String(), -1, took
+	}
+	code := 0
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Error(err)
+		code = -1
+	}
+	return out.String(), errb.String(), code, took
+}
+
+// TestDaemonStoppedShellCommandsExit: a daemon that accepts connections but
+// never answers (SIGSTOP) makes `agentd state`, `agentd tool` and a new
+// forwarder's initialize end with exit 1 and a message naming its pid,
+// instead of waiting forever.
+func TestDaemonStoppedShellCommandsExit(t *testing.T) {
+	e := newEnv(t)
+	_, a := e.forwarder()
+	a.initialize(nil, e.ws)
+	a.tool("TodoList", map[string]any{"todos": []item{{"before", "in_progress"}}})
+	pid := e.oneDaemon()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) }) // runs before stopDaemons
+	want := fmt.Sprintf("the shared daemon at %s (pid %d) does not answer", e.socketPath(), pid)
+
+	e.stopDaemonsAtEnd()
+	fwd := e.start("--remote=auto")
+	fwd.raw().send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`)
+
+	var wg sync.WaitGroup
+	for _, args := range [][]string{
+		{"state", "--workspace", e.ws},
+		{"tool", "TodoList", `{"todos":[{"title":"x","status":"pending"}]}`, "--workspace", e.ws},
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errOut, code, took := runBounded(t, e.command(args...))
+			if code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, fmt.Sprintf("kill %d", pid)) || !strings.Contains(errOut, "initialize within 5s") {
+				t.Errorf("agentd %s with a stopped daemon: code %d stderr %q, want 1 and %q, the wait and `kill %d`", args[0], code, errOut, want, pid)
+			}
+			if took > 10*time.Second {
+				t.Errorf("agentd %s took %v, want about 5 s", args[0], took)
+			}
+		}()
+	}
+	wg.Wait()
+	if code := fwd.waitExit(); code != 1 {
+		t.Errorf("forwarder exit code %d with a stopped daemon, want 1", code)
+	}
+	if msg := fwd.stderr.String(); !strings.Contains(msg, want) || !strings.Contains(msg, "initialize within 10s") {
+		t.Errorf("forwarder stderr = %q, want %q and the 10 s wait", msg, want)
+	}
+	syscall.Kill(pid, syscall.SIGCONT)
+	if st := a.state(); st.Revision != 1 {
+		t.Errorf("after SIGCONT the first client reads revision %d, want 1 (the tool call that timed out was never sent)", st.Revision)
+	}
+}
+
+// TestDaemonSocketRemovedIsMadeAgain: a daemon whose socket file was
+// removed under it (a cleaner of /tmp) makes it again, so that a new
+// forwarder reaches the same daemon and shares its state.
+func TestDaemonSocketRemovedIsMadeAgain(t *testing.T) {
+	e := newEnv(t)
+	_, a := e.forwarder()
+	a.initialize(nil, e.ws)
+	a.tool("TodoList", map[string]any{"todos": []item{{"shared", "in_progress"}}})
+	pid := e.oneDaemon()
+	if err := os.Remove(e.socketPath()); err != nil {
+		t.Fatal(err)
+	}
+	_, b := e.forwarder()
+	b.initialize(nil, e.ws)
+	if got := e.oneDaemon(); got != pid {
+		t.Fatalf("the new forwarder reached pid %d, want the running daemon %d", got, pid)
+	}
+	if st := b.state(); st.Revision != 1 || st.Todos.Items[0].Title != "shared" {
+		t.Fatalf("the new client reads %+v, want the first client's revision 1", st)
+	}
+	b.tool("TodoList", map[string]any{"todos": []item{{"from b", "pending"}}})
+	a.awaitTodo(e.ws, "from b")
+	if fi, err := os.Lstat(e.socketPath()); err != nil || fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket after it was made again: %v %v, want a socket with mode 0600", fi, err)
+	}
+	out, errOut, code := e.cli("state", "--workspace", e.ws)
+	if code != 0 || !strings.Contains(out, "from b") {
+		t.Fatalf("agentd state after the socket was made again: code %d out %q err %q", code, out, errOut)
+	}
+}

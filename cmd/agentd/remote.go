@@ -100,6 +100,11 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	in, restore := pollableStdin(stdin)
 	defer restore()
 	code, err := lsp.Forward(ctx, in, stdout, conn, log)
+	var silent *lsp.SilentDaemonError
+	if errors.As(err, &silent) {
+		fmt.Fprintf(stderr, "agentd: %v\n", silentDaemon(path, info, err))
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: lost the shared daemon at %s: %v (its log: %s)\n", path, err, filepath.Join(filepath.Dir(path), "daemon.log"))
 		return 1
@@ -234,17 +239,35 @@ func viaDaemon(ctx context.Context, o options, stateDir string, log *slog.Logger
 	case err != nil:
 		return nil, fmt.Errorf("cannot reach the shared daemon at %s: %w", path, err)
 	}
-	if info, err := lsp.ReadDaemonInfo(path); !explicit && err == nil && info.StateDir != stateDir {
+	info, infoErr := lsp.ReadDaemonInfo(path)
+	if !explicit && infoErr == nil && info.StateDir != stateDir {
 		conn.Close()
 		log.Debug("the shared daemon keeps another state directory; opening the state directly", "daemon", info.StateDir, "pid", info.Pid)
 		return nil, errDirect
 	}
-	raw, err := lsp.CallDaemon(ctx, conn, folder, o.session, id, args)
+	raw, err := lsp.CallDaemon(ctx, conn, folder, o.session, id, args, lsp.DefaultCallWaits)
 	if errors.Is(err, lsp.ErrNoDaemon) && !explicit {
 		log.Debug("the shared daemon did not take the command; opening the state directly", "err", err)
 		return nil, errDirect
 	}
+	var silent *lsp.SilentDaemonError
+	if errors.As(err, &silent) {
+		return nil, silentDaemon(path, info, err)
+	}
 	return raw, err
+}
+
+// silentDaemon is the error of a shell command or forwarder whose daemon
+// at path, described by info (zero when unknown), accepted the connection
+// but did not answer (err, a *lsp.SilentDaemonError): it names the daemon
+// and says how to end it.
+func silentDaemon(path string, info lsp.DaemonInfo, err error) error {
+	log := filepath.Join(filepath.Dir(path), "daemon.log")
+	if info.Pid <= 0 {
+		return fmt.Errorf("the shared daemon at %s does not answer: %w; end it and run the command again (its log: %s)", path, err, log)
+	}
+	return fmt.Errorf("the shared daemon at %s (pid %d) does not answer: %w; it is stopped or stuck: end it with `kill %d` (or resume it with `kill -CONT %d` if you stopped it), then run the command again (its log: %s)",
+		path, info.Pid, err, info.Pid, info.Pid, log)
 }
 
 // resultOf decodes a command's JSON result into what the shell commands
