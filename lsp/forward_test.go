@@ -333,7 +333,7 @@ func TestCallDaemonTooLarge(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		return lsp.CallDaemon(ctx, conn, ws, "s1", "agentd.todo.set", args)
+		return lsp.CallDaemon(ctx, conn, ws, "s1", "agentd.todo.set", args, lsp.CallWaits{})
 	}
 	title := strings.Repeat("t", int(lsp.DefaultMaxMessageBytes)+1)
 	_, err := call(map[string]any{"items": []any{map[string]any{"title": title, "status": "pending"}}})
