@@ -52,6 +52,25 @@ func UnwrapArguments(raw json.RawMessage) (json.RawMessage, error) {
 	return nil, argsErrorf("arguments[0] must be an object, got %s", jsonKind(one))
 }
 
+// DecodeLenient decodes the JSON object raw into dst, ignoring unknown
+// fields (LSP initialize params carry many agentd does not read): absent,
+// null and [] mean {}; another non-object, or a field of the wrong type, is
+// an error naming it in words a JSON user knows (no Go type names); what
+// prefixes the message ("initialize params").
+func DecodeLenient(raw json.RawMessage, dst any, what string) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || isEmptyArray(raw) || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	if raw[0] != '{' {
+		return fmt.Errorf("%s must be a JSON object, got %s", what, jsonKind(raw))
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return describeDecodeError(err, what)
+	}
+	return nil
+}
+
 // decodeStrict decodes the JSON object raw into dst strictly: unknown
 // fields (matched exactly, not ignoring case), duplicate keys, wrong types
 // and trailing data are refused, and the error names the place; what says

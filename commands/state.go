@@ -167,14 +167,14 @@ var stateCommands = []Command{
 			}
 			return c.stateOf(s), nil
 		}),
-	def("agentd.awaitChange", "`afterRevision`, `timeoutMs?` (default 30000, at most 300000)", "Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`.", true,
+	def("agentd.awaitChange", "`afterRevision`, `timeoutMs?` (absent or 0: the default 30000; at most 300000)", "Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`.", true,
 		func(ctx context.Context, c *call, a *awaitArgs) (any, error) {
 			timeout := a.TimeoutMs
 			switch {
 			case timeout == 0:
 				timeout = defaultAwaitMs
 			case timeout < 0 || timeout > maxAwaitMs:
-				return nil, argsErrorf("agentd.awaitChange: timeoutMs must be between 1 and %d, got %d", maxAwaitMs, timeout)
+				return nil, argsErrorf("agentd.awaitChange: timeoutMs must be between 1 and %d (absent or 0: the default %d), got %d", maxAwaitMs, defaultAwaitMs, timeout)
 			}
 			changed := make(chan struct{}, 1)
 			cancel := c.svc.reg.Subscribe(func(n workspace.Notice) {

@@ -3,8 +3,10 @@ package goal
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -135,7 +137,9 @@ type LimitUpdate struct {
 	Value *float64
 }
 
-// UnmarshalJSON accepts null or a JSON number.
+// UnmarshalJSON accepts null or a JSON number. Anything else, and a number
+// beyond float64 (1e400), is a *json.UnmarshalTypeError, which the decoder
+// completes with the field's name.
 func (u *LimitUpdate) UnmarshalJSON(b []byte) error {
 	u.Set = true
 	u.Value = nil
@@ -144,7 +148,11 @@ func (u *LimitUpdate) UnmarshalJSON(b []byte) error {
 	}
 	var v float64
 	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("must be a number or null")
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number") {
+			return &json.UnmarshalTypeError{Value: "a number out of range (" + oneLine(string(b), 40) + ")", Type: reflect.TypeOf(v)}
+		}
+		return err
 	}
 	u.Value = &v
 	return nil
@@ -173,7 +181,7 @@ func (u BudgetUpdate) merge(old Limits) (Limits, error) {
 		}
 		v := *f.Value
 		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v != math.Trunc(v) || v > float64(MaxCountBudget) {
-			return errorf(CodeBudgetInvalid, fmt.Sprintf("%s must be a whole number greater than 0, or null to remove the limit", name))
+			return errorf(CodeBudgetInvalid, fmt.Sprintf("%s must be a whole number from 1 to %d (2^50), or null to remove the limit", name, MaxCountBudget))
 		}
 		n := int64(v)
 		*dst = &n

@@ -2,6 +2,8 @@ package goal
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,5 +160,24 @@ func TestBudgetReason(t *testing.T) {
 	want := "budget reached: turn budget of 5 turns, token budget of 1000 tokens, wall-clock budget of 1 hour"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestBudgetUpdateMessages: a count beyond MaxCountBudget is refused naming
+// the range, and a number beyond float64 is a type error of its field.
+func TestBudgetUpdateMessages(t *testing.T) {
+	_, err := BudgetUpdate{Tokens: LimitUpdate{Set: true, Value: f64(9223372036854775807)}}.merge(Limits{})
+	if codeOf(err) != CodeBudgetInvalid || !strings.Contains(err.Error(), "tokens must be a whole number from 1 to 1125899906842624 (2^50)") {
+		t.Errorf("tokens 2^63-1: %v", err)
+	}
+	var u BudgetUpdate
+	err = json.Unmarshal([]byte(`{"tokens":1e400}`), &u)
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) || typeErr.Field != "tokens" || !strings.Contains(typeErr.Value, "out of range (1e400)") {
+		t.Errorf("tokens 1e400: %#v", err)
+	}
+	err = json.Unmarshal([]byte(`{"turns":"x"}`), &u)
+	if !errors.As(err, &typeErr) || typeErr.Field != "turns" || typeErr.Value != "string" {
+		t.Errorf("turns \"x\": %#v", err)
 	}
 }

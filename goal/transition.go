@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -40,7 +41,16 @@ func (s *State) Create(p CreateParams, now Instant) ([]Change, error) {
 }
 
 // normalizeObjective trims and checks an objective and a criterion (§2.2).
+// Both may span lines (TAB, LF and CR are kept) but a control character
+// (other C0, DEL, C1) is refused with args.invalid naming it, since both are
+// shown in terminals and model-facing text (docs/behaviour.md).
 func normalizeObjective(objective, criterion string) (string, string, error) {
+	for _, f := range []struct{ name, text string }{{"the objective", objective}, {"completionCriterion", criterion}} {
+		if i := strings.IndexFunc(f.text, isRefusedControl); i >= 0 {
+			r, _ := utf8.DecodeRuneInString(f.text[i:])
+			return "", "", errorf(CodeArgsInvalid, fmt.Sprintf("%s has the control character %U; write plain text (tabs and line breaks are fine)", f.name, r))
+		}
+	}
 	objective = strings.TrimSpace(objective)
 	if objective == "" {
 		return "", "", errorf(CodeObjectiveEmpty, "the objective is empty; say what the goal should achieve")
@@ -53,6 +63,12 @@ func normalizeObjective(objective, criterion string) (string, string, error) {
 		criterion = strings.TrimSpace(string([]rune(criterion)[:MaxCriterionChars]))
 	}
 	return objective, criterion, nil
+}
+
+// isRefusedControl reports whether r is a control character an objective or
+// criterion may not hold: every C0 and C1 control but TAB, LF and CR.
+func isRefusedControl(r rune) bool {
+	return unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r'
 }
 
 // create makes a new goal for actor; turnID is the model's turn, if any.

@@ -25,6 +25,12 @@ func TestCreateLimits(t *testing.T) {
 		{"4001 characters", long + "x", "", "", "", CodeObjectiveTooLong},
 		{"blank criterion is none", "a", "   ", "a", "", ""},
 		{"long criterion cut to 4000", "a", strings.Repeat("c", 4100), "a", strings.Repeat("c", 4000), ""},
+		{"lines and tabs kept", "step one\n\tstep two\r\nthree\u2028four", "a\nb", "step one\n\tstep two\r\nthree\u2028four", "a\nb", ""},
+		{"escape in the objective", "a\x1b[2Jb", "", "", "", CodeArgsInvalid},
+		{"bell in the objective", "a\ab", "", "", "", CodeArgsInvalid},
+		{"NUL in the objective", "a\x00b", "", "", "", CodeArgsInvalid},
+		{"C1 control in the objective", "a\u009bb", "", "", "", CodeArgsInvalid},
+		{"escape in the criterion", "a", "done\x1b]0;x\a", "", "", CodeArgsInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,6 +51,18 @@ func TestCreateLimits(t *testing.T) {
 				t.Errorf("got %q / %q, want %q / %q", s.Goal.Objective, s.Goal.CompletionCriterion, tt.wantObjective, tt.wantCriterion)
 			}
 		})
+	}
+}
+
+// TestControlCharacterNamed: the refusal names the field and the character.
+func TestControlCharacterNamed(t *testing.T) {
+	_, err := (&State{}).Create(CreateParams{Objective: "a\x1bb"}, newClock().now())
+	if err == nil || !strings.Contains(err.Error(), "the objective has the control character U+001B") {
+		t.Errorf("objective refusal: %v", err)
+	}
+	_, err = (&State{}).Create(CreateParams{Objective: "a", CompletionCriterion: "b\x00"}, newClock().now())
+	if err == nil || !strings.Contains(err.Error(), "completionCriterion has the control character U+0000") {
+		t.Errorf("criterion refusal: %v", err)
 	}
 }
 

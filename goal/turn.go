@@ -95,9 +95,21 @@ type stepBeginRecord struct {
 	GraceStep       bool `json:"graceStep,omitempty"`
 }
 
+// stepEndRecord is the answer of a turn's last step end and what that call
+// was (which step, its tokens and finish reason), so that a step end on an
+// ended turn can tell a retry from a late call.
 type stepEndRecord struct {
-	StopTurn  bool `json:"stopTurn,omitempty"`
-	GraceStep bool `json:"graceStep,omitempty"`
+	StopTurn     bool         `json:"stopTurn,omitempty"`
+	GraceStep    bool         `json:"graceStep,omitempty"`
+	Step         int          `json:"step,omitempty"` // the step it ended (1 = first)
+	OutputTokens int64        `json:"outputTokens,omitempty"`
+	Finish       FinishReason `json:"finish,omitempty"`
+}
+
+// isRetryOf reports whether a step end of step with outputTokens and finish
+// is the call r records.
+func (r stepEndRecord) isRetryOf(step int, outputTokens int64, finish FinishReason) bool {
+	return r.Step == step && r.OutputTokens == outputTokens && r.Finish == finish
 }
 
 func (t *Turn) isMain() bool { return t.Agent == MainAgent }
@@ -185,9 +197,11 @@ func (s *State) drivenGoal(t *Turn) *Goal {
 // budget is already reached, the goal is blocked (actor runtime) and the
 // turn runs as an ordinary, uncounted turn. Any main-agent turn begin clears
 // the outstanding continuation marker (§2.5). Turns of other agents are
-// recorded but never goal-driven. A retry with the same turnID changes
-// nothing and answers as the first call did. Refusal: args.invalid for an
-// empty turnID, one longer than MaxTurnIDBytes, or an unknown origin.
+// recorded but never goal-driven. A retry with the same turnID of a live
+// turn changes nothing and answers as the first call did. Refusal:
+// args.invalid for an empty turnID, one longer than MaxTurnIDBytes, an
+// unknown origin, or the id of an ended turn (a host that numbers its turns
+// from 1 again must not have its new turns taken for old ones).
 func (s *State) BeginTurn(turnID string, origin Origin, agent string, now Instant) (TurnBegin, error) {
 	if turnID == "" {
 		return TurnBegin{}, errorf(CodeArgsInvalid, "turnId must be a non-empty string")
@@ -201,6 +215,9 @@ func (s *State) BeginTurn(turnID string, origin Origin, agent string, now Instan
 		return TurnBegin{}, errorf(CodeArgsInvalid, fmt.Sprintf("origin %q is not valid; use user, continuation or resume", origin))
 	}
 	if t := s.turn(turnID); t != nil {
+		if t.Ended {
+			return TurnBegin{}, errorf(CodeArgsInvalid, fmt.Sprintf("turn %q has already ended; use a new turnId for a new turn", turnID))
+		}
 		return TurnBegin{GoalDriven: t.GoalDriven, Goal: s.Snapshot(now)}, nil
 	}
 	s.settleClock(now)
@@ -302,9 +319,12 @@ func (s *State) stepBeginAnswer(t *Turn, now Instant, cs []Change) StepBegin {
 // end (see EndTurn).
 //
 // Steps alternate: an EndStep with no open step is a retry of the previous
-// one; it changes nothing and answers as that call did. Refusal:
-// args.invalid for an unknown turn, a turn with no step begun, a negative
-// token count or an unknown finish reason.
+// one; it changes nothing and answers as that call did. On an ended turn
+// only an exact retry of the recorded last step end (the turn's last step,
+// same outputTokens and finishReason) is answered so; any other step end
+// there is refused, since its tokens could no longer be counted. Refusal:
+// args.invalid for an unknown turn, a turn with no step begun, a late step
+// end on an ended turn, a negative token count or an unknown finish reason.
 func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, now Instant) (StepEnd, error) {
 	if finish != FinishStop && finish != FinishToolCalls {
 		return StepEnd{}, errorf(CodeArgsInvalid, fmt.Sprintf("finishReason %q is not valid; use stop or tool_calls", finish))
@@ -316,6 +336,9 @@ func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, 
 	if t == nil {
 		return StepEnd{}, unknownTurn(turnID)
 	}
+	if t.Ended && !t.LastStepEnd.isRetryOf(t.Steps, outputTokens, finish) {
+		return StepEnd{}, errorf(CodeArgsInvalid, fmt.Sprintf("turn %q has already ended, so this step end (outputTokens %d, finishReason %s) is not counted; end steps before agentd.turn.end and use a new turnId for a new turn", turnID, outputTokens, finish))
+	}
 	if !t.StepOpen {
 		if t.Steps == 0 {
 			return StepEnd{}, errorf(CodeArgsInvalid, fmt.Sprintf("turn %q has no step to end; call agentd.step.begin first", turnID))
@@ -325,7 +348,7 @@ func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, 
 	s.settleClock(now)
 	t.StepOpen = false
 	t.InGrace = false
-	var rec stepEndRecord
+	rec := stepEndRecord{Step: t.Steps, OutputTokens: outputTokens, Finish: finish}
 	var cs changeSet
 	if g := s.drivenGoal(t); g != nil && t.isMain() {
 		if outputTokens > 0 {

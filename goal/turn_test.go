@@ -500,6 +500,55 @@ func TestIdempotentRetries(t *testing.T) {
 	}
 }
 
+// TestEndedTurnLateCalls: on an ended turn an exact retry of its last step
+// end answers as before, while any other step end (other tokens, other
+// finish reason, a step left open at turn end) and a turn begin with its id
+// are refused with args.invalid, and nothing is counted.
+func TestEndedTurnLateCalls(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	beginTurn(t, s, "t1", c.now())
+	_, se := step(t, s, "t1", 7, FinishStop, c.now())
+	endTurn(t, s, "t1", OutcomeCompleted, c.now())
+	tokens, turns := s.Goal.TokensUsed, s.Goal.TurnsUsed
+
+	retry, err := s.EndStep("t1", 7, FinishStop, c.now())
+	mustNoErr(t, err)
+	if retry.StopTurn != se.StopTurn || retry.GraceStep != se.GraceStep || retry.Changes != nil {
+		t.Errorf("retried step end of an ended turn: %+v, first %+v", retry, se)
+	}
+	for _, late := range []struct {
+		tokens int64
+		finish FinishReason
+	}{{8, FinishStop}, {7, FinishToolCalls}, {0, FinishStop}} {
+		_, err := s.EndStep("t1", late.tokens, late.finish, c.now())
+		if codeOf(err) != CodeArgsInvalid || !strings.Contains(err.Error(), `turn "t1" has already ended`) {
+			t.Errorf("late step end %+v on an ended turn: %v, want args.invalid saying the turn ended", late, err)
+		}
+	}
+	_, err = s.BeginTurn("t1", OriginUser, "", c.now())
+	if codeOf(err) != CodeArgsInvalid || !strings.Contains(err.Error(), `turn "t1" has already ended; use a new turnId`) {
+		t.Errorf("turn begin with the id of an ended turn: %v", err)
+	}
+	if s.Goal.TokensUsed != tokens || s.Goal.TurnsUsed != turns {
+		t.Errorf("late calls on t1 counted: tokens %d→%d, turns %d→%d", tokens, s.Goal.TokensUsed, turns, s.Goal.TurnsUsed)
+	}
+
+	// A turn ended while its second step was open: a step end after it is
+	// late, not a retry of the first step's end.
+	beginTurn(t, s, "t2", c.now())
+	step(t, s, "t2", 3, FinishToolCalls, c.now())
+	mustNoErr(t, firstErr(s.BeginStep("t2", c.now())))
+	endTurn(t, s, "t2", OutcomeCompleted, c.now())
+	tokens, turns = s.Goal.TokensUsed, s.Goal.TurnsUsed
+	if _, err := s.EndStep("t2", 3, FinishToolCalls, c.now()); codeOf(err) != CodeArgsInvalid {
+		t.Errorf("step end after a turn ended with its step open: %v, want args.invalid", err)
+	}
+	if s.Goal.TokensUsed != tokens || s.Goal.TurnsUsed != turns {
+		t.Errorf("refused late calls counted: tokens %d→%d, turns %d→%d", tokens, s.Goal.TokensUsed, turns, s.Goal.TurnsUsed)
+	}
+}
+
 func TestLifecycleRefusals(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)

@@ -305,10 +305,8 @@ func (c *connection) initialize(ctx context.Context, req *Request) (any, error) 
 	}
 	c.mu.Unlock()
 	var p initializeParams
-	if !isNullJSON(req.Params) {
-		if err := json.Unmarshal(req.Params, &p); err != nil {
-			return nil, NewError(CodeInvalidParams, "initialize params: %v", err)
-		}
+	if err := commands.DecodeLenient(req.Params, &p, "initialize params"); err != nil {
+		return nil, NewError(CodeInvalidParams, "%v", err)
 	}
 	unknown, err := c.client.Configure(p.InitializationOptions)
 	if err != nil {
@@ -561,8 +559,4 @@ func toRPCError(ctx context.Context, err error) error {
 	}
 	data["code"] = code
 	return &Error{Code: CodeRequestFailed, Message: err.Error(), Data: data}
-}
-
-func isNullJSON(raw json.RawMessage) bool {
-	return len(raw) == 0 || string(raw) == "null"
 }

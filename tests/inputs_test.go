@@ -225,3 +225,28 @@ func TestInputTaskFileErrorsHaveCodes(t *testing.T) {
 		t.Fatalf("a goal was created: %+v", g)
 	}
 }
+
+// TestInputInitializeParamsShapes: initialize params [] mean {} like
+// everywhere else, and params of a wrong shape are -32602 naming the field
+// in JSON words, never a Go type name.
+func TestInputInitializeParamsShapes(t *testing.T) {
+	e := newEnv(t)
+	p := stdioPeer(e.start())
+	m, err := p.call("initialize", json.RawMessage(`[]`))
+	if err != nil || m.Error != nil {
+		t.Fatalf("initialize with params []: %v %+v", err, m.Error)
+	}
+	for _, tt := range []struct{ params, want string }{
+		{`[1]`, "initialize params must be a JSON object, got an array"},
+		{`{"rootUri":5}`, `initialize params: field "rootUri" must be a string, got number`},
+	} {
+		p := stdioPeer(e.start())
+		m, err := p.call("initialize", json.RawMessage(tt.params))
+		if err != nil {
+			t.Fatalf("initialize with params %s: %v", tt.params, err)
+		}
+		if m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, tt.want) || strings.Contains(m.Error.Message, "Go value") {
+			t.Errorf("initialize with params %s: %+v, want -32602 containing %q", tt.params, m.Error, tt.want)
+		}
+	}
+}

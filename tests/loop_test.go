@@ -337,3 +337,37 @@ func TestLoopStaleCallGuard(t *testing.T) {
 		t.Fatalf("the stale call changed the goal: %+v", g)
 	}
 }
+
+// TestLoopEndedTurnRefusesLateCalls: after agentd.turn.end, a retried
+// step.end of the turn's last step answers as before and counts nothing
+// again, while a late step.end with other tokens and a turn.begin reusing
+// the id (a restarted host numbering turns from 1 again) answer -32602
+// saying the turn ended.
+func TestLoopEndedTurnRefusesLateCalls(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.initialize(nil, e.ws)
+	h := &host{c: c}
+	c.mustExec("agentd.goal.create", map[string]any{"objective": "late calls"}, nil)
+
+	turn, _ := h.beginTurn("user")
+	h.beginStep(turn)
+	first := h.endStep(turn, 5, "stop")
+	end := h.endTurn(turn, "completed")
+	if retry := h.endStep(turn, 5, "stop"); retry.StopTurn != first.StopTurn || retry.GraceStep != first.GraceStep {
+		t.Fatalf("retried step.end = %+v, first %+v", retry, first)
+	}
+	err := c.exec("agentd.step.end", map[string]any{"turnId": turn, "outputTokens": 900, "finishReason": "stop"}, nil)
+	if re, ok := err.(*rpcError); !ok || re.Code != -32602 || !strings.Contains(re.Message, "has already ended") {
+		t.Fatalf("late step.end on an ended turn: %v, want -32602 saying the turn ended", err)
+	}
+	err = c.exec("agentd.turn.begin", map[string]any{"turnId": turn, "origin": "user"}, nil)
+	if re, ok := err.(*rpcError); !ok || re.Code != -32602 || !strings.Contains(re.Message, "use a new turnId") {
+		t.Fatalf("turn.begin with an ended turn's id: %v, want -32602 asking for a new turnId", err)
+	}
+	var st struct{ Goal *goalSnap }
+	c.mustExec("agentd.state", nil, &st)
+	if st.Goal.TokensUsed != 5 || st.Goal.TurnsUsed != end.Goal.TurnsUsed {
+		t.Fatalf("after the late calls tokens %d turns %d, want 5 and %d", st.Goal.TokensUsed, st.Goal.TurnsUsed, end.Goal.TurnsUsed)
+	}
+}

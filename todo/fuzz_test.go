@@ -6,12 +6,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
 // checkStored checks what Normalize or PlanCall promise to store: at most
-// MaxItems items, titles trimmed, not blank, at most MaxTitleChars runes, a
-// valid status, at most MaxListBytes as JSON; and that the list survives
+// MaxItems items, titles trimmed, not blank, at most MaxTitleChars runes,
+// no control character, tab or line break (U+0085, U+2028, U+2029), a valid status, at most MaxListBytes as JSON; and that the list survives
 // the store's JSON round trip unchanged in meaning (it normalises again to
 // itself, rune counts kept).
 func checkStored(t *testing.T, items []Item) {
@@ -25,6 +26,9 @@ func checkStored(t *testing.T, items []Item) {
 		}
 		if n := utf8.RuneCountInString(it.Title); n > MaxTitleChars {
 			t.Fatalf("item %d: title has %d runes, limit %d", i, n, MaxTitleChars)
+		}
+		if j := strings.IndexFunc(it.Title, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }); j >= 0 {
+			t.Fatalf("item %d: title %q stored with a control character or line break at byte %d", i, it.Title, j)
 		}
 		if !it.Status.Valid() {
 			t.Fatalf("item %d: status %q stored", i, it.Status)
@@ -78,6 +82,8 @@ func FuzzPlanCall(f *testing.F) {
 		`{"todos":[{"title":"   ","status":"pending"}]}`,
 		`{"todos":[{"title":"été ✓ 日本","status":"done"}]}`,
 		`{"todos":[{"title":"\u0085\u00a0x\u2028","status":"pending"}]}`,
+		`{"todos":[{"title":"a\u2028[done] fake","status":"pending"}]}`,
+		`{"todos":[{"title":"a\u001b[2Jb\u0007\u0000","status":"pending"}]}`,
 		`{"todos":null}`,
 		`{"todos":[{"title":"a","status":"pending","extra":1}]}`,
 		`{"todos":[{"title":"` + strings.Repeat("é", MaxTitleChars) + `","status":"pending"}]}`,

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -64,8 +65,11 @@ func (e *ValidationError) Error() string {
 func (e *ValidationError) ErrorCode() string { return CodeInvalid }
 
 // Normalize validates items and returns the list to store: a fresh slice whose
-// titles are trimmed. A title is one line: a line break inside it would
-// render as extra list lines in the model-facing text. The caller's slice is never retained. Errors are
+// titles are trimmed. A title is one line of plain text: a line break inside
+// it (\n, \r, \v, \f, U+0085, U+2028, U+2029) would render as extra list
+// lines in the model-facing text, and any other control character (C0 with
+// TAB, DEL, C1) would reach terminals raw, so both are refused naming the
+// character (docs/behaviour.md). The caller's slice is never retained. Errors are
 // *ValidationError naming the limit or the bad value; a list whose JSON
 // encoding exceeds MaxListBytes is refused as a whole (Index -1).
 func Normalize(items []Item) ([]Item, error) {
@@ -81,8 +85,8 @@ func Normalize(items []Item) ([]Item, error) {
 		if n := utf8.RuneCountInString(title); n > MaxTitleChars {
 			return nil, &ValidationError{Index: i, Msg: fmt.Sprintf("title is %d characters long; at most %d are allowed", n, MaxTitleChars)}
 		}
-		if strings.ContainsAny(title, "\r\n") {
-			return nil, &ValidationError{Index: i, Msg: "title has a line break; a title is one line (split the work into more items instead)"}
+		if msg := titleCharProblem(title); msg != "" {
+			return nil, &ValidationError{Index: i, Msg: msg}
 		}
 		if !it.Status.Valid() {
 			return nil, &ValidationError{Index: i, Msg: fmt.Sprintf("status %q is not valid; use one of %q, %q or %q", it.Status, Pending, InProgress, Done)}
@@ -93,6 +97,31 @@ func Normalize(items []Item) ([]Item, error) {
 		return nil, &ValidationError{Index: -1, Msg: fmt.Sprintf("the list takes %d bytes as JSON; at most %d (256 KiB) are allowed, so shorten titles or merge items", n, MaxListBytes)}
 	}
 	return out, nil
+}
+
+// titleCharProblem says what is wrong with the first line break or control
+// character in title, or "" when it has none.
+func titleCharProblem(title string) string {
+	for _, r := range title {
+		switch {
+		case isLineBreak(r):
+			return fmt.Sprintf("title has a line break (%U); a title is one line (split the work into more items instead)", r)
+		case r == '\t':
+			return "title has a tab (U+0009); a title is one line of plain text, use a space instead"
+		case unicode.IsControl(r):
+			return fmt.Sprintf("title has the control character %U; a title is plain text without control characters", r)
+		}
+	}
+	return ""
+}
+
+// isLineBreak reports whether r ends a line in Unicode's sense.
+func isLineBreak(r rune) bool {
+	switch r {
+	case '\n', '\v', '\f', '\r', '\u0085', '\u2028', '\u2029':
+		return true
+	}
+	return false
 }
 
 // encodedSize is the length in bytes of the JSON encoding of items, as

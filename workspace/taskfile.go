@@ -15,6 +15,13 @@ import (
 	"github.com/agentd/agentd/goal"
 )
 
+// MaxTaskFileBytes bounds the task files agentd hashes: 16 MiB. A larger
+// file is refused as a task file named explicitly (args.invalid naming its
+// size and the limit), skipped when an objective merely mentions it, and,
+// when a watched task file grows beyond it, recorded without a hash: its
+// size is then its change signal (docs/task-files.md).
+const MaxTaskFileBytes = 16 << 20
+
 // TaskFile checks a goal's task file path against the folder and reads what
 // is there now (RUNTIME.md §4). path is relative to the folder root, or
 // absolute inside it. It must stay inside the folder after resolving ".."
@@ -59,8 +66,11 @@ func (w *Workspace) FindTaskFile(candidates []string) *goal.TaskFileInfo {
 // taskFileRel cleans path into a slash-separated path relative to root,
 // refusing anything that leaves the folder lexically or through links.
 func taskFileRel(root, path string) (string, error) {
-	if strings.TrimSpace(path) == "" || strings.ContainsRune(path, 0) {
+	if strings.TrimSpace(path) == "" {
 		return "", outside(path, "the path is empty")
+	}
+	if strings.ContainsRune(path, 0) {
+		return "", &goal.Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("task file %q is refused: the path contains a NUL byte; name a file inside the workspace", path)}
 	}
 	abs := path
 	if !filepath.IsAbs(abs) {
@@ -115,7 +125,9 @@ func outside(path, why string) error {
 }
 
 // readTaskFile reads the file at rel under root: exists, size, sha256 and
-// modification time. A missing file is Exists false, not an error; a
+// modification time. A missing file is Exists false, not an error; a file
+// larger than MaxTaskFileBytes is not read: its info without SHA256 comes
+// with a *tooLargeError (code args.invalid); a
 // folder, pipe or device is an *notRegularError, a file that cannot be
 // opened or read an *unusableError (both code args.invalid). The file is
 // opened non-blocking so that a named pipe never hangs the caller.
@@ -136,15 +148,32 @@ func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return info, &notRegularError{rel: rel, mode: fi.Mode()}
 	}
+	mod := fi.ModTime().UTC()
+	if fi.Size() > MaxTaskFileBytes {
+		info.Exists, info.Size, info.ModifiedAt = true, fi.Size(), &mod
+		return info, &tooLargeError{rel: rel, size: fi.Size()}
+	}
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(h, io.LimitReader(f, MaxTaskFileBytes+1))
 	if err != nil {
 		return info, &unusableError{path: rel, err: err}
 	}
-	mod := fi.ModTime().UTC()
 	info.Exists, info.Size, info.SHA256, info.ModifiedAt = true, n, hex.EncodeToString(h.Sum(nil)), &mod
 	return info, nil
 }
+
+// tooLargeError refuses a task file larger than MaxTaskFileBytes.
+type tooLargeError struct {
+	rel  string
+	size int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("task file %s is %d bytes; a task file may take at most %d bytes (16 MiB), so name a smaller file that describes the task", e.rel, e.size, int64(MaxTaskFileBytes))
+}
+
+// ErrorCode is args.invalid (RUNTIME.md §3).
+func (e *tooLargeError) ErrorCode() string { return goal.CodeArgsInvalid }
 
 // notRegularError refuses a task file that is not a regular file.
 type notRegularError struct {

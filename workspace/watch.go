@@ -843,7 +843,9 @@ func within(root, p string) (string, bool) {
 }
 
 // read reads the task file where the path leads. A path that leads nowhere,
-// outside the workspace, or to anything but a regular file reads as missing.
+// outside the workspace, or to anything but a regular file reads as missing;
+// a file larger than MaxTaskFileBytes reads without a hash (its size is the
+// change signal).
 func (r resolution) read(rel string) (goal.TaskFileInfo, error) {
 	if !r.exists || r.isDir || r.outside {
 		return goal.TaskFileInfo{Path: rel}, nil
@@ -852,6 +854,10 @@ func (r resolution) read(rel string) (goal.TaskFileInfo, error) {
 	var notRegular *notRegularError
 	if errors.As(err, &notRegular) {
 		return goal.TaskFileInfo{Path: rel}, nil
+	}
+	var tooLarge *tooLargeError
+	if errors.As(err, &tooLarge) {
+		err = nil
 	}
 	info.Path = rel
 	return info, err

@@ -923,3 +923,58 @@ func TestResolveTaskPath(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskFileSizeLimit: a task file larger than MaxTaskFileBytes (a sparse
+// file, so no disk is used) is refused when named (args.invalid naming the
+// size and the limit), skipped when an objective mentions it, and a watched
+// task file that grows beyond the limit is reported without a hash, its
+// size as the change signal.
+func TestTaskFileSizeLimit(t *testing.T) {
+	f := newWatchFixture(t)
+	big := int64(3 << 30)
+	f.write("data.bin", "")
+	if err := os.Truncate(f.path("data.bin"), big); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := f.ws.TaskFile("data.bin")
+	want := fmt.Sprintf("task file data.bin is %d bytes; a task file may take at most %d bytes (16 MiB)", big, MaxTaskFileBytes)
+	if errorCode(err) != goal.CodeArgsInvalid || err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("TaskFile of a 3 GiB file: %v (code %q), want args.invalid containing %q", err, errorCode(err), want)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refusing a 3 GiB file took %v: it was read", d)
+	}
+	if got := f.ws.FindTaskFile([]string{"data.bin"}); got != nil {
+		t.Fatalf("FindTaskFile picked the 3 GiB file: %+v", got)
+	}
+	if _, err := f.ws.TaskFile("reg\x00"); errorCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "contains a NUL byte") {
+		t.Fatalf("a path with a NUL byte: %v (code %q), want args.invalid saying so", err, errorCode(err))
+	}
+	f.write("limit.md", "")
+	if err := os.Truncate(f.path("limit.md"), MaxTaskFileBytes); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := f.ws.TaskFile("limit.md"); err != nil || info.SHA256 == "" || info.Size != MaxTaskFileBytes {
+		t.Fatalf("a file of exactly the limit: %+v, %v; want it hashed", info, err)
+	}
+
+	f.write("TASKS.md", "small")
+	f.createGoal("default", "TASKS.md")
+	f.reg.watch.flush()
+	f.noCall()
+	if err := os.Truncate(f.path("TASKS.md"), big); err != nil {
+		t.Fatal(err)
+	}
+	var c taskFileCall
+	select {
+	case c = <-f.calls:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no report of the grown task file within 30s; logs:\n%s", f.logs.String())
+	}
+	if c.rel != "TASKS.md" || !c.info.Exists || c.info.Size != big || c.info.SHA256 != "" || c.info.ModifiedAt == nil {
+		t.Fatalf("a task file grown to 3 GiB reported as %+v, want exists, its size, a modification time and no hash", c.info)
+	}
+	f.write("TASKS.md", "small again")
+	f.await("TASKS.md", ptr("small again"))
+}

@@ -31,11 +31,18 @@ const (
 // holds at least one event when the history has one.
 const MaxHistoryPageBytes = 1 << 20
 
-// maxHistory and maxHistoryBytes are MaxHistory and MaxHistoryBytes; tests
-// lower them.
+// MaxSessions bounds the stored sessions of one folder: an Update that would
+// store a session beyond it is refused with CodeArgsInvalid, naming the
+// limit; the sessions already stored go on as before (docs/reliability.md,
+// Limits). It also bounds the agentd.sessions reply.
+const MaxSessions = 1000
+
+// maxHistory, maxHistoryBytes and maxSessions are MaxHistory,
+// MaxHistoryBytes and MaxSessions; tests lower them.
 var (
 	maxHistory      = MaxHistory
 	maxHistoryBytes = int64(MaxHistoryBytes)
+	maxSessions     = MaxSessions
 )
 
 // defaultHistoryLimit is what History returns when asked for limit <= 0
@@ -247,9 +254,14 @@ func (w *Workspace) View(session string) (Session, error) {
 //     change.Todos, sets UpdatedAt = Now() (UTC) and appends the history
 //     event {seq, at, actor, kind, reason, payload} (payload = JSON of
 //     change.Payload), deleting the oldest events beyond MaxHistory events
-//     or MaxHistoryBytes. Name, Revision, TodosRevision and UpdatedAt are
-//     the store's: fn's edits of them are ignored. Nil Todos are stored as
-//     [].
+//     or MaxHistoryBytes. A Quiet change sets UpdatedAt only when it stores
+//     the session for the first time (a TodoList read records its use), so
+//     every stored session has a real UpdatedAt. Name, Revision,
+//     TodosRevision and UpdatedAt are the store's: fn's edits of them are
+//     ignored. Nil Todos are stored as [].
+//   - a change that would store a new session while the folder already
+//     holds MaxSessions is refused with an *Error of code CodeArgsInvalid;
+//     nothing is written.
 //
 // After the commit, still under the session lock, subscribers get a Notice
 // (not for Quiet changes), so notices of one session are in revision order
@@ -286,9 +298,12 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 		s.Todos = []todo.Item{}
 	}
 	s.Revision, s.TodosRevision, s.UpdatedAt = cur.Revision, cur.TodosRevision, cur.UpdatedAt
+	now := w.reg.now().UTC()
+	if s.UpdatedAt.IsZero() {
+		s.UpdatedAt = now
+	}
 	var ev Event
 	if !ch.Quiet {
-		now := w.reg.now().UTC()
 		s.Revision++
 		if ch.Todos {
 			s.TodosRevision = s.Revision
@@ -313,8 +328,17 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 	}
 
 	held := history{bytes: st.historyBytes, counted: st.historyCounted}
+	var refused error
 	err = w.db.Update(func(tx *bbolt.Tx) error {
-		if err := tx.Bucket(bucketSessions).Put([]byte(name), data); err != nil {
+		b := tx.Bucket(bucketSessions)
+		if b.Get([]byte(name)) == nil {
+			if n := b.Stats().KeyN; n >= maxSessions {
+				refused = &Error{Code: CodeArgsInvalid, Path: w.path,
+					Msg: fmt.Sprintf("session %q would be new, but workspace %s already has %d sessions, the most a folder keeps (%d); use one of its sessions (agentd.sessions lists them)", name, w.root, n, maxSessions)}
+				return refused
+			}
+		}
+		if err := b.Put([]byte(name), data); err != nil {
 			return err
 		}
 		if ch.Quiet {
@@ -322,6 +346,9 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 		}
 		return appendEvent(tx, name, ev, &held)
 	})
+	if refused != nil {
+		return Session{}, refused
+	}
 	if err != nil {
 		return Session{}, fmt.Errorf("%w: session %q of workspace %s: %w", ErrNotSaved, name, w.root, err)
 	}

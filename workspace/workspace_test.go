@@ -517,3 +517,51 @@ func BenchmarkUpdate(b *testing.B) {
 		setTodos(b, w, "s", items(fmt.Sprint(i)))
 	}
 }
+
+// TestSessionLimit: a folder stores at most maxSessions sessions; a change
+// that would store one more is refused with args.invalid naming the limit,
+// writes nothing, and the stored sessions go on; a session stored by a quiet
+// change (a TodoList read) has a real UpdatedAt.
+func TestSessionLimit(t *testing.T) {
+	old := maxSessions
+	t.Cleanup(func() { maxSessions = old })
+	maxSessions = 3
+	w := openWorkspace(t, newRegistry(t, t.TempDir()), folder(t))
+	read := func(name string) (Session, error) {
+		return w.Update(name, func(s *Session) (Change, error) {
+			s.TodoUsage.NoteRead()
+			return Change{Kind: "todo.read", Quiet: true}, nil
+		})
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := read(name); err != nil {
+			t.Fatalf("read of session %q: %v", name, err)
+		}
+	}
+	_, err := read("d")
+	if errorCode(err) != CodeArgsInvalid || !strings.Contains(err.Error(), `session "d" would be new`) || !strings.Contains(err.Error(), "(3)") {
+		t.Fatalf("a fourth session: got %v (code %q), want args.invalid naming the limit", err, errorCode(err))
+	}
+	if _, err := w.Update("d", func(s *Session) (Change, error) {
+		s.Todos = items("x")
+		return Change{Kind: "todo.set", Actor: "model", Todos: true}, nil
+	}); errorCode(err) != CodeArgsInvalid {
+		t.Fatalf("a write to a fourth session: got %v, want args.invalid", err)
+	}
+	if s := mustView(t, w, "d"); s.Revision != 0 || len(s.Todos) != 0 {
+		t.Fatalf("the refused session reads as %+v, want a fresh one", s)
+	}
+	setTodos(t, w, "b", items("still works")) // an existing session goes on
+	list, err := w.Sessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 3 {
+		t.Fatalf("stored %d sessions, want 3", len(list))
+	}
+	for _, s := range list {
+		if s.UpdatedAt.IsZero() {
+			t.Errorf("session %q stored by a read has no updatedAt", s.Name)
+		}
+	}
+}
