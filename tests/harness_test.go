@@ -155,13 +155,21 @@ func (e *env) run(cmd *exec.Cmd) *proc {
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		e.t.Fatal(err)
 	}
-	if p.stdout, err = cmd.StdoutPipe(); err != nil {
+	// Our own pipe, not cmd.StdoutPipe: Wait (below, as soon as the process
+	// ends) would close that one under a reader still taking the last
+	// replies ("file already closed"). This one reads to EOF.
+	out, w, err := os.Pipe()
+	if err != nil {
 		e.t.Fatal(err)
 	}
+	p.stdout, cmd.Stdout = out, w
 	if cmd.Stderr == nil {
 		cmd.Stderr = p.stderr
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		out.Close()
 		e.t.Fatal(err)
 	}
 	go func() {
@@ -180,6 +188,7 @@ func (e *env) run(cmd *exec.Cmd) *proc {
 			p.cmd.Process.Kill()
 			<-p.exited
 		}
+		out.Close()
 		if e.t.Failed() {
 			e.t.Logf("agentd stderr:\n%s", p.stderr.String())
 		}
