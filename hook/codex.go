@@ -61,20 +61,9 @@ func (codex) parse(raw []byte) (event, error) {
 	return ev, nil
 }
 
-func (codex) render(ev event, o outcome) ([]byte, error) {
-	switch {
-	case o.stop != "":
-		return marshal(map[string]any{"continue": false, "stopReason": o.stop})
-	case o.prompt != "":
-		return marshal(map[string]any{"decision": "block", "reason": withContext(o.prompt, o.context)})
-	case o.deny != "":
-		return marshal(map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName": ev.name, "permissionDecision": "deny", "permissionDecisionReason": o.deny}})
-	case o.context != "":
-		return marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": ev.name, "additionalContext": o.context}})
-	}
-	return nil, nil
-}
+// render: Codex's hook outputs have Claude Code's shapes (the keys its
+// schemas allow are a subset of Claude Code's, TestHookOutputKeys).
+func (codex) render(ev event, o outcome) ([]byte, error) { return claude{}.render(ev, o) }
 
 type codexLine struct {
 	Type    string `json:"type"`
