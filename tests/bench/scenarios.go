@@ -25,26 +25,12 @@ func (b *bench) fanout() error {
 	defer b.floors.close()
 	b.rep.section("shared daemon; clients are `agentd --remote=unix:SOCK` forwarders")
 	sock, stateDir := filepath.Join(b.tmp, "run", "bench.sock"), filepath.Join(b.tmp, "daemon-state")
-	daemon, err := spawn(b.agentd(stateDir, "serve", "--listen=unix:"+sock), b.log, "")
+	stop, listening, err := b.serveDaemon(sock, stateDir)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		daemon.cmd.Process.Signal(os.Interrupt)
-		<-daemon.done
-	}()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if c, err := net.Dial("unix", sock); err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-daemon.done:
-		default:
-			if time.Now().Before(deadline) {
-				continue
-			}
-		}
+	defer stop()
+	if !listening {
 		b.rep.missing("shared daemon", "this agentd does not serve --listen=unix:PATH", "fanout_1_p50_us", "fanout_1_p99_us",
 			"fanout_8_p50_us", "fanout_8_p99_us", "fanout_32_p50_us", "fanout_32_p99_us", "remote_write_p50_us", "remote_read_p50_us")
 		return nil
@@ -209,22 +195,13 @@ func (b *bench) hookEvent() error {
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		return err
 	}
-	daemon, err := spawn(b.agentd(stateDir, "serve", "--listen=unix:"+sock, "--listen.timeout=0"), b.log, "")
+	stop, listening, err := b.serveDaemon(sock, stateDir, "--listen.timeout=0")
 	if err != nil {
 		return err
 	}
-	defer func() {
-		daemon.cmd.Process.Signal(os.Interrupt)
-		<-daemon.done
-	}()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if c, err := net.Dial("unix", sock); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			return errors.New("the shared daemon did not listen")
-		}
+	defer stop()
+	if !listening {
+		return errors.New("the shared daemon did not listen")
 	}
 	folder := b.folder("hook")
 	keeper, err := spawn(b.agentd(stateDir, "--remote=unix:"+sock), b.log, "")
@@ -262,4 +239,30 @@ func (b *bench) hookEvent() error {
 	floor := b.rep.latency(trivial.label, "exec_trivial_hook", trivial.samples, "", 0)
 	b.rep.latency(batch.label, "hook_event", batch.samples, "exec", floor)
 	return nil
+}
+
+// serveDaemon starts `agentd serve --listen=unix:sock` with args and waits
+// up to 5 s for it to listen; listening is false when it exited or did not
+// listen by then. stop interrupts it and waits for it to end.
+func (b *bench) serveDaemon(sock, stateDir string, args ...string) (stop func(), listening bool, err error) {
+	daemon, err := spawn(b.agentd(stateDir, append([]string{"serve", "--listen=unix:" + sock}, args...)...), b.log, "")
+	if err != nil {
+		return nil, false, err
+	}
+	stop = func() {
+		daemon.cmd.Process.Signal(os.Interrupt)
+		<-daemon.done
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			return stop, true, nil
+		}
+		select {
+		case <-daemon.done:
+			return stop, false, nil
+		default:
+		}
+	}
+	return stop, false, nil
 }
