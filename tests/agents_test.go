@@ -10,14 +10,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -123,7 +119,16 @@ var (
 func TestRealClaudeCode(t *testing.T) {
 	claude := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
 	a := newAgentEnv(t)
-	api := newScriptedAnthropic(t)
+	// TodoList, CreateGoal, a closing text; then the hooks continue the
+	// agent toward the goal it created (docs/hooks.md), and the model
+	// completes it, so the agent stops.
+	api := newScriptedModel(t, []reply{
+		{tool: "mcp__agentd__TodoList", input: scriptTodos, tokens: 20},
+		{tool: "mcp__agentd__CreateGoal", input: scriptGoal, tokens: 20},
+		{text: "All set: the plan is in the todo list and the goal is recorded.", tokens: 12},
+		{tool: "mcp__agentd__UpdateGoal", input: map[string]any{"status": "complete"}, tokens: 9},
+		{text: "All set: the goal is complete.", tokens: 12},
+	})
 	a.setup("claude")
 	// Accept the folder's trust dialog and the project's .mcp.json server,
 	// as a user does once at the first interactive start.
@@ -147,40 +152,10 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Errorf("claude -p output:\n%s", out)
 	}
 	a.checkOutcome(lc)
-	results := api.toolResults()
-	if len(results) < 2 || !strings.Contains(results[0], "[in_progress] read the code") || !strings.Contains(results[1], "ship the parser") {
-		t.Errorf("tool results the model got: %q", results)
+	// The model got both tool outputs: the call after CreateGoal carries them.
+	if calls := api.calls(); len(calls) < 3 || !strings.Contains(calls[2], "[in_progress] read the code") || !strings.Contains(calls[2], "ship the parser") {
+		t.Errorf("the model's third call does not carry the outputs of TodoList and CreateGoal (%d calls)", len(calls))
 	}
-}
-
-// scriptedAnthropic is a small Messages API (server-sent events) on
-// 127.0.0.1: a request that offers agentd's tools gets, by how many
-// assistant turns it already holds, a TodoList call, a CreateGoal call,
-// then a closing text; any other request (titles and the like) gets text.
-type scriptedAnthropic struct {
-	t   *testing.T
-	url string
-
-	mu      sync.Mutex
-	results []string // tool_result texts of the last request, in order
-}
-
-func newScriptedAnthropic(t *testing.T) *scriptedAnthropic {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &scriptedAnthropic{t: t, url: "http://" + ln.Addr().String()}
-	srv := &http.Server{Handler: http.HandlerFunc(s.serve)}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return s
-}
-
-func (s *scriptedAnthropic) toolResults() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.results...)
 }
 
 type anthropicRequest struct {
@@ -191,86 +166,6 @@ type anthropicRequest struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
-}
-
-func (s *scriptedAnthropic) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-		http.NotFound(w, r)
-		return
-	}
-	var req anthropicRequest
-	body, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	offered := false
-	for _, tl := range req.Tools {
-		offered = offered || tl.Name == "mcp__agentd__TodoList"
-	}
-	turns := 0
-	var results []string
-	for _, m := range req.Messages {
-		if m.Role == "assistant" {
-			turns++
-		}
-		var blocks []struct {
-			Type    string          `json:"type"`
-			Content json.RawMessage `json:"content"`
-		}
-		if json.Unmarshal(m.Content, &blocks) == nil {
-			for _, b := range blocks {
-				if b.Type == "tool_result" {
-					results = append(results, string(b.Content))
-				}
-			}
-		}
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	ev := &sseWriter{w: bufio.NewWriter(w)}
-	ev.send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": fmt.Sprintf("msg_%d", turns), "type": "message", "role": "assistant", "model": "claude-scripted",
-		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}})
-	// The hooks continue the agent toward the goal it created
-	// (docs/hooks.md): the model completes it, so the agent stops.
-	continued := strings.Contains(string(body), "automatic continuation")
-	completed := strings.Contains(string(body), "toolu_complete")
-	switch {
-	case offered && continued && !completed:
-		ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "tool_use", "id": "toolu_complete", "name": "mcp__agentd__UpdateGoal", "input": map[string]any{}}})
-		ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "input_json_delta", "partial_json": `{"status":"complete"}`}})
-		ev.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-		ev.send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "tool_use", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 9}})
-	case offered && turns < 2:
-		s.mu.Lock()
-		s.results = results
-		s.mu.Unlock()
-		name, input := "mcp__agentd__TodoList", scriptTodos
-		if turns == 1 {
-			name, input = "mcp__agentd__CreateGoal", scriptGoal
-		}
-		in, _ := json.Marshal(input)
-		ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", turns), "name": name, "input": map[string]any{}}})
-		ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}})
-		ev.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-		ev.send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "tool_use", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
-	default:
-		if offered {
-			s.mu.Lock()
-			s.results = results
-			s.mu.Unlock()
-		}
-		ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
-		ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": "All set: the plan is in the todo list and the goal is recorded."}})
-		ev.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-		ev.send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 12}})
-	}
-	ev.send("message_stop", map[string]any{"type": "message_stop"})
-	ev.w.Flush()
 }
 
 type sseWriter struct{ w *bufio.Writer }
