@@ -171,10 +171,25 @@ func TestLoopStaleTodoReminder(t *testing.T) {
 	h.beginStep(turn)
 	c.mustExec("agentd.callTool", map[string]any{"name": "TodoList", "turnId": turn, "input": map[string]any{"todos": []item{{"step one", "in_progress"}}}}, nil)
 	h.endStep(turn, 10, "tool_calls")
-	for ended := 0; ended <= 10; ended++ {
-		inj := h.beginStep(turn)
+	h.awaitStaleReminder(turn, "1. [in_progress] step one", func(ended int) {
 		if ended == 5 {
 			c.tool("TodoList", nil) // a read does not reset the count
+		}
+	})
+	h.endTurn(turn, "completed")
+}
+
+// awaitStaleReminder runs steps of turn, calling during (if not nil) in
+// each, and checks that the step begun with 10 steps ended since the list
+// was written brings the stale todo reminder (with line, a line of the list
+// it appends) and no step before it brings any injection.
+func (h *host) awaitStaleReminder(turn, line string, during func(ended int)) {
+	t := h.c.t
+	t.Helper()
+	for ended := 0; ended <= 10; ended++ {
+		inj := h.beginStep(turn)
+		if during != nil {
+			during(ended)
 		}
 		want := 0
 		if ended == 10 {
@@ -183,12 +198,11 @@ func TestLoopStaleTodoReminder(t *testing.T) {
 		if len(inj) != want {
 			t.Fatalf("with %d steps ended since the write: injections %v, want %d", ended, variants(inj), want)
 		}
-		if want == 1 && (inj[0].Variant != "todo_list_reminder" || !strings.Contains(inj[0].Text, "1. [in_progress] step one")) {
+		if want == 1 && (inj[0].Variant != "todo_list_reminder" || !strings.Contains(inj[0].Text, line)) {
 			t.Fatalf("reminder = %+v", inj[0])
 		}
 		h.endStep(turn, 10, "tool_calls")
 	}
-	h.endTurn(turn, "completed")
 }
 
 // TestLoopTodoWrittenOutsideStep: a list written outside any step (here a
@@ -204,20 +218,7 @@ func TestLoopTodoWrittenOutsideStep(t *testing.T) {
 	h.beginStep(turn)
 	h.endStep(turn, 10, "tool_calls")
 	c.tool("TodoList", map[string]any{"todos": []item{{"written between steps", "pending"}}})
-	for ended := 0; ended <= 10; ended++ {
-		inj := h.beginStep(turn)
-		want := 0
-		if ended == 10 {
-			want = 1
-		}
-		if len(inj) != want {
-			t.Fatalf("with %d steps ended since the write: injections %v, want %d", ended, variants(inj), want)
-		}
-		if want == 1 && (inj[0].Variant != "todo_list_reminder" || !strings.Contains(inj[0].Text, "1. [pending] written between steps")) {
-			t.Fatalf("reminder = %+v", inj[0])
-		}
-		h.endStep(turn, 10, "tool_calls")
-	}
+	h.awaitStaleReminder(turn, "1. [pending] written between steps", nil)
 	h.endTurn(turn, "completed")
 }
 
