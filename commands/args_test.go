@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/reminder"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -157,9 +158,9 @@ func TestCheckDuplicates(t *testing.T) {
 // TestConfigureEmptyTables: initializationOptions and settings sent as []
 // (an empty Lua table) are empty objects; a key twice is refused.
 func TestConfigureEmptyTables(t *testing.T) {
-	svc := NewService(workspace.Options{StateDir: t.TempDir()}, OneShot)
+	svc := service.New(workspace.Options{StateDir: t.TempDir()}, service.OneShot)
 	defer svc.Close()
-	cl := svc.NewClient(Defaults{})
+	cl := NewClient(svc, Defaults{})
 	defer cl.Close()
 	for _, raw := range []string{`[]`, `{"settings":[]}`, `{"session":"s","settings":[ ]}`} {
 		if _, err := cl.Configure(json.RawMessage(raw)); err != nil {

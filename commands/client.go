@@ -1,92 +1,18 @@
 package commands
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/reminder"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
-
-// Service runs commands against one workspace registry. It is shared by
-// every connection of a process.
-type Service struct {
-	reg   *workspace.Registry
-	wall  func() time.Time
-	clock string    // names this service's monotonic clock (goal.Instant)
-	start time.Time // its start, a reading of time.Now with its monotonic part
-	log   *slog.Logger
-	unsub func()
-
-	timersMu sync.Mutex
-	timers   map[timerKey]*time.Timer // wall-clock budget timers
-}
-
-// Role says what a process is to the state it opens.
-type Role int
-
-const (
-	// Daemon serves clients and drives goals: at each open of a folder, the
-	// turns a process that is gone left live are ended and the goal they
-	// drove is paused (RUNTIME.md §2.3, [agentd] restart rule;
-	// docs/behaviour.md, "Restart rule").
-	Daemon Role = iota
-	// OneShot runs one shell command and exits: it changes nothing at open.
-	OneShot
-)
-
-// NewService opens a workspace registry with opts and returns a Service on
-// it. opts.OnOpen and opts.OnTaskFile are set by the service according to
-// role (a Daemon watches task files, RUNTIME.md §4); Now and Logger may be
-// nil.
-func NewService(opts workspace.Options, role Role) *Service {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	s := &Service{wall: opts.Now, clock: rand.Text(), start: time.Now(), log: opts.Logger, timers: map[timerKey]*time.Timer{}}
-	if role == Daemon {
-		opts.OnOpen = s.recoverWorkspace
-		opts.OnTaskFile = s.taskFileChanged
-	}
-	s.reg = workspace.NewRegistry(opts)
-	s.unsub = s.reg.Subscribe(s.armWallClock)
-	return s
-}
-
-// now reads the clocks for the goal runtime (docs/behaviour.md, "Time"):
-// the wall clock, for the times the state stores and shows, and the
-// monotonic time since the service started, which measures a goal's wall
-// clock and which a change of the system time does not move.
-func (s *Service) now() goal.Instant {
-	return goal.Instant{Wall: s.wall(), Mono: time.Since(s.start), Clock: s.clock}
-}
-
-// Close stops the goal timers and closes every store of the registry.
-func (s *Service) Close() error {
-	s.unsub()
-	s.timersMu.Lock()
-	for k, t := range s.timers {
-		t.Stop()
-		delete(s.timers, k)
-	}
-	s.timersMu.Unlock()
-	return s.reg.Close()
-}
-
-// Registry is the workspace registry the service runs on.
-func (s *Service) Registry() *workspace.Registry { return s.reg }
 
 // Defaults are a client's defaults for the common arguments (PROTOCOL.md §2,
 // initializationOptions).
@@ -101,7 +27,7 @@ type Defaults struct {
 // released by Close), defaults, and the turns it has begun. Safe for
 // concurrent use.
 type Client struct {
-	svc *Service
+	svc *service.Service
 
 	mu       sync.Mutex
 	folders  []*folder // in the order the client gave them
@@ -127,9 +53,9 @@ type folder struct {
 	openErr error
 }
 
-// NewClient returns a client with no folders. Zero reminder settings mean
-// the defaults of RUNTIME.md §1.1.
-func (s *Service) NewClient(d Defaults) *Client {
+// NewClient returns a client of svc with no folders. Zero reminder settings
+// mean the defaults of RUNTIME.md §1.1.
+func NewClient(s *service.Service, d Defaults) *Client {
 	c := &Client{svc: s, waitsEnd: make(chan struct{})}
 	if d.Settings == (reminder.Settings{}) {
 		d.Settings = reminder.DefaultSettings()
@@ -304,7 +230,7 @@ func (c *Client) open(f *folder) error {
 	case ws != nil:
 		return nil
 	}
-	ws, err := c.svc.reg.Open(path)
+	ws, err := c.svc.Registry().Open(path)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {

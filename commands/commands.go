@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentd/agentd/service"
 )
 
 // Command is one workspace/executeCommand command. The table Commands is the
@@ -24,7 +26,7 @@ type Command struct {
 
 // call is one command invocation, resolved.
 type call struct {
-	svc      *Service
+	svc      *service.Service
 	client   *Client
 	folder   *folder // nil for commands that need no workspace
 	session  string

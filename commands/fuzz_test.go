@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -70,9 +71,9 @@ func FuzzExecute(f *testing.F) {
 	if err := os.WriteFile(filepath.Join(root, "TASK.md"), []byte("the task\n"), 0o600); err != nil {
 		f.Fatal(err)
 	}
-	svc := commands.NewService(workspace.Options{StateDir: filepath.Join(dir, "state")}, commands.Daemon)
+	svc := service.New(workspace.Options{StateDir: filepath.Join(dir, "state")}, service.Daemon)
 	f.Cleanup(func() { svc.Close() })
-	cl := svc.NewClient(commands.Defaults{})
+	cl := commands.NewClient(svc, commands.Defaults{})
 	f.Cleanup(cl.Close)
 	if err := cl.AddFolder(root); err != nil {
 		f.Fatal(err)

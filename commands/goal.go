@@ -10,32 +10,10 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// storedGoalChange turns the goal package's changes into one stored change:
-// the last visible change names the event and the notification; all of them
-// go into the history payload. With no visible change the goal's bookkeeping
-// (turn records, markers) is still stored, quietly (goal.State docs).
-func storedGoalChange(cs []goal.Change) workspace.Change {
-	if len(cs) == 0 {
-		return workspace.Change{Kind: "goal.bookkeeping", Quiet: true}
-	}
-	last := cs[len(cs)-1]
-	payload := make([]map[string]any, len(cs))
-	for i, c := range cs {
-		payload[i] = map[string]any{"kind": c.Kind, "status": c.Status, "reason": c.Reason, "actor": c.Actor, "goal": c.Goal}
-	}
-	return workspace.Change{Kind: last.EventKind(), Actor: string(last.Actor), Reason: last.Reason, Goal: true, Payload: payload}
-}
-
-// updateGoal runs fn on the session's goal state and stores the result with
-// its changes in one transaction.
+// updateGoal runs fn on the goal state of the call's session and stores
+// the result with its changes in one transaction (service.UpdateGoal).
 func (c *call) updateGoal(fn func(g *goal.State) ([]goal.Change, error)) (workspace.Session, error) {
-	return c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
-		cs, err := fn(&s.Goal)
-		if err != nil {
-			return workspace.Change{}, err
-		}
-		return storedGoalChange(cs), nil
-	})
+	return c.svc.UpdateGoal(c.folder.ws, c.session, fn)
 }
 
 // resolveTaskFile finds a new goal's task file (RUNTIME.md §2.2, §4): the
@@ -106,13 +84,13 @@ func goalTool(info goal.Tool) tool {
 				if err != nil {
 					return ToolResult{}, err
 				}
-				res, _ := s.Goal.CallTool(tc, c.svc.now())
+				res, _ := s.Goal.CallTool(tc, c.svc.Now())
 				return res, nil
 			}
 			var res ToolResult
 			_, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
 				var cs []goal.Change
-				res, cs = g.CallTool(tc, c.svc.now())
+				res, cs = g.CallTool(tc, c.svc.Now())
 				return cs, nil
 			})
 			return res, err
@@ -176,7 +154,7 @@ var goalCommands = []Command{
 				return nil, err
 			}
 			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
-				return g.Create(goal.CreateParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Replace: a.Replace, TaskFile: tf}, c.svc.now())
+				return g.Create(goal.CreateParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Replace: a.Replace, TaskFile: tf}, c.svc.Now())
 			})
 			if err != nil {
 				return nil, err
@@ -185,17 +163,17 @@ var goalCommands = []Command{
 		}),
 	userGoal("agentd.goal.pause", "`reason?`", "Pauses the active goal as the user; returns `State`.",
 		func(c *call, a *goalPauseArgs, g *goal.State) ([]goal.Change, error) {
-			return g.Pause(a.Reason, c.svc.now())
+			return g.Pause(a.Reason, c.svc.Now())
 		}),
 	userGoal("agentd.goal.resume", "-", "Resumes a paused or blocked goal as the user; returns `State`.",
 		func(c *call, a *noArgs, g *goal.State) ([]goal.Change, error) {
-			return g.Resume(c.svc.now())
+			return g.Resume(c.svc.Now())
 		}),
 	def("agentd.goal.cancel", "-", "Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended.", true,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
 			var ended *goal.Snapshot
 			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
-				cs, err := g.Cancel(c.svc.now())
+				cs, err := g.Cancel(c.svc.Now())
 				if len(cs) > 0 {
 					ended = cs[0].Goal
 				}
@@ -208,7 +186,7 @@ var goalCommands = []Command{
 		}),
 	userGoal("agentd.goal.setBudget", "`turns?`, `tokens?`, `wallClockMs?` (each a number, or `null` to remove)", "Sets or removes budget limits as the user; returns `State`.",
 		func(c *call, a *goalBudgetArgs, g *goal.State) ([]goal.Change, error) {
-			return g.SetBudget(a.BudgetUpdate, c.svc.now())
+			return g.SetBudget(a.BudgetUpdate, c.svc.Now())
 		}),
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/reminder"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -93,7 +94,7 @@ var lifecycleCommands = []Command{
 			}
 			var res goal.TurnBegin
 			_, err := c.updateGoal(func(g *goal.State) (cs []goal.Change, err error) {
-				res, err = g.BeginTurn(a.TurnID, a.Origin, c.agent, c.svc.now())
+				res, err = g.BeginTurn(a.TurnID, a.Origin, c.agent, c.svc.Now())
 				if err == nil && a.Detached {
 					g.Detach(a.TurnID)
 				}
@@ -112,30 +113,11 @@ var lifecycleCommands = []Command{
 			if err := requireTurnID("agentd.step.begin", a.TurnID); err != nil {
 				return nil, err
 			}
-			out := StepBeginResult{Injections: []reminder.Injection{}}
-			_, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
-				out.Injections = out.Injections[:0]
-				res, err := s.Goal.BeginStep(a.TurnID, c.svc.now())
-				if err != nil {
-					return workspace.Change{}, err
-				}
-				if res.CancelNoticeDue {
-					out.Injections = append(out.Injections, reminder.GoalCancelled())
-				}
-				if res.GoalReminderDue && res.Goal != nil {
-					if inj, ok := reminder.GoalReminder(res.Goal.ModelView()); ok {
-						out.Injections = append(out.Injections, inj)
-					}
-				}
-				if inj, ok := reminder.TodoReminder(&s.TodoUsage, s.Todos, c.defaults.Settings, c.agent, true); ok {
-					out.Injections = append(out.Injections, inj)
-				}
-				return storedGoalChange(res.Changes), nil
-			})
+			injections, err := c.svc.BeginStep(c.folder.ws, c.session, c.agent, a.TurnID, c.defaults.Settings)
 			if err != nil {
 				return nil, err
 			}
-			return out, nil
+			return StepBeginResult{Injections: injections}, nil
 		}),
 	def("agentd.step.end", "`turnId`, `outputTokens`, `finishReason` (`stop`/`tool_calls`)", "After a step's tools ran: `{stopTurn, graceStep, injections}` (RUNTIME.md §2.4).", true,
 		func(ctx context.Context, c *call, a *stepEndArgs) (any, error) {
@@ -147,7 +129,7 @@ var lifecycleCommands = []Command{
 			}
 			out := StepEndResult{Injections: []reminder.Injection{}}
 			_, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
-				res, err := s.Goal.EndStep(a.TurnID, a.OutputTokens, a.FinishReason, c.svc.now())
+				res, err := s.Goal.EndStep(a.TurnID, a.OutputTokens, a.FinishReason, c.svc.Now())
 				if err != nil {
 					return workspace.Change{}, err
 				}
@@ -158,7 +140,7 @@ var lifecycleCommands = []Command{
 				if res.GraceStep && res.Goal != nil {
 					out.Injections = append(out.Injections, reminder.BudgetStop(res.Goal.ModelView()))
 				}
-				return storedGoalChange(res.Changes), nil
+				return service.StoredGoalChange(res.Changes), nil
 			})
 			if err != nil {
 				return nil, err
@@ -176,7 +158,7 @@ var lifecycleCommands = []Command{
 			}
 			var res goal.TurnEnd
 			_, err := c.updateGoal(func(g *goal.State) (cs []goal.Change, err error) {
-				res, err = g.EndTurn(a.TurnID, a.Outcome, kind, msg, c.svc.now())
+				res, err = g.EndTurn(a.TurnID, a.Outcome, kind, msg, c.svc.Now())
 				return res.Changes, err
 			})
 			if err != nil {
@@ -246,11 +228,6 @@ func (cl *Client) abandonTurns() {
 	cl.turns = nil
 	cl.mu.Unlock()
 	for k := range turns {
-		_, err := k.ws.Update(k.session, func(s *workspace.Session) (workspace.Change, error) {
-			return storedGoalChange(s.Goal.AbandonTurn(k.turnID, cl.svc.now())), nil
-		})
-		if err != nil {
-			cl.svc.log.Error("abandoned turn not recorded", "turn", k.turnID, "session", k.session, "err", err)
-		}
+		cl.svc.AbandonTurn(k.ws, k.session, k.turnID)
 	}
 }

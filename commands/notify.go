@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
@@ -41,9 +42,21 @@ type GoalChange struct {
 	Actor  string      `json:"actor"`
 }
 
+// TaskFileChanged is the params of agentd/taskFileChanged (PROTOCOL.md §4).
+type TaskFileChanged struct {
+	Workspace string    `json:"workspace"`
+	Session   string    `json:"session"`
+	Revision  uint64    `json:"revision"`
+	Path      string    `json:"path"`   // relative to the workspace folder, with forward slashes
+	Exists    bool      `json:"exists"` // false: missing (deleted, moved, not created yet)
+	SHA256    string    `json:"sha256,omitempty"`
+	ChangedAt time.Time `json:"changedAt"` // when agentd recorded the change
+}
+
 // Notifications returns what a client that has n's workspace folder open as
-// folderURI must be sent about n, in order.
-func (s *Service) Notifications(n workspace.Notice, folderURI string) []Notification {
+// folderURI must be sent about n, in order; now is the service's clock
+// (service.Service.Now), which the goal snapshot is taken at.
+func Notifications(n workspace.Notice, folderURI string, now goal.Instant) []Notification {
 	var out []Notification
 	if n.Change.Todos {
 		items := todo.Clone(n.Session.Todos)
@@ -54,7 +67,7 @@ func (s *Service) Notifications(n workspace.Notice, folderURI string) []Notifica
 			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: items, Actor: n.Change.Actor}})
 	}
 	if n.Change.Goal {
-		snap := n.Session.Goal.Snapshot(s.now())
+		snap := n.Session.Goal.Snapshot(now)
 		gc := GoalChange{Kind: strings.TrimPrefix(n.Change.Kind, "goal."), Reason: n.Change.Reason, Actor: n.Change.Actor}
 		if snap != nil {
 			gc.Status = snap.Status
@@ -98,13 +111,14 @@ type GoalNews struct {
 	Warning  bool   // Message is a warning (blocked), not information
 }
 
-// News says what n means for progress and messages; ok is false when n
-// did not change the goal.
-func (s *Service) News(n workspace.Notice) (news GoalNews, ok bool) {
+// News says what n means for progress and messages, with the goal
+// snapshot taken at now (service.Service.Now); ok is false when n did not
+// change the goal.
+func News(n workspace.Notice, now goal.Instant) (news GoalNews, ok bool) {
 	if !n.Change.Goal {
 		return GoalNews{}, false
 	}
-	snap := n.Session.Goal.Snapshot(s.now())
+	snap := n.Session.Goal.Snapshot(now)
 	if snap == nil {
 		return GoalNews{}, true
 	}
@@ -127,4 +141,17 @@ func oneLine(text string) string {
 		return string(r[:79]) + "…"
 	}
 	return text
+}
+
+// taskFileNotification is the agentd/taskFileChanged of a committed task
+// file change, sent before its agentd/goalChanged.
+func taskFileNotification(n workspace.Notice, snap *goal.Snapshot, folderURI string) (Notification, bool) {
+	if !n.Change.TaskFile || snap == nil || snap.TaskFile == nil {
+		return Notification{}, false
+	}
+	tf := snap.TaskFile
+	return Notification{Method: "agentd/taskFileChanged", Params: TaskFileChanged{
+		Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision,
+		Path: tf.Path, Exists: tf.Exists, SHA256: tf.SHA256, ChangedAt: n.Session.UpdatedAt,
+	}}, true
 }

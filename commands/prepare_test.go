@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -21,9 +22,9 @@ func newTestClient(t *testing.T) (*commands.Client, string) {
 	if err := os.Mkdir(root, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	svc := commands.NewService(workspace.Options{StateDir: filepath.Join(dir, "state")}, commands.Daemon)
+	svc := service.New(workspace.Options{StateDir: filepath.Join(dir, "state")}, service.Daemon)
 	t.Cleanup(func() { svc.Close() })
-	cl := svc.NewClient(commands.Defaults{})
+	cl := commands.NewClient(svc, commands.Defaults{})
 	t.Cleanup(cl.Close)
 	if err := cl.AddFolder(root); err != nil {
 		t.Fatal(err)

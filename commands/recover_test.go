@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -42,9 +43,9 @@ func TestRemovedFolderHeldForLiveTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := workspace.Options{StateDir: filepath.Join(dir, "state"), LockTimeout: 50 * time.Millisecond}
-	a := commands.NewService(opts, commands.Daemon)
+	a := service.New(opts, service.Daemon)
 	defer a.Close()
-	cl := a.NewClient(commands.Defaults{})
+	cl := commands.NewClient(a, commands.Defaults{})
 	defer cl.Close()
 	if err := cl.AddFolder(root); err != nil {
 		t.Fatal(err)
@@ -55,9 +56,9 @@ func TestRemovedFolderHeldForLiveTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b := commands.NewService(opts, commands.Daemon)
+	b := service.New(opts, service.Daemon)
 	defer b.Close()
-	other := b.NewClient(commands.Defaults{})
+	other := commands.NewClient(b, commands.Defaults{})
 	defer other.Close()
 	if err := other.AddFolder(root); commands.ErrorCode(err) != "workspace.locked" {
 		t.Fatalf("another process opens a folder with a live turn: %v, want workspace.locked", err)

@@ -40,7 +40,7 @@ func (c *call) stateOf(s workspace.Session) State {
 		Session:   s.Name,
 		Revision:  s.Revision,
 		Todos:     TodosState{Items: items, Revision: s.TodosRevision},
-		Goal:      s.Goal.Snapshot(c.svc.now()),
+		Goal:      s.Goal.Snapshot(c.svc.Now()),
 	}
 }
 
@@ -119,7 +119,7 @@ var stateCommands = []Command{
 			out := make([]SessionInfo, 0, len(list))
 			for _, s := range list {
 				info := SessionInfo{Session: s.Name, UpdatedAt: s.UpdatedAt, TodoCount: len(s.Todos)}
-				if snap := s.Goal.Snapshot(c.svc.now()); snap != nil {
+				if snap := s.Goal.Snapshot(c.svc.Now()); snap != nil {
 					info.GoalStatus = snap.Status
 				}
 				out = append(out, info)
@@ -176,29 +176,7 @@ var stateCommands = []Command{
 			case timeout < 0 || timeout > maxAwaitMs:
 				return nil, argsErrorf("agentd.awaitChange: timeoutMs must be between 1 and %d (absent or 0: the default %d), got %d", maxAwaitMs, defaultAwaitMs, timeout)
 			}
-			changed := make(chan struct{}, 1)
-			cancel := c.svc.reg.Subscribe(func(n workspace.Notice) {
-				if n.Workspace == c.folder.ws && n.Session.Name == c.session && n.Session.Revision > a.AfterRevision {
-					select {
-					case changed <- struct{}{}:
-					default:
-					}
-				}
-			})
-			defer cancel()
-			timer := time.NewTimer(time.Duration(timeout) * time.Millisecond)
-			defer timer.Stop()
-			if s, err := c.folder.ws.View(c.session); err != nil || s.Revision > a.AfterRevision {
-				return c.stateOrErr(s, err)
-			}
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-changed:
-			case <-timer.C:
-			case <-c.client.waitsEnd:
-			}
-			return c.stateOrErr(c.folder.ws.View(c.session))
+			return c.stateOrErr(c.svc.AwaitChange(ctx, c.folder.ws, c.session, a.AfterRevision, time.Duration(timeout)*time.Millisecond, c.client.waitsEnd))
 		}),
 }
 

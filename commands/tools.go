@@ -173,7 +173,7 @@ var todoTool = tool{
 		if err != nil && !plan.Write && errors.Is(err, workspace.ErrNotSaved) {
 			// A read only records that the list was used; when that record
 			// cannot be stored (a full disk), the read still answers.
-			c.svc.log.Warn("todo list read: usage not recorded", "session", c.session, "err", err)
+			c.svc.Logger().Warn("todo list read: usage not recorded", "session", c.session, "err", err)
 			s, err = c.folder.ws.View(c.session)
 		}
 		if err != nil {

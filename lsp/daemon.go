@@ -3,7 +3,7 @@ package lsp
 // This file is the shared daemon (PROTOCOL.md §1, `agentd serve
 // --listen=unix:PATH`): many LSP connections on a Unix socket, each served by
 // Server.ServeConn on the one workspace registry of the Server's
-// commands.Service, so that a change made through one connection reaches
+// service.Service, so that a change made through one connection reaches
 // every connection that has the folder open.
 //
 // Files beside the socket PATH:

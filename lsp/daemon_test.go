@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -58,7 +59,7 @@ func startDaemonWith(t testing.TB, opts lsp.DaemonOptions) *testDaemon {
 	if err != nil {
 		t.Fatalf("ListenDaemon: %v", err)
 	}
-	svc := commands.NewService(workspace.Options{StateDir: stateDir}, commands.Daemon)
+	svc := service.New(workspace.Options{StateDir: stateDir}, service.Daemon)
 	srv := lsp.NewServer(svc, opts.Version, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	td := &testDaemon{t: t, d: d, path: path, stateDir: stateDir, cancel: cancel, done: make(chan error, 1)}

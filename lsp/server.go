@@ -13,17 +13,18 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
 // ProtocolVersion is capabilities.experimental.agentd.protocolVersion.
 const ProtocolVersion = 1
 
-// Server serves LSP connections on one commands.Service. Every connection
+// Server serves LSP connections on one service.Service. Every connection
 // shares the service's workspace registry; a change committed through any of
 // them is pushed to every connection that has the folder open.
 type Server struct {
-	svc     *commands.Service
+	svc     *service.Service
 	version string
 	log     *slog.Logger
 
@@ -33,7 +34,7 @@ type Server struct {
 }
 
 // NewServer returns a server; Close stops its subscription.
-func NewServer(svc *commands.Service, version string, log *slog.Logger) *Server {
+func NewServer(svc *service.Service, version string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -69,7 +70,7 @@ type ConnOptions struct {
 func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts ConnOptions) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &connection{srv: s, opts: opts, client: s.svc.NewClient(commands.Defaults{}), ctx: ctx, cancel: cancel, log: s.log}
+	c := &connection{srv: s, opts: opts, client: commands.NewClient(s.svc, commands.Defaults{}), ctx: ctx, cancel: cancel, log: s.log}
 	c.rpc = NewConn(rwc, c.route, Options{Logger: s.log})
 	c.progress = newGoalProgress(c)
 	go c.progress.run(ctx)
@@ -109,7 +110,7 @@ func (s *Server) fanOut(n workspace.Notice) {
 	// Notifications depend only on the folder URI a client uses: build and
 	// encode them once per URI, not once per connection.
 	encoded := map[string][]encodedNote{}
-	news, hasNews := s.svc.News(n)
+	news, hasNews := commands.News(n, s.svc.Now())
 	for _, c := range conns {
 		st := c.lifecycle()
 		if st == stateShutdown {
@@ -121,7 +122,7 @@ func (s *Server) fanOut(n workspace.Notice) {
 		}
 		notes, ok := encoded[uri]
 		if !ok {
-			notes = s.encodeNotes(s.svc.Notifications(n, uri))
+			notes = s.encodeNotes(commands.Notifications(n, uri, s.svc.Now()))
 			encoded[uri] = notes
 		}
 		if st != stateReady {

@@ -20,12 +20,13 @@ var importRules = map[string][]string{
 	"goal":       {"github.com/google/uuid"},
 	"reminder":   {module + "todo", module + "goal"},
 	"workspace":  {module + "todo", module + "goal", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify"},
-	"commands":   {module + "todo", module + "goal", module + "reminder", module + "workspace"},
-	"lsp":        {module + "commands", module + "workspace", "go.lsp.dev/"},
+	"service":    {module + "todo", module + "goal", module + "reminder", module + "workspace"},
+	"commands":   {module + "todo", module + "goal", module + "reminder", module + "workspace", module + "service"},
+	"lsp":        {module + "commands", module + "service", module + "workspace", "go.lsp.dev/"},
 	"mcpserver":  {module + "lsp", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
 	"hook":       {module + "lsp", module + "commands", module + "workspace"},
 	"setup":      {"github.com/pelletier/go-toml/v2"},
-	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "workspace"},
+	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "service", module + "workspace"},
 }
 
 // testOnly may also be imported by _test.go files of any package.

@@ -8,9 +8,9 @@ import (
 	"net"
 	"sync"
 
-	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/mcpserver"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -31,7 +31,7 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 	}
 	var dial func(context.Context) (io.ReadWriteCloser, error)
 	if o.remote == "off" {
-		svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.Daemon)
+		svc := service.New(workspace.Options{StateDir: stateDir, Logger: log}, service.Daemon)
 		defer svc.Close()
 		srv := lsp.NewServer(svc, agentdVersion(), log)
 		defer srv.Close()

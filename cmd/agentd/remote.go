@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -67,7 +68,7 @@ func serveDaemon(ctx context.Context, o options, stateDir string, log *slog.Logg
 		return 1
 	}
 	defer d.Close()
-	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.Daemon)
+	svc := service.New(workspace.Options{StateDir: stateDir, Logger: log}, service.Daemon)
 	defer svc.Close()
 	srv := lsp.NewServer(svc, agentdVersion(), log)
 	defer srv.Close()

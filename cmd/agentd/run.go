@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/hook"
 	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -393,7 +394,7 @@ func terminalHint(stdin io.Reader, stderr io.Writer, hint string) {
 func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
 	terminalHint(stdin, stderr, "agentd is a language server for agents' todo lists and goals; it now waits for LSP messages on stdin.\n"+
 		"Editors start it for you. From a shell, try: agentd tool TodoList, agentd state, agentd --help. Press Ctrl-D to quit.\n")
-	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.Daemon)
+	svc := service.New(workspace.Options{StateDir: stateDir, Logger: log}, service.Daemon)
 	defer svc.Close()
 	srv := lsp.NewServer(svc, agentdVersion(), log)
 	defer srv.Close()
@@ -453,9 +454,9 @@ func noteFolder(stderr io.Writer, folder string) {
 
 // direct runs one command on the state of folder abs, opened in this process.
 func direct(ctx context.Context, o options, stateDir string, log *slog.Logger, abs, id string, args map[string]any) (json.RawMessage, error) {
-	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.OneShot)
+	svc := service.New(workspace.Options{StateDir: stateDir, Logger: log}, service.OneShot)
 	defer svc.Close()
-	cl := svc.NewClient(commands.Defaults{})
+	cl := commands.NewClient(svc, commands.Defaults{})
 	defer cl.Close()
 	if err := cl.AddFolder(abs); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -98,13 +99,13 @@ func runSimulate(ctx context.Context, o options, stateDir string, log *slog.Logg
 		os.Mkdir(dir, 0o700)
 	}
 	abs, _ := filepath.Abs(dir)
-	svc := commands.NewService(workspace.Options{StateDir: stateDir, Logger: log}, commands.OneShot)
+	svc := service.New(workspace.Options{StateDir: stateDir, Logger: log}, service.OneShot)
 	defer svc.Close()
 	session := o.session
 	if session == "" {
 		session = sc.Session
 	}
-	cl := svc.NewClient(commands.Defaults{Session: session})
+	cl := commands.NewClient(svc, commands.Defaults{Session: session})
 	defer cl.Close()
 	if err := cl.AddFolder(abs); err != nil {
 		fmt.Fprintf(stderr, "agentd simulate: %v\n", err)

@@ -1,4 +1,4 @@
-package commands
+package service
 
 import (
 	"time"
@@ -17,7 +17,7 @@ import (
 // is never taken for a dead one by its own process). The clock of an active
 // goal is taken over, as a one-shot command may have stamped it, and its
 // wall-clock timer is armed. A pause is published like any change; the
-// clients opening the folder are told too (Client.FolderURI).
+// clients opening the folder are told too (commands.Client.FolderURI).
 func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 	sessions, err := w.Sessions()
 	if err != nil {
@@ -28,11 +28,11 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 			continue
 		}
 		committed, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
-			changed, cs := st.Goal.RecoverAfterRestart(s.now(), st.UpdatedAt)
+			changed, cs := st.Goal.RecoverAfterRestart(s.Now(), st.UpdatedAt)
 			if !changed {
 				return workspace.Change{}, nil
 			}
-			return storedGoalChange(cs), nil
+			return StoredGoalChange(cs), nil
 		})
 		if err != nil {
 			return err
@@ -52,7 +52,7 @@ func (s *Service) armWallClock(n workspace.Notice) {
 
 // arm keeps one timer per session whose goal is active with a wall-clock
 // budget: when it fires the goal is blocked at once and clients are told
-// (RUNTIME.md §2.4). The time left is measured on the monotonic clock, as
+// (docs/runtime.md §2.4). The time left is measured on the monotonic clock, as
 // the timer is, so a step of the system clock moves neither.
 func (s *Service) arm(w *workspace.Workspace, sess workspace.Session) {
 	key := timerKey{w.Root(), sess.Name}
@@ -62,17 +62,17 @@ func (s *Service) arm(w *workspace.Workspace, sess workspace.Session) {
 		t.Stop()
 		delete(s.timers, key)
 	}
-	left, ok := sess.Goal.WallClockLeft(s.now())
+	left, ok := sess.Goal.WallClockLeft(s.Now())
 	if !ok {
 		return
 	}
 	s.timers[key] = time.AfterFunc(left, func() {
 		_, err := w.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {
-			cs := st.Goal.CheckWallClock(s.now())
+			cs := st.Goal.CheckWallClock(s.Now())
 			if len(cs) == 0 {
 				return workspace.Change{}, nil
 			}
-			return storedGoalChange(cs), nil
+			return StoredGoalChange(cs), nil
 		})
 		if err != nil {
 			s.log.Warn("wall-clock budget check failed", "workspace", w.Root(), "session", key.session, "err", err)
