@@ -358,16 +358,29 @@ func (s *State) CheckWallClock(now Instant) []Change {
 	return []Change{g.setStatus(Blocked, Runtime, budgetReason(g.Limits, r), now)}
 }
 
-// UpdateTaskFile records what the watcher saw of the goal's task file
-// (RUNTIME.md §4). It applies only when info.Path is the current goal's task
-// file, and only on a real change (exists, sha256 or size differ): then
-// changedSinceLastTurn is set, so the next turn's goal reminder tells the
-// model once.
-func (s *State) UpdateTaskFile(info TaskFileInfo, now Instant) []Change {
-	g := s.Goal
-	if g == nil || g.TaskFile == nil || g.TaskFile.Path != info.Path {
+// ReferencedTaskFile is a copy of the task file the current goal
+// references, or nil when there is no goal, it has no task file, or it is
+// complete: a goal references its task file while it is active, paused or
+// blocked, and a complete goal releases it (docs/runtime.md §4;
+// docs/task-files.md). The workspace watches the referenced task files, and
+// UpdateTaskFile records changes of the referenced one only.
+func (s *State) ReferencedTaskFile() *TaskFileInfo {
+	if s.Goal == nil || s.Goal.Status == Complete {
 		return nil
 	}
+	return cloneTaskFile(s.Goal.TaskFile)
+}
+
+// UpdateTaskFile records what the watcher saw of the goal's task file
+// (RUNTIME.md §4). It applies only when info.Path is the task file the goal
+// references (ReferencedTaskFile), and only on a real change (exists,
+// sha256 or size differ): then changedSinceLastTurn is set, so the next
+// turn's goal reminder tells the model once.
+func (s *State) UpdateTaskFile(info TaskFileInfo, now Instant) []Change {
+	if ref := s.ReferencedTaskFile(); ref == nil || ref.Path != info.Path {
+		return nil
+	}
+	g := s.Goal
 	old := g.TaskFile
 	if old.Exists == info.Exists && old.SHA256 == info.SHA256 && old.Size == info.Size {
 		return nil

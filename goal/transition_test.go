@@ -665,6 +665,41 @@ func TestUpdateTaskFile(t *testing.T) {
 	}
 }
 
+// TestCompleteGoalReleasesTaskFile: a goal references its task file while
+// it is active, paused or blocked; once complete it no longer does, and a
+// change of the file is not recorded.
+func TestCompleteGoalReleasesTaskFile(t *testing.T) {
+	if got := (&State{}).ReferencedTaskFile(); got != nil {
+		t.Errorf("no goal references %+v", got)
+	}
+	for _, tt := range []struct {
+		status Status
+		refs   bool
+	}{{Active, true}, {Paused, true}, {Blocked, true}, {Complete, false}} {
+		t.Run(string(tt.status), func(t *testing.T) {
+			c := newClock()
+			fixedIDs(t)
+			s := &State{}
+			mustNoErr(t, firstErr(s.Create(CreateParams{Objective: "x", TaskFile: &TaskFileInfo{Path: "t.md", Exists: true, SHA256: "a"}}, c.now())))
+			s.Goal.Status = tt.status
+			ref := s.ReferencedTaskFile()
+			if (ref != nil) != tt.refs || ref != nil && ref.Path != "t.md" {
+				t.Fatalf("ReferencedTaskFile() = %+v, want a reference: %v", ref, tt.refs)
+			}
+			if ref != nil {
+				ref.Path = "changed.md"
+				if s.Goal.TaskFile.Path != "t.md" {
+					t.Fatalf("ReferencedTaskFile returned the stored value, not a copy")
+				}
+			}
+			got := s.UpdateTaskFile(TaskFileInfo{Path: "t.md", Exists: true, SHA256: "b"}, c.now())
+			if (got != nil) != tt.refs {
+				t.Errorf("UpdateTaskFile on a %s goal = %v, want a change: %v", tt.status, got, tt.refs)
+			}
+		})
+	}
+}
+
 func TestTaskFileCandidates(t *testing.T) {
 	got := TaskFileCandidates(`Implement @docs/plan.md, see "spec.txt". https://x.y/z (notes/a.md)`)
 	want := []string{"Implement", "docs/plan.md", "see", "spec.txt", "notes/a.md"}

@@ -18,7 +18,7 @@ import (
 // goal reminder tells the model once.
 
 // taskFileChanged records that the task file rel of w now reads as info, in
-// every session whose unfinished goal references it. It runs on a
+// every session whose goal references it (goal.State.ReferencedTaskFile). It runs on a
 // goroutine of the watcher, or, for the check made when the folder is
 // opened, inside workspace.Registry.Open before it returns; never under a
 // lock.
@@ -31,8 +31,7 @@ func (s *Service) taskFileChanged(w *workspace.Workspace, rel string, info goal.
 		return
 	}
 	for _, sess := range sessions {
-		g := sess.Goal.Goal
-		if g == nil || g.TaskFile == nil || g.TaskFile.Path != rel || g.Status == goal.Complete {
+		if tf := sess.Goal.ReferencedTaskFile(); tf == nil || tf.Path != rel {
 			continue
 		}
 		_, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {

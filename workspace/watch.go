@@ -9,7 +9,7 @@ package workspace
 // registers its session's again, so the set follows creates, replaces and
 // cancels; a newly referenced file is watched before that Update returns.
 // A goal references its task file while it is active, paused or blocked; a
-// complete goal no longer does. Without Options.OnTaskFile nothing is
+// complete goal no longer does (goal.State.ReferencedTaskFile). Without Options.OnTaskFile nothing is
 // watched (one-shot shell commands).
 //
 // It watches folders, never files: for each task file, the folder that
@@ -185,15 +185,15 @@ func sameContent(a, b goal.TaskFileInfo) bool {
 	return a.Exists == b.Exists && a.SHA256 == b.SHA256 && a.Size == b.Size
 }
 
-// referencedTaskFile is the task file a session's goal references for
-// watching, or nil: the current goal's, unless the goal is complete.
+// referencedTaskFile is the task file a session's goal references
+// (goal.State.ReferencedTaskFile), without its modification time, for
+// watching; nil when it references none.
 func referencedTaskFile(g goal.State) *goal.TaskFileInfo {
-	if g.Goal == nil || g.Goal.TaskFile == nil || g.Goal.Status == goal.Complete {
-		return nil
+	tf := g.ReferencedTaskFile()
+	if tf != nil {
+		tf.ModifiedAt = nil
 	}
-	tf := *g.Goal.TaskFile
-	tf.ModifiedAt = nil
-	return &tf
+	return tf
 }
 
 // watchTaskFile records that session of ws references ref (nil: nothing).
