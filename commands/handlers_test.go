@@ -1,0 +1,278 @@
+package commands_test
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"testing"
+
+	"github.com/agentd/agentd/commands"
+	"github.com/google/go-cmp/cmp"
+)
+
+// run is one command of a handler test: its id and its ARGS object.
+type run struct {
+	id   string
+	args string
+}
+
+// handlerCase runs setup, then the command under test, on a fresh client
+// of a daemon service with one folder open. A refusal names its wantCode;
+// a success is checked by check on the result as a client reads it (JSON).
+type handlerCase struct {
+	name     string
+	setup    []run
+	cmd      run
+	wantCode string
+	check    func(t *testing.T, res wire)
+}
+
+// wire is a result as its JSON, the form every client reads.
+type wire map[string]json.RawMessage
+
+// get decodes the field at path (object keys) of w into a T.
+func get[T any](t *testing.T, w wire, path ...string) T {
+	t.Helper()
+	var v T
+	raw, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range path {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			t.Fatalf("result at %q is not an object: %s", key, raw)
+		}
+		if raw = obj[key]; raw == nil {
+			t.Fatalf("result has no field %v: %v", path, w)
+		}
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("result field %v = %s: %v", path, raw, err)
+	}
+	return v
+}
+
+const (
+	withGoal  = `{"objective":"port the parser"}`
+	beginTurn = `{"turnId":"t1","origin":"user"}`
+	setTodos  = `{"items":[{"title":"write tests","status":"pending"}]}`
+)
+
+// handlerCases are a success and a refusal of every command (PROTOCOL.md
+// §3), run in process through Client.Execute, without the binary.
+var handlerCases = []handlerCase{
+	{name: "tools", cmd: run{"agentd.tools", `{}`}, check: func(t *testing.T, w wire) {
+		var names []string
+		for _, tool := range get[[]struct{ Name string }](t, w, "tools") {
+			names = append(names, tool.Name)
+		}
+		if diff := cmp.Diff([]string{"TodoList", "CreateGoal", "GetGoal", "SetGoalBudget", "UpdateGoal"}, names); diff != "" {
+			t.Errorf("tools (-want +got):\n%s", diff)
+		}
+	}},
+	{name: "tools refuses an unknown field", cmd: run{"agentd.tools", `{"bogus":1}`}, wantCode: "args.invalid"},
+
+	{name: "describeTool", cmd: run{"agentd.describeTool", `{"name":"TodoList","input":{"todos":[{"title":"a","status":"pending"}]}}`}, check: func(t *testing.T, w wire) {
+		if d := get[string](t, w, "description"); d == "" {
+			t.Errorf("empty description")
+		}
+	}},
+	{name: "describeTool refuses an unknown tool", cmd: run{"agentd.describeTool", `{"name":"Nope","input":{}}`}, wantCode: "args.invalid"},
+
+	{name: "callTool writes the list", cmd: run{"agentd.callTool", `{"name":"TodoList","input":{"todos":[{"title":"a","status":"in_progress"}]}}`}, check: func(t *testing.T, w wire) {
+		if get[bool](t, w, "isError") {
+			t.Errorf("refused: %v", w)
+		}
+	}},
+	{name: "callTool refuses a non-object input", cmd: run{"agentd.callTool", `{"name":"TodoList","input":3}`}, wantCode: "args.invalid"},
+	{name: "callTool answers a model refusal as a result", cmd: run{"agentd.callTool", `{"name":"UpdateGoal","input":{"status":"complete"}}`}, check: func(t *testing.T, w wire) {
+		if !get[bool](t, w, "isError") || get[string](t, w, "errorCode") != "goal.not_found" {
+			t.Errorf("UpdateGoal without a goal = %v, want isError with goal.not_found", w)
+		}
+	}},
+
+	{name: "state", setup: []run{{"agentd.todo.set", setTodos}}, cmd: run{"agentd.state", `{}`}, check: func(t *testing.T, w wire) {
+		if r := get[uint64](t, w, "revision"); r != 1 {
+			t.Errorf("revision %d, want 1", r)
+		}
+		if items := get[[]any](t, w, "todos", "items"); len(items) != 1 {
+			t.Errorf("items %v, want 1", items)
+		}
+	}},
+	{name: "state refuses a session with control characters", cmd: run{"agentd.state", `{"session":"a\nb"}`}, wantCode: "args.invalid"},
+
+	{name: "sessions", setup: []run{{"agentd.todo.set", `{"session":"s1","items":[{"title":"a","status":"pending"}]}`}}, cmd: run{"agentd.sessions", `{}`}, check: func(t *testing.T, w wire) {
+		rows := get[[]struct {
+			Session   string
+			TodoCount int
+		}](t, w, "sessions")
+		if len(rows) != 1 || rows[0].Session != "s1" || rows[0].TodoCount != 1 {
+			t.Errorf("sessions %+v, want s1 with 1 item", rows)
+		}
+	}},
+	{name: "sessions refuses a folder that is not open", cmd: run{"agentd.sessions", `{"workspace":"/not/open"}`}, wantCode: "workspace.unknown"},
+
+	{name: "history", setup: []run{{"agentd.todo.set", setTodos}}, cmd: run{"agentd.history", `{}`}, check: func(t *testing.T, w wire) {
+		events := get[[]struct{ Kind, Actor string }](t, w, "events")
+		if len(events) != 1 || events[0].Kind != "todo.set" || events[0].Actor != "user" {
+			t.Errorf("events %+v, want one todo.set by the user", events)
+		}
+	}},
+	{name: "history refuses a negative limit", cmd: run{"agentd.history", `{"limit":-1}`}, wantCode: "args.invalid"},
+
+	{name: "todo.set", cmd: run{"agentd.todo.set", `{"items":[{"title":"a","status":"pending"}],"expectedRevision":0}`}, check: func(t *testing.T, w wire) {
+		if r := get[uint64](t, w, "todos", "revision"); r != 1 {
+			t.Errorf("todos.revision %d, want 1", r)
+		}
+	}},
+	{name: "todo.set refuses a stale revision", setup: []run{{"agentd.todo.set", setTodos}}, cmd: run{"agentd.todo.set", `{"items":[],"expectedRevision":0}`}, wantCode: "todo.conflict"},
+
+	{name: "awaitChange answers a newer revision at once", setup: []run{{"agentd.todo.set", setTodos}}, cmd: run{"agentd.awaitChange", `{"afterRevision":0,"timeoutMs":300000}`}, check: func(t *testing.T, w wire) {
+		if r := get[uint64](t, w, "revision"); r != 1 {
+			t.Errorf("revision %d, want 1", r)
+		}
+	}},
+	{name: "awaitChange refuses a timeout above the bound", cmd: run{"agentd.awaitChange", `{"afterRevision":0,"timeoutMs":300001}`}, wantCode: "args.invalid"},
+
+	{name: "goal.create", cmd: run{"agentd.goal.create", withGoal}, check: func(t *testing.T, w wire) {
+		if s := get[string](t, w, "goal", "status"); s != "active" {
+			t.Errorf("goal status %q, want active", s)
+		}
+	}},
+	{name: "goal.create refuses an empty objective", cmd: run{"agentd.goal.create", `{"objective":"  "}`}, wantCode: "goal.objective_empty"},
+	{name: "goal.create refuses a second goal", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.create", withGoal}, wantCode: "goal.already_exists"},
+
+	{name: "goal.pause", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.pause", `{"reason":"lunch"}`}, check: func(t *testing.T, w wire) {
+		if s := get[string](t, w, "goal", "status"); s != "paused" {
+			t.Errorf("goal status %q, want paused", s)
+		}
+	}},
+	{name: "goal.pause refuses without a goal", cmd: run{"agentd.goal.pause", `{}`}, wantCode: "goal.not_found"},
+
+	{name: "goal.resume", setup: []run{{"agentd.goal.create", withGoal}, {"agentd.goal.pause", `{}`}}, cmd: run{"agentd.goal.resume", `{}`}, check: func(t *testing.T, w wire) {
+		if s := get[string](t, w, "goal", "status"); s != "active" {
+			t.Errorf("goal status %q, want active", s)
+		}
+	}},
+	{name: "goal.resume refuses a spent budget", setup: []run{{"agentd.goal.create", withGoal}, {"agentd.goal.setBudget", `{"turns":1}`}, {"agentd.turn.begin", beginTurn}, {"agentd.step.begin", `{"turnId":"t1"}`}, {"agentd.step.end", `{"turnId":"t1","outputTokens":1,"finishReason":"stop"}`}, {"agentd.turn.end", `{"turnId":"t1","outcome":"completed"}`}},
+		cmd: run{"agentd.goal.resume", `{}`}, wantCode: "goal.not_resumable"},
+
+	{name: "goal.cancel", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.cancel", `{}`}, check: func(t *testing.T, w wire) {
+		if o := get[string](t, w, "cancelled", "objective"); o != "port the parser" {
+			t.Errorf("cancelled objective %q", o)
+		}
+		if g := get[any](t, w, "goal"); g != nil {
+			t.Errorf("goal after cancel %v, want null", g)
+		}
+	}},
+	{name: "goal.cancel refuses without a goal", cmd: run{"agentd.goal.cancel", `{}`}, wantCode: "goal.not_found"},
+
+	{name: "goal.setBudget", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.setBudget", `{"turns":5,"tokens":null}`}, check: func(t *testing.T, w wire) {
+		if b := get[int64](t, w, "goal", "budget", "turnBudget"); b != 5 {
+			t.Errorf("turn budget %d, want 5", b)
+		}
+	}},
+	{name: "goal.setBudget refuses a budget of 0", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.setBudget", `{"turns":0}`}, wantCode: "goal.budget_invalid"},
+
+	{name: "turn.begin", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.turn.begin", beginTurn}, check: func(t *testing.T, w wire) {
+		if !get[bool](t, w, "goalDriven") {
+			t.Errorf("a user turn under an active goal is not goal-driven: %v", w)
+		}
+	}},
+	{name: "turn.begin refuses a missing turnId", cmd: run{"agentd.turn.begin", `{"origin":"user"}`}, wantCode: "args.invalid"},
+
+	{name: "step.begin injects the goal reminder", setup: []run{{"agentd.goal.create", withGoal}, {"agentd.turn.begin", beginTurn}}, cmd: run{"agentd.step.begin", `{"turnId":"t1"}`}, check: func(t *testing.T, w wire) {
+		var variants []string
+		for _, inj := range get[[]struct{ Variant string }](t, w, "injections") {
+			variants = append(variants, inj.Variant)
+		}
+		if diff := cmp.Diff([]string{"goal"}, variants); diff != "" {
+			t.Errorf("injections (-want +got):\n%s", diff)
+		}
+	}},
+	{name: "step.begin injects nothing without a goal", setup: []run{{"agentd.turn.begin", beginTurn}}, cmd: run{"agentd.step.begin", `{"turnId":"t1"}`}, check: func(t *testing.T, w wire) {
+		if inj := get[[]any](t, w, "injections"); inj == nil || len(inj) != 0 {
+			t.Errorf("injections %v, want []", inj)
+		}
+	}},
+	{name: "step.begin refuses an unknown turn", cmd: run{"agentd.step.begin", `{"turnId":"nope"}`}, wantCode: "args.invalid"},
+
+	{name: "step.end", setup: []run{{"agentd.goal.create", withGoal}, {"agentd.turn.begin", beginTurn}, {"agentd.step.begin", `{"turnId":"t1"}`}}, cmd: run{"agentd.step.end", `{"turnId":"t1","outputTokens":1200,"finishReason":"tool_calls"}`}, check: func(t *testing.T, w wire) {
+		if get[bool](t, w, "stopTurn") || get[bool](t, w, "graceStep") {
+			t.Errorf("a step within budget stops the turn: %v", w)
+		}
+	}},
+	{name: "step.end refuses negative tokens", setup: []run{{"agentd.turn.begin", beginTurn}, {"agentd.step.begin", `{"turnId":"t1"}`}}, cmd: run{"agentd.step.end", `{"turnId":"t1","outputTokens":-1,"finishReason":"stop"}`}, wantCode: "args.invalid"},
+
+	{name: "turn.end continues an active goal", setup: []run{{"agentd.goal.create", withGoal}, {"agentd.turn.begin", beginTurn}, {"agentd.step.begin", `{"turnId":"t1"}`}, {"agentd.step.end", `{"turnId":"t1","outputTokens":10,"finishReason":"stop"}`}},
+		cmd: run{"agentd.turn.end", `{"turnId":"t1","outcome":"completed"}`}, check: func(t *testing.T, w wire) {
+			if v := get[string](t, w, "continuation", "variant"); v == "" {
+				t.Errorf("no continuation variant: %v", w)
+			}
+			if n := get[int64](t, w, "goal", "turnsUsed"); n != 1 {
+				t.Errorf("turnsUsed %d, want 1", n)
+			}
+		}},
+	{name: "turn.end refuses an unknown turn", cmd: run{"agentd.turn.end", `{"turnId":"nope","outcome":"completed"}`}, wantCode: "args.invalid"},
+}
+
+// TestHandlers runs every handler case on its own client and state
+// directory.
+func TestHandlers(t *testing.T) {
+	for _, tc := range handlerCases {
+		t.Run(tc.name, func(t *testing.T) {
+			cl, _ := newTestClient(t)
+			for _, r := range tc.setup {
+				if _, err := cl.Execute(context.Background(), r.id, json.RawMessage("["+r.args+"]")); err != nil {
+					t.Fatalf("setup %s %s: %v", r.id, r.args, err)
+				}
+			}
+			res, err := cl.Execute(context.Background(), tc.cmd.id, json.RawMessage("["+tc.cmd.args+"]"))
+			if tc.wantCode != "" {
+				if code := commands.ErrorCode(err); code != tc.wantCode {
+					t.Fatalf("%s %s = %v, %v; want a refusal %s", tc.cmd.id, tc.cmd.args, res, err, tc.wantCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s %s: %v", tc.cmd.id, tc.cmd.args, err)
+			}
+			raw, err := json.Marshal(res)
+			if err != nil {
+				t.Fatalf("result does not encode: %v", err)
+			}
+			var w wire
+			if err := json.Unmarshal(raw, &w); err != nil {
+				t.Fatalf("result is not a JSON object: %s", raw)
+			}
+			tc.check(t, w)
+		})
+	}
+}
+
+// TestHandlersCoverEveryCommand: each command of the table has a success
+// and a refusal among handlerCases, so a new command needs both.
+func TestHandlersCoverEveryCommand(t *testing.T) {
+	ok, refused := map[string]bool{}, map[string]bool{}
+	for _, tc := range handlerCases {
+		if tc.wantCode != "" {
+			refused[tc.cmd.id] = true
+		} else {
+			ok[tc.cmd.id] = true
+		}
+	}
+	var missing []string
+	for _, id := range commands.IDs() {
+		if !ok[id] {
+			missing = append(missing, id+" (success)")
+		}
+		if !refused[id] {
+			missing = append(missing, id+" (refusal)")
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("commands without a handler case: %v", missing)
+	}
+}
