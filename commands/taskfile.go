@@ -69,7 +69,7 @@ func taskFileNotification(n workspace.Notice, snap *goal.Snapshot, folderURI str
 		return Notification{}, false
 	}
 	tf := snap.TaskFile
-	return Notification{Method: "agentd/taskFileChanged", Params: TaskFileChanged{
+	return Notification{Method: MethodTaskFileChanged, Params: TaskFileChanged{
 		Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision,
 		Path: tf.Path, Exists: tf.Exists, SHA256: tf.SHA256, ChangedAt: n.Session.UpdatedAt,
 	}}, true
