@@ -72,13 +72,13 @@ var limits = []struct {
 // tsNames are the TypeScript names of Go types whose own name says too
 // little outside their package; every other struct keeps its Go name.
 var tsNames = map[reflect.Type]string{
-	reflect.TypeFor[goal.Snapshot]():             "GoalSnapshot",
-	reflect.TypeFor[goal.BudgetReport]():         "GoalBudget",
-	reflect.TypeFor[goal.Tool]():                 "ToolInfo",
-	reflect.TypeFor[todo.Item]():                 "TodoItem",
-	reflect.TypeFor[workspace.Event]():           "HistoryEvent",
-	reflect.TypeFor[commands.TodoChanged]():      "TodoChangedParams",
-	reflect.TypeFor[commands.GoalChanged]():      "GoalChangedParams",
+	reflect.TypeFor[goal.Snapshot]():            "GoalSnapshot",
+	reflect.TypeFor[goal.BudgetReport]():        "GoalBudget",
+	reflect.TypeFor[goal.Tool]():                "ToolInfo",
+	reflect.TypeFor[todo.Item]():                "TodoItem",
+	reflect.TypeFor[workspace.Event]():          "HistoryEvent",
+	reflect.TypeFor[commands.TodoChanged]():     "TodoChangedParams",
+	reflect.TypeFor[commands.GoalChanged]():     "GoalChangedParams",
 	reflect.TypeFor[commands.TaskFileChanged](): "TaskFileChangedParams",
 }
 

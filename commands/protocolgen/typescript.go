@@ -288,7 +288,9 @@ func comment(prefix, text string) string {
 	return strings.Join(lines, "\n")
 }
 
-func tsString(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'" }
+func tsString(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
 
 func tsList(values []string) string {
 	q := make([]string, len(values))
