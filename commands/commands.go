@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"unicode"
@@ -19,6 +20,10 @@ type Command struct {
 	ID   string
 	Args string // the ARGS fields besides the common ones, as in PROTOCOL.md §3
 	Doc  string // one line: what it does and what it returns
+	// Result is the type of a successful answer, sent as its JSON encoding
+	// (a struct type; commands/protocolgen writes it as the command's result
+	// type for the clients).
+	Result reflect.Type
 
 	needsWorkspace bool
 	run            func(ctx context.Context, c *call, raw json.RawMessage) (any, error)
@@ -35,18 +40,27 @@ type call struct {
 }
 
 // def declares a command whose ARGS decode into *A (strict: unknown fields
-// are refused, PROTOCOL.md §3).
-func def[A any, PA interface {
+// are refused, PROTOCOL.md §3) and whose successful answer is an R. A
+// handler that answers anything else fails with an internal error instead
+// of sending a shape the clients do not expect.
+func def[R any, A any, PA interface {
 	*A
 	withCommon
 }](id, args, doc string, needsWorkspace bool, run func(ctx context.Context, c *call, a PA) (any, error)) Command {
-	return Command{ID: id, Args: args, Doc: doc, needsWorkspace: needsWorkspace,
+	return Command{ID: id, Args: args, Doc: doc, Result: reflect.TypeFor[R](), needsWorkspace: needsWorkspace,
 		run: func(ctx context.Context, c *call, raw json.RawMessage) (any, error) {
 			a := PA(new(A))
 			if err := decodeStrict(raw, a, "arguments"); err != nil {
 				return nil, argsErrorf("%s: %v", id, err)
 			}
-			return run(ctx, c, a)
+			res, err := run(ctx, c, a)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := res.(R); !ok {
+				return nil, fmt.Errorf("internal error: %s answered a %T, not the %v it declares", id, res, reflect.TypeFor[R]())
+			}
+			return res, nil
 		}}
 }
 

@@ -12,3 +12,8 @@
 // codes (RUNTIME.md §3) through an ErrorCode() method; the lsp package maps
 // them to JSON-RPC.
 package commands
+
+// The clients' copy of the protocol (vscode-extension/src/protocol.gen.ts,
+// nvim/lua/agentd/protocol.lua) is generated from this package's
+// declarations; commands/protocolgen's test fails when it is stale.
+//go:generate go run ./protocolgen

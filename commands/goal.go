@@ -137,7 +137,7 @@ func userGoal[A any, PA interface {
 	*A
 	withCommon
 }](id, args, doc string, fn func(c *call, a PA, g *goal.State) ([]goal.Change, error)) Command {
-	return def(id, args, doc, true, func(ctx context.Context, c *call, a PA) (any, error) {
+	return def[State](id, args, doc, true, func(ctx context.Context, c *call, a PA) (any, error) {
 		s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) { return fn(c, a, g) })
 		if err != nil {
 			return nil, err
@@ -147,7 +147,7 @@ func userGoal[A any, PA interface {
 }
 
 var goalCommands = []Command{
-	def("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`", "Creates a goal as the user (RUNTIME.md §2.2); returns `State`.", true,
+	def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`", "Creates a goal as the user (RUNTIME.md §2.2); returns `State`.", true,
 		func(ctx context.Context, c *call, a *goalCreateArgs) (any, error) {
 			tf, err := c.resolveTaskFile(a.TaskFile, a.Objective)
 			if err != nil {
@@ -169,7 +169,7 @@ var goalCommands = []Command{
 		func(c *call, a *noArgs, g *goal.State) ([]goal.Change, error) {
 			return g.Resume(c.svc.Now())
 		}),
-	def("agentd.goal.cancel", "-", "Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended.", true,
+	def[CancelResult]("agentd.goal.cancel", "-", "Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended.", true,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
 			var ended *goal.Snapshot
 			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {

@@ -87,7 +87,7 @@ func requireTurnID(cmd, id string) error {
 }
 
 var lifecycleCommands = []Command{
-	def("agentd.turn.begin", "`turnId`, `origin` (`user`/`continuation`/`resume`), `detached?`", "Starts a turn; `{goalDriven, goal}` (RUNTIME.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md).", true,
+	def[TurnBeginResult]("agentd.turn.begin", "`turnId`, `origin` (`user`/`continuation`/`resume`), `detached?`", "Starts a turn; `{goalDriven, goal}` (RUNTIME.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md).", true,
 		func(ctx context.Context, c *call, a *turnBeginArgs) (any, error) {
 			if err := requireTurnID("agentd.turn.begin", a.TurnID); err != nil {
 				return nil, err
@@ -108,7 +108,7 @@ var lifecycleCommands = []Command{
 			}
 			return TurnBeginResult{GoalDriven: res.GoalDriven, Goal: res.Goal}, nil
 		}),
-	def("agentd.step.begin", "`turnId`", "Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder).", true,
+	def[StepBeginResult]("agentd.step.begin", "`turnId`", "Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder).", true,
 		func(ctx context.Context, c *call, a *stepBeginArgs) (any, error) {
 			if err := requireTurnID("agentd.step.begin", a.TurnID); err != nil {
 				return nil, err
@@ -119,7 +119,7 @@ var lifecycleCommands = []Command{
 			}
 			return StepBeginResult{Injections: injections}, nil
 		}),
-	def("agentd.step.end", "`turnId`, `outputTokens`, `finishReason` (`stop`/`tool_calls`)", "After a step's tools ran: `{stopTurn, graceStep, injections}` (RUNTIME.md §2.4).", true,
+	def[StepEndResult]("agentd.step.end", "`turnId`, `outputTokens`, `finishReason` (`stop`/`tool_calls`)", "After a step's tools ran: `{stopTurn, graceStep, injections}` (RUNTIME.md §2.4).", true,
 		func(ctx context.Context, c *call, a *stepEndArgs) (any, error) {
 			if err := requireTurnID("agentd.step.end", a.TurnID); err != nil {
 				return nil, err
@@ -147,7 +147,7 @@ var lifecycleCommands = []Command{
 			}
 			return out, nil
 		}),
-	def("agentd.turn.end", "`turnId`, `outcome` (`completed`/`cancelled`/`failed`/`blocked`/`stepLimit`), `error?: {kind, message}`", "Ends a turn: `{continuation: {variant, prompt} or null, goal}` (RUNTIME.md §2.5, §2.6).", true,
+	def[TurnEndResult]("agentd.turn.end", "`turnId`, `outcome` (`completed`/`cancelled`/`failed`/`blocked`/`stepLimit`), `error?: {kind, message}`", "Ends a turn: `{continuation: {variant, prompt} or null, goal}` (RUNTIME.md §2.5, §2.6).", true,
 		func(ctx context.Context, c *call, a *turnEndArgs) (any, error) {
 			if err := requireTurnID("agentd.turn.end", a.TurnID); err != nil {
 				return nil, err

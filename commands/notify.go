@@ -10,6 +10,14 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
+// Notification methods (PROTOCOL.md §4); the params of each are the type
+// named after it (TodoChanged, GoalChanged, TaskFileChanged).
+const (
+	MethodTodoChanged     = "agentd/todoChanged"
+	MethodGoalChanged     = "agentd/goalChanged"
+	MethodTaskFileChanged = "agentd/taskFileChanged"
+)
+
 // Notification is one server→client notification (PROTOCOL.md §4).
 type Notification struct {
 	Method string
@@ -36,10 +44,10 @@ type GoalChanged struct {
 
 // GoalChange says what happened to the goal.
 type GoalChange struct {
-	Kind   string      `json:"kind"`
-	Status goal.Status `json:"status,omitempty"`
-	Reason string      `json:"reason,omitempty"`
-	Actor  string      `json:"actor"`
+	Kind   goal.ChangeKind `json:"kind"`
+	Status goal.Status     `json:"status,omitempty"`
+	Reason string          `json:"reason,omitempty"`
+	Actor  string          `json:"actor"`
 }
 
 // TaskFileChanged is the params of agentd/taskFileChanged (PROTOCOL.md §4).
@@ -63,19 +71,19 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant) []Not
 		if items == nil {
 			items = []todo.Item{}
 		}
-		out = append(out, Notification{Method: "agentd/todoChanged", Params: TodoChanged{
+		out = append(out, Notification{Method: MethodTodoChanged, Params: TodoChanged{
 			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: items, Actor: n.Change.Actor}})
 	}
 	if n.Change.Goal {
 		snap := n.Session.Goal.Snapshot(now)
-		gc := GoalChange{Kind: strings.TrimPrefix(n.Change.Kind, "goal."), Reason: n.Change.Reason, Actor: n.Change.Actor}
+		gc := GoalChange{Kind: goal.ChangeKind(strings.TrimPrefix(n.Change.Kind, "goal.")), Reason: n.Change.Reason, Actor: n.Change.Actor}
 		if snap != nil {
 			gc.Status = snap.Status
 		}
 		if note, ok := taskFileNotification(n, snap, folderURI); ok {
 			out = append(out, note)
 		}
-		out = append(out, Notification{Method: "agentd/goalChanged", Params: GoalChanged{
+		out = append(out, Notification{Method: MethodGoalChanged, Params: GoalChanged{
 			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Goal: snap, Change: gc}})
 	}
 	return out
@@ -150,7 +158,7 @@ func taskFileNotification(n workspace.Notice, snap *goal.Snapshot, folderURI str
 		return Notification{}, false
 	}
 	tf := snap.TaskFile
-	return Notification{Method: "agentd/taskFileChanged", Params: TaskFileChanged{
+	return Notification{Method: MethodTaskFileChanged, Params: TaskFileChanged{
 		Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision,
 		Path: tf.Path, Exists: tf.Exists, SHA256: tf.SHA256, ChangedAt: n.Session.UpdatedAt,
 	}}, true

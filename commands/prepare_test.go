@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -140,5 +141,51 @@ func TestEndWaits(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("awaitChange still waits after EndWaits")
 		}
+	}
+}
+
+// TestResultTypes runs every command once, in an order in which each
+// succeeds, and checks that it answers the result type its def declares
+// (the type commands/protocolgen gives the clients).
+func TestResultTypes(t *testing.T) {
+	cl, _ := newTestClient(t)
+	calls := []struct{ id, args string }{
+		{"agentd.state", ``},
+		{"agentd.sessions", ``},
+		{"agentd.todo.set", `[{"items":[{"title":"a","status":"pending"}]}]`},
+		{"agentd.history", ``},
+		{"agentd.awaitChange", `[{"afterRevision":0}]`},
+		{"agentd.tools", ``},
+		{"agentd.describeTool", `[{"name":"TodoList","input":{}}]`},
+		{"agentd.callTool", `[{"name":"TodoList","input":{}}]`},
+		{"agentd.goal.create", `[{"objective":"o"}]`},
+		{"agentd.goal.setBudget", `[{"turns":5}]`},
+		{"agentd.goal.pause", ``},
+		{"agentd.goal.resume", ``},
+		{"agentd.turn.begin", `[{"turnId":"t1","origin":"user"}]`},
+		{"agentd.step.begin", `[{"turnId":"t1"}]`},
+		{"agentd.step.end", `[{"turnId":"t1","outputTokens":3,"finishReason":"stop"}]`},
+		{"agentd.turn.end", `[{"turnId":"t1","outcome":"completed"}]`},
+		{"agentd.goal.cancel", ``},
+	}
+	declared := map[string]reflect.Type{}
+	for _, c := range commands.Commands {
+		if c.Result == nil || c.Result.Kind() != reflect.Struct {
+			t.Errorf("%s declares result type %v, want a struct type", c.ID, c.Result)
+		}
+		declared[c.ID] = c.Result
+	}
+	for _, tc := range calls {
+		res, err := cl.Execute(context.Background(), tc.id, json.RawMessage(tc.args))
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.id, tc.args, err)
+		}
+		if got := reflect.TypeOf(res); got != declared[tc.id] {
+			t.Errorf("%s answered a %v, its def declares %v", tc.id, got, declared[tc.id])
+		}
+		delete(declared, tc.id)
+	}
+	for id := range declared {
+		t.Errorf("%s is not run by this test", id)
 	}
 }

@@ -1,8 +1,11 @@
 package commands
 
 import (
+	"context"
+	"encoding/json"
 	"flag"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -49,5 +52,20 @@ func TestIDsUnique(t *testing.T) {
 			t.Errorf("command id %q is duplicated or not under agentd.", id)
 		}
 		seen[id] = true
+	}
+}
+
+// TestResultTypeEnforced: a handler that answers another type than its def
+// declares fails instead of sending an unexpected shape.
+func TestResultTypeEnforced(t *testing.T) {
+	cmd := def[State]("agentd.example", "-", "", false, func(ctx context.Context, c *call, a *noArgs) (any, error) {
+		return SessionsResult{}, nil
+	})
+	res, err := cmd.run(context.Background(), &call{}, json.RawMessage(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "answered a commands.SessionsResult, not the commands.State it declares") {
+		t.Errorf("run = %v, %v; want the internal error naming both types", res, err)
+	}
+	if cmd.Result != reflect.TypeFor[State]() {
+		t.Errorf("Result = %v, want commands.State", cmd.Result)
 	}
 }

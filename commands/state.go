@@ -75,6 +75,19 @@ type SessionInfo struct {
 	GoalStatus goal.Status `json:"goalStatus,omitempty"` // "" when there is no goal
 }
 
+// SessionsResult is the answer of agentd.sessions: every session of the
+// workspace folder.
+type SessionsResult struct {
+	Sessions []SessionInfo `json:"sessions"`
+}
+
+// HistoryResult is the answer of agentd.history: events newest first, and
+// whether older ones exist (ask again with before = the last Seq).
+type HistoryResult struct {
+	Events []workspace.Event `json:"events"`
+	More   bool              `json:"more"`
+}
+
 type noArgs struct{ Common }
 
 type historyArgs struct {
@@ -102,7 +115,7 @@ const (
 )
 
 var stateCommands = []Command{
-	def("agentd.state", "-", "The session's `State`: todo list, goal snapshot, revision.", true,
+	def[State]("agentd.state", "-", "The session's `State`: todo list, goal snapshot, revision.", true,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
 			s, err := c.folder.ws.View(c.session)
 			if err != nil {
@@ -110,7 +123,7 @@ var stateCommands = []Command{
 			}
 			return c.stateOf(s), nil
 		}),
-	def("agentd.sessions", "-", "`{sessions: [{session, updatedAt, todoCount, goalStatus}]}` of the workspace folder.", true,
+	def[SessionsResult]("agentd.sessions", "-", "`{sessions: [{session, updatedAt, todoCount, goalStatus}]}` of the workspace folder.", true,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
 			list, err := c.folder.ws.Sessions()
 			if err != nil {
@@ -124,9 +137,9 @@ var stateCommands = []Command{
 				}
 				out = append(out, info)
 			}
-			return map[string]any{"sessions": out}, nil
+			return SessionsResult{Sessions: out}, nil
 		}),
-	def("agentd.history", "`limit?` (default 50), `before?` (a `seq`)", "`{events: [{seq, at, actor, kind, payload}], more}`, newest first, only events older than `before` when given; at most 1 MiB of events per reply (at least one event); `more`: older events exist, ask again with `before` = the last `seq`.", true,
+	def[HistoryResult]("agentd.history", "`limit?` (default 50), `before?` (a `seq`)", "`{events: [{seq, at, actor, kind, payload}], more}`, newest first, only events older than `before` when given; at most 1 MiB of events per reply (at least one event); `more`: older events exist, ask again with `before` = the last `seq`.", true,
 		func(ctx context.Context, c *call, a *historyArgs) (any, error) {
 			if a.Limit < 0 {
 				return nil, argsErrorf("agentd.history: limit must be 0 or more, got %d", a.Limit)
@@ -135,9 +148,9 @@ var stateCommands = []Command{
 			if err != nil {
 				return nil, err
 			}
-			return map[string]any{"events": page.Events, "more": page.More}, nil
+			return HistoryResult{Events: page.Events, More: page.More}, nil
 		}),
-	def("agentd.todo.set", "`items`, `expectedRevision?`", "Replaces the todo list as the user (compare-and-set on `todos.revision`); returns `State`; a stale revision answers `todo.conflict` with `data.state`.", true,
+	def[State]("agentd.todo.set", "`items`, `expectedRevision?`", "Replaces the todo list as the user (compare-and-set on `todos.revision`); returns `State`; a stale revision answers `todo.conflict` with `data.state`.", true,
 		func(ctx context.Context, c *call, a *todoSetArgs) (any, error) {
 			if a.Items == nil {
 				return nil, argsErrorf("agentd.todo.set: field \"items\" is required (an array of {title, status}; [] clears the list)")
@@ -167,7 +180,7 @@ var stateCommands = []Command{
 			}
 			return c.stateOf(s), nil
 		}),
-	def("agentd.awaitChange", "`afterRevision`, `timeoutMs?` (absent or 0: the default 30000; at most 300000)", "Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`.", true,
+	def[State]("agentd.awaitChange", "`afterRevision`, `timeoutMs?` (absent or 0: the default 30000; at most 300000)", "Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`.", true,
 		func(ctx context.Context, c *call, a *awaitArgs) (any, error) {
 			timeout := a.TimeoutMs
 			switch {

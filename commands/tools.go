@@ -24,6 +24,11 @@ type ToolResult = goal.ToolResult
 // nothing (GetGoal).
 type ToolInfo = goal.Tool
 
+// ToolsResult is the answer of agentd.tools.
+type ToolsResult struct {
+	Tools []ToolInfo `json:"tools"`
+}
+
 // ToolDescription is the answer of agentd.describeTool.
 type ToolDescription struct {
 	Description string `json:"description"`
@@ -92,11 +97,11 @@ func toolInput(cmd string, raw json.RawMessage) (json.RawMessage, error) {
 }
 
 var toolCommands = []Command{
-	def("agentd.tools", "-", "`{tools: [{name, description, inputSchema, readOnly?}]}`: the model-facing tools; `readOnly: true` marks a tool that changes nothing (GetGoal).", false,
+	def[ToolsResult]("agentd.tools", "-", "`{tools: [{name, description, inputSchema, readOnly?}]}`: the model-facing tools; `readOnly: true` marks a tool that changes nothing (GetGoal).", false,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
-			return map[string]any{"tools": Tools()}, nil
+			return ToolsResult{Tools: Tools()}, nil
 		}),
-	def("agentd.callTool", "`name`, `input` (object), `turnId?`", "Runs a tool as the model; returns `ToolResult` (refusals are `isError: true`). Without `turnId` the call belongs to the session's open turn of the agent, if any.", true,
+	def[ToolResult]("agentd.callTool", "`name`, `input` (object), `turnId?`", "Runs a tool as the model; returns `ToolResult` (refusals are `isError: true`). Without `turnId` the call belongs to the session's open turn of the agent, if any.", true,
 		func(ctx context.Context, c *call, a *callToolArgs) (any, error) {
 			t, err := toolNamed(a.Name)
 			if err != nil {
@@ -121,7 +126,7 @@ var toolCommands = []Command{
 			}
 			return t.run(ctx, c, input, turnID)
 		}),
-	def("agentd.describeTool", "`name`, `input`", "`{description, display?}` for a host's UI, without running the tool.", false,
+	def[ToolDescription]("agentd.describeTool", "`name`, `input`", "`{description, display?}` for a host's UI, without running the tool.", false,
 		func(ctx context.Context, c *call, a *describeToolArgs) (any, error) {
 			t, err := toolNamed(a.Name)
 			if err != nil {

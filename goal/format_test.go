@@ -1,6 +1,10 @@
 package goal
 
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"testing"
+)
 
 func TestFormatElapsed(t *testing.T) {
 	tests := []struct {
@@ -64,5 +68,54 @@ func TestFormatStats(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// formatVectors are the shared vectors of testdata/format.json: the
+// extension and the Neovim plugin run the same file, so all three clients
+// write a goal alike.
+type formatVectors struct {
+	Tokens []struct {
+		N    int64  `json:"n"`
+		Want string `json:"want"`
+	} `json:"tokens"`
+	Elapsed []struct {
+		Ms   int64  `json:"ms"`
+		Want string `json:"want"`
+	} `json:"elapsed"`
+	Stats []struct {
+		Turns       int64  `json:"turns"`
+		Tokens      int64  `json:"tokens"`
+		WallClockMs int64  `json:"wallClockMs"`
+		Want        string `json:"want"`
+	} `json:"stats"`
+}
+
+func TestFormatVectors(t *testing.T) {
+	raw, err := os.ReadFile("testdata/format.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v formatVectors
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Tokens) == 0 || len(v.Elapsed) == 0 || len(v.Stats) == 0 {
+		t.Fatalf("testdata/format.json lacks vectors: %d tokens, %d elapsed, %d stats", len(v.Tokens), len(v.Elapsed), len(v.Stats))
+	}
+	for _, c := range v.Tokens {
+		if got := FormatTokens(c.N); got != c.Want {
+			t.Errorf("FormatTokens(%d) = %q, want %q", c.N, got, c.Want)
+		}
+	}
+	for _, c := range v.Elapsed {
+		if got := FormatElapsed(c.Ms); got != c.Want {
+			t.Errorf("FormatElapsed(%d) = %q, want %q", c.Ms, got, c.Want)
+		}
+	}
+	for _, c := range v.Stats {
+		if got := FormatStats(c.Turns, c.Tokens, c.WallClockMs); got != c.Want {
+			t.Errorf("FormatStats(%d, %d, %d) = %q, want %q", c.Turns, c.Tokens, c.WallClockMs, got, c.Want)
+		}
 	}
 }

@@ -217,9 +217,9 @@ func (s *server) notified(method string, params json.RawMessage) {
 		return
 	}
 	switch method {
-	case "agentd/todoChanged":
+	case commands.MethodTodoChanged:
 		s.markChanged(StateURI, TodoURI)
-	case "agentd/goalChanged", "agentd/taskFileChanged":
+	case commands.MethodGoalChanged, commands.MethodTaskFileChanged:
 		s.markChanged(StateURI)
 	}
 }

@@ -14,7 +14,7 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { findExecutable } from './executable';
-import { NOTIFICATIONS } from './model';
+import { NOTIFICATIONS, type CommandResults, type ServerCommand } from './protocol.gen';
 import type { Ui } from './ui';
 
 /** The command that installs agentd, shown when the binary is missing. */
@@ -307,14 +307,15 @@ export class AgentdClient implements vscode.Disposable {
   /**
    * Sends `workspace/executeCommand` with `arguments: [args]` and returns the
    * result. Rejects with the JSON-RPC error (its `data` holds `{code, ...}` for
-   * domain refusals) or with an Error when agentd is not running.
+   * domain refusals) or with an Error when agentd is not running. The result
+   * type is the one the command declares (protocol.gen.ts `CommandResults`).
    */
-  async execute<T>(command: string, args: object = {}): Promise<T> {
+  async execute<C extends ServerCommand>(command: C, args: object = {}): Promise<CommandResults[C]> {
     const client = this.client;
     if (!client || !client.isRunning()) {
       throw new Error('agentd is not running');
     }
-    return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] })) as T;
+    return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] })) as CommandResults[C];
   }
 
   dispose(): void {

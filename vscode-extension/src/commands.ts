@@ -1,8 +1,9 @@
 import * as vscode from 'vscode';
 import { errorMessage, type AgentdClient } from './client';
 import { COMMANDS, type CommandId } from './commandIds';
+import { ERROR_CODES, LIMITS, SERVER_COMMANDS, type CommandResults, type ServerCommand, type SessionInfo, type State, type TodoItem, type TodoStatus } from './protocol.gen';
 import {
-  SERVER_COMMANDS,
+  GOAL_STATUS_VIEW,
   budgetArgs,
   domainError,
   formatDurationLimit,
@@ -15,10 +16,7 @@ import {
   withoutItem,
   type BudgetUnit,
   type GoalRow,
-  type State,
-  type TodoItem,
   type TodoRow,
-  type TodoStatus,
 } from './model';
 import type { PanelStore } from './store';
 import type { Ui } from './ui';
@@ -66,6 +64,11 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
 /** The result of an edit: the new state, or undefined when it was refused or dismissed. */
 type EditResult = State | undefined;
 
+/** The server commands the panel sends whose answer is a `State` (a cancel's answer extends it). */
+type StateCommand = {
+  [C in ServerCommand]: CommandResults[C] extends State ? C : never;
+}[ServerCommand];
+
 class PanelCommands {
   constructor(private readonly d: CommandDeps) {}
 
@@ -85,9 +88,9 @@ class PanelCommands {
   }
 
   /** Sends a state-changing server command; shows its State, or the error. */
-  private async send(command: string, args: object = {}): Promise<EditResult> {
+  private async send(command: StateCommand, args: object = {}): Promise<EditResult> {
     try {
-      const st = await this.d.client.execute<State>(command, { ...this.d.store.baseArgs(), ...args });
+      const st = await this.d.client.execute(command, { ...this.d.store.baseArgs(), ...args });
       this.d.store.setState(st);
       return st;
     } catch (err) {
@@ -108,7 +111,7 @@ class PanelCommands {
    */
   private async setTodos(items: TodoItem[], expectedRevision: number): Promise<EditResult> {
     try {
-      const st = await this.d.client.execute<State>(SERVER_COMMANDS.todoSet, {
+      const st = await this.d.client.execute(SERVER_COMMANDS.todoSet, {
         ...this.d.store.baseArgs(),
         items,
         expectedRevision,
@@ -117,7 +120,7 @@ class PanelCommands {
       return st;
     } catch (err) {
       const data = domainError(err);
-      if (data?.code === 'todo.conflict') {
+      if (data?.code === ERROR_CODES.todoConflict) {
         if (data.state && typeof data.state === 'object') {
           this.d.store.setState(data.state);
         } else {
@@ -128,7 +131,7 @@ class PanelCommands {
         );
         return undefined;
       }
-      this.d.output.appendLine(`agentd.todo.set failed: ${errorMessage(err)}`);
+      this.d.output.appendLine(`${SERVER_COMMANDS.todoSet} failed: ${errorMessage(err)}`);
       void this.d.ui.error(`agentd: ${errorMessage(err)}`);
       return undefined;
     }
@@ -231,7 +234,11 @@ class PanelCommands {
       prompt: 'What should the agent achieve? Keep it short; reference a long spec by its file path.',
       placeHolder: 'e.g. Make the test suite in tests/ pass',
       validateInput: (v) =>
-        v.trim() === '' ? 'The objective cannot be empty.' : v.trim().length > 4000 ? 'At most 4000 characters: put long text in a file and reference its path.' : undefined,
+        v.trim() === ''
+          ? 'The objective cannot be empty.'
+          : v.trim().length > LIMITS.maxObjectiveChars
+            ? `At most ${LIMITS.maxObjectiveChars} characters: put long text in a file and reference its path.`
+            : undefined,
     });
     if (objective === undefined || objective.trim() === '') {
       return undefined;
@@ -246,7 +253,7 @@ class PanelCommands {
     }
     let replace = false;
     const cur = st.goal;
-    if (cur && cur.status !== 'complete') {
+    if (cur && !GOAL_STATUS_VIEW[cur.status].finished) {
       replace = await this.d.ui.confirm(
         'Replace the current goal?',
         `Session "${st.session}" already has a ${cur.status} goal: ${cur.objective}`,
@@ -266,7 +273,7 @@ class PanelCommands {
     return this.send(SERVER_COMMANDS.goalCreate, args);
   }
 
-  goalSimple(command: string): Promise<EditResult> {
+  goalSimple(command: StateCommand): Promise<EditResult> {
     return this.send(command, {});
   }
 
@@ -275,10 +282,11 @@ class PanelCommands {
     if (!goal) {
       return undefined;
     }
+    const finished = GOAL_STATUS_VIEW[goal.status].finished;
     const ok = await this.d.ui.confirm(
-      goal.status === 'complete' ? 'Clear the completed goal?' : 'Cancel the goal?',
+      finished ? 'Clear the completed goal?' : 'Cancel the goal?',
       `${goal.objective}\n\nThe goal is removed from session "${this.d.store.session}"; agents stop pursuing it.`,
-      goal.status === 'complete' ? 'Clear Goal' : 'Cancel Goal',
+      finished ? 'Clear Goal' : 'Cancel Goal',
     );
     if (!ok) {
       return undefined;
@@ -349,9 +357,9 @@ class PanelCommands {
   async pickSession(): Promise<void> {
     await this.d.store.refresh();
     const current = this.d.store.session;
-    const sessions = [...this.d.store.sessions];
+    const sessions: Pick<SessionInfo, 'session' | 'todoCount' | 'goalStatus'>[] = [...this.d.store.sessions];
     if (!sessions.some((s) => s.session === current)) {
-      sessions.unshift({ session: current, todoCount: this.state?.todos.items.length ?? 0, goalStatus: this.state?.goal?.status ?? '' });
+      sessions.unshift({ session: current, todoCount: this.state?.todos.items.length ?? 0, goalStatus: this.state?.goal?.status });
     }
     const picked = await this.d.ui.pick(
       sessions.map((s) => ({

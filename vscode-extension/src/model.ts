@@ -1,175 +1,63 @@
 /**
- * Pure view model of the agentd panel: the wire types of PROTOCOL.md and the
- * functions that turn a `State` into tree rows, icons, labels, budget text and
- * status-bar text.
+ * Pure view model of the agentd panel: the functions that turn a `State`
+ * into tree rows, icons, labels, budget text and status-bar text.
+ *
+ * The wire types, ids, statuses and limits come from protocol.gen.ts, which
+ * commands/protocolgen generates from the Go declarations.
  *
  * This module must not import `vscode` (or anything that does): it is unit
  * tested in plain Node. Icons are named by their codicon id; the views turn
  * them into `ThemeIcon`s.
  */
 
+import {
+  LIMITS,
+  NOTIFICATIONS,
+  type GoalBudget,
+  type GoalSnapshot,
+  type GoalStatus,
+  type NotificationMethod,
+  type NotificationParams,
+  type State,
+  type TodoItem,
+  type TodoStatus,
+} from './protocol.gen';
+
 // ---------------------------------------------------------------------------
-// Wire types (PROTOCOL.md §3, §4; RUNTIME.md §1, §2.1)
+// Wire types: generated from the Go declarations (protocol.gen.ts)
 // ---------------------------------------------------------------------------
-
-/** The three todo statuses; no other word is accepted by agentd. */
-export type TodoStatus = 'pending' | 'in_progress' | 'done';
-
-/** All todo statuses, in their natural order. */
-export const TODO_STATUSES: readonly TodoStatus[] = ['pending', 'in_progress', 'done'];
-
-/** One todo item: a non-empty title (at most 500 characters) and a status. */
-export interface TodoItem {
-  title: string;
-  status: TodoStatus;
-}
-
-/** The four goal statuses. */
-export type GoalStatus = 'active' | 'paused' | 'blocked' | 'complete';
-
-/**
- * Budget part of a goal snapshot. Limits are `null` when not set; `remaining*`
- * are `null` when there is no limit, else `max(0, limit - used)`.
- * Token counts are output tokens; times are milliseconds.
- */
-export interface GoalBudget {
-  tokenBudget: number | null;
-  turnBudget: number | null;
-  wallClockBudgetMs: number | null;
-  remainingTokens: number | null;
-  remainingTurns: number | null;
-  remainingWallClockMs: number | null;
-  tokenBudgetReached: boolean;
-  turnBudgetReached: boolean;
-  wallClockBudgetReached: boolean;
-  overBudget: boolean;
-}
-
-/** What agentd knows of a goal's task file. `path` is relative to the workspace root. */
-export interface TaskFileInfo {
-  path: string;
-  exists: boolean;
-  sha256?: string;
-  /** Size in bytes. */
-  size?: number;
-  /** RFC 3339 time. */
-  modifiedAt?: string;
-  changedSinceLastTurn?: boolean;
-}
-
-/** A goal as clients see it (RUNTIME.md §2.1). `wallClockMs` is milliseconds of active time. */
-export interface GoalSnapshot {
-  goalId?: string;
-  objective: string;
-  completionCriterion?: string;
-  status: GoalStatus;
-  turnsUsed: number;
-  tokensUsed: number;
-  wallClockMs: number;
-  budget: GoalBudget;
-  terminalReason?: string;
-  taskFile?: TaskFileInfo | null;
-  /** RFC 3339 times. */
-  createdAt?: string;
-  updatedAt?: string;
-  lastActor?: string;
-}
-
-/**
- * Result of `agentd.state` and of every editing command. `revision` is the
- * session's revision (bumped by every change); `todos.revision` is the session
- * revision at the list's last change, the value `expectedRevision` of
- * `agentd.todo.set` is compared with.
- */
-export interface State {
-  /** Folder URI. */
-  workspace: string;
-  session: string;
-  revision: number;
-  todos: { items: TodoItem[]; revision: number };
-  goal: GoalSnapshot | null;
-}
-
-/** One entry of `agentd.sessions`. `goalStatus` is empty or absent when the session has no goal. */
-export interface SessionInfo {
-  session: string;
-  updatedAt?: string;
-  todoCount: number;
-  goalStatus?: GoalStatus | '';
-}
 
 /** Fields every agentd notification carries. */
-export interface NotificationBase {
-  workspace: string;
-  session: string;
-  revision: number;
-}
-
-/** Params of `agentd/todoChanged`. */
-export interface TodoChangedParams extends NotificationBase {
-  items: TodoItem[];
-  actor?: string;
-}
-
-/** Params of `agentd/goalChanged`. */
-export interface GoalChangedParams extends NotificationBase {
-  goal: GoalSnapshot | null;
-  change?: { kind: string; status?: GoalStatus; reason?: string; actor?: string };
-}
-
-/** Params of `agentd/taskFileChanged`. */
-export interface TaskFileChangedParams extends NotificationBase {
-  path: string;
-  exists: boolean;
-  sha256?: string;
-  changedAt?: string;
-}
-
-/** Notification method names (PROTOCOL.md §4). */
-export const NOTIFICATIONS = {
-  todoChanged: 'agentd/todoChanged',
-  goalChanged: 'agentd/goalChanged',
-  taskFileChanged: 'agentd/taskFileChanged',
-} as const;
-
-/** Server command ids (PROTOCOL.md §3). The extension's own ids use `agentdPanel.*`. */
-export const SERVER_COMMANDS = {
-  state: 'agentd.state',
-  sessions: 'agentd.sessions',
-  todoSet: 'agentd.todo.set',
-  goalCreate: 'agentd.goal.create',
-  goalPause: 'agentd.goal.pause',
-  goalResume: 'agentd.goal.resume',
-  goalCancel: 'agentd.goal.cancel',
-  goalSetBudget: 'agentd.goal.setBudget',
-} as const;
+export type NotificationBase = Pick<NotificationParams[NotificationMethod], 'workspace' | 'session' | 'revision'>;
 
 // ---------------------------------------------------------------------------
 // Formatting
 // ---------------------------------------------------------------------------
 
 /**
- * Token count as agentd writes it: raw below 1000, else one decimal with a
- * `k` or `M` suffix, a trailing `.0` dropped (`950`, `1.2k`, `50k`, `3.4M`).
+ * Token count as agentd writes it (goal.FormatTokens): raw below 1000,
+ * `x.xk` below a million, else `x.xM`, the decimal truncated (`950`,
+ * `1.9k` for 1999, `999.9k` for 999999, `3.4M`). Negative counts are 0.
+ * Shared test vectors: goal/testdata/format.json.
  */
 export function formatTokens(n: number): string {
-  const v = Math.max(0, Math.round(n));
+  const v = Math.max(0, Math.trunc(n));
   if (v < 1000) {
     return String(v);
   }
-  const k = Math.round(v / 100) / 10;
-  if (k < 1000) {
-    return `${trimZero(k)}k`;
+  if (v < 1_000_000) {
+    return `${tenths(Math.trunc(v / 100))}k`;
   }
-  return `${trimZero(Math.round(v / 100_000) / 10)}M`;
+  return `${tenths(Math.trunc(v / 100_000))}M`;
 }
 
-function trimZero(x: number): string {
-  return x.toFixed(1).replace(/\.0$/, '');
+function tenths(t: number): string {
+  return `${Math.trunc(t / 10)}.${t % 10}`;
 }
 
 /**
- * Elapsed time as agentd writes it in goal stats: `Ns` below a minute,
+ * Elapsed time as agentd writes it in goal stats (goal.FormatElapsed;
+ * vectors in goal/testdata/format.json): `Ns` below a minute,
  * `MmSSs` below an hour, else `HhMMm` (e.g. `45s`, `4m05s`, `2h03m`).
  * `ms` is milliseconds; negative values count as 0.
  */
@@ -219,21 +107,35 @@ function pad2(n: number): string {
 
 /** `1 turn`, `3 turns`. */
 export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
+  return pluralShown(String(n), n, word);
 }
 
-/** Human word for a todo status: `pending`, `in progress`, `done`. */
-export function todoStatusLabel(status: TodoStatus): string {
-  return status === 'in_progress' ? 'in progress' : status;
+/** `plural` with `n` written as `shown` (`12.3k tokens` for 12345). */
+export function pluralShown(shown: string, n: number, word: string): string {
+  return `${shown} ${word}${n === 1 ? '' : 's'}`;
 }
 
-/** Human word for a goal status, capitalised: `Active`, `Paused`, `Blocked`, `Complete`. */
-export function goalStatusLabel(status: GoalStatus): string {
-  return status.charAt(0).toUpperCase() + status.slice(1);
+/**
+ * A goal's progress in one line, with limits where set, as agentd writes it
+ * (commands.FormatProgress; vectors in goal/testdata/format.json):
+ * `3/20 turns · 1.2k tokens · 4m05s`. The noun agrees with the limit where
+ * one is set (`0/1 turn`), else with the count.
+ */
+export function formatProgress(goal: Pick<GoalSnapshot, 'turnsUsed' | 'tokensUsed' | 'wallClockMs' | 'budget'>): string {
+  const b = goal.budget ?? emptyBudget();
+  const turns =
+    b.turnBudget !== null ? pluralShown(`${goal.turnsUsed}/${b.turnBudget}`, b.turnBudget, 'turn') : plural(goal.turnsUsed, 'turn');
+  const tokens =
+    b.tokenBudget !== null
+      ? pluralShown(`${formatTokens(goal.tokensUsed)}/${formatTokens(b.tokenBudget)}`, b.tokenBudget, 'token')
+      : pluralShown(formatTokens(goal.tokensUsed), goal.tokensUsed, 'token');
+  const elapsed =
+    b.wallClockBudgetMs !== null ? `${formatElapsed(goal.wallClockMs)}/${formatElapsed(b.wallClockBudgetMs)}` : formatElapsed(goal.wallClockMs);
+  return `${turns} · ${tokens} · ${elapsed}`;
 }
 
 // ---------------------------------------------------------------------------
-// Icons
+// Statuses
 // ---------------------------------------------------------------------------
 
 /** A codicon id with an optional theme color id. */
@@ -242,30 +144,95 @@ export interface IconSpec {
   color?: string;
 }
 
+/** How the panel shows a todo status. */
+export interface TodoStatusView {
+  /** Human words: `pending`, `in progress`, `done`. */
+  label: string;
+  /** Icon of a todo row. */
+  icon: IconSpec;
+}
+
+/** Every todo status's look; the Record makes the compiler ask for each status of TODO_STATUSES. */
+export const TODO_STATUS_VIEW: Record<TodoStatus, TodoStatusView> = {
+  pending: { label: 'pending', icon: { id: 'circle-outline' } },
+  in_progress: { label: 'in progress', icon: { id: 'sync~spin', color: 'charts.blue' } },
+  done: { label: 'done', icon: { id: 'pass', color: 'testing.iconPassed' } },
+};
+
+/** How the panel shows and treats a goal status. */
+export interface GoalStatusView {
+  /** Capitalised: `Active`. */
+  label: string;
+  /** Icon of the Goal view's status row. */
+  icon: IconSpec;
+  /** Codicon of the status-bar item. */
+  statusBarIcon: string;
+  /** Active time runs: the shown elapsed time moves on. */
+  clockRuns: boolean;
+  /** The goal is done: a new goal replaces nothing unfinished, cancel clears it. */
+  finished: boolean;
+  /** The status-bar item has a warning background. */
+  warning: boolean;
+}
+
+/** Every goal status's look; the Record makes the compiler ask for each status of GOAL_STATUSES. */
+export const GOAL_STATUS_VIEW: Record<GoalStatus, GoalStatusView> = {
+  active: {
+    label: 'Active',
+    icon: { id: 'play-circle', color: 'charts.blue' },
+    statusBarIcon: 'target',
+    clockRuns: true,
+    finished: false,
+    warning: false,
+  },
+  paused: {
+    label: 'Paused',
+    icon: { id: 'debug-pause', color: 'charts.yellow' },
+    statusBarIcon: 'debug-pause',
+    clockRuns: false,
+    finished: false,
+    warning: false,
+  },
+  blocked: {
+    label: 'Blocked',
+    icon: { id: 'error', color: 'errorForeground' },
+    statusBarIcon: 'warning',
+    clockRuns: false,
+    finished: false,
+    warning: true,
+  },
+  complete: {
+    label: 'Complete',
+    icon: { id: 'pass-filled', color: 'testing.iconPassed' },
+    statusBarIcon: 'pass',
+    clockRuns: false,
+    finished: true,
+    warning: false,
+  },
+};
+
+/** Human word for a todo status: `pending`, `in progress`, `done`. */
+export function todoStatusLabel(status: TodoStatus): string {
+  return TODO_STATUS_VIEW[status].label;
+}
+
+/** Human word for a goal status, capitalised: `Active`, `Paused`, `Blocked`, `Complete`. */
+export function goalStatusLabel(status: GoalStatus): string {
+  return GOAL_STATUS_VIEW[status].label;
+}
+
+// ---------------------------------------------------------------------------
+// Icons
+// ---------------------------------------------------------------------------
+
 /** Icon of a todo row: pending `circle-outline`, in progress `sync~spin`, done `pass`. */
 export function todoIcon(status: TodoStatus): IconSpec {
-  switch (status) {
-    case 'pending':
-      return { id: 'circle-outline' };
-    case 'in_progress':
-      return { id: 'sync~spin', color: 'charts.blue' };
-    case 'done':
-      return { id: 'pass', color: 'testing.iconPassed' };
-  }
+  return TODO_STATUS_VIEW[status].icon;
 }
 
 /** Icon of a goal status: active `play-circle`, paused `debug-pause`, blocked `error`, complete `pass-filled`. */
 export function goalStatusIcon(status: GoalStatus): IconSpec {
-  switch (status) {
-    case 'active':
-      return { id: 'play-circle', color: 'charts.blue' };
-    case 'paused':
-      return { id: 'debug-pause', color: 'charts.yellow' };
-    case 'blocked':
-      return { id: 'error', color: 'errorForeground' };
-    case 'complete':
-      return { id: 'pass-filled', color: 'testing.iconPassed' };
-  }
+  return GOAL_STATUS_VIEW[status].icon;
 }
 
 // ---------------------------------------------------------------------------
@@ -365,7 +332,7 @@ export interface GoalRow {
  */
 export function liveElapsedMs(goal: GoalSnapshot, receivedAt: number, now: number): number {
   const base = goal.wallClockMs || 0;
-  return goal.status === 'active' ? base + Math.max(0, now - receivedAt) : base;
+  return GOAL_STATUS_VIEW[goal.status].clockRuns ? base + Math.max(0, now - receivedAt) : base;
 }
 
 /**
@@ -542,16 +509,7 @@ function budgetTooltip(
 
 /** Codicon shown in the status bar per goal status. */
 export function statusBarIcon(status: GoalStatus): string {
-  switch (status) {
-    case 'active':
-      return 'target';
-    case 'paused':
-      return 'debug-pause';
-    case 'blocked':
-      return 'warning';
-    case 'complete':
-      return 'pass';
-  }
+  return GOAL_STATUS_VIEW[status].statusBarIcon;
 }
 
 /**
@@ -576,9 +534,9 @@ export function statusBarText(goal: GoalSnapshot | null | undefined, elapsedMs: 
   return `$(${statusBarIcon(goal.status)}) Goal ${goal.status} · ${turns} · ${tokens} · ${time}`;
 }
 
-/** Plain-text tooltip of the status-bar item. */
+/** Plain-text tooltip of the status-bar item: status, objective, progress as agentd writes it (`formatProgress`), reason. */
 export function statusBarTooltip(goal: GoalSnapshot, session: string): string {
-  const lines = [`agentd goal (${goal.status}) — session ${session}`, oneLine(goal.objective, 200)];
+  const lines = [`agentd goal (${goal.status}) — session ${session}`, oneLine(goal.objective, 200), formatProgress(goal)];
   if (goal.terminalReason) {
     lines.push(`Reason: ${goal.terminalReason}`);
   }
@@ -645,10 +603,20 @@ function sameWorkspace(a: string, b: string): boolean {
 }
 
 /**
+ * Whether a full `State` (a command's answer, or the `data.state` of a
+ * conflict) replaces the shown one: it is for the shown session and not
+ * older than the shown state. Shared vectors: commands/testdata/reconcile.json.
+ */
+export function takesState(shown: State | undefined, session: string, incoming: State): boolean {
+  return incoming.session === session && (!shown || incoming.revision >= shown.revision);
+}
+
+/**
  * Decides how a notification changes the shown state, by revision:
  * older or equal revisions are stale (equal ones are applied again, which is
  * harmless, so a sibling notification of the same change is not lost), the
  * next revision is applied, and a gap asks for a re-read of `agentd.state`.
+ * Shared vectors: commands/testdata/reconcile.json.
  */
 export function reconcile(
   state: State | undefined,
@@ -675,7 +643,7 @@ export function reconcile(
   const next: State = { ...state, revision: rev, todos: state.todos };
   switch (method) {
     case NOTIFICATIONS.todoChanged: {
-      const p = params as TodoChangedParams;
+      const p = params as NotificationParams[typeof NOTIFICATIONS.todoChanged];
       if (!Array.isArray(p.items)) {
         return { action: 'refresh' };
       }
@@ -683,7 +651,7 @@ export function reconcile(
       return { action: 'apply', state: next };
     }
     case NOTIFICATIONS.goalChanged: {
-      const p = params as GoalChangedParams;
+      const p = params as NotificationParams[typeof NOTIFICATIONS.goalChanged];
       if (p.goal === undefined) {
         return { action: 'refresh' };
       }
@@ -691,7 +659,7 @@ export function reconcile(
       return { action: 'apply', state: next };
     }
     case NOTIFICATIONS.taskFileChanged: {
-      const p = params as TaskFileChangedParams;
+      const p = params as NotificationParams[typeof NOTIFICATIONS.taskFileChanged];
       if (next.goal && next.goal.taskFile && next.goal.taskFile.path === p.path) {
         next.goal = {
           ...next.goal,
@@ -761,20 +729,20 @@ export function validateBudgetInput(unit: BudgetUnit, text: string): string | un
     return `Enter a whole number of ${unit}.`;
   }
   const ms = budgetArgs(unit, v).wallClockMs;
-  if (ms !== undefined && (ms < 1000 || ms > 24 * 3_600_000)) {
-    return 'A time budget must be between 1 second and 24 hours.';
+  if (ms !== undefined && (ms < LIMITS.minWallClockBudgetMs || ms > LIMITS.maxWallClockBudgetMs)) {
+    return `A time budget must be between ${plural(LIMITS.minWallClockBudgetMs / 1000, 'second')} and ${plural(LIMITS.maxWallClockBudgetMs / 3_600_000, 'hour')}.`;
   }
   return undefined;
 }
 
-/** Validation message for a todo title, or undefined when it is fine (non-blank, at most 500 characters after trim). */
+/** Validation message for a todo title, or undefined when it is fine (non-blank, at most LIMITS.maxTodoTitleChars characters after trim). */
 export function validateTodoTitle(text: string): string | undefined {
   const t = text.trim();
   if (!t) {
     return 'A todo needs a title.';
   }
-  if (t.length > 500) {
-    return `At most 500 characters (this is ${t.length}).`;
+  if (t.length > LIMITS.maxTodoTitleChars) {
+    return `At most ${LIMITS.maxTodoTitleChars} characters (this is ${t.length}).`;
   }
   return undefined;
 }

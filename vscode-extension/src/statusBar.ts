@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { liveElapsedMs, statusBarText, statusBarTooltip } from './model';
+import { GOAL_STATUS_VIEW, liveElapsedMs, statusBarText, statusBarTooltip } from './model';
 import type { PanelStore } from './store';
 
 /** Command of the status-bar item: focuses the Goal view (VS Code makes `<viewId>.focus`). */
@@ -42,7 +42,7 @@ export class GoalStatusBar implements vscode.Disposable {
     this.item.text = text;
     this.item.tooltip = statusBarTooltip(goal, this.store.session);
     this.item.backgroundColor =
-      goal.status === 'blocked' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+      GOAL_STATUS_VIEW[goal.status].warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.accessibilityInformation = { label: text.replace(/\$\([^)]*\)\s*/g, '') };
     if (!this.visible) {
       this.item.show();

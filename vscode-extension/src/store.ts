@@ -1,13 +1,7 @@
 import * as vscode from 'vscode';
 import type { AgentdClient, AgentdNotification } from './client';
-import {
-  NOTIFICATIONS,
-  SERVER_COMMANDS,
-  reconcile,
-  type NotificationBase,
-  type SessionInfo,
-  type State,
-} from './model';
+import { reconcile, takesState, GOAL_STATUS_VIEW, type NotificationBase } from './model';
+import { NOTIFICATIONS, SERVER_COMMANDS, type SessionInfo, type State } from './protocol.gen';
 
 /**
  * The state the views show: the last `State` of the selected session, when it
@@ -96,10 +90,7 @@ export class PanelStore implements vscode.Disposable {
 
   /** Shows a state returned by a command (or by a conflict's data) if it is for the selected session. */
   setState(state: State | undefined): void {
-    if (!state || typeof state !== 'object' || state.session !== this.sessionValue) {
-      return;
-    }
-    if (this.state && state.revision < this.state.revision) {
+    if (!state || typeof state !== 'object' || !takesState(this.state, this.sessionValue, state)) {
       return;
     }
     this.state = state;
@@ -131,7 +122,7 @@ export class PanelStore implements vscode.Disposable {
     }
     const session = this.sessionValue;
     try {
-      const state = await this.client.execute<State>(SERVER_COMMANDS.state, this.baseArgs());
+      const state = await this.client.execute(SERVER_COMMANDS.state, this.baseArgs());
       if (session === this.sessionValue && state) {
         this.state = state;
         this.receivedAt = Date.now();
@@ -146,7 +137,7 @@ export class PanelStore implements vscode.Disposable {
 
   private async readSessions(fire: boolean): Promise<void> {
     try {
-      const res = await this.client.execute<{ sessions: SessionInfo[] }>(SERVER_COMMANDS.sessions, this.baseArgs());
+      const res = await this.client.execute(SERVER_COMMANDS.sessions, this.baseArgs());
       this.sessions = Array.isArray(res?.sessions) ? res.sessions : [];
     } catch {
       this.sessions = [];
@@ -192,7 +183,8 @@ export class PanelStore implements vscode.Disposable {
   }
 
   private updateTicker(): void {
-    const active = this.state?.goal?.status === 'active';
+    const goal = this.state?.goal;
+    const active = !!goal && GOAL_STATUS_VIEW[goal.status].clockRuns;
     if (active && !this.ticker) {
       this.ticker = setInterval(() => this.tickEmitter.fire(), 1000);
     } else if (!active && this.ticker) {

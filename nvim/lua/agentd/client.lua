@@ -5,6 +5,7 @@
 -- subscribe with `on_change`.
 local config = require("agentd.config")
 local store_mod = require("agentd.store")
+local protocol = require("agentd.protocol")
 
 local M = {}
 
@@ -196,7 +197,7 @@ function M.refresh(conn, cb)
   end
   conn.refreshing = true
   conn.refresh_waiters = cb and { cb } or {}
-  M.execute(conn, "agentd.state", {}, function(err, result)
+  M.execute(conn, protocol.commands.state, {}, function(err, result)
     conn.refreshing = false
     local waiters = conn.refresh_waiters
     conn.refresh_waiters = {}
@@ -225,7 +226,7 @@ local function on_notification(method)
     local kind = store_mod.classify(conn.store, params)
     if kind == "apply" then
       store_mod.apply(conn.store, method, params)
-      if method == "agentd/goalChanged" then
+      if method == protocol.notifications.goal_changed then
         conn.received_at = uv.now()
       end
       emit(conn)
@@ -239,11 +240,10 @@ local function on_notification(method)
   end
 end
 
-M.handlers = {
-  ["agentd/todoChanged"] = on_notification("agentd/todoChanged"),
-  ["agentd/goalChanged"] = on_notification("agentd/goalChanged"),
-  ["agentd/taskFileChanged"] = on_notification("agentd/taskFileChanged"),
-}
+M.handlers = {}
+for _, method in pairs(protocol.notifications) do
+  M.handlers[method] = on_notification(method)
+end
 
 local start_client
 
@@ -452,7 +452,7 @@ function M._pump(conn)
     conn.edits = {}
     notify("the todo list changed elsewhere; your edit was not applied", vim.log.levels.WARN)
     if e.cb then
-      e.cb({ message = "todo list changed", data = { code = "todo.conflict" } })
+      e.cb({ message = "todo list changed", data = { code = protocol.errors.todo_conflict } })
     end
     return
   end
@@ -466,11 +466,11 @@ function M._pump(conn)
   end
   local before = st.todos.revision
   conn.editing = true
-  M.execute(conn, "agentd.todo.set", { items = items, expectedRevision = before }, function(err, result)
+  M.execute(conn, protocol.commands.todo_set, { items = items, expectedRevision = before }, function(err, result)
     conn.editing = false
     if err then
       local code = type(err.data) == "table" and err.data.code or nil
-      if code == "todo.conflict" then
+      if code == protocol.errors.todo_conflict then
         conn.edits = {}
         if type(err.data.state) == "table" then
           take_state(conn, err.data.state, true)

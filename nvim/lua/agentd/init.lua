@@ -5,6 +5,7 @@
 local client = require("agentd.client")
 local config = require("agentd.config")
 local render = require("agentd.render")
+local protocol = require("agentd.protocol")
 
 local M = {}
 local configured = false
@@ -92,7 +93,7 @@ local function goal_command(command, args, done_msg, cb)
     if err then
       local msg = client.describe_error(err)
       local code = type(err.data) == "table" and err.data.code or nil
-      if code == "goal.already_exists" then
+      if code == protocol.errors.goal_already_exists then
         msg = msg .. " (use :AgentdGoal! to replace it)"
       end
       notify(msg, vim.log.levels.ERROR)
@@ -115,20 +116,20 @@ function M.goal_create(objective, replace, cb)
     notify("usage: :AgentdGoal {objective}", vim.log.levels.WARN)
     return
   end
-  goal_command("agentd.goal.create", { objective = objective, replace = replace or nil }, "goal created", cb)
+  goal_command(protocol.commands.goal_create, { objective = objective, replace = replace or nil }, "goal created", cb)
 end
 
 function M.goal_pause(reason, cb)
   reason = vim.trim(reason or "")
-  goal_command("agentd.goal.pause", { reason = reason ~= "" and reason or nil }, "goal paused", cb)
+  goal_command(protocol.commands.goal_pause, { reason = reason ~= "" and reason or nil }, "goal paused", cb)
 end
 
 function M.goal_resume(cb)
-  goal_command("agentd.goal.resume", {}, "goal resumed", cb)
+  goal_command(protocol.commands.goal_resume, {}, "goal resumed", cb)
 end
 
 function M.goal_cancel(cb)
-  goal_command("agentd.goal.cancel", {}, "goal cancelled", cb)
+  goal_command(protocol.commands.goal_cancel, {}, "goal cancelled", cb)
 end
 
 --- :AgentdBudget {value} {unit} — agentd.goal.setBudget {turns|tokens|wallClockMs}.
@@ -138,7 +139,7 @@ function M.goal_budget(value, unit, cb)
     notify(err .. "; usage: :AgentdBudget {value} {turns|tokens|seconds|minutes|hours}", vim.log.levels.WARN)
     return
   end
-  goal_command("agentd.goal.setBudget", args, "budget set", cb)
+  goal_command(protocol.commands.goal_set_budget, args, "budget set", cb)
 end
 
 --- :AgentdTodoAdd {title} — appends a pending todo (agentd.todo.set with expectedRevision).

@@ -5,8 +5,24 @@
 -- client: everything here is testable without a server.
 local M = {}
 
+-- Per status of the protocol (agentd.protocol): tests/unit/status_spec.lua checks that
+-- every todo and goal status has an entry in each table below, and nothing else.
 M.markers = { pending = "[ ]", in_progress = "[~]", done = "[x]" }
 M.next_status = { pending = "in_progress", in_progress = "done", done = "pending" }
+M.todo_hl = { pending = "AgentdTodoPending", in_progress = "AgentdTodoInProgress", done = "AgentdTodoDone" }
+--- hl: highlight of the status word; clock_runs: the goal's active time moves on.
+M.goal_status = {
+  active = { hl = "AgentdGoalActive", clock_runs = true },
+  paused = { hl = "AgentdGoalPaused", clock_runs = false },
+  blocked = { hl = "AgentdGoalBlocked", clock_runs = false },
+  complete = { hl = "AgentdGoalComplete", clock_runs = false },
+}
+
+--- Whether the active time of a goal with this status moves on (false for an unknown status).
+function M.clock_runs(status)
+  local s = M.goal_status[status]
+  return s ~= nil and s.clock_runs
+end
 
 --- JSON null arrives as vim.NIL inside arrays (and nil inside objects); treat both as nil.
 local function v(x)
@@ -17,25 +33,32 @@ local function v(x)
 end
 M.value = v
 
---- Tokens as the runtime writes them: raw below 1000, x.xk below 1M, else x.xM.
+local function tenths(t)
+  return string.format("%d.%d", math.floor(t / 10), t % 10)
+end
+
+--- Tokens as the runtime writes them (goal.FormatTokens): raw below 1000, x.xk below 1M,
+--- else x.xM, the decimal truncated (1999 is 1.9k, 999999 is 999.9k). Negative counts are 0.
+--- Shared vectors: goal/testdata/format.json (tests/unit/vectors_spec.lua).
 ---@param n number|nil
 ---@return string
 function M.tokens(n)
-  n = tonumber(v(n)) or 0
+  n = math.max(0, math.floor(tonumber(v(n)) or 0))
   if n < 1000 then
-    return tostring(math.floor(n))
+    return string.format("%d", n)
   end
-  if n < 999950 then
-    return string.format("%.1fk", n / 1000)
+  if n < 1000000 then
+    return tenths(math.floor(n / 100)) .. "k"
   end
-  return string.format("%.1fM", n / 1e6)
+  return tenths(math.floor(n / 100000)) .. "M"
 end
 
---- Elapsed time as the runtime writes it: Ns, MmSSs, HhMMm.
+--- Elapsed time as the runtime writes it (goal.FormatElapsed): Ns, MmSSs, HhMMm;
+--- negative times are 0s. Shared vectors: goal/testdata/format.json.
 ---@param ms number|nil
 ---@return string
 function M.duration(ms)
-  local s = math.floor((tonumber(v(ms)) or 0) / 1000)
+  local s = math.floor(math.max(0, tonumber(v(ms)) or 0) / 1000)
   if s < 60 then
     return string.format("%ds", s)
   end
@@ -77,7 +100,7 @@ M.oneline = oneline
 ---@param elapsed_since_ms number|nil ms since the snapshot was received
 function M.goal_elapsed(goal, elapsed_since_ms)
   local ms = tonumber(v(goal.wallClockMs)) or 0
-  if goal.status == "active" and elapsed_since_ms and elapsed_since_ms > 0 then
+  if M.clock_runs(goal.status) and elapsed_since_ms and elapsed_since_ms > 0 then
     ms = ms + elapsed_since_ms
   end
   return ms
@@ -217,13 +240,6 @@ end
 
 -- Sidebar rendering.
 
-local status_hl = {
-  active = "AgentdGoalActive",
-  paused = "AgentdGoalPaused",
-  blocked = "AgentdGoalBlocked",
-  complete = "AgentdGoalComplete",
-}
-local todo_hl = { pending = "AgentdTodoPending", in_progress = "AgentdTodoInProgress", done = "AgentdTodoDone" }
 
 M.help_line = "x cycle  a add  r rename  dd del  g? more"
 
@@ -283,7 +299,7 @@ function M.sidebar(state, opts)
     local status = oneline(goal.status or "?")
     l = add("Goal  " .. status)
     hl(l, 0, 4, "AgentdSection")
-    hl(l, 6, 6 + #status, status_hl[status] or "AgentdMuted")
+    hl(l, 6, 6 + #status, (M.goal_status[status] or {}).hl or "AgentdMuted")
     for _, ol in ipairs(vim.split(tostring(v(goal.objective) or ""), "\n", { plain = true })) do
       add("  " .. ol)
     end
@@ -318,7 +334,7 @@ function M.sidebar(state, opts)
     end
     if v(b.wallClockBudgetMs) then
       local remaining = v(b.remainingWallClockMs)
-      if remaining and goal.status == "active" and opts.elapsed_since_ms then
+      if remaining and M.clock_runs(goal.status) and opts.elapsed_since_ms then
         remaining = math.max(0, remaining - opts.elapsed_since_ms)
       end
       table.insert(rows, {
@@ -392,7 +408,7 @@ function M.sidebar(state, opts)
   for i, it in ipairs(list) do
     local marker = M.markers[it.status] or ("[" .. oneline(it.status) .. "]")
     l = add("  " .. marker .. " " .. oneline(it.title))
-    hl(l, 2, 2 + #marker, todo_hl[it.status] or "AgentdMuted")
+    hl(l, 2, 2 + #marker, M.todo_hl[it.status] or "AgentdMuted")
     if it.status == "done" then
       hl(l, 3 + #marker, #lines[l], "AgentdTodoDoneText")
     end

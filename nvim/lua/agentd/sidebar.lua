@@ -164,7 +164,7 @@ function M.render()
   end
   -- Tick the elapsed time while an active goal is on screen.
   local goal = state and state.goal
-  if goal and goal.status == "active" and #all_wins() > 0 then
+  if goal and render.clock_runs(goal.status) and #all_wins() > 0 then
     if not timer then
       timer = uv.new_timer()
       timer:start(1000, 1000, vim.schedule_wrap(function()

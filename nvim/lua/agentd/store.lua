@@ -3,6 +3,8 @@
 -- which reveals a revision gap (so the caller re-reads `agentd.state`), and whether a
 -- queued todo edit still matches the list it was made against.
 -- Pure Lua on plain tables: no client, no buffers, no timers.
+local protocol = require("agentd.protocol")
+
 local M = {}
 
 local function v(x)
@@ -66,15 +68,15 @@ function M.set_state(store, state, force)
 end
 
 --- Applies a notification already classified "apply".
----@param method string agentd/todoChanged | agentd/goalChanged | agentd/taskFileChanged
+---@param method string one of protocol.notifications
 function M.apply(store, method, params)
   local st = store.state
   local rev = tonumber(v(params.revision)) or store.revision
-  if method == "agentd/todoChanged" then
+  if method == protocol.notifications.todo_changed then
     st.todos = { items = v(params.items) or {}, revision = rev }
-  elseif method == "agentd/goalChanged" then
+  elseif method == protocol.notifications.goal_changed then
     st.goal = v(params.goal)
-  elseif method == "agentd/taskFileChanged" then
+  elseif method == protocol.notifications.task_file_changed then
     if st.goal then
       local tf = v(st.goal.taskFile) or {}
       tf.path = v(params.path) or tf.path

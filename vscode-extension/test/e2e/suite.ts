@@ -7,7 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PanelApi } from '../../src/extension';
-import type { State, TodoItem, TodoRow } from '../../src/model';
+import type { TodoRow } from '../../src/model';
+import { SERVER_COMMANDS, type State, type TodoItem } from '../../src/protocol.gen';
 import type { Ui } from '../../src/ui';
 
 const BIN = process.env.AGENTD_E2E_BIN ?? 'agentd';
@@ -135,10 +136,10 @@ let turnSeq = 0;
 /** One goal-driven agent turn through the lifecycle commands (PROTOCOL.md §3), with `tokens` output tokens. */
 async function agentTurn(api: PanelApi, tokens: number): Promise<void> {
   const turnId = `e2e-turn-${++turnSeq}`;
-  await api.client.execute('agentd.turn.begin', { turnId, origin: turnSeq === 1 ? 'user' : 'continuation' });
-  await api.client.execute('agentd.step.begin', { turnId });
-  await api.client.execute('agentd.step.end', { turnId, outputTokens: tokens, finishReason: 'stop' });
-  await api.client.execute('agentd.turn.end', { turnId, outcome: 'completed' });
+  await api.client.execute(SERVER_COMMANDS.turnBegin, { turnId, origin: turnSeq === 1 ? 'user' : 'continuation' });
+  await api.client.execute(SERVER_COMMANDS.stepBegin, { turnId });
+  await api.client.execute(SERVER_COMMANDS.stepEnd, { turnId, outputTokens: tokens, finishReason: 'stop' });
+  await api.client.execute(SERVER_COMMANDS.turnEnd, { turnId, outcome: 'completed' });
 }
 
 /** Asks the driver for DOM checks and a screenshot; resolves when it answered. */
@@ -166,7 +167,7 @@ test('activates and connects to agentd through --remote=auto', async (api) => {
   await waitFor('the client running', () => api.client.status === 'running' && api.store.state, 30_000);
   eq(api.client.settings.remote, process.env.E2E_REMOTE ?? 'auto', 'remote setting');
   const all = await vscode.commands.getCommands(true);
-  ok(all.includes('agentd.state'), 'the server command agentd.state is registered as an editor command');
+  ok(all.includes(SERVER_COMMANDS.state), `the server command ${SERVER_COMMANDS.state} is registered as an editor command`);
   ok(all.includes('agentdPanel.todo.setDone'), 'extension commands are registered');
   eq(api.context['agentdPanel.ready'], true, 'context key ready');
 });
@@ -375,7 +376,7 @@ test('the status bar item focuses the Goal view', async (api) => {
 });
 
 test('the sidebar renders the goal and todos (DOM checks + screenshot)', async (api) => {
-  const st = await api.client.execute<State>('agentd.todo.set', {
+  const st = await api.client.execute(SERVER_COMMANDS.todoSet, {
     items: [
       { title: 'Read TASK.md and list the parser entry points', status: 'done' },
       { title: 'Port expressions to the new AST', status: 'done' },
@@ -391,8 +392,8 @@ test('the sidebar renders the goal and todos (DOM checks + screenshot)', async (
   await waitFor('five rows', () => api.todos.currentRows.length === 5);
   // An agent works three goal turns over the extension's own connection, so
   // the picture shows real turn and token counts.
-  await api.client.execute('agentd.goal.setBudget', { turns: 20, tokens: 50_000, wallClockMs: 7_200_000 });
-  const before = (await api.client.execute<State>('agentd.state', {})).goal;
+  await api.client.execute(SERVER_COMMANDS.goalSetBudget, { turns: 20, tokens: 50_000, wallClockMs: 7_200_000 });
+  const before = (await api.client.execute(SERVER_COMMANDS.state, {})).goal;
   ok(before, 'a goal');
   for (const tokens of [1480, 2210, 905]) {
     await agentTurn(api, tokens);

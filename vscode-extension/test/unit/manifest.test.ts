@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { COMMANDS } from '../../src/commandIds';
 import { MCP_PROVIDER_ID } from '../../src/mcp';
-import { SERVER_COMMANDS } from '../../src/model';
+import { SERVER_COMMANDS } from '../../src/protocol.gen';
 
 interface Manifest {
   engines: { vscode: string };

@@ -14,11 +14,11 @@ import {
   goalStatusIcon,
   liveElapsedMs,
   normalizeFolder,
-  NOTIFICATIONS,
   oneLine,
   panelContext,
   reconcile,
   statusBarText,
+  statusBarTooltip,
   todoIcon,
   todoRows,
   todoSummary,
@@ -26,9 +26,8 @@ import {
   validateTodoTitle,
   withItem,
   withoutItem,
-  type GoalSnapshot,
-  type State,
 } from '../../src/model';
+import { NOTIFICATIONS, type GoalSnapshot, type State } from '../../src/protocol.gen';
 
 const WS = 'file:///tmp/ws';
 
@@ -60,22 +59,23 @@ function goal(over: Partial<GoalSnapshot> = {}): GoalSnapshot {
     tokensUsed: 1234,
     wallClockMs: 245_000,
     budget: emptyBudget(),
+    createdAt: '2025-01-01T00:00:00Z',
+    updatedAt: '2025-01-01T00:00:00Z',
     lastActor: 'user',
     ...over,
   };
 }
 
 describe('formatting', () => {
+  // Token counts as Go writes them; the shared vectors (vectors.test.ts) hold the rest.
   const tokens: [number, string][] = [
-    [0, '0'],
-    [999, '999'],
-    [1000, '1k'],
+    [-5, '0'],
+    [1000, '1.0k'],
     [1234, '1.2k'],
-    [50_000, '50k'],
-    [999_949, '999.9k'],
-    [999_950, '1M'],
-    [1_000_000, '1M'],
-    [3_450_000, '3.5M'],
+    [50_000, '50.0k'],
+    [999_950, '999.9k'],
+    [1_000_000, '1.0M'],
+    [3_450_000, '3.4M'],
   ];
   for (const [n, want] of tokens) {
     it(`formatTokens(${n}) = ${want}`, () => assert.equal(formatTokens(n), want));
@@ -216,7 +216,7 @@ describe('goal rows', () => {
     assert.equal(by.status.description, 'turn budget reached (20 turns)');
     assert.equal(by.turns.description, '20/20 · budget reached');
     assert.equal(by.turns.icon.id, 'warning');
-    assert.equal(by.tokens.description, '12k/50k · 38k left');
+    assert.equal(by.tokens.description, '12.0k/50.0k · 38.0k left');
     assert.equal(by.elapsed.description, '10m00s/1h · 50m00s left', 'a blocked goal does not tick');
     assert.match(by.tokens.tooltip, /Remaining: 38000/);
   });
@@ -232,7 +232,7 @@ describe('goal rows', () => {
 
   it('task file row: path, missing and changed notes', () => {
     const withFile = (exists: boolean, changed: boolean) =>
-      goalRows(goal({ taskFile: { path: 'docs/TASK.md', exists, changedSinceLastTurn: changed } }), 0, 0).find(
+      goalRows(goal({ taskFile: { path: 'docs/TASK.md', exists, size: 0, changedSinceLastTurn: changed } }), 0, 0).find(
         (r) => r.kind === 'taskFile',
       );
     assert.equal(withFile(true, false)?.description, 'docs/TASK.md');
@@ -270,7 +270,17 @@ describe('status bar', () => {
       status: 'blocked',
       budget: { ...emptyBudget(), tokenBudget: 2000, remainingTokens: 766, wallClockBudgetMs: 3_600_000, remainingWallClockMs: 1 },
     });
-    assert.equal(statusBarText(g, 245_000), '$(warning) Goal blocked · 3 turns · 1.2k/2k tok · 4m/1h');
+    assert.equal(statusBarText(g, 245_000), '$(warning) Goal blocked · 3 turns · 1.2k/2.0k tok · 4m/1h');
+  });
+});
+
+describe('status bar tooltip', () => {
+  it('has the progress line the server and Neovim write', () => {
+    const g = goal({ status: 'blocked', terminalReason: 'turn budget reached', budget: { ...emptyBudget(), turnBudget: 3, remainingTurns: 0 } });
+    assert.equal(
+      statusBarTooltip(g, 'default'),
+      'agentd goal (blocked) — session default\nMake the test suite pass\n3/3 turns · 1.2k tokens · 4m05s\nReason: turn budget reached\nClick to show the Goal view.',
+    );
   });
 });
 
@@ -343,11 +353,11 @@ describe('reconcile notifications', () => {
   });
 
   it('task file change updates the shown task file', () => {
-    const s = state({ goal: goal({ taskFile: { path: 'TASK.md', exists: false } }) });
+    const s = state({ goal: goal({ taskFile: { path: 'TASK.md', exists: false, size: 0, changedSinceLastTurn: false } }) });
     const r = reconcile(s, 'default', NOTIFICATIONS.taskFileChanged, { ...base, revision: 6, path: 'TASK.md', exists: true, sha256: 'ab' } as never);
     assert.equal(r.action, 'apply');
     if (r.action === 'apply') {
-      assert.deepEqual(r.state.goal?.taskFile, { path: 'TASK.md', exists: true, sha256: 'ab', changedSinceLastTurn: true });
+      assert.deepEqual(r.state.goal?.taskFile, { path: 'TASK.md', exists: true, sha256: 'ab', size: 0, changedSinceLastTurn: true });
     }
   });
 

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// lua renders protocol.lua: the constants of protocol.gen.ts, with the same
+// keys in snake case.
+func (p *protocol) lua() []byte {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("%s\n", comment("-- ", header))
+	w("--\n-- agentd.protocol: the agentd protocol as the plugin sees it: command ids,\n")
+	w("-- notification methods, statuses, error codes and limits. Pure data.\n")
+	w("local M = {}\n\n")
+
+	w("--- Server command ids (docs/protocol.md §3), by name: commands.Commands.\nM.commands = {\n")
+	for _, c := range p.commands {
+		w("  %s = %s,\n", snake(commandKey(c.ID)), strconv.Quote(c.ID))
+	}
+	w("}\n\n--- Notification methods (docs/protocol.md §4), by name.\nM.notifications = {\n")
+	for _, n := range notifications {
+		w("  %s = %s,\n", snake(notificationKey(n.method)), strconv.Quote(n.method))
+	}
+	w("}\n")
+	for i, e := range enums {
+		q := make([]string, len(p.enumValues[i]))
+		for j, v := range p.enumValues[i] {
+			q[j] = strconv.Quote(v)
+		}
+		w("\n--- Every %v, in declaration order.\nM.%s = { %s }\n", e.goType, snake(e.list), strings.Join(q, ", "))
+	}
+	w("\n--- Stable error codes (docs/runtime.md §3): `data.code` of a refusal, by name.\nM.errors = {\n")
+	for _, c := range p.errorCodes {
+		w("  %s = %s,\n", snake(errorKey(c)), strconv.Quote(c))
+	}
+	w("}\n\n--- Limits the server enforces, for checks before sending and for messages.\nM.limits = {\n")
+	for _, l := range limits {
+		w("  %s = %d, -- %s\n", snake(l.name), l.value, l.doc)
+	}
+	w("}\n\nreturn M\n")
+	return []byte(b.String())
+}
