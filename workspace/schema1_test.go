@@ -3,12 +3,14 @@ package workspace
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.etcd.io/bbolt"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
@@ -217,5 +219,73 @@ func TestSchema1StateDecodes(t *testing.T) {
 	}
 	if n := schemaOf(t, path, w); n != currentSchema() {
 		t.Errorf("schema after open: %d, want %d", n, currentSchema())
+	}
+}
+
+// TestSchema1StateRewritesAlike: a session of the schema-1 file that is
+// stored again unchanged is written byte for byte as that release wrote
+// it, so that an upgrade changes no record by itself.
+func TestSchema1StateRewritesAlike(t *testing.T) {
+	w, _ := openSchema1(t)
+	stored := map[string][]byte{}
+	if err := w.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+			stored[string(k)] = bytes.Clone(v)
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != len(schema1Sessions) {
+		t.Fatalf("%d stored sessions, want %d", len(stored), len(schema1Sessions))
+	}
+	for name, data := range stored {
+		s, err := w.decodeSession(name, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := encodeSession(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again, data) {
+			t.Errorf("session %q is rewritten as\n%s\nwant\n%s", name, again, data)
+		}
+	}
+}
+
+// TestSchema1StateMigrates: a migration appended after schema 1 runs once
+// on the schema-1 file, inside the open, sees its records, and leaves the
+// file at the new schema with every session as it was.
+func TestSchema1StateMigrates(t *testing.T) {
+	saved := migrations
+	t.Cleanup(func() { migrations = saved })
+	var ran, seen int
+	migrations = append(migrations[:len(migrations):len(migrations)], migration{name: "test: read every session", apply: func(tx *bbolt.Tx) error {
+		ran++
+		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+			if _, version, err := decodeSessionRecord(v); err != nil || version != 1 {
+				return fmt.Errorf("session %q: version %d, %v", k, version, err)
+			}
+			seen++
+			return nil
+		})
+	}})
+	if currentSchema() != 2 {
+		t.Fatalf("current schema %d with the test migration, want 2", currentSchema())
+	}
+	w, path := openSchema1(t)
+	if ran != 1 || seen != len(schema1Sessions) {
+		t.Errorf("the migration ran %d times and saw %d sessions, want 1 and %d", ran, seen, len(schema1Sessions))
+	}
+	if n := schemaOf(t, path, w); n != 2 {
+		t.Errorf("schema after the migration: %d, want 2", n)
+	}
+	got, err := w.Sessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(schema1Sessions, got); diff != "" {
+		t.Errorf("sessions after the migration (-want +got):\n%s", diff)
 	}
 }
