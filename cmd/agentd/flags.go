@@ -70,9 +70,11 @@ var goalActions = []string{"create", "pause", "resume", "cancel", "budget", "sta
 // flagCommands names, for every flag but the global ones, the commands
 // that take it: a subcommand ("serve" is agentd without one), "goal
 // ACTION", or "goal" for every goal action. A flag given to any other
-// command is refused (checkFlags); the usages list the same flags.
+// command is refused (checkFlags); the usages list the same flags. serve
+// takes --workspace without using it (the LSP client names the folders):
+// a command line that starts agentd for one folder may carry it.
 var flagCommands = map[string][]string{
-	"workspace":      {"tool", "state", "goal", "simulate", "mcp", "hook", "setup"},
+	"workspace":      {"serve", "tool", "state", "goal", "simulate", "mcp", "hook", "setup"},
 	"session":        {"tool", "state", "goal", "simulate", "mcp", "hook"},
 	"json":           {"tool", "state", "goal"},
 	"remote":         {"serve", "tool", "state", "goal", "mcp", "hook"},
