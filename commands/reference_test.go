@@ -12,26 +12,31 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the generated part of docs/commands.md")
 
-const (
-	refBegin = "<!-- BEGIN GENERATED: go test ./commands -run TestReference -update -->\n"
-	refEnd   = "<!-- END GENERATED -->\n"
-)
-
 // TestReference fails when docs/commands.md drifts from the command table:
 // the advertised ids, the dispatcher and the docs come from one declaration
 // (CONVENTIONS.md, "Protocol edge").
 func TestReference(t *testing.T) {
+	checkGenerated(t, "TestReference", Reference())
+}
+
+// checkGenerated fails when the part of docs/commands.md between the
+// markers of test (an HTML comment naming the command that regenerates it)
+// is not content, and rewrites it under -update.
+func checkGenerated(t *testing.T, test, content string) {
+	t.Helper()
 	const path = "../docs/commands.md"
+	begin := "<!-- BEGIN GENERATED: go test ./commands -run " + test + " -update -->\n"
+	const end = "<!-- END GENERATED -->\n"
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, rest, ok1 := strings.Cut(string(doc), refBegin)
-	_, after, ok2 := strings.Cut(rest, refEnd)
+	before, rest, ok1 := strings.Cut(string(doc), begin)
+	_, after, ok2 := strings.Cut(rest, end)
 	if !ok1 || !ok2 {
-		t.Fatalf("%s lacks the generated-section markers", path)
+		t.Fatalf("%s lacks the generated-section markers %q … %q", path, begin, end)
 	}
-	want := before + refBegin + Reference() + refEnd + after
+	want := before + begin + content + end + after
 	if *update {
 		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
 			t.Fatal(err)
@@ -39,7 +44,7 @@ func TestReference(t *testing.T) {
 		return
 	}
 	if string(doc) != want {
-		t.Errorf("%s is out of date with the command table; run go test ./commands -run TestReference -update", path)
+		t.Errorf("%s is out of date; run go test ./commands -run %s -update. The generated part should read:\n%s", path, test, content)
 	}
 }
 

@@ -3,8 +3,11 @@ package commands
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/agentd/agentd/reminder"
 )
@@ -77,8 +80,9 @@ func (cl *Client) ConfigureSettings(params json.RawMessage) (unknown []string, e
 	return unknown, nil
 }
 
-// applySettings decodes the reminder thresholds (whole numbers >= 0; 0 turns
-// the stale todo reminder off, RUNTIME.md §1.1).
+// applySettings decodes the reminder thresholds of reminder.SettingsTable
+// (whole numbers >= 0; 0 turns the stale todo reminder off, RUNTIME.md
+// §1.1).
 func applySettings(s *reminder.Settings, raw json.RawMessage, where string) (unknown []string, err error) {
 	if isNull(raw) {
 		return nil, nil
@@ -87,24 +91,34 @@ func applySettings(s *reminder.Settings, raw json.RawMessage, where string) (unk
 	if err != nil {
 		return nil, err
 	}
+	table := reminder.SettingsTable()
 	next := *s
 	for key, v := range m {
-		var dst *int
-		switch key {
-		case "todoReminderSteps":
-			dst = &next.TodoReminderSteps
-		case "todoReminderInterval":
-			dst = &next.TodoReminderInterval
-		default:
+		i := slices.IndexFunc(table, func(st reminder.Setting) bool { return st.Name == key })
+		if i < 0 {
 			unknown = append(unknown, where+"."+key)
 			continue
 		}
+		dst := table[i].Field(&next)
 		if err := json.Unmarshal(v, dst); err != nil || *dst < 0 {
 			return nil, argsErrorf("%s.%s must be a whole number of steps, 0 or more (0 turns the reminder off), got %s", where, key, v)
 		}
 	}
 	*s = next
 	return unknown, nil
+}
+
+// SettingsReference is the table of settings in docs/commands.md
+// ("Settings"), generated from reminder.SettingsTable: name, type, default
+// (DefaultSettings) and meaning.
+func SettingsReference() string {
+	var b strings.Builder
+	b.WriteString("| setting | type | default | meaning |\n|---|---|---|---|\n")
+	def := reminder.DefaultSettings()
+	for _, st := range reminder.SettingsTable() {
+		fmt.Fprintf(&b, "| `%s` | whole number of steps, 0 or more | %d | %s |\n", st.Name, *st.Field(&def), st.Doc)
+	}
+	return b.String()
 }
 
 // optionsObject decodes an object of options whose values are read one by

@@ -7,8 +7,10 @@ import (
 )
 
 // State is everything the goal runtime keeps for one session (RUNTIME.md §2).
-// It is stored as JSON, as a whole, by the workspace package. Change it only
-// through its methods; each method that mutates it returns the visible
+// The workspace package stores it in record types of its own (the JSON tags
+// here are not the stored format), so fields may be renamed freely; a new
+// field needs its record field there, which a workspace test demands.
+// Change it only through its methods; each method that mutates it returns the visible
 // changes (see Change), but every call may also update bookkeeping (turn
 // records, markers, the settled wall clock), so persist the State after
 // every mutating call, even when no Change is returned.

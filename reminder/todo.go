@@ -7,15 +7,40 @@ import (
 )
 
 // Settings tune the stale todo reminder (RUNTIME.md §1.1, [agentd]). A
-// threshold of 0 (or less) turns the reminder off.
+// threshold of 0 (or less) turns the reminder off. Clients set them by the
+// names of SettingsTable.
 type Settings struct {
-	TodoReminderSteps    int `json:"todoReminderSteps"`    // steps without a write before the reminder is due
-	TodoReminderInterval int `json:"todoReminderInterval"` // steps between two reminders
+	TodoReminderSteps    int // steps without a write before the reminder is due
+	TodoReminderInterval int // steps between two reminders
 }
 
 // DefaultSettings are the spec's thresholds: 10 and 10.
 func DefaultSettings() Settings {
 	return Settings{TodoReminderSteps: 10, TodoReminderInterval: 10}
+}
+
+// Setting is one client setting: Name is its key in
+// initializationOptions.settings and in settings.agentd of
+// workspace/didChangeConfiguration (docs/commands.md, "Settings"), Doc what
+// it means, Field its threshold in a Settings: a whole number of steps, 0
+// or more, 0 turning the reminder off. Its default is Field of
+// DefaultSettings.
+type Setting struct {
+	Name  string
+	Doc   string
+	Field func(*Settings) *int
+}
+
+// SettingsTable lists every setting, in the order docs/commands.md shows
+// them: the one declaration that commands decodes and the docs table is
+// generated from.
+func SettingsTable() []Setting {
+	return []Setting{
+		{Name: "todoReminderSteps", Doc: "steps since the last TodoList write before the stale todo reminder; 0 turns it off",
+			Field: func(s *Settings) *int { return &s.TodoReminderSteps }},
+		{Name: "todoReminderInterval", Doc: "steps since the last reminder before another; 0 turns it off",
+			Field: func(s *Settings) *int { return &s.TodoReminderInterval }},
+	}
 }
 
 // todoReminderText is what the model reads when its list has gone stale.

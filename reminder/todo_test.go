@@ -41,8 +41,19 @@ func runSteps(t testing.TB, script string, s Settings, agent string, enabled boo
 
 func dots(n int) string { return strings.Repeat(".", n) }
 
+// tens are the thresholds the rule tests use, given explicitly so that a
+// change of DefaultSettings breaks only TestDefaultSettings.
+var tens = Settings{TodoReminderSteps: 10, TodoReminderInterval: 10}
+
+// TestDefaultSettings pins the spec's thresholds (RUNTIME.md §1.1), the
+// defaults docs/commands.md shows.
+func TestDefaultSettings(t *testing.T) {
+	if got, want := DefaultSettings(), (Settings{TodoReminderSteps: 10, TodoReminderInterval: 10}); got != want {
+		t.Errorf("DefaultSettings() = %+v, want %+v", got, want)
+	}
+}
+
 func TestTodoReminderCounting(t *testing.T) {
-	def := DefaultSettings()
 	tests := []struct {
 		name    string
 		script  string
@@ -53,26 +64,26 @@ func TestTodoReminderCounting(t *testing.T) {
 	}{
 		// Step 0 writes; steps 1..9 end: 9 steps since the write at the
 		// beginning of step 10.
-		{"9 steps after a write: none", "w" + dots(10), def, "main", true, nil},
-		{"10 steps after a write: reminder", "w" + dots(11), def, "main", true, []int{11}},
-		{"9 steps after a reminder: none", "w" + dots(20), def, "main", true, []int{11}},
-		{"10 steps after a reminder: again", "w" + dots(21), def, "main", true, []int{11, 21}},
-		{"a read does not reset stepsSinceWrite", "w" + dots(5) + "r" + dots(5), def, "main", true, []int{11}},
-		{"the step that writes resets", "w" + dots(5) + "w" + dots(10), def, "main", true, nil},
-		{"the step that writes resets, then 10 steps", "w" + dots(5) + "w" + dots(11), def, "main", true, []int{17}},
-		{"a write right after the reminder restarts the wait", "w" + dots(10) + "w" + dots(11), def, "main", true, []int{11, 22}},
-		{"read only: steps count from the session start", "r" + dots(10), def, "main", true, []int{10}},
+		{"9 steps after a write: none", "w" + dots(10), tens, "main", true, nil},
+		{"10 steps after a write: reminder", "w" + dots(11), tens, "main", true, []int{11}},
+		{"9 steps after a reminder: none", "w" + dots(20), tens, "main", true, []int{11}},
+		{"10 steps after a reminder: again", "w" + dots(21), tens, "main", true, []int{11, 21}},
+		{"a read does not reset stepsSinceWrite", "w" + dots(5) + "r" + dots(5), tens, "main", true, []int{11}},
+		{"the step that writes resets", "w" + dots(5) + "w" + dots(10), tens, "main", true, nil},
+		{"the step that writes resets, then 10 steps", "w" + dots(5) + "w" + dots(11), tens, "main", true, []int{17}},
+		{"a write right after the reminder restarts the wait", "w" + dots(10) + "w" + dots(11), tens, "main", true, []int{11, 22}},
+		{"read only: steps count from the session start", "r" + dots(10), tens, "main", true, []int{10}},
 		// Written after step 0 ended: steps 1..10 end after the write, so
 		// step 11 begins with the reminder (the write is not step 1's).
-		{"a write outside any step: 9 steps after it, none", "o" + dots(10), def, "main", true, nil},
-		{"a write outside any step: 10 steps after it, reminder", "o" + dots(11), def, "main", true, []int{11}},
+		{"a write outside any step: 9 steps after it, none", "o" + dots(10), tens, "main", true, nil},
+		{"a write outside any step: 10 steps after it, reminder", "o" + dots(11), tens, "main", true, []int{11}},
 		{"custom thresholds", "w" + dots(14), Settings{TodoReminderSteps: 3, TodoReminderInterval: 5}, "main", true, []int{4, 9, 14}},
 		{"interval below steps: the write still gates", "w" + dots(12), Settings{TodoReminderSteps: 10, TodoReminderInterval: 1}, "main", true, []int{11, 12}},
 		{"steps threshold 0 disables", "w" + dots(30), Settings{TodoReminderSteps: 0, TodoReminderInterval: 10}, "main", true, nil},
 		{"interval threshold 0 disables", "w" + dots(30), Settings{TodoReminderSteps: 10, TodoReminderInterval: 0}, "main", true, nil},
-		{"subagent gets none", "w" + dots(30), def, "explore", true, nil},
-		{"tool disabled: none", "w" + dots(30), def, "main", false, nil},
-		{"never-used list gets none", dots(30), def, "main", true, nil},
+		{"subagent gets none", "w" + dots(30), tens, "explore", true, nil},
+		{"tool disabled: none", "w" + dots(30), tens, "main", false, nil},
+		{"never-used list gets none", dots(30), tens, "main", true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,7 +128,6 @@ func TestUsageSteps(t *testing.T) {
 }
 
 func TestTodoReminderDue(t *testing.T) {
-	def := DefaultSettings()
 	tests := []struct {
 		name  string
 		u     todo.Usage
@@ -143,7 +153,7 @@ func TestTodoReminderDue(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u := tt.u
-			_, got := TodoReminder(&u, nil, def, MainAgent, true)
+			_, got := TodoReminder(&u, nil, tens, MainAgent, true)
 			if got != tt.want {
 				t.Errorf("due = %v, want %v", got, tt.want)
 			}
@@ -169,7 +179,7 @@ func TestTodoReminderText(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u := due
-			got, ok := TodoReminder(&u, tt.items, DefaultSettings(), MainAgent, true)
+			got, ok := TodoReminder(&u, tt.items, tens, MainAgent, true)
 			if !ok {
 				t.Fatal("reminder not due")
 			}
@@ -191,7 +201,7 @@ func TestTodoReminderRules(t *testing.T) {
 		{"never mention to the user", "never mention this reminder to the user"},
 	}
 	u := todo.Usage{Used: true, StepsSinceWrite: 10}
-	inj, _ := TodoReminder(&u, nil, DefaultSettings(), MainAgent, true)
+	inj, _ := TodoReminder(&u, nil, tens, MainAgent, true)
 	for _, r := range rules {
 		t.Run(r.rule, func(t *testing.T) {
 			if !strings.Contains(strings.ToLower(inj.Text), r.phrase) {

@@ -23,6 +23,13 @@
 // bbolt consistency check (files up to 32 MiB) move it aside and start a
 // fresh one (Workspace.Recovered).
 //
+// The values in the file are this package's own record types (record.go),
+// converted to and from Session, todo and goal values in one place, so the
+// domain packages may rename their fields and JSON tags freely. The schema
+// version counts the migrations applied (schema.go); a file or record of a
+// newer agentd is refused. testdata/schema1-state.db is a file of the first
+// release, which every later one must read.
+//
 // # Concurrency (ARCHITECTURE.md, "State and concurrency")
 //
 // Each session has its own lock. An Update holds it while its callback

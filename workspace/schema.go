@@ -10,9 +10,9 @@ import (
 // The layout of a state file, declared in one place (CONVENTIONS.md, bbolt):
 //
 //	meta/schemaVersion      uint32 big-endian: the number of migrations applied
-//	sessions/<name>         JSON {"v":1, ...Session}
+//	sessions/<name>         JSON sessionRecord {"v":1, "name", "revision", ...} (record.go)
 //	history/<name>/<seq>    nested bucket per session; key: seq as 8-byte
-//	                        big-endian; value: JSON {"v":1, ...Event}
+//	                        big-endian; value: JSON eventRecord {"v":1, "seq", ...}
 var (
 	bucketMeta       = []byte("meta")
 	bucketSessions   = []byte("sessions")
@@ -21,7 +21,9 @@ var (
 )
 
 // Record versions: the "v" field of the JSON values. A value with a higher
-// version was written by a newer agentd and is refused.
+// version was written by a newer agentd and is refused. A change of a
+// record's fields (record.go) that an older agentd would misread bumps its
+// version, and a migration rewrites the stored values.
 const (
 	sessionRecordVersion = 1
 	eventRecordVersion   = 1

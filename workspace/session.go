@@ -11,16 +11,17 @@ import (
 // DefaultSession is the session used when a caller names none (RUNTIME.md, scope).
 const DefaultSession = "default"
 
-// Session is the stored state of one session of one workspace folder. It is
-// a value: Update hands the callback a private copy, and View returns one.
+// Session is the state of one session of one workspace folder. It is a
+// value: Update hands the callback a private copy, and View returns one.
+// Its stored form is sessionRecord (record.go), not its own JSON.
 type Session struct {
-	Name          string      `json:"name"`
-	Revision      uint64      `json:"revision"`      // bumped by every change (RUNTIME.md §1, [agentd])
-	Todos         []todo.Item `json:"todos"`         // never nil once stored
-	TodosRevision uint64      `json:"todosRevision"` // Revision at the list's last change (PROTOCOL.md §3, State)
-	TodoUsage     todo.Usage  `json:"todoUsage"`     // counters of the stale todo reminder (RUNTIME.md §1.1)
-	Goal          goal.State  `json:"goal"`          // owned by package goal
-	UpdatedAt     time.Time   `json:"updatedAt"`
+	Name          string
+	Revision      uint64      // bumped by every change (RUNTIME.md §1, [agentd])
+	Todos         []todo.Item // never nil once stored
+	TodosRevision uint64      // Revision at the list's last change (PROTOCOL.md §3, State)
+	TodoUsage     todo.Usage  // counters of the stale todo reminder (RUNTIME.md §1.1)
+	Goal          goal.State  // owned by package goal
+	UpdatedAt     time.Time
 }
 
 // Change describes what an Update callback did. The zero Change means
@@ -43,6 +44,8 @@ type Change struct {
 
 // Event is one entry of a session's history, newest has the highest Seq.
 // Seq counts the session's events from 1 (bbolt bucket sequence); At is UTC.
+// Its JSON is what agentd.history answers; its stored form is eventRecord
+// (record.go).
 type Event struct {
 	Seq     uint64          `json:"seq"`
 	At      time.Time       `json:"at"`

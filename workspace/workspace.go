@@ -164,44 +164,28 @@ func newSession(name string) Session {
 	return Session{Name: name, Todos: []todo.Item{}}
 }
 
-// storedSession is the record of the sessions bucket.
-type storedSession struct {
-	V int `json:"v"`
-	Session
-}
-
-// storedEvent is the record of a history bucket.
-type storedEvent struct {
-	V int `json:"v"`
-	Event
-}
-
 func (w *Workspace) decodeSession(name string, data []byte) (Session, error) {
-	var rec storedSession
-	if err := json.Unmarshal(data, &rec); err != nil {
+	s, v, err := decodeSessionRecord(data)
+	if err != nil {
 		return Session{}, w.corruptRecord(fmt.Sprintf("session %q", name), err)
 	}
-	if err := w.checkRecordVersion(fmt.Sprintf("session %q", name), rec.V, sessionRecordVersion); err != nil {
+	if err := w.checkRecordVersion(fmt.Sprintf("session %q", name), v, sessionRecordVersion); err != nil {
 		return Session{}, err
 	}
-	s := rec.Session
 	s.Name = name
-	if s.Todos == nil {
-		s.Todos = []todo.Item{}
-	}
 	return s, nil
 }
 
 func (w *Workspace) decodeEvent(name string, data []byte) (Event, error) {
-	var rec storedEvent
 	what := fmt.Sprintf("a history event of session %q", name)
-	if err := json.Unmarshal(data, &rec); err != nil {
+	ev, v, err := decodeEventRecord(data)
+	if err != nil {
 		return Event{}, w.corruptRecord(what, err)
 	}
-	if err := w.checkRecordVersion(what, rec.V, eventRecordVersion); err != nil {
+	if err := w.checkRecordVersion(what, v, eventRecordVersion); err != nil {
 		return Event{}, err
 	}
-	return rec.Event, nil
+	return ev, nil
 }
 
 func (w *Workspace) checkRecordVersion(what string, got, want int) error {
@@ -316,7 +300,7 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 			}
 		}
 	}
-	data, err := json.Marshal(storedSession{V: sessionRecordVersion, Session: s})
+	data, err := encodeSession(s)
 	if err != nil {
 		return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the session: %w", ErrNotSaved, name, w.root, err)
 	}
@@ -394,7 +378,7 @@ func appendEvent(tx *bbolt.Tx, name string, ev Event, held *history) error {
 	if ev.Seq, err = hb.NextSequence(); err != nil {
 		return err
 	}
-	data, err := json.Marshal(storedEvent{V: eventRecordVersion, Event: ev})
+	data, err := encodeEvent(ev)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -57,4 +58,81 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 func isNumber(a string) bool {
 	_, err := strconv.ParseFloat(a, 64)
 	return err == nil
+}
+
+// globalFlags go with every command.
+var globalFlags = []string{"state-dir", "log-file", "log-level"}
+
+// goalActions are the actions of `agentd goal`; "goal ACTION" is a command
+// of flagCommands.
+var goalActions = []string{"create", "pause", "resume", "cancel", "budget", "status"}
+
+// flagCommands names, for every flag but the global ones, the commands
+// that take it: a subcommand ("serve" is agentd without one), "goal
+// ACTION", or "goal" for every goal action. A flag given to any other
+// command is refused (checkFlags); the usages list the same flags. serve
+// takes --workspace without using it (the LSP client names the folders):
+// a command line that starts agentd for one folder may carry it.
+var flagCommands = map[string][]string{
+	"workspace":      {"serve", "tool", "state", "goal", "simulate", "mcp", "hook", "setup"},
+	"session":        {"tool", "state", "goal", "simulate", "mcp", "hook"},
+	"json":           {"tool", "state", "goal"},
+	"remote":         {"serve", "tool", "state", "goal", "mcp", "hook"},
+	"stdio":          {"serve"},
+	"listen":         {"serve"},
+	"listen.timeout": {"serve"},
+	"criterion":      {"goal create"},
+	"replace":        {"goal create"},
+	"task-file":      {"goal create"},
+	"reason":         {"goal pause"},
+	"exit-code":      {"goal status"},
+	"script":         {"simulate"},
+	"verbose":        {"simulate"},
+	"user":           {"setup"},
+	"print":          {"setup"},
+	"remove":         {"setup"},
+	"version":        {"version"},
+}
+
+// commandOf is the command that the positional arguments pos name, as
+// flagCommands spells it ("goal pause"); ok is false for a command line
+// that is wrong anyway (an unknown subcommand or goal action, help), whose
+// own error or usage wins.
+func commandOf(pos []string) (cmd string, ok bool) {
+	if len(pos) == 0 {
+		return "serve", true
+	}
+	switch pos[0] {
+	case "serve", "tool", "state", "simulate", "mcp", "hook", "setup", "version":
+		return pos[0], true
+	case "goal":
+		if len(pos) > 1 && slices.Contains(goalActions, pos[1]) {
+			return "goal " + pos[1], true
+		}
+	}
+	return "", false
+}
+
+// checkFlags refuses a flag set in fs that cmd does not take, naming the
+// commands that take it (goal spelt out as its actions when only some take
+// it). Flags are checked in fs.Visit's order, lexical.
+func checkFlags(fs *flag.FlagSet, cmd string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil || slices.Contains(globalFlags, f.Name) {
+			return
+		}
+		takers := flagCommands[f.Name]
+		goalAction, isGoal := strings.CutPrefix(cmd, "goal ")
+		if slices.Contains(takers, cmd) || isGoal && slices.Contains(goalActions, goalAction) && slices.Contains(takers, "goal") {
+			return
+		}
+		names := strings.Join(takers, ", ")
+		if f.Name == "version" {
+			names = "agentd alone (agentd --version is agentd version)"
+		}
+		err = fmt.Errorf("--%s is a flag of: %s; agentd %s does not take it (see agentd %s --help)",
+			f.Name, names, cmd, strings.Fields(cmd)[0])
+	})
+	return err
 }

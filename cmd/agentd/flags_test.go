@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -42,6 +46,116 @@ func TestParseInterspersed(t *testing.T) {
 			t.Errorf("parseInterspersed(%q): error %v, want flag.ErrHelp", tt.args, err)
 		case !slices.Equal(pos, tt.pos) || o.replace != tt.replace || o.reason != tt.reason:
 			t.Errorf("parseInterspersed(%q) = %q, replace %v, reason %q; want %q, %v, %q", tt.args, pos, o.replace, o.reason, tt.pos, tt.replace, tt.reason)
+		}
+	}
+}
+
+// TestFlagsOfCommands: a flag is taken by the commands flagCommands names
+// (goal: every action) and by no other; the refusal names the commands that
+// take it, exits 2 (4 with --exit-code on the line) and runs nothing.
+func TestFlagsOfCommands(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		err  string // the whole message; "" when the command line is fine
+		code int
+	}{
+		{args: []string{"state", "--json", "--workspace", "w", "--session", "s", "--remote", "auto"}},
+		{args: []string{"goal", "create", "x", "--criterion", "c", "--replace", "--task-file", "t", "--json"}},
+		{args: []string{"goal", "pause", "--reason", "r", "--session", "s"}},
+		{args: []string{"goal", "status", "--exit-code", "--json"}},
+		{args: []string{"--remote=auto"}},
+		{args: []string{"serve", "--listen=unix:x", "--listen.timeout=0"}},
+		{args: []string{"simulate", "--script", "complete", "--verbose", "--workspace", "w"}},
+		{args: []string{"setup", "claude", "--user", "--print", "--remove"}},
+		{args: []string{"hook", "claude", "--workspace", "w", "--session", "s", "--remote=auto"}},
+		{args: []string{"version", "--version", "--state-dir", "d", "--log-level", "debug", "--log-file", "f"}},
+		{args: []string{"state", "--criterion", "x"}, code: 2,
+			err: "agentd: --criterion is a flag of: goal create; agentd state does not take it (see agentd state --help)\n"},
+		{args: []string{"goal", "pause", "--criterion", "x"}, code: 2,
+			err: "agentd: --criterion is a flag of: goal create; agentd goal pause does not take it (see agentd goal --help)\n"},
+		{args: []string{"goal", "create", "x", "--exit-code"}, code: exitFailure,
+			err: "agentd: --exit-code is a flag of: goal status; agentd goal create does not take it (see agentd goal --help)\n"},
+		{args: []string{"--workspace", "w", "--stdio"}},
+		{args: []string{"version", "--workspace", "w"}, code: 2,
+			err: "agentd: --workspace is a flag of: serve, tool, state, goal, simulate, mcp, hook, setup; agentd version does not take it (see agentd version --help)\n"},
+		{args: []string{"--stdio", "--session", "s"}, code: 2,
+			err: "agentd: --session is a flag of: tool, state, goal, simulate, mcp, hook; agentd serve does not take it (see agentd serve --help)\n"},
+		{args: []string{"mcp", "--json"}, code: 2,
+			err: "agentd: --json is a flag of: tool, state, goal; agentd mcp does not take it (see agentd mcp --help)\n"},
+		{args: []string{"state", "--version"}, code: 2,
+			err: "agentd: --version is a flag of: agentd alone (agentd --version is agentd version); agentd state does not take it (see agentd state --help)\n"},
+	} {
+		var o options
+		set := newFlagSet(&o, io.Discard)
+		pos, err := parseInterspersed(set, tt.args)
+		if err != nil {
+			t.Fatalf("parseInterspersed(%q): %v", tt.args, err)
+		}
+		cmd, ok := commandOf(pos)
+		if !ok {
+			t.Fatalf("commandOf(%q): not a command", pos)
+		}
+		if err := checkFlags(set, cmd); tt.err == "" && err != nil {
+			t.Errorf("agentd %q: %v, want it accepted", tt.args, err)
+		}
+		if tt.err == "" {
+			continue
+		}
+		// The refusal comes from run, before anything opens: the state
+		// directory given does not exist and is not created.
+		stateDir := filepath.Join(t.TempDir(), "state")
+		var stdout, stderr strings.Builder
+		code := run(context.Background(), append(tt.args, "--state-dir", stateDir), strings.NewReader(""), &stdout, &stderr)
+		if code != tt.code || stderr.String() != tt.err || stdout.Len() != 0 {
+			t.Errorf("agentd %q: exit %d, stderr %q, stdout %q; want exit %d, stderr %q", tt.args, code, stderr.String(), stdout.String(), tt.code, tt.err)
+		}
+		if _, err := os.Stat(stateDir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("agentd %q: the state directory exists after the refusal (%v)", tt.args, err)
+		}
+	}
+}
+
+// TestEveryFlagHasCommands: each flag of newFlagSet is global or names the
+// commands that take it, and each of those is a command.
+func TestEveryFlagHasCommands(t *testing.T) {
+	var o options
+	newFlagSet(&o, io.Discard).VisitAll(func(f *flag.Flag) {
+		if slices.Contains(globalFlags, f.Name) {
+			return
+		}
+		takers, ok := flagCommands[f.Name]
+		if !ok || len(takers) == 0 {
+			t.Errorf("flag --%s is neither global nor in flagCommands", f.Name)
+		}
+		for _, c := range takers {
+			if _, ok := commandOf(strings.Fields(c)); !ok && c != "goal" {
+				t.Errorf("flagCommands[%q] names %q, which is not a command", f.Name, c)
+			}
+		}
+	})
+	for name := range flagCommands {
+		if newFlagSet(&o, io.Discard).Lookup(name) == nil {
+			t.Errorf("flagCommands names --%s, which newFlagSet does not define", name)
+		}
+	}
+}
+
+// TestVersionAndGoalHelp: agentd --version prints what agentd version
+// does; agentd goal --help prints the goal usage on stdout; both exit 0.
+func TestVersionAndGoalHelp(t *testing.T) {
+	for args, want := range map[string]string{
+		"--version":         "agentd " + agentdVersion() + "\n",
+		"version":           "agentd " + agentdVersion() + "\n",
+		"goal --help":       goalUsage,
+		"goal pause --help": goalUsage,
+		"help goal":         goalUsage,
+		"state --help":      stateUsage,
+		"--help":            usage,
+	} {
+		var stdout, stderr strings.Builder
+		code := run(context.Background(), strings.Fields(args), strings.NewReader(""), &stdout, &stderr)
+		if code != 0 || stdout.String() != want || stderr.Len() != 0 {
+			t.Errorf("agentd %s: exit %d, stdout %q, stderr %q; want exit 0 and %q", args, code, stdout.String(), stderr.String(), want)
 		}
 	}
 }

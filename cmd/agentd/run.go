@@ -64,8 +64,9 @@ Usage:
   agentd version                        print the version (also agentd --version)
   agentd SUB --help                     that subcommand's usage (also agentd help SUB)
 
-Flags (before or after the arguments; text that starts with - goes after --):
-  --workspace DIR      workspace folder for tool/state/goal/mcp/hook/setup (default: the
+Flags (before or after the arguments; text that starts with - goes after --; a flag the
+subcommand does not take is refused, naming the subcommands that take it):
+  --workspace DIR      workspace folder for tool/state/goal/simulate/mcp/hook/setup (default: the
                        nearest folder up from the current one that an agentd process has
                        open, or that has agentd state and lies within the repository; else
                        the repository root, else the current folder; docs/behaviour.md)
@@ -156,8 +157,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return fail(2)
 	}
-	if o.version {
+	if o.version && len(pos) == 0 {
 		pos = []string{"version"}
+	}
+	if cmd, ok := commandOf(pos); ok {
+		if err := checkFlags(fs, cmd); err != nil {
+			fmt.Fprintf(stderr, "agentd: %v\n", err)
+			return fail(2)
+		}
 	}
 	sub := "serve"
 	if len(pos) > 0 {

@@ -1,0 +1,320 @@
+package workspace
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/todo"
+)
+
+// The stored records: the JSON of the values of the sessions and history
+// buckets (layout in schema.go). They are this package's own types, with
+// their own JSON names, converted to and from the domain types (Session,
+// todo.Item, todo.Usage, goal.State, ...) only here, so that a rename in a
+// domain package never changes what is on disk nor drops what an older
+// agentd wrote. The names below are the format: change one only together
+// with a record version and a migration (schema.go). record_test.go checks
+// them against testdata/record.golden.json and that every domain field
+// survives a round trip.
+
+// sessionRecord is the value of sessions/<name>.
+type sessionRecord struct {
+	V             int             `json:"v"`
+	Name          string          `json:"name"`
+	Revision      uint64          `json:"revision"`
+	Todos         []todoRecord    `json:"todos"` // [] when empty
+	TodosRevision uint64          `json:"todosRevision"`
+	TodoUsage     todoUsageRecord `json:"todoUsage"`
+	Goal          goalStateRecord `json:"goal"`
+	UpdatedAt     time.Time       `json:"updatedAt"`
+}
+
+type todoRecord struct {
+	Title  string `json:"title"`
+	Status string `json:"status"`
+}
+
+type todoUsageRecord struct {
+	Used               bool `json:"used"`
+	StepsSinceWrite    int  `json:"stepsSinceWrite"`
+	StepsSinceReminder int  `json:"stepsSinceReminder"`
+	Reminded           bool `json:"reminded"`
+	WroteThisStep      bool `json:"wroteThisStep"`
+}
+
+type goalStateRecord struct {
+	Goal                    *goalRecord  `json:"goal"`
+	CancelNoticePending     bool         `json:"cancelNoticePending,omitempty"`
+	ContinuationOutstanding bool         `json:"continuationOutstanding,omitempty"`
+	Turns                   []turnRecord `json:"turns,omitempty"`
+}
+
+type goalRecord struct {
+	ID                  string          `json:"id"`
+	Objective           string          `json:"objective"`
+	CompletionCriterion string          `json:"completionCriterion,omitempty"`
+	Status              string          `json:"status"`
+	TurnsUsed           int64           `json:"turnsUsed"`
+	TokensUsed          int64           `json:"tokensUsed"`
+	WallClockMs         int64           `json:"wallClockMs"`
+	ActiveSince         time.Time       `json:"activeSince,omitzero"`
+	Limits              limitsRecord    `json:"limits"`
+	TerminalReason      string          `json:"terminalReason,omitempty"`
+	TaskFile            *taskFileRecord `json:"taskFile,omitempty"`
+	CreatedAt           time.Time       `json:"createdAt"`
+	UpdatedAt           time.Time       `json:"updatedAt"`
+	LastActor           string          `json:"lastActor"`
+	ActiveClock         string          `json:"activeClock,omitempty"`
+	ActiveMono          int64           `json:"activeMono,omitempty"` // nanoseconds
+}
+
+type limitsRecord struct {
+	TurnBudget        *int64 `json:"turnBudget"`
+	TokenBudget       *int64 `json:"tokenBudget"`
+	WallClockBudgetMs *int64 `json:"wallClockBudgetMs"`
+}
+
+type taskFileRecord struct {
+	Path                 string     `json:"path"`
+	Exists               bool       `json:"exists"`
+	SHA256               string     `json:"sha256,omitempty"`
+	Size                 int64      `json:"size"`
+	ModifiedAt           *time.Time `json:"modifiedAt,omitempty"`
+	ChangedSinceLastTurn bool       `json:"changedSinceLastTurn"`
+}
+
+type turnRecord struct {
+	ID            string          `json:"id"`
+	Origin        string          `json:"origin"`
+	Agent         string          `json:"agent"`
+	GoalDriven    bool            `json:"goalDriven,omitempty"`
+	GoalID        string          `json:"goalId,omitempty"`
+	DrivenGoalID  string          `json:"drivenGoalId,omitempty"`
+	Starter       bool            `json:"starter,omitempty"`
+	Counted       bool            `json:"counted,omitempty"`
+	Steps         int             `json:"steps,omitempty"`
+	StepOpen      bool            `json:"stepOpen,omitempty"`
+	GraceGiven    bool            `json:"graceGiven,omitempty"`
+	InGrace       bool            `json:"inGrace,omitempty"`
+	Ended         bool            `json:"ended,omitempty"`
+	Detached      bool            `json:"detached,omitempty"`
+	Owner         string          `json:"owner,omitempty"`
+	LastStepBegin stepBeginRecord `json:"lastStepBegin"`
+	LastStepEnd   stepEndRecord   `json:"lastStepEnd"`
+	Continuation  string          `json:"continuation,omitempty"`
+}
+
+type stepBeginRecord struct {
+	FirstStep       bool `json:"firstStep,omitempty"`
+	GoalReminderDue bool `json:"goalReminderDue,omitempty"`
+	TaskFileChanged bool `json:"taskFileChanged,omitempty"`
+	CancelNoticeDue bool `json:"cancelNoticeDue,omitempty"`
+	GraceStep       bool `json:"graceStep,omitempty"`
+}
+
+type stepEndRecord struct {
+	StopTurn     bool   `json:"stopTurn,omitempty"`
+	GraceStep    bool   `json:"graceStep,omitempty"`
+	Step         int    `json:"step,omitempty"`
+	OutputTokens int64  `json:"outputTokens,omitempty"`
+	Finish       string `json:"finish,omitempty"`
+}
+
+// eventRecord is the value of history/<name>/<seq>. Payload is stored as
+// given (the JSON of Change.Payload at the time of the change) and read
+// back verbatim.
+type eventRecord struct {
+	V       int             `json:"v"`
+	Seq     uint64          `json:"seq"`
+	At      time.Time       `json:"at"`
+	Actor   string          `json:"actor"`
+	Kind    string          `json:"kind"`
+	Reason  string          `json:"reason,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// encodeSession returns the stored record of s.
+func encodeSession(s Session) ([]byte, error) {
+	rec := sessionRecord{
+		V:             sessionRecordVersion,
+		Name:          s.Name,
+		Revision:      s.Revision,
+		Todos:         make([]todoRecord, len(s.Todos)),
+		TodosRevision: s.TodosRevision,
+		TodoUsage:     todoUsageRecord(s.TodoUsage),
+		Goal:          goalStateToRecord(s.Goal),
+		UpdatedAt:     s.UpdatedAt,
+	}
+	for i, it := range s.Todos {
+		rec.Todos[i] = todoRecord{Title: it.Title, Status: string(it.Status)}
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the session record: %w", err)
+	}
+	return data, nil
+}
+
+// decodeSessionRecord parses a stored session; rec.V is for the caller to
+// check. Todos is never nil.
+func decodeSessionRecord(data []byte) (s Session, version int, err error) {
+	var rec sessionRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return Session{}, 0, err
+	}
+	s = Session{
+		Name:          rec.Name,
+		Revision:      rec.Revision,
+		Todos:         make([]todo.Item, len(rec.Todos)),
+		TodosRevision: rec.TodosRevision,
+		TodoUsage:     todo.Usage(rec.TodoUsage),
+		Goal:          goalStateFromRecord(rec.Goal),
+		UpdatedAt:     rec.UpdatedAt,
+	}
+	for i, it := range rec.Todos {
+		s.Todos[i] = todo.Item{Title: it.Title, Status: todo.Status(it.Status)}
+	}
+	return s, rec.V, nil
+}
+
+func goalStateToRecord(g goal.State) goalStateRecord {
+	rec := goalStateRecord{
+		CancelNoticePending:     g.CancelNoticePending,
+		ContinuationOutstanding: g.ContinuationOutstanding,
+	}
+	if g.Goal != nil {
+		rec.Goal = &goalRecord{
+			ID:                  g.Goal.ID,
+			Objective:           g.Goal.Objective,
+			CompletionCriterion: g.Goal.CompletionCriterion,
+			Status:              string(g.Goal.Status),
+			TurnsUsed:           g.Goal.TurnsUsed,
+			TokensUsed:          g.Goal.TokensUsed,
+			WallClockMs:         g.Goal.WallClockMs,
+			ActiveSince:         g.Goal.ActiveSince,
+			Limits:              limitsRecord(g.Goal.Limits),
+			TerminalReason:      g.Goal.TerminalReason,
+			CreatedAt:           g.Goal.CreatedAt,
+			UpdatedAt:           g.Goal.UpdatedAt,
+			LastActor:           string(g.Goal.LastActor),
+			ActiveClock:         g.Goal.ActiveClock,
+			ActiveMono:          int64(g.Goal.ActiveMono),
+		}
+		if t := g.Goal.TaskFile; t != nil {
+			rec.Goal.TaskFile = (*taskFileRecord)(t)
+		}
+	}
+	for _, t := range g.Turns {
+		rec.Turns = append(rec.Turns, turnRecord{
+			ID:            t.ID,
+			Origin:        string(t.Origin),
+			Agent:         t.Agent,
+			GoalDriven:    t.GoalDriven,
+			GoalID:        t.GoalID,
+			DrivenGoalID:  t.DrivenGoalID,
+			Starter:       t.Starter,
+			Counted:       t.Counted,
+			Steps:         t.Steps,
+			StepOpen:      t.StepOpen,
+			GraceGiven:    t.GraceGiven,
+			InGrace:       t.InGrace,
+			Ended:         t.Ended,
+			Detached:      t.Detached,
+			Owner:         t.Owner,
+			LastStepBegin: stepBeginRecord(t.LastStepBegin),
+			LastStepEnd: stepEndRecord{
+				StopTurn:     t.LastStepEnd.StopTurn,
+				GraceStep:    t.LastStepEnd.GraceStep,
+				Step:         t.LastStepEnd.Step,
+				OutputTokens: t.LastStepEnd.OutputTokens,
+				Finish:       string(t.LastStepEnd.Finish),
+			},
+			Continuation: string(t.Continuation),
+		})
+	}
+	return rec
+}
+
+func goalStateFromRecord(rec goalStateRecord) goal.State {
+	g := goal.State{
+		CancelNoticePending:     rec.CancelNoticePending,
+		ContinuationOutstanding: rec.ContinuationOutstanding,
+	}
+	if r := rec.Goal; r != nil {
+		g.Goal = &goal.Goal{
+			ID:                  r.ID,
+			Objective:           r.Objective,
+			CompletionCriterion: r.CompletionCriterion,
+			Status:              goal.Status(r.Status),
+			TurnsUsed:           r.TurnsUsed,
+			TokensUsed:          r.TokensUsed,
+			WallClockMs:         r.WallClockMs,
+			ActiveSince:         r.ActiveSince,
+			Limits:              goal.Limits(r.Limits),
+			TerminalReason:      r.TerminalReason,
+			CreatedAt:           r.CreatedAt,
+			UpdatedAt:           r.UpdatedAt,
+			LastActor:           goal.Actor(r.LastActor),
+			ActiveClock:         r.ActiveClock,
+			ActiveMono:          time.Duration(r.ActiveMono),
+		}
+		if r.TaskFile != nil {
+			g.Goal.TaskFile = (*goal.TaskFileInfo)(r.TaskFile)
+		}
+	}
+	for _, r := range rec.Turns {
+		t := goal.Turn{
+			ID:           r.ID,
+			Origin:       goal.Origin(r.Origin),
+			Agent:        r.Agent,
+			GoalDriven:   r.GoalDriven,
+			GoalID:       r.GoalID,
+			DrivenGoalID: r.DrivenGoalID,
+			Starter:      r.Starter,
+			Counted:      r.Counted,
+			Steps:        r.Steps,
+			StepOpen:     r.StepOpen,
+			GraceGiven:   r.GraceGiven,
+			InGrace:      r.InGrace,
+			Ended:        r.Ended,
+			Detached:     r.Detached,
+			Owner:        r.Owner,
+			Continuation: goal.Continuation(r.Continuation),
+		}
+		// goal's step records are unexported types: set field by field.
+		b := r.LastStepBegin
+		t.LastStepBegin.FirstStep = b.FirstStep
+		t.LastStepBegin.GoalReminderDue = b.GoalReminderDue
+		t.LastStepBegin.TaskFileChanged = b.TaskFileChanged
+		t.LastStepBegin.CancelNoticeDue = b.CancelNoticeDue
+		t.LastStepBegin.GraceStep = b.GraceStep
+		e := r.LastStepEnd
+		t.LastStepEnd.StopTurn = e.StopTurn
+		t.LastStepEnd.GraceStep = e.GraceStep
+		t.LastStepEnd.Step = e.Step
+		t.LastStepEnd.OutputTokens = e.OutputTokens
+		t.LastStepEnd.Finish = goal.FinishReason(e.Finish)
+		g.Turns = append(g.Turns, t)
+	}
+	return g
+}
+
+// encodeEvent returns the stored record of ev.
+func encodeEvent(ev Event) ([]byte, error) {
+	return json.Marshal(eventRecord{
+		V: eventRecordVersion, Seq: ev.Seq, At: ev.At, Actor: ev.Actor,
+		Kind: ev.Kind, Reason: ev.Reason, Payload: ev.Payload,
+	})
+}
+
+// decodeEventRecord parses a stored event; version is for the caller to
+// check.
+func decodeEventRecord(data []byte) (ev Event, version int, err error) {
+	var rec eventRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return Event{}, 0, err
+	}
+	return Event{Seq: rec.Seq, At: rec.At, Actor: rec.Actor, Kind: rec.Kind, Reason: rec.Reason, Payload: rec.Payload}, rec.V, nil
+}
