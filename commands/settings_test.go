@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/reminder"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -18,11 +19,11 @@ func TestSettingsReference(t *testing.T) {
 // own field, by initializationOptions and by didChangeConfiguration; the
 // values here are not the defaults.
 func TestSettingsTableDecoded(t *testing.T) {
-	svc := NewService(workspace.Options{StateDir: t.TempDir()}, OneShot)
+	svc := service.New(workspace.Options{StateDir: t.TempDir()}, service.OneShot)
 	defer svc.Close()
 	for i, st := range reminder.SettingsTable() {
 		for _, how := range []string{"initializationOptions", "didChangeConfiguration"} {
-			cl := svc.NewClient(Defaults{Settings: reminder.Settings{TodoReminderSteps: 100, TodoReminderInterval: 100}})
+			cl := NewClient(svc, Defaults{Settings: reminder.Settings{TodoReminderSteps: 100, TodoReminderInterval: 100}})
 			value := 3 + i
 			settings, _ := json.Marshal(map[string]int{st.Name: value})
 			var err error
