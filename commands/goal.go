@@ -88,7 +88,7 @@ func goalTool(info goal.Tool) tool {
 				return refusal(goal.CodeArgsInvalid, desc, fmt.Sprintf("Nothing was changed: %v; send each field once.", err)), nil
 			}
 			tc := goal.ToolCall{Name: info.Name, Input: input, Agent: c.agent, TurnID: turnID}
-			if info.Name == goal.CreateGoalTool && c.agent == MainAgent {
+			if info.Name == goal.CreateGoalTool && c.agent == goal.MainAgent {
 				if in, err := goal.DecodeInput(info.Name, input); err == nil {
 					cg := in.(goal.CreateGoalInput)
 					tf, err := c.resolveTaskFile(cg.TaskFile, cg.Objective)

@@ -151,7 +151,7 @@ var lifecycleCommands = []Command{
 				if err != nil {
 					return workspace.Change{}, err
 				}
-				if c.agent == MainAgent {
+				if c.agent == goal.MainAgent {
 					s.TodoUsage.EndStep()
 				}
 				out = StepEndResult{StopTurn: res.StopTurn, GraceStep: res.GraceStep, Injections: []reminder.Injection{}}

@@ -157,14 +157,14 @@ var todoTool = tool{
 		}
 		s, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
 			if !plan.Write {
-				if s.TodoUsage.Used || c.agent != MainAgent {
+				if s.TodoUsage.Used || c.agent != goal.MainAgent {
 					return workspace.Change{}, nil
 				}
 				s.TodoUsage.NoteRead()
 				return workspace.Change{Kind: "todo.read", Quiet: true}, nil
 			}
 			s.Todos = plan.Items
-			if c.agent == MainAgent {
+			if c.agent == goal.MainAgent {
 				s.TodoUsage.NoteWrite(s.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (RUNTIME.md §1.1)
 			}
 			return workspace.Change{Kind: "todo.write", Actor: string(goal.Model), Todos: true,

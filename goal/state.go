@@ -52,7 +52,10 @@ type Goal struct {
 }
 
 // MainAgent is the agent id that gets goal tools, reminders and goal
-// accounting (RUNTIME.md scope). "" means MainAgent everywhere.
+// accounting (RUNTIME.md scope); subagents get none of them. "" means
+// MainAgent everywhere. It is declared here, in the lowest package that
+// needs it (turn accounting), and only here: reminder and commands use
+// goal.MainAgent; todo has no notion of agents.
 const MainAgent = "main"
 
 // Limits of State and goal texts.

@@ -350,7 +350,7 @@ func TestEveryInjectionWrapped(t *testing.T) {
 	p, _ := GoalReminder(paused)
 	b, _ := GoalReminder(blocked)
 	u := todoUsageDue()
-	td, _ := TodoReminder(&u, nil, DefaultSettings(), MainAgent, true)
+	td, _ := TodoReminder(&u, nil, DefaultSettings(), goal.MainAgent, true)
 	all := map[string]Injection{
 		"todo":    td,
 		"active":  active,
