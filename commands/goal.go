@@ -112,6 +112,40 @@ func runGoalTool(c *call, name string, tc goal.ToolCall) (ToolResult, error) {
 	return res, err
 }
 
+// Exit codes of `agentd goal status --exit-code` (PROTOCOL.md §1,
+// docs/commands.md): one per goal status, 1 for no goal. ExitUnknownStatus
+// is for a status this version does not know (a state written by a newer
+// agentd, or a status added without its code): an internal error, never
+// taken for "complete".
+const (
+	ExitComplete      = 0
+	ExitNoGoal        = 1
+	ExitActive        = 2
+	ExitBlocked       = 3
+	ExitPaused        = 6
+	ExitUnknownStatus = 5
+)
+
+// StatusExitCode is the exit code of `agentd goal status --exit-code` for
+// the goal g (nil for no goal). Error: a status it does not know, with
+// ExitUnknownStatus.
+func StatusExitCode(g *goal.Snapshot) (int, error) {
+	if g == nil {
+		return ExitNoGoal, nil
+	}
+	switch g.Status {
+	case goal.Complete:
+		return ExitComplete, nil
+	case goal.Active:
+		return ExitActive, nil
+	case goal.Blocked:
+		return ExitBlocked, nil
+	case goal.Paused:
+		return ExitPaused, nil
+	}
+	return ExitUnknownStatus, fmt.Errorf("internal error: the goal has status %q, which this agentd does not know", g.Status)
+}
+
 // CancelResult is the answer of agentd.goal.cancel: the State after it,
 // and the goal it cleared as it ended (its objective, status and usage), so
 // that the canceller can say what was cancelled.

@@ -198,7 +198,7 @@ func (g *Goal) setStatus(to Status, actor Actor, reason string, now Instant) Cha
 	g.Status = to
 	g.UpdatedAt = now.Wall
 	g.LastActor = actor
-	kind := map[Status]ChangeKind{Active: ChangeResume, Paused: ChangePause, Blocked: ChangeBlock, Complete: ChangeComplete}[to]
+	kind, _ := to.ChangeKind() // to is always one of the declared statuses, each with its kind (TestEveryGoalStatus)
 	return Change{Kind: kind, Status: to, Reason: reason, Actor: actor, Goal: g.snapshot(now)}
 }
 
