@@ -23,7 +23,7 @@ func storedGoalChange(cs []goal.Change) workspace.Change {
 	for i, c := range cs {
 		payload[i] = map[string]any{"kind": c.Kind, "status": c.Status, "reason": c.Reason, "actor": c.Actor, "goal": c.Goal}
 	}
-	return workspace.Change{Kind: last.EventKind(), Actor: string(last.Actor), Reason: last.Reason, Goal: true, Payload: payload}
+	return workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Payload: payload}
 }
 
 // updateGoal runs fn on the session's goal state and stores the result with

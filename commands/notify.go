@@ -21,7 +21,7 @@ type TodoChanged struct {
 	Session   string      `json:"session"`
 	Revision  uint64      `json:"revision"`
 	Items     []todo.Item `json:"items"`
-	Actor     string      `json:"actor"`
+	Actor     goal.Actor  `json:"actor"`
 }
 
 // GoalChanged is the params of agentd/goalChanged.
@@ -38,7 +38,7 @@ type GoalChange struct {
 	Kind   string      `json:"kind"`
 	Status goal.Status `json:"status,omitempty"`
 	Reason string      `json:"reason,omitempty"`
-	Actor  string      `json:"actor"`
+	Actor  goal.Actor  `json:"actor"`
 }
 
 // Notifications returns what a client that has n's workspace folder open as

@@ -189,7 +189,7 @@ func runTodo(c *call, in todo.Input, desc string) (ToolResult, error) {
 		if c.agent == goal.MainAgent {
 			s.TodoUsage.NoteWrite(s.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (RUNTIME.md §1.1)
 		}
-		return workspace.Change{Kind: "todo.write", Actor: string(goal.Model), Todos: true,
+		return workspace.Change{Kind: "todo.write", Actor: goal.Model, Todos: true,
 			Payload: map[string]any{"items": plan.Items, "agent": c.agent}}, nil
 	})
 	if err != nil && !plan.Write && errors.Is(err, workspace.ErrNotSaved) {

@@ -37,7 +37,9 @@ func (s Status) ChangeKind() (ChangeKind, bool) {
 	return "", false
 }
 
-// Actor says who made a change (RUNTIME.md §2.1).
+// Actor says who made a change (RUNTIME.md §2.1): of the goal, and of the
+// todo list too (todo has no notion of actors; the commands layer records
+// its changes with these), the one actor type of agentd.
 type Actor string
 
 // The four actors.

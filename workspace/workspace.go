@@ -310,7 +310,7 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 			s.TodosRevision = s.Revision
 		}
 		s.UpdatedAt = now
-		ev = Event{At: now, Actor: ch.Actor, Kind: ch.Kind, Reason: ch.Reason}
+		ev = Event{At: now, Actor: string(ch.Actor), Kind: ch.Kind, Reason: ch.Reason}
 		if ch.Payload != nil {
 			if ev.Payload, err = json.Marshal(ch.Payload); err != nil {
 				return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the history payload of %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
