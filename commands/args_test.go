@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/reminder"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
@@ -54,7 +55,7 @@ func TestDecodeStrictNamesTheField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var a historyArgs
-		err := decodeStrict(json.RawMessage(tt.raw), &a, "arguments")
+		err := jsonin.Decode(json.RawMessage(tt.raw), &a, "arguments")
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("decodeStrict(%s) = %v, want it to say %q", tt.raw, err, tt.want)
 		}
@@ -72,7 +73,7 @@ func TestDecodeStrictExactCase(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var a todoSetArgs
-		err := decodeStrict(json.RawMessage(tt.raw), &a, "arguments")
+		err := jsonin.Decode(json.RawMessage(tt.raw), &a, "arguments")
 		if tt.want == "" {
 			if err != nil {
 				t.Errorf("decodeStrict(%s) = %v, want success", tt.raw, err)
@@ -84,7 +85,7 @@ func TestDecodeStrictExactCase(t *testing.T) {
 		}
 	}
 	var b goalBudgetArgs
-	if err := decodeStrict(json.RawMessage(`{"turns":3,"wallClockMs":null}`), &b, "arguments"); err != nil || !b.Turns.Set || !b.WallClockMs.Set {
+	if err := jsonin.Decode(json.RawMessage(`{"turns":3,"wallClockMs":null}`), &b, "arguments"); err != nil || !b.Turns.Set || !b.WallClockMs.Set {
 		t.Errorf("budget args: %v %+v", err, b)
 	}
 }
@@ -109,7 +110,7 @@ func TestDecodeStrictInputs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var a turnEndArgs
-			err := decodeStrict(json.RawMessage(tt.raw), &a, "arguments")
+			err := jsonin.Decode(json.RawMessage(tt.raw), &a, "arguments")
 			if tt.want == "" {
 				if err != nil || !tt.check(a) {
 					t.Fatalf("decodeStrict(%s) = %v, %+v", tt.raw, err, a)
@@ -127,31 +128,13 @@ func TestDecodeStrictInputs(t *testing.T) {
 		`{"items":[{"title":"a","title":"b"}]}`: `arguments.items[0]: key "title" appears twice`,
 	} {
 		var a todoSetArgs
-		if err := decodeStrict(json.RawMessage(raw), &a, "arguments"); err == nil || err.Error() != want {
+		if err := jsonin.Decode(json.RawMessage(raw), &a, "arguments"); err == nil || err.Error() != want {
 			t.Errorf("decodeStrict(%s) = %v, want %q", raw, err, want)
 		}
 	}
 	var s todoSetArgs
-	if err := decodeStrict(json.RawMessage(`{"items":[]}`), &s, "arguments"); err != nil || s.Items == nil || len(*s.Items) != 0 {
+	if err := jsonin.Decode(json.RawMessage(`{"items":[]}`), &s, "arguments"); err != nil || s.Items == nil || len(*s.Items) != 0 {
 		t.Errorf("an empty items array: %v %+v", err, s)
-	}
-}
-
-// TestCheckDuplicates: the token pass for inputs without a Go type names
-// the object holding the key twice, at any depth.
-func TestCheckDuplicates(t *testing.T) {
-	tests := []struct{ raw, want string }{
-		{`{"a":1,"b":{"a":2},"c":[{"a":1},{"b":2}]}`, ""},
-		{`{"value":1,"unit":"turns","value":2}`, `input: key "value" appears twice`},
-		{`{"a":{"b":[1,{"c":1,"c":2}]}}`, `input.a.b[1]: key "c" appears twice`},
-		{`{"a":[{"x":1},{"x":1,"y":[],"x":2}]}`, `input.a[1]: key "x" appears twice`},
-		{`{"a":"b","b":"a"}`, ""},
-	}
-	for _, tt := range tests {
-		err := checkDuplicates(json.RawMessage(tt.raw), "input")
-		if tt.want == "" && err != nil || tt.want != "" && (err == nil || err.Error() != tt.want) {
-			t.Errorf("checkDuplicates(%s) = %v, want %q", tt.raw, err, tt.want)
-		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/reminder"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
@@ -71,7 +72,7 @@ func (c *Client) SetDefaults(d Defaults) {
 		d.Session = workspace.DefaultSession
 	}
 	if d.Agent == "" {
-		d.Agent = MainAgent
+		d.Agent = goal.MainAgent
 	}
 	c.mu.Lock()
 	c.defaults = d
@@ -92,9 +93,6 @@ func (c *Client) Defaults() Defaults {
 func (c *Client) EndWaits() {
 	c.endWaitsOnce.Do(func() { close(c.waitsEnd) })
 }
-
-// MainAgent is the agent id of the main agent (RUNTIME.md, scope).
-const MainAgent = "main"
 
 // AddFolder adds a workspace folder given as a file URI or an absolute path,
 // and tries to open its store. A folder that is not a valid local folder is

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/service"
 )
 
@@ -50,7 +51,7 @@ func def[R any, A any, PA interface {
 	return Command{ID: id, Args: args, Doc: doc, Result: reflect.TypeFor[R](), needsWorkspace: needsWorkspace,
 		run: func(ctx context.Context, c *call, raw json.RawMessage) (any, error) {
 			a := PA(new(A))
-			if err := decodeStrict(raw, a, "arguments"); err != nil {
+			if err := jsonin.Decode(raw, a, "arguments"); err != nil {
 				return nil, argsErrorf("%s: %v", id, err)
 			}
 			res, err := run(ctx, c, a)
@@ -127,8 +128,8 @@ func (cl *Client) Prepare(id string, arguments json.RawMessage) (*Prepared, erro
 		return nil, err
 	}
 	var common Common
-	if err := json.Unmarshal(raw, &common); err != nil {
-		return nil, argsErrorf("%s: %v", id, describeDecodeError(err, "arguments"))
+	if err := jsonin.DecodeLenient(raw, &common, "arguments"); err != nil {
+		return nil, argsErrorf("%s: %v", id, err)
 	}
 	d := cl.Defaults()
 	c := &call{svc: cl.svc, client: cl, session: d.Session, agent: d.Agent, defaults: d}

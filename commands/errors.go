@@ -3,6 +3,8 @@ package commands
 import (
 	"errors"
 	"fmt"
+
+	"github.com/agentd/agentd/jsonin"
 )
 
 // Error is a refusal with a stable code (RUNTIME.md §3). Data holds extra
@@ -32,8 +34,9 @@ func (e *Error) ErrorCode() string { return e.Code }
 func (e *Error) ErrorData() map[string]any { return e.Data }
 
 // CodeArgsInvalid is the code of a badly shaped argument; the lsp package
-// answers it with JSON-RPC -32602 (PROTOCOL.md §3).
-const CodeArgsInvalid = "args.invalid"
+// answers it with JSON-RPC -32602 (PROTOCOL.md §3). It is jsonin's, the one
+// declaration, named here for the packages above commands.
+const CodeArgsInvalid = jsonin.CodeArgsInvalid
 
 func argsErrorf(format string, args ...any) *Error {
 	return &Error{Code: CodeArgsInvalid, Msg: fmt.Sprintf(format, args...)}

@@ -40,69 +40,88 @@ func goalTools() []tool {
 	return out
 }
 
-// goalTool is one of the four goal tools (RUNTIME.md §2.8).
+// goalTool is one of the four goal tools (RUNTIME.md §2.8). goal.NewCall
+// decodes the input, once, and refuses what needs no state.
 func goalTool(info goal.Tool) tool {
 	return tool{
 		info: info,
-		describe: func(input json.RawMessage) ToolDescription {
-			if checkDuplicates(input, "input") != nil {
-				input = json.RawMessage("{}") // the plain description, as for any input that does not decode
-			}
-			d, err := goal.Describe(info.Name, input)
+		prepare: func(c *call, input json.RawMessage) (toolCall, error) {
+			gc, err := goal.NewCall(info.Name, input, c.agent)
 			if err != nil {
-				return ToolDescription{Description: info.Name}
+				return toolCall{}, err
 			}
-			td := ToolDescription{Description: d.Description}
-			if d.Display != nil {
-				td.Display = d.Display
+			desc := ToolDescription{Description: gc.Description.Description}
+			if gc.Description.Display != nil {
+				desc.Display = gc.Description.Display
 			}
-			return td
-		},
-		run: func(ctx context.Context, c *call, input json.RawMessage, turnID string) (ToolResult, error) {
-			// The goal package decodes its inputs (goal.DecodeInput); the
-			// duplicate keys encoding/json would hide are refused here first.
-			if err := checkDuplicates(input, info.Name+" input"); err != nil {
-				desc := c.describeOrName(info.Name, json.RawMessage("{}"))
-				return refusal(goal.CodeArgsInvalid, desc, fmt.Sprintf("Nothing was changed: %v; send each field once.", err)), nil
-			}
-			tc := goal.ToolCall{Name: info.Name, Input: input, Agent: c.agent, TurnID: turnID}
-			if info.Name == goal.CreateGoalTool && c.agent == MainAgent {
-				if in, err := goal.DecodeInput(info.Name, input); err == nil {
-					cg := in.(goal.CreateGoalInput)
-					tf, err := c.resolveTaskFile(cg.TaskFile, cg.Objective)
-					if err != nil {
-						desc := c.describeOrName(info.Name, input)
-						return refusal(ErrorCode(err), desc, "The goal was not created: "+err.Error()+"."), nil
-					}
-					tc.TaskFile = tf
-				}
-			}
-			if info.Name == goal.GetGoalTool {
-				// A read: answered from the stored session, so that it never
-				// depends on a commit (which fails on a full disk).
-				s, err := c.folder.ws.View(c.session)
-				if err != nil {
-					return ToolResult{}, err
-				}
-				res, _ := s.Goal.CallTool(tc, c.svc.Now())
-				return res, nil
-			}
-			var res ToolResult
-			_, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
-				var cs []goal.Change
-				res, cs = g.CallTool(tc, c.svc.Now())
-				return cs, nil
-			})
-			return res, err
+			return toolCall{desc: desc, run: func(ctx context.Context, c *call, turnID string) (ToolResult, error) {
+				return runGoalTool(c, info.Name, goal.ToolCall{Call: gc, TurnID: turnID})
+			}}, nil
 		},
 	}
 }
 
-func (c *call) describeOrName(name string, input json.RawMessage) string {
-	if d, err := goal.Describe(name, input); err == nil {
-		return d.Description
+// runGoalTool runs a call of the goal tool named name. CreateGoal's task
+// file is resolved first, outside the transaction (it reads the file).
+func runGoalTool(c *call, name string, tc goal.ToolCall) (ToolResult, error) {
+	if cg, ok := tc.Input.(goal.CreateGoalInput); ok {
+		tf, err := c.resolveTaskFile(cg.TaskFile, cg.Objective)
+		if err != nil {
+			return refusal(ErrorCode(err), tc.Description.Description, "The goal was not created: "+err.Error()+"."), nil
+		}
+		tc.TaskFile = tf
 	}
-	return name
+	if name == goal.GetGoalTool {
+		// A read: answered from the stored session, so that it never
+		// depends on a commit (which fails on a full disk).
+		s, err := c.folder.ws.View(c.session)
+		if err != nil {
+			return ToolResult{}, err
+		}
+		res, _ := s.Goal.CallTool(tc, c.svc.Now())
+		return res, nil
+	}
+	var res ToolResult
+	_, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
+		var cs []goal.Change
+		res, cs = g.CallTool(tc, c.svc.Now())
+		return cs, nil
+	})
+	return res, err
+}
+
+// Exit codes of `agentd goal status --exit-code` (PROTOCOL.md §1,
+// docs/commands.md): one per goal status, 1 for no goal. ExitUnknownStatus
+// is for a status this version does not know (a state written by a newer
+// agentd, or a status added without its code): an internal error, never
+// taken for "complete".
+const (
+	ExitComplete      = 0
+	ExitNoGoal        = 1
+	ExitActive        = 2
+	ExitBlocked       = 3
+	ExitPaused        = 6
+	ExitUnknownStatus = 5
+)
+
+// StatusExitCode is the exit code of `agentd goal status --exit-code` for
+// the goal g (nil for no goal). Error: a status it does not know, with
+// ExitUnknownStatus.
+func StatusExitCode(g *goal.Snapshot) (int, error) {
+	if g == nil {
+		return ExitNoGoal, nil
+	}
+	switch g.Status {
+	case goal.Complete:
+		return ExitComplete, nil
+	case goal.Active:
+		return ExitActive, nil
+	case goal.Blocked:
+		return ExitBlocked, nil
+	case goal.Paused:
+		return ExitPaused, nil
+	}
+	return ExitUnknownStatus, fmt.Errorf("internal error: the goal has status %q, which this agentd does not know", g.Status)
 }
 
 // CancelResult is the answer of agentd.goal.cancel: the State after it,

@@ -66,17 +66,10 @@ type StepEndResult struct {
 	Injections []reminder.Injection `json:"injections"`
 }
 
-// Continuation is the prompt a host sends as the next user message, then
-// begins a turn with origin "continuation" (RUNTIME.md §2.5).
-type Continuation struct {
-	Variant string `json:"variant"`
-	Prompt  string `json:"prompt"`
-}
-
 // TurnEndResult is the answer of agentd.turn.end.
 type TurnEndResult struct {
-	Continuation *Continuation  `json:"continuation"`
-	Goal         *goal.Snapshot `json:"goal"`
+	Continuation *reminder.Continuation `json:"continuation"`
+	Goal         *goal.Snapshot         `json:"goal"`
 }
 
 func requireTurnID(cmd, id string) error {
@@ -133,7 +126,7 @@ var lifecycleCommands = []Command{
 				if err != nil {
 					return workspace.Change{}, err
 				}
-				if c.agent == MainAgent {
+				if c.agent == goal.MainAgent {
 					s.TodoUsage.EndStep()
 				}
 				out = StepEndResult{StopTurn: res.StopTurn, GraceStep: res.GraceStep, Injections: []reminder.Injection{}}
@@ -166,9 +159,12 @@ var lifecycleCommands = []Command{
 			}
 			c.client.untrackTurn(c.folder.ws, c.session, a.TurnID)
 			out := TurnEndResult{Goal: res.Goal}
-			if res.Continuation != "" && res.Goal != nil {
-				variant, prompt := reminder.Continuation(res.Goal.ModelView(), res.Continuation == goal.ContinuationStepLimit)
-				out.Continuation = &Continuation{Variant: variant, Prompt: prompt}
+			if res.Continuation != goal.NoContinuation && res.Goal != nil {
+				cont, err := reminder.Continue(res.Goal.ModelView(), res.Continuation)
+				if err != nil {
+					return nil, err
+				}
+				out.Continuation = &cont
 			}
 			return out, nil
 		}),

@@ -30,7 +30,7 @@ type TodoChanged struct {
 	Session   string      `json:"session"`
 	Revision  uint64      `json:"revision"`
 	Items     []todo.Item `json:"items"`
-	Actor     string      `json:"actor"`
+	Actor     goal.Actor  `json:"actor"`
 }
 
 // GoalChanged is the params of agentd/goalChanged.
@@ -47,7 +47,7 @@ type GoalChange struct {
 	Kind   goal.ChangeKind `json:"kind"`
 	Status goal.Status     `json:"status,omitempty"`
 	Reason string          `json:"reason,omitempty"`
-	Actor  string          `json:"actor"`
+	Actor  goal.Actor      `json:"actor"`
 }
 
 // TaskFileChanged is the params of agentd/taskFileChanged (PROTOCOL.md §4).

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/reminder"
 )
 
@@ -33,7 +33,7 @@ func (cl *Client) Configure(initOptions json.RawMessage) (unknown []string, err 
 			var v string
 			if !isNull(raw) {
 				if err := json.Unmarshal(raw, &v); err != nil {
-					return nil, argsErrorf("initializationOptions.%s must be a string, got %s", key, jsonKind(raw))
+					return nil, argsErrorf("initializationOptions.%s must be a string, got %s", key, jsonin.Kind(raw))
 				}
 			}
 			if err := checkName(key, v); err != nil {
@@ -122,18 +122,14 @@ func SettingsReference() string {
 }
 
 // optionsObject decodes an object of options whose values are read one by
-// one: [] is {}, a key given twice is refused (decodeStrict's rules).
+// one: [] is {}, a key given twice is refused (jsonin.Decode's rules).
 func optionsObject(raw json.RawMessage, where string) (map[string]json.RawMessage, error) {
 	var m map[string]json.RawMessage
-	if raw = bytes.TrimSpace(raw); !json.Valid(raw) || raw[0] != '{' && !isEmptyArray(raw) {
-		return nil, argsErrorf("%s must be an object, got %s", where, jsonKind(raw))
+	if raw = bytes.TrimSpace(raw); !json.Valid(raw) || raw[0] != '{' && !jsonin.IsEmptyArray(raw) {
+		return nil, argsErrorf("%s must be an object, got %s", where, jsonin.Kind(raw))
 	}
-	norm, err := normalize(raw, reflect.TypeOf(m), where)
-	if err != nil {
+	if err := jsonin.Decode(raw, &m, where); err != nil {
 		return nil, argsErrorf("%v", err)
-	}
-	if err := json.Unmarshal(norm, &m); err != nil {
-		return nil, argsErrorf("%s must be an object, got %s", where, jsonKind(raw))
 	}
 	return m, nil
 }

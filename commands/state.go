@@ -167,7 +167,7 @@ var stateCommands = []Command{
 					return workspace.Change{}, nil
 				}
 				s.Todos = items
-				return workspace.Change{Kind: "todo.set", Actor: string(goal.User), Todos: true, Payload: map[string]any{"items": items}}, nil
+				return workspace.Change{Kind: "todo.set", Actor: goal.User, Todos: true, Payload: map[string]any{"items": items}}, nil
 			})
 			if err != nil {
 				return nil, err

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
 )
@@ -35,11 +36,20 @@ type ToolDescription struct {
 	Display     any    `json:"display,omitempty"`
 }
 
-// tool is one model-facing tool. describe and run get the raw input object.
+// tool is one model-facing tool. prepare decodes an input object once
+// (strictly, with the one decoder jsonin) into what the call would do and
+// how to run it.
 type tool struct {
-	info     ToolInfo
-	describe func(input json.RawMessage) ToolDescription
-	run      func(ctx context.Context, c *call, input json.RawMessage, turnID string) (ToolResult, error)
+	info    ToolInfo
+	prepare func(c *call, input json.RawMessage) (toolCall, error)
+}
+
+// toolCall is one call of a tool, its input decoded: desc for the host UI
+// (agentd.describeTool) and the result, run to run it. A call whose input
+// did not decode runs into the tool's refusal.
+type toolCall struct {
+	desc ToolDescription
+	run  func(ctx context.Context, c *call, turnID string) (ToolResult, error)
 }
 
 // tools is every tool, in the order agentd.tools lists them.
@@ -88,10 +98,10 @@ type describeToolArgs struct {
 func toolInput(cmd string, raw json.RawMessage) (json.RawMessage, error) {
 	t := strings.TrimSpace(string(raw))
 	switch {
-	case t == "" || t == "null" || isEmptyArray(raw):
+	case t == "" || t == "null" || jsonin.IsEmptyArray(raw):
 		return json.RawMessage("{}"), nil
 	case t[0] != '{':
-		return nil, argsErrorf("%s: field \"input\" must be an object, got %s", cmd, jsonKind(raw))
+		return nil, argsErrorf("%s: field \"input\" must be an object, got %s", cmd, jsonin.Kind(raw))
 	}
 	return raw, nil
 }
@@ -111,6 +121,10 @@ var toolCommands = []Command{
 			if err != nil {
 				return nil, err
 			}
+			tc, err := t.prepare(c, input)
+			if err != nil {
+				return nil, err
+			}
 			s, err := c.folder.ws.View(c.session)
 			if err != nil {
 				return nil, err
@@ -122,9 +136,9 @@ var toolCommands = []Command{
 				turnID = s.Goal.OpenTurn(c.agent)
 			}
 			if turnID != "" && s.Goal.InGraceStep(turnID) {
-				return goal.GraceStepRefusal(t.describe(input).Description), nil
+				return goal.GraceStepRefusal(tc.desc.Description), nil
 			}
-			return t.run(ctx, c, input, turnID)
+			return tc.run(ctx, c, turnID)
 		}),
 	def[ToolDescription]("agentd.describeTool", "`name`, `input`", "`{description, display?}` for a host's UI, without running the tool.", false,
 		func(ctx context.Context, c *call, a *describeToolArgs) (any, error) {
@@ -136,56 +150,63 @@ var toolCommands = []Command{
 			if err != nil {
 				return nil, err
 			}
-			return t.describe(input), nil
+			tc, err := t.prepare(c, input)
+			if err != nil {
+				return nil, err
+			}
+			return tc.desc, nil
 		}),
 }
 
 // todoTool is TodoList (RUNTIME.md §1).
 var todoTool = tool{
 	info: ToolInfo{Name: todo.ToolName, Description: todo.ToolDescription, InputSchema: todo.InputSchema},
-	describe: func(input json.RawMessage) ToolDescription {
-		var in todo.Input
-		if decodeStrict(input, &in, "input") != nil {
-			return ToolDescription{Description: "Updating todo list"}
-		}
-		return ToolDescription{Description: todo.Describe(in)}
-	},
-	run: func(ctx context.Context, c *call, input json.RawMessage, turnID string) (ToolResult, error) {
-		var in todo.Input
-		if err := decodeStrict(input, &in, "TodoList input"); err != nil {
-			return refusal(todo.CodeInvalid, "Updating todo list", fmt.Sprintf("%v. Send {\"todos\": [{\"title\": \"...\", \"status\": \"pending\"}]} to replace the list, or no arguments to read it.", err)), nil
+	prepare: func(c *call, input json.RawMessage) (toolCall, error) {
+		in, err := todo.DecodeInput(input)
+		if err != nil {
+			desc := "Updating todo list"
+			return toolCall{desc: ToolDescription{Description: desc}, run: func(context.Context, *call, string) (ToolResult, error) {
+				return refusal(todo.CodeInvalid, desc, fmt.Sprintf("%v. Send {\"todos\": [{\"title\": \"...\", \"status\": \"pending\"}]} to replace the list, or no arguments to read it.", err)), nil
+			}}, nil
 		}
 		desc := todo.Describe(in)
-		plan, err := todo.PlanCall(in)
-		if err != nil {
-			return refusal(todo.CodeInvalid, desc, fmt.Sprintf("The todo list was not changed: %v.", err)), nil
-		}
-		s, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
-			if !plan.Write {
-				if s.TodoUsage.Used || c.agent != MainAgent {
-					return workspace.Change{}, nil
-				}
-				s.TodoUsage.NoteRead()
-				return workspace.Change{Kind: "todo.read", Quiet: true}, nil
-			}
-			s.Todos = plan.Items
-			if c.agent == MainAgent {
-				s.TodoUsage.NoteWrite(s.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (RUNTIME.md §1.1)
-			}
-			return workspace.Change{Kind: "todo.write", Actor: string(goal.Model), Todos: true,
-				Payload: map[string]any{"items": plan.Items, "agent": c.agent}}, nil
-		})
-		if err != nil && !plan.Write && errors.Is(err, workspace.ErrNotSaved) {
-			// A read only records that the list was used; when that record
-			// cannot be stored (a full disk), the read still answers.
-			c.svc.Logger().Warn("todo list read: usage not recorded", "session", c.session, "err", err)
-			s, err = c.folder.ws.View(c.session)
-		}
-		if err != nil {
-			return ToolResult{}, err
-		}
-		return ToolResult{Output: plan.Output(s.Todos), Description: desc}, nil
+		return toolCall{desc: ToolDescription{Description: desc}, run: func(ctx context.Context, c *call, turnID string) (ToolResult, error) {
+			return runTodo(c, in, desc)
+		}}, nil
 	},
+}
+
+// runTodo runs a TodoList call whose input decoded as in.
+func runTodo(c *call, in todo.Input, desc string) (ToolResult, error) {
+	plan, err := todo.PlanCall(in)
+	if err != nil {
+		return refusal(todo.CodeInvalid, desc, fmt.Sprintf("The todo list was not changed: %v.", err)), nil
+	}
+	s, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
+		if !plan.Write {
+			if s.TodoUsage.Used || c.agent != goal.MainAgent {
+				return workspace.Change{}, nil
+			}
+			s.TodoUsage.NoteRead()
+			return workspace.Change{Kind: "todo.read", Quiet: true}, nil
+		}
+		s.Todos = plan.Items
+		if c.agent == goal.MainAgent {
+			s.TodoUsage.NoteWrite(s.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (RUNTIME.md §1.1)
+		}
+		return workspace.Change{Kind: "todo.write", Actor: goal.Model, Todos: true,
+			Payload: map[string]any{"items": plan.Items, "agent": c.agent}}, nil
+	})
+	if err != nil && !plan.Write && errors.Is(err, workspace.ErrNotSaved) {
+		// A read only records that the list was used; when that record
+		// cannot be stored (a full disk), the read still answers.
+		c.svc.Logger().Warn("todo list read: usage not recorded", "session", c.session, "err", err)
+		s, err = c.folder.ws.View(c.session)
+	}
+	if err != nil {
+		return ToolResult{}, err
+	}
+	return ToolResult{Output: plan.Output(s.Todos), Description: desc}, nil
 }
 
 // CodeUnsupportedAgent is the code of a goal tool called by a subagent

@@ -5,8 +5,9 @@
 // session. Host lifecycle calls drive accounting: BeginTurn, BeginStep,
 // EndStep, EndTurn, AbandonTurn (RUNTIME.md §2.4–§2.6). User controls are
 // Create, Pause, Resume, Cancel and SetBudget; refusals are *Error with a
-// stable code. Models use CallTool; refusals are ToolResult values with
-// IsError. Every mutating method returns the visible changes ([]Change) for
+// stable code. Models use NewCall, which decodes a tool's typed input once,
+// then CallTool; refusals are ToolResult values with IsError. Every
+// mutating method returns the visible changes ([]Change) for
 // the history and the agentd/goalChanged notification.
 //
 // Turn ids and steps: lifecycle calls are idempotent per turnId. Steps of a
@@ -17,7 +18,7 @@
 // It is pure: no I/O and no clock; time comes in as a parameter, an Instant
 // that carries a wall-clock and a monotonic reading (docs/behaviour.md,
 // "Time"). It may
-// import github.com/google/uuid and the standard library, and nothing else:
-// no other agentd package, no go.lsp.dev, bbolt or fsnotify
-// (ARCHITECTURE.md).
+// import jsonin (the one strict decoder of inputs, for the tool inputs),
+// github.com/google/uuid and the standard library, and nothing else: no
+// other agentd package, no go.lsp.dev, bbolt or fsnotify (ARCHITECTURE.md).
 package goal

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentd/agentd/jsonin"
 )
 
 // Stable error codes of the goal runtime (RUNTIME.md §3). The commands layer
@@ -19,7 +21,9 @@ const (
 	CodeStaleCall        = "goal.stale_call"
 	CodeBudgetInvalid    = "goal.budget_invalid"
 	CodeTaskFileOutside  = "goal.task_file_outside"
-	CodeArgsInvalid      = "args.invalid"
+	// CodeArgsInvalid is args.invalid, declared once in jsonin: a badly
+	// shaped input, a turn id or reason the rules refuse.
+	CodeArgsInvalid = jsonin.CodeArgsInvalid
 )
 
 // Error is a refusal with a stable code (RUNTIME.md §3). Msg is lowercase

@@ -13,11 +13,14 @@ import (
 
 var fuzzTools = []string{CreateGoalTool, GetGoalTool, SetGoalBudgetTool, UpdateGoalTool}
 
-// FuzzDecodeInput feeds arbitrary input to every goal tool's decoder and
-// describer. Invariants: no panic; the decoder answers the tool's input type
-// or an *Error with code args.invalid and a message; Describe never fails for
-// a goal tool and always says something.
-func FuzzDecodeInput(f *testing.F) {
+// FuzzNewCall feeds arbitrary input to every goal tool's decoder, NewCall,
+// as the main agent and as a subagent. Invariants: no panic; a goal tool is
+// never an error; the call either holds the tool's input type or is
+// refused with IsError, a code (args.invalid for the main agent, the
+// subagent's goal.unsupported_agent unless a key is given twice) and an
+// output; the description always says something, and a goal-start display
+// has a valid objective.
+func FuzzNewCall(f *testing.F) {
 	for i, s := range []string{
 		`{"objective":"ship it","completionCriterion":"tests pass","replace":true,"taskFile":"TASK.md"}`,
 		`{}`,
@@ -26,36 +29,31 @@ func FuzzDecodeInput(f *testing.F) {
 		`null`, ``, `[]`, `"x"`, `{"objective":null}`, `{"value":"5","unit":"turns"}`,
 		`{"value":1e309,"unit":"tokens"}`, `{"status":"paused"}`, `{"extra":1}`, `{"objective":1}`,
 		`{"replace":"yes","objective":"x"}`, `{"value":-0,"unit":"seconds"}`, `{"value":0.0001,"unit":"hours"}`,
+		`{"status":"active","status":"blocked"}`,
 	} {
 		f.Add(uint8(i), []byte(s))
 	}
 	f.Fuzz(func(t *testing.T, which uint8, raw []byte) {
 		name := fuzzTools[int(which)%len(fuzzTools)]
-		in, err := DecodeInput(name, raw)
+		agent := []string{MainAgent, "sub"}[int(which)/len(fuzzTools)%2]
+		c, err := NewCall(name, raw, agent)
 		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) || e.Code != CodeArgsInvalid || e.Msg == "" {
-				t.Fatalf("DecodeInput(%s, %q) refused with %T %v, want *Error args.invalid", name, raw, err, err)
-			}
-		} else {
-			ok := false
-			switch in.(type) {
-			case CreateGoalInput:
-				ok = name == CreateGoalTool
-			case GetGoalInput:
-				ok = name == GetGoalTool
-			case SetGoalBudgetInput:
-				ok = name == SetGoalBudgetTool
-			case UpdateGoalInput:
-				ok = name == UpdateGoalTool
-			}
-			if !ok {
-				t.Fatalf("DecodeInput(%s) returned %T", name, in)
-			}
+			t.Fatalf("NewCall(%s, %q): %v", name, raw, err)
 		}
-		d, err := Describe(name, raw)
-		if err != nil || d.Description == "" {
-			t.Fatalf("Describe(%s, %q) = %+v, %v", name, raw, d, err)
+		if res, refused := c.Refused(); refused {
+			wantCode := CodeArgsInvalid
+			if agent != MainAgent && !strings.Contains(res.Output, "appears twice") {
+				wantCode = CodeUnsupportedAgent
+			}
+			if !res.IsError || res.ErrorCode != wantCode || res.Output == "" {
+				t.Fatalf("NewCall(%s, %q) as %s refused with %+v, want %s", name, raw, agent, res, wantCode)
+			}
+		} else if agent != MainAgent || c.Input.Tool() != name {
+			t.Fatalf("NewCall(%s, %q) as %s = %T, not refused", name, raw, agent, c.Input)
+		}
+		d := c.Description
+		if d.Description == "" {
+			t.Fatalf("NewCall(%s, %q): no description", name, raw)
 		}
 		if d.Display != nil && (d.Display.Objective == "" || utf8.RuneCountInString(d.Display.Objective) > MaxObjectiveChars) {
 			t.Fatalf("display objective %q", d.Display.Objective)
@@ -97,19 +95,19 @@ func FuzzCallTool(f *testing.F) {
 			switch op {
 			case 0:
 				name := fuzzTools[arg%len(fuzzTools)]
-				checkToolCall(t, s, before, ToolCall{Name: name, Input: input, TurnID: pick(turns, arg/4, true)}, now)
+				checkToolCall(t, s, before, modelCall{Name: name, Input: input, TurnID: pick(turns, arg/4, true)}, now)
 			case 1:
 				in := []string{`{"objective":"ship it","completionCriterion":"done"}`, `{"objective":"other","replace":true}`,
 					`{"objective":"` + strings.Repeat("x", MaxObjectiveChars+1) + `"}`, `{"objective":"  "}`}[arg%4]
 				agent := []string{"", "main", "sub"}[arg/4%3]
-				checkToolCall(t, s, before, ToolCall{Name: CreateGoalTool, Input: json.RawMessage(in), Agent: agent, TurnID: pick(turns, arg, true)}, now)
+				checkToolCall(t, s, before, modelCall{Name: CreateGoalTool, Input: json.RawMessage(in), Agent: agent, TurnID: pick(turns, arg, true)}, now)
 			case 2:
 				in := []string{`{"value":3,"unit":"turns"}`, `{"value":10,"unit":"tokens"}`, `{"value":2,"unit":"seconds"}`,
 					`{"value":0.4,"unit":"turns"}`, `{"value":25,"unit":"hours"}`, `{"value":1e300,"unit":"tokens"}`}[arg%6]
-				checkToolCall(t, s, before, ToolCall{Name: SetGoalBudgetTool, Input: json.RawMessage(in), TurnID: pick(turns, arg/6, true)}, now)
+				checkToolCall(t, s, before, modelCall{Name: SetGoalBudgetTool, Input: json.RawMessage(in), TurnID: pick(turns, arg/6, true)}, now)
 			case 3:
 				in := `{"status":"` + []string{"active", "complete", "blocked", "paused"}[arg%4] + `"}`
-				checkToolCall(t, s, before, ToolCall{Name: UpdateGoalTool, Input: json.RawMessage(in), TurnID: pick(turns, arg/4, true)}, now)
+				checkToolCall(t, s, before, modelCall{Name: UpdateGoalTool, Input: json.RawMessage(in), TurnID: pick(turns, arg/4, true)}, now)
 			case 4:
 				agent := []string{"", "sub"}[arg%2]
 				origin := []Origin{OriginUser, OriginContinuation, OriginResume, "bogus"}[arg/2%4]
@@ -206,9 +204,9 @@ func checkErr(t *testing.T, err error) {
 	}
 }
 
-func checkToolCall(t *testing.T, s *State, before []byte, c ToolCall, now Instant) {
+func checkToolCall(t *testing.T, s *State, before []byte, c modelCall, now Instant) {
 	t.Helper()
-	res, changes := s.CallTool(c, now)
+	res, changes := s.callTool(t, c, now)
 	if res.Description == "" || res.Output == "" {
 		t.Fatalf("%s(%s): empty description or output: %+v", c.Name, c.Input, res)
 	}

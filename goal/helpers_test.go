@@ -117,3 +117,23 @@ func endTurn(t testing.TB, s *State, id string, o Outcome, now Instant) TurnEnd 
 	mustNoErr(t, err)
 	return e
 }
+
+// modelCall is one goal tool call as a model makes it.
+type modelCall struct {
+	Name     string
+	Input    json.RawMessage
+	Agent    string
+	TurnID   string
+	TaskFile *TaskFileInfo
+}
+
+// callTool runs c as the commands layer does: NewCall decodes it once,
+// CallTool runs it against s.
+func (s *State) callTool(tb testing.TB, c modelCall, now Instant) (ToolResult, []Change) {
+	tb.Helper()
+	call, err := NewCall(c.Name, c.Input, c.Agent)
+	if err != nil {
+		tb.Fatalf("NewCall(%s): %v", c.Name, err)
+	}
+	return s.CallTool(ToolCall{Call: call, TurnID: c.TurnID, TaskFile: c.TaskFile}, now)
+}

@@ -13,7 +13,33 @@ const (
 	Complete Status = "complete"
 )
 
-// Actor says who made a change (RUNTIME.md §2.1).
+// Statuses returns every goal status, in the order above. A status added
+// here must be handled wherever Go code switches on a status: its change
+// kind (Status.ChangeKind), the per-turn goal reminder
+// (reminder.GoalReminder), the exit code of `agentd goal status
+// --exit-code` (commands.StatusExitCode); TestEveryGoalStatus in tests/
+// runs each status through all of them and fails until each handles it.
+func Statuses() []Status { return []Status{Active, Paused, Blocked, Complete} }
+
+// ChangeKind is the kind of the change that moves a goal to s: resume,
+// pause, block or complete; false for a status that is not declared.
+func (s Status) ChangeKind() (ChangeKind, bool) {
+	switch s {
+	case Active:
+		return ChangeResume, true
+	case Paused:
+		return ChangePause, true
+	case Blocked:
+		return ChangeBlock, true
+	case Complete:
+		return ChangeComplete, true
+	}
+	return "", false
+}
+
+// Actor says who made a change (RUNTIME.md §2.1): of the goal, and of the
+// todo list too (todo has no notion of actors; the commands layer records
+// its changes with these), the one actor type of agentd.
 type Actor string
 
 // The four actors.

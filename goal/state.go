@@ -54,7 +54,10 @@ type Goal struct {
 }
 
 // MainAgent is the agent id that gets goal tools, reminders and goal
-// accounting (RUNTIME.md scope). "" means MainAgent everywhere.
+// accounting (RUNTIME.md scope); subagents get none of them. "" means
+// MainAgent everywhere. It is declared here, in the lowest package that
+// needs it (turn accounting), and only here: reminder and commands use
+// goal.MainAgent; todo has no notion of agents.
 const MainAgent = "main"
 
 // Limits of State and goal texts.
@@ -197,7 +200,7 @@ func (g *Goal) setStatus(to Status, actor Actor, reason string, now Instant) Cha
 	g.Status = to
 	g.UpdatedAt = now.Wall
 	g.LastActor = actor
-	kind := map[Status]ChangeKind{Active: ChangeResume, Paused: ChangePause, Blocked: ChangeBlock, Complete: ChangeComplete}[to]
+	kind, _ := to.ChangeKind() // to is always one of the declared statuses, each with its kind (TestEveryGoalStatus)
 	return Change{Kind: kind, Status: to, Reason: reason, Actor: actor, Goal: g.snapshot(now)}
 }
 

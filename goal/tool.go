@@ -1,11 +1,12 @@
 package goal
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"sort"
 	"strings"
+
+	"github.com/agentd/agentd/jsonin"
 )
 
 // Names of the four goal tools (RUNTIME.md §2.8).
@@ -93,11 +94,8 @@ func Tools() []Tool {
 
 // IsTool reports whether name is one of the four goal tools.
 func IsTool(name string) bool {
-	switch name {
-	case CreateGoalTool, GetGoalTool, SetGoalBudgetTool, UpdateGoalTool:
-		return true
-	}
-	return false
+	_, ok := inputTypes[name]
+	return ok
 }
 
 const createGoalDescription = `Create a goal: an objective you then pursue on your own over several turns. agentd counts the turns, output tokens and time the goal uses, reminds you of it at the start of each turn, and prompts you to continue after each turn until the goal is complete, blocked, paused or out of budget.
@@ -127,10 +125,27 @@ const updateGoalDescription = `Change the status of the current goal. Most goal 
 
 You cannot pause or cancel a goal; only the user can. After complete or blocked, write a short final message for the user and call no more goal tools.`
 
+// Input is the decoded input of one goal tool: CreateGoalInput,
+// GetGoalInput, SetGoalBudgetInput or UpdateGoalInput, the only
+// implementations. Each is declared once, as a struct whose JSON fields are
+// the tool's JSON Schema properties (Tools; a test keeps the two equal), and
+// decoded once per call by NewCall, strictly, with jsonin.Decode: a JSON
+// object (empty input, null and [] mean {}), no unknown or duplicate keys,
+// each field of its type, the fields tagged required present; null counts
+// as an absent field.
+type Input interface {
+	// Tool is the name of the tool the input is for.
+	Tool() string
+	// Describe says what a call with this input would do (RUNTIME.md
+	// §2.8), for the host UI: "Creating a goal", "Setting goal budget: 5
+	// turns"; the zero input gets the tool's plain description.
+	Describe() CallDescription
+}
+
 // CreateGoalInput is CreateGoal's input (RUNTIME.md §2.8). TaskFile is the
 // path as the model gave it; the caller resolves it.
 type CreateGoalInput struct {
-	Objective           string `json:"objective"`
+	Objective           string `json:"objective" jsonin:"required"`
 	CompletionCriterion string `json:"completionCriterion,omitempty"`
 	Replace             bool   `json:"replace,omitempty"`
 	TaskFile            string `json:"taskFile,omitempty"`
@@ -141,150 +156,115 @@ type GetGoalInput struct{}
 
 // SetGoalBudgetInput is SetGoalBudget's input.
 type SetGoalBudgetInput struct {
-	Value float64 `json:"value"`
-	Unit  string  `json:"unit"`
+	Value float64 `json:"value" jsonin:"required"`
+	Unit  string  `json:"unit" jsonin:"required"`
 }
 
 // UpdateGoalInput is UpdateGoal's input. Status is checked when the call
 // runs, so that a wrong value gets an answer that lists the valid ones.
 type UpdateGoalInput struct {
-	Status string `json:"status"`
+	Status string `json:"status" jsonin:"required"`
 }
 
-// DecodeInput decodes a goal tool's input strictly: a JSON object (empty
-// input or null mean {}), no unknown keys, each field of its type; null
-// counts as an absent optional field. It returns CreateGoalInput,
-// GetGoalInput, SetGoalBudgetInput or UpdateGoalInput. Errors are *Error
-// with code args.invalid and a message naming the field.
-func DecodeInput(tool string, raw json.RawMessage) (any, error) {
-	switch tool {
-	case CreateGoalTool:
-		m, err := fields(raw, "objective", "completionCriterion", "replace", "taskFile")
-		if err != nil {
-			return nil, err
-		}
-		var in CreateGoalInput
-		if err := m.str("objective", &in.Objective, true); err != nil {
-			return nil, err
-		}
-		if err := m.str("completionCriterion", &in.CompletionCriterion, false); err != nil {
-			return nil, err
-		}
-		if err := m.boolean("replace", &in.Replace); err != nil {
-			return nil, err
-		}
-		if err := m.str("taskFile", &in.TaskFile, false); err != nil {
-			return nil, err
-		}
-		return in, nil
-	case GetGoalTool:
-		if _, err := fields(raw); err != nil {
-			return nil, err
-		}
-		return GetGoalInput{}, nil
-	case SetGoalBudgetTool:
-		m, err := fields(raw, "value", "unit")
-		if err != nil {
-			return nil, err
-		}
-		var in SetGoalBudgetInput
-		if err := m.number("value", &in.Value); err != nil {
-			return nil, err
-		}
-		if err := m.str("unit", &in.Unit, true); err != nil {
-			return nil, err
-		}
-		return in, nil
-	case UpdateGoalTool:
-		m, err := fields(raw, "status")
-		if err != nil {
-			return nil, err
-		}
-		var in UpdateGoalInput
-		if err := m.str("status", &in.Status, true); err != nil {
-			return nil, err
-		}
-		return in, nil
+// Tool is CreateGoalTool.
+func (CreateGoalInput) Tool() string { return CreateGoalTool }
+
+// Tool is GetGoalTool.
+func (GetGoalInput) Tool() string { return GetGoalTool }
+
+// Tool is SetGoalBudgetTool.
+func (SetGoalBudgetInput) Tool() string { return SetGoalBudgetTool }
+
+// Tool is UpdateGoalTool.
+func (UpdateGoalInput) Tool() string { return UpdateGoalTool }
+
+// Describe is "Creating a goal", with a goal-start display when the
+// objective is valid.
+func (in CreateGoalInput) Describe() CallDescription {
+	d := CallDescription{Description: "Creating a goal"}
+	if obj, crit, err := normalizeObjective(in.Objective, in.CompletionCriterion); err == nil {
+		d.Display = &Display{Kind: "goal_start", Objective: obj, CompletionCriterion: crit}
 	}
-	return nil, errorf(CodeArgsInvalid, fmt.Sprintf("%q is not a goal tool", tool))
+	return d
 }
 
-type fieldMap map[string]json.RawMessage
+// Describe is "Reading the current goal".
+func (GetGoalInput) Describe() CallDescription {
+	return CallDescription{Description: "Reading the current goal"}
+}
 
-// fields parses raw as an object whose keys are all in allowed; null values
-// are dropped.
-func fields(raw json.RawMessage, allowed ...string) (fieldMap, error) {
-	raw = bytes.TrimSpace(raw)
-	m := fieldMap{}
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return m, nil
+// Describe is "Setting goal budget", followed by the budget when it is
+// valid: "Setting goal budget: 90 minutes".
+func (in SetGoalBudgetInput) Describe() CallDescription {
+	d := CallDescription{Description: "Setting goal budget"}
+	if kind, limit, err := NormalizeBudget(in.Value, in.Unit); err == nil {
+		d.Description += ": " + FormatBudget(kind, limit)
 	}
-	if raw[0] != '{' || json.Unmarshal(raw, (*map[string]json.RawMessage)(&m)) != nil {
-		return nil, errorf(CodeArgsInvalid, "the input must be a JSON object")
+	return d
+}
+
+// Describe names the status a model may set ("Marking the goal
+// complete"), else "Updating the goal".
+func (in UpdateGoalInput) Describe() CallDescription {
+	d := CallDescription{Description: "Updating the goal"}
+	switch Status(in.Status) {
+	case Active:
+		d.Description = "Resuming the goal"
+	case Complete:
+		d.Description = "Marking the goal complete"
+	case Blocked:
+		d.Description = "Marking the goal blocked"
 	}
-	var unknown []string
-	for k, v := range m {
-		if !contains(allowed, k) {
-			unknown = append(unknown, k)
+	return d
+}
+
+// inputType is what the goal package knows of one tool's input type.
+type inputType struct {
+	zero   Input // the zero input, for the tool's plain description
+	decode func(raw json.RawMessage) (Input, *jsonin.Error)
+}
+
+// inputTypes maps each goal tool's name to its input type.
+var inputTypes = map[string]inputType{
+	CreateGoalTool:    typed[CreateGoalInput](),
+	GetGoalTool:       typed[GetGoalInput](),
+	SetGoalBudgetTool: typed[SetGoalBudgetInput](),
+	UpdateGoalTool:    typed[UpdateGoalInput](),
+}
+
+func typed[T Input]() inputType {
+	var zero T
+	return inputType{zero: zero, decode: func(raw json.RawMessage) (Input, *jsonin.Error) {
+		var in T
+		if err := jsonin.Decode(raw, &in, in.Tool()+" input"); err != nil {
+			var e *jsonin.Error
+			if !errors.As(err, &e) {
+				e = &jsonin.Error{Problem: jsonin.Malformed}
+			}
+			return nil, e
 		}
-		if bytes.Equal(v, []byte("null")) {
-			delete(m, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
+		return in, nil
+	}}
+}
+
+// inputError words a decoding error for the model, naming the field:
+// "objective is required", "replace must be true or false", "unknown
+// field \"x\"; known fields: ...". (NewCall refuses a duplicate key with
+// jsonin's message, which names the place.)
+func inputError(e *jsonin.Error) *Error {
+	switch e.Problem {
+	case jsonin.Missing:
+		return errorf(CodeArgsInvalid, e.Field+" is required")
+	case jsonin.WrongType:
+		return errorf(CodeArgsInvalid, e.Field+" must be "+e.Want)
+	case jsonin.Unknown:
 		known := "it takes no fields"
-		if len(allowed) > 0 {
-			known = "known fields: " + strings.Join(allowed, ", ")
+		if len(e.Known) > 0 {
+			known = "known fields: " + strings.Join(e.Known, ", ")
 		}
-		return nil, errorf(CodeArgsInvalid, fmt.Sprintf("unknown field %q; %s", unknown[0], known))
+		return errorf(CodeArgsInvalid, fmt.Sprintf("unknown field %q; %s", e.Field, known))
 	}
-	return m, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-func (m fieldMap) str(name string, dst *string, required bool) error {
-	v, ok := m[name]
-	if !ok {
-		if required {
-			return errorf(CodeArgsInvalid, name+" is required")
-		}
-		return nil
-	}
-	if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, dst) != nil {
-		return errorf(CodeArgsInvalid, name+" must be a string")
-	}
-	return nil
-}
-
-func (m fieldMap) boolean(name string, dst *bool) error {
-	v, ok := m[name]
-	if !ok {
-		return nil
-	}
-	if json.Unmarshal(v, dst) != nil {
-		return errorf(CodeArgsInvalid, name+" must be true or false")
-	}
-	return nil
-}
-
-func (m fieldMap) number(name string, dst *float64) error {
-	v, ok := m[name]
-	if !ok {
-		return errorf(CodeArgsInvalid, name+" is required")
-	}
-	if json.Unmarshal(v, dst) != nil {
-		return errorf(CodeArgsInvalid, name+" must be a number")
-	}
-	return nil
+	return errorf(CodeArgsInvalid, "the input must be a JSON object")
 }
 
 // CallDescription is a call's description for the host UI, and for
@@ -301,54 +281,59 @@ type Display struct {
 	CompletionCriterion string `json:"completionCriterion,omitempty"`
 }
 
-// Describe says what a call would do without running it (RUNTIME.md §2.8):
-// "Creating a goal", "Reading the current goal", "Setting goal budget: 5
-// turns", "Marking the goal complete"... An input that does not decode gets
-// the tool's plain description and no display. Refusal: args.invalid for a
-// name that is not a goal tool.
-func Describe(tool string, raw json.RawMessage) (CallDescription, error) {
-	in, err := DecodeInput(tool, raw)
-	switch tool {
-	case CreateGoalTool:
-		d := CallDescription{Description: "Creating a goal"}
-		if c, ok := in.(CreateGoalInput); ok && err == nil {
-			if obj, crit, err := normalizeObjective(c.Objective, c.CompletionCriterion); err == nil {
-				d.Display = &Display{Kind: "goal_start", Objective: obj, CompletionCriterion: crit}
-			}
-		}
-		return d, nil
-	case GetGoalTool:
-		return CallDescription{Description: "Reading the current goal"}, nil
-	case SetGoalBudgetTool:
-		d := CallDescription{Description: "Setting goal budget"}
-		if b, ok := in.(SetGoalBudgetInput); ok && err == nil {
-			if kind, limit, err := NormalizeBudget(b.Value, b.Unit); err == nil {
-				d.Description += ": " + FormatBudget(kind, limit)
-			}
-		}
-		return d, nil
-	case UpdateGoalTool:
-		d := CallDescription{Description: "Updating the goal"}
-		if u, ok := in.(UpdateGoalInput); ok && err == nil {
-			switch Status(u.Status) {
-			case Active:
-				d.Description = "Resuming the goal"
-			case Complete:
-				d.Description = "Marking the goal complete"
-			case Blocked:
-				d.Description = "Marking the goal blocked"
-			}
-		}
-		return d, nil
-	}
-	return CallDescription{}, err
+// Call is a goal tool call decoded once (NewCall), before any goal state
+// is read: what it says it does, and either its input or the refusal the
+// model gets.
+type Call struct {
+	// Input is the decoded input; nil when the call is refused before it
+	// reaches the goal (Refused).
+	Input Input
+	// Description says what the call would do, for the host UI
+	// (agentd.describeTool): the tool's plain description when the input
+	// does not decode.
+	Description CallDescription
+	refusal     ToolResult
 }
 
-// ToolCall is one call of a goal tool.
+// NewCall decodes raw, the input of the goal tool named tool called by
+// agent ("" is MainAgent), and makes the checks that need no state, in this
+// order: a key given twice (args.invalid, "Nothing was changed: ...; send
+// each field once."), an agent other than the main one
+// (goal.unsupported_agent), an input that does not decode (args.invalid
+// naming the field). Such a call is Refused. Error: args.invalid for a name
+// that is not a goal tool.
+func NewCall(tool string, raw json.RawMessage, agent string) (Call, error) {
+	t, ok := inputTypes[tool]
+	if !ok {
+		return Call{}, errorf(CodeArgsInvalid, fmt.Sprintf("%q is not a goal tool", tool))
+	}
+	in, bad := t.decode(raw)
+	c := Call{Input: in, Description: t.zero.Describe()}
+	if bad == nil {
+		c.Description = in.Describe()
+	}
+	res := ToolResult{Description: c.Description.Description}
+	switch {
+	case bad != nil && bad.Problem == jsonin.Duplicate:
+		c.refusal = res.fail(CodeArgsInvalid, fmt.Sprintf("Nothing was changed: %v; send each field once.", bad))
+	case agent != "" && agent != MainAgent:
+		c.refusal = res.fail(CodeUnsupportedAgent, "Goal tools are only for the main agent; a subagent cannot read or change the goal. Finish your task and report back instead.")
+	case bad != nil:
+		c.refusal = res.fail(CodeArgsInvalid, sentence(inputError(bad).Msg))
+	default:
+		return c, nil
+	}
+	c.Input = nil
+	return c, nil
+}
+
+// Refused is the answer to a call refused before it reaches the goal, and
+// true; false when the call may run.
+func (c Call) Refused() (ToolResult, bool) { return c.refusal, c.Input == nil }
+
+// ToolCall is a call to run against the goal state.
 type ToolCall struct {
-	Name   string
-	Input  json.RawMessage
-	Agent  string // "" means MainAgent; other agents get goal.unsupported_agent
+	Call
 	TurnID string // the turn the call belongs to; "" outside a turn
 	// TaskFile is CreateGoal's task file, resolved by the caller from the
 	// input's taskFile or the objective (RUNTIME.md §4); nil for none.
@@ -356,33 +341,26 @@ type ToolCall struct {
 }
 
 // CallTool runs a goal tool for a model (RUNTIME.md §2.8). Refusals are
-// results with IsError and ErrorCode. A CreateGoal, SetGoalBudget or
-// UpdateGoal call in a turn whose goal is no longer the current goal is
-// ignored: ErrorCode goal.stale_call, IsError false, nothing changes.
+// results with IsError and ErrorCode; a Refused call answers its refusal.
+// A CreateGoal, SetGoalBudget or UpdateGoal call in a turn whose goal is no
+// longer the current goal is ignored: ErrorCode goal.stale_call, IsError
+// false, nothing changes.
 func (s *State) CallTool(c ToolCall, now Instant) (ToolResult, []Change) {
-	d, err := Describe(c.Name, c.Input)
-	if err != nil {
-		return ToolResult{Output: sentence(err.Error()), IsError: true, ErrorCode: CodeArgsInvalid, Description: c.Name}, nil
+	if res, refused := c.Refused(); refused {
+		return res, nil
 	}
-	res := ToolResult{Description: d.Description}
-	if c.Agent != "" && c.Agent != MainAgent {
-		return res.fail(CodeUnsupportedAgent, "Goal tools are only for the main agent; a subagent cannot read or change the goal. Finish your task and report back instead."), nil
-	}
-	in, err := DecodeInput(c.Name, c.Input)
-	if err != nil {
-		return res.fail(CodeArgsInvalid, sentence(err.Error())), nil
-	}
-	if c.Name == GetGoalTool {
+	res := ToolResult{Description: c.Description.Description}
+	if _, ok := c.Input.(GetGoalInput); ok {
 		res.Output = goalJSON(s.Snapshot(now))
 		return res, nil
 	}
 	if msg, stale := s.stale(c.TurnID); stale {
-		prefix := map[string]string{CreateGoalTool: "Not created", SetGoalBudgetTool: "Budget not set", UpdateGoalTool: "Goal not updated"}[c.Name]
+		prefix := map[string]string{CreateGoalTool: "Not created", SetGoalBudgetTool: "Budget not set", UpdateGoalTool: "Goal not updated"}[c.Input.Tool()]
 		res.Output = prefix + ": " + msg + " Nothing was changed. Call GetGoal to see where things stand before using another goal tool."
 		res.ErrorCode = CodeStaleCall
 		return res, nil
 	}
-	switch in := in.(type) {
+	switch in := c.Input.(type) {
 	case CreateGoalInput:
 		return s.createTool(res, in, c, now)
 	case SetGoalBudgetInput:

@@ -2,11 +2,15 @@ package goal
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/agentd/agentd/jsonin"
 )
 
 func TestDecodeInput(t *testing.T) {
@@ -28,27 +32,67 @@ func TestDecodeInput(t *testing.T) {
 		{"get null", GetGoalTool, `null`, GetGoalInput{}, ""},
 		{"get omitted", GetGoalTool, ``, GetGoalInput{}, ""},
 		{"get unknown key", GetGoalTool, `{"x":1}`, nil, "takes no fields"},
-		{"get array", GetGoalTool, `[]`, nil, "must be a JSON object"},
+		{"get empty array", GetGoalTool, `[]`, GetGoalInput{}, ""},
+		{"get array", GetGoalTool, `[1]`, nil, "must be a JSON object"},
+		{"get string", GetGoalTool, `"x"`, nil, "must be a JSON object"},
+		{"get malformed", GetGoalTool, `{"a":`, nil, "must be a JSON object"},
 		{"budget", SetGoalBudgetTool, `{"value":2.5,"unit":"turns"}`, SetGoalBudgetInput{Value: 2.5, Unit: "turns"}, ""},
 		{"budget value string", SetGoalBudgetTool, `{"value":"5","unit":"turns"}`, nil, "value must be a number"},
 		{"budget no unit", SetGoalBudgetTool, `{"value":5}`, nil, "unit is required"},
 		{"update", UpdateGoalTool, `{"status":"complete"}`, UpdateGoalInput{Status: "complete"}, ""},
 		{"update bool", UpdateGoalTool, `{"status":true}`, nil, "status must be a string"},
-		{"update extra", UpdateGoalTool, `{"status":"complete","reason":"done"}`, nil, `unknown field "reason"`},
-		{"not a goal tool", "TodoList", `{}`, nil, "not a goal tool"},
+		{"update extra", UpdateGoalTool, `{"status":"complete","reason":"done"}`, nil, `unknown field "reason"; known fields: status`},
+		{"update null", UpdateGoalTool, `{"status":null}`, nil, "status is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := DecodeInput(tt.tool, raw(tt.input))
+			got, bad := inputTypes[tt.tool].decode(raw(tt.input))
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || codeOf(err) != CodeArgsInvalid {
+				if bad == nil {
+					t.Fatalf("decoded %+v, want an error containing %q", got, tt.wantErr)
+				}
+				if err := inputError(bad); !strings.Contains(err.Error(), tt.wantErr) || codeOf(err) != CodeArgsInvalid {
 					t.Fatalf("got %v, want an args.invalid error containing %q", err, tt.wantErr)
 				}
 				return
 			}
-			mustNoErr(t, err)
+			if bad != nil {
+				t.Fatalf("refused: %v", bad)
+			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("input (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := NewCall("TodoList", raw(`{}`), MainAgent); codeOf(err) != CodeArgsInvalid || !strings.Contains(err.Error(), "not a goal tool") {
+		t.Errorf("NewCall of a non-goal tool: %v", err)
+	}
+}
+
+// TestNewCallRefusals: what NewCall refuses before any state is read, in
+// its order: a key twice, another agent, an input that does not decode.
+func TestNewCallRefusals(t *testing.T) {
+	tests := []struct {
+		name, tool, input, agent string
+		want                     ToolResult
+	}{
+		{"a key twice", SetGoalBudgetTool, `{"value":5,"unit":"turns","value":50}`, "sub",
+			ToolResult{Output: `Nothing was changed: SetGoalBudget input: key "value" appears twice; send each field once.`, IsError: true, ErrorCode: CodeArgsInvalid, Description: "Setting goal budget"}},
+		{"a subagent with a bad input", CreateGoalTool, `{}`, "sub",
+			ToolResult{Output: "Goal tools are only for the main agent; a subagent cannot read or change the goal. Finish your task and report back instead.", IsError: true, ErrorCode: CodeUnsupportedAgent, Description: "Creating a goal"}},
+		{"a bad input", CreateGoalTool, `{"objective":5}`, "",
+			ToolResult{Output: "Objective must be a string.", IsError: true, ErrorCode: CodeArgsInvalid, Description: "Creating a goal"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := NewCall(tt.tool, raw(tt.input), tt.agent)
+			mustNoErr(t, err)
+			res, refused := c.Refused()
+			if !refused || c.Input != nil {
+				t.Fatalf("not refused: %+v", c)
+			}
+			if diff := cmp.Diff(tt.want, res); diff != "" {
+				t.Errorf("refusal (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -96,15 +140,12 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+" "+tt.input, func(t *testing.T) {
-			got, err := Describe(tt.tool, raw(tt.input))
+			c, err := NewCall(tt.tool, raw(tt.input), MainAgent)
 			mustNoErr(t, err)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, c.Description); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
-	}
-	if _, err := Describe("TodoList", raw(`{}`)); codeOf(err) != CodeArgsInvalid {
-		t.Errorf("Describe of a non-goal tool: %v", err)
 	}
 	b, _ := json.Marshal(CallDescription{Description: "Creating a goal", Display: &Display{Kind: "goal_start", Objective: "o"}})
 	if want := `{"description":"Creating a goal","display":{"kind":"goal_start","objective":"o"}}`; string(b) != want {
@@ -116,11 +157,11 @@ func TestGetAndCreateOutput(t *testing.T) {
 	fixedIDs(t)
 	c := newClock()
 	s := &State{}
-	res, changes := s.CallTool(ToolCall{Name: GetGoalTool}, c.now())
+	res, changes := s.callTool(t, modelCall{Name: GetGoalTool}, c.now())
 	if diff := cmp.Diff(ToolResult{Output: "{\n  \"goal\": null\n}", Description: "Reading the current goal"}, res); diff != "" || changes != nil {
 		t.Errorf("GetGoal without a goal (-want +got):\n%s", diff)
 	}
-	res, changes = s.CallTool(ToolCall{Name: CreateGoalTool, Input: raw(`{"objective":"ship it"}`)}, c.now())
+	res, changes = s.callTool(t, modelCall{Name: CreateGoalTool, Input: raw(`{"objective":"ship it"}`)}, c.now())
 	if res.IsError || res.Description != "Creating a goal" {
 		t.Fatalf("CreateGoal: %+v", res)
 	}
@@ -154,7 +195,7 @@ func TestGetAndCreateOutput(t *testing.T) {
 	if diff := cmp.Diff(want, res.Output); diff != "" {
 		t.Errorf("CreateGoal output (-want +got):\n%s", diff)
 	}
-	res, _ = s.CallTool(ToolCall{Name: GetGoalTool, Input: raw(`{}`)}, c.now())
+	res, _ = s.callTool(t, modelCall{Name: GetGoalTool, Input: raw(`{}`)}, c.now())
 	if res.Output != want || strings.Contains(res.Output, "goal-1") {
 		t.Errorf("GetGoal output differs or shows the goal id:\n%s", res.Output)
 	}
@@ -175,7 +216,7 @@ func TestCreateGoalRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClock()
 			s := withGoal(t, c)
-			res, changes := s.CallTool(ToolCall{Name: CreateGoalTool, Input: raw(tt.input)}, c.now())
+			res, changes := s.callTool(t, modelCall{Name: CreateGoalTool, Input: raw(tt.input)}, c.now())
 			if !res.IsError || res.ErrorCode != tt.wantCode || !strings.Contains(res.Output, tt.wantText) || changes != nil {
 				t.Errorf("got %+v, want error %s mentioning %q", res, tt.wantCode, tt.wantText)
 			}
@@ -190,7 +231,7 @@ func TestCreateGoalReplaceAndTaskFile(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)
 	tf := &TaskFileInfo{Path: "plan.md", Exists: false}
-	res, changes := s.CallTool(ToolCall{Name: CreateGoalTool, Input: raw(`{"objective":"next","replace":true,"taskFile":"plan.md"}`), TaskFile: tf}, c.now())
+	res, changes := s.callTool(t, modelCall{Name: CreateGoalTool, Input: raw(`{"objective":"next","replace":true,"taskFile":"plan.md"}`), TaskFile: tf}, c.now())
 	if res.IsError {
 		t.Fatalf("replace: %+v", res)
 	}
@@ -207,7 +248,7 @@ func TestUnsupportedAgent(t *testing.T) {
 		t.Run(tool, func(t *testing.T) {
 			c := newClock()
 			s := withGoal(t, c)
-			res, changes := s.CallTool(ToolCall{Name: tool, Input: raw(`{}`), Agent: "reviewer"}, c.now())
+			res, changes := s.callTool(t, modelCall{Name: tool, Input: raw(`{}`), Agent: "reviewer"}, c.now())
 			if !res.IsError || res.ErrorCode != CodeUnsupportedAgent || changes != nil || res.Description == "" {
 				t.Errorf("got %+v", res)
 			}
@@ -256,7 +297,7 @@ func TestSetGoalBudgetTool(t *testing.T) {
 			}
 			s.Goal.Status = tt.status
 			s.Goal.TokensUsed = tt.used
-			res, changes := s.CallTool(ToolCall{Name: SetGoalBudgetTool, Input: raw(tt.input)}, c.now())
+			res, changes := s.callTool(t, modelCall{Name: SetGoalBudgetTool, Input: raw(tt.input)}, c.now())
 			if res.ErrorCode != tt.wantCode || res.IsError != (tt.wantCode != "") {
 				t.Fatalf("got %+v, want code %q", res, tt.wantCode)
 			}
@@ -278,7 +319,7 @@ func TestSetGoalBudgetTool(t *testing.T) {
 		})
 	}
 	t.Run("no goal", func(t *testing.T) {
-		res, _ := (&State{}).CallTool(ToolCall{Name: SetGoalBudgetTool, Input: raw(`{"value":3,"unit":"turns"}`)}, newClock().now())
+		res, _ := (&State{}).callTool(t, modelCall{Name: SetGoalBudgetTool, Input: raw(`{"value":3,"unit":"turns"}`)}, newClock().now())
 		if res.ErrorCode != CodeNotFound || !res.IsError || res.Description != "Setting goal budget: 3 turns" {
 			t.Errorf("got %+v", res)
 		}
@@ -327,7 +368,7 @@ func TestUpdateGoalTool(t *testing.T) {
 				}
 				s.Goal.Status = tt.from
 			}
-			res, _ := s.CallTool(ToolCall{Name: UpdateGoalTool, Input: raw(tt.input)}, c.advance(125*time.Second))
+			res, _ := s.callTool(t, modelCall{Name: UpdateGoalTool, Input: raw(tt.input)}, c.advance(125*time.Second))
 			if res.ErrorCode != tt.wantCode || res.IsError != tt.wantError {
 				t.Fatalf("got %+v, want code %q error %v", res, tt.wantCode, tt.wantError)
 			}
@@ -372,7 +413,7 @@ func TestStaleCallGuard(t *testing.T) {
 				beginTurn(t, s, "t1", c.now())
 				setup.change(s, c.now())
 				before := s.Clone()
-				res, changes := s.CallTool(ToolCall{Name: call.tool, Input: raw(call.input), TurnID: "t1"}, c.now())
+				res, changes := s.callTool(t, modelCall{Name: call.tool, Input: raw(call.input), TurnID: "t1"}, c.now())
 				if res.IsError || res.ErrorCode != CodeStaleCall || !strings.Contains(res.Output, setup.wantText) || changes != nil {
 					t.Errorf("got %+v", res)
 				}
@@ -387,15 +428,15 @@ func TestStaleCallGuard(t *testing.T) {
 		c := newClock()
 		s := &State{}
 		beginTurn(t, s, "t1", c.now())
-		res, _ := s.CallTool(ToolCall{Name: CreateGoalTool, Input: raw(`{"objective":"a"}`), TurnID: "t1"}, c.now())
+		res, _ := s.callTool(t, modelCall{Name: CreateGoalTool, Input: raw(`{"objective":"a"}`), TurnID: "t1"}, c.now())
 		if res.IsError {
 			t.Fatalf("create: %+v", res)
 		}
-		res, _ = s.CallTool(ToolCall{Name: UpdateGoalTool, Input: raw(`{"status":"complete"}`), TurnID: "t1"}, c.now())
+		res, _ = s.callTool(t, modelCall{Name: UpdateGoalTool, Input: raw(`{"status":"complete"}`), TurnID: "t1"}, c.now())
 		if res.ErrorCode != "" || s.Status() != Complete {
 			t.Errorf("complete in the creating turn: %+v", res)
 		}
-		res, _ = s.CallTool(ToolCall{Name: CreateGoalTool, Input: raw(`{"objective":"b"}`), TurnID: "t1"}, c.now())
+		res, _ = s.callTool(t, modelCall{Name: CreateGoalTool, Input: raw(`{"objective":"b"}`), TurnID: "t1"}, c.now())
 		if res.ErrorCode != "" || s.Goal.Objective != "b" {
 			t.Errorf("create over the turn's complete goal: %+v", res)
 		}
@@ -406,7 +447,7 @@ func TestStaleCallGuard(t *testing.T) {
 		s := &State{}
 		beginTurn(t, s, "t1", c.now())
 		mustNoErr(t, firstErr(s.Create(CreateParams{Objective: "a"}, c.now())))
-		res, _ := s.CallTool(ToolCall{Name: SetGoalBudgetTool, Input: raw(`{"value":3,"unit":"turns"}`), TurnID: "t1"}, c.now())
+		res, _ := s.callTool(t, modelCall{Name: SetGoalBudgetTool, Input: raw(`{"value":3,"unit":"turns"}`), TurnID: "t1"}, c.now())
 		if res.ErrorCode != "" {
 			t.Errorf("got %+v", res)
 		}
@@ -416,7 +457,7 @@ func TestStaleCallGuard(t *testing.T) {
 		s := withGoal(t, c)
 		beginTurn(t, s, "t1", c.now())
 		s.Cancel(c.now())
-		if res, _ := s.CallTool(ToolCall{Name: GetGoalTool, TurnID: "t1"}, c.now()); res.ErrorCode != "" {
+		if res, _ := s.callTool(t, modelCall{Name: GetGoalTool, TurnID: "t1"}, c.now()); res.ErrorCode != "" {
 			t.Errorf("got %+v", res)
 		}
 	})
@@ -431,5 +472,38 @@ func TestToolResultJSON(t *testing.T) {
 	b, _ = json.Marshal(Change{Kind: ChangeCancel, Actor: User, Goal: &Snapshot{}})
 	if want := `{"kind":"cancel","actor":"user"}`; string(b) != want {
 		t.Errorf("change JSON: got %s, want %s", b, want)
+	}
+}
+
+// TestSchemasMatchInputs: each tool's JSON Schema declares exactly the JSON
+// fields of its input struct, and requires exactly the fields the decoder
+// requires, so that the schema a model reads and the decoder cannot drift.
+func TestSchemasMatchInputs(t *testing.T) {
+	for _, tool := range Tools() {
+		t.Run(tool.Name, func(t *testing.T) {
+			in, ok := inputTypes[tool.Name]
+			if !ok {
+				t.Fatalf("no input type")
+			}
+			names, required := jsonin.Fields(reflect.TypeOf(in.zero))
+			props, _ := tool.InputSchema["properties"].(map[string]any)
+			var schemaNames []string
+			for name := range props {
+				schemaNames = append(schemaNames, name)
+			}
+			schemaRequired, _ := tool.InputSchema["required"].([]string)
+			sortedEq := func(a, b []string) string {
+				return cmp.Diff(a, b, cmpopts.SortSlices(func(x, y string) bool { return x < y }), cmpopts.EquateEmpty())
+			}
+			if diff := sortedEq(names, schemaNames); diff != "" {
+				t.Errorf("schema properties vs %T fields (-struct +schema):\n%s", in.zero, diff)
+			}
+			if diff := sortedEq(required, schemaRequired); diff != "" {
+				t.Errorf("schema required vs %T required fields (-struct +schema):\n%s", in.zero, diff)
+			}
+		})
+	}
+	if len(inputTypes) != len(Tools()) {
+		t.Errorf("%d input types for %d tools", len(inputTypes), len(Tools()))
 	}
 }

@@ -39,7 +39,9 @@ const (
 )
 
 // Continuation is the variant of continuation prompt a turn end asks for
-// (RUNTIME.md §2.5); NoContinuation when none is due.
+// (RUNTIME.md §2.5); NoContinuation when none is due. The variants are
+// declared here only; reminder.Continue writes each one's prompt and the
+// commands layer sends the variant as it is.
 type Continuation string
 
 // Continuation variants.

@@ -58,7 +58,7 @@ func TestCompletedInLastTurn(t *testing.T) {
 	s.Goal.Limits.TurnBudget = i64(1)
 	beginTurn(t, s, "t1", c.now())
 	mustNoErr(t, firstErr(s.BeginStep("t1", c.now())))
-	res, _ := s.CallTool(ToolCall{Name: UpdateGoalTool, Input: raw(`{"status":"complete"}`), TurnID: "t1"}, c.now())
+	res, _ := s.callTool(t, modelCall{Name: UpdateGoalTool, Input: raw(`{"status":"complete"}`), TurnID: "t1"}, c.now())
 	if res.IsError || !res.StopTurn || !res.StopBatch {
 		t.Fatalf("UpdateGoal complete: %+v", res)
 	}
@@ -209,7 +209,7 @@ func TestStarterTurn(t *testing.T) {
 		wantContinue Continuation
 	}{
 		{"model CreateGoal, completed", func(t *testing.T, s *State, now Instant) {
-			res, _ := s.CallTool(ToolCall{Name: CreateGoalTool, Input: raw(`{"objective":"ship it"}`), TurnID: "t1"}, now)
+			res, _ := s.callTool(t, modelCall{Name: CreateGoalTool, Input: raw(`{"objective":"ship it"}`), TurnID: "t1"}, now)
 			if res.IsError {
 				t.Fatalf("CreateGoal: %+v", res)
 			}
@@ -218,10 +218,10 @@ func TestStarterTurn(t *testing.T) {
 			mustNoErr(t, firstErr(s.Create(CreateParams{Objective: "ship it"}, now)))
 		}, OutcomeCompleted, 1, 30, Active, ContinuationNormal},
 		{"model CreateGoal, stepLimit", func(t *testing.T, s *State, now Instant) {
-			s.CallTool(ToolCall{Name: CreateGoalTool, Input: raw(`{"objective":"ship it"}`), TurnID: "t1"}, now)
+			s.callTool(t, modelCall{Name: CreateGoalTool, Input: raw(`{"objective":"ship it"}`), TurnID: "t1"}, now)
 		}, OutcomeStepLimit, 1, 30, Active, ContinuationStepLimit},
 		{"model CreateGoal, cancelled", func(t *testing.T, s *State, now Instant) {
-			s.CallTool(ToolCall{Name: CreateGoalTool, Input: raw(`{"objective":"ship it"}`), TurnID: "t1"}, now)
+			s.callTool(t, modelCall{Name: CreateGoalTool, Input: raw(`{"objective":"ship it"}`), TurnID: "t1"}, now)
 		}, OutcomeCancelled, 0, 30, Paused, NoContinuation},
 	}
 	for _, tt := range tests {
@@ -636,7 +636,7 @@ func TestTurnBudgetSetDuringLastTurn(t *testing.T) {
 	s := withGoal(t, c)
 	beginTurn(t, s, "t1", c.now())
 	mustNoErr(t, firstErr(s.BeginStep("t1", c.now())))
-	res, _ := s.CallTool(ToolCall{Name: SetGoalBudgetTool, Input: raw(`{"value":1,"unit":"turns"}`), TurnID: "t1"}, c.now())
+	res, _ := s.callTool(t, modelCall{Name: SetGoalBudgetTool, Input: raw(`{"value":1,"unit":"turns"}`), TurnID: "t1"}, c.now())
 	if res.StopTurn || s.Status() != Active {
 		t.Fatalf("turn 1 of 1 was stopped: %+v", res)
 	}

@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
@@ -306,7 +307,7 @@ func (c *connection) initialize(ctx context.Context, req *Request) (any, error) 
 	}
 	c.mu.Unlock()
 	var p initializeParams
-	if err := commands.DecodeLenient(req.Params, &p, "initialize params"); err != nil {
+	if err := jsonin.DecodeLenient(req.Params, &p, "initialize params"); err != nil {
 		return nil, NewError(CodeInvalidParams, "%v", err)
 	}
 	unknown, err := c.client.Configure(p.InitializationOptions)

@@ -7,18 +7,24 @@ import (
 	"github.com/agentd/agentd/goal"
 )
 
-// Continuation variants (RUNTIME.md §2.5).
-const (
-	VariantContinuation          = "goal_continuation"            // the last turn ended completed
-	VariantContinuationStepLimit = "goal_continuation_step_limit" // the last turn ended at the step limit
-)
-
 // stepLimitNote opens the step-limit variant.
 const stepLimitNote = "Your last turn hit the step limit before it finished. Keep each slice of work small enough to finish well within one turn."
 
 // Continuation is the prompt that starts the next goal turn (RUNTIME.md
-// §2.5); the caller decides whether one is due. afterStepLimit selects
-// goal_continuation_step_limit, which opens with the step-limit note.
+// §2.5), as agentd.turn.end answers it (PROTOCOL.md §3): the host sends
+// Prompt as the next user message, then begins a turn with origin
+// "continuation". Variant is one of goal's continuation variants, the only
+// declaration of them.
+type Continuation struct {
+	Variant goal.Continuation `json:"variant"`
+	Prompt  string            `json:"prompt"`
+}
+
+// Continue is the continuation of variant v for the goal s; the caller
+// decides whether one is due (goal.TurnEnd.Continuation).
+// goal.ContinuationStepLimit opens with the step-limit note. Errors: v is
+// goal.NoContinuation or a variant this function does not know, which is a
+// bug of the caller or of a newly added variant.
 //
 // The prompt carries the escaped, tagged objective and criterion, a
 // one-line progress and budget summary, and the goal rules shared with the
@@ -26,13 +32,15 @@ const stepLimitNote = "Your last turn hit the step limit before it finished. Kee
 // sends it as the user message of the next turn, so it is the whole
 // message, and its first lines say that it is an automatic continuation
 // rather than the user's words.
-func Continuation(s goal.Snapshot, afterStepLimit bool) (variant, prompt string) {
-	variant = VariantContinuation
+func Continue(s goal.Snapshot, v goal.Continuation) (Continuation, error) {
 	var b strings.Builder
-	if afterStepLimit {
-		variant = VariantContinuationStepLimit
+	switch v {
+	case goal.ContinuationNormal:
+	case goal.ContinuationStepLimit:
 		b.WriteString(stepLimitNote)
 		b.WriteString("\n")
+	default:
+		return Continuation{}, fmt.Errorf("no continuation prompt for variant %q", v)
 	}
 	b.WriteString("Continue working toward the active goal. This is an automatic continuation, not a message from the user. ")
 	b.WriteString(userDataNote)
@@ -41,7 +49,7 @@ func Continuation(s goal.Snapshot, afterStepLimit bool) (variant, prompt string)
 	fmt.Fprintf(&b, "Progress: %s; %s.\n", progress(s), budgetSummary(s))
 	b.WriteString("\n")
 	b.WriteString(goalRules)
-	return variant, b.String()
+	return Continuation{Variant: v, Prompt: b.String()}, nil
 }
 
 // budgetSummary is "budgets: turns 3 of 10 used (7 left), ..." or

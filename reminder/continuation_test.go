@@ -8,12 +8,37 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// continuation is the continuation goal asks for after a completed turn,
+// or after a step-limit turn when stepLimit.
+func continuation(t *testing.T, s goal.Snapshot, stepLimit bool) (variant goal.Continuation, prompt string) {
+	t.Helper()
+	v := goal.ContinuationNormal
+	if stepLimit {
+		v = goal.ContinuationStepLimit
+	}
+	c, err := Continue(s, v)
+	if err != nil {
+		t.Fatalf("Continue(%q): %v", v, err)
+	}
+	return c.Variant, c.Prompt
+}
+
+// TestContinueRefusesWhatIsNoVariant: no continuation, or a variant Continue
+// does not know, is an error, never an empty prompt.
+func TestContinueRefusesWhatIsNoVariant(t *testing.T) {
+	for _, v := range []goal.Continuation{goal.NoContinuation, "goal_continuation_later"} {
+		if c, err := Continue(activeGoal(), v); err == nil {
+			t.Errorf("Continue(%q) = %+v, want an error", v, c)
+		}
+	}
+}
+
 func TestContinuationVariants(t *testing.T) {
 	s := withBudgets(activeGoal(), 10, 0, 0)
 	tests := []struct {
 		name        string
 		stepLimit   bool
-		wantVariant string
+		wantVariant goal.Continuation
 		wantStart   string
 	}{
 		{"completed turn", false, "goal_continuation", "Continue working toward the active goal."},
@@ -21,7 +46,7 @@ func TestContinuationVariants(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			variant, prompt := Continuation(s, tt.stepLimit)
+			variant, prompt := continuation(t, s, tt.stepLimit)
 			if diff := cmp.Diff(tt.wantVariant, variant); diff != "" {
 				t.Errorf("variant (-want +got):\n%s", diff)
 			}
@@ -52,7 +77,7 @@ func TestContinuationProgressLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, prompt := Continuation(tt.s, false)
+			_, prompt := continuation(t, tt.s, false)
 			if !strings.Contains(prompt, tt.want) {
 				t.Errorf("prompt lacks %q:\n%s", tt.want, prompt)
 			}
@@ -96,10 +121,10 @@ func TestContinuationCarriesEveryRule(t *testing.T) {
 	}
 	checks := append(append(only[:0:0], only...), goalRuleChecks...)
 	for _, stepLimit := range []bool{false, true} {
-		variant, prompt := Continuation(s, stepLimit)
+		variant, prompt := continuation(t, s, stepLimit)
 		lower := strings.ToLower(prompt)
 		for _, c := range checks {
-			t.Run(variant+"/"+c.rule, func(t *testing.T) {
+			t.Run(string(variant)+"/"+c.rule, func(t *testing.T) {
 				for _, p := range c.phrases {
 					if !strings.Contains(lower, p) {
 						t.Errorf("prompt lacks %q:\n%s", p, prompt)
@@ -146,7 +171,7 @@ func TestGoalReminderCarriesEveryRule(t *testing.T) {
 func TestRulesShared(t *testing.T) {
 	s := activeGoal()
 	inj, _ := GoalReminder(s)
-	_, prompt := Continuation(s, false)
+	_, prompt := continuation(t, s, false)
 	if !strings.Contains(inj.Text, goalRules) || !strings.Contains(prompt, goalRules) {
 		t.Error("goal reminder or continuation does not carry goalRules verbatim")
 	}

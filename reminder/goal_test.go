@@ -147,8 +147,8 @@ func TestEscaping(t *testing.T) {
 		"active reminder":         reminderText(s),
 		"paused reminder":         reminderText(with(s, func(s *goal.Snapshot) { s.Status = goal.Paused })),
 		"blocked reminder":        reminderText(with(s, func(s *goal.Snapshot) { s.Status = goal.Blocked })),
-		"continuation":            func() string { _, p := Continuation(s, false); return p }(),
-		"step-limit continuation": func() string { _, p := Continuation(s, true); return p }(),
+		"continuation":            func() string { _, p := continuation(t, s, false); return p }(),
+		"step-limit continuation": func() string { _, p := continuation(t, s, true); return p }(),
 	}
 	for name, text := range texts {
 		t.Run(name, func(t *testing.T) {
@@ -199,7 +199,7 @@ func TestEscapeReasonAndPath(t *testing.T) {
 func TestNoCriterion(t *testing.T) {
 	s := with(activeGoal(), func(s *goal.Snapshot) { s.CompletionCriterion = "" })
 	inj, _ := GoalReminder(s)
-	_, prompt := Continuation(s, false)
+	_, prompt := continuation(t, s, false)
 	for name, text := range map[string]string{"reminder": inj.Text, "continuation": prompt} {
 		if strings.Contains(text, "untrusted_completion_criterion") {
 			t.Errorf("%s: criterion tag without a criterion:\n%s", name, text)
@@ -350,7 +350,7 @@ func TestEveryInjectionWrapped(t *testing.T) {
 	p, _ := GoalReminder(paused)
 	b, _ := GoalReminder(blocked)
 	u := todoUsageDue()
-	td, _ := TodoReminder(&u, nil, tens, MainAgent, true)
+	td, _ := TodoReminder(&u, nil, tens, goal.MainAgent, true)
 	all := map[string]Injection{
 		"todo":    td,
 		"active":  active,

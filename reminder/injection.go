@@ -18,10 +18,6 @@ const (
 	VariantGoalBudgetStop   = "goal_budget_stop"   // grace step after a mid-turn budget stop (§2.4)
 )
 
-// MainAgent is the agent id that gets reminders; subagents get none
-// (RUNTIME.md, scope).
-const MainAgent = "main"
-
 // Wrapping tags of every injection, each on its own line.
 const (
 	openTag  = "<system-reminder>"

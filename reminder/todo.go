@@ -3,6 +3,7 @@ package reminder
 import (
 	"strings"
 
+	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
 )
 
@@ -48,7 +49,7 @@ const todoReminderText = `Your todo list has not been updated for a while. If tr
 
 // TodoReminder is called at agentd.step.begin and says whether the stale
 // todo reminder is due now (RUNTIME.md §1.1). It is due when all hold:
-//   - agent is MainAgent and the TodoList tool is enabled for the session,
+//   - agent is goal.MainAgent and the TodoList tool is enabled for the session,
 //   - u.Used (the list was read or written at least once in the session),
 //   - both thresholds of s are above 0,
 //   - u.StepsSinceWrite >= s.TodoReminderSteps,
@@ -76,7 +77,7 @@ func TodoReminder(u *todo.Usage, items []todo.Item, s Settings, agent string, to
 
 func todoReminderDue(u *todo.Usage, s Settings, agent string, toolEnabled bool) bool {
 	switch {
-	case agent != MainAgent, !toolEnabled, !u.Used:
+	case agent != goal.MainAgent, !toolEnabled, !u.Used:
 		return false
 	case s.TodoReminderSteps <= 0, s.TodoReminderInterval <= 0:
 		return false

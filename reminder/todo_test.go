@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
 	"github.com/google/go-cmp/cmp"
 )
@@ -153,7 +154,7 @@ func TestTodoReminderDue(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u := tt.u
-			_, got := TodoReminder(&u, nil, tens, MainAgent, true)
+			_, got := TodoReminder(&u, nil, tens, goal.MainAgent, true)
 			if got != tt.want {
 				t.Errorf("due = %v, want %v", got, tt.want)
 			}
@@ -179,7 +180,7 @@ func TestTodoReminderText(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u := due
-			got, ok := TodoReminder(&u, tt.items, tens, MainAgent, true)
+			got, ok := TodoReminder(&u, tt.items, tens, goal.MainAgent, true)
 			if !ok {
 				t.Fatal("reminder not due")
 			}
@@ -201,7 +202,7 @@ func TestTodoReminderRules(t *testing.T) {
 		{"never mention to the user", "never mention this reminder to the user"},
 	}
 	u := todo.Usage{Used: true, StepsSinceWrite: 10}
-	inj, _ := TodoReminder(&u, nil, tens, MainAgent, true)
+	inj, _ := TodoReminder(&u, nil, tens, goal.MainAgent, true)
 	for _, r := range rules {
 		t.Run(r.rule, func(t *testing.T) {
 			if !strings.Contains(strings.ToLower(inj.Text), r.phrase) {

@@ -100,7 +100,7 @@ func StoredGoalChange(cs []goal.Change) workspace.Change {
 	for i, c := range cs {
 		payload[i] = map[string]any{"kind": c.Kind, "status": c.Status, "reason": c.Reason, "actor": c.Actor, "goal": c.Goal}
 	}
-	return workspace.Change{Kind: last.EventKind(), Actor: string(last.Actor), Reason: last.Reason, Goal: true, Payload: payload}
+	return workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Payload: payload}
 }
 
 // UpdateGoal runs fn on the goal state of session in ws and stores the result with its changes in one

@@ -16,14 +16,15 @@ const module = "github.com/agentd/agentd/"
 // package may import besides the standard library. An entry also allows the
 // packages below it (go.etcd.io/bbolt/errors).
 var importRules = map[string][]string{
-	"todo":                 {"github.com/google/uuid"},
-	"goal":                 {"github.com/google/uuid"},
+	"jsonin":               {},
+	"todo":                 {module + "jsonin", "github.com/google/uuid"},
+	"goal":                 {module + "jsonin", "github.com/google/uuid"},
 	"reminder":             {module + "todo", module + "goal"},
 	"workspace":            {module + "todo", module + "goal", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify"},
 	"service":              {module + "todo", module + "goal", module + "reminder", module + "workspace"},
-	"commands":             {module + "todo", module + "goal", module + "reminder", module + "workspace", module + "service"},
+	"commands":             {module + "jsonin", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "service"},
 	"commands/protocolgen": {module + "commands", module + "goal", module + "todo", module + "workspace"},
-	"lsp":                  {module + "commands", module + "service", module + "workspace", "go.lsp.dev/"},
+	"lsp":                  {module + "jsonin", module + "commands", module + "service", module + "workspace", "go.lsp.dev/"},
 	"mcpserver":            {module + "lsp", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
 	"hook":                 {module + "lsp", module + "commands", module + "workspace"},
 	"setup":                {"github.com/pelletier/go-toml/v2"},

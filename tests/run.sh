@@ -36,7 +36,7 @@ fuzz ./commands FuzzUnwrapArguments 50000x
 fuzz ./commands FuzzExecute 100000x
 fuzz ./todo FuzzPlanCall 50000x
 fuzz ./todo FuzzNormalize 50000x
-fuzz ./goal FuzzDecodeInput 50000x
+fuzz ./goal FuzzNewCall 50000x
 fuzz ./goal FuzzCallTool 20000x
 
 step "Node clients: vscode-jsonrpc (LSP), @modelcontextprotocol/sdk (agentd mcp)"

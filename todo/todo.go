@@ -1,8 +1,9 @@
 // Package todo owns the todo list of a session: items, their validation, the
 // TodoList tool's semantics and the text the model reads (RUNTIME.md §1).
 //
-// It is pure: no I/O, no clock, no storage. It imports nothing of agentd and
-// nothing outside the standard library.
+// It is pure: no I/O, no clock, no storage. Of agentd it imports only
+// jsonin, the one strict decoder of inputs, and nothing outside the
+// standard library.
 package todo
 
 import (

@@ -1,5 +1,11 @@
 package todo
 
+import (
+	"encoding/json"
+
+	"github.com/agentd/agentd/jsonin"
+)
+
 // ToolName is the model-facing name of the todo tool (RUNTIME.md §1).
 const ToolName = "TodoList"
 
@@ -32,10 +38,24 @@ var InputSchema = map[string]any{
 	},
 }
 
-// Input is the decoded tool input. Todos is nil when the key was omitted
-// (a read) and non-nil, possibly empty, for a write.
+// Input is the decoded tool input: its JSON fields are InputSchema's
+// properties (a test keeps the two equal). Todos is nil when the key was
+// omitted (a read) and non-nil, possibly empty, for a write. An item's
+// title and status are not required by the decoder: Normalize refuses an
+// empty one with words that say what to do.
 type Input struct {
 	Todos *[]Item `json:"todos"`
+}
+
+// DecodeInput decodes a TodoList input strictly, with jsonin.Decode:
+// absent, null and [] mean {} (a read); unknown or duplicate keys, wrong
+// types, null for the list or an item are refused. Errors are *jsonin.Error
+// naming the place ("TodoList input.todos[1] must be an object, got null");
+// the tool answers them with code todo.invalid.
+func DecodeInput(raw json.RawMessage) (Input, error) {
+	var in Input
+	err := jsonin.Decode(raw, &in, "TodoList input")
+	return in, err
 }
 
 // writeReminder follows every non-empty update (RUNTIME.md §1).

@@ -11,15 +11,16 @@ const (
 	// not be moved aside, a session record that does not decode, or a schema
 	// written by a newer agentd.
 	CodeCorrupt = "workspace.corrupt"
-	// CodeArgsInvalid: the call asks for what a limit refuses, e.g. a new
-	// session beyond MaxSessions.
-	CodeArgsInvalid = "args.invalid"
 )
+
+// A call that asks for what a limit refuses (a new session beyond
+// MaxSessions) or names an unusable task file is refused with
+// goal.CodeArgsInvalid, the protocol's args.invalid.
 
 // Error is a refusal of this package that carries a stable code. Callers
 // detect the code through the ErrorCode method; Unwrap gives the cause.
 type Error struct {
-	Code string // CodeLocked, CodeCorrupt or CodeArgsInvalid
+	Code string // CodeLocked, CodeCorrupt or goal.CodeArgsInvalid
 	Msg  string // the whole message for the user: what happened (with the cause's text where it helps) and what to do
 	Path string // the state file concerned
 	Pid  int    // CodeLocked: the pid of the process holding the lock, 0 when unknown

@@ -27,12 +27,12 @@ type Session struct {
 // Change describes what an Update callback did. The zero Change means
 // "nothing changed": nothing is written and no one is told.
 type Change struct {
-	Kind    string // what happened, e.g. "todo.set", "goal.create", "goal.pause"; "" = no change
-	Actor   string // "user", "model", "runtime" or "system" (RUNTIME.md §2.1)
-	Reason  string // human-readable reason, if the change has one
-	Todos   bool   // the todo list changed (the store sets TodosRevision)
-	Goal    bool   // the goal changed
-	Payload any    // JSON-encodable detail stored in the history event
+	Kind    string     // what happened, e.g. "todo.set", "goal.create", "goal.pause"; "" = no change
+	Actor   goal.Actor // who made the change: user, model, runtime or system (RUNTIME.md §2.1); one type for todo and goal changes
+	Reason  string     // human-readable reason, if the change has one
+	Todos   bool       // the todo list changed (the store sets TodosRevision)
+	Goal    bool       // the goal changed
+	Payload any        // JSON-encodable detail stored in the history event
 	// Quiet marks a counters-only change (e.g. a step ended with no goal):
 	// it is stored durably but bumps no revision, appends no history event
 	// and is not published.

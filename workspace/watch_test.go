@@ -346,8 +346,12 @@ func TestWatchCompleteGoalReleases(t *testing.T) {
 	if len(f.reg.watch.watched()) != 1 {
 		t.Fatalf("watched = %v, want the root", f.reg.watch.watched())
 	}
-	_, err := f.ws.Update("s", func(s *Session) (Change, error) {
-		res, cs := s.Goal.CallTool(goal.ToolCall{Name: goal.UpdateGoalTool, Input: []byte(`{"status":"complete"}`), Agent: goal.MainAgent}, goal.Instant{Wall: time.Now()})
+	call, err := goal.NewCall(goal.UpdateGoalTool, []byte(`{"status":"complete"}`), goal.MainAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.ws.Update("s", func(s *Session) (Change, error) {
+		res, cs := s.Goal.CallTool(goal.ToolCall{Call: call}, goal.Instant{Wall: time.Now()})
 		if res.IsError {
 			return Change{}, errors.New(res.Output)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
 )
 
@@ -32,7 +33,7 @@ const (
 const MaxHistoryPageBytes = 1 << 20
 
 // MaxSessions bounds the stored sessions of one folder: an Update that would
-// store a session beyond it is refused with CodeArgsInvalid, naming the
+// store a session beyond it is refused with goal.CodeArgsInvalid, naming the
 // limit; the sessions already stored go on as before (docs/reliability.md,
 // Limits). It also bounds the agentd.sessions reply.
 const MaxSessions = 1000
@@ -244,7 +245,7 @@ func (w *Workspace) View(session string) (Session, error) {
 //     TodosRevision and UpdatedAt are the store's: fn's edits of them are
 //     ignored. Nil Todos are stored as [].
 //   - a change that would store a new session while the folder already
-//     holds MaxSessions is refused with an *Error of code CodeArgsInvalid;
+//     holds MaxSessions is refused with an *Error of code goal.CodeArgsInvalid;
 //     nothing is written.
 //
 // After the commit, still under the session lock, subscribers get a Notice
@@ -293,7 +294,7 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 			s.TodosRevision = s.Revision
 		}
 		s.UpdatedAt = now
-		ev = Event{At: now, Actor: ch.Actor, Kind: ch.Kind, Reason: ch.Reason}
+		ev = Event{At: now, Actor: string(ch.Actor), Kind: ch.Kind, Reason: ch.Reason}
 		if ch.Payload != nil {
 			if ev.Payload, err = json.Marshal(ch.Payload); err != nil {
 				return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the history payload of %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
@@ -317,7 +318,7 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 		b := tx.Bucket(bucketSessions)
 		if b.Get([]byte(name)) == nil {
 			if n := b.Stats().KeyN; n >= maxSessions {
-				refused = &Error{Code: CodeArgsInvalid, Path: w.path,
+				refused = &Error{Code: goal.CodeArgsInvalid, Path: w.path,
 					Msg: fmt.Sprintf("session %q would be new, but workspace %s already has %d sessions, the most a folder keeps (%d); use one of its sessions (agentd.sessions lists them)", name, w.root, n, maxSessions)}
 				return refused
 			}

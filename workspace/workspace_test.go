@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
 )
 
@@ -539,13 +540,13 @@ func TestSessionLimit(t *testing.T) {
 		}
 	}
 	_, err := read("d")
-	if errorCode(err) != CodeArgsInvalid || !strings.Contains(err.Error(), `session "d" would be new`) || !strings.Contains(err.Error(), "(3)") {
+	if errorCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), `session "d" would be new`) || !strings.Contains(err.Error(), "(3)") {
 		t.Fatalf("a fourth session: got %v (code %q), want args.invalid naming the limit", err, errorCode(err))
 	}
 	if _, err := w.Update("d", func(s *Session) (Change, error) {
 		s.Todos = items("x")
 		return Change{Kind: "todo.set", Actor: "model", Todos: true}, nil
-	}); errorCode(err) != CodeArgsInvalid {
+	}); errorCode(err) != goal.CodeArgsInvalid {
 		t.Fatalf("a write to a fourth session: got %v, want args.invalid", err)
 	}
 	if s := mustView(t, w, "d"); s.Revision != 0 || len(s.Todos) != 0 {

@@ -21,18 +21,17 @@ const goalUsage = `usage:
   agentd goal budget off UNIT        remove that limit: off turns, off tokens, off time
   agentd goal status [--json] [--exit-code]
                                      --exit-code: exit 0 complete, 3 blocked, 6 paused, 2 active,
-                                     1 no goal; with --exit-code every failure exits 4
+                                     1 no goal, 5 a status this agentd does not know;
+                                     with --exit-code every failure exits 4
 A relative --task-file is relative to the current folder (to the workspace folder when
 run outside it). An OBJECTIVE that starts with -
 goes after --: agentd goal create -- "-v flag support". The workspace folder used is
 named on stderr.
 `
 
-// Exit codes of `agentd goal status --exit-code` (PROTOCOL.md §1), and
-// exitFailure, what every failure exits with when --exit-code is on the
-// command line: a code none of the states has (docs/behaviour.md).
-var statusExitCodes = map[string]int{"complete": 0, "blocked": 3, "paused": 6, "active": 2, "": 1}
-
+// exitFailure is what every failure exits with when --exit-code is on the
+// command line: a code none of the states has (docs/behaviour.md); the
+// states' codes are commands.StatusExitCode's.
 const exitFailure = 4
 
 // runGoal runs `agentd goal ...`: the user's goal controls from a shell.
@@ -132,11 +131,11 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		fmt.Fprint(stdout, formatGoal(st))
 	}
 	if verb == "status" && o.exitCode {
-		status := ""
-		if st.Goal != nil {
-			status = string(st.Goal.Status)
+		code, err := commands.StatusExitCode(st.Goal)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd goal status: %v\n", err)
 		}
-		return statusExitCodes[status]
+		return code
 	}
 	return 0
 }

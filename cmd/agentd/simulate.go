@@ -215,7 +215,7 @@ func (p *player) play(sc *script) error {
 		}
 		continued = end.Continuation != nil
 		if continued {
-			p.show("  turn end: continuation "+end.Continuation.Variant, end.Continuation.Prompt)
+			p.show("  turn end: continuation "+string(end.Continuation.Variant), end.Continuation.Prompt)
 		} else {
 			fmt.Fprintf(p.out, "  turn end: no continuation\n")
 		}

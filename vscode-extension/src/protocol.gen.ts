@@ -105,7 +105,11 @@ export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resum
 /** One of GOAL_CHANGE_KINDS. */
 export type GoalChangeKind = (typeof GOAL_CHANGE_KINDS)[number];
 
-/** Actor says who made a change (RUNTIME.md §2.1). [goal.Actor] */
+/**
+ * Actor says who made a change (RUNTIME.md §2.1): of the goal, and of the
+ * todo list too (todo has no notion of actors; the commands layer records
+ * its changes with these), the one actor type of agentd. [goal.Actor]
+ */
 export const ACTORS = ['user', 'model', 'runtime', 'system'] as const;
 
 /** One of ACTORS. */
@@ -125,7 +129,6 @@ export const ERROR_CODES = {
   goalStaleCall: 'goal.stale_call',
   goalBudgetInvalid: 'goal.budget_invalid',
   goalTaskFileOutside: 'goal.task_file_outside',
-  argsInvalid: 'args.invalid',
   workspaceLocked: 'workspace.locked',
   workspaceCorrupt: 'workspace.corrupt',
 } as const;
@@ -167,8 +170,11 @@ export interface CancelResult extends State {
 }
 
 /**
- * Continuation is the prompt a host sends as the next user message, then
- * begins a turn with origin "continuation" (RUNTIME.md §2.5). [commands.Continuation]
+ * Continuation is the prompt that starts the next goal turn (RUNTIME.md
+ * §2.5), as agentd.turn.end answers it (PROTOCOL.md §3): the host sends
+ * Prompt as the next user message, then begins a turn with origin
+ * "continuation". Variant is one of goal's continuation variants, the only
+ * declaration of them. [reminder.Continuation]
  */
 export interface Continuation {
   variant: string;
@@ -198,7 +204,7 @@ export interface GoalChange {
   kind: GoalChangeKind;
   status?: GoalStatus;
   reason?: string;
-  actor: string;
+  actor: Actor;
 }
 
 /** GoalChanged is the params of agentd/goalChanged. [commands.GoalChanged] */
@@ -233,7 +239,9 @@ export interface GoalSnapshot {
 
 /**
  * Event is one entry of a session's history, newest has the highest Seq.
- * Seq counts the session's events from 1 (bbolt bucket sequence); At is UTC. [workspace.Event]
+ * Seq counts the session's events from 1 (bbolt bucket sequence); At is UTC.
+ * Its JSON is what agentd.history answers; its stored form is eventRecord
+ * (record.go). [workspace.Event]
  */
 export interface HistoryEvent {
   seq: number;
@@ -345,7 +353,7 @@ export interface TodoChangedParams {
   session: string;
   revision: number;
   items: TodoItem[];
-  actor: string;
+  actor: Actor;
 }
 
 /** Item is one entry of the list. Order of items in a list is kept exactly. [todo.Item] */

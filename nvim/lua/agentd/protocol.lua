@@ -59,7 +59,6 @@ M.errors = {
   goal_stale_call = "goal.stale_call",
   goal_budget_invalid = "goal.budget_invalid",
   goal_task_file_outside = "goal.task_file_outside",
-  args_invalid = "args.invalid",
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
 }

@@ -1,0 +1,454 @@
+// Package jsonin is agentd's one decoder of the JSON objects it receives:
+// command arguments, tool inputs (TodoList and the goal tools), LSP
+// initialize params and settings (docs/behaviour.md "Inputs"). Decode is
+// strict: unknown fields, duplicate keys, wrong types, missing required
+// fields and trailing data are refused; DecodeLenient ignores unknown fields.
+// Errors are *Error, which names the place in words a JSON user knows (no
+// Go type names) and carries the protocol code args.invalid.
+//
+// It imports the standard library only, so that every agentd package may
+// use it: todo and goal decode their tool inputs with it; commands decodes
+// command arguments. It holds no agentd rule beyond the shape of JSON input.
+package jsonin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// CodeArgsInvalid is the stable code of a badly shaped argument or input
+// (PROTOCOL.md §3): the one declaration of "args.invalid". The lsp package
+// answers it with JSON-RPC -32602; a tool refusal carries it in errorCode.
+const CodeArgsInvalid = "args.invalid"
+
+// Problem says what is wrong with a JSON input.
+type Problem int
+
+// The problems Decode reports.
+const (
+	Malformed Problem = iota // not valid JSON, or data after the object
+	NotObject                // the input (or a value that must be one) is not an object
+	Duplicate                // a key appears twice in one object
+	Unknown                  // a key the struct does not declare
+	Missing                  // a required field is absent or null
+	WrongType                // a value of the wrong JSON type
+)
+
+// Error is an input that does not decode. Its message names the place
+// ("arguments.items[2]: unknown field \"Status\""); callers that word the
+// refusal their own way (the goal tools) read the other fields.
+type Error struct {
+	Problem Problem
+	// Field is the JSON name of the field concerned ("" for the input as a
+	// whole or an array element); for a wrong type deep in the input, the
+	// dotted path encoding/json reports ("todos.0.title" style).
+	Field string
+	// Want is what the value must be, for WrongType: "a string", "a
+	// number", "a whole number", "true or false", "an array", "an object".
+	Want string
+	// Known lists the JSON names of the object's fields, in declaration
+	// order, for Unknown.
+	Known []string
+	msg   string
+}
+
+func (e *Error) Error() string { return e.msg }
+
+// ErrorCode is CodeArgsInvalid.
+func (e *Error) ErrorCode() string { return CodeArgsInvalid }
+
+func errorOf(p Problem, field, want string, format string, args ...any) *Error {
+	return &Error{Problem: p, Field: field, Want: want, msg: fmt.Sprintf(format, args...)}
+}
+
+// DecodeLenient decodes the JSON object raw into dst, ignoring unknown
+// fields (LSP initialize params carry many agentd does not read): absent,
+// null and [] mean {}; another non-object, or a field of the wrong type, is
+// an *Error naming it; what prefixes the message ("initialize params").
+func DecodeLenient(raw json.RawMessage, dst any, what string) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || IsEmptyArray(raw) || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	if raw[0] != '{' {
+		return errorOf(NotObject, "", "", "%s must be a JSON object, got %s", what, Kind(raw))
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return describeDecodeError(err, what)
+	}
+	return nil
+}
+
+// Decode decodes the JSON object raw into dst (a pointer) strictly: absent,
+// null and [] mean {}; unknown fields (matched exactly, not ignoring case),
+// duplicate keys, wrong types, required fields left out and trailing data
+// are refused with an *Error that names the place; what says what is being
+// decoded ("arguments", "TodoList input") for the message. A struct field
+// tagged `jsonin:"required"` must be present and not null.
+//
+// The rules besides encoding/json's (docs/behaviour.md "Inputs"):
+//   - an empty array where an object (struct or map) is expected is the
+//     empty object: Lua clients cannot tell {} from [] and send [];
+//   - a key that appears twice in one object is refused (encoding/json
+//     would keep the last one silently);
+//   - keys must match a struct's JSON names exactly (encoding/json also
+//     accepts "TODOS" for "todos");
+//   - null is refused where an array is expected, and as an array element
+//     where an object is expected (null is not an empty list or item);
+//     elsewhere null is an absent value, as encoding/json reads it.
+//
+// Of several problems in one input, unknown keys and duplicates are found
+// first (in the order of the text), then missing required fields, then
+// wrong types.
+func Decode(raw json.RawMessage, dst any, what string) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || IsEmptyArray(raw) || bytes.Equal(raw, []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	if raw[0] != '{' {
+		return errorOf(NotObject, "", "", "%s must be a JSON object, got %s", what, Kind(raw))
+	}
+	if !json.Valid(raw) {
+		return decodeInto(raw, dst, what) // the decoder names the syntax error
+	}
+	norm, err := normalize(raw, reflect.TypeOf(dst), "", what)
+	if err != nil {
+		return err
+	}
+	return decodeInto(norm, dst, what)
+}
+
+// decodeInto decodes raw into dst with unknown fields refused and nothing
+// allowed after the value.
+func decodeInto(raw json.RawMessage, dst any, what string) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return describeDecodeError(err, what)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errorOf(Malformed, "", "", "%s: unexpected data after the object", what)
+	}
+	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// normalize checks the valid JSON text raw against the Go type t it is to
+// be decoded into, and returns the text to decode: the rules of Decode that
+// encoding/json does not apply. A value of a type with its own UnmarshalJSON
+// (json.RawMessage among them) is left as it is, for that decoder; a value
+// of the wrong JSON type is left too: the decoder then names the field and
+// the type. field is the JSON name of the value's field ("" for an element
+// or the whole input); where names the place for errors
+// ("arguments.items[2]").
+func normalize(raw json.RawMessage, t reflect.Type, field, where string) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	pointer := false
+	for t.Kind() == reflect.Pointer {
+		t, pointer = t.Elem(), true
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return raw, nil
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return raw, checkDuplicates(raw, where)
+	case reflect.Struct, reflect.Map:
+		switch {
+		case IsEmptyArray(raw):
+			return json.RawMessage("{}"), nil
+		case raw[0] == 'n' && t.Kind() == reflect.Struct && !pointer:
+			return nil, errorOf(WrongType, field, "an object", "%s must be an object, got null", where)
+		case raw[0] != '{':
+			return raw, nil
+		}
+		return normalizeObject(raw, t, where)
+	case reflect.Slice, reflect.Array:
+		switch raw[0] {
+		case 'n':
+			return nil, errorOf(WrongType, field, "an array", "%s must be an array, got null", where)
+		case '[':
+			return normalizeArray(raw, t.Elem(), field, where)
+		}
+	}
+	return raw, nil
+}
+
+// normalizeObject is normalize for a JSON object decoded into a struct or
+// a map: every key once, known to the struct, each value normalized, every
+// required field present.
+func normalizeObject(raw json.RawMessage, t reflect.Type, where string) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // {
+		return nil, describeDecodeError(err, where)
+	}
+	var fields []field
+	if t.Kind() == reflect.Struct {
+		fields = jsonFields(t)
+	}
+	seen := map[string]bool{}    // keys given
+	present := map[string]bool{} // keys given a value other than null
+	out := []byte{'{'}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, describeDecodeError(err, where)
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, describeDecodeError(err, where)
+		}
+		if seen[key] {
+			return nil, errorOf(Duplicate, key, "", "%s: key %q appears twice", where, key)
+		}
+		seen[key] = true
+		present[key] = !bytes.Equal(val, []byte("null"))
+		var ft reflect.Type
+		if t.Kind() == reflect.Map {
+			ft = t.Elem()
+		} else if f, ok := fieldNamed(fields, key); ok {
+			ft = f.typ
+		} else {
+			e := errorOf(Unknown, key, "", "%s: unknown field %q", where, key)
+			for _, f := range fields {
+				e.Known = append(e.Known, f.name)
+			}
+			return nil, e
+		}
+		if val, err = normalize(val, ft, key, where+"."+key); err != nil {
+			return nil, err
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		k, _ := json.Marshal(key)
+		out = append(append(append(out, k...), ':'), val...)
+	}
+	for _, f := range fields {
+		if f.required && !present[f.name] {
+			return nil, errorOf(Missing, f.name, "", "%s: field %q is required", where, f.name)
+		}
+	}
+	return append(out, '}'), nil
+}
+
+// normalizeArray is normalize for a JSON array decoded into a slice or an
+// array of elem; field names the array's field.
+func normalizeArray(raw json.RawMessage, elem reflect.Type, field, where string) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // [
+		return nil, describeDecodeError(err, where)
+	}
+	out := []byte{'['}
+	for i := 0; dec.More(); i++ {
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, describeDecodeError(err, where)
+		}
+		val, err := normalize(val, elem, "", fmt.Sprintf("%s[%d]", where, i))
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, val...)
+	}
+	return append(out, ']'), nil
+}
+
+// checkDuplicates refuses a key that appears twice in one object anywhere
+// in the JSON text raw, for values without a Go type to check against (a
+// field of interface type). One pass over the tokens, whatever the nesting.
+func checkDuplicates(raw json.RawMessage, where string) error {
+	type frame struct {
+		object  bool
+		keys    map[string]bool
+		key     string // the current member's key
+		wantKey bool
+		index   int // the current element's index
+	}
+	var stack []frame
+	next := func() { // a value ended in the innermost container
+		if n := len(stack); n > 0 {
+			if stack[n-1].object {
+				stack[n-1].wantKey = true
+			} else {
+				stack[n-1].index++
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return describeDecodeError(err, where)
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, frame{object: true, keys: map[string]bool{}, wantKey: true})
+			case '[':
+				stack = append(stack, frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				next()
+			}
+			continue
+		case string:
+			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
+				top := &stack[n-1]
+				if top.keys[v] {
+					path := where
+					for _, f := range stack[:n-1] {
+						if f.object {
+							path += "." + f.key
+						} else {
+							path += fmt.Sprintf("[%d]", f.index)
+						}
+					}
+					return errorOf(Duplicate, v, "", "%s: key %q appears twice", path, v)
+				}
+				top.keys[v], top.key, top.wantKey = true, v, false
+				continue
+			}
+		}
+		next()
+	}
+}
+
+// IsEmptyArray reports whether raw is [] (spaces allowed inside).
+func IsEmptyArray(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) >= 2 && raw[0] == '[' && raw[len(raw)-1] == ']' && len(bytes.TrimSpace(raw[1:len(raw)-1])) == 0
+}
+
+// field is one JSON field of a struct.
+type field struct {
+	name     string
+	typ      reflect.Type
+	required bool // tagged `jsonin:"required"`
+}
+
+// Fields lists the JSON names of the fields of the struct type t (a
+// pointer to a struct is followed), embedded ones included, in declaration
+// order, and which of them are required (tagged `jsonin:"required"`). A
+// tool's test compares them with its JSON Schema.
+func Fields(t reflect.Type) (names, required []string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	for _, f := range jsonFields(t) {
+		names = append(names, f.name)
+		if f.required {
+			required = append(required, f.name)
+		}
+	}
+	return names, required
+}
+
+// jsonFields lists the JSON fields of a struct, embedded ones included, in
+// declaration order.
+func jsonFields(t reflect.Type) []field {
+	var out []field
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported() && !f.Anonymous:
+			continue
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			out = append(out, jsonFields(f.Type)...)
+			continue
+		case name == "":
+			name = f.Name
+		}
+		out = append(out, field{name: name, typ: f.Type, required: f.Tag.Get("jsonin") == "required"})
+	}
+	return out
+}
+
+func fieldNamed(fields []field, name string) (field, bool) {
+	for _, f := range fields {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+func describeDecodeError(err error, what string) *Error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		want := kindWord(typeErr.Type.Kind())
+		if typeErr.Field == "" {
+			return errorOf(WrongType, "", want, "%s must be %s, got %s", what, want, typeErr.Value)
+		}
+		return errorOf(WrongType, typeErr.Field, want, "%s: field %q must be %s, got %s", what, typeErr.Field, want, typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return errorOf(Malformed, "", "", "%s: malformed JSON at byte %d: %v", what, syntaxErr.Offset, err)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return errorOf(Malformed, "", "", "%s: malformed JSON: it ends too early", what)
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return errorOf(Unknown, strings.Trim(f, `"`), "", "%s: unknown field %s", what, f)
+	}
+	return errorOf(Malformed, "", "", "%s: %s", what, strings.TrimPrefix(msg, "json: "))
+}
+
+// kindWord names a Go kind the way a JSON user thinks of it.
+func kindWord(k reflect.Kind) string {
+	switch k {
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "something else"
+}
+
+// Kind names the JSON type of raw for error messages: "an object", "an
+// array", "a string", "a boolean", "null", "a number", or "nothing".
+func Kind(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
