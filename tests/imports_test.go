@@ -23,7 +23,7 @@ var importRules = map[string][]string{
 	"workspace":            {module + "todo", module + "goal", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify"},
 	"service":              {module + "todo", module + "goal", module + "reminder", module + "workspace"},
 	"commands":             {module + "jsonin", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "service"},
-	"commands/protocolgen": {module + "commands", module + "goal", module + "todo", module + "workspace"},
+	"commands/protocolgen": {module + "commands", module + "goal", module + "jsonin", module + "todo", module + "workspace"},
 	"lsp":                  {module + "jsonin", module + "commands", module + "service", module + "workspace", "go.lsp.dev/"},
 	"mcpserver":            {module + "lsp", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
 	"hook":                 {module + "lsp", module + "commands", module + "workspace"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
 )
@@ -45,6 +46,7 @@ var enums = []struct {
 // errorPackages hold the exported Code* string constants that are the
 // stable error codes (docs/runtime.md §3), listed in this order.
 var errorPackages = []reflect.Type{
+	reflect.TypeFor[jsonin.Error](),
 	reflect.TypeFor[todo.Item](),
 	reflect.TypeFor[goal.Snapshot](),
 	reflect.TypeFor[workspace.Event](),

@@ -117,6 +117,7 @@ export type Actor = (typeof ACTORS)[number];
 
 /** Stable error codes (docs/runtime.md §3): `data.code` of a refusal, by name. */
 export const ERROR_CODES = {
+  argsInvalid: 'args.invalid',
   todoInvalid: 'todo.invalid',
   todoConflict: 'todo.conflict',
   goalAlreadyExists: 'goal.already_exists',

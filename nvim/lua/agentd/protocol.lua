@@ -47,6 +47,7 @@ M.actors = { "user", "model", "runtime", "system" }
 
 --- Stable error codes (docs/runtime.md §3): `data.code` of a refusal, by name.
 M.errors = {
+  args_invalid = "args.invalid",
   todo_invalid = "todo.invalid",
   todo_conflict = "todo.conflict",
   goal_already_exists = "goal.already_exists",
