@@ -25,6 +25,7 @@ var importRules = map[string][]string{
 	"mcpserver":  {module + "lsp", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
 	"hook":       {module + "lsp", module + "commands", module + "workspace"},
 	"setup":      {"github.com/pelletier/go-toml/v2"},
+	"loop":       {module + "commands"},
 	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "workspace"},
 }
 
