@@ -120,7 +120,7 @@ const (
 func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel) (*client, func(prompt string) string) {
 	claude := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
 	_, lc := a.forwarder()
-	lc.initialize(nil, a.ws)
+	lc.Initialize(nil, a.ws)
 	a.setup("claude")
 	claudeJSON, _ := json.Marshal(map[string]any{"projects": map[string]any{a.ws: map[string]any{
 		"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"agentd"}}}})
@@ -148,13 +148,13 @@ func checkBudgetOutcome(t *testing.T, a *agentEnv, lc *client, tokens int64) {
 	var st struct {
 		Goal *goalCounts `json:"goal"`
 	}
-	lc.mustExec("agentd.state", map[string]any{}, &st)
+	lc.MustExec("agentd.state", map[string]any{}, &st)
 	want := &goalCounts{Status: "blocked", TurnsUsed: 3, TokensUsed: tokens, TerminalReason: "budget reached: turn budget of 3 turns"}
 	if st.Goal == nil || *st.Goal != *want {
 		t.Errorf("goal after the agent: %+v, want %+v", st.Goal, want)
 	}
 	for turns := int64(1); turns <= 3; turns++ {
-		lc.await("agentd/goalChanged", func(p json.RawMessage) bool {
+		lc.Await("agentd/goalChanged", func(p json.RawMessage) bool {
 			var n struct {
 				Goal *goalCounts `json:"goal"`
 			}
@@ -270,7 +270,7 @@ func lastMessage(body string) string {
 func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*client, func(prompt string) (string, [][]geminiMessage)) {
 	gemini := filepath.Join(agentsDir(t), "node_modules", ".bin", "gemini")
 	_, lc := a.forwarder()
-	lc.initialize(nil, a.ws)
+	lc.Initialize(nil, a.ws)
 	a.setup("gemini")
 	trusted, _ := json.Marshal(map[string]string{a.ws: "TRUST_FOLDER"})
 	if err := os.MkdirAll(filepath.Join(a.home, ".gemini"), 0o700); err != nil {

@@ -126,7 +126,7 @@ func TestHookFixtures(t *testing.T) {
 func playHookScenario(t *testing.T, sc *hookScenario) {
 	e := newEnv(t)
 	_, editor := e.forwarder() // the daemon is up with the folder open before any goal is made
-	editor.initialize(nil, e.ws)
+	editor.Initialize(nil, e.ws)
 	transcript := filepath.Join(e.runDir, "transcript.jsonl")
 	expand := func(b []byte) string {
 		s := strings.ReplaceAll(string(b), "$CWD", jsonText(e.ws))
@@ -171,7 +171,7 @@ func playHookScenario(t *testing.T, sc *hookScenario) {
 			Items []item `json:"items"`
 		} `json:"todos"`
 	}
-	editor.mustExec("agentd.state", map[string]any{}, &st)
+	editor.MustExec("agentd.state", map[string]any{}, &st)
 	if *updateHooks {
 		sc.Goal, sc.Todos = st.Goal, st.Todos.Items
 	}
@@ -183,7 +183,7 @@ func playHookScenario(t *testing.T, sc *hookScenario) {
 	}
 	if sc.Goal != nil {
 		// The editor saw the goal reach its last state live.
-		editor.await("agentd/goalChanged", func(p json.RawMessage) bool {
+		editor.Await("agentd/goalChanged", func(p json.RawMessage) bool {
 			var n struct {
 				Goal *goalCounts `json:"goal"`
 			}
@@ -382,7 +382,7 @@ func TestHookStaleReminderCountsEachStepOnce(t *testing.T) {
 		t.Run(host, func(t *testing.T) {
 			e := newEnv(t)
 			_, editor := e.forwarder()
-			editor.initialize(nil, e.ws)
+			editor.Initialize(nil, e.ws)
 			transcript := filepath.Join(e.runDir, "transcript.jsonl")
 			base := `"session_id":"s-1","turn_id":"1","model":"m","permission_mode":"default","transcript_path":"` + jsonText(transcript) + `","cwd":"` + jsonText(e.ws) + `"`
 			// send sends copies of an event at once; %[1]d in it is the
@@ -435,7 +435,7 @@ func TestHookStaleReminderCountsEachStepOnce(t *testing.T) {
 func TestHookOpenTurnRulesForUntaggedCalls(t *testing.T) {
 	e := newEnv(t)
 	_, editor := e.forwarder()
-	editor.initialize(nil, e.ws)
+	editor.Initialize(nil, e.ws)
 	for _, args := range [][]string{{"goal", "create", "Ship it"}, {"goal", "budget", "5", "tokens"}} {
 		if out, errOut, code := e.cli(append(args, "--workspace", e.ws)...); code != 0 {
 			t.Fatalf("agentd %v: %s%s", args, out, errOut)
@@ -461,7 +461,7 @@ func TestHookOpenTurnRulesForUntaggedCalls(t *testing.T) {
 			Items []item `json:"items"`
 		} `json:"todos"`
 	}
-	editor.mustExec("agentd.state", map[string]any{}, &st)
+	editor.MustExec("agentd.state", map[string]any{}, &st)
 	if len(st.Todos.Items) != 0 {
 		t.Errorf("the refused call changed the list: %v", st.Todos.Items)
 	}

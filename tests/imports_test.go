@@ -27,6 +27,9 @@ var importRules = map[string][]string{
 	"setup":      {"github.com/pelletier/go-toml/v2"},
 	"loop":       {module + "commands"},
 	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "workspace"},
+	// The test client speaks only the wire; go.lsp.dev/jsonrpc2 checks what
+	// the server writes.
+	"tests/lsptest": {"go.lsp.dev/jsonrpc2"},
 }
 
 // testOnly may also be imported by _test.go files of any package.
