@@ -26,7 +26,7 @@ var importRules = map[string][]string{
 	"hook":       {module + "lsp", module + "commands", module + "workspace"},
 	"setup":      {"github.com/pelletier/go-toml/v2"},
 	"loop":       {module + "commands"},
-	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "workspace"},
+	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "workspace", module + "loop"},
 	// The test client speaks only the wire; go.lsp.dev/jsonrpc2 checks what
 	// the server writes.
 	"tests/lsptest": {"go.lsp.dev/jsonrpc2"},
