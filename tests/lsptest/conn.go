@@ -287,12 +287,12 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (*Message, e
 	c.nextID++
 	id := strconv.FormatInt(c.nextID, 10)
 	c.mu.Unlock()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
+	body, err := encode(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
 	if err != nil {
 		return nil, err
 	}
 	ch := c.Expect(id)
-	if err := c.SendBody(string(body)); err != nil {
+	if err := c.SendBody(body); err != nil {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
@@ -346,11 +346,24 @@ func (c *Conn) Execute(ctx context.Context, command string, args any) (json.RawM
 
 // Notify sends a notification (params null when params is nil).
 func (c *Conn) Notify(method string, params any) error {
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	body, err := encode(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 	if err != nil {
 		return err
 	}
-	return c.SendBody(string(body))
+	return c.SendBody(body)
+}
+
+// encode is v as JSON without HTML escaping, so that params given as
+// json.RawMessage are sent as they are (docs/performance.md: the floor
+// server answers exactly the bytes it was given).
+func encode(v any) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // Init is what Initialize sends. Folders become workspaceFolders (none:
