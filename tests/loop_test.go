@@ -179,7 +179,9 @@ func TestLoopTokenBudgetGraceStep(t *testing.T) {
 
 // TestLoopStaleTodoReminder: with 9 steps ended since the step that wrote
 // the list there is no reminder; with 10 the next step gets it; a read does
-// not reset the count (RUNTIME.md §1.1).
+// not reset the count (RUNTIME.md §1.1). It is the one end-to-end test of
+// the default threshold (todoReminderSteps 10): the other rule tests set
+// their thresholds in initializationOptions.
 func TestLoopStaleTodoReminder(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
@@ -189,7 +191,7 @@ func TestLoopStaleTodoReminder(t *testing.T) {
 	h.beginStep(turn)
 	c.MustExec("agentd.callTool", map[string]any{"name": "TodoList", "turnId": turn, "input": map[string]any{"todos": []item{{"step one", "in_progress"}}}}, nil)
 	h.endStep(turn, 10, "tool_calls")
-	h.awaitStaleReminder(turn, "1. [in_progress] step one", func(ended int) {
+	h.awaitStaleReminder(turn, 10, "1. [in_progress] step one", func(ended int) {
 		if ended == 5 {
 			c.tool("TodoList", nil) // a read does not reset the count
 		}
@@ -198,19 +200,20 @@ func TestLoopStaleTodoReminder(t *testing.T) {
 }
 
 // awaitStaleReminder runs steps of turn, calling during (if not nil) in
-// each, and checks that the step begun with 10 steps ended since the list
-// was written brings the stale todo reminder (with line, a line of the list
-// it appends) and no step before it brings any injection.
-func (h *host) awaitStaleReminder(turn, line string, during func(ended int)) {
+// each, and checks that the step begun with steps (the todoReminderSteps
+// setting) ended since the list was written brings the stale todo reminder
+// (with line, a line of the list it appends) and no step before it brings
+// any injection.
+func (h *host) awaitStaleReminder(turn string, steps int, line string, during func(ended int)) {
 	t := h.t
 	t.Helper()
-	for ended := 0; ended <= 10; ended++ {
+	for ended := 0; ended <= steps; ended++ {
 		inj := h.beginStep(turn)
 		if during != nil {
 			during(ended)
 		}
 		want := 0
-		if ended == 10 {
+		if ended == steps {
 			want = 1
 		}
 		if len(inj) != want {
@@ -225,18 +228,18 @@ func (h *host) awaitStaleReminder(turn, line string, during func(ended int)) {
 
 // TestLoopTodoWrittenOutsideStep: a list written outside any step (here a
 // TodoList call without turnId after a step ended) counts as written
-// before the next step: with 10 steps ended after it, the 11th step begins
-// with the reminder, not the 12th.
+// before the next step: with todoReminderSteps 4, once 4 steps ended after
+// it the 5th step begins with the reminder, not the 6th.
 func TestLoopTodoWrittenOutsideStep(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.Initialize(nil, e.ws)
+	c.Initialize(map[string]any{"settings": map[string]any{"todoReminderSteps": 4, "todoReminderInterval": 4}}, e.ws)
 	h := newHost(c)
 	turn, _ := h.beginTurn("user")
 	h.beginStep(turn)
 	h.endStep(turn, 10, "tool_calls")
 	c.tool("TodoList", map[string]any{"todos": []item{{"written between steps", "pending"}}})
-	h.awaitStaleReminder(turn, "1. [pending] written between steps", nil)
+	h.awaitStaleReminder(turn, 4, "1. [pending] written between steps", nil)
 	h.endTurn(turn, "completed")
 }
 
