@@ -120,7 +120,7 @@ const (
 func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel) (*client, func(prompt string) string) {
 	claude := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
 	_, lc := a.forwarder()
-	lc.initialize(nil, a.ws)
+	lc.Initialize(nil, a.ws)
 	a.setup("claude")
 	claudeJSON, _ := json.Marshal(map[string]any{"projects": map[string]any{a.ws: map[string]any{
 		"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"agentd"}}}})
@@ -148,13 +148,13 @@ func checkBudgetOutcome(t *testing.T, a *agentEnv, lc *client, tokens int64) {
 	var st struct {
 		Goal *goalCounts `json:"goal"`
 	}
-	lc.mustExec("agentd.state", map[string]any{}, &st)
+	lc.MustExec("agentd.state", map[string]any{}, &st)
 	want := &goalCounts{Status: "blocked", TurnsUsed: 3, TokensUsed: tokens, TerminalReason: "budget reached: turn budget of 3 turns"}
 	if st.Goal == nil || *st.Goal != *want {
 		t.Errorf("goal after the agent: %+v, want %+v", st.Goal, want)
 	}
 	for turns := int64(1); turns <= 3; turns++ {
-		lc.await("agentd/goalChanged", func(p json.RawMessage) bool {
+		lc.Await("agentd/goalChanged", func(p json.RawMessage) bool {
 			var n struct {
 				Goal *goalCounts `json:"goal"`
 			}
@@ -196,11 +196,12 @@ func TestRealClaudeCodeTurnBudget(t *testing.T) {
 }
 
 // staleScript writes the list at call 1, reads the goal or the list (never
-// writing it) at calls 2-11, taking turns so that no agent sees a loop of
-// one repeated call, and answers at call 12.
+// writing it) at calls 2 to staleSteps+1, taking turns so that no agent
+// sees a loop of one repeated call, and answers at call staleSteps+2 (12
+// with the default), which is the one that gets the stale todo reminder.
 func staleScript() []reply {
 	script := []reply{{tool: "mcp__agentd__TodoList", input: map[string]any{"todos": []item{{"Write the parser", "in_progress"}}}, tokens: 5}}
-	for i := range 10 {
+	for i := range staleSteps {
 		tool := "mcp__agentd__GetGoal"
 		if i%2 == 1 {
 			tool = "mcp__agentd__TodoList"
@@ -211,8 +212,8 @@ func staleScript() []reply {
 }
 
 // TestRealClaudeCodeStaleReminder: a list written at the first model call
-// and 10 calls that do not write it: the stale todo reminder reaches the
-// model with call 12, not before.
+// and staleSteps calls that do not write it: the stale todo reminder
+// reaches the model with the next call (12 with the default), not before.
 func TestRealClaudeCodeStaleReminder(t *testing.T) {
 	a := newAgentEnv(t)
 	model := newScriptedModel(t, staleScript())
@@ -221,12 +222,12 @@ func TestRealClaudeCodeStaleReminder(t *testing.T) {
 		t.Errorf("claude -p output: %q", out)
 	}
 	calls := model.calls()
-	if len(calls) != 12 {
-		t.Fatalf("%d model calls, want 12", len(calls))
+	if len(calls) != staleSteps+2 {
+		t.Fatalf("%d model calls, want %d", len(calls), staleSteps+2)
 	}
 	for i, c := range calls {
-		if got := strings.Contains(c, markStale); got != (i == 11) {
-			t.Errorf("call %d: stale reminder present %v, want %v", i+1, got, i == 11)
+		if got := strings.Contains(c, markStale); got != (i == staleSteps+1) {
+			t.Errorf("call %d: stale reminder present %v, want %v", i+1, got, i == staleSteps+1)
 		}
 	}
 }
@@ -270,7 +271,7 @@ func lastMessage(body string) string {
 func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*client, func(prompt string) (string, [][]geminiMessage)) {
 	gemini := filepath.Join(agentsDir(t), "node_modules", ".bin", "gemini")
 	_, lc := a.forwarder()
-	lc.initialize(nil, a.ws)
+	lc.Initialize(nil, a.ws)
 	a.setup("gemini")
 	trusted, _ := json.Marshal(map[string]string{a.ws: "TRUST_FOLDER"})
 	if err := os.MkdirAll(filepath.Join(a.home, ".gemini"), 0o700); err != nil {
@@ -369,7 +370,8 @@ func TestRealGeminiCLITurnBudget(t *testing.T) {
 }
 
 // TestRealGeminiCLIStaleReminder: as TestRealClaudeCodeStaleReminder; the
-// reminder reaches call 12 as one more user message of its request.
+// reminder reaches call staleSteps+2 as one more user message of its
+// request.
 func TestRealGeminiCLIStaleReminder(t *testing.T) {
 	a := newAgentEnv(t)
 	script := staleScript()
@@ -381,12 +383,12 @@ func TestRealGeminiCLIStaleReminder(t *testing.T) {
 	if !strings.Contains(out, "Parser written.") {
 		t.Errorf("gemini -p output: %q", out)
 	}
-	if len(calls) != 12 {
-		t.Fatalf("%d model calls, want 12", len(calls))
+	if len(calls) != staleSteps+2 {
+		t.Fatalf("%d model calls, want %d", len(calls), staleSteps+2)
 	}
 	for i, msgs := range calls {
-		if got := strings.Contains(lastUser(msgs), markStale); got != (i == 11) {
-			t.Errorf("call %d: stale reminder present %v, want %v", i+1, got, i == 11)
+		if got := strings.Contains(lastUser(msgs), markStale); got != (i == staleSteps+1) {
+			t.Errorf("call %d: stale reminder present %v, want %v", i+1, got, i == staleSteps+1)
 		}
 	}
 }

@@ -138,7 +138,7 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, lc := a.forwarder()
-	lc.initialize(nil, a.ws)
+	lc.Initialize(nil, a.ws)
 	// ENABLE_TOOL_SEARCH=false offers MCP tools to the model directly
 	// instead of behind Claude Code's ToolSearch tool, so the script needs
 	// no search step.
@@ -208,7 +208,7 @@ func TestRealGeminiCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, lc := a.forwarder()
-	lc.initialize(nil, a.ws)
+	lc.Initialize(nil, a.ws)
 	env := a.environ("GEMINI_API_KEY=dummy")
 	out := a.run(env, gemini, "-m", "gemini-2.5-flash", "-p", "Plan the parser work and set the goal.", "--fake-responses", fake, "--yolo")
 	if !strings.Contains(out, "All set") {

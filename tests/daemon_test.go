@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
 // forwardedTests marks the tests TestForwarded runs through the daemon:
@@ -197,7 +199,7 @@ type todoNote struct {
 
 func (c *client) todoNotes() []todoNote {
 	var out []todoNote
-	for _, raw := range c.notesOf("agentd/todoChanged") {
+	for _, raw := range c.NotesOf("agentd/todoChanged") {
 		var n todoNote
 		json.Unmarshal(raw, &n)
 		out = append(out, n)
@@ -208,9 +210,9 @@ func (c *client) todoNotes() []todoNote {
 // awaitTodo waits for an agentd/todoChanged of folder with a first item
 // titled title.
 func (c *client) awaitTodo(folder, title string) todoNote {
-	c.t.Helper()
+	c.T.Helper()
 	var n todoNote
-	json.Unmarshal(c.await("agentd/todoChanged", func(raw json.RawMessage) bool {
+	json.Unmarshal(c.Await("agentd/todoChanged", func(raw json.RawMessage) bool {
 		var p todoNote
 		return json.Unmarshal(raw, &p) == nil && p.Workspace == fileURI(folder) && len(p.Items) > 0 && p.Items[0].Title == title
 	}), &n)
@@ -219,12 +221,12 @@ func (c *client) awaitTodo(folder, title string) todoNote {
 
 // writeIn replaces the todo list of folder (as the model) with one item.
 func (c *client) writeIn(folder, title string) {
-	c.t.Helper()
+	c.T.Helper()
 	var res toolResult
-	c.mustExec("agentd.callTool", map[string]any{"name": "TodoList", "workspace": folder,
+	c.MustExec("agentd.callTool", map[string]any{"name": "TodoList", "workspace": folder,
 		"input": map[string]any{"todos": []item{{title, "pending"}}}}, &res)
 	if res.IsError {
-		c.t.Fatalf("TodoList write in %s: %+v", folder, res)
+		c.T.Fatalf("TodoList write in %s: %+v", folder, res)
 	}
 }
 
@@ -249,11 +251,11 @@ func TestDaemonTwoClientsOneWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, a := e.forwarder()
-	a.initialize(nil, e.ws)
+	a.Initialize(nil, e.ws)
 	_, b := e.forwarder()
-	b.initialize(nil, e.ws)
+	b.Initialize(nil, e.ws)
 	_, c := e.forwarder()
-	c.initialize(nil, other)
+	c.Initialize(nil, other)
 	e.oneDaemon()
 
 	a.tool("TodoList", map[string]any{"todos": []item{{"from a", "in_progress"}}})
@@ -261,11 +263,11 @@ func TestDaemonTwoClientsOneWorkspace(t *testing.T) {
 		t.Fatalf("b got %+v, want revision 1 by the model", n)
 	}
 	var sb state
-	b.mustExec("agentd.todo.set", map[string]any{"items": []item{{"from a", "done"}}, "expectedRevision": 1}, &sb)
+	b.MustExec("agentd.todo.set", map[string]any{"items": []item{{"from a", "done"}}, "expectedRevision": 1}, &sb)
 	if n := a.awaitTodo(e.ws, "from a"); n.Revision != 1 {
 		t.Fatalf("a's first todoChanged = %+v", n)
 	}
-	a.await("agentd/todoChanged", revisionAtLeast(2))
+	a.Await("agentd/todoChanged", revisionAtLeast(2))
 	if sa := a.state(); sa.Revision != sb.Revision || sa.Revision != 2 || sa.Todos.Items[0].Status != "done" {
 		t.Fatalf("a reads revision %d %+v, b wrote revision %d; want both 2", sa.Revision, sa.Todos, sb.Revision)
 	}
@@ -302,17 +304,17 @@ func TestDaemonIdleTimeout(t *testing.T) {
 		return err == nil
 	})
 	c := connectSocket(t, sock)
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	c.tool("TodoList", map[string]any{"todos": []item{{"kept", "pending"}}})
-	c.conn.Close()
+	c.Release()
 	if code := p.waitExit(); code != 0 {
-		t.Fatalf("daemon exit code %d, want 0; stderr:\n%s", code, p.stderr.String())
+		t.Fatalf("daemon exit code %d, want 0; stderr:\n%s", code, p.Stderr.String())
 	}
 	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket still there after the idle exit: %v", err)
 	}
-	if !strings.Contains(p.stderr.String(), "no connection") {
-		t.Errorf("daemon log does not say why it stopped:\n%s", p.stderr.String())
+	if !strings.Contains(p.Stderr.String(), "no connection") {
+		t.Errorf("daemon log does not say why it stopped:\n%s", p.Stderr.String())
 	}
 	out, _, code := e.cli("state", "--workspace", e.ws)
 	if code != 0 || !strings.Contains(out, "[pending] kept") {
@@ -327,31 +329,28 @@ func TestDaemonRacingForwardersShareOne(t *testing.T) {
 	e.t.Cleanup(e.stopDaemons)
 	const n = 4
 	procs := make([]*proc, n)
-	for i := range procs {
-		cmd := e.command("--remote=auto")
-		p := &proc{t: t, cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
-		p.stdin, _ = cmd.StdinPipe()
-		p.stdout, _ = cmd.StdoutPipe()
-		cmd.Stderr = p.stderr
-		procs[i] = p
-	}
 	var wg sync.WaitGroup
-	for _, p := range procs { // as close to the same moment as exec allows
+	for i := range procs { // as close to the same moment as exec allows
+		cmd := e.command("--remote=auto")
 		wg.Go(func() {
-			if err := p.cmd.Start(); err != nil {
+			lp, err := lsptest.Start(cmd)
+			if err != nil {
 				t.Error(err)
 				return
 			}
-			go func() { p.cmd.Wait(); close(p.exited) }()
+			procs[i] = &proc{Process: lp, t: t}
 		})
 	}
 	wg.Wait()
+	if t.Failed() {
+		return
+	}
 	t.Cleanup(func() {
 		for _, p := range procs {
-			p.stdin.Close()
-			<-p.exited
+			p.Stdin.Close()
+			<-p.Exited()
 			if t.Failed() {
-				t.Logf("forwarder stderr: %s", p.stderr.String())
+				t.Logf("forwarder stderr: %s", p.Stderr.String())
 			}
 		}
 	})
@@ -360,7 +359,7 @@ func TestDaemonRacingForwardersShareOne(t *testing.T) {
 		clients[i] = p.connect()
 	}
 	for _, c := range clients {
-		wg.Go(func() { c.initialize(nil, e.ws) })
+		wg.Go(func() { c.Initialize(nil, e.ws) })
 	}
 	wg.Wait()
 	e.oneDaemon()
@@ -376,11 +375,11 @@ func TestDaemonRacingForwardersShareOne(t *testing.T) {
 func TestDaemonKilled(t *testing.T) {
 	e := newEnv(t)
 	pa, a := e.forwarder()
-	a.initialize(nil, e.ws)
+	a.Initialize(nil, e.ws)
 	pb, b := e.forwarder()
-	b.initialize(nil, e.ws)
+	b.Initialize(nil, e.ws)
 	a.tool("TodoList", map[string]any{"todos": []item{{"acknowledged", "in_progress"}}})
-	b.mustExec("agentd.todo.set", map[string]any{"items": []item{{"acknowledged", "in_progress"}, {"second", "pending"}}}, nil)
+	b.MustExec("agentd.todo.set", map[string]any{"items": []item{{"acknowledged", "in_progress"}, {"second", "pending"}}}, nil)
 	old := e.oneDaemon()
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -389,13 +388,13 @@ func TestDaemonKilled(t *testing.T) {
 		if code := p.waitExit(); code == 0 {
 			t.Errorf("forwarder exit code 0 after the daemon died, want non-zero")
 		}
-		if msg := p.stderr.String(); !strings.Contains(msg, "agentd: lost the shared daemon at "+e.socketPath()) {
+		if msg := p.Stderr.String(); !strings.Contains(msg, "agentd: lost the shared daemon at "+e.socketPath()) {
 			t.Errorf("forwarder stderr = %q, want it to say it lost the shared daemon at %s", msg, e.socketPath())
 		}
 	}
 	waitGone(old, waitLimit)
 	_, c := e.forwarder()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	if pid := e.oneDaemon(); pid == old {
 		t.Fatalf("the new forwarder uses pid %d, the killed daemon", pid)
 	}
@@ -426,7 +425,7 @@ func TestDaemonRefusesOtherUser(t *testing.T) {
 	}
 	sock := filepath.Join(dir, "d.sock")
 	d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
-	t.Cleanup(func() { d.cmd.Process.Signal(syscall.SIGTERM); d.waitExit() })
+	t.Cleanup(func() { d.Cmd.Process.Signal(syscall.SIGTERM); d.waitExit() })
 	// Wait until the daemon answers a request: it sets the socket's mode
 	// before it serves, so our chmod below cannot be undone by it.
 	waitFor(t, "the daemon to answer", func() bool {
@@ -471,11 +470,11 @@ func TestDaemonRefusesOtherUser(t *testing.T) {
 		t.Fatalf("other user's forwarder: %v, stdout %q, stderr %q; want a non-zero exit, no answer, and the lost-daemon message", err, out.String(), errOut.String())
 	}
 	waitFor(t, "the daemon to log the refusal", func() bool {
-		return strings.Contains(d.stderr.String(), "refused a connection from another user") && strings.Contains(d.stderr.String(), "uid=65534")
+		return strings.Contains(d.Stderr.String(), "refused a connection from another user") && strings.Contains(d.Stderr.String(), "uid=65534")
 	})
 	// The daemon goes on serving its own user.
 	c := connectSocket(t, sock)
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	c.tool("TodoList", nil)
 }
 
@@ -485,7 +484,7 @@ func TestDaemonRefusesOtherUser(t *testing.T) {
 func TestDaemonShellCommands(t *testing.T) {
 	e := newEnv(t)
 	_, a := e.forwarder()
-	a.initialize(nil, e.ws)
+	a.Initialize(nil, e.ws)
 
 	out, errOut, code := e.cli("tool", "TodoList", `{"todos":[{"title":"from shell","status":"in_progress"}]}`, "--workspace", e.ws)
 	if code != 0 || !strings.Contains(out, "[in_progress] from shell") {
@@ -511,7 +510,7 @@ func TestDaemonShellCommands(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "already") {
 		t.Fatalf("second agentd goal create: code %d err %q, want 1 and the daemon's refusal", code, errOut)
 	}
-	a.await("agentd/goalChanged", func(raw json.RawMessage) bool {
+	a.Await("agentd/goalChanged", func(raw json.RawMessage) bool {
 		var p struct{ Session string }
 		return json.Unmarshal(raw, &p) == nil && p.Session == "other"
 	})
@@ -526,23 +525,23 @@ func TestDaemonShellCommands(t *testing.T) {
 func TestDaemonLocksOutPlainStdio(t *testing.T) {
 	e := newEnv(t)
 	_, a := e.forwarder()
-	a.initialize(nil, e.ws)
+	a.Initialize(nil, e.ws)
 	pid := e.oneDaemon()
 
 	c := e.start().connect()
 	start := time.Now()
-	c.initialize(nil, e.ws)
-	msg := string(c.await("window/showMessage", nil))
+	c.Initialize(nil, e.ws)
+	msg := string(c.Await("window/showMessage", nil))
 	for _, want := range []string{"pid " + strconv.Itoa(pid), "--remote=auto"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("showMessage %s does not say %q", msg, want)
 		}
 	}
 	before := time.Now()
-	err := c.exec("agentd.state", nil, nil)
+	err := c.Exec("agentd.state", nil, nil)
 	took := time.Since(before)
-	re, ok := err.(*rpcError)
-	if !ok || re.Code != -32803 || string(re.Data["code"]) != `"workspace.locked"` || !strings.Contains(re.Message, "pid "+strconv.Itoa(pid)) || !strings.Contains(re.Message, "--remote=auto") {
+	re, ok := err.(*lsptest.Error)
+	if !ok || re.Code != -32803 || string(re.DataField("code")) != `"workspace.locked"` || !strings.Contains(re.Message, "pid "+strconv.Itoa(pid)) || !strings.Contains(re.Message, "--remote=auto") {
 		t.Fatalf("agentd.state on a folder the daemon holds: %v, want -32803 workspace.locked naming pid %d and --remote=auto", err, pid)
 	}
 	if took > 4*time.Second {
@@ -563,16 +562,16 @@ func TestDaemonMultiRoot(t *testing.T) {
 		}
 	}
 	_, a := e.forwarder()
-	a.initialize(nil, w1, w2)
+	a.Initialize(nil, w1, w2)
 	_, b := e.forwarder()
-	b.initialize(nil, w2, w3)
+	b.Initialize(nil, w2, w3)
 
-	err := a.exec("agentd.state", nil, nil)
-	if re, ok := err.(*rpcError); !ok || string(re.Data["code"]) != `"workspace.unknown"` || !strings.Contains(re.Message, "workspace") {
+	err := a.Exec("agentd.state", nil, nil)
+	if re, ok := err.(*lsptest.Error); !ok || string(re.DataField("code")) != `"workspace.unknown"` || !strings.Contains(re.Message, "workspace") {
 		t.Fatalf("agentd.state with two folders and no workspace argument: %v, want workspace.unknown", err)
 	}
-	err = a.exec("agentd.state", map[string]any{"workspace": w3}, nil)
-	if re, ok := err.(*rpcError); !ok || string(re.Data["code"]) != `"workspace.unknown"` {
+	err = a.Exec("agentd.state", map[string]any{"workspace": w3}, nil)
+	if re, ok := err.(*lsptest.Error); !ok || string(re.DataField("code")) != `"workspace.unknown"` {
 		t.Fatalf("agentd.state on a folder a has not open: %v, want workspace.unknown", err)
 	}
 
@@ -591,23 +590,23 @@ func TestDaemonMultiRoot(t *testing.T) {
 		t.Errorf("a got changes of w3, which it has not open: %+v", got)
 	}
 	var st state
-	a.mustExec("agentd.state", map[string]any{"workspace": fileURI(w2)}, &st)
+	a.MustExec("agentd.state", map[string]any{"workspace": fileURI(w2)}, &st)
 	if st.Workspace != fileURI(w2) || st.Revision != 2 || st.Todos.Items[0].Title != "b in w2" {
 		t.Fatalf("a's state of w2 (by URI) = %+v", st)
 	}
-	a.mustExec("agentd.state", map[string]any{"workspace": w1}, &st)
+	a.MustExec("agentd.state", map[string]any{"workspace": w1}, &st)
 	if st.Todos.Items[0].Title != "a in w1" {
 		t.Fatalf("a's state of w1 (by path) = %+v", st)
 	}
 
 	// b drops w2 and adds w1.
-	b.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+	b.MustNotify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
 		"added":   []any{map[string]any{"uri": fileURI(w1), "name": "w1"}},
 		"removed": []any{map[string]any{"uri": fileURI(w2), "name": "w2"}},
 	}})
-	b.mustExec("agentd.state", map[string]any{"workspace": w1}, nil) // handled after the change
-	err = b.exec("agentd.state", map[string]any{"workspace": w2}, nil)
-	if re, ok := err.(*rpcError); !ok || string(re.Data["code"]) != `"workspace.unknown"` {
+	b.MustExec("agentd.state", map[string]any{"workspace": w1}, nil) // handled after the change
+	err = b.Exec("agentd.state", map[string]any{"workspace": w2}, nil)
+	if re, ok := err.(*lsptest.Error); !ok || string(re.DataField("code")) != `"workspace.unknown"` {
 		t.Fatalf("b's removed folder: %v, want workspace.unknown", err)
 	}
 	a.writeIn(w2, "after removal")
@@ -646,9 +645,9 @@ func TestDaemonCommandLine(t *testing.T) {
 	}
 	os.Chmod(dir, 0o755)
 	p := e.start("--remote=auto")
-	p.stdin.Close()
-	if code := p.waitExit(); code != 1 || !strings.Contains(p.stderr.String(), "chmod 700") {
-		t.Fatalf("forwarder with a 0755 socket dir: code %d, stderr %q; want 1 and a hint to chmod 700", code, p.stderr.String())
+	p.Stdin.Close()
+	if code := p.waitExit(); code != 1 || !strings.Contains(p.Stderr.String(), "chmod 700") {
+		t.Fatalf("forwarder with a 0755 socket dir: code %d, stderr %q; want 1 and a hint to chmod 700", code, p.Stderr.String())
 	}
 	if pids := e.daemonPids(); len(pids) != 0 {
 		t.Fatalf("a daemon started on a socket dir that is not private: %v", pids)
@@ -666,7 +665,7 @@ func TestDaemonReopenIsNoRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, a := e.forwarder()
-	a.initialize(nil, other) // the daemon runs, without e.ws open
+	a.Initialize(nil, other) // the daemon runs, without e.ws open
 	if _, errOut, code := e.cli("goal", "create", "stay active", "--workspace", e.ws); code != 0 {
 		t.Fatalf("goal create through the daemon: %d %s", code, errOut)
 	}
@@ -714,7 +713,7 @@ func runBounded(t *testing.T, cmd *exec.Cmd) (string, string, int, time.Duration
 func TestDaemonStoppedShellCommandsExit(t *testing.T) {
 	e := newEnv(t)
 	_, a := e.forwarder()
-	a.initialize(nil, e.ws)
+	a.Initialize(nil, e.ws)
 	a.tool("TodoList", map[string]any{"todos": []item{{"before", "in_progress"}}})
 	pid := e.oneDaemon()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -748,7 +747,7 @@ func TestDaemonStoppedShellCommandsExit(t *testing.T) {
 	if code := fwd.waitExit(); code != 1 {
 		t.Errorf("forwarder exit code %d with a stopped daemon, want 1", code)
 	}
-	if msg := fwd.stderr.String(); !strings.Contains(msg, want) || !strings.Contains(msg, "initialize within 10s") {
+	if msg := fwd.Stderr.String(); !strings.Contains(msg, want) || !strings.Contains(msg, "initialize within 10s") {
 		t.Errorf("forwarder stderr = %q, want %q and the 10 s wait", msg, want)
 	}
 	syscall.Kill(pid, syscall.SIGCONT)
@@ -763,14 +762,14 @@ func TestDaemonStoppedShellCommandsExit(t *testing.T) {
 func TestDaemonSocketRemovedIsMadeAgain(t *testing.T) {
 	e := newEnv(t)
 	_, a := e.forwarder()
-	a.initialize(nil, e.ws)
+	a.Initialize(nil, e.ws)
 	a.tool("TodoList", map[string]any{"todos": []item{{"shared", "in_progress"}}})
 	pid := e.oneDaemon()
 	if err := os.Remove(e.socketPath()); err != nil {
 		t.Fatal(err)
 	}
 	_, b := e.forwarder()
-	b.initialize(nil, e.ws)
+	b.Initialize(nil, e.ws)
 	if got := e.oneDaemon(); got != pid {
 		t.Fatalf("the new forwarder reached pid %d, want the running daemon %d", got, pid)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
 type goalSnap struct {
@@ -37,19 +39,19 @@ type goalChanged struct {
 }
 
 func (c *client) goal() *goalSnap {
-	c.t.Helper()
+	c.T.Helper()
 	var st struct {
 		Goal *goalSnap `json:"goal"`
 	}
-	c.mustExec("agentd.state", nil, &st)
+	c.MustExec("agentd.state", nil, &st)
 	return st.Goal
 }
 
 // awaitGoal waits for a goalChanged notification of change kind.
 func (c *client) awaitGoal(kind string) goalChanged {
-	c.t.Helper()
+	c.T.Helper()
 	var gc goalChanged
-	raw := c.await("agentd/goalChanged", func(raw json.RawMessage) bool {
+	raw := c.Await("agentd/goalChanged", func(raw json.RawMessage) bool {
 		var g goalChanged
 		return json.Unmarshal(raw, &g) == nil && g.Change.Kind == kind
 	})
@@ -58,9 +60,9 @@ func (c *client) awaitGoal(kind string) goalChanged {
 }
 
 func refusalCode(err error) string {
-	if re, ok := err.(*rpcError); ok && re.Code == -32803 {
+	if re, ok := err.(*lsptest.Error); ok && re.Code == -32803 {
 		var code string
-		json.Unmarshal(re.Data["code"], &code)
+		json.Unmarshal(re.DataField("code"), &code)
 		return code
 	}
 	return ""
@@ -71,10 +73,10 @@ func refusalCode(err error) string {
 func TestGoalToolsEndToEnd(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 
 	var tools struct{ Tools []struct{ Name string } }
-	c.mustExec("agentd.tools", nil, &tools)
+	c.MustExec("agentd.tools", nil, &tools)
 	var names []string
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
@@ -87,7 +89,7 @@ func TestGoalToolsEndToEnd(t *testing.T) {
 		Description string
 		Display     map[string]string
 	}
-	c.mustExec("agentd.describeTool", map[string]any{"name": "CreateGoal", "input": map[string]any{"objective": "ship v1", "completionCriterion": "tests pass"}}, &desc)
+	c.MustExec("agentd.describeTool", map[string]any{"name": "CreateGoal", "input": map[string]any{"objective": "ship v1", "completionCriterion": "tests pass"}}, &desc)
 	if desc.Description != "Creating a goal" || desc.Display["kind"] != "goal_start" || desc.Display["objective"] != "ship v1" || desc.Display["completionCriterion"] != "tests pass" {
 		t.Fatalf("describeTool CreateGoal = %+v", desc)
 	}
@@ -127,7 +129,7 @@ func TestGoalToolsEndToEnd(t *testing.T) {
 	if gc := c.awaitGoal("complete"); gc.Goal.Status != "complete" {
 		t.Fatalf("goalChanged complete = %+v", gc)
 	}
-	if msg := c.await("window/showMessage", nil); !strings.Contains(string(msg), "goal complete") {
+	if msg := c.Await("window/showMessage", nil); !strings.Contains(string(msg), "goal complete") {
 		t.Errorf("showMessage = %s, want the goal complete message", msg)
 	}
 	// A complete goal does not block a new one.
@@ -146,9 +148,9 @@ func TestGoalToolsEndToEnd(t *testing.T) {
 func TestGoalRefusedForSubagent(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	var res toolResult
-	c.mustExec("agentd.callTool", map[string]any{"name": "CreateGoal", "agent": "explorer", "input": map[string]any{"objective": "x"}}, &res)
+	c.MustExec("agentd.callTool", map[string]any{"name": "CreateGoal", "agent": "explorer", "input": map[string]any{"objective": "x"}}, &res)
 	if !res.IsError || res.ErrorCode != "goal.unsupported_agent" {
 		t.Fatalf("subagent CreateGoal = %+v", res)
 	}
@@ -162,50 +164,50 @@ func TestGoalRefusedForSubagent(t *testing.T) {
 func TestGoalUserControls(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
-	if err := c.exec("agentd.goal.cancel", nil, nil); refusalCode(err) != "goal.not_found" {
+	c.Initialize(nil, e.ws)
+	if err := c.Exec("agentd.goal.cancel", nil, nil); refusalCode(err) != "goal.not_found" {
 		t.Fatalf("cancel with no goal: %v, want goal.not_found", err)
 	}
-	if err := c.exec("agentd.goal.create", map[string]any{"objective": "   "}, nil); refusalCode(err) != "goal.objective_empty" {
+	if err := c.Exec("agentd.goal.create", map[string]any{"objective": "   "}, nil); refusalCode(err) != "goal.objective_empty" {
 		t.Fatalf("empty objective: %v", err)
 	}
-	if err := c.exec("agentd.goal.create", map[string]any{"objective": strings.Repeat("x", 4001)}, nil); refusalCode(err) != "goal.objective_too_long" || !strings.Contains(err.Error(), "file") {
+	if err := c.Exec("agentd.goal.create", map[string]any{"objective": strings.Repeat("x", 4001)}, nil); refusalCode(err) != "goal.objective_too_long" || !strings.Contains(err.Error(), "file") {
 		t.Fatalf("long objective: %v, want goal.objective_too_long with file advice", err)
 	}
-	c.mustExec("agentd.goal.create", map[string]any{"objective": "refactor the store", "completionCriterion": "go test passes"}, nil)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "refactor the store", "completionCriterion": "go test passes"}, nil)
 	if gc := c.awaitGoal("create"); gc.Change.Actor != "user" {
 		t.Fatalf("create actor = %q, want user", gc.Change.Actor)
 	}
-	if err := c.exec("agentd.goal.create", map[string]any{"objective": "other"}, nil); refusalCode(err) != "goal.already_exists" {
+	if err := c.Exec("agentd.goal.create", map[string]any{"objective": "other"}, nil); refusalCode(err) != "goal.already_exists" {
 		t.Fatalf("second create: %v", err)
 	}
-	c.mustExec("agentd.goal.resume", nil, nil) // active: no-op
-	c.mustExec("agentd.goal.pause", map[string]any{"reason": "lunch"}, nil)
+	c.MustExec("agentd.goal.resume", nil, nil) // active: no-op
+	c.MustExec("agentd.goal.pause", map[string]any{"reason": "lunch"}, nil)
 	if g := c.goal(); g.Status != "paused" || !strings.Contains(g.TerminalReason, "lunch") || g.LastActor != "user" {
 		t.Fatalf("after pause: %+v", g)
 	}
-	c.mustExec("agentd.goal.pause", nil, nil) // paused: no-op
-	c.mustExec("agentd.goal.setBudget", map[string]any{"turns": 3, "wallClockMs": 60000}, nil)
-	c.mustExec("agentd.goal.setBudget", map[string]any{"wallClockMs": nil}, nil)
+	c.MustExec("agentd.goal.pause", nil, nil) // paused: no-op
+	c.MustExec("agentd.goal.setBudget", map[string]any{"turns": 3, "wallClockMs": 60000}, nil)
+	c.MustExec("agentd.goal.setBudget", map[string]any{"wallClockMs": nil}, nil)
 	if g := c.goal(); g.Budget.TurnBudget == nil || *g.Budget.TurnBudget != 3 || g.Budget.WallClockBudgetMs != nil {
 		t.Fatalf("budget after set and remove = %+v", g.Budget)
 	}
-	if err := c.exec("agentd.goal.setBudget", map[string]any{"turns": "three"}, nil); err == nil {
+	if err := c.Exec("agentd.goal.setBudget", map[string]any{"turns": "three"}, nil); err == nil {
 		t.Fatal("setBudget with a string was accepted")
 	}
-	c.mustExec("agentd.goal.resume", nil, nil)
+	c.MustExec("agentd.goal.resume", nil, nil)
 	if g := c.goal(); g.Status != "active" || g.TerminalReason != "" {
 		t.Fatalf("after resume: %+v", g)
 	}
 	c.awaitGoal("resume")
-	c.mustExec("agentd.goal.cancel", nil, nil)
+	c.MustExec("agentd.goal.cancel", nil, nil)
 	if gc := c.awaitGoal("cancel"); gc.Goal != nil || gc.Change.Actor != "user" {
 		t.Fatalf("cancel notification = %+v", gc)
 	}
 	var h struct {
 		Events []struct{ Kind, Actor string }
 	}
-	c.mustExec("agentd.history", map[string]any{"limit": 3}, &h)
+	c.MustExec("agentd.history", map[string]any{"limit": 3}, &h)
 	if len(h.Events) != 3 || h.Events[0].Kind != "goal.cancel" {
 		t.Fatalf("history = %+v, want newest first starting with goal.cancel", h.Events)
 	}
@@ -218,32 +220,32 @@ func TestGoalUserControls(t *testing.T) {
 func TestGoalRestartWithoutTurnStaysActive(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
-	c.mustExec("agentd.goal.create", map[string]any{"objective": "survive restarts"}, nil)
+	c.Initialize(nil, e.ws)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "survive restarts"}, nil)
 	c.shutdown()
 
 	p := e.start()
 	c2 := p.connect()
-	c2.initialize(nil, e.ws)
+	c2.Initialize(nil, e.ws)
 	if g := c2.goal(); g == nil || g.Status != "active" || g.TerminalReason != "" {
 		t.Fatalf("after a shutdown: %+v, want still active", g)
 	}
-	h := &host{c: c2}
+	h := newHost(c2)
 	turn, _ := h.beginTurn("user")
 	h.beginStep(turn)
 	h.endStep(turn, 10, "stop")
 	if end := h.endTurn(turn, "completed"); end.Continuation == nil {
 		t.Fatalf("turn end = %+v, want a continuation", end)
 	}
-	p.cmd.Process.Kill() // between turns
+	p.Cmd.Process.Kill() // between turns
 	p.waitExit()
 
 	c3 := e.start().connect()
-	c3.initialize(nil, e.ws)
+	c3.Initialize(nil, e.ws)
 	if g := c3.goal(); g == nil || g.Status != "active" || g.TurnsUsed != 1 {
 		t.Fatalf("after a kill between turns: %+v, want still active with its turn", g)
 	}
-	if n := c3.notesOf("agentd/goalChanged"); len(n) != 0 {
+	if n := c3.NotesOf("agentd/goalChanged"); len(n) != 0 {
 		t.Fatalf("goal notifications at open: %s", n)
 	}
 }
@@ -294,13 +296,13 @@ func TestGoalWorkDoneProgress(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
 	var res map[string]any
-	if err := c.call("initialize", map[string]any{"processId": nil, "rootUri": fileURI(e.ws),
+	if err := c.Call("initialize", map[string]any{"processId": nil, "rootUri": fileURI(e.ws),
 		"capabilities": map[string]any{"window": map[string]any{"workDoneProgress": true}}}, &res); err != nil {
 		t.Fatal(err)
 	}
-	c.notify("initialized", map[string]any{})
-	c.mustExec("agentd.goal.create", map[string]any{"objective": "progress"}, nil)
-	create := c.await("window/workDoneProgress/create", nil)
+	c.MustNotify("initialized", map[string]any{})
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "progress"}, nil)
+	create := c.Await("window/workDoneProgress/create", nil)
 	var tok struct{ Token string }
 	json.Unmarshal(create, &tok)
 	isKind := func(kind string) func(json.RawMessage) bool {
@@ -312,12 +314,12 @@ func TestGoalWorkDoneProgress(t *testing.T) {
 			return json.Unmarshal(raw, &p) == nil && p.Token == tok.Token && p.Value.Kind == kind
 		}
 	}
-	begin := c.await("$/progress", isKind("begin"))
+	begin := c.Await("$/progress", isKind("begin"))
 	if !strings.Contains(string(begin), "Goal: 0 turns") {
 		t.Errorf("progress begin = %s", begin)
 	}
-	c.mustExec("agentd.goal.pause", nil, nil)
-	c.await("$/progress", isKind("end"))
+	c.MustExec("agentd.goal.pause", nil, nil)
+	c.Await("$/progress", isKind("end"))
 }
 
 // TestGoalTaskFileNotRegular: a folder or a named pipe as task file is a
@@ -331,9 +333,9 @@ func TestGoalTaskFileNotRegular(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	for _, tf := range []string{"docs", "pipe.md"} {
-		err := c.exec("agentd.goal.create", map[string]any{"objective": "x", "taskFile": tf}, nil)
+		err := c.Exec("agentd.goal.create", map[string]any{"objective": "x", "taskFile": tf}, nil)
 		if refusalCode(err) != "args.invalid" && !strings.Contains(fmt.Sprint(err), "regular file") {
 			t.Errorf("taskFile %s: %v, want a refusal saying it is not a regular file", tf, err)
 		}
@@ -343,7 +345,7 @@ func TestGoalTaskFileNotRegular(t *testing.T) {
 		}
 	}
 	// The watcher meets a pipe that appears later and reads it as missing.
-	c.mustExec("agentd.goal.create", map[string]any{"objective": "x", "taskFile": "later.md"}, nil)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "x", "taskFile": "later.md"}, nil)
 	if err := syscall.Mkfifo(filepath.Join(e.ws, "later.md"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -362,18 +364,18 @@ func TestFolderReopenedWithActiveGoal(t *testing.T) {
 	e := newEnv(t)
 	pa := e.start()
 	a := pa.connect()
-	a.initialize(nil, e.ws)
-	a.mustExec("agentd.goal.create", map[string]any{"objective": "keep going"}, nil)
-	h := &host{c: a}
+	a.Initialize(nil, e.ws)
+	a.MustExec("agentd.goal.create", map[string]any{"objective": "keep going"}, nil)
+	h := newHost(a)
 	turn, _ := h.beginTurn("user")
 	h.beginStep(turn)
 
 	b := e.start().connect()
-	b.initialize(nil, e.ws)
-	if err := b.exec("agentd.state", nil, nil); refusalCode(err) != "workspace.locked" {
+	b.Initialize(nil, e.ws)
+	if err := b.Exec("agentd.state", nil, nil); refusalCode(err) != "workspace.locked" {
 		t.Fatalf("second server: %v, want workspace.locked", err)
 	}
-	pa.cmd.Process.Kill()
+	pa.Cmd.Process.Kill()
 	pa.waitExit()
 	g := b.goal() // retries the open, which pauses the goal the dead server's turn drove
 	if g == nil || g.Status != "paused" || g.TerminalReason != restartReason {
@@ -382,5 +384,5 @@ func TestFolderReopenedWithActiveGoal(t *testing.T) {
 	if gc := b.awaitGoal("pause"); gc.Change.Reason != restartReason || gc.Goal == nil || gc.Goal.Status != "paused" {
 		t.Fatalf("pause notification = %+v", gc)
 	}
-	b.mustExec("agentd.tools", nil, nil)
+	b.MustExec("agentd.tools", nil, nil)
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/agentd/agentd/reminder"
 )
 
 var updateHooks = flag.Bool("update-hooks", false, "rewrite the wanted outputs of testdata/hooks/*.json")
@@ -126,7 +128,7 @@ func TestHookFixtures(t *testing.T) {
 func playHookScenario(t *testing.T, sc *hookScenario) {
 	e := newEnv(t)
 	_, editor := e.forwarder() // the daemon is up with the folder open before any goal is made
-	editor.initialize(nil, e.ws)
+	editor.Initialize(nil, e.ws)
 	transcript := filepath.Join(e.runDir, "transcript.jsonl")
 	expand := func(b []byte) string {
 		s := strings.ReplaceAll(string(b), "$CWD", jsonText(e.ws))
@@ -171,7 +173,7 @@ func playHookScenario(t *testing.T, sc *hookScenario) {
 			Items []item `json:"items"`
 		} `json:"todos"`
 	}
-	editor.mustExec("agentd.state", map[string]any{}, &st)
+	editor.MustExec("agentd.state", map[string]any{}, &st)
 	if *updateHooks {
 		sc.Goal, sc.Todos = st.Goal, st.Todos.Items
 	}
@@ -183,7 +185,7 @@ func playHookScenario(t *testing.T, sc *hookScenario) {
 	}
 	if sc.Goal != nil {
 		// The editor saw the goal reach its last state live.
-		editor.await("agentd/goalChanged", func(p json.RawMessage) bool {
+		editor.Await("agentd/goalChanged", func(p json.RawMessage) bool {
 			var n struct {
 				Goal *goalCounts `json:"goal"`
 			}
@@ -372,17 +374,22 @@ func TestHookNeverBreaksTheAgent(t *testing.T) {
 	})
 }
 
+// staleSteps is the stale todo reminder's threshold the hook tests expect:
+// an agent hook's connection carries no settings (docs/hooks.md), so they
+// run with the default, read from its one declaration, not retyped here.
+var staleSteps = reminder.DefaultSettings().TodoReminderSteps
+
 // TestHookStaleReminderCountsEachStepOnce: a list written at the first
-// model call, then 11 calls that do not write it, each boundary event
-// arriving twice (Claude Code) or once per parallel tool at once (Codex):
-// the stale todo reminder comes with call 12, not before, so no step was
-// counted twice.
+// model call, then staleSteps+1 calls that do not write it, each boundary
+// event arriving twice (Claude Code) or once per parallel tool at once
+// (Codex): the stale todo reminder comes with call staleSteps+2 (12 with
+// the default 10), not before, so no step was counted twice.
 func TestHookStaleReminderCountsEachStepOnce(t *testing.T) {
 	for _, host := range []string{"claude", "codex"} {
 		t.Run(host, func(t *testing.T) {
 			e := newEnv(t)
 			_, editor := e.forwarder()
-			editor.initialize(nil, e.ws)
+			editor.Initialize(nil, e.ws)
 			transcript := filepath.Join(e.runDir, "transcript.jsonl")
 			base := `"session_id":"s-1","turn_id":"1","model":"m","permission_mode":"default","transcript_path":"` + jsonText(transcript) + `","cwd":"` + jsonText(e.ws) + `"`
 			// send sends copies of an event at once; %[1]d in it is the
@@ -402,7 +409,8 @@ func TestHookStaleReminderCountsEachStepOnce(t *testing.T) {
 			if out, errOut, code := e.cli("tool", "TodoList", `{"todos":[{"title":"Write the parser","status":"in_progress"}]}`, "--workspace", e.ws); code != 0 {
 				t.Fatalf("writing the list at call 1: %s%s", out, errOut)
 			}
-			for call := 1; call <= 11; call++ {
+			due := staleSteps + 2 // the call whose step.begin has staleSteps steps ended since the write
+			for call := 1; call < due; call++ {
 				var outs []string
 				if host == "claude" {
 					appendLine(t, transcript, fmt.Appendf(nil, `{"type":"assistant","message":{"id":"msg_%d","content":[{"type":"tool_use","id":"toolu_%d","name":"Read","input":{}}],"usage":{"output_tokens":2}}}`, call, call))
@@ -419,10 +427,10 @@ func TestHookStaleReminderCountsEachStepOnce(t *testing.T) {
 				}
 				// The boundary after call `call` is the step.begin of call+1.
 				switch {
-				case call+1 < 12 && reminded > 0:
+				case call+1 < due && reminded > 0:
 					t.Fatalf("the stale reminder came before call %d: %q", call+1, outs)
-				case call+1 == 12 && reminded == 0:
-					t.Fatalf("call 12 got no stale reminder: %q", outs)
+				case call+1 == due && reminded == 0:
+					t.Fatalf("call %d got no stale reminder: %q", due, outs)
 				}
 			}
 		})
@@ -435,7 +443,7 @@ func TestHookStaleReminderCountsEachStepOnce(t *testing.T) {
 func TestHookOpenTurnRulesForUntaggedCalls(t *testing.T) {
 	e := newEnv(t)
 	_, editor := e.forwarder()
-	editor.initialize(nil, e.ws)
+	editor.Initialize(nil, e.ws)
 	for _, args := range [][]string{{"goal", "create", "Ship it"}, {"goal", "budget", "5", "tokens"}} {
 		if out, errOut, code := e.cli(append(args, "--workspace", e.ws)...); code != 0 {
 			t.Fatalf("agentd %v: %s%s", args, out, errOut)
@@ -461,7 +469,7 @@ func TestHookOpenTurnRulesForUntaggedCalls(t *testing.T) {
 			Items []item `json:"items"`
 		} `json:"todos"`
 	}
-	editor.mustExec("agentd.state", map[string]any{}, &st)
+	editor.MustExec("agentd.state", map[string]any{}, &st)
 	if len(st.Todos.Items) != 0 {
 		t.Errorf("the refused call changed the list: %v", st.Todos.Items)
 	}

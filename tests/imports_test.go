@@ -28,7 +28,11 @@ var importRules = map[string][]string{
 	"mcpserver":            {module + "lsp", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
 	"hook":                 {module + "lsp", module + "commands", module + "workspace"},
 	"setup":                {"github.com/pelletier/go-toml/v2"},
-	"cmd/agentd":           {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "service", module + "workspace"},
+	"loop":                 {module + "commands"},
+	"cmd/agentd":           {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "service", module + "workspace", module + "loop"},
+	// The test client speaks only the wire; go.lsp.dev/jsonrpc2 checks what
+	// the server writes.
+	"tests/lsptest": {"go.lsp.dev/jsonrpc2"},
 }
 
 // testOnly may also be imported by _test.go files of any package.

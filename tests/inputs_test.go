@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
 // Inputs as clients really send them (docs/behaviour.md "Inputs"): Lua's
@@ -30,32 +32,32 @@ func TestInputEmptyTablesAreObjects(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			p := stdioPeer(e.start())
-			m, err := p.call("initialize", map[string]any{"processId": nil, "rootUri": fileURI(e.ws),
+			p := e.start().connect()
+			m, err := p.Request("initialize", map[string]any{"processId": nil, "rootUri": fileURI(e.ws),
 				"capabilities": tt.capabilities, "initializationOptions": tt.initOptions})
 			if err != nil || m.Error != nil {
 				t.Fatalf("initialize: %v %+v", err, m.Error)
 			}
-			p.sendBody(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+			p.SendBody(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
 			// settings.agentd [] changes nothing and is no error; the bad
 			// value after it is told, so a message about [] would come first.
-			p.sendBody(`{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"settings":{"agentd":[]}}}`)
-			p.sendBody(`{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"settings":{"agentd":{"todoReminderSteps":-1}}}}`)
-			told := p.awaitNote("window/showMessage", nil)
-			if !strings.Contains(string(told.Params), "todoReminderSteps") {
-				t.Fatalf("first message = %s, want the one about todoReminderSteps (settings.agentd [] must not be refused)", told.Params)
+			p.SendBody(`{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"settings":{"agentd":[]}}}`)
+			p.SendBody(`{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"settings":{"agentd":{"todoReminderSteps":-1}}}}`)
+			told := p.Await("window/showMessage", nil)
+			if !strings.Contains(string(told), "todoReminderSteps") {
+				t.Fatalf("first message = %s, want the one about todoReminderSteps (settings.agentd [] must not be refused)", told)
 			}
 			var res toolResult
-			p.mustExec("agentd.callTool", json.RawMessage(`{"name":"TodoList","input":[]}`), &res)
+			p.MustExec("agentd.callTool", json.RawMessage(`{"name":"TodoList","input":[]}`), &res)
 			if res.IsError || res.Output != "Todo list is empty." {
 				t.Fatalf("TodoList with input [] = %+v, want a read", res)
 			}
-			p.mustExec("agentd.callTool", json.RawMessage(`{"name":"GetGoal","input":[ ]}`), &res)
+			p.MustExec("agentd.callTool", json.RawMessage(`{"name":"GetGoal","input":[ ]}`), &res)
 			if res.IsError || !strings.Contains(res.Output, `"goal": null`) {
 				t.Fatalf("GetGoal with input [ ] = %+v", res)
 			}
 			var st state
-			p.mustExec("agentd.state", json.RawMessage(`[]`), &st)
+			p.MustExec("agentd.state", json.RawMessage(`[]`), &st)
 			if st.Session != tt.session {
 				t.Fatalf("session = %q, want %q", st.Session, tt.session)
 			}
@@ -68,7 +70,7 @@ func TestInputEmptyTablesAreObjects(t *testing.T) {
 func TestInputTodosNull(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	c.tool("TodoList", map[string]any{"todos": []item{{"keep me", "pending"}}})
 	for input, want := range map[string]string{
 		`{"todos":null}`:   `TodoList input.todos must be an array, got null`,
@@ -92,9 +94,9 @@ func TestInputTodosNull(t *testing.T) {
 func TestInputDuplicateKeys(t *testing.T) {
 	e := newEnv(t)
 	pr := e.start()
-	p := stdioPeer(pr)
-	p.initialize(e.ws, nil)
-	p.mustExec("agentd.goal.create", map[string]any{"objective": "dup keys"}, nil)
+	p := pr.connect()
+	p.InitializeRoot(e.ws, nil)
+	p.MustExec("agentd.goal.create", map[string]any{"objective": "dup keys"}, nil)
 	tools := []struct{ input, code, want string }{
 		{`{"name":"TodoList","input":{"todos":[{"title":"a","status":"pending"}],"todos":[]}}`, "todo.invalid", `TodoList input: key "todos" appears twice`},
 		{`{"name":"TodoList","input":{"todos":[{"title":"a","title":"b","status":"pending"}]}}`, "todo.invalid", `TodoList input.todos[0]: key "title" appears twice`},
@@ -103,7 +105,7 @@ func TestInputDuplicateKeys(t *testing.T) {
 	}
 	for _, tt := range tools {
 		var res toolResult
-		p.mustExec("agentd.callTool", json.RawMessage(tt.input), &res)
+		p.MustExec("agentd.callTool", json.RawMessage(tt.input), &res)
 		if !res.IsError || res.ErrorCode != tt.code || !strings.Contains(res.Output, tt.want) {
 			t.Errorf("callTool %s = %+v, want %s saying %q", tt.input, res, tt.code, tt.want)
 		}
@@ -114,9 +116,9 @@ func TestInputDuplicateKeys(t *testing.T) {
 		{"agentd.state", `{"session":"a","session":"b"}`, `key "session" appears twice`},
 	}
 	for _, tt := range commands {
-		err := p.exec(tt.command, json.RawMessage(tt.args), nil)
-		we, ok := err.(*wireError)
-		if !ok || we.Code != -32602 || we.dataCode() != "args.invalid" || !strings.Contains(we.Message, tt.want) {
+		err := p.Exec(tt.command, json.RawMessage(tt.args), nil)
+		we, ok := err.(*lsptest.Error)
+		if !ok || we.Code != -32602 || we.DataCode() != "args.invalid" || !strings.Contains(we.Message, tt.want) {
 			t.Errorf("%s %s = %v, want -32602 args.invalid saying %q", tt.command, tt.args, err, tt.want)
 		}
 	}
@@ -125,13 +127,13 @@ func TestInputDuplicateKeys(t *testing.T) {
 		Todos    struct{ Items []item }
 		Goal     *goalSnap
 	}
-	p.mustExec("agentd.state", nil, &st)
+	p.MustExec("agentd.state", nil, &st)
 	if st.Revision != 1 || len(st.Todos.Items) != 0 || st.Goal == nil || st.Goal.Status != "active" || st.Goal.Budget.TurnBudget != nil {
 		t.Fatalf("state after the refusals = %+v, want the goal as created at revision 1", st)
 	}
 	// From a shell, the same refusal and exit code 1.
-	p.call("shutdown", nil)
-	p.sendBody(`{"jsonrpc":"2.0","method":"exit"}`)
+	p.Request("shutdown", nil)
+	p.SendBody(`{"jsonrpc":"2.0","method":"exit"}`)
 	pr.waitExit()
 	out, _, code := e.cli("tool", "TodoList", `{"todos":[],"todos":[{"title":"x","status":"pending"}]}`, "--workspace", e.ws)
 	if code != 1 || !strings.Contains(out, `key "todos" appears twice`) {
@@ -156,30 +158,30 @@ func TestInputSessionNotUTF8(t *testing.T) {
 	}
 	// initializationOptions.session: initialize fails and says why.
 	pr := e.start()
-	p := stdioPeer(pr)
-	ch := p.expect("1")
-	p.sendBody("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"processId\":null,\"rootUri\":null,\"capabilities\":{},\"initializationOptions\":{\"session\":\"\xff\"}}}")
-	m, err := p.wait(ch, "initialize")
+	p := pr.connect()
+	ch := p.Expect("1")
+	p.SendBody("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"processId\":null,\"rootUri\":null,\"capabilities\":{},\"initializationOptions\":{\"session\":\"\xff\"}}}")
+	m, err := p.Wait(ch, "initialize")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "UTF-8") {
 		t.Fatalf("initialize with session \\xff: error %+v, want -32602 about UTF-8", m.Error)
 	}
-	pr.stdin.Close()
+	pr.Stdin.Close()
 	pr.waitExit()
 	// Command arguments: raw invalid bytes and lone surrogates.
-	p = stdioPeer(e.start())
-	p.initialize(e.ws, nil)
+	p = e.start().connect()
+	p.InitializeRoot(e.ws, nil)
 	for _, session := range []string{"\"\xff\"", "\"\xfe\"", `"\udc80"`, `"\udfff"`, "\"ok\xc3\""} {
-		err := p.exec("agentd.todo.set", json.RawMessage(`{"session":`+session+`,"items":[{"title":"t","status":"pending"}]}`), nil)
-		we, ok := err.(*wireError)
-		if !ok || we.Code != -32602 || we.dataCode() != "args.invalid" || !strings.Contains(we.Message, `"session" must be valid UTF-8`) {
+		err := p.Exec("agentd.todo.set", json.RawMessage(`{"session":`+session+`,"items":[{"title":"t","status":"pending"}]}`), nil)
+		we, ok := err.(*lsptest.Error)
+		if !ok || we.Code != -32602 || we.DataCode() != "args.invalid" || !strings.Contains(we.Message, `"session" must be valid UTF-8`) {
 			t.Errorf("todo.set with session %q = %v, want -32602 args.invalid about UTF-8", session, err)
 		}
 	}
 	var list struct{ Sessions []struct{ Session string } }
-	p.mustExec("agentd.sessions", nil, &list)
+	p.MustExec("agentd.sessions", nil, &list)
 	if len(list.Sessions) != 0 {
 		t.Fatalf("sessions after the refusals = %+v, want none", list.Sessions)
 	}
@@ -200,18 +202,18 @@ func TestInputTaskFileErrorsHaveCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	for path, why := range map[string]string{
 		"loop-a/TASKS.md":                "a loop of symbolic links",
 		"loop-b":                         "a loop of symbolic links",
 		strings.Repeat("n", 300) + ".md": "too long",
 		"notes.md/TASKS.md":              "a file, not a folder",
 	} {
-		err := c.exec("agentd.goal.create", map[string]any{"objective": "x", "taskFile": path}, nil)
-		re, ok := err.(*rpcError)
+		err := c.Exec("agentd.goal.create", map[string]any{"objective": "x", "taskFile": path}, nil)
+		re, ok := err.(*lsptest.Error)
 		var code string
 		if ok {
-			json.Unmarshal(re.Data["code"], &code)
+			json.Unmarshal(re.DataField("code"), &code)
 		}
 		if !ok || re.Code != -32602 || code != "args.invalid" || !strings.Contains(re.Message, why) {
 			t.Errorf("goal.create with task file %.40s: %v (code %q), want -32602 args.invalid saying %q", path, err, code, why)
@@ -231,8 +233,8 @@ func TestInputTaskFileErrorsHaveCodes(t *testing.T) {
 // in JSON words, never a Go type name.
 func TestInputInitializeParamsShapes(t *testing.T) {
 	e := newEnv(t)
-	p := stdioPeer(e.start())
-	m, err := p.call("initialize", json.RawMessage(`[]`))
+	p := e.start().connect()
+	m, err := p.Request("initialize", json.RawMessage(`[]`))
 	if err != nil || m.Error != nil {
 		t.Fatalf("initialize with params []: %v %+v", err, m.Error)
 	}
@@ -240,8 +242,8 @@ func TestInputInitializeParamsShapes(t *testing.T) {
 		{`[1]`, "initialize params must be a JSON object, got an array"},
 		{`{"rootUri":5}`, `initialize params: field "rootUri" must be a string, got number`},
 	} {
-		p := stdioPeer(e.start())
-		m, err := p.call("initialize", json.RawMessage(tt.params))
+		p := e.start().connect()
+		m, err := p.Request("initialize", json.RawMessage(tt.params))
 		if err != nil {
 			t.Fatalf("initialize with params %s: %v", tt.params, err)
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
 // TestCancelRequestNumericID: $/cancelRequest with a number id beyond 32
@@ -176,10 +178,10 @@ func TestEndOfInputReleasesState(t *testing.T) {
 	e := newEnv(t)
 	p := e.start()
 	c := p.connect()
-	c.initialize(nil, e.ws)
-	c.mustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []any{map[string]any{"title": "a", "status": "pending"}}}}, nil)
+	c.Initialize(nil, e.ws)
+	c.MustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []any{map[string]any{"title": "a", "status": "pending"}}}}, nil)
 	start := time.Now()
-	p.stdin.Close()
+	p.Stdin.Close()
 	p.waitExit()
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("agentd took %v to exit after end of input, want about 1s at most", d)
@@ -200,10 +202,10 @@ func TestParentDeathEndsProcess(t *testing.T) {
 	p := e.start()
 	c := p.connect()
 	var res map[string]any
-	if err := c.call("initialize", map[string]any{"processId": parent.Process.Pid, "rootUri": fileURI(e.ws), "capabilities": map[string]any{}}, &res); err != nil {
+	if err := c.Call("initialize", map[string]any{"processId": parent.Process.Pid, "rootUri": fileURI(e.ws), "capabilities": map[string]any{}}, &res); err != nil {
 		t.Fatal(err)
 	}
-	c.notify("initialized", map[string]any{})
+	c.MustNotify("initialized", map[string]any{})
 	parent.Process.Kill()
 	parent.Wait()
 	start := time.Now()
@@ -219,15 +221,15 @@ func TestNoWorkspace(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
 	var res map[string]any
-	if err := c.call("initialize", map[string]any{"processId": nil, "rootUri": nil, "rootPath": nil, "workspaceFolders": nil, "capabilities": map[string]any{}}, &res); err != nil {
+	if err := c.Call("initialize", map[string]any{"processId": nil, "rootUri": nil, "rootPath": nil, "workspaceFolders": nil, "capabilities": map[string]any{}}, &res); err != nil {
 		t.Fatalf("initialize with no workspace: %v", err)
 	}
-	c.notify("initialized", map[string]any{})
+	c.MustNotify("initialized", map[string]any{})
 	var tools map[string]any
-	c.mustExec("agentd.tools", nil, &tools)
-	err := c.exec("agentd.state", nil, nil)
-	re, ok := err.(*rpcError)
-	if !ok || re.Code != -32803 || string(re.Data["code"]) != `"workspace.none"` {
+	c.MustExec("agentd.tools", nil, &tools)
+	err := c.Exec("agentd.state", nil, nil)
+	re, ok := err.(*lsptest.Error)
+	if !ok || re.Code != -32803 || string(re.DataField("code")) != `"workspace.none"` {
 		t.Fatalf("agentd.state with no workspace: got %v, want -32803 with data.code workspace.none", err)
 	}
 }
@@ -236,7 +238,7 @@ func TestNoWorkspace(t *testing.T) {
 func TestInitializeResult(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	res := c.initialize(nil, e.ws)
+	res := c.Initialize(nil, e.ws)
 	b, _ := json.Marshal(res)
 	var got struct {
 		Capabilities struct {
@@ -278,8 +280,8 @@ func TestFolderURIEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.start().connect()
-	c.initialize(nil, dir)
-	c.mustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []any{map[string]any{"title": "encoded", "status": "done"}}}}, nil)
+	c.Initialize(nil, dir)
+	c.MustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []any{map[string]any{"title": "encoded", "status": "done"}}}}, nil)
 	if code := c.shutdown(); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
@@ -295,18 +297,18 @@ func TestNonFileSchemeRefused(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
 	var res map[string]any
-	if err := c.call("initialize", map[string]any{"processId": nil, "capabilities": map[string]any{},
+	if err := c.Call("initialize", map[string]any{"processId": nil, "capabilities": map[string]any{},
 		"workspaceFolders": []any{map[string]any{"uri": "vscode-vfs://github/o/r", "name": "r"}, map[string]any{"uri": fileURI(e.ws), "name": "w"}}}, &res); err != nil {
 		t.Fatal(err)
 	}
-	c.notify("initialized", map[string]any{})
-	msg := c.await("window/showMessage", nil)
+	c.MustNotify("initialized", map[string]any{})
+	msg := c.Await("window/showMessage", nil)
 	if !strings.Contains(string(msg), "vscode-vfs") || !strings.Contains(string(msg), "not supported") {
 		t.Errorf("showMessage = %s, want it to name the folder and say the scheme is not supported", msg)
 	}
-	err := c.exec("agentd.state", map[string]any{"workspace": "vscode-vfs://github/o/r"}, nil)
-	if re, ok := err.(*rpcError); !ok || re.Code != -32602 || !strings.Contains(re.Message, "scheme") {
+	err := c.Exec("agentd.state", map[string]any{"workspace": "vscode-vfs://github/o/r"}, nil)
+	if re, ok := err.(*lsptest.Error); !ok || re.Code != -32602 || !strings.Contains(re.Message, "scheme") {
 		t.Fatalf("got %v, want -32602 naming the scheme", err)
 	}
-	c.mustExec("agentd.state", nil, nil)
+	c.MustExec("agentd.state", nil, nil)
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
 // Byte limits (docs/reliability.md, Limits).
@@ -46,7 +48,7 @@ type historyEvent struct {
 // checking that each reply holds at most 1 MiB of events (or a single
 // event) and says `more` exactly when older events follow. It returns the
 // events, newest first, and the bytes they took in the replies.
-func readHistory(t testing.TB, p *peer, session string) (events []historyEvent, size int) {
+func readHistory(t testing.TB, p *client, session string) (events []historyEvent, size int) {
 	t.Helper()
 	var before uint64
 	for {
@@ -54,7 +56,7 @@ func readHistory(t testing.TB, p *peer, session string) (events []historyEvent, 
 		if before > 0 {
 			args["before"] = before
 		}
-		m, err := p.call("workspace/executeCommand", map[string]any{"command": "agentd.history", "arguments": []any{args}})
+		m, err := p.Request("workspace/executeCommand", map[string]any{"command": "agentd.history", "arguments": []any{args}})
 		if err != nil || m.Error != nil {
 			t.Fatalf("agentd.history before %d: %v %v", before, err, m.Error)
 		}
@@ -124,18 +126,17 @@ func TestStateFileBoundEndToEnd(t *testing.T) {
 	e := newEnv(t)
 	e.stateDir = fastStateDir(t)
 	startDaemon(t, e, agentdBin)
-	w := socketPeer(t, e.socketPath(), "writer")
-	w.onBody = func(body []byte) bool { _, _, ok := todoChangedFast(body); return ok }
-	w.initialize(e.ws, nil)
+	w := dialSocket(t, e.socketPath(), lsptest.Options{Name: "writer", OnBody: func(body []byte) bool { _, _, ok := todoChangedFast(body); return ok }})
+	w.InitializeRoot(e.ws, nil)
 	const writes = 80
 	for i := range writes {
 		list := largestList(fmt.Sprint(i))
 		if i%2 == 0 {
-			w.mustExec("agentd.todo.set", map[string]any{"items": list}, nil)
+			w.MustExec("agentd.todo.set", map[string]any{"items": list}, nil)
 			continue
 		}
 		var res toolResult
-		w.mustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": list}}, &res)
+		w.MustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": list}}, &res)
 		if res.IsError {
 			t.Fatalf("write %d refused: %s", i, res.Output)
 		}
@@ -146,14 +147,14 @@ func TestStateFileBoundEndToEnd(t *testing.T) {
 		t.Errorf("the state file has %d bytes after %d writes, over the bound of %d", size, writes, stateFileBound)
 	}
 
-	p := socketPeer(t, e.socketPath(), "reader")
-	p.initialize(e.ws, nil)
+	p := dialSocket(t, e.socketPath(), lsptest.Options{Name: "reader"})
+	p.InitializeRoot(e.ws, nil)
 	events, held := readHistory(t, p, "")
 	checkNewestHistory(t, events, writes)
 	if len(events) < 15 || held > maxHistoryBytes {
 		t.Errorf("history keeps %d events of %d bytes; want at least 15 of the largest, within %d bytes", len(events), held, maxHistoryBytes)
 	}
-	if st := p.state(""); st.Revision != writes || len(st.Todos.Items) != 200 {
+	if st := p.stateIn(""); st.Revision != writes || len(st.Todos.Items) != 200 {
 		t.Errorf("state at revision %d with %d items, want %d and 200", st.Revision, len(st.Todos.Items), writes)
 	}
 }
@@ -163,9 +164,9 @@ func TestStateFileBoundEndToEnd(t *testing.T) {
 func TestByteLimitsRefused(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	c.tool("TodoList", map[string]any{"todos": []item{{"keep me", "pending"}}})
-	c.mustExec("agentd.goal.create", map[string]any{"objective": "ship it"}, nil)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it"}, nil)
 	before := c.state()
 
 	over := make([]item, 200) // 200 titles of 500 characters, 306,401 bytes as JSON
@@ -176,16 +177,16 @@ func TestByteLimitsRefused(t *testing.T) {
 	if !res.IsError || res.ErrorCode != "todo.invalid" || !strings.Contains(res.Output, "306401 bytes as JSON; at most 262144") {
 		t.Errorf("TodoList over 256 KiB: %+v, want todo.invalid naming the size and the limit", res)
 	}
-	err := c.exec("agentd.todo.set", map[string]any{"items": over}, nil)
-	var re *rpcError
-	if !errors.As(err, &re) || re.Code != -32803 || !strings.Contains(re.Message, "at most 262144") || string(re.Data["code"]) != `"todo.invalid"` {
+	err := c.Exec("agentd.todo.set", map[string]any{"items": over}, nil)
+	var re *lsptest.Error
+	if !errors.As(err, &re) || re.Code != -32803 || !strings.Contains(re.Message, "at most 262144") || string(re.DataField("code")) != `"todo.invalid"` {
 		t.Errorf("agentd.todo.set over 256 KiB: %v, want -32803 todo.invalid naming the limit", err)
 	}
-	err = c.exec("agentd.goal.pause", map[string]any{"reason": strings.Repeat("r", 501)}, nil)
+	err = c.Exec("agentd.goal.pause", map[string]any{"reason": strings.Repeat("r", 501)}, nil)
 	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "501 characters long; at most 500") {
 		t.Errorf("agentd.goal.pause with a 501-character reason: %v, want -32602 naming the limit", err)
 	}
-	err = c.exec("agentd.turn.begin", map[string]any{"turnId": strings.Repeat("t", 257), "origin": "user"}, nil)
+	err = c.Exec("agentd.turn.begin", map[string]any{"turnId": strings.Repeat("t", 257), "origin": "user"}, nil)
 	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(re.Message, "257 bytes long; at most 256") {
 		t.Errorf("agentd.turn.begin with a 257-byte turnId: %v, want -32602 naming the limit", err)
 	}
@@ -209,7 +210,7 @@ func stuckConn(t *testing.T, e *env) (net.Conn, *bufio.Reader) {
 	initd := `{"jsonrpc":"2.0","method":"initialized","params":{}}`
 	fmt.Fprintf(conn, "Content-Length: %d\r\n\r\n%sContent-Length: %d\r\n\r\n%s", len(init), init, len(initd), initd)
 	r := bufio.NewReaderSize(conn, 64<<10)
-	if _, err := readWireFrame(r); err != nil {
+	if _, err := lsptest.ReadFrame(r); err != nil {
 		t.Fatal(err)
 	}
 	return conn, r
@@ -227,14 +228,13 @@ func TestStuckClientQueueBounded(t *testing.T) {
 	startDaemon(t, e, agentdBin)
 	stuck, r := stuckConn(t, e)
 
-	w := socketPeer(t, e.socketPath(), "writer")
-	w.onBody = func(body []byte) bool { _, _, ok := todoChangedFast(body); return ok }
-	w.initialize(e.ws, nil)
+	w := dialSocket(t, e.socketPath(), lsptest.Options{Name: "writer", OnBody: func(body []byte) bool { _, _, ok := todoChangedFast(body); return ok }})
+	w.InitializeRoot(e.ws, nil)
 	list := largestList("w")
 	const writes = 64 // 64 notifications of about 260 KB to the stuck client
 	for i := range writes {
 		list[0].Title = fmt.Sprintf("write %d", i)
-		w.mustExec("agentd.todo.set", map[string]any{"items": list}, nil)
+		w.MustExec("agentd.todo.set", map[string]any{"items": list}, nil)
 	}
 
 	// The reply to this request is queued behind every notification kept.
@@ -244,7 +244,7 @@ func TestStuckClientQueueBounded(t *testing.T) {
 	var noteBytes int
 	var revs []uint64
 	for {
-		body, err := readWireFrame(r)
+		body, err := lsptest.ReadFrame(r)
 		if err != nil {
 			t.Fatalf("reading what the daemon queued: %v", err)
 		}
@@ -253,7 +253,7 @@ func TestStuckClientQueueBounded(t *testing.T) {
 			revs = append(revs, rev)
 			continue
 		}
-		var m wmsg
+		var m lsptest.Message
 		if json.Unmarshal(body, &m) == nil && string(m.ID) == "2" {
 			var st relState
 			if err := json.Unmarshal(m.Result, &st); err != nil || st.Revision != writes {
@@ -284,11 +284,10 @@ func TestStuckClientRepliesCloseConnection(t *testing.T) {
 	e := newEnv(t)
 	e.stateDir = fastStateDir(t)
 	d := startDaemon(t, e, agentdBin)
-	w := socketPeer(t, e.socketPath(), "writer")
-	w.onBody = func(body []byte) bool { _, _, ok := todoChangedFast(body); return ok }
-	w.initialize(e.ws, nil)
+	w := dialSocket(t, e.socketPath(), lsptest.Options{Name: "writer", OnBody: func(body []byte) bool { _, _, ok := todoChangedFast(body); return ok }})
+	w.InitializeRoot(e.ws, nil)
 	for i := range 6 { // a history of 6 × 260 KB: each history reply takes 1 MiB
-		w.mustExec("agentd.todo.set", map[string]any{"items": largestList(fmt.Sprint(i))}, nil)
+		w.MustExec("agentd.todo.set", map[string]any{"items": largestList(fmt.Sprint(i))}, nil)
 	}
 
 	stuck, r := stuckConn(t, e)
@@ -303,9 +302,9 @@ func TestStuckClientRepliesCloseConnection(t *testing.T) {
 		}
 	})
 	// Wait until the daemon says it closed the connection, reading nothing.
-	for deadline := time.Now().Add(waitLimit); !strings.Contains(d.stderr.String(), "the peer is not reading; closing the connection"); {
+	for deadline := time.Now().Add(waitLimit); !strings.Contains(d.Stderr.String(), "the peer is not reading; closing the connection"); {
 		if time.Now().After(deadline) {
-			t.Fatalf("the daemon did not close a connection with %d MiB of unread replies; stderr:\n%s", requests, d.stderr.String())
+			t.Fatalf("the daemon did not close a connection with %d MiB of unread replies; stderr:\n%s", requests, d.Stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -314,7 +313,7 @@ func TestStuckClientRepliesCloseConnection(t *testing.T) {
 	var err error
 	for err == nil {
 		var body []byte
-		if body, err = readWireFrame(r); err == nil {
+		if body, err = lsptest.ReadFrame(r); err == nil {
 			received += len(body)
 		}
 	}
@@ -326,7 +325,7 @@ func TestStuckClientRepliesCloseConnection(t *testing.T) {
 		t.Errorf("the stuck client received %d bytes of replies, over %d (and 2 MiB of socket buffers)", received, replyQueueBytes)
 	}
 	sending.Wait()
-	if st := w.state(""); st.Revision != 6 {
+	if st := w.stateIn(""); st.Revision != 6 {
 		t.Errorf("the other client reads revision %d, want 6", st.Revision)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/tests/lsptest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,7 +27,7 @@ import (
 type mcpClient struct {
 	t      testing.TB
 	cs     *mcp.ClientSession
-	stderr *lockedBuffer
+	Stderr *lsptest.Buffer
 
 	mu      sync.Mutex
 	updates []string      // resources/updated URIs, in arrival order
@@ -39,10 +40,10 @@ type mcpClient struct {
 func (e *env) mcp(version, dir string, args ...string) *mcpClient {
 	e.t.Helper()
 	e.stopDaemonsAtEnd()
-	c := &mcpClient{t: e.t, stderr: &lockedBuffer{}, changed: make(chan struct{})}
+	c := &mcpClient{t: e.t, Stderr: &lsptest.Buffer{}, changed: make(chan struct{})}
 	cmd := e.command(append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
-	cmd.Stderr = c.stderr
+	cmd.Stderr = c.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentd-e2e", Version: "1"}, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			c.mu.Lock()
@@ -56,13 +57,13 @@ func (e *env) mcp(version, dir string, args ...string) *mcpClient {
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		e.t.Fatalf("connecting to agentd mcp %v (protocol %q): %v; stderr:\n%s", args, version, err, c.stderr.String())
+		e.t.Fatalf("connecting to agentd mcp %v (protocol %q): %v; stderr:\n%s", args, version, err, c.Stderr.String())
 	}
 	c.cs = cs
 	e.t.Cleanup(func() {
 		cs.Close()
 		if e.t.Failed() {
-			e.t.Logf("agentd mcp stderr:\n%s", c.stderr.String())
+			e.t.Logf("agentd mcp stderr:\n%s", c.Stderr.String())
 		}
 	})
 	return c
@@ -177,7 +178,7 @@ const (
 func TestMCPHandshakes(t *testing.T) {
 	e := newEnv(t)
 	_, lc := e.forwarder()
-	lc.initialize(nil, e.ws)
+	lc.Initialize(nil, e.ws)
 	var want struct {
 		Tools []struct {
 			Name        string
@@ -186,7 +187,7 @@ func TestMCPHandshakes(t *testing.T) {
 			ReadOnly    bool
 		}
 	}
-	lc.mustExec("agentd.tools", nil, &want)
+	lc.MustExec("agentd.tools", nil, &want)
 	if len(want.Tools) != 5 {
 		t.Fatalf("agentd.tools has %d tools, want 5", len(want.Tools))
 	}
@@ -285,7 +286,7 @@ func TestMCPTools(t *testing.T) {
 func TestMCPSharedWithEditor(t *testing.T) {
 	e := newEnv(t)
 	_, lc := e.forwarder()
-	lc.initialize(nil, e.ws)
+	lc.Initialize(nil, e.ws)
 	c := e.mcp("", "", "--workspace", e.ws)
 	c.subscribe(stateURI, todoURI)
 
@@ -297,7 +298,7 @@ func TestMCPSharedWithEditor(t *testing.T) {
 
 	n := c.updateCount()
 	var st state
-	lc.mustExec("agentd.todo.set", map[string]any{"items": []item{{"from the editor", "done"}, {"next", "in_progress"}}}, &st)
+	lc.MustExec("agentd.todo.set", map[string]any{"items": []item{{"from the editor", "done"}, {"next", "in_progress"}}}, &st)
 	c.awaitUpdate(todoURI, n)
 	c.awaitUpdate(stateURI, n)
 	if got := c.read(todoURI); !strings.Contains(got, "- [x] from the editor\n") || !strings.Contains(got, "- [ ] next (in progress)\n") {
@@ -342,9 +343,9 @@ func TestMCPStdoutIsOnlyJSON(t *testing.T) {
 		`{"jsonrpc":"2.0","id":6,"method":"prompts/list"}`,
 	}
 	for _, r := range requests {
-		fmt.Fprintln(p.stdin, r)
+		fmt.Fprintln(p.Stdin, r)
 	}
-	sc := bufio.NewScanner(p.stdout)
+	sc := bufio.NewScanner(p.Stdout)
 	sc.Buffer(nil, 1<<20)
 	ids := map[float64]bool{}
 	for len(ids) < 6 && sc.Scan() {
@@ -362,15 +363,15 @@ func TestMCPStdoutIsOnlyJSON(t *testing.T) {
 	if len(ids) != 6 {
 		t.Fatalf("answered %v, want ids 1 to 6 (%v)", ids, sc.Err())
 	}
-	p.stdin.Close()
+	p.Stdin.Close()
 	if code := p.waitExit(); code != 0 {
 		t.Errorf("exit code %d after end of input, want 0", code)
 	}
-	if rest, _ := bufio.NewReader(p.stdout).ReadString(0); strings.TrimSpace(rest) != "" {
+	if rest, _ := bufio.NewReader(p.Stdout).ReadString(0); strings.TrimSpace(rest) != "" {
 		t.Errorf("more on stdout after the answers: %q", rest)
 	}
-	if !strings.Contains(p.stderr.String(), "level=DEBUG") {
-		t.Errorf("no debug log on stderr:\n%s", p.stderr.String())
+	if !strings.Contains(p.Stderr.String(), "level=DEBUG") {
+		t.Errorf("no debug log on stderr:\n%s", p.Stderr.String())
 	}
 }
 
@@ -395,7 +396,7 @@ func TestMCPDaemonDown(t *testing.T) {
 		d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
 		waitFor(t, "the daemon's socket", func() bool { _, err := os.Stat(sock); return err == nil })
 		c.good("TodoList", map[string]any{"todos": []item{{fmt.Sprintf("round %d", round), "pending"}}})
-		d.cmd.Process.Signal(os.Interrupt)
+		d.Cmd.Process.Signal(os.Interrupt)
 		d.waitExit()
 	}
 	c.bad("TodoList", nil)
@@ -460,7 +461,7 @@ func TestMCPErrorCodes(t *testing.T) {
 func TestMCPRefusedFolder(t *testing.T) {
 	e := newEnv(t)
 	_, lc := e.forwarder()
-	lc.initialize(nil, e.ws)
+	lc.Initialize(nil, e.ws)
 	pid := e.oneDaemon()
 	c := e.mcp("", "", "--workspace", e.ws, "--remote=off")
 	got := c.bad("TodoList", nil)
@@ -523,7 +524,7 @@ func TestWorkspaceRule(t *testing.T) {
 
 	// An editor opens the folder above the repositories.
 	_, lc := e.forwarder()
-	lc.initialize(nil, e.ws)
+	lc.Initialize(nil, e.ws)
 	c = e.mcp("", other)
 	c.good("TodoList", map[string]any{"todos": []item{{"seen by the editor", "pending"}}})
 	if n := lc.awaitTodo(e.ws, "seen by the editor"); n.Actor != "model" {
@@ -573,12 +574,12 @@ func TestMCPRequestTooLarge(t *testing.T) {
 func TestMCPBadLines(t *testing.T) {
 	e := newEnv(t)
 	p := e.start("mcp", "--remote=off", "--workspace", e.ws)
-	out := bufio.NewReader(p.stdout)
+	out := bufio.NewReader(p.Stdout)
 	next := func() map[string]any {
 		t.Helper()
 		line, err := out.ReadBytes('\n')
 		if err != nil {
-			t.Fatalf("reading stdout: %v; stderr:\n%s", err, p.stderr.String())
+			t.Fatalf("reading stdout: %v; stderr:\n%s", err, p.Stderr.String())
 		}
 		var m map[string]any
 		if err := json.Unmarshal(line, &m); err != nil || m["jsonrpc"] != "2.0" {
@@ -588,8 +589,8 @@ func TestMCPBadLines(t *testing.T) {
 	}
 	send := func(line string) {
 		t.Helper()
-		if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
-			t.Fatalf("writing stdin: %v; stderr:\n%s", err, p.stderr.String())
+		if _, err := io.WriteString(p.Stdin, line+"\n"); err != nil {
+			t.Fatalf("writing stdin: %v; stderr:\n%s", err, p.Stderr.String())
 		}
 	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
@@ -626,8 +627,8 @@ func TestMCPBadLines(t *testing.T) {
 			t.Fatalf("tools/list after %s: got %.300v, want its result", tt.name, m)
 		}
 	}
-	p.stdin.Close()
+	p.Stdin.Close()
 	if code := p.waitExit(); code != 0 {
-		t.Errorf("exit code %d after end of input, want 0; stderr:\n%s", code, p.stderr.String())
+		t.Errorf("exit code %d after end of input, want 0; stderr:\n%s", code, p.Stderr.String())
 	}
 }

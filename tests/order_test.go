@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/commands"
 )
 
 // execBody is a workspace/executeCommand request with id and one ARGS object.
@@ -194,7 +196,7 @@ func TestPipelinedTurnsAllCounted(t *testing.T) {
 				t.Fatalf("round %d: %s answered %v", round, id, m["error"])
 			}
 		}
-		var end turnEnd
+		var end commands.TurnEndResult
 		resultOf(t, got["turn-20/turn.end"], &end)
 		got, _ = r.pipeline(execBody("state", "agentd.state", map[string]any{"session": session}))
 		var st struct{ Goal *goalSnap }
@@ -275,7 +277,7 @@ func TestWaitOnOneSessionDoesNotHoldAnother(t *testing.T) {
 func TestSlowFolderDoesNotHoldAnother(t *testing.T) {
 	e := newEnv(t)
 	holder := e.start("--stdio").connect() // a plain stdio agentd, also in forwarded mode
-	holder.initialize(nil, e.ws)
+	holder.Initialize(nil, e.ws)
 	other := t.TempDir()
 	r := e.start().raw()
 	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"processId":null,"capabilities":{},"workspaceFolders":[` +
@@ -318,7 +320,7 @@ func TestSlowFolderDoesNotHoldAnother(t *testing.T) {
 func TestCancelQueuedRequest(t *testing.T) {
 	e := newEnv(t)
 	holder := e.start("--stdio").connect() // a plain stdio agentd, also in forwarded mode
-	holder.initialize(nil, e.ws)
+	holder.Initialize(nil, e.ws)
 	r := e.start().raw()
 	r.initRaw(e.ws)
 	r.write(framed([]string{

@@ -20,24 +20,21 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// execer is a client or a peer.
-type execer interface {
-	mustExec(command string, args, out any)
-}
+	"github.com/agentd/agentd/tests/lsptest"
+)
 
 // liveGoalTurn creates a goal and leaves a goal-driven turn open in the
 // middle of a step.
-func liveGoalTurn(t *testing.T, x execer) {
+func liveGoalTurn(t *testing.T, x *client) {
 	t.Helper()
-	x.mustExec("agentd.goal.create", map[string]any{"objective": "interrupted"}, nil)
+	x.MustExec("agentd.goal.create", map[string]any{"objective": "interrupted"}, nil)
 	var begun struct{ GoalDriven bool }
-	x.mustExec("agentd.turn.begin", map[string]any{"turnId": "t1", "origin": "user"}, &begun)
+	x.MustExec("agentd.turn.begin", map[string]any{"turnId": "t1", "origin": "user"}, &begun)
 	if !begun.GoalDriven {
 		t.Fatal("the turn is not goal-driven")
 	}
-	x.mustExec("agentd.step.begin", map[string]any{"turnId": "t1"}, nil)
+	x.MustExec("agentd.step.begin", map[string]any{"turnId": "t1"}, nil)
 }
 
 // wantPausedByDisconnect opens the env's workspace with a new client (a
@@ -46,7 +43,7 @@ func liveGoalTurn(t *testing.T, x execer) {
 func wantPausedByDisconnect(t *testing.T, e *env) {
 	t.Helper()
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	if g := c.goal(); g == nil || g.Status != "paused" || !strings.Contains(g.TerminalReason, "connection") {
 		t.Fatalf("goal after the end mid-turn: %+v, want paused because the connection closed", g)
 	}
@@ -56,7 +53,7 @@ func wantPausedByDisconnect(t *testing.T, e *env) {
 func wantExit(t *testing.T, p *proc, code int) {
 	t.Helper()
 	if got := p.waitExit(); got != code {
-		t.Fatalf("agentd ended with %v, want exit status %d; stderr:\n%s", p.cmd.ProcessState, code, p.stderr.String())
+		t.Fatalf("agentd ended with %v, want exit status %d; stderr:\n%s", p.Cmd.ProcessState, code, p.Stderr.String())
 	}
 }
 
@@ -72,11 +69,11 @@ func TestClosedStdoutIsDisconnect(t *testing.T) {
 				e.useDaemon()
 			}
 			p := e.start()
-			c := stdioPeer(p)
-			c.initialize(e.ws, nil)
+			c := p.connect()
+			c.InitializeRoot(e.ws, nil)
 			liveGoalTurn(t, c)
-			p.stdout.Close()
-			c.sendBody(`{"jsonrpc":"2.0","id":"unread","method":"workspace/executeCommand","params":{"command":"agentd.state"}}`)
+			p.Stdout.Close()
+			c.SendBody(`{"jsonrpc":"2.0","id":"unread","method":"workspace/executeCommand","params":{"command":"agentd.state"}}`)
 			wantExit(t, p, 1)
 			wantPausedByDisconnect(t, e)
 		})
@@ -112,8 +109,8 @@ func TestLogPipeClosedOrFullUnderDaemon(t *testing.T) {
 				}
 				return err == nil
 			})
-			a := socketPeer(t, e.socketPath(), "a")
-			a.initialize(e.ws, nil)
+			a := dialSocket(t, e.socketPath(), lsptest.Options{Name: "a"})
+			a.InitializeRoot(e.ws, nil)
 			served := make(chan error, 1)
 			go func() { // a stalled daemon would block these writes too
 				if full {
@@ -121,10 +118,10 @@ func TestLogPipeClosedOrFullUnderDaemon(t *testing.T) {
 					// with its id, well beyond what a pipe holds (64 KiB).
 					id := strconv.Quote(strings.Repeat("x", 100<<10))
 					for range 4 {
-						a.sendBody(`{"jsonrpc":"2.0","id":` + id + `,"result":null}`)
+						a.SendBody(`{"jsonrpc":"2.0","id":` + id + `,"result":null}`)
 					}
 				}
-				served <- a.exec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []item{{"logged on", "pending"}}}}, nil)
+				served <- a.Exec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []item{{"logged on", "pending"}}}}, nil)
 			}()
 			select {
 			case err := <-served:
@@ -134,12 +131,12 @@ func TestLogPipeClosedOrFullUnderDaemon(t *testing.T) {
 			case <-time.After(waitLimit):
 				t.Fatalf("the daemon stopped serving within %v: its log pipe stalls it", waitLimit)
 			}
-			b := socketPeer(t, e.socketPath(), "b")
-			b.initialize(e.ws, nil)
-			if st := b.state(""); len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != "logged on" {
+			b := dialSocket(t, e.socketPath(), lsptest.Options{Name: "b"})
+			b.InitializeRoot(e.ws, nil)
+			if st := b.stateIn(""); len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != "logged on" {
 				t.Fatalf("second client reads %+v", st.Todos)
 			}
-			d.cmd.Process.Signal(syscall.SIGTERM)
+			d.Cmd.Process.Signal(syscall.SIGTERM)
 			wantExit(t, d, 0)
 		})
 	}
@@ -156,9 +153,9 @@ func TestSignalsEndInOrder(t *testing.T) {
 			e := newEnv(t)
 			p := e.start()
 			c := p.connect()
-			c.initialize(nil, e.ws)
+			c.Initialize(nil, e.ws)
 			liveGoalTurn(t, c)
-			p.cmd.Process.Signal(sig)
+			p.Cmd.Process.Signal(sig)
 			wantExit(t, p, 1)
 			wantPausedByDisconnect(t, e)
 		})
@@ -167,10 +164,10 @@ func TestSignalsEndInOrder(t *testing.T) {
 			e.useDaemon()
 			p := e.start()
 			c := p.connect()
-			c.initialize(nil, e.ws)
+			c.Initialize(nil, e.ws)
 			liveGoalTurn(t, c)
 			daemon := e.oneDaemon()
-			p.cmd.Process.Signal(sig)
+			p.Cmd.Process.Signal(sig)
 			wantExit(t, p, 1)
 			wantPausedByDisconnect(t, e)
 			if pid := e.oneDaemon(); pid != daemon {
@@ -184,13 +181,13 @@ func TestSignalsEndInOrder(t *testing.T) {
 			waitFor(t, "the daemon to answer", func() bool { return len(e.daemonPids()) == 1 && answersAt(e.socketPath()) })
 			p := e.start()
 			c := p.connect()
-			c.initialize(nil, e.ws)
+			c.Initialize(nil, e.ws)
 			liveGoalTurn(t, c)
-			d.cmd.Process.Signal(sig)
+			d.Cmd.Process.Signal(sig)
 			wantExit(t, d, 0)
 			wantExit(t, p, 1)
-			if !strings.Contains(p.stderr.String(), "lost the shared daemon") {
-				t.Errorf("forwarder stderr %q does not say it lost the daemon", p.stderr.String())
+			if !strings.Contains(p.Stderr.String(), "lost the shared daemon") {
+				t.Errorf("forwarder stderr %q does not say it lost the daemon", p.Stderr.String())
 			}
 			wantPausedByDisconnect(t, e)
 		})
@@ -244,14 +241,14 @@ func TestInheritedDescriptorsLeftAsFound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var stderr lockedBuffer
+			var stderr lsptest.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`
 			fmt.Fprintf(in, "Content-Length: %d\r\n\r\n%s", len(body), body)
-			if _, err := readWireFrame(bufio.NewReader(stdout)); err != nil { // agentd reads its stdin now
+			if _, err := lsptest.ReadFrame(bufio.NewReader(stdout)); err != nil { // agentd reads its stdin now
 				t.Fatalf("no answer to initialize: %v; stderr:\n%s", err, stderr.String())
 			}
 			if !tc.socket && nonblocking(t, fds[0]) {
@@ -387,17 +384,17 @@ func TestInvisibleProcessIDNotTakenForDead(t *testing.T) {
 			}
 			p := e.run(cmd)
 			c := p.connect()
-			if err := c.call("initialize", map[string]any{"processId": tc.pid, "rootUri": fileURI(e.ws), "capabilities": map[string]any{}}, nil); err != nil {
+			if err := c.Call("initialize", map[string]any{"processId": tc.pid, "rootUri": fileURI(e.ws), "capabilities": map[string]any{}}, nil); err != nil {
 				t.Fatal(err)
 			}
-			c.notify("initialized", map[string]any{})
+			c.MustNotify("initialized", map[string]any{})
 			waitFor(t, "agentd to log that it does not watch the processId", func() bool {
-				return strings.Contains(p.stderr.String(), "not watching it") && strings.Contains(p.stderr.String(), "processId="+strconv.Itoa(tc.pid))
+				return strings.Contains(p.Stderr.String(), "not watching it") && strings.Contains(p.Stderr.String(), "processId="+strconv.Itoa(tc.pid))
 			})
 			c.tool("TodoList", map[string]any{"todos": []item{{"still served", "pending"}}})
 			select {
-			case <-p.exited:
-				t.Fatalf("agentd exited (%v) although its client lives; stderr:\n%s", p.cmd.ProcessState, p.stderr.String())
+			case <-p.Exited():
+				t.Fatalf("agentd exited (%v) although its client lives; stderr:\n%s", p.Cmd.ProcessState, p.Stderr.String())
 			default:
 			}
 			if code := c.shutdown(); code != 0 {

@@ -4,8 +4,8 @@ package tests
 // kill -9, hostile wire input on every transport, disk trouble (full,
 // read-only, truncated state file), concurrent writers on one workspace
 // through the shared daemon, and a client that stops reading. The soak
-// test is in soak_test.go; the peer these tests talk through is at the end
-// of this file.
+// test is in soak_test.go; the tests talk through tests/lsptest, which
+// survives hostile input on its own side of the wire.
 
 import (
 	"bufio"
@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
 // maxMessageBytes is the documented largest message body (lsp.DefaultMaxMessageBytes).
@@ -91,20 +93,20 @@ func TestCrashSafetyKill9(t *testing.T) {
 		pr := e.start()
 		if rng.IntN(8) == 0 { // kill while it starts and opens the store
 			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
-			pr.cmd.Process.Kill()
+			pr.Cmd.Process.Kill()
 			pr.waitExit()
 			continue
 		}
-		c := stdioPeer(pr)
-		c.initialize(e.ws, nil)
-		st := c.state("")
+		c := pr.connect()
+		c.InitializeRoot(e.ws, nil)
+		st := c.stateIn("")
 
 		// The store opened cleanly.
 		if m, _ := filepath.Glob(filepath.Join(e.stateDir, "workspaces", "*", "*.corrupt-*")); len(m) > 0 {
-			t.Fatalf("round %d: state file moved aside as corrupt: %v\nstderr:\n%s", round, m, pr.stderr.String())
+			t.Fatalf("round %d: state file moved aside as corrupt: %v\nstderr:\n%s", round, m, pr.Stderr.String())
 		}
-		if n := c.notesOf("window/showMessage"); len(n) > 0 {
-			t.Fatalf("round %d: unexpected message to the user: %s", round, n[0].Params)
+		if n := c.NotesOf("window/showMessage"); len(n) > 0 {
+			t.Fatalf("round %d: unexpected message to the user: %s", round, n[0])
 		}
 
 		// Every acknowledged write is there: the list is the last acknowledged
@@ -138,7 +140,7 @@ func TestCrashSafetyKill9(t *testing.T) {
 		var hist struct {
 			Events []struct{ Seq uint64 } `json:"events"`
 		}
-		c.mustExec("agentd.history", map[string]any{"limit": 1}, &hist)
+		c.MustExec("agentd.history", map[string]any{"limit": 1}, &hist)
 		if st.Revision > 0 && (len(hist.Events) != 1 || hist.Events[0].Seq != st.Revision) {
 			t.Fatalf("round %d: newest history event %v, want seq %d (the revision)", round, hist.Events, st.Revision)
 		}
@@ -160,21 +162,21 @@ func TestCrashSafetyKill9(t *testing.T) {
 				var err error
 				if k%2 == 0 {
 					var res toolResult
-					err = c.exec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": w.items}}, &res)
+					err = c.Exec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": w.items}}, &res)
 					if err == nil && res.IsError {
 						t.Errorf("TodoList write refused: %+v", res)
 						return
 					}
 				} else {
 					var got relState
-					err = c.exec("agentd.todo.set", map[string]any{"items": w.items, "expectedRevision": todosRev}, &got)
+					err = c.Exec("agentd.todo.set", map[string]any{"items": w.items, "expectedRevision": todosRev}, &got)
 					if err == nil && got.Revision != w.rev {
 						t.Errorf("agentd.todo.set answered revision %d, want %d", got.Revision, w.rev)
 						return
 					}
 				}
 				if err != nil {
-					var we *wireError
+					var we *lsptest.Error
 					if errors.As(err, &we) {
 						t.Errorf("write %d answered an error: %v", n, err)
 					}
@@ -187,7 +189,7 @@ func TestCrashSafetyKill9(t *testing.T) {
 			}
 		}()
 		time.Sleep(time.Duration(rng.IntN(60)) * time.Millisecond)
-		pr.cmd.Process.Kill()
+		pr.Cmd.Process.Kill()
 		<-writerDone
 		pr.waitExit()
 		if t.Failed() {
@@ -208,12 +210,12 @@ type transport struct {
 	name string
 	// open returns a fresh, initialized connection and whether the server
 	// side ends with it (stdio) or lives on (daemon).
-	open func(t *testing.T) *peer
+	open func(t *testing.T) *client
 	// check runs after each case: the server is still there and other
 	// connections still work.
 	check func(t *testing.T)
 	// afterEOF checks what ending the input did to the server side.
-	afterEOF func(t *testing.T, c *peer)
+	afterEOF func(t *testing.T, c *client)
 	// stdio is the process behind the last connection opened, when there is
 	// one per connection.
 	stdio *proc
@@ -234,18 +236,18 @@ func TestHostileWireInput(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		e := newEnv(t)
 		tr := &transport{name: "stdio"}
-		tr.open = func(t *testing.T) *peer {
+		tr.open = func(t *testing.T) *client {
 			tr.stdio = e.start()
-			c := stdioPeer(tr.stdio)
-			c.initialize(e.ws, nil)
+			c := tr.stdio.connectWith(hostile)
+			c.InitializeRoot(e.ws, nil)
 			return c
 		}
 		tr.check = func(t *testing.T) {}
-		tr.afterEOF = func(t *testing.T, c *peer) {
+		tr.afterEOF = func(t *testing.T, c *client) {
 			if code := tr.stdio.waitExit(); code != 1 {
 				t.Errorf("exit code %d after end of input, want 1 (no shutdown came, PROTOCOL.md §2)", code)
 			}
-			if s := tr.stdio.stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "goroutine ") {
+			if s := tr.stdio.Stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "goroutine ") {
 				t.Errorf("stderr shows a crash:\n%s", s)
 			}
 		}
@@ -255,44 +257,49 @@ func TestHostileWireInput(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			e := newEnv(t)
 			d := startDaemon(t, e, agentdBin)
-			observer := socketPeer(t, e.socketPath(), "observer")
-			observer.initialize(e.ws, nil)
+			observer := dialSocket(t, e.socketPath(), lsptest.Options{Name: "observer"})
+			observer.InitializeRoot(e.ws, nil)
 			tr := &transport{name: via}
-			tr.open = func(t *testing.T) *peer {
-				var c *peer
+			tr.open = func(t *testing.T) *client {
+				var c *client
 				if via == "socket" {
-					c = socketPeer(t, e.socketPath(), "hostile")
+					c = dialSocket(t, e.socketPath(), hostile)
 				} else {
 					tr.stdio = e.start("--remote=auto")
-					c = stdioPeer(tr.stdio)
+					c = tr.stdio.connectWith(hostile)
 				}
-				c.initialize(e.ws, nil)
+				c.InitializeRoot(e.ws, nil)
 				return c
 			}
 			n := 0
 			tr.check = func(t *testing.T) {
 				t.Helper()
 				if !alive(d.pid) {
-					t.Fatalf("the daemon died; stderr:\n%s", d.stderr.String())
+					t.Fatalf("the daemon died; stderr:\n%s", d.Stderr.String())
 				}
 				n++
 				title := fmt.Sprintf("observer %d", n)
-				observer.mustExec("agentd.todo.set", map[string]any{"session": "observer", "items": []item{{title, "pending"}}}, nil)
-				observer.awaitNote("agentd/todoChanged", func(raw json.RawMessage) bool { return strings.Contains(string(raw), title) })
+				observer.MustExec("agentd.todo.set", map[string]any{"session": "observer", "items": []item{{title, "pending"}}}, nil)
+				observer.Await("agentd/todoChanged", func(raw json.RawMessage) bool { return strings.Contains(string(raw), title) })
 			}
-			tr.afterEOF = func(t *testing.T, c *peer) {
+			tr.afterEOF = func(t *testing.T, c *client) {
 				if tr.stdio != nil {
 					tr.stdio.waitExit()
 				}
 				tr.check(t)
 			}
 			runHostile(t, e, tr)
-			if s := d.stderr.String(); strings.Contains(s, "panic") {
+			if s := d.Stderr.String(); strings.Contains(s, "panic") {
 				t.Errorf("daemon stderr shows a panic:\n%s", s)
 			}
 		})
 	}
 }
+
+// hostile are the options of a client that sends hostile input: the
+// answers carry ids go.lsp.dev/jsonrpc2 cannot represent (null, beyond 32
+// bits), so that check is off.
+var hostile = lsptest.Options{Name: "hostile", Lenient: true}
 
 // runHostile runs every hostile case over tr.
 func runHostile(t *testing.T, e *env, tr *transport) {
@@ -300,7 +307,7 @@ func runHostile(t *testing.T, e *env, tr *transport) {
 	good := func(t *testing.T, what string) {
 		t.Helper()
 		var tools struct{ Tools []any }
-		if err := c.exec("agentd.tools", nil, &tools); err != nil || len(tools.Tools) == 0 {
+		if err := c.Exec("agentd.tools", nil, &tools); err != nil || len(tools.Tools) == 0 {
 			t.Fatalf("after %s, a well-formed request got %v (%d tools)", what, err, len(tools.Tools))
 		}
 		tr.check(t)
@@ -309,7 +316,7 @@ func runHostile(t *testing.T, e *env, tr *transport) {
 	// unless zeroOK, each with one of codes and a message containing text.
 	expectStrays := func(t *testing.T, what string, zeroOK bool, text string, codes ...int64) {
 		t.Helper()
-		strays := c.takeStrays()
+		strays := c.TakeStrays()
 		if len(strays) == 0 && !zeroOK {
 			t.Errorf("%s: no error answered", what)
 		}
@@ -322,28 +329,28 @@ func runHostile(t *testing.T, e *env, tr *transport) {
 
 	t.Run("content-length in characters", func(t *testing.T) {
 		body := `{"jsonrpc":"2.0","id":"chars","method":"workspace/executeCommand","params":{"command":"agentd.todo.set","arguments":[{"items":[{"title":"café crème brûlée","status":"pending"}]}]}}`
-		c.write(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", utf8.RuneCountInString(body), body))
+		c.Write(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", utf8.RuneCountInString(body), body))
 		good(t, "a body shorter than its bytes")
 		expectStrays(t, "a Content-Length counting characters", false, "parse error", -32700)
-		if st := c.state(""); len(st.Todos.Items) != 0 {
+		if st := c.stateIn(""); len(st.Todos.Items) != 0 {
 			t.Errorf("the truncated request was applied: %v", st.Todos.Items)
 		}
 		// The same body with its length in bytes is a normal request.
-		ch := c.expect(`"bytes"`)
-		c.sendBody(strings.Replace(body, `"chars"`, `"bytes"`, 1))
-		if m, err := c.wait(ch, "the request counted in bytes"); err != nil || m.Error != nil {
+		ch := c.Expect(`"bytes"`)
+		c.SendBody(strings.Replace(body, `"chars"`, `"bytes"`, 1))
+		if m, err := c.Wait(ch, "the request counted in bytes"); err != nil || m.Error != nil {
 			t.Fatalf("got %v %v", m, err)
 		}
-		if st := c.state(""); len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != "café crème brûlée" {
+		if st := c.stateIn(""); len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != "café crème brûlée" {
 			t.Errorf("list after the byte-counted request: %v", st.Todos.Items)
 		}
 	})
 
 	t.Run("large ids", func(t *testing.T) {
 		for _, id := range []string{"4294967296", "18446744073709551615", "18446744073709551616", "123456789012345678901234567890", "-9223372036854775809", "1e400", "0.5", `"` + strings.Repeat("i", 5000) + `"`} {
-			ch := c.expect(id)
-			c.sendBody(`{"jsonrpc":"2.0","id":` + id + `,"method":"workspace/executeCommand","params":{"command":"agentd.tools"}}`)
-			m, err := c.wait(ch, "id "+id[:min(len(id), 40)])
+			ch := c.Expect(id)
+			c.SendBody(`{"jsonrpc":"2.0","id":` + id + `,"method":"workspace/executeCommand","params":{"command":"agentd.tools"}}`)
+			m, err := c.Wait(ch, "id "+id[:min(len(id), 40)])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -355,7 +362,7 @@ func runHostile(t *testing.T, e *env, tr *transport) {
 	})
 
 	t.Run("batch", func(t *testing.T) {
-		c.sendBody(`[{"jsonrpc":"2.0","id":1,"method":"workspace/executeCommand","params":{"command":"agentd.tools"}},{"jsonrpc":"2.0","method":"initialized","params":{}}]`)
+		c.SendBody(`[{"jsonrpc":"2.0","id":1,"method":"workspace/executeCommand","params":{"command":"agentd.tools"}},{"jsonrpc":"2.0","method":"initialized","params":{}}]`)
 		good(t, "a batch")
 		expectStrays(t, "a batch", false, "batch", -32600)
 	})
@@ -364,7 +371,7 @@ func runHostile(t *testing.T, e *env, tr *transport) {
 		const size = 10 << 20
 		body := `{"jsonrpc":"2.0","id":"huge","method":"workspace/executeCommand","params":{"command":"agentd.tools","pad":"` + strings.Repeat("p", size-200) + `"}}`
 		body += strings.Repeat(" ", size-len(body))
-		if err := c.write(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)); err != nil {
+		if err := c.Write(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)); err != nil {
 			t.Fatal(err)
 		}
 		good(t, "a 10 MB body")
@@ -374,11 +381,11 @@ func runHostile(t *testing.T, e *env, tr *transport) {
 	t.Run("exactly the size limit", func(t *testing.T) {
 		body := `{"jsonrpc":"2.0","id":"limit","method":"workspace/executeCommand","params":{"command":"agentd.tools"}}`
 		body += strings.Repeat(" ", maxMessageBytes-len(body))
-		ch := c.expect(`"limit"`)
-		if err := c.sendBody(body); err != nil {
+		ch := c.Expect(`"limit"`)
+		if err := c.SendBody(body); err != nil {
 			t.Fatal(err)
 		}
-		if m, err := c.wait(ch, "an 8 MiB request"); err != nil || m.Error != nil {
+		if m, err := c.Wait(ch, "an 8 MiB request"); err != nil || m.Error != nil {
 			t.Fatalf("a body of exactly %d bytes: %v %+v", maxMessageBytes, err, m)
 		}
 		good(t, "an 8 MiB body")
@@ -388,16 +395,16 @@ func runHostile(t *testing.T, e *env, tr *transport) {
 		// Deeper than the JSON decoder's limit: the body cannot be read, not
 		// even its id.
 		const depth = 200_000
-		c.sendBody(strings.Repeat("[", depth) + strings.Repeat("]", depth))
-		c.sendBody(`{"jsonrpc":"2.0","id":76,"method":"workspace/executeCommand","params":{"command":"agentd.state","arguments":[` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `]}}`)
+		c.SendBody(strings.Repeat("[", depth) + strings.Repeat("]", depth))
+		c.SendBody(`{"jsonrpc":"2.0","id":76,"method":"workspace/executeCommand","params":{"command":"agentd.state","arguments":[` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `]}}`)
 		good(t, "deep nesting")
-		if strays := c.takeStrays(); len(strays) != 2 || strays[0].Error == nil || strays[0].Error.Code != -32700 || strays[1].Error == nil || strays[1].Error.Code != -32700 {
+		if strays := c.TakeStrays(); len(strays) != 2 || strays[0].Error == nil || strays[0].Error.Code != -32700 || strays[1].Error == nil || strays[1].Error.Code != -32700 {
 			t.Errorf("two bodies nested beyond the decoder's depth: got %d answers (%+v), want two -32700 with id null", len(strays), strays)
 		}
 		// Deep, but readable: the id is answered with an argument error.
-		ch := c.expect("77")
-		c.sendBody(`{"jsonrpc":"2.0","id":77,"method":"workspace/executeCommand","params":{"command":"agentd.state","arguments":[` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `]}}`)
-		m, err := c.wait(ch, "deeply nested arguments")
+		ch := c.Expect("77")
+		c.SendBody(`{"jsonrpc":"2.0","id":77,"method":"workspace/executeCommand","params":{"command":"agentd.state","arguments":[` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `]}}`)
+		m, err := c.Wait(ch, "deeply nested arguments")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -417,22 +424,22 @@ func runHostile(t *testing.T, e *env, tr *transport) {
 			if strings.Contains(strings.ToLower(string(junk)), "content-length") {
 				continue
 			}
-			c.write(string(junk))
+			c.Write(string(junk))
 			good(t, "binary garbage")
 			expectStrays(t, "binary garbage", true, "parse error", -32700)
 		}
 	})
 
 	t.Run("1 MB header line", func(t *testing.T) {
-		c.write("X-Padding: " + strings.Repeat("a", 1<<20))
+		c.Write("X-Padding: " + strings.Repeat("a", 1<<20))
 		good(t, "a 1 MB header line")
 		expectStrays(t, "a 1 MB header line", true, "parse error", -32700)
-		c.write(strings.Repeat("b", 1<<20) + "\r\n\r\n")
+		c.Write(strings.Repeat("b", 1<<20) + "\r\n\r\n")
 		good(t, "a 1 MB line without a colon")
 		expectStrays(t, "a 1 MB line without a colon", false, "parse error", -32700)
 	})
 
-	c.close()
+	c.Close()
 	if tr.stdio != nil {
 		tr.stdio.waitExit()
 	}
@@ -444,9 +451,9 @@ func runHostile(t *testing.T, e *env, tr *transport) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tr.open(t)
-			c.write(tc.input)
-			c.close()
-			c.awaitClosed(tc.name)
+			c.Write(tc.input)
+			c.Close()
+			c.AwaitClosed(tc.name)
 			tr.afterEOF(t, c)
 		})
 	}
@@ -455,8 +462,8 @@ func runHostile(t *testing.T, e *env, tr *transport) {
 // daemonProc is a shared daemon a test started itself.
 type daemonProc struct {
 	pid    int
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	Cmd    *exec.Cmd
+	Stderr *lsptest.Buffer
 }
 
 // startDaemon runs `bin serve --listen=unix:<the env's auto socket>
@@ -466,8 +473,8 @@ func startDaemon(t testing.TB, e *env, bin string) *daemonProc {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--listen=unix:"+e.socketPath(), "--listen.timeout=0", "--state-dir", e.stateDir, "--log-level", "warn")
 	cmd.Env = e.environ()
-	d := &daemonProc{cmd: cmd, stderr: &lockedBuffer{}}
-	cmd.Stderr = d.stderr
+	d := &daemonProc{Cmd: cmd, Stderr: &lsptest.Buffer{}}
+	cmd.Stderr = d.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +490,7 @@ func startDaemon(t testing.TB, e *env, bin string) *daemonProc {
 			<-exited
 		}
 		if t.Failed() {
-			t.Logf("daemon stderr:\n%s", d.stderr.String())
+			t.Logf("daemon stderr:\n%s", d.Stderr.String())
 		}
 	})
 	deadline := time.Now().Add(waitLimit)
@@ -494,26 +501,13 @@ func startDaemon(t testing.TB, e *env, bin string) *daemonProc {
 		}
 		select {
 		case <-exited:
-			t.Fatalf("the daemon exited at start; stderr:\n%s", d.stderr.String())
+			t.Fatalf("the daemon exited at start; stderr:\n%s", d.Stderr.String())
 		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the daemon did not answer on %s", e.socketPath())
 		}
 	}
-}
-
-// socketPeer connects a peer to a daemon socket.
-func socketPeer(t testing.TB, path, name string) *peer {
-	t.Helper()
-	conn, err := net.Dial("unix", path)
-	if err != nil {
-		t.Fatalf("dial %s: %v", path, err)
-	}
-	uc := conn.(*net.UnixConn)
-	p := newPeer(t, name, conn, conn, uc.CloseWrite)
-	t.Cleanup(func() { conn.Close() })
-	return p
 }
 
 // ---------------------------------------------------------------------------
@@ -585,11 +579,11 @@ func TestDiskFull(t *testing.T) {
 	e := newEnv(t)
 	e.stateDir = mountTmpfs(t, 4<<20)
 	pr := e.start()
-	c := stdioPeer(pr)
-	c.initialize(e.ws, nil)
+	c := pr.connect()
+	c.InitializeRoot(e.ws, nil)
 	acked := []item{{"before the disk filled", "in_progress"}}
-	c.mustExec("agentd.todo.set", map[string]any{"items": acked}, nil)
-	want := c.state("")
+	c.MustExec("agentd.todo.set", map[string]any{"items": acked}, nil)
+	want := c.stateIn("")
 
 	filler := fillDisk(t, e.stateDir)
 	failed := 0
@@ -597,31 +591,31 @@ func TestDiskFull(t *testing.T) {
 		list := bigList(fmt.Sprintf("full %d", i), 60, 300)
 		var err error
 		if i%2 == 0 {
-			err = c.exec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": list}}, nil)
+			err = c.Exec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": list}}, nil)
 		} else {
-			err = c.exec("agentd.todo.set", map[string]any{"items": list}, nil)
+			err = c.Exec("agentd.todo.set", map[string]any{"items": list}, nil)
 		}
 		if err == nil { // bbolt found room in pages it had freed: a real, acknowledged write
 			acked = list
-			want = c.state("")
+			want = c.stateIn("")
 			continue
 		}
 		failed++
-		var we *wireError
+		var we *lsptest.Error
 		if !errors.As(err, &we) || !strings.Contains(we.Message, "not saved") || !strings.Contains(we.Message, "no space left on device") {
 			t.Fatalf("write on a full disk: got %v, want a JSON-RPC error saying the change was not saved because no space is left", err)
 		}
 		// Reads keep working and show the last acknowledged state.
-		if st := c.state(""); !slices.Equal(st.Todos.Items, acked) || st.Revision != want.Revision {
+		if st := c.stateIn(""); !slices.Equal(st.Todos.Items, acked) || st.Revision != want.Revision {
 			t.Fatalf("read after a failed write: revision %d %v, want revision %d %v", st.Revision, st.Todos.Items, want.Revision, acked)
 		}
 		var res toolResult
-		c.mustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{}}, &res)
+		c.MustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{}}, &res)
 		if res.IsError || !strings.Contains(res.Output, acked[0].Title) {
 			t.Fatalf("TodoList read on a full disk: %+v", res)
 		}
-		c.mustExec("agentd.history", nil, nil)
-		c.mustExec("agentd.state", map[string]any{"session": "never written"}, nil)
+		c.MustExec("agentd.history", nil, nil)
+		c.MustExec("agentd.state", map[string]any{"session": "never written"}, nil)
 	}
 	if failed == 0 {
 		t.Fatal("no write failed on the full file system; the test did not test anything")
@@ -632,10 +626,10 @@ func TestDiskFull(t *testing.T) {
 	// the read must still answer.
 	for i := range 20 {
 		var res toolResult
-		if err := c.exec("agentd.callTool", map[string]any{"name": "TodoList", "session": fmt.Sprintf("fresh %d", i), "input": map[string]any{}}, &res); err != nil || res.IsError || res.Output != "Todo list is empty." {
+		if err := c.Exec("agentd.callTool", map[string]any{"name": "TodoList", "session": fmt.Sprintf("fresh %d", i), "input": map[string]any{}}, &res); err != nil || res.IsError || res.Output != "Todo list is empty." {
 			t.Fatalf("first TodoList read of session %d on a full disk: %v %+v, want the empty list", i, err, res)
 		}
-		if err := c.exec("agentd.callTool", map[string]any{"name": "GetGoal", "session": fmt.Sprintf("goal %d", i), "input": map[string]any{}}, &res); err != nil || res.IsError || !strings.Contains(res.Output, `"goal": null`) {
+		if err := c.Exec("agentd.callTool", map[string]any{"name": "GetGoal", "session": fmt.Sprintf("goal %d", i), "input": map[string]any{}}, &res); err != nil || res.IsError || !strings.Contains(res.Output, `"goal": null`) {
 			t.Fatalf("GetGoal in session %d on a full disk: %v %+v, want no goal", i, err, res)
 		}
 	}
@@ -643,26 +637,26 @@ func TestDiskFull(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	if st := c.state(""); !slices.Equal(st.Todos.Items, acked) || st.Revision != want.Revision {
+	if st := c.stateIn(""); !slices.Equal(st.Todos.Items, acked) || st.Revision != want.Revision {
 		t.Fatalf("after freeing space: revision %d %v, want revision %d %v", st.Revision, st.Todos.Items, want.Revision, acked)
 	}
 	next := []item{{"after freeing space", "done"}}
 	var st relState
-	c.mustExec("agentd.todo.set", map[string]any{"items": next}, &st)
+	c.MustExec("agentd.todo.set", map[string]any{"items": next}, &st)
 	if st.Revision != want.Revision+1 {
 		t.Errorf("revision of the first write after freeing space: %d, want %d", st.Revision, want.Revision+1)
 	}
-	c.close()
+	c.Close()
 	pr.waitExit()
 
 	pr = e.start()
-	c = stdioPeer(pr)
-	c.initialize(e.ws, nil)
-	if st := c.state(""); !slices.Equal(st.Todos.Items, next) || st.Revision != want.Revision+1 {
+	c = pr.connect()
+	c.InitializeRoot(e.ws, nil)
+	if st := c.stateIn(""); !slices.Equal(st.Todos.Items, next) || st.Revision != want.Revision+1 {
 		t.Errorf("after a restart: revision %d %v, want %d %v", st.Revision, st.Todos.Items, want.Revision+1, next)
 	}
-	if strings.Contains(pr.stderr.String(), "corrupt") || len(c.notesOf("window/showMessage")) > 0 {
-		t.Errorf("the store did not open cleanly after the disk was full:\n%s", pr.stderr.String())
+	if strings.Contains(pr.Stderr.String(), "corrupt") || len(c.NotesOf("window/showMessage")) > 0 {
+		t.Errorf("the store did not open cleanly after the disk was full:\n%s", pr.Stderr.String())
 	}
 }
 
@@ -698,24 +692,24 @@ func TestReadOnlyStateDir(t *testing.T) {
 	t.Cleanup(makeWritable)
 
 	pr := e.start()
-	c := stdioPeer(pr)
-	c.initialize(e.ws, nil)
-	msg := c.awaitNote("window/showMessage", nil)
-	if !strings.Contains(string(msg.Params), "read-only file system") {
-		t.Errorf("message to the user: %s, want it to say the file system is read-only", msg.Params)
+	c := pr.connect()
+	c.InitializeRoot(e.ws, nil)
+	msg := c.Await("window/showMessage", nil)
+	if !strings.Contains(string(msg), "read-only file system") {
+		t.Errorf("message to the user: %s, want it to say the file system is read-only", msg)
 	}
-	err := c.exec("agentd.state", nil, nil)
-	var we *wireError
+	err := c.Exec("agentd.state", nil, nil)
+	var we *lsptest.Error
 	if !errors.As(err, &we) || !strings.Contains(we.Message, "read-only file system") {
 		t.Errorf("agentd.state on a read-only state dir: got %v, want an error naming the read-only file system", err)
 	}
-	c.mustExec("agentd.tools", nil, nil)
+	c.MustExec("agentd.tools", nil, nil)
 
 	makeWritable()
-	if st := c.state(""); !slices.Equal(st.Todos.Items, before) {
+	if st := c.stateIn(""); !slices.Equal(st.Todos.Items, before) {
 		t.Errorf("after the state dir became writable: %v, want %v", st.Todos.Items, before)
 	}
-	c.mustExec("agentd.todo.set", map[string]any{"items": []item{{"writable again", "done"}}}, nil)
+	c.MustExec("agentd.todo.set", map[string]any{"items": []item{{"writable again", "done"}}}, nil)
 }
 
 func mustJSON(v any) string {
@@ -733,12 +727,12 @@ func mustJSON(v any) string {
 func TestTruncatedStateFileRecovered(t *testing.T) {
 	e := newEnv(t)
 	pr := e.start()
-	c := stdioPeer(pr)
-	c.initialize(e.ws, nil)
+	c := pr.connect()
+	c.InitializeRoot(e.ws, nil)
 	for i := range 30 {
-		c.mustExec("agentd.todo.set", map[string]any{"items": bigList(fmt.Sprint(i), 20, 200)}, nil)
+		c.MustExec("agentd.todo.set", map[string]any{"items": bigList(fmt.Sprint(i), 20, 200)}, nil)
 	}
-	c.close()
+	c.Close()
 	pr.waitExit()
 	files, _ := filepath.Glob(filepath.Join(e.stateDir, "workspaces", "*", "state.db"))
 	if len(files) != 1 {
@@ -753,43 +747,43 @@ func TestTruncatedStateFileRecovered(t *testing.T) {
 	}
 
 	pr = e.start()
-	c = stdioPeer(pr)
-	m, err := c.call("initialize", map[string]any{"processId": nil, "rootUri": fileURI(e.ws), "capabilities": map[string]any{}})
+	c = pr.connect()
+	m, err := c.Request("initialize", map[string]any{"processId": nil, "rootUri": fileURI(e.ws), "capabilities": map[string]any{}})
 	if err != nil || m.Error != nil {
 		t.Fatalf("initialize: %v %+v", err, m)
 	}
 	// Before initialized, nothing is sent: a request answered now comes
 	// after any message the server had queued.
-	c.mustExec("agentd.tools", nil, nil)
-	if n := c.notesOf("window/showMessage"); len(n) > 0 {
-		t.Fatalf("window/showMessage before initialized: %s", n[0].Params)
+	c.MustExec("agentd.tools", nil, nil)
+	if n := c.NotesOf("window/showMessage"); len(n) > 0 {
+		t.Fatalf("window/showMessage before initialized: %s", n[0])
 	}
-	c.sendBody(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
-	msg := c.awaitNote("window/showMessage", nil)
+	c.SendBody(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+	msg := c.Await("window/showMessage", nil)
 	for _, want := range []string{"moved aside", ".corrupt-", "fresh state"} {
-		if !strings.Contains(string(msg.Params), want) {
-			t.Errorf("message to the user %s does not say %q", msg.Params, want)
+		if !strings.Contains(string(msg), want) {
+			t.Errorf("message to the user %s does not say %q", msg, want)
 		}
 	}
 	if m, _ := filepath.Glob(files[0] + ".corrupt-*"); len(m) != 1 {
 		t.Errorf("files moved aside: %v, want one", m)
 	}
-	if st := c.state(""); len(st.Todos.Items) != 0 || st.Revision != 0 {
+	if st := c.stateIn(""); len(st.Todos.Items) != 0 || st.Revision != 0 {
 		t.Errorf("state after recovery: revision %d, %d items; want a fresh state", st.Revision, len(st.Todos.Items))
 	}
 	fresh := []item{{"after recovery", "pending"}}
-	c.mustExec("agentd.todo.set", map[string]any{"items": fresh}, nil)
-	c.close()
+	c.MustExec("agentd.todo.set", map[string]any{"items": fresh}, nil)
+	c.Close()
 	pr.waitExit()
 
 	pr = e.start()
-	c = stdioPeer(pr)
-	c.initialize(e.ws, nil)
-	if st := c.state(""); !slices.Equal(st.Todos.Items, fresh) || st.Revision != 1 {
+	c = pr.connect()
+	c.InitializeRoot(e.ws, nil)
+	if st := c.stateIn(""); !slices.Equal(st.Todos.Items, fresh) || st.Revision != 1 {
 		t.Errorf("after a restart: revision %d %v, want 1 %v", st.Revision, st.Todos.Items, fresh)
 	}
-	if n := c.notesOf("window/showMessage"); len(n) > 0 {
-		t.Errorf("a second message after a clean restart: %s", n[0].Params)
+	if n := c.NotesOf("window/showMessage"); len(n) > 0 {
+		t.Errorf("a second message after a clean restart: %s", n[0])
 	}
 }
 
@@ -857,11 +851,10 @@ func TestConcurrentWritersNoLostUpdate(t *testing.T) {
 		notes   = make([]map[string][]uint64, clients)
 		ownRevs = make([]uint64, clients)
 	)
-	peers := make([]*peer, clients)
+	peers := make([]*client, clients)
 	for i := range peers {
 		notes[i] = map[string][]uint64{}
-		p := socketPeer(t, e.socketPath(), fmt.Sprintf("client %d", i))
-		p.onBody = func(body []byte) bool {
+		p := dialSocket(t, e.socketPath(), lsptest.Options{Name: fmt.Sprintf("client %d", i), OnBody: func(body []byte) bool {
 			session, rev, ok := todoChangedFast(body)
 			if ok {
 				mu.Lock()
@@ -869,8 +862,8 @@ func TestConcurrentWritersNoLostUpdate(t *testing.T) {
 				mu.Unlock()
 			}
 			return ok
-		}
-		p.initialize(e.ws, nil)
+		}})
+		p.InitializeRoot(e.ws, nil)
 		peers[i] = p
 	}
 
@@ -882,7 +875,7 @@ func TestConcurrentWritersNoLostUpdate(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 99))
 			own := fmt.Sprintf("own-%d", i)
 			var cur relState
-			if err := p.exec("agentd.state", map[string]any{"session": "shared"}, &cur); err != nil {
+			if err := p.Exec("agentd.state", map[string]any{"session": "shared"}, &cur); err != nil {
 				t.Error(err)
 				return
 			}
@@ -890,14 +883,14 @@ func TestConcurrentWritersNoLostUpdate(t *testing.T) {
 				if j%3 != 0 { // a TodoList write, sometimes read back, in the client's own session
 					list := []item{{fmt.Sprintf("%d own %d", i, j), "in_progress"}}
 					var res toolResult
-					if err := p.exec("agentd.callTool", map[string]any{"session": own, "name": "TodoList", "input": map[string]any{"todos": list}}, &res); err != nil || res.IsError {
+					if err := p.Exec("agentd.callTool", map[string]any{"session": own, "name": "TodoList", "input": map[string]any{"todos": list}}, &res); err != nil || res.IsError {
 						t.Errorf("client %d TodoList write: %v %+v", i, err, res)
 						return
 					}
 					ownRevs[i]++
 					if rng.IntN(2) == 0 {
 						var got relState
-						if err := p.exec("agentd.state", map[string]any{"session": own}, &got); err != nil || !slices.Equal(got.Todos.Items, list) || got.Revision != ownRevs[i] {
+						if err := p.Exec("agentd.state", map[string]any{"session": own}, &got); err != nil || !slices.Equal(got.Todos.Items, list) || got.Revision != ownRevs[i] {
 							t.Errorf("client %d reads its own session: %v %+v, want revision %d %v", i, err, got, ownRevs[i], list)
 							return
 						}
@@ -911,9 +904,9 @@ func TestConcurrentWritersNoLostUpdate(t *testing.T) {
 						next = next[len(next)-sharedCap:]
 					}
 					var got relState
-					err := p.exec("agentd.todo.set", map[string]any{"session": "shared", "items": next, "expectedRevision": cur.Todos.Revision}, &got)
-					var we *wireError
-					if errors.As(err, &we) && we.dataCode() == "todo.conflict" {
+					err := p.Exec("agentd.todo.set", map[string]any{"session": "shared", "items": next, "expectedRevision": cur.Todos.Revision}, &got)
+					var we *lsptest.Error
+					if errors.As(err, &we) && we.DataCode() == "todo.conflict" {
 						var data struct{ State relState }
 						if json.Unmarshal(we.Data, &data) != nil || data.State.Todos.Revision <= cur.Todos.Revision {
 							t.Errorf("client %d: conflict without a newer state: %s", i, we.Data)
@@ -973,7 +966,7 @@ func TestConcurrentWritersNoLostUpdate(t *testing.T) {
 	if len(acks) != wantAppends {
 		t.Fatalf("%d appends acknowledged, want %d", len(acks), wantAppends)
 	}
-	final := peers[0].state("shared")
+	final := peers[0].stateIn("shared")
 	if final.Revision != uint64(len(acks)) || !slices.Equal(final.Todos.Items, list) {
 		t.Fatalf("final shared state: revision %d %v; want %d %v", final.Revision, final.Todos.Items, len(acks), list)
 	}
@@ -1010,7 +1003,7 @@ func TestConcurrentWritersNoLostUpdate(t *testing.T) {
 			t.Errorf("client %d got notifications of %d sessions, want %d", i, len(notes[i]), clients+1)
 		}
 	}
-	if s := d.stderr.String(); strings.Contains(s, "WARNING: DATA RACE") || strings.Contains(s, "panic") {
+	if s := d.Stderr.String(); strings.Contains(s, "WARNING: DATA RACE") || strings.Contains(s, "panic") {
 		t.Errorf("the daemon reported a race or a panic:\n%s", s)
 	}
 }
@@ -1064,20 +1057,19 @@ func TestStuckClientDoesNotBlockOthers(t *testing.T) {
 	initd := `{"jsonrpc":"2.0","method":"initialized","params":{}}`
 	fmt.Fprintf(stuck, "Content-Length: %d\r\n\r\n%sContent-Length: %d\r\n\r\n%s", len(init), init, len(initd), initd)
 	// Read the initialize response only: from now on it reads nothing.
-	if _, err := readWireFrame(bufio.NewReader(io.LimitReader(stuck, 64<<10))); err != nil {
+	if _, err := lsptest.ReadFrame(bufio.NewReader(io.LimitReader(stuck, 64<<10))); err != nil {
 		t.Fatal(err)
 	}
 
-	w := socketPeer(t, e.socketPath(), "writer")
-	w.onNote = func(*wmsg) {}
-	w.initialize(e.ws, nil)
+	w := dialSocket(t, e.socketPath(), lsptest.Options{Name: "writer", OnNote: func(*lsptest.Message) {}})
+	w.InitializeRoot(e.ws, nil)
 	list := bigList("busy", 20, 30) // about 1 KB per notification
 	const writes = 4600             // more than the socket buffer and the daemon's queue of 4096 messages
 	start := time.Now()
 	for i := range writes {
 		list[0].Title = fmt.Sprintf("write %d", i)
 		done := make(chan error, 1)
-		go func() { done <- w.exec("agentd.todo.set", map[string]any{"items": list}, nil) }()
+		go func() { done <- w.Exec("agentd.todo.set", map[string]any{"items": list}, nil) }()
 		select {
 		case err := <-done:
 			if err != nil {
@@ -1093,311 +1085,6 @@ func TestStuckClientDoesNotBlockOthers(t *testing.T) {
 	}
 }
 
-// ---------------------------------------------------------------------------
-// The peer
-
-// peer is a small JSON-RPC client written for the reliability tests: it
-// writes raw bytes or framed messages, reads every frame on its own
-// goroutine, routes responses by id, keeps notifications (or hands them to a
-// hook), answers server→client requests with null, and records responses
-// nobody waits for (id null errors). Unlike the jsonrpc2 client of the
-// harness it survives hostile input on its own side of the wire, and it is
-// light enough for thousands of calls.
-
-// wmsg is one message read by a peer.
-type wmsg struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *wireError      `json:"error"`
-}
-
-type wireError struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
-
-func (e *wireError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
-
-// dataCode is the error's data.code, or "".
-func (e *wireError) dataCode() string {
-	var d struct{ Code string }
-	json.Unmarshal(e.Data, &d)
-	return d.Code
-}
-
-type peer struct {
-	t    testing.TB
-	name string
-	w    io.Writer
-	wmu  sync.Mutex
-	cls  func() error // closes the transport (both ways)
-
-	mu      sync.Mutex
-	nextID  int64
-	pending map[string]chan *wmsg
-	notes   []*wmsg
-	strays  []*wmsg           // responses with an id nobody waits for (id null errors)
-	changed chan struct{}     // closed and replaced on every note or stray
-	onNote  func(*wmsg)       // if set, called on the read goroutine instead of keeping notes
-	onBody  func([]byte) bool // if set, sees every body first; true: handled, not decoded
-	done    chan struct{}     // closed when the read loop ends
-	readErr error
-}
-
-func newPeer(t testing.TB, name string, r io.Reader, w io.Writer, closeFn func() error) *peer {
-	p := &peer{t: t, name: name, w: w, cls: closeFn, pending: map[string]chan *wmsg{}, changed: make(chan struct{}), done: make(chan struct{})}
-	go p.readLoop(bufio.NewReaderSize(r, 64<<10))
-	return p
-}
-
-// stdioPeer talks to a started agentd over its pipes.
-func stdioPeer(pr *proc) *peer {
-	return newPeer(pr.t, "stdio", pr.stdout, pr.stdin, pr.stdin.Close)
-}
-
-func (p *peer) readLoop(r *bufio.Reader) {
-	defer close(p.done)
-	for {
-		body, err := readWireFrame(r)
-		if err != nil {
-			p.mu.Lock()
-			p.readErr = err
-			for id, ch := range p.pending {
-				close(ch)
-				delete(p.pending, id)
-			}
-			p.mu.Unlock()
-			return
-		}
-		if p.onBody != nil && p.onBody(body) {
-			continue
-		}
-		m := &wmsg{}
-		if err := json.Unmarshal(body, m); err != nil {
-			p.t.Errorf("%s: the server wrote a body that is not JSON: %q", p.name, body)
-			continue
-		}
-		switch {
-		case m.Method != "" && m.ID != nil: // a server→client request
-			p.sendBody(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":null}`, m.ID))
-		case m.Method != "":
-			if p.onNote != nil {
-				p.onNote(m)
-				continue
-			}
-			p.mu.Lock()
-			p.notes = append(p.notes, m)
-			p.signal()
-			p.mu.Unlock()
-		default:
-			p.mu.Lock()
-			if ch, ok := p.pending[string(m.ID)]; ok {
-				delete(p.pending, string(m.ID))
-				ch <- m
-			} else {
-				p.strays = append(p.strays, m)
-				p.signal()
-			}
-			p.mu.Unlock()
-		}
-	}
-}
-
-// signal wakes waiters; p.mu is held.
-func (p *peer) signal() {
-	close(p.changed)
-	p.changed = make(chan struct{})
-}
-
-// readWireFrame reads one message body; header names in any case.
-func readWireFrame(r *bufio.Reader) ([]byte, error) {
-	n := -1
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			if n < 0 {
-				continue
-			}
-			break
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "Content-Length") {
-			if n, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
-				return nil, fmt.Errorf("bad Content-Length from the server: %q", line)
-			}
-		}
-	}
-	body := make([]byte, n)
-	_, err := io.ReadFull(r, body)
-	return body, err
-}
-
-// write sends raw bytes as they are.
-func (p *peer) write(s string) error {
-	p.wmu.Lock()
-	defer p.wmu.Unlock()
-	_, err := io.WriteString(p.w, s)
-	return err
-}
-
-// sendBody frames body with a correct Content-Length.
-func (p *peer) sendBody(body string) error {
-	return p.write("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
-}
-
-// expect registers interest in the response with id (its JSON text) before
-// the request is written.
-func (p *peer) expect(id string) chan *wmsg {
-	ch := make(chan *wmsg, 1)
-	p.mu.Lock()
-	p.pending[id] = ch
-	p.mu.Unlock()
-	return ch
-}
-
-// wait returns the response on ch, or nil and an error when the connection
-// ended or waitLimit passed first.
-func (p *peer) wait(ch chan *wmsg, what string) (*wmsg, error) {
-	select {
-	case m, ok := <-ch:
-		if !ok {
-			return nil, fmt.Errorf("%s: connection ended before the response to %s (%v)", p.name, what, p.readErr)
-		}
-		return m, nil
-	case <-time.After(waitLimit):
-		return nil, fmt.Errorf("%s: no response to %s within %v", p.name, what, waitLimit)
-	}
-}
-
-// call sends a request and returns its response (result or error).
-func (p *peer) call(method string, params any) (*wmsg, error) {
-	p.mu.Lock()
-	p.nextID++
-	id := strconv.FormatInt(p.nextID, 10)
-	p.mu.Unlock()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
-	if err != nil {
-		return nil, err
-	}
-	ch := p.expect(id)
-	if err := p.sendBody(string(body)); err != nil {
-		p.mu.Lock()
-		delete(p.pending, id)
-		p.mu.Unlock()
-		return nil, fmt.Errorf("%s: writing %s: %w", p.name, method, err)
-	}
-	return p.wait(ch, method)
-}
-
-// exec runs workspace/executeCommand with one ARGS object and decodes the
-// result into out (may be nil). A JSON-RPC error comes back as *wireError.
-func (p *peer) exec(command string, args, out any) error {
-	params := map[string]any{"command": command}
-	if args != nil {
-		params["arguments"] = []any{args}
-	}
-	m, err := p.call("workspace/executeCommand", params)
-	if err != nil {
-		return err
-	}
-	if m.Error != nil {
-		return m.Error
-	}
-	if out != nil {
-		return json.Unmarshal(m.Result, out)
-	}
-	return nil
-}
-
-func (p *peer) mustExec(command string, args, out any) {
-	p.t.Helper()
-	if err := p.exec(command, args, out); err != nil {
-		p.t.Fatalf("%s: %s %v: %v", p.name, command, args, err)
-	}
-}
-
-// initialize runs initialize and initialized with folder (no folder: "").
-func (p *peer) initialize(folder string, initOptions any) {
-	p.t.Helper()
-	params := map[string]any{"processId": nil, "rootUri": nil, "capabilities": map[string]any{}}
-	if folder != "" {
-		params["rootUri"] = fileURI(folder)
-	}
-	if initOptions != nil {
-		params["initializationOptions"] = initOptions
-	}
-	m, err := p.call("initialize", params)
-	if err != nil || m.Error != nil {
-		p.t.Fatalf("%s: initialize: %v %v", p.name, err, m)
-	}
-	p.sendBody(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
-}
-
-// takeStrays returns and forgets the stray responses received so far.
-func (p *peer) takeStrays() []*wmsg {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := p.strays
-	p.strays = nil
-	return s
-}
-
-// awaitNote waits for a notification of method whose params satisfy match.
-func (p *peer) awaitNote(method string, match func(json.RawMessage) bool) *wmsg {
-	p.t.Helper()
-	deadline := time.After(waitLimit)
-	for i := 0; ; {
-		p.mu.Lock()
-		for ; i < len(p.notes); i++ {
-			if n := p.notes[i]; n.Method == method && (match == nil || match(n.Params)) {
-				p.mu.Unlock()
-				return n
-			}
-		}
-		changed := p.changed
-		p.mu.Unlock()
-		select {
-		case <-changed:
-		case <-deadline:
-			p.t.Fatalf("%s: no %s notification within %v", p.name, method, waitLimit)
-		}
-	}
-}
-
-func (p *peer) notesOf(method string) []*wmsg {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []*wmsg
-	for _, n := range p.notes {
-		if n.Method == method {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// awaitClosed waits until the server ends the connection.
-func (p *peer) awaitClosed(what string) {
-	p.t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(waitLimit):
-		p.t.Fatalf("%s: the connection was not closed after %s within %v", p.name, what, waitLimit)
-	}
-}
-
-func (p *peer) close() {
-	if p.cls != nil {
-		p.cls()
-	}
-}
-
 // relState is the State of PROTOCOL.md §3 as these tests read it.
 type relState struct {
 	Revision uint64 `json:"revision"`
@@ -1407,14 +1094,15 @@ type relState struct {
 	} `json:"todos"`
 }
 
-func (p *peer) state(session string) relState {
-	p.t.Helper()
+// stateIn is agentd.state of session ("": the default session).
+func (c *client) stateIn(session string) relState {
+	c.T.Helper()
 	var st relState
 	args := map[string]any{}
 	if session != "" {
 		args["session"] = session
 	}
-	p.mustExec("agentd.state", args, &st)
+	c.MustExec("agentd.state", args, &st)
 	return st
 }
 

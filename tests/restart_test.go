@@ -15,9 +15,9 @@ const restartReason = "paused because the agentd process that ran the agent's tu
 
 // historyKinds returns the kinds of the session's newest events, newest first.
 func (c *client) historyKinds() []string {
-	c.t.Helper()
+	c.T.Helper()
 	var h struct{ Events []struct{ Kind string } }
-	c.mustExec("agentd.history", map[string]any{"limit": 50}, &h)
+	c.MustExec("agentd.history", map[string]any{"limit": 50}, &h)
 	var kinds []string
 	for _, ev := range h.Events {
 		kinds = append(kinds, ev.Kind)
@@ -59,7 +59,7 @@ func TestShellGoalThenEditorDaemon(t *testing.T) {
 		t.Fatalf("goal budget: %d %s", code, errOut)
 	}
 	_, c := e.forwarder()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	if g := c.goal(); g == nil || g.Status != "active" || g.TerminalReason != "" || g.LastActor != "user" {
 		t.Fatalf("goal in the editor: %+v, want active as the shell left it", g)
 	}
@@ -69,7 +69,7 @@ func TestShellGoalThenEditorDaemon(t *testing.T) {
 	if kinds := c.historyKinds(); count(kinds, "goal.pause") != 0 {
 		t.Fatalf("history %v has a pause", kinds)
 	}
-	if n := c.notesOf("agentd/goalChanged"); len(n) != 0 {
+	if n := c.NotesOf("agentd/goalChanged"); len(n) != 0 {
 		t.Fatalf("goal notifications at open: %s", n)
 	}
 }
@@ -87,9 +87,9 @@ func TestRestartRuleKilledMidTurn(t *testing.T) {
 			e := newEnv(t)
 			p := e.start()
 			a := p.connect()
-			a.initialize(nil, e.ws)
-			a.mustExec("agentd.goal.create", map[string]any{"objective": "interrupted work"}, nil)
-			h := &host{c: a}
+			a.Initialize(nil, e.ws)
+			a.MustExec("agentd.goal.create", map[string]any{"objective": "interrupted work"}, nil)
+			h := newHost(a)
 			turn, driven := h.beginTurn("user")
 			if !driven {
 				t.Fatal("turn is not goal-driven")
@@ -97,7 +97,7 @@ func TestRestartRuleKilledMidTurn(t *testing.T) {
 			h.beginStep(turn)
 			h.endStep(turn, 100, "tool_calls")
 			h.beginStep(turn)
-			p.cmd.Process.Kill()
+			p.Cmd.Process.Kill()
 			p.waitExit()
 
 			for _, args := range [][]string{{"goal", "status"}, {"state"}, {"tool", "GetGoal"}, {"goal", "budget", "5000", "tokens"}} {
@@ -115,7 +115,7 @@ func TestRestartRuleKilledMidTurn(t *testing.T) {
 			} else {
 				c = e.start().connect()
 			}
-			c.initialize(nil, e.ws)
+			c.Initialize(nil, e.ws)
 			gc := c.awaitGoal("pause")
 			if gc.Change.Reason != restartReason || gc.Change.Actor != "runtime" || gc.Change.Status != "paused" || gc.Goal == nil || gc.Goal.TerminalReason != restartReason {
 				t.Fatalf("pause notification = %+v", gc)
@@ -129,9 +129,9 @@ func TestRestartRuleKilledMidTurn(t *testing.T) {
 			}
 			// The dead process's turn is over: a late end is answered and
 			// changes nothing; a new turn of the resumed goal is driven.
-			h = &host{c: c, n: 1}
+			h.reconnect(c) // the same host, its turn numbering goes on
 			h.endTurn(turn, "completed")
-			c.mustExec("agentd.goal.resume", nil, nil)
+			c.MustExec("agentd.goal.resume", nil, nil)
 			if _, driven := h.beginTurn("user"); !driven {
 				t.Fatal("turn after resume is not goal-driven")
 			}
@@ -147,25 +147,25 @@ func TestRestartLeavesDetachedTurnLive(t *testing.T) {
 	e := newEnv(t)
 	p := e.start()
 	a := p.connect()
-	a.initialize(nil, e.ws)
-	a.mustExec("agentd.goal.create", map[string]any{"objective": "hook-driven work"}, nil)
+	a.Initialize(nil, e.ws)
+	a.MustExec("agentd.goal.create", map[string]any{"objective": "hook-driven work"}, nil)
 	var begun struct{ GoalDriven bool }
-	a.mustExec("agentd.turn.begin", map[string]any{"turnId": "hooked", "origin": "user", "detached": true}, &begun)
+	a.MustExec("agentd.turn.begin", map[string]any{"turnId": "hooked", "origin": "user", "detached": true}, &begun)
 	if !begun.GoalDriven {
 		t.Fatal("turn is not goal-driven")
 	}
-	h := &host{c: a}
+	h := newHost(a)
 	h.beginStep("hooked")
 	h.endStep("hooked", 100, "tool_calls")
-	p.cmd.Process.Kill()
+	p.Cmd.Process.Kill()
 	p.waitExit()
 
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	if g := c.goal(); g.Status != "active" || g.TurnsUsed != 1 || g.TokensUsed != 100 {
 		t.Fatalf("goal after the restart: %+v, want active with its usage", g)
 	}
-	h = &host{c: c}
+	h = newHost(c)
 	h.beginStep("hooked")
 	h.endStep("hooked", 20, "stop")
 	h.endTurn("hooked", "completed")
@@ -185,16 +185,16 @@ func TestRestartAfterDisconnectMidTurn(t *testing.T) {
 	e := newEnv(t)
 	p := e.start()
 	a := p.connect()
-	a.initialize(nil, e.ws)
-	a.mustExec("agentd.goal.create", map[string]any{"objective": "interrupted"}, nil)
-	h := &host{c: a}
+	a.Initialize(nil, e.ws)
+	a.MustExec("agentd.goal.create", map[string]any{"objective": "interrupted"}, nil)
+	h := newHost(a)
 	turn, _ := h.beginTurn("user")
 	h.beginStep(turn)
-	p.stdin.Close()
+	p.Stdin.Close()
 	p.waitExit()
 
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	g := c.goal()
 	if g.Status != "paused" || !strings.Contains(g.TerminalReason, "connection") {
 		t.Fatalf("after a disconnect mid-turn: %+v, want paused because the connection closed", g)
@@ -202,7 +202,7 @@ func TestRestartAfterDisconnectMidTurn(t *testing.T) {
 	if kinds := c.historyKinds(); count(kinds, "goal.pause") != 1 {
 		t.Fatalf("history %v, want the disconnect's pause only", kinds)
 	}
-	if n := c.notesOf("agentd/goalChanged"); len(n) != 0 {
+	if n := c.NotesOf("agentd/goalChanged"); len(n) != 0 {
 		t.Fatalf("goal notifications at open: %s", n)
 	}
 }
@@ -214,13 +214,13 @@ func TestRestartAfterDisconnectMidTurn(t *testing.T) {
 func TestRestartCarriesWallClockBudget(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
-	c.mustExec("agentd.goal.create", map[string]any{"objective": "quick"}, nil)
-	c.mustExec("agentd.goal.setBudget", map[string]any{"wallClockMs": 1500}, nil)
+	c.Initialize(nil, e.ws)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "quick"}, nil)
+	c.MustExec("agentd.goal.setBudget", map[string]any{"wallClockMs": 1500}, nil)
 	c.shutdown()
 
 	c2 := e.start().connect()
-	c2.initialize(nil, e.ws)
+	c2.Initialize(nil, e.ws)
 	if g := c2.goal(); g.Status != "active" {
 		t.Fatalf("after the restart: %+v, want active", g)
 	}
@@ -250,10 +250,10 @@ func TestRestartShellGoalAfterKill(t *testing.T) {
 			e := newEnv(t)
 			p := e.start()
 			a := p.connect()
-			a.initialize(nil, e.ws)
-			a.mustExec("agentd.goal.create", map[string]any{"objective": "G1"}, nil)
-			a.mustExec("agentd.turn.begin", map[string]any{"turnId": "t1", "origin": "user"}, nil)
-			p.cmd.Process.Kill()
+			a.Initialize(nil, e.ws)
+			a.MustExec("agentd.goal.create", map[string]any{"objective": "G1"}, nil)
+			a.MustExec("agentd.turn.begin", map[string]any{"turnId": "t1", "origin": "user"}, nil)
+			p.Cmd.Process.Kill()
 			p.waitExit()
 
 			for _, args := range tc.shell {
@@ -262,7 +262,7 @@ func TestRestartShellGoalAfterKill(t *testing.T) {
 				}
 			}
 			c := e.start().connect()
-			c.initialize(nil, e.ws)
+			c.Initialize(nil, e.ws)
 			if g := c.goal(); g == nil || g.Status != "active" || g.Objective != tc.objective || g.TerminalReason != "" {
 				t.Fatalf("goal after the restart: %+v, want %s active as the shell left it", g, tc.objective)
 			}
@@ -270,7 +270,7 @@ func TestRestartShellGoalAfterKill(t *testing.T) {
 				t.Fatalf("history %v, want %d pauses", kinds, tc.pauses)
 			}
 			// The dead turn is over: a new turn is the one the goal counts.
-			h := &host{c: c}
+			h := newHost(c)
 			if _, driven := h.beginTurn("user"); !driven {
 				t.Fatal("a new turn is not goal-driven")
 			}
@@ -287,26 +287,26 @@ func TestRestartShellGoalAfterKill(t *testing.T) {
 func TestRestartDaemonReopenEndsLeftTurn(t *testing.T) {
 	e := newEnv(t)
 	_, a := e.forwarder()
-	a.initialize(nil, e.ws)
-	a.mustExec("agentd.goal.create", map[string]any{"objective": "shared work"}, nil)
+	a.Initialize(nil, e.ws)
+	a.MustExec("agentd.goal.create", map[string]any{"objective": "shared work"}, nil)
 	pid := e.oneDaemon()
 	a.shutdown()
 
 	p := e.start()
 	b := p.connect()
-	b.initialize(nil, e.ws)
+	b.Initialize(nil, e.ws)
 	var begun struct{ GoalDriven bool }
 	waitFor(t, "the daemon to release the folder", func() bool {
-		return b.exec("agentd.turn.begin", map[string]any{"turnId": "dead", "origin": "user"}, &begun) == nil
+		return b.Exec("agentd.turn.begin", map[string]any{"turnId": "dead", "origin": "user"}, &begun) == nil
 	})
 	if !begun.GoalDriven {
 		t.Fatal("turn is not goal-driven")
 	}
-	p.cmd.Process.Kill()
+	p.Cmd.Process.Kill()
 	p.waitExit()
 
 	_, c := e.forwarder()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	if got := e.oneDaemon(); got != pid {
 		t.Fatalf("daemon %d serves the reopen, want the first one, %d", got, pid)
 	}
@@ -319,14 +319,14 @@ func TestRestartDaemonReopenEndsLeftTurn(t *testing.T) {
 
 	// Resumed, then a turn ends and the daemon stops cleanly between turns:
 	// its next start finds no live turn and leaves the goal active.
-	c.mustExec("agentd.goal.resume", nil, nil)
-	h := &host{c: c}
+	c.MustExec("agentd.goal.resume", nil, nil)
+	h := newHost(c)
 	turn, _ := h.beginTurn("user")
 	h.endTurn(turn, "completed")
 	c.shutdown()
 	e.stopDaemons()
 	_, d := e.forwarder()
-	d.initialize(nil, e.ws)
+	d.Initialize(nil, e.ws)
 	if g := d.goal(); g.Status != "active" || g.TerminalReason != "" {
 		t.Fatalf("goal after a clean daemon restart: %+v, want active", g)
 	}

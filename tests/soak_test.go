@@ -18,6 +18,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/loop"
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
 // TestSoak runs a mixed load on one shared daemon (long-lived clients
@@ -70,13 +73,12 @@ func TestSoak(t *testing.T) {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			p := socketPeer(t, e.socketPath(), fmt.Sprintf("worker %d", w))
-			p.onNote = func(*wmsg) {}
-			p.initialize(e.ws, map[string]any{"session": fmt.Sprintf("w%d", w)})
+			p := dialSocket(t, e.socketPath(), lsptest.Options{Name: fmt.Sprintf("worker %d", w), OnNote: func(*lsptest.Message) {}})
+			p.InitializeRoot(e.ws, map[string]any{"session": fmt.Sprintf("w%d", w)})
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			turn, phase := 0, 0
+			agent := &soakAgent{h: &loop.Host{Executor: p.Conn}}
 			for j, k := 0, w; k < commands; j, k = j+1, k+workers {
-				if err := soakCommand(p, rng, j, &turn, &phase); err != nil {
+				if err := soakCommand(p, rng, j, agent); err != nil {
 					t.Errorf("worker %d command %d: %v", w, k, err)
 					return
 				}
@@ -128,14 +130,14 @@ func TestSoak(t *testing.T) {
 	if limit := warm.RSSKiB + max(32<<10, warm.RSSKiB/2); end.RSSKiB > limit {
 		t.Errorf("anonymous memory: %d KiB at the end, %d KiB when warm (limit %d KiB): memory grows", end.RSSKiB, warm.RSSKiB, limit)
 	}
-	if s := d.stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "level=ERROR") {
+	if s := d.Stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "level=ERROR") {
 		t.Errorf("daemon log shows errors:\n%s", s)
 	}
 
-	p := socketPeer(t, e.socketPath(), "check")
-	p.initialize(e.ws, nil)
+	p := dialSocket(t, e.socketPath(), lsptest.Options{Name: "check"})
+	p.InitializeRoot(e.ws, nil)
 	events, size := readHistory(t, p, "soak")
-	st := p.state("soak")
+	st := p.stateIn("soak")
 	checkNewestHistory(t, events, st.Revision)
 	// Well under the byte budget nothing is dropped for bytes: the history
 	// holds every event up to the count bound.
@@ -165,7 +167,7 @@ func rssAnon(t testing.TB, pid int) int {
 }
 
 // soakCommand runs the k-th command of a worker: a mix of every kind of call.
-func soakCommand(p *peer, rng *rand.Rand, k int, turn, phase *int) error {
+func soakCommand(p *client, rng *rand.Rand, k int, agent *soakAgent) error {
 	switch k % 12 {
 	case 0, 1, 2: // TodoList writes of varying size into the shared session
 		n := rng.IntN(30)
@@ -174,90 +176,106 @@ func soakCommand(p *peer, rng *rand.Rand, k int, turn, phase *int) error {
 			list[i] = item{fmt.Sprintf("soak %d.%d %s", k, i, strings.Repeat("s", rng.IntN(200))), []string{"pending", "in_progress", "done"}[rng.IntN(3)]}
 		}
 		var res toolResult
-		if err := p.exec("agentd.callTool", map[string]any{"session": "soak", "name": "TodoList", "input": map[string]any{"todos": list}}, &res); err != nil {
+		if err := p.Exec("agentd.callTool", map[string]any{"session": "soak", "name": "TodoList", "input": map[string]any{"todos": list}}, &res); err != nil {
 			return err
 		}
 		if res.IsError {
 			return fmt.Errorf("TodoList write refused: %s", res.Output)
 		}
 	case 3:
-		return p.exec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{}}, nil)
+		return p.Exec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{}}, nil)
 	case 4:
-		return p.exec("agentd.state", map[string]any{"session": "soak"}, nil)
+		return p.Exec("agentd.state", map[string]any{"session": "soak"}, nil)
 	case 5:
-		return p.exec("agentd.history", map[string]any{"session": "soak", "limit": 20}, nil)
+		return p.Exec("agentd.history", map[string]any{"session": "soak", "limit": 20}, nil)
 	case 6:
-		return p.exec("agentd.todo.set", map[string]any{"items": []item{{fmt.Sprintf("own %d", k), "pending"}}}, nil)
+		return p.Exec("agentd.todo.set", map[string]any{"items": []item{{fmt.Sprintf("own %d", k), "pending"}}}, nil)
 	case 7, 8, 9: // one step of a goal-driven agent loop
-		var err error
-		id := fmt.Sprintf("turn-%d", *turn)
-		switch *phase {
-		case 0:
-			if *turn%20 == 0 {
-				if err = p.exec("agentd.goal.create", map[string]any{"objective": fmt.Sprintf("soak goal %d", *turn), "replace": true}, nil); err != nil {
-					return err
-				}
-			}
-			err = p.exec("agentd.turn.begin", map[string]any{"turnId": id, "origin": "user"}, nil)
-		case 1:
-			err = p.exec("agentd.step.begin", map[string]any{"turnId": id}, nil)
-		case 2:
-			err = p.exec("agentd.callTool", map[string]any{"name": "GetGoal", "input": map[string]any{}, "turnId": id}, nil)
-		case 3:
-			err = p.exec("agentd.step.end", map[string]any{"turnId": id, "outputTokens": 100, "finishReason": "stop"}, nil)
-		case 4:
-			err = p.exec("agentd.turn.end", map[string]any{"turnId": id, "outcome": "completed"}, nil)
-			*turn++
-		}
-		*phase = (*phase + 1) % 5
-		return err
+		return agent.next()
 	case 10:
-		return p.exec("agentd.sessions", nil, nil)
+		return p.Exec("agentd.sessions", nil, nil)
 	case 11: // a stale compare-and-set is refused (case 6 wrote before)
-		err := p.exec("agentd.todo.set", map[string]any{"items": []item{{"stale", "done"}}, "expectedRevision": 0}, nil)
-		var we *wireError
-		if !errors.As(err, &we) || we.dataCode() != "todo.conflict" {
+		err := p.Exec("agentd.todo.set", map[string]any{"items": []item{{"stale", "done"}}, "expectedRevision": 0}, nil)
+		var we *lsptest.Error
+		if !errors.As(err, &we) || we.DataCode() != "todo.conflict" {
 			return fmt.Errorf("a stale agentd.todo.set: got %v, want todo.conflict", err)
 		}
 	}
 	return nil
 }
 
+// soakAgent is a worker's goal-driven agent loop (loop.Host), played one
+// command at a time between the worker's other commands: turn.begin (with
+// a new goal every 20 turns), step.begin, a GetGoal call, step.end,
+// turn.end.
+type soakAgent struct {
+	h     *loop.Host
+	turn  string // the turn begun last
+	turns int    // turns begun
+	phase int    // the next command, 0..4
+}
+
+func (a *soakAgent) next() error {
+	ctx, cancel := limit()
+	defer cancel()
+	var err error
+	switch a.phase {
+	case 0:
+		if a.turns%20 == 0 {
+			if err = a.h.Exec(ctx, "agentd.goal.create", map[string]any{"objective": fmt.Sprintf("soak goal %d", a.turns), "replace": true}, nil); err != nil {
+				return err
+			}
+		}
+		a.turns++
+		a.turn, _, err = a.h.BeginTurn(ctx, "user")
+	case 1:
+		_, err = a.h.BeginStep(ctx, a.turn)
+	case 2:
+		_, err = a.h.CallTool(ctx, a.turn, "GetGoal", map[string]any{})
+	case 3:
+		_, err = a.h.EndStep(ctx, a.turn, 100, "stop")
+	case 4:
+		_, err = a.h.EndTurn(ctx, a.turn, "completed", nil)
+	}
+	a.phase = (a.phase + 1) % 5
+	return err
+}
+
 // soakConnect is one short-lived connection: it opens the workspace (or
 // another folder), runs a command, and leaves in one of three ways.
 func soakConnect(t *testing.T, e *env, other string, rng *rand.Rand, i int) error {
-	p := socketPeer(t, e.socketPath(), fmt.Sprintf("conn %d", i))
-	defer p.close()
+	p := dialSocket(t, e.socketPath(), lsptest.Options{Name: fmt.Sprintf("conn %d", i)})
+	defer p.Close()
 	folder := e.ws
 	if i%4 == 3 {
 		folder = other
 	}
 	switch i % 3 {
 	case 0: // clean: shutdown and exit
-		p.initialize(folder, nil)
-		if err := p.exec("agentd.state", nil, nil); err != nil {
+		p.InitializeRoot(folder, nil)
+		if err := p.Exec("agentd.state", nil, nil); err != nil {
 			return err
 		}
-		if m, err := p.call("shutdown", nil); err != nil || m.Error != nil {
+		if m, err := p.Request("shutdown", nil); err != nil || m.Error != nil {
 			return fmt.Errorf("shutdown: %v %v", err, m)
 		}
-		p.sendBody(`{"jsonrpc":"2.0","method":"exit"}`)
+		p.SendBody(`{"jsonrpc":"2.0","method":"exit"}`)
 	case 1: // abrupt: close the socket in the middle of a turn
-		p.initialize(folder, nil)
+		p.InitializeRoot(folder, nil)
 		id := fmt.Sprintf("abandoned-%d", i)
-		if err := p.exec("agentd.turn.begin", map[string]any{"turnId": id, "origin": "user", "session": "churn"}, nil); err != nil {
+		if err := p.Exec("agentd.turn.begin", map[string]any{"turnId": id, "origin": "user", "session": "churn"}, nil); err != nil {
 			return err
 		}
 		if rng.IntN(2) == 0 {
-			p.exec("agentd.callTool", map[string]any{"name": "TodoList", "session": "churn", "input": map[string]any{"todos": []item{{fmt.Sprint(i), "pending"}}}}, nil)
+			p.Exec("agentd.callTool", map[string]any{"name": "TodoList", "session": "churn", "input": map[string]any{"todos": []item{{fmt.Sprint(i), "pending"}}}}, nil)
 		}
 	default: // gone before initialized
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"processId": nil, "rootUri": fileURI(folder), "capabilities": map[string]any{}}})
-		p.sendBody(string(body))
+		p.SendBody(string(body))
 	}
-	p.close()
+	p.Close()
 	select {
-	case <-p.done:
+	case <-p.Done():
 		return nil
 	case <-time.After(waitLimit):
 		return fmt.Errorf("the daemon did not close the connection")
@@ -278,17 +296,15 @@ func TestHistoryBoundEndToEnd(t *testing.T) {
 	startDaemon(t, e, agentdBin)
 	// One connection with several requests in flight: the session's lock
 	// orders them, and one client's notifications cost little.
-	w := socketPeer(t, e.socketPath(), "writer")
-	w.onBody = func(body []byte) bool { _, _, ok := todoChangedFast(body); return ok }
-	w.onNote = func(*wmsg) {}
-	w.initialize(e.ws, nil)
+	w := dialSocket(t, e.socketPath(), lsptest.Options{Name: "writer", OnBody: func(body []byte) bool { _, _, ok := todoChangedFast(body); return ok }, OnNote: func(*lsptest.Message) {}})
+	w.InitializeRoot(e.ws, nil)
 	const inFlight = 8
 	write := func(from, to int) {
 		var wg sync.WaitGroup
 		for g := range inFlight {
 			wg.Go(func() {
 				for k := from + g; k < to; k += inFlight {
-					if err := w.exec("agentd.todo.set", map[string]any{"items": bigList(fmt.Sprint(k), 2, 30)}, nil); err != nil {
+					if err := w.Exec("agentd.todo.set", map[string]any{"items": bigList(fmt.Sprint(k), 2, 30)}, nil); err != nil {
 						t.Errorf("write %d: %v", k, err)
 						return
 					}
@@ -302,10 +318,10 @@ func TestHistoryBoundEndToEnd(t *testing.T) {
 	write(maxHistory+500, maxHistory+2500)
 	after := stateFileSize(t, e)
 
-	p := socketPeer(t, e.socketPath(), "reader")
-	p.initialize(e.ws, nil)
+	p := dialSocket(t, e.socketPath(), lsptest.Options{Name: "reader"})
+	p.InitializeRoot(e.ws, nil)
 	events, _ := readHistory(t, p, "")
-	st := p.state("")
+	st := p.stateIn("")
 	if st.Revision != maxHistory+2500 || len(events) != maxHistory {
 		t.Fatalf("revision %d, %d events; want %d and %d", st.Revision, len(events), maxHistory+2500, maxHistory)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
 // End-to-end tests of task files (RUNTIME.md §2.2, §2.7, §4; PROTOCOL.md §4
@@ -60,7 +62,7 @@ func tfStart(t *testing.T, files map[string]string) (*env, *client) {
 		e.tfWrite(rel, content)
 	}
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	return e, c
 }
 
@@ -68,7 +70,7 @@ func tfStart(t *testing.T, files map[string]string) (*env, *client) {
 func tfSetup(t *testing.T, files map[string]string, rel string) (*env, *client) {
 	t.Helper()
 	e, c := tfStart(t, files)
-	c.mustExec("agentd.goal.create", map[string]any{"objective": "work through the task file", "taskFile": rel}, nil)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "work through the task file", "taskFile": rel}, nil)
 	return e, c
 }
 
@@ -95,10 +97,10 @@ func (e *env) tfDo(err error) {
 // tfNotes returns the agentd/taskFileChanged notifications received so far.
 func (c *client) tfNotes() []tfChanged {
 	var out []tfChanged
-	for _, raw := range c.notesOf("agentd/taskFileChanged") {
+	for _, raw := range c.NotesOf("agentd/taskFileChanged") {
 		var n tfChanged
 		if err := json.Unmarshal(raw, &n); err != nil {
-			c.t.Fatalf("agentd/taskFileChanged params %s: %v", raw, err)
+			c.T.Fatalf("agentd/taskFileChanged params %s: %v", raw, err)
 		}
 		out = append(out, n)
 	}
@@ -124,12 +126,10 @@ func tfDescribe(content *string) string {
 // later among them, that reports rel with content (nil: missing); it
 // returns the notification and its index.
 func (c *client) awaitTaskFile(from int, rel string, content *string) (tfChanged, int) {
-	c.t.Helper()
+	c.T.Helper()
 	deadline := time.After(waitLimit)
 	for {
-		c.mu.Lock()
-		changed := c.changed
-		c.mu.Unlock()
+		changed := c.Changed()
 		notes := c.tfNotes()
 		for i := from; i < len(notes); i++ {
 			if tfMatches(notes[i], rel, content) {
@@ -139,7 +139,7 @@ func (c *client) awaitTaskFile(from int, rel string, content *string) (tfChanged
 		select {
 		case <-changed:
 		case <-deadline:
-			c.t.Fatalf("no agentd/taskFileChanged for %s %s within %v; got %+v", rel, tfDescribe(content), waitLimit, notes)
+			c.T.Fatalf("no agentd/taskFileChanged for %s %s within %v; got %+v", rel, tfDescribe(content), waitLimit, notes)
 		}
 	}
 }
@@ -147,7 +147,7 @@ func (c *client) awaitTaskFile(from int, rel string, content *string) (tfChanged
 // expectOnly checks that the task-file notifications from index from on
 // are exactly the given contents of rel, in order.
 func (c *client) expectOnly(from int, rel string, contents ...*string) {
-	c.t.Helper()
+	c.T.Helper()
 	notes := c.tfNotes()[from:]
 	ok := len(notes) == len(contents)
 	for i := 0; ok && i < len(notes); i++ {
@@ -158,43 +158,40 @@ func (c *client) expectOnly(from int, rel string, contents ...*string) {
 		for _, ct := range contents {
 			want = append(want, tfDescribe(ct))
 		}
-		c.t.Fatalf("task-file notifications = %+v, want exactly %v", notes, want)
+		c.T.Fatalf("task-file notifications = %+v, want exactly %v", notes, want)
 	}
 }
 
 // tfGoalNow reads the session's goal.
 func (c *client) tfGoalNow(session string) *tfGoal {
-	c.t.Helper()
+	c.T.Helper()
 	var st struct{ Goal *tfGoal }
 	args := map[string]any{}
 	if session != "" {
 		args["session"] = session
 	}
-	c.mustExec("agentd.state", args, &st)
+	c.MustExec("agentd.state", args, &st)
 	return st.Goal
 }
 
-// tfFirstStep begins turn id and its first step; it returns the text of
-// the goal injection ("" if none).
-func (c *client) tfFirstStep(id, origin string) string {
-	c.t.Helper()
-	c.mustExec("agentd.turn.begin", map[string]any{"turnId": id, "origin": origin}, nil)
-	var res struct {
-		Injections []struct{ Variant, Text string }
-	}
-	c.mustExec("agentd.step.begin", map[string]any{"turnId": id}, &res)
-	for _, inj := range res.Injections {
+// tfFirstStep begins h's next turn with origin and its first step; it
+// returns the turn's id and the text of the goal injection ("" if none).
+func tfFirstStep(h *host, origin string) (string, string) {
+	h.t.Helper()
+	turn, _ := h.beginTurn(origin)
+	for _, inj := range h.beginStep(turn) {
 		if inj.Variant == "goal" {
-			return inj.Text
+			return turn, inj.Text
 		}
 	}
-	return ""
+	return turn, ""
 }
 
-func (c *client) tfEndTurn(id string) {
-	c.t.Helper()
-	c.mustExec("agentd.step.end", map[string]any{"turnId": id, "outputTokens": 10, "finishReason": "stop"}, nil)
-	c.mustExec("agentd.turn.end", map[string]any{"turnId": id, "outcome": "completed"}, nil)
+// tfEndTurn ends the step begun by tfFirstStep, then turn.
+func tfEndTurn(h *host, turn string) {
+	h.t.Helper()
+	h.endStep(turn, 10, "stop")
+	h.endTurn(turn, "completed")
 }
 
 const changedNotice = "changed since the last turn"
@@ -230,7 +227,7 @@ func TestTaskFileWriteAndAppend(t *testing.T) {
 		t.Fatalf("agentd/taskFileChanged = %+v, want workspace %s, session default, a revision and changedAt", n, fileURI(e.ws))
 	}
 	// taskFileChanged comes right before the goalChanged of its revision.
-	gc := c.await("agentd/goalChanged", revisionAtLeast(n.Revision))
+	gc := c.Await("agentd/goalChanged", revisionAtLeast(n.Revision))
 	var g struct {
 		Revision uint64
 		Goal     tfGoal
@@ -240,7 +237,7 @@ func TestTaskFileWriteAndAppend(t *testing.T) {
 	if g.Revision != n.Revision || g.Change.Kind != "taskFile" || g.Change.Actor != "runtime" || g.Goal.TaskFile == nil || !g.Goal.TaskFile.ChangedSinceLastTurn {
 		t.Fatalf("goalChanged after taskFileChanged = %s", gc)
 	}
-	methods := c.methods()
+	methods := c.Methods()
 	for i, m := range methods {
 		if m == "agentd/taskFileChanged" {
 			if i+1 >= len(methods) || methods[i+1] != "agentd/goalChanged" {
@@ -332,7 +329,7 @@ func TestTaskFileFolderCreatedAfterGoal(t *testing.T) {
 func TestTaskFileSymlinkRepointed(t *testing.T) {
 	e, c := tfStart(t, map[string]string{"targets/a.md": "A1\n", "other/b.md": "B1\n"})
 	e.tfDo(os.Symlink("targets/a.md", e.tfPath("task.md")))
-	c.mustExec("agentd.goal.create", map[string]any{"objective": "follow the link", "taskFile": "task.md"}, nil)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "follow the link", "taskFile": "task.md"}, nil)
 	if g := c.tfGoalNow(""); g.TaskFile == nil || g.TaskFile.SHA256 != tfSHA("A1\n") {
 		t.Fatalf("goal = %+v, want the hash of the link's target", g)
 	}
@@ -425,7 +422,7 @@ func TestTaskFileChangedWhileDown(t *testing.T) {
 	e.tfWrite("TASKS.md", edited)
 
 	c2 := e.start().connect()
-	c2.initialize(nil, e.ws)
+	c2.Initialize(nil, e.ws)
 	g := c2.tfGoalNow("") // the first read after the open
 	if g == nil || g.TaskFile == nil {
 		t.Fatalf("first agentd.state after the restart: goal %+v, want one with a task file", g)
@@ -436,7 +433,7 @@ func TestTaskFileChangedWhileDown(t *testing.T) {
 	if g.Status != "active" {
 		t.Fatalf("goal after the restart is %s, want active (no turn was live when agentd went down)", g.Status)
 	}
-	if text := c2.tfFirstStep("after-restart", "user"); !strings.Contains(text, "`TASKS.md` "+changedNotice) {
+	if _, text := tfFirstStep(newHost(c2), "user"); !strings.Contains(text, "`TASKS.md` "+changedNotice) {
 		t.Fatalf("goal reminder after restart does not mention the changed task file:\n%s", text)
 	}
 }
@@ -451,19 +448,19 @@ const tfFoundLimit = 10 * time.Second
 // that it was found within tfFoundLimit and that its agentd/goalChanged
 // came, and returns its index.
 func (c *client) awaitFound(from int, rel, content string, since time.Time) int {
-	c.t.Helper()
+	c.T.Helper()
 	n, i := c.awaitTaskFile(from, rel, &content)
 	if d := time.Since(since); d > tfFoundLimit {
-		c.t.Fatalf("the change of %s was found after %v, want within %v", rel, d, tfFoundLimit)
+		c.T.Fatalf("the change of %s was found after %v, want within %v", rel, d, tfFoundLimit)
 	}
 	var g struct {
 		Revision uint64
 		Goal     tfGoal
 		Change   struct{ Kind string }
 	}
-	json.Unmarshal(c.await("agentd/goalChanged", revisionAtLeast(n.Revision)), &g)
+	json.Unmarshal(c.Await("agentd/goalChanged", revisionAtLeast(n.Revision)), &g)
 	if g.Revision != n.Revision || g.Change.Kind != "taskFile" || g.Goal.TaskFile == nil || g.Goal.TaskFile.SHA256 != tfSHA(content) || !g.Goal.TaskFile.ChangedSinceLastTurn {
-		c.t.Fatalf("agentd/goalChanged after the taskFileChanged of revision %d = %+v", n.Revision, g)
+		c.T.Fatalf("agentd/goalChanged after the taskFileChanged of revision %d = %+v", n.Revision, g)
 	}
 	return i
 }
@@ -520,27 +517,29 @@ func TestTaskFileReminderOnce(t *testing.T) {
 		Output  string
 		IsError bool
 	}
-	c.mustExec("agentd.callTool", map[string]any{"name": "CreateGoal", "input": map[string]any{"objective": "finish the checklist", "taskFile": "TASKS.md"}}, &res)
+	c.MustExec("agentd.callTool", map[string]any{"name": "CreateGoal", "input": map[string]any{"objective": "finish the checklist", "taskFile": "TASKS.md"}}, &res)
 	if res.IsError || !strings.Contains(res.Output, `"taskFile"`) {
 		t.Fatalf("CreateGoal = %+v", res)
 	}
-	if text := c.tfFirstStep("t1", "user"); text == "" || strings.Contains(text, changedNotice) {
+	h := newHost(c)
+	turn, text := tfFirstStep(h, "user")
+	if text == "" || strings.Contains(text, changedNotice) {
 		t.Fatalf("reminder before any edit = %q, want one without the task file notice", text)
 	}
-	c.tfEndTurn("t1")
+	tfEndTurn(h, turn)
 
 	e.tfWrite("TASKS.md", "- [x] step one\n- [ ] step two\n")
 	c.awaitTaskFile(0, "TASKS.md", tfPtr("- [x] step one\n- [ ] step two\n"))
 
-	text := c.tfFirstStep("t2", "continuation")
+	turn, text = tfFirstStep(h, "continuation")
 	if !strings.Contains(text, "`TASKS.md` "+changedNotice) || !strings.Contains(text, "Re-read it") {
 		t.Fatalf("reminder after the edit does not tell the model:\n%s", text)
 	}
 	if g := c.tfGoalNow(""); g.TaskFile.ChangedSinceLastTurn {
 		t.Fatalf("changedSinceLastTurn still set after the reminder was delivered: %+v", g.TaskFile)
 	}
-	c.tfEndTurn("t2")
-	if text := c.tfFirstStep("t3", "continuation"); text == "" || strings.Contains(text, changedNotice) {
+	tfEndTurn(h, turn)
+	if _, text := tfFirstStep(h, "continuation"); text == "" || strings.Contains(text, changedNotice) {
 		t.Fatalf("the next turn's reminder mentions the change again:\n%s", text)
 	}
 }
@@ -560,11 +559,11 @@ func TestTaskFileOutsideRefused(t *testing.T) {
 
 	for _, path := range []string{"../x.md", "docs/../../x.md", outsideFile, "link.md", "outdir/secret.md", "outdir/new.md"} {
 		t.Run(path, func(t *testing.T) {
-			err := c.exec("agentd.goal.create", map[string]any{"objective": "o", "taskFile": path}, nil)
-			re, ok := err.(*rpcError)
+			err := c.Exec("agentd.goal.create", map[string]any{"objective": "o", "taskFile": path}, nil)
+			re, ok := err.(*lsptest.Error)
 			var code string
 			if ok {
-				json.Unmarshal(re.Data["code"], &code)
+				json.Unmarshal(re.DataField("code"), &code)
 			}
 			if !ok || re.Code != -32803 || code != "goal.task_file_outside" {
 				t.Fatalf("agentd.goal.create taskFile %q: %v (data %v), want -32803 goal.task_file_outside", path, err, re)
@@ -574,7 +573,7 @@ func TestTaskFileOutsideRefused(t *testing.T) {
 				IsError   bool
 				ErrorCode string
 			}
-			c.mustExec("agentd.callTool", map[string]any{"name": "CreateGoal", "input": map[string]any{"objective": "o", "taskFile": path}}, &res)
+			c.MustExec("agentd.callTool", map[string]any{"name": "CreateGoal", "input": map[string]any{"objective": "o", "taskFile": path}}, &res)
 			if !res.IsError || res.ErrorCode != "goal.task_file_outside" || !strings.Contains(res.Output, "inside the workspace") {
 				t.Fatalf("CreateGoal taskFile %q = %+v, want isError with goal.task_file_outside", path, res)
 			}
@@ -596,7 +595,7 @@ func TestTaskFileFromObjective(t *testing.T) {
 			Output  string
 			IsError bool
 		}
-		c.mustExec("agentd.callTool", map[string]any{"session": session, "name": "CreateGoal", "input": map[string]any{"objective": objective}}, &res)
+		c.MustExec("agentd.callTool", map[string]any{"session": session, "name": "CreateGoal", "input": map[string]any{"objective": objective}}, &res)
 		var out struct{ Goal tfGoal }
 		if res.IsError || json.Unmarshal([]byte(res.Output), &out) != nil {
 			t.Fatalf("CreateGoal %q = %+v", objective, res)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
 // openPty opens a pseudo-terminal: the controlling side, and the terminal
@@ -53,7 +55,7 @@ func TestTerminalHint(t *testing.T) {
 			e.stopDaemonsAtEnd()
 			control, term := openPty(t)
 			cmd := e.command(append(tc.args, "--workspace", e.ws)...)
-			stderr := &lockedBuffer{}
+			stderr := &lsptest.Buffer{}
 			cmd.Stdin, cmd.Stderr = term, stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -73,10 +75,10 @@ func TestTerminalHint(t *testing.T) {
 			}
 
 			p := e.start(append(tc.args, "--workspace", e.ws)...) // stdin a pipe
-			p.stdin.Close()
+			p.Stdin.Close()
 			p.waitExit()
-			if strings.Contains(p.stderr.String(), tc.want) {
-				t.Errorf("with a pipe on stdin it printed the hint:\n%s", p.stderr.String())
+			if strings.Contains(p.Stderr.String(), tc.want) {
+				t.Errorf("with a pipe on stdin it printed the hint:\n%s", p.Stderr.String())
 			}
 		})
 	}

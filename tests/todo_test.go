@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/tests/lsptest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -34,16 +35,16 @@ type state struct {
 }
 
 func (c *client) tool(name string, input any) toolResult {
-	c.t.Helper()
+	c.T.Helper()
 	var res toolResult
-	c.mustExec("agentd.callTool", map[string]any{"name": name, "input": input}, &res)
+	c.MustExec("agentd.callTool", map[string]any{"name": name, "input": input}, &res)
 	return res
 }
 
 func (c *client) state() state {
-	c.t.Helper()
+	c.T.Helper()
 	var st state
-	c.mustExec("agentd.state", nil, &st)
+	c.MustExec("agentd.state", nil, &st)
 	return st
 }
 
@@ -51,7 +52,7 @@ func (c *client) state() state {
 func TestTodoListModes(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 
 	if got := c.tool("TodoList", map[string]any{}); got.Output != "Todo list is empty." || got.IsError || got.Description != "Reading todo list" {
 		t.Fatalf("read of an empty list = %+v", got)
@@ -83,7 +84,7 @@ func TestTodoListModes(t *testing.T) {
 func TestTodoListRefusals(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	c.tool("TodoList", map[string]any{"todos": []item{{"keep me", "pending"}}})
 	long := strings.Repeat("x", 501)
 	many := make([]item, 201)
@@ -127,12 +128,12 @@ func TestTodoListRefusals(t *testing.T) {
 func TestTodoPersistsAcrossRestart(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	c.tool("TodoList", map[string]any{"todos": []item{{"survive", "in_progress"}}})
 	c.shutdown()
 
 	c2 := e.start().connect()
-	c2.initialize(nil, e.ws)
+	c2.Initialize(nil, e.ws)
 	st := c2.state()
 	if diff := cmp.Diff([]item{{"survive", "in_progress"}}, st.Todos.Items); diff != "" || st.Revision != 1 {
 		t.Fatalf("after restart (-want +got):\n%s revision %d", diff, st.Revision)
@@ -144,26 +145,26 @@ func TestTodoPersistsAcrossRestart(t *testing.T) {
 func TestTodoSetCompareAndSet(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	var st state
-	c.mustExec("agentd.todo.set", map[string]any{"items": []item{{"from panel", "pending"}}, "expectedRevision": 0}, &st)
+	c.MustExec("agentd.todo.set", map[string]any{"items": []item{{"from panel", "pending"}}, "expectedRevision": 0}, &st)
 	if st.Todos.Revision != 1 {
 		t.Fatalf("todo.set revision = %d, want 1", st.Todos.Revision)
 	}
 	c.tool("TodoList", map[string]any{"todos": []item{{"from agent", "in_progress"}}})
-	err := c.exec("agentd.todo.set", map[string]any{"items": []item{{"stale edit", "done"}}, "expectedRevision": 1}, nil)
-	re, ok := err.(*rpcError)
-	if !ok || re.Code != -32803 || string(re.Data["code"]) != `"todo.conflict"` {
+	err := c.Exec("agentd.todo.set", map[string]any{"items": []item{{"stale edit", "done"}}, "expectedRevision": 1}, nil)
+	re, ok := err.(*lsptest.Error)
+	if !ok || re.Code != -32803 || string(re.DataField("code")) != `"todo.conflict"` {
 		t.Fatalf("stale todo.set: got %v, want -32803 todo.conflict", err)
 	}
 	var cur state
-	if err := json.Unmarshal(re.Data["state"], &cur); err != nil || len(cur.Todos.Items) != 1 || cur.Todos.Items[0].Title != "from agent" || cur.Todos.Revision != 2 {
-		t.Fatalf("conflict data.state = %s (%v), want the agent's list at revision 2", re.Data["state"], err)
+	if err := json.Unmarshal(re.DataField("state"), &cur); err != nil || len(cur.Todos.Items) != 1 || cur.Todos.Items[0].Title != "from agent" || cur.Todos.Revision != 2 {
+		t.Fatalf("conflict data.state = %s (%v), want the agent's list at revision 2", re.DataField("state"), err)
 	}
 	if st := c.state(); st.Todos.Items[0].Title != "from agent" {
 		t.Fatalf("the stale edit overwrote the list: %+v", st)
 	}
-	c.mustExec("agentd.todo.set", map[string]any{"items": []item{{"from agent", "done"}}, "expectedRevision": 2}, &st)
+	c.MustExec("agentd.todo.set", map[string]any{"items": []item{{"from agent", "done"}}, "expectedRevision": 2}, &st)
 	if st.Todos.Items[0].Status != "done" {
 		t.Fatalf("todo.set with the current revision = %+v", st)
 	}
@@ -174,16 +175,16 @@ func TestTodoSetCompareAndSet(t *testing.T) {
 func TestTodoChangedNotification(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
-	c.initialize(nil, e.ws)
+	c.Initialize(nil, e.ws)
 	c.tool("TodoList", map[string]any{"todos": []item{{"one", "pending"}}})
-	c.mustExec("agentd.todo.set", map[string]any{"items": []item{{"one", "done"}}}, nil)
+	c.MustExec("agentd.todo.set", map[string]any{"items": []item{{"one", "done"}}}, nil)
 	var first, second struct {
 		Workspace, Session, Actor string
 		Revision                  uint64
 		Items                     []item
 	}
-	json.Unmarshal(c.await("agentd/todoChanged", revisionAtLeast(1)), &first)
-	json.Unmarshal(c.await("agentd/todoChanged", revisionAtLeast(2)), &second)
+	json.Unmarshal(c.Await("agentd/todoChanged", revisionAtLeast(1)), &first)
+	json.Unmarshal(c.Await("agentd/todoChanged", revisionAtLeast(2)), &second)
 	if first.Actor != "model" || first.Revision != 1 || first.Session != "default" || first.Workspace != fileURI(e.ws) || first.Items[0].Title != "one" {
 		t.Errorf("first todoChanged = %+v", first)
 	}
@@ -192,8 +193,8 @@ func TestTodoChangedNotification(t *testing.T) {
 	}
 	// A read changes nothing and sends nothing.
 	c.tool("TodoList", nil)
-	c.mustExec("agentd.state", nil, nil)
-	if n := len(c.notesOf("agentd/todoChanged")); n != 2 {
+	c.MustExec("agentd.state", nil, nil)
+	if n := len(c.NotesOf("agentd/todoChanged")); n != 2 {
 		t.Errorf("got %d todoChanged notifications, want 2", n)
 	}
 }
@@ -205,15 +206,15 @@ func TestNothingBeforeInitialized(t *testing.T) {
 	p := e.start()
 	c := p.connect()
 	var res map[string]any
-	if err := c.call("initialize", map[string]any{"processId": nil, "rootUri": fileURI(e.ws), "capabilities": map[string]any{}}, &res); err != nil {
+	if err := c.Call("initialize", map[string]any{"processId": nil, "rootUri": fileURI(e.ws), "capabilities": map[string]any{}}, &res); err != nil {
 		t.Fatal(err)
 	}
 	// The request is allowed but its change is not pushed yet.
-	c.mustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []item{{"early", "pending"}}}}, nil)
-	c.notify("initialized", map[string]any{})
-	c.mustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []item{{"late", "pending"}}}}, nil)
-	c.await("agentd/todoChanged", revisionAtLeast(2))
-	if got := c.notesOf("agentd/todoChanged"); len(got) != 1 {
+	c.MustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []item{{"early", "pending"}}}}, nil)
+	c.MustNotify("initialized", map[string]any{})
+	c.MustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []item{{"late", "pending"}}}}, nil)
+	c.Await("agentd/todoChanged", revisionAtLeast(2))
+	if got := c.NotesOf("agentd/todoChanged"); len(got) != 1 {
 		t.Fatalf("got %d todoChanged, want only the one after initialized: %s", len(got), got)
 	}
 }

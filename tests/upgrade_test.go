@@ -81,7 +81,7 @@ func TestDaemonUpgrade(t *testing.T) {
 			installed := filepath.Join(filepath.Dir(e.stateDir), "bin", "agentd")
 			e.install(oldBin, installed)
 			pa, a := e.forwarder()
-			if v := serverVersion(a.initialize(nil, e.ws)); v != "0.1.0" {
+			if v := serverVersion(a.Initialize(nil, e.ws)); v != "0.1.0" {
 				t.Fatalf("serverInfo.version of the old daemon: %q", v)
 			}
 			a.tool("TodoList", map[string]any{"todos": []item{{"acknowledged", "in_progress"}}})
@@ -102,14 +102,14 @@ func TestDaemonUpgrade(t *testing.T) {
 
 			e.install(newBin, installed)
 			pb, b := e.forwarder()
-			if v := serverVersion(b.initialize(nil, e.ws)); v != "0.2.0" {
-				t.Fatalf("serverInfo.version after the upgrade: %q, want 0.2.0; forwarder stderr:\n%s", v, pb.stderr.String())
+			if v := serverVersion(b.Initialize(nil, e.ws)); v != "0.2.0" {
+				t.Fatalf("serverInfo.version after the upgrade: %q, want 0.2.0; forwarder stderr:\n%s", v, pb.Stderr.String())
 			}
-			if msg := pb.stderr.String(); !strings.Contains(msg, "replacing it") || strings.Contains(msg, "not replaced") {
+			if msg := pb.Stderr.String(); !strings.Contains(msg, "replacing it") || strings.Contains(msg, "not replaced") {
 				t.Errorf("the new forwarder does not say it replaced the daemon, or says it failed to:\n%s", msg)
 			}
 			if !unversioned {
-				msg := string(a.await("window/showMessage", func(raw json.RawMessage) bool {
+				msg := string(a.Await("window/showMessage", func(raw json.RawMessage) bool {
 					return strings.Contains(string(raw), "agentd 0.2.0 replaces this shared daemon")
 				}))
 				if !strings.Contains(msg, "agentd 0.1.0") {
@@ -137,17 +137,17 @@ func TestDaemonUpgrade(t *testing.T) {
 		e := newEnv(t)
 		e.bin = newBin
 		_, a := e.forwarder()
-		a.initialize(nil, e.ws)
+		a.Initialize(nil, e.ws)
 		daemon := e.oneDaemon()
 		e.bin = oldBin
 		pb, b := e.forwarder()
-		if v := serverVersion(b.initialize(nil, e.ws)); v != "0.2.0" {
+		if v := serverVersion(b.Initialize(nil, e.ws)); v != "0.2.0" {
 			t.Fatalf("the older forwarder reached a daemon of %q, want the running 0.2.0", v)
 		}
 		if pid := e.oneDaemon(); pid != daemon {
 			t.Fatalf("the older forwarder replaced the newer daemon (pid %d → %d)", daemon, pid)
 		}
-		if msg := pb.stderr.String(); !strings.Contains(msg, "another agentd version") || !strings.Contains(msg, "daemonVersion=0.2.0") || !strings.Contains(msg, "version=0.1.0") {
+		if msg := pb.Stderr.String(); !strings.Contains(msg, "another agentd version") || !strings.Contains(msg, "daemonVersion=0.2.0") || !strings.Contains(msg, "version=0.1.0") {
 			t.Errorf("the older forwarder does not say the versions differ:\n%s", msg)
 		}
 		b.tool("TodoList", map[string]any{"todos": []item{{"through the newer daemon", "pending"}}})
@@ -168,10 +168,10 @@ func TestLongRuntimeDir(t *testing.T) {
 		t.Fatalf("the socket path is %d bytes, want more than a socket address holds", n)
 	}
 	pa, a := e.forwarder()
-	a.initialize(nil, e.ws)
+	a.Initialize(nil, e.ws)
 	e.oneDaemon()
 	if fi, err := os.Lstat(e.socketPath()); err != nil || fi.Mode().Type() != os.ModeSocket {
-		t.Fatalf("no socket at %s: %v; forwarder stderr:\n%s", e.socketPath(), err, pa.stderr.String())
+		t.Fatalf("no socket at %s: %v; forwarder stderr:\n%s", e.socketPath(), err, pa.Stderr.String())
 	}
 	if _, errOut, code := e.cli("tool", "TodoList", `{"todos":[{"title":"from shell","status":"pending"}]}`, "--workspace", e.ws); code != 0 {
 		t.Fatalf("agentd tool: %d %s", code, errOut)
@@ -190,7 +190,7 @@ func TestShellNeverBypassesDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, a := e.forwarder()
-	a.initialize(nil, e.ws)
+	a.Initialize(nil, e.ws)
 	dir := filepath.Dir(e.socketPath())
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/loop"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
@@ -22,38 +23,9 @@ import (
 //go:embed scripts/*.json
 var scripts embed.FS
 
-// script is a recorded conversation: an optional goal to create, then turns
-// of steps with their output tokens and tool calls (docs/simulate.md).
-type script struct {
-	Description string `json:"description"`
-	Session     string `json:"session"`
-	Goal        *struct {
-		Objective           string         `json:"objective"`
-		CompletionCriterion string         `json:"completionCriterion"`
-		TaskFile            string         `json:"taskFile"`
-		Budget              map[string]any `json:"budget"`
-	} `json:"goal"`
-	Turns []struct {
-		Origin string `json:"origin"` // default: "continuation" after a continuation, else "user"
-		Steps  []struct {
-			OutputTokens int64  `json:"outputTokens"`
-			FinishReason string `json:"finishReason"`
-			Tools        []struct {
-				Name  string          `json:"name"`
-				Input json.RawMessage `json:"input"`
-			} `json:"tools"`
-		} `json:"steps"`
-		Outcome string `json:"outcome"`
-		Error   *struct {
-			Kind    string `json:"kind"`
-			Message string `json:"message"`
-		} `json:"error"`
-	} `json:"turns"`
-}
-
 // loadScript reads an embedded script by name ("complete", "turn-budget")
 // or a JSON file by path.
-func loadScript(name string) (*script, error) {
+func loadScript(name string) (*loop.Script, error) {
 	data, err := scripts.ReadFile("scripts/" + name + ".json")
 	if err != nil {
 		if data, err = os.ReadFile(name); err != nil {
@@ -62,7 +34,7 @@ func loadScript(name string) (*script, error) {
 	}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
-	var s script
+	var s loop.Script
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("script %s: %v", name, err)
 	}
@@ -111,136 +83,98 @@ func runSimulate(ctx context.Context, o options, stateDir string, log *slog.Logg
 		fmt.Fprintf(stderr, "agentd simulate: %v\n", err)
 		return 1
 	}
-	p := &player{ctx: ctx, cl: cl, out: stdout, verbose: o.verbose, run: time.Now().UnixNano()}
-	if err := p.play(sc); err != nil {
+	// The run's nanosecond clock makes turn ids unique per run, so a script
+	// can be played again on the same state.
+	h := &loop.Host{Executor: executor{cl}, TurnPrefix: fmt.Sprintf("sim-%d-", time.Now().UnixNano())}
+	p := &printer{out: stdout, verbose: o.verbose}
+	fmt.Fprintf(stdout, "Script: %s\n\n", sc.Description)
+	st, err := loop.Play(ctx, h, sc, p.observer())
+	if err != nil {
 		fmt.Fprintf(stderr, "agentd simulate: %v\n", err)
 		return 1
+	}
+	fmt.Fprintf(stdout, "\nFinal todo list (revision %d):\n", st.Revision)
+	for _, it := range st.Todos.Items {
+		fmt.Fprintf(stdout, "  [%s] %s\n", it.Status, it.Title)
 	}
 	return 0
 }
 
-type player struct {
-	ctx     context.Context
-	cl      *commands.Client
+// executor runs the loop's commands in-process on a commands.Client, the
+// way the LSP server runs workspace/executeCommand.
+type executor struct{ cl *commands.Client }
+
+func (x executor) Execute(ctx context.Context, command string, args any) (json.RawMessage, error) {
+	var arguments []any
+	if args != nil {
+		arguments = []any{args}
+	}
+	raw, err := json.Marshal(arguments)
+	if err != nil {
+		return nil, err
+	}
+	res, err := x.cl.Execute(ctx, command, raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}
+
+// printer prints what agentd answers while a script plays.
+type printer struct {
 	out     io.Writer
 	verbose bool
-	run     int64 // makes turn ids unique per run, so a script can be played again
 }
 
-// exec runs a command and decodes its result into out.
-func (p *player) exec(id string, args map[string]any, out any) error {
-	raw, _ := json.Marshal([]any{args})
-	res, err := p.cl.Execute(p.ctx, id, raw)
-	if err != nil {
-		return fmt.Errorf("%s: %w", id, err)
-	}
-	b, _ := json.Marshal(res)
-	return json.Unmarshal(b, out)
-}
-
-func (p *player) play(sc *script) error {
-	fmt.Fprintf(p.out, "Script: %s\n\n", sc.Description)
-	if g := sc.Goal; g != nil {
-		var st commands.State
-		if err := p.exec("agentd.goal.create", map[string]any{"objective": g.Objective, "completionCriterion": g.CompletionCriterion, "taskFile": g.TaskFile, "replace": true}, &st); err != nil {
-			return err
-		}
-		if len(g.Budget) > 0 {
-			if err := p.exec("agentd.goal.setBudget", g.Budget, &st); err != nil {
-				return err
+func (p *printer) observer() loop.Observer {
+	return loop.Observer{
+		GoalSet: func(st commands.State) {
+			fmt.Fprintf(p.out, "User creates a goal: %s\n  budget: %s\n", st.Goal.Objective, commands.FormatProgress(st.Goal))
+		},
+		TurnBegan: func(turn int, origin string, res commands.TurnBeginResult) {
+			fmt.Fprintf(p.out, "\nTurn %d (origin %s, goal-driven: %v)\n", turn, origin, res.GoalDriven)
+		},
+		StepBegan: func(_, step int, res commands.StepBeginResult) {
+			for _, inj := range res.Injections {
+				p.show(fmt.Sprintf("  step %d  inject %s", step, inj.Variant), inj.Text)
 			}
-		}
-		fmt.Fprintf(p.out, "User creates a goal: %s\n  budget: %s\n", st.Goal.Objective, commands.FormatProgress(st.Goal))
-	}
-	continued := false
-	for i, t := range sc.Turns {
-		origin := t.Origin
-		if origin == "" {
-			origin = "user"
-			if continued {
-				origin = "continuation"
+		},
+		ToolCalled: func(_, step int, tool loop.Tool, res commands.ToolResult) {
+			mark := "→"
+			if res.IsError {
+				mark = "→ refused:"
 			}
-		}
-		turnID := fmt.Sprintf("sim-%d-turn-%d", p.run, i+1)
-		var begin commands.TurnBeginResult
-		if err := p.exec("agentd.turn.begin", map[string]any{"turnId": turnID, "origin": origin}, &begin); err != nil {
-			return err
-		}
-		fmt.Fprintf(p.out, "\nTurn %d (origin %s, goal-driven: %v)\n", i+1, origin, begin.GoalDriven)
-		stopped := false
-		for j, s := range t.Steps {
-			var sb commands.StepBeginResult
-			if err := p.exec("agentd.step.begin", map[string]any{"turnId": turnID}, &sb); err != nil {
-				return err
+			p.show(fmt.Sprintf("  step %d  %s %s", step, tool.Name, mark), res.Output)
+		},
+		StepEnded: func(_, step int, s loop.Step, res commands.StepEndResult) {
+			fmt.Fprintf(p.out, "  step %d  end: %s, output tokens: %d\n", step, s.FinishReason, s.OutputTokens)
+			for _, inj := range res.Injections {
+				p.show(fmt.Sprintf("  step %d  inject %s", step, inj.Variant), inj.Text)
 			}
-			for _, inj := range sb.Injections {
-				p.show(fmt.Sprintf("  step %d  inject %s", j+1, inj.Variant), inj.Text)
-			}
-			for _, tool := range s.Tools {
-				var tr commands.ToolResult
-				if err := p.exec("agentd.callTool", map[string]any{"name": tool.Name, "input": tool.Input, "turnId": turnID}, &tr); err != nil {
-					return err
-				}
-				mark := "→"
-				if tr.IsError {
-					mark = "→ refused:"
-				}
-				p.show(fmt.Sprintf("  step %d  %s %s", j+1, tool.Name, mark), tr.Output)
-			}
-			var se commands.StepEndResult
-			if err := p.exec("agentd.step.end", map[string]any{"turnId": turnID, "outputTokens": s.OutputTokens, "finishReason": s.FinishReason}, &se); err != nil {
-				return err
-			}
-			fmt.Fprintf(p.out, "  step %d  end: %s, output tokens: %d\n", j+1, s.FinishReason, s.OutputTokens)
-			for _, inj := range se.Injections {
-				p.show(fmt.Sprintf("  step %d  inject %s", j+1, inj.Variant), inj.Text)
-			}
-			if se.StopTurn {
+			if res.StopTurn {
 				fmt.Fprintf(p.out, "  agentd says: stop the turn\n")
-				stopped = true
-				break
 			}
-		}
-		outcome := t.Outcome
-		if outcome == "" || stopped {
-			outcome = "completed"
-		}
-		args := map[string]any{"turnId": turnID, "outcome": outcome}
-		if t.Error != nil {
-			args["error"] = t.Error
-		}
-		var end commands.TurnEndResult
-		if err := p.exec("agentd.turn.end", args, &end); err != nil {
-			return err
-		}
-		continued = end.Continuation != nil
-		if continued {
-			p.show("  turn end: continuation "+string(end.Continuation.Variant), end.Continuation.Prompt)
-		} else {
-			fmt.Fprintf(p.out, "  turn end: no continuation\n")
-		}
-		if end.Goal != nil {
-			fmt.Fprintf(p.out, "  goal: %s · %s", end.Goal.Status, commands.FormatProgress(end.Goal))
-			if end.Goal.TerminalReason != "" {
-				fmt.Fprintf(p.out, " · %s", end.Goal.TerminalReason)
+		},
+		TurnEnded: func(_ int, res commands.TurnEndResult) {
+			if res.Continuation != nil {
+				p.show("  turn end: continuation "+string(res.Continuation.Variant), res.Continuation.Prompt)
+			} else {
+				fmt.Fprintf(p.out, "  turn end: no continuation\n")
 			}
-			fmt.Fprintln(p.out)
-		}
+			if res.Goal != nil {
+				fmt.Fprintf(p.out, "  goal: %s · %s", res.Goal.Status, commands.FormatProgress(res.Goal))
+				if res.Goal.TerminalReason != "" {
+					fmt.Fprintf(p.out, " · %s", res.Goal.TerminalReason)
+				}
+				fmt.Fprintln(p.out)
+			}
+		},
 	}
-	var st commands.State
-	if err := p.exec("agentd.state", map[string]any{}, &st); err != nil {
-		return err
-	}
-	fmt.Fprintf(p.out, "\nFinal todo list (revision %d):\n", st.Revision)
-	for _, it := range st.Todos.Items {
-		fmt.Fprintf(p.out, "  [%s] %s\n", it.Status, it.Title)
-	}
-	return nil
 }
 
 // show prints a label and text: the first meaningful line, or all of it
 // with --verbose.
-func (p *player) show(label, text string) {
+func (p *printer) show(label, text string) {
 	if p.verbose {
 		fmt.Fprintf(p.out, "%s\n", label)
 		for _, line := range strings.Split(text, "\n") {

@@ -6,85 +6,66 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
-	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
-// client is our JSON-RPC peer, lsp.Conn, on a child's stdin and stdout: an
-// agentd (stdio server or forwarder) or the floor server.
+// client is the test client, lsptest.Conn, on a child's stdin and stdout:
+// an agentd (stdio server or forwarder) or the floor server.
 type client struct {
-	conn *lsp.Conn
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the child has exited
+	*lsptest.Conn
+	proc *lsptest.Process
 	// notes gets the arrival time of every agentd/todoChanged of session
-	// watch, stamped on the read goroutine before its params are decoded.
-	watch string
+	// watch, stamped on the read goroutine before anything else is decoded.
 	notes chan time.Time
 }
 
-// pipes joins the child's stdout (read) and stdin (write); Close closes both.
-type pipes struct {
-	io.ReadCloser
-	w io.WriteCloser
-}
-
-func (p pipes) Write(b []byte) (int, error) { return p.w.Write(b) }
-func (p pipes) Close() error                { p.w.Close(); return p.ReadCloser.Close() }
-
-// spawn starts cmd on fresh os.Pipe pipes (Wait never closes our ends) and
-// runs a client on them.
+// spawn starts cmd (stderr to stderr) and runs a client on its pipes. The
+// client keeps no notifications, and skips the go.lsp.dev/jsonrpc2 check
+// of every message (the end-to-end tests make it): the bench measures.
 func spawn(cmd *exec.Cmd, stderr io.Writer, watch string) (*client, error) {
-	inR, inW, err := os.Pipe()
+	cmd.Stderr = stderr
+	p, err := lsptest.Start(cmd)
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, stderr
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		return nil, err
-	}
-	c := &client{cmd: cmd, done: make(chan struct{}), watch: watch, notes: make(chan time.Time, 1<<14)}
-	go func() { cmd.Wait(); close(c.done) }()
-	c.conn = lsp.NewConn(pipes{outR, inW}, c.route, lsp.Options{})
-	go c.conn.Run(context.Background())
-	return c, nil
-}
-
-// route stamps watched notifications and refuses server→client requests
-// (the bench declares no client capabilities).
-func (c *client) route(req *lsp.Request) (lsp.Handler, bool) {
-	if c.watch != "" && req.Method == "agentd/todoChanged" {
-		at := time.Now()
-		var p struct{ Session string }
-		if json.Unmarshal(req.Params, &p) == nil && p.Session == c.watch {
-			select {
-			case c.notes <- at:
-			default:
+	c := &client{proc: p, notes: make(chan time.Time, 1<<14)}
+	o := lsptest.Options{Name: filepath.Base(cmd.Path), Lenient: true, OnNote: func(*lsptest.Message) {}}
+	if watch != "" {
+		o.OnBody = func(body []byte) bool {
+			at := time.Now()
+			var m struct {
+				Method string
+				Params struct{ Session string }
 			}
+			if json.Unmarshal(body, &m) == nil && m.Method == "agentd/todoChanged" && m.Params.Session == watch {
+				select {
+				case c.notes <- at:
+				default:
+				}
+			}
+			return false
 		}
 	}
-	return nil, true
+	c.Conn = p.Conn(o)
+	return c, nil
 }
 
 // callLimit turns a hang into an error; it is never a timing assertion.
 const callLimit = 2 * time.Minute
 
+// call sends a request and returns its result; a JSON-RPC error is an
+// error.
 func (c *client) call(method string, params any) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callLimit)
 	defer cancel()
-	return c.conn.Call(ctx, method, params)
+	var raw json.RawMessage
+	err := c.CallResult(ctx, method, params, &raw)
+	return raw, err
 }
 
 func (c *client) exec(params json.RawMessage) (json.RawMessage, error) {
@@ -113,35 +94,25 @@ func toolError(raw json.RawMessage) error {
 
 // initialize runs initialize and initialized with the given folders.
 func (c *client) initialize(folders ...string) error {
-	ws := make([]map[string]string, len(folders))
-	for i, f := range folders {
-		ws[i] = map[string]string{"uri": (&url.URL{Scheme: "file", Path: f}).String(), "name": f}
-	}
-	if _, err := c.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": nil,
-		"workspaceFolders": ws, "capabilities": map[string]any{}}); err != nil {
-		return fmt.Errorf("initialize: %w", err)
-	}
-	return c.conn.Notify("initialized", map[string]any{})
+	ctx, cancel := context.WithTimeout(context.Background(), callLimit)
+	defer cancel()
+	_, err := c.Initialize(ctx, lsptest.Init{Folders: folders, ProcessID: os.Getpid()})
+	return err
 }
 
-// close ends the session (shutdown, exit) and waits for the child.
+// close ends the session (shutdown, exit) and waits for the child, killing
+// it after 5 s.
 func (c *client) close() {
-	if _, err := c.call("shutdown", nil); err == nil {
-		c.conn.Notify("exit", nil)
-	}
-	select {
-	case <-c.done:
-	case <-time.After(5 * time.Second):
-		c.cmd.Process.Kill()
-		<-c.done
-	}
-	c.conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), callLimit)
+	defer cancel()
+	c.Shutdown(ctx)
+	c.proc.Stop(5 * time.Second)
 }
 
 // command is workspace/executeCommand params, encoded once so that every
 // timed call sends the same bytes.
 func command(id string, args map[string]any) json.RawMessage {
-	raw, err := json.Marshal(map[string]any{"command": id, "arguments": []any{args}})
+	raw, err := json.Marshal(lsptest.ExecParams(id, args))
 	if err != nil {
 		panic(err)
 	}

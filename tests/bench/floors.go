@@ -104,6 +104,15 @@ func floorServe() {
 	conn.Run(context.Background())
 }
 
+// pipes joins stdin (read) and stdout (write) of the floor server.
+type pipes struct {
+	io.ReadCloser
+	w io.WriteCloser
+}
+
+func (p pipes) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p pipes) Close() error                { p.w.Close(); return p.ReadCloser.Close() }
+
 // startFloor re-executes the bench binary as the floor server.
 func startFloor() (*client, error) {
 	self, err := os.Executable()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/agentd/agentd/loop"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -193,14 +195,21 @@ func (b *bench) core() error {
 	if b.main, err = b.startAgentd(b.stateDir, b.folder("main")); err != nil {
 		return err
 	}
-	// Session "todo" holds the list; session "goal" a goal and an open turn.
+	// Session "todo" holds the list; session "goal" a goal and an open turn,
+	// begun by the host loop.
 	w := writes("todo", items)
-	for _, p := range []json.RawMessage{w[0],
-		command("agentd.goal.create", map[string]any{"session": "goal", "objective": "Ship the new config format"}),
-		command("agentd.turn.begin", map[string]any{"session": "goal", "turnId": "t", "origin": "user"})} {
-		if err := b.main.checked(p); err != nil {
-			return err
-		}
+	if err := b.main.checked(w[0]); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callLimit)
+	defer cancel()
+	host := &loop.Host{Executor: b.main.Conn, Session: "goal"}
+	if err := host.Exec(ctx, "agentd.goal.create", map[string]any{"objective": "Ship the new config format"}, nil); err != nil {
+		return err
+	}
+	turn, _, err := host.BeginTurn(ctx, "user")
+	if err != nil {
+		return err
 	}
 	var figs []*figure
 	for _, s := range []struct {
@@ -214,8 +223,8 @@ func (b *bench) core() error {
 		{"GetGoal (a read)", "get_goal", 0, []json.RawMessage{tool("goal", "GetGoal", map[string]any{})}},
 		// Alternating, split below. Floor (b) is a TodoList write's: both
 		// write the session record, and step.end (with tokens) an event too.
-		{"step.begin/end", "", items, []json.RawMessage{command("agentd.step.begin", map[string]any{"session": "goal", "turnId": "t"}),
-			command("agentd.step.end", map[string]any{"session": "goal", "turnId": "t", "outputTokens": 100, "finishReason": "tool_calls"})}},
+		{"step.begin/end", "", items, []json.RawMessage{command("agentd.step.begin", map[string]any{"session": "goal", "turnId": turn}),
+			command("agentd.step.end", map[string]any{"session": "goal", "turnId": turn, "outputTokens": 100, "finishReason": "tool_calls"})}},
 	} {
 		f, err := b.figure(s.label, s.key, b.main, s.n, s.params...)
 		if err != nil {

@@ -134,7 +134,7 @@ func (b *bench) memory() error {
 			_, err = c.exec(command("agentd.state", map[string]any{"workspace": folders[0]}))
 			time.Sleep(500 * time.Millisecond)
 			if err == nil {
-				rss, err = vmRSS(c.cmd.Process.Pid)
+				rss, err = vmRSS(c.proc.Cmd.Process.Pid)
 			}
 			c.close()
 			if err != nil {
@@ -250,8 +250,8 @@ func (b *bench) serveDaemon(sock, stateDir string, args ...string) (stop func(),
 		return nil, false, err
 	}
 	stop = func() {
-		daemon.cmd.Process.Signal(os.Interrupt)
-		<-daemon.done
+		daemon.proc.Cmd.Process.Signal(os.Interrupt)
+		<-daemon.proc.Exited()
 	}
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if c, err := net.Dial("unix", sock); err == nil {
@@ -259,7 +259,7 @@ func (b *bench) serveDaemon(sock, stateDir string, args ...string) (stop func(),
 			return stop, true, nil
 		}
 		select {
-		case <-daemon.done:
+		case <-daemon.proc.Exited():
 			return stop, false, nil
 		default:
 		}

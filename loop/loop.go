@@ -1,0 +1,129 @@
+// Package loop is the one host loop of agentd: it plays an agent host's
+// side of the lifecycle commands of docs/protocol.md §3 (agentd.turn.begin,
+// agentd.step.begin, tool calls through agentd.callTool, agentd.step.end,
+// agentd.turn.end) and follows the continuations agentd answers
+// (docs/runtime.md §2.5), against an Executor.
+//
+// `agentd simulate` runs it in-process on a commands.Client; the
+// end-to-end tests, the reliability suite and tests/bench run it over LSP
+// through tests/lsptest. Host gives one call per command, for tests that
+// check every answer; Play runs a whole Script.
+//
+// loop imports only commands, for the result types of the commands it
+// sends; it must not import the server, the daemon or the store.
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentd/agentd/commands"
+)
+
+// Executor runs one agentd command: command is its id ("agentd.step.end"),
+// args its one ARGS object (nil: no arguments), and the answer is the
+// command's result as JSON. A refusal (a JSON-RPC error) is an error.
+type Executor interface {
+	Execute(ctx context.Context, command string, args any) (json.RawMessage, error)
+}
+
+// Host is an agent host's loop state: the session it works in and how many
+// turns it began, which numbers its turn ids.
+type Host struct {
+	Executor Executor
+	// Session, when not "", is sent as "session" with every command; else
+	// the connection's default session is used (docs/commands.md).
+	Session string
+	// TurnPrefix starts every turn id: the n-th turn begun is
+	// TurnPrefix+"turn-n" (n from 1). Give each run its own prefix when
+	// the same state is played again, since an ended turn's id cannot be
+	// begun again.
+	TurnPrefix string
+	turns      int
+}
+
+// Exec runs command with args (Session added when set) and decodes the
+// result into out (may be nil).
+func (h *Host) Exec(ctx context.Context, command string, args map[string]any, out any) error {
+	if h.Session != "" {
+		if args == nil {
+			args = map[string]any{}
+		}
+		args["session"] = h.Session
+	}
+	var a any
+	if args != nil {
+		a = args
+	}
+	raw, err := h.Executor.Execute(ctx, command, a)
+	if err != nil {
+		return fmt.Errorf("%s: %w", command, err)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s: decoding the result %s: %w", command, raw, err)
+	}
+	return nil
+}
+
+// BeginTurn begins the host's next turn with origin ("user",
+// "continuation", "resume") and returns its id and agentd's answer.
+func (h *Host) BeginTurn(ctx context.Context, origin string) (string, commands.TurnBeginResult, error) {
+	h.turns++
+	id := fmt.Sprintf("%sturn-%d", h.TurnPrefix, h.turns)
+	var res commands.TurnBeginResult
+	err := h.Exec(ctx, "agentd.turn.begin", map[string]any{"turnId": id, "origin": origin}, &res)
+	return id, res, err
+}
+
+// BeginStep begins a step of turn; the answer holds the injections to put
+// before the model call, in order (docs/runtime.md §1.1, §2.4).
+func (h *Host) BeginStep(ctx context.Context, turn string) (commands.StepBeginResult, error) {
+	var res commands.StepBeginResult
+	err := h.Exec(ctx, "agentd.step.begin", map[string]any{"turnId": turn}, &res)
+	return res, err
+}
+
+// CallTool runs one of agentd's tools (TodoList, the goal tools) as the
+// model called it in a step of turn ("": outside any turn).
+func (h *Host) CallTool(ctx context.Context, turn, name string, input any) (commands.ToolResult, error) {
+	args := map[string]any{"name": name, "input": input}
+	if turn != "" {
+		args["turnId"] = turn
+	}
+	var res commands.ToolResult
+	err := h.Exec(ctx, "agentd.callTool", args, &res)
+	return res, err
+}
+
+// EndStep ends the current step of turn with the model's output tokens and
+// finish reason ("stop", "tool_calls", ...).
+func (h *Host) EndStep(ctx context.Context, turn string, outputTokens int64, finishReason string) (commands.StepEndResult, error) {
+	var res commands.StepEndResult
+	err := h.Exec(ctx, "agentd.step.end", map[string]any{"turnId": turn, "outputTokens": outputTokens, "finishReason": finishReason}, &res)
+	return res, err
+}
+
+// Failure is why a turn ended "failed": an error kind ("rate_limit") and
+// its message.
+type Failure struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// EndTurn ends turn with outcome ("completed", "cancelled", "failed",
+// "blocked", "stepLimit") and, for a failed turn, its failure (may be nil).
+// A non-nil Continuation in the answer is the next user message, to be
+// sent with a turn of origin "continuation".
+func (h *Host) EndTurn(ctx context.Context, turn, outcome string, failure *Failure) (commands.TurnEndResult, error) {
+	args := map[string]any{"turnId": turn, "outcome": outcome}
+	if failure != nil {
+		args["error"] = failure
+	}
+	var res commands.TurnEndResult
+	err := h.Exec(ctx, "agentd.turn.end", args, &res)
+	return res, err
+}
