@@ -127,9 +127,7 @@ func (s *Server) fanOut(n workspace.Notice) {
 			encoded[uri] = notes
 		}
 		if st != stateReady {
-			if n.Change.Goal {
-				c.holdEarly(notes)
-			}
+			c.holdEarly(notes)
 			continue
 		}
 		c.sendNotes(notes)
@@ -208,7 +206,7 @@ type connection struct {
 	mu         sync.Mutex
 	state      lifecycle
 	pending    []string      // messages for the user, sent once the client is ready
-	early      []encodedNote // goal notifications from before the client was ready (holdEarly)
+	early      []encodedNote // notifications from before the client was ready (holdEarly)
 	warnedKeys bool          // unknown option keys were logged once
 	workDone   bool          // the client declared window.workDoneProgress
 }
@@ -405,11 +403,12 @@ func (c *connection) initialized(ctx context.Context, req *Request) (any, error)
 // ready yet (docs/behaviour.md, "Protocol").
 const maxEarlyNotes = 64
 
-// holdEarly keeps the goal notifications of a client's folders that come
-// before the client is ready, to send them right after `initialized`: the
-// restart rule pauses goals while `initialize` opens the folders
-// (docs/behaviour.md, "Restart rule"). Beyond maxEarlyNotes they are
-// dropped (the client sees a revision gap and re-reads, PROTOCOL.md §4).
+// holdEarly keeps the notifications of a client's folders that come before
+// the client is ready, to send them right after `initialized`: the restart
+// rule pauses goals while `initialize` opens the folders, and other clients
+// (or this one) may write between the answer to `initialize` and
+// `initialized` (docs/protocol.md §2.3). Beyond maxEarlyNotes they are
+// dropped (the client sees a revision gap and re-reads, docs/protocol.md §4).
 func (c *connection) holdEarly(notes []encodedNote) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
