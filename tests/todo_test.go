@@ -199,26 +199,6 @@ func TestTodoChangedNotification(t *testing.T) {
 	}
 }
 
-// TestNothingBeforeInitialized: a change made by another process before
-// this client said initialized is not pushed to it.
-func TestNothingBeforeInitialized(t *testing.T) {
-	e := newEnv(t)
-	p := e.start()
-	c := p.connect()
-	var res map[string]any
-	if err := c.Call("initialize", map[string]any{"processId": nil, "rootUri": fileURI(e.ws), "capabilities": map[string]any{}}, &res); err != nil {
-		t.Fatal(err)
-	}
-	// The request is allowed but its change is not pushed yet.
-	c.MustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []item{{"early", "pending"}}}}, nil)
-	c.MustNotify("initialized", map[string]any{})
-	c.MustExec("agentd.callTool", map[string]any{"name": "TodoList", "input": map[string]any{"todos": []item{{"late", "pending"}}}}, nil)
-	c.Await("agentd/todoChanged", revisionAtLeast(2))
-	if got := c.NotesOf("agentd/todoChanged"); len(got) != 1 {
-		t.Fatalf("got %d todoChanged, want only the one after initialized: %s", len(got), got)
-	}
-}
-
 // TestCLIToolAndState: the shell commands work on the embedded default
 // state from any directory.
 func TestCLIToolAndState(t *testing.T) {
