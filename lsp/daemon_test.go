@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -97,7 +98,7 @@ func (td *testDaemon) wait() error {
 // lspClient is an LSP client on our own Conn, recording notifications.
 type lspClient struct {
 	t   testing.TB
-	rpc *lsp.Conn
+	rpc *jsonrpc.Conn
 
 	mu      sync.Mutex
 	notes   []note
@@ -116,8 +117,8 @@ func dialClient(t testing.TB, path string) *lspClient {
 		t.Fatalf("dial: %v", err)
 	}
 	c := &lspClient{t: t, changed: make(chan struct{})}
-	c.rpc = lsp.NewConn(nc, func(req *lsp.Request) (lsp.Handler, bool) {
-		return func(_ context.Context, req *lsp.Request) (any, error) {
+	c.rpc = jsonrpc.NewConn(nc, func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
+		return func(_ context.Context, req *jsonrpc.Request) (any, error) {
 			c.mu.Lock()
 			c.notes = append(c.notes, note{req.Method, append(json.RawMessage(nil), req.Params...)})
 			close(c.changed)
@@ -125,7 +126,7 @@ func dialClient(t testing.TB, path string) *lspClient {
 			c.mu.Unlock()
 			return nil, nil
 		}, true
-	}, lsp.Options{})
+	}, jsonrpc.Options{})
 	go c.rpc.Run(context.Background())
 	t.Cleanup(func() { c.rpc.Close() })
 	return c

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
 // ErrNoDaemon is wrapped by the errors of DialDaemon and CallDaemon when no
@@ -626,7 +627,7 @@ func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, c
 // error with data.code becomes a *commands.Error carrying that code, its
 // message, and the rest of data.
 func commandError(err error) error {
-	var e *Error
+	var e *jsonrpc.Error
 	if !errors.As(err, &e) {
 		return err
 	}

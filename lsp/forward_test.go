@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
 // forwarder runs lsp.Forward in this process with pipes for the editor.
@@ -335,10 +336,10 @@ func TestCallDaemonTooLarge(t *testing.T) {
 		defer cancel()
 		return lsp.CallDaemon(ctx, conn, ws, "s1", "agentd.todo.set", args, lsp.CallWaits{})
 	}
-	title := strings.Repeat("t", int(lsp.DefaultMaxMessageBytes)+1)
+	title := strings.Repeat("t", int(jsonrpc.DefaultMaxMessageBytes)+1)
 	_, err := call(map[string]any{"items": []any{map[string]any{"title": title, "status": "pending"}}})
-	limit := fmt.Sprintf("exceeds the limit of %d bytes", lsp.DefaultMaxMessageBytes)
-	if !errors.Is(err, lsp.ErrMessageTooLarge) || !strings.Contains(err.Error(), limit) || !strings.Contains(err.Error(), "agentd.todo.set was not sent") {
+	limit := fmt.Sprintf("exceeds the limit of %d bytes", jsonrpc.DefaultMaxMessageBytes)
+	if !errors.Is(err, jsonrpc.ErrMessageTooLarge) || !strings.Contains(err.Error(), limit) || !strings.Contains(err.Error(), "agentd.todo.set was not sent") {
 		t.Fatalf("got %v, want ErrMessageTooLarge saying the command was not sent and %q", err, limit)
 	}
 	if _, err := call(map[string]any{"items": []any{map[string]any{"title": "a", "status": "pending"}}}); err != nil {

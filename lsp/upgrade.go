@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
 // handoverMethod is the request a forwarder of a newer agentd sends, on a
@@ -118,7 +120,7 @@ func handOver(ctx context.Context, c *net.UnixConn, path string, info DaemonInfo
 func askHandover(ctx context.Context, c *net.UnixConn, version string) error {
 	ctx, cancel := context.WithTimeout(ctx, startWait)
 	defer cancel()
-	rpc := NewConn(c, func(*Request) (Handler, bool) { return ignore, true }, Options{})
+	rpc := jsonrpc.NewConn(c, func(*jsonrpc.Request) (jsonrpc.Handler, bool) { return jsonrpc.Ignore, true }, jsonrpc.Options{})
 	runDone := make(chan struct{})
 	go func() {
 		rpc.Run(ctx)
@@ -136,10 +138,10 @@ func askHandover(ctx context.Context, c *net.UnixConn, version string) error {
 
 // handover answers agentd/handover on a daemon connection (ConnOptions):
 // the daemon then stops.
-func (c *connection) handover(ctx context.Context, req *Request) (any, error) {
+func (c *connection) handover(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p handoverParams
 	if err := json.Unmarshal(req.Params, &p); err != nil || p.Version == "" {
-		return nil, NewError(CodeInvalidParams, "%s needs params {version: string, pid: number}", handoverMethod)
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "%s needs params {version: string, pid: number}", handoverMethod)
 	}
 	c.opts.handover(p)
 	return nil, nil

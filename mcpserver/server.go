@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
+	lsprpc "github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -372,7 +373,7 @@ func requestError(err error) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	case code != "":
 		data, _ := json.Marshal(map[string]string{"code": code})
-		return &jsonrpc.Error{Code: lsp.CodeRequestFailed, Message: err.Error(), Data: data}
+		return &jsonrpc.Error{Code: lsprpc.CodeRequestFailed, Message: err.Error(), Data: data}
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }

@@ -13,19 +13,22 @@ import (
 const module = "github.com/agentd/agentd/"
 
 // importRules is the table of ARCHITECTURE.md "Import rules": what each
-// package may import besides the standard library. An entry also allows the
-// packages below it (go.etcd.io/bbolt/errors).
+// package may import besides the standard library. An entry of another
+// module also allows the packages below it (go.etcd.io/bbolt/errors); an
+// entry of ours allows that package only, so that a rule for lsp does not
+// let anyone import lsp/daemon.
 var importRules = map[string][]string{
-	"todo":       {"github.com/google/uuid"},
-	"goal":       {"github.com/google/uuid"},
-	"reminder":   {module + "todo", module + "goal"},
-	"workspace":  {module + "todo", module + "goal", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify"},
-	"commands":   {module + "todo", module + "goal", module + "reminder", module + "workspace"},
-	"lsp":        {module + "commands", module + "workspace", "go.lsp.dev/"},
-	"mcpserver":  {module + "lsp", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
-	"hook":       {module + "lsp", module + "commands", module + "workspace"},
-	"setup":      {"github.com/pelletier/go-toml/v2"},
-	"cmd/agentd": {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "workspace"},
+	"todo":        {"github.com/google/uuid"},
+	"goal":        {"github.com/google/uuid"},
+	"reminder":    {module + "todo", module + "goal"},
+	"workspace":   {module + "todo", module + "goal", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify"},
+	"commands":    {module + "todo", module + "goal", module + "reminder", module + "workspace"},
+	"lsp/jsonrpc": {},
+	"lsp":         {module + "lsp/jsonrpc", module + "commands", module + "workspace", "go.lsp.dev/"},
+	"mcpserver":   {module + "lsp", module + "lsp/jsonrpc", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
+	"hook":        {module + "lsp", module + "commands", module + "workspace"},
+	"setup":       {"github.com/pelletier/go-toml/v2"},
+	"cmd/agentd":  {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "workspace"},
 }
 
 // testOnly may also be imported by _test.go files of any package.
@@ -97,6 +100,14 @@ func TestRulesCatchAViolation(t *testing.T) {
 	if len(bad) != 1 || bad[0] != "go.etcd.io/bbolt" {
 		t.Fatalf("violations found = %v, want [go.etcd.io/bbolt]", bad)
 	}
+	// A rule for one of our packages does not cover the packages below it;
+	// one for another module's package does.
+	if allowedBy(module+"lsp/jsonrpc", []string{module + "lsp"}) {
+		t.Errorf("a rule allowing %slsp allows %slsp/jsonrpc too", module, module)
+	}
+	if !allowedBy("go.etcd.io/bbolt/errors", []string{"go.etcd.io/bbolt"}) {
+		t.Errorf("a rule allowing go.etcd.io/bbolt refuses go.etcd.io/bbolt/errors")
+	}
 }
 
 func importsOf(t testing.TB, file string) []string {
@@ -119,7 +130,7 @@ func isStd(path string) bool {
 
 func allowedBy(imp string, allowed []string) bool {
 	for _, a := range allowed {
-		if imp == a || strings.HasPrefix(imp, strings.TrimSuffix(a, "/")+"/") {
+		if imp == a || !strings.HasPrefix(a, module) && strings.HasPrefix(imp, strings.TrimSuffix(a, "/")+"/") {
 			return true
 		}
 	}

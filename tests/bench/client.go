@@ -11,13 +11,13 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
-// client is our JSON-RPC peer, lsp.Conn, on a child's stdin and stdout: an
+// client is our JSON-RPC peer, jsonrpc.Conn, on a child's stdin and stdout: an
 // agentd (stdio server or forwarder) or the floor server.
 type client struct {
-	conn *lsp.Conn
+	conn *jsonrpc.Conn
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the child has exited
 	// notes gets the arrival time of every agentd/todoChanged of session
@@ -57,14 +57,14 @@ func spawn(cmd *exec.Cmd, stderr io.Writer, watch string) (*client, error) {
 	}
 	c := &client{cmd: cmd, done: make(chan struct{}), watch: watch, notes: make(chan time.Time, 1<<14)}
 	go func() { cmd.Wait(); close(c.done) }()
-	c.conn = lsp.NewConn(pipes{outR, inW}, c.route, lsp.Options{})
+	c.conn = jsonrpc.NewConn(pipes{outR, inW}, c.route, jsonrpc.Options{})
 	go c.conn.Run(context.Background())
 	return c, nil
 }
 
 // route stamps watched notifications and refuses server→client requests
 // (the bench declares no client capabilities).
-func (c *client) route(req *lsp.Request) (lsp.Handler, bool) {
+func (c *client) route(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 	if c.watch != "" && req.Method == "agentd/todoChanged" {
 		at := time.Now()
 		var p struct{ Session string }

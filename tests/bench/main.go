@@ -7,7 +7,7 @@
 // It builds agentd into a temporary directory and runs it over real pipes,
 // and the shared daemon on a Unix socket when the build has one, with a
 // private state directory and XDG_RUNTIME_DIR. Every request goes through
-// our own JSON-RPC peer, lsp.Conn. Progress goes to stderr; stdout gets a
+// our own JSON-RPC peer, jsonrpc.Conn. Progress goes to stderr; stdout gets a
 // Markdown table and, as its last line, one JSON object of every figure.
 package main
 

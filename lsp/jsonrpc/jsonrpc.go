@@ -1,10 +1,4 @@
-package lsp
-
-// This file is agentd's JSON-RPC 2.0 connection with LSP Content-Length framing.
-// It replaces go.lsp.dev/jsonrpc2's Conn, whose faults we must not inherit
-// (ARCHITECTURE.md, "Library pins"): ids of any size, calls answered concurrently,
-// a malformed message never ends the connection, numeric $/cancelRequest ids work,
-// and wrapped errors keep their outer text. Standard library only.
+package jsonrpc
 
 import (
 	"bufio"
@@ -87,6 +81,10 @@ func (r *Request) IsCall() bool { return r.ID != nil }
 // Handler answers a call; for notifications its result is ignored.
 // An error is sent as described for Error; a result is encoded with encoding/json.
 type Handler func(ctx context.Context, req *Request) (result any, err error)
+
+// Ignore is a Handler that does nothing: a call gets the result null, a
+// notification is dropped.
+func Ignore(context.Context, *Request) (any, error) { return nil, nil }
 
 // Router is called on the read goroutine, in arrival order, for every request and
 // notification except $/cancelRequest, which Conn handles itself, and a call whose id
