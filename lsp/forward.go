@@ -6,8 +6,6 @@ package lsp
 // command through it (CallDaemon). None of it opens a state file.
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -19,7 +17,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -428,75 +425,44 @@ func waitProcessGone(ctx context.Context, pid int) bool {
 const maxSniffBytes = 1 << 20
 
 // relayClient copies src to dst unchanged while following the
-// Content-Length framing well enough to hand each whole message body (up to
-// maxSniffBytes) to seen before it is written. Outside a body it holds
-// nothing back: what has arrived is written at once, even in the middle of
-// a line, so input that breaks the framing (a length counted in characters,
-// garbage, an endless header line) never keeps the next message from the
-// daemon. Like the daemon's reader it takes a Content-Length header found
-// anywhere in a line and skips to the next one after a malformed header, so
-// it follows the same messages as the daemon after such input. Broken
-// framing only blinds it: every byte still goes through, and the daemon
-// answers the error. It returns at the end of src: readErr nil at a clean
-// end, writeErr when dst failed.
+// Content-Length framing with the daemon's own reader (jsonrpc.Reader), so
+// that it sees the same messages as the daemon after any input, and hands
+// each whole message body (up to maxSniffBytes) to seen before it is
+// written. Outside a body it holds nothing back: what has arrived is
+// written at once, even in the middle of a line, so input that breaks the
+// framing (a length counted in characters, garbage, an endless header
+// line) never keeps the next message from the daemon. Broken framing only
+// blinds it: every byte still goes through, and the daemon answers the
+// error. It returns at the end of src: readErr nil at a clean end,
+// writeErr when dst failed.
 func relayClient(dst io.Writer, src io.Reader, seen func(method string, params json.RawMessage)) (readErr, writeErr error) {
-	br := bufio.NewReaderSize(src, 64<<10)
-	length := int64(-1)
-	skipping := false // after a malformed header: until the next Content-Length line
-	var line []byte   // the current header line so far (its tail, when long)
+	w := &recordingWriter{w: dst}
+	r := jsonrpc.NewReader(src, jsonrpc.ReaderOptions{Echo: w})
+	end := func(err error) (readErr, writeErr error) {
+		switch {
+		case w.err != nil:
+			return nil, w.err
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, nil
+		}
+		return err, nil
+	}
 	for {
-		if _, err := br.Peek(1); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil, nil
-			}
-			return err, nil
+		n, err := r.ReadHeader()
+		var fe *jsonrpc.FramingError
+		if errors.As(err, &fe) {
+			continue // the reader skips to the next header, as the daemon's does
 		}
-		chunk, _ := br.Peek(br.Buffered())
-		end := bytes.IndexByte(chunk, '\n')
-		if end >= 0 {
-			chunk = chunk[:end+1]
+		if err != nil {
+			return end(err)
 		}
-		if _, werr := dst.Write(chunk); werr != nil {
-			return nil, werr
-		}
-		line = append(line, chunk...)
-		if len(line) > 2*relayLineTail {
-			line = append(line[:0], line[len(line)-relayLineTail:]...)
-		}
-		br.Discard(len(chunk))
-		if end < 0 {
-			continue // the rest of the line has not arrived yet
-		}
-		header := bytes.TrimRight(line, "\r\n")
-		line = line[:0]
-		if len(header) > 0 {
-			if n, found := findContentLength(header); found {
-				length, skipping = n, n < 0
-			} else if !bytes.Contains(header, []byte(":")) {
-				length, skipping = -1, true
-			}
-			continue
-		}
-		if length < 0 || skipping {
-			continue // a blank line between messages, or headers without a length
-		}
-		n := length
-		length = -1
 		if n > maxSniffBytes {
-			w := &recordingWriter{w: dst}
-			if _, err := io.CopyN(w, br, n); err != nil {
-				switch {
-				case w.err != nil:
-					return nil, w.err
-				case errors.Is(err, io.EOF):
-					return nil, nil
-				}
-				return err, nil
+			if err := r.CopyBody(w, n); err != nil {
+				return end(err)
 			}
 			continue
 		}
-		body := make([]byte, n)
-		got, err := io.ReadFull(br, body)
+		body, err := r.ReadBody(n)
 		if err == nil {
 			var m struct {
 				Method string          `json:"method"`
@@ -506,43 +472,13 @@ func relayClient(dst io.Writer, src io.Reader, seen func(method string, params j
 				seen(m.Method, m.Params)
 			}
 		}
-		if _, werr := dst.Write(body[:got]); werr != nil {
+		if _, werr := w.Write(body); werr != nil {
 			return nil, werr
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, nil
-			}
-			return err, nil
+			return end(err)
 		}
 	}
-}
-
-// relayLineTail is how much of a long header line relayClient keeps: a
-// Content-Length header is looked for at its end.
-const relayLineTail = 1024
-
-// findContentLength finds the last "Content-Length:" (any case) in a header
-// line, as the daemon's reader does, and returns its value, -1 when the
-// value is not a length.
-func findContentLength(header []byte) (n int64, found bool) {
-	const name = "content-length:"
-	lower := make([]byte, len(header)) // ASCII only, so that offsets stay
-	for j, b := range header {
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		lower[j] = b
-	}
-	i := bytes.LastIndex(lower, []byte(name))
-	if i < 0 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(header[i+len(name):])), 10, 64)
-	if err != nil || n < 0 {
-		return -1, true
-	}
-	return n, true
 }
 
 // recordingWriter keeps the first write error, to tell it from read errors.

@@ -136,6 +136,30 @@ func TestForwardExitCodes(t *testing.T) {
 	}
 }
 
+// TestForwardFollowsBrokenFraming: the forwarder follows the messages the
+// daemon reads after broken framing (a length counted in characters, junk
+// lines, a bad length), so it sees the shutdown that follows and exits 0
+// after exit, like the daemon's own connection.
+func TestForwardFollowsBrokenFraming(t *testing.T) {
+	path := filepath.Join(shortDir(t), "d.sock")
+	startDaemon(t, path, 0)
+	f := startForward(t, path)
+	f.send(initMsg)
+	f.next()
+	shutdown := `{"jsonrpc":"2.0","id":2,"method":"shutdown"}`
+	io.WriteString(f.in, "Content-Length: 5\r\n\r\n\"éé\"junk line\r\nContent-Length: x\r\n\r\n"+
+		fmt.Sprintf("more junk Content-Length: %d\r\n\r\n%s", len(shutdown), shutdown))
+	for _, want := range []string{"null", "null", "null", "2"} { // -32700 for the body, the junk, the bad length; then shutdown
+		if m := f.next(); string(m["id"]) != want {
+			t.Fatalf("got %v, want a reply with id %s", m, want)
+		}
+	}
+	f.send(`{"jsonrpc":"2.0","method":"exit"}`)
+	if code, err := f.wait(); code != 0 || err != nil {
+		t.Fatalf("code %d, err %v; want 0, nil", code, err)
+	}
+}
+
 // TestForwardLostDaemon: when the daemon goes away, the forwarder ends at
 // once with 1 and an error that says so.
 func TestForwardLostDaemon(t *testing.T) {
