@@ -59,8 +59,11 @@ type ConnOptions struct {
 	// (PROTOCOL.md §2). Set for stdio; a shared daemon's connections come
 	// through forwarders that watch their own parent.
 	WatchParent bool
-	// handover, set by Daemon.Serve, serves agentd/handover (upgrade.go).
-	handover func(handoverParams)
+	// Ungated are methods the owner of the connection serves itself, by
+	// name, before the lifecycle gate: at any state, inline on the read
+	// goroutine (so they must not block). The shared daemon serves
+	// agentd/handover so (package lsp/daemon).
+	Ungated map[string]jsonrpc.Handler
 }
 
 // ServeConn serves one LSP connection until it ends (exit, end of input, a
@@ -92,6 +95,22 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts Con
 		return 0
 	}
 	return 1
+}
+
+// TellReady shows msg to the user, as a warning (window/showMessage), on
+// every connection that is ready (between initialized and shutdown).
+func (s *Server) TellReady(msg string) {
+	s.mu.Lock()
+	conns := make([]*connection, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		if c.lifecycle() == stateReady {
+			c.showMessage(protocol.MessageTypeWarning, msg)
+		}
+	}
 }
 
 // fanOut sends a committed change to every ready connection that has its
@@ -235,10 +254,9 @@ func (c *connection) route(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 		return c.shutdown, true
 	case "exit":
 		return c.exit, true
-	case handoverMethod:
-		if c.opts.handover != nil {
-			return c.handover, true
-		}
+	}
+	if h := c.opts.Ungated[req.Method]; h != nil {
+		return h, true
 	}
 	st := c.lifecycle()
 	if req.IsCall() {
@@ -331,7 +349,7 @@ func (c *connection) initialize(ctx context.Context, req *jsonrpc.Request) (any,
 	c.workDone = workDoneProgress(p.Capabilities)
 	c.mu.Unlock()
 	if c.opts.WatchParent && p.ProcessID != nil && *p.ProcessID > 0 {
-		watchProcess(c.ctx, c.log, int(*p.ProcessID), c.cancel)
+		WatchProcess(c.ctx, c.log, int(*p.ProcessID), c.cancel)
 	}
 	return map[string]any{
 		"capabilities": map[string]any{

@@ -1,9 +1,9 @@
-package lsp
+package daemon
 
 // This file is the client side of the shared daemon: `agentd --remote=...`
 // relays an editor's stdio to the daemon's socket (Forward), starting the
 // daemon when none answers (DialOrStart), and the shell commands run one
-// command through it (CallDaemon). None of it opens a state file.
+// command through it (Call). None of it opens a state file.
 
 import (
 	"cmp"
@@ -22,18 +22,19 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
-// ErrNoDaemon is wrapped by the errors of DialDaemon and CallDaemon when no
+// ErrNoDaemon is wrapped by the errors of Dial and Call when no
 // daemon answers on the socket (no socket file, a stale one, or a daemon
 // that ended before the session began): a shell command may then open the
 // state itself.
 var ErrNoDaemon = errors.New("no daemon answers")
 
-// DialDaemon connects to the daemon socket at path (of any length, see
+// Dial connects to the daemon socket at path (of any length, see
 // socketAddr).
-func DialDaemon(path string) (*net.UnixConn, error) {
+func Dial(path string) (*net.UnixConn, error) {
 	addr, release, err := socketAddr(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w at %s", ErrNoDaemon, path)
@@ -72,7 +73,7 @@ const SpawnLockName = "daemon.lock"
 // each other end with one daemon), dials again, calls start, and dials
 // with backoff until the new daemon answers (at most about 5 s).
 func DialOrStart(ctx context.Context, path string, start StartFunc) (*net.UnixConn, error) {
-	if c, err := DialDaemon(path); !errors.Is(err, ErrNoDaemon) {
+	if c, err := Dial(path); !errors.Is(err, ErrNoDaemon) {
 		return c, err
 	}
 	unlock, err := lockFile(ctx, filepath.Join(filepath.Dir(path), SpawnLockName), 2*startWait)
@@ -85,7 +86,7 @@ func DialOrStart(ctx context.Context, path string, start StartFunc) (*net.UnixCo
 
 // dialOrStartLocked is DialOrStart once daemon.lock is held.
 func dialOrStartLocked(ctx context.Context, path string, start StartFunc) (*net.UnixConn, error) {
-	if c, err := DialDaemon(path); !errors.Is(err, ErrNoDaemon) {
+	if c, err := Dial(path); !errors.Is(err, ErrNoDaemon) {
 		return c, err // started by another forwarder while this one waited
 	}
 	exited, err := start()
@@ -96,7 +97,7 @@ func dialOrStartLocked(ctx context.Context, path string, start StartFunc) (*net.
 	defer deadline.Stop()
 	backoff := 10 * time.Millisecond
 	for {
-		c, err := DialDaemon(path)
+		c, err := Dial(path)
 		if !errors.Is(err, ErrNoDaemon) {
 			return c, err
 		}
@@ -104,7 +105,7 @@ func dialOrStartLocked(ctx context.Context, path string, start StartFunc) (*net.
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case werr := <-exited:
-			if c, err := DialDaemon(path); err == nil { // it found another daemon serving
+			if c, err := Dial(path); err == nil { // it found another daemon serving
 				return c, nil
 			}
 			return nil, fmt.Errorf("the shared daemon ended as it started (%v); see daemon.log in %s", werr, filepath.Dir(path))
@@ -195,7 +196,7 @@ const forwardDrain = 3 * time.Second
 //   - in ends: the write side of conn is closed and Forward returns 0 once
 //     the daemon has closed its side (or after 3 s);
 //   - the daemon closes conn after the client's `exit`: 0 when the client
-//     sent `shutdown` before, else 1, like a stdio server (PROTOCOL.md §2);
+//     sent `shutdown` before, else 1, like a stdio server (docs/protocol.md §2);
 //   - the daemon closes conn otherwise (it died or stopped): 1 and an error
 //     that says so;
 //   - out fails (the editor is gone), ctx ends (a signal), or the process
@@ -204,7 +205,7 @@ const forwardDrain = 3 * time.Second
 //     its side (or after 3 s), so that the daemon has settled the
 //     connection (paused a goal-driven turn left open) by then;
 //   - the daemon sends nothing within 10 s of the client's `initialize`
-//     (it is stopped or stuck): 1 and a *SilentDaemonError.
+//     (it is stopped or stuck): 1 and a *SilentError.
 //
 // Forward closes conn, and in when it is an io.Closer.
 func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixConn, log *slog.Logger) (int, error) {
@@ -254,7 +255,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 			pid := st.saw(method, params)
 			if pid > 0 {
 				watchOnce.Do(func() {
-					watchProcess(ctx, log, pid, func() { parentGone <- pid })
+					lsp.WatchProcess(ctx, log, pid, func() { parentGone <- pid })
 				})
 			}
 		})
@@ -337,7 +338,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 		settle("the client's process ended")
 		return 1, nil
 	case <-silent:
-		return 1, &SilentDaemonError{What: "initialize", Wait: forwardInitWait}
+		return 1, &SilentError{What: "initialize", Wait: forwardInitWait}
 	case <-ctx.Done():
 		settle("agentd was told to stop")
 		return 1, nil
@@ -383,41 +384,6 @@ func (s *clientState) exitCode() (code int, exited bool) {
 		return 0, true
 	}
 	return 1, true
-}
-
-// watchProcess calls gone, once, when the client process pid (the
-// processId of initialize) is gone, unless ctx ends first. A pid that is
-// not a process seen from here when the client initializes is not watched
-// but logged: it is most likely the pid of a client in another PID
-// namespace (a container, a sandbox), alive but invisible, not a dead
-// client (docs/reliability.md, "Signals and descriptors").
-func watchProcess(ctx context.Context, log *slog.Logger, pid int, gone func()) {
-	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-		log.Warn("the client's processId is no process seen from here (a client in another PID namespace?): not watching it", "processId", pid)
-		return
-	}
-	go func() {
-		if waitProcessGone(ctx, pid) {
-			log.Info("client process is gone; ending the connection", "pid", pid)
-			gone()
-		}
-	}()
-}
-
-// waitProcessGone polls until process pid is gone (true) or ctx ends.
-func waitProcessGone(ctx context.Context, pid int) bool {
-	t := time.NewTicker(300 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-				return true
-			}
-		}
-	}
 }
 
 // maxSniffBytes is the largest message body relayClient reads whole to see
@@ -495,7 +461,7 @@ func (r *recordingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// CallWaits bound how long CallDaemon waits for a daemon's answers. A zero
+// CallWaits bound how long Call waits for a daemon's answers. A zero
 // field is the one of DefaultCallWaits.
 type CallWaits struct {
 	Begin   time.Duration // for the answer to initialize
@@ -507,17 +473,17 @@ type CallWaits struct {
 // wait about a second for a file lock.
 var DefaultCallWaits = CallWaits{Begin: 5 * time.Second, Command: 30 * time.Second}
 
-// SilentDaemonError is CallDaemon's or Forward's error when a daemon
+// SilentError is Call's or Forward's error when a daemon
 // accepted the connection but did not answer What within Wait: it is
 // stopped (SIGSTOP) or stuck.
-type SilentDaemonError struct {
+type SilentError struct {
 	What string // "initialize" or the command
 	Wait time.Duration
 	// MayHaveRun: the command was sent, and may or may not have run.
 	MayHaveRun bool
 }
 
-func (e *SilentDaemonError) Error() string {
+func (e *SilentError) Error() string {
 	msg := fmt.Sprintf("the daemon accepted the connection but did not answer %s within %v", e.What, e.Wait)
 	if e.MayHaveRun {
 		msg += "; the command may or may not have run"
@@ -525,18 +491,18 @@ func (e *SilentDaemonError) Error() string {
 	return msg
 }
 
-// CallDaemon runs one command through a daemon connection, as a short LSP
+// Call runs one command through a daemon connection, as a short LSP
 // session (OpenSession with folder, an absolute path, and session when set;
 // Session.Execute; Session.Close), waiting at most waits for the answers.
 // It closes conn.
 //
 // When the session cannot begin, the error wraps ErrNoDaemon: the command
 // was not sent. A daemon that does not answer in time gives a
-// *SilentDaemonError. A refusal of the command comes back as a
+// *SilentError. A refusal of the command comes back as a
 // *commands.Error with the code and data the daemon sent
 // (commands.ErrorCode works on it); other JSON-RPC errors as an error with
 // the daemon's message.
-func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, command string, args any, waits CallWaits) (json.RawMessage, error) {
+func Call(ctx context.Context, conn io.ReadWriteCloser, folder, session, command string, args any, waits CallWaits) (json.RawMessage, error) {
 	waits.Begin = cmp.Or(waits.Begin, DefaultCallWaits.Begin)
 	waits.Command = cmp.Or(waits.Command, DefaultCallWaits.Command)
 	beginCtx, cancel := context.WithTimeout(ctx, waits.Begin)
@@ -544,7 +510,7 @@ func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, c
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(beginCtx.Err(), context.DeadlineExceeded) {
-			return nil, &SilentDaemonError{What: "initialize", Wait: waits.Begin}
+			return nil, &SilentError{What: "initialize", Wait: waits.Begin}
 		}
 		return nil, err
 	}
@@ -553,7 +519,7 @@ func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, c
 	res, err := s.Execute(cmdCtx, command, args)
 	if err != nil && ctx.Err() == nil && errors.Is(cmdCtx.Err(), context.DeadlineExceeded) {
 		s.end() // no polite end with a daemon that does not answer
-		return nil, &SilentDaemonError{What: command, Wait: waits.Command, MayHaveRun: true}
+		return nil, &SilentError{What: command, Wait: waits.Command, MayHaveRun: true}
 	}
 	s.Close()
 	return res, err

@@ -1,9 +1,9 @@
-package lsp
+package daemon
 
 // This file is the client side of one LSP session with an agentd server: the
-// shell commands run one command in a short session (CallDaemon), and the
-// adapters beside this package (agentd mcp) keep one open for their whole
-// life, running commands and receiving the server's notifications on it.
+// shell commands run one command in a short session (Call), and the
+// adapters beside package lsp (agentd mcp, agentd hook) keep one open while
+// they run, running commands and receiving the server's notifications on it.
 
 import (
 	"context"
