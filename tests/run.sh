@@ -32,6 +32,7 @@ step "fuzz (short)"
 # deadline exceeded" when the time runs out in the middle of an input.
 fuzz() { go test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$3"; }
 fuzz ./lsp/jsonrpc FuzzReadMessage 50000x
+fuzz ./lsp/jsonrpc FuzzReaderEcho 50000x
 fuzz ./workspace FuzzPathFromURI 50000x
 fuzz ./commands FuzzUnwrapArguments 50000x
 fuzz ./commands FuzzExecute 100000x

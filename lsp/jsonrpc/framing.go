@@ -198,8 +198,10 @@ func (r *Reader) readLine() (line []byte, skipped int64, err error) {
 	}
 }
 
-// ReadBody reads a body of n bytes, the length ReadHeader returned. When
-// input ends first it returns the bytes that came and an error wrapping
+// ReadBody reads a body of n bytes, the length ReadHeader returned, into
+// one new slice of n bytes: the caller bounds n first (Conn by
+// MaxMessageBytes) and passes larger bodies with CopyBody. When input ends
+// first it returns the bytes that came and an error wrapping
 // io.ErrUnexpectedEOF.
 func (r *Reader) ReadBody(n int64) ([]byte, error) {
 	body := make([]byte, n)
