@@ -2,7 +2,7 @@ package daemon
 
 // This file is the shared daemon (docs/protocol.md §1, `agentd serve
 // --listen=unix:PATH`): many LSP connections on a Unix socket, each served by
-// Server.ServeConn on the one workspace registry of the Server's
+// lsp.Server.ServeConn on the one workspace registry of the Server's
 // commands.Service, so that a change made through one connection reaches
 // every connection that has the folder open.
 //
