@@ -14,7 +14,7 @@ import (
 	"slices"
 
 	"github.com/agentd/agentd/commands"
-	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/daemon"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -114,7 +114,7 @@ type engine struct {
 	folder string
 	ev     event
 	c      cursor
-	sess   *lsp.Session
+	sess   *daemon.Session
 }
 
 func (e *engine) close() {
@@ -148,7 +148,7 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return outcome{}, err
 	}
-	unlock, err := lsp.LockFile(ctx, path+".lock", e.opts.Timeout)
+	unlock, err := daemon.LockFile(ctx, path+".lock", e.opts.Timeout)
 	if err != nil {
 		return outcome{}, err
 	}

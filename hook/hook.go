@@ -8,7 +8,7 @@
 // keeps the agent going, a stop when a budget is spent.
 //
 // It is an adapter beside package lsp, never below it: every call is an
-// agentd command sent through an LSP session (lsp.OpenSession) on a
+// agentd command sent through an LSP session (daemon.OpenSession) on a
 // connection Options.Dial opens, to the shared daemon, as the forwarder and
 // `agentd mcp` do. The rules, texts and counts are the daemon's; only the
 // per-agent JSON shapes (claude.go, gemini.go, codex.go) and the mapping of
@@ -30,7 +30,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/daemon"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -298,7 +298,7 @@ func marshal(v any) ([]byte, error) {
 }
 
 // dialSession opens an LSP session on the folder.
-func dialSession(ctx context.Context, opts Options, folder string) (*lsp.Session, error) {
+func dialSession(ctx context.Context, opts Options, folder string) (*daemon.Session, error) {
 	if opts.Dial == nil {
 		return nil, errors.New("no way to reach agentd")
 	}
@@ -306,7 +306,7 @@ func dialSession(ctx context.Context, opts Options, folder string) (*lsp.Session
 	if err != nil {
 		return nil, err
 	}
-	return lsp.OpenSession(ctx, conn, lsp.SessionOptions{Folder: folder, Session: opts.Session, ClientName: "agentd-hook"})
+	return daemon.OpenSession(ctx, conn, daemon.SessionOptions{Folder: folder, Session: opts.Session, ClientName: "agentd-hook"})
 }
 
 func errMissing(field string) error { return fmt.Errorf("field %s is missing", field) }

@@ -1,10 +1,11 @@
-// Package lsp is agentd's protocol boundary (PROTOCOL.md): JSON-RPC 2.0 with
-// Content-Length framing (our own connection, see jsonrpc.go, because
-// go.lsp.dev/jsonrpc2 v0.10.0 has faults listed in ARCHITECTURE.md), the LSP
-// lifecycle gate, cancellation, per-connection state, notifications out, the
-// shared daemon and its stdio forwarder, and the client side of a session
-// (Session, for the shell commands and the adapters beside this package such
-// as package mcpserver, docs/mcp.md).
+// Package lsp is agentd's LSP server (PROTOCOL.md): on a connection of
+// package lsp/jsonrpc it owns the LSP lifecycle gate, the per-connection
+// state (folders, settings, the client handle of commands), the order of
+// requests (order.go), notifications out with work-done progress, and the
+// mapping of domain errors to JSON-RPC errors, here and only here. A stdio
+// process serves one connection (ServeConn); the shared daemon, its
+// forwarder and the client side of a session are package lsp/daemon, which
+// serves its connections with this package.
 //
 // Concurrency of one connection (docs/behaviour.md, "Order of requests"):
 // one goroutine reads and routes the messages in arrival order; lifecycle
@@ -15,7 +16,12 @@
 // order (order.go), while waits and commands on other state run alongside.
 // shutdown drains: it answers only after every request before it.
 //
-// It imports commands, workspace and go.lsp.dev/protocol (for the LSP
-// types); never bbolt, fsnotify, or the internals of todo and goal. Domain
-// errors become JSON-RPC errors here and only here.
+// Of go.lsp.dev it uses the protocol types only: initialize is decoded
+// leniently (capabilities of any shape) and shutdown and exit take any
+// params, where go.lsp.dev/jsonrpc2 v0.10.0 refuses {} (one of its known
+// faults, docs/architecture.md, "Library pins").
+//
+// It imports lsp/jsonrpc, commands, workspace and go.lsp.dev/protocol (for
+// the LSP types); never lsp/daemon (which imports it), bbolt, fsnotify, or
+// the internals of todo and goal.
 package lsp

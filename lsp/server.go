@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/jsonin"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
@@ -60,8 +61,11 @@ type ConnOptions struct {
 	// (PROTOCOL.md §2). Set for stdio; a shared daemon's connections come
 	// through forwarders that watch their own parent.
 	WatchParent bool
-	// handover, set by Daemon.Serve, serves agentd/handover (upgrade.go).
-	handover func(handoverParams)
+	// Ungated are methods the owner of the connection serves itself, by
+	// name, before the lifecycle gate: at any state, inline on the read
+	// goroutine (so they must not block). The shared daemon serves
+	// agentd/handover so (package lsp/daemon).
+	Ungated map[string]jsonrpc.Handler
 }
 
 // ServeConn serves one LSP connection until it ends (exit, end of input, a
@@ -72,7 +76,7 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts Con
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c := &connection{srv: s, opts: opts, client: commands.NewClient(s.svc, commands.Defaults{}), ctx: ctx, cancel: cancel, log: s.log}
-	c.rpc = NewConn(rwc, c.route, Options{Logger: s.log})
+	c.rpc = jsonrpc.NewConn(rwc, c.route, jsonrpc.Options{Logger: s.log})
 	c.progress = newGoalProgress(c)
 	go c.progress.run(ctx)
 	s.mu.Lock()
@@ -93,6 +97,22 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts Con
 		return 0
 	}
 	return 1
+}
+
+// TellReady shows msg to the user, as a warning (window/showMessage), on
+// every connection that is ready (between initialized and shutdown).
+func (s *Server) TellReady(msg string) {
+	s.mu.Lock()
+	conns := make([]*connection, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		if c.lifecycle() == stateReady {
+			c.showMessage(protocol.MessageTypeWarning, msg)
+		}
+	}
 }
 
 // fanOut sends a committed change to every ready connection that has its
@@ -193,7 +213,7 @@ func (l lifecycle) String() string {
 type connection struct {
 	srv    *Server
 	opts   ConnOptions
-	rpc    *Conn
+	rpc    *jsonrpc.Conn
 	client *commands.Client
 	ctx    context.Context // the connection's; done when it ends
 	cancel context.CancelFunc
@@ -224,7 +244,7 @@ func (c *connection) lifecycle() lifecycle {
 }
 
 // route is the lifecycle gate; it runs on the read goroutine in order.
-func (c *connection) route(req *Request) (Handler, bool) {
+func (c *connection) route(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 	switch req.Method {
 	case "initialize":
 		return c.initialize, true
@@ -234,21 +254,20 @@ func (c *connection) route(req *Request) (Handler, bool) {
 		return c.shutdown, true
 	case "exit":
 		return c.exit, true
-	case handoverMethod:
-		if c.opts.handover != nil {
-			return c.handover, true
-		}
+	}
+	if h := c.opts.Ungated[req.Method]; h != nil {
+		return h, true
 	}
 	st := c.lifecycle()
 	if req.IsCall() {
 		switch {
 		case st == stateNew:
-			return fail(NewError(CodeServerNotInitialized, "server not initialized: send initialize first")), true
+			return fail(jsonrpc.NewError(jsonrpc.CodeServerNotInitialized, "server not initialized: send initialize first")), true
 		case st == stateShutdown:
-			return fail(NewError(CodeInvalidRequest, "server is shut down: only exit is accepted")), true
+			return fail(jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "server is shut down: only exit is accepted")), true
 		}
 	} else if st == stateNew || st == stateShutdown {
-		return ignore, true
+		return jsonrpc.Ignore, true
 	}
 	switch req.Method {
 	case "workspace/executeCommand":
@@ -259,16 +278,14 @@ func (c *connection) route(req *Request) (Handler, bool) {
 		return c.didChangeConfiguration, true
 	}
 	if req.IsCall() {
-		return fail(NewError(CodeMethodNotFound, "method %q is not supported by agentd", req.Method)), true
+		return fail(jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method %q is not supported by agentd", req.Method)), true
 	}
-	return ignore, true
+	return jsonrpc.Ignore, true
 }
 
-func fail(err error) Handler {
-	return func(context.Context, *Request) (any, error) { return nil, err }
+func fail(err error) jsonrpc.Handler {
+	return func(context.Context, *jsonrpc.Request) (any, error) { return nil, err }
 }
-
-func ignore(context.Context, *Request) (any, error) { return nil, nil }
 
 // initializeParams is the part of LSP InitializeParams agentd reads. It is
 // decoded leniently (every field may be null or missing) rather than into
@@ -297,20 +314,20 @@ func workDoneProgress(capabilities json.RawMessage) bool {
 	return c.Window.WorkDoneProgress
 }
 
-func (c *connection) initialize(ctx context.Context, req *Request) (any, error) {
+func (c *connection) initialize(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	c.mu.Lock()
 	if c.state != stateNew {
 		c.mu.Unlock()
-		return nil, NewError(CodeInvalidRequest, "initialize was already received on this connection")
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "initialize was already received on this connection")
 	}
 	c.mu.Unlock()
 	var p initializeParams
 	if err := jsonin.DecodeLenient(req.Params, &p, "initialize params"); err != nil {
-		return nil, NewError(CodeInvalidParams, "%v", err)
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "%v", err)
 	}
 	unknown, err := c.client.Configure(p.InitializationOptions)
 	if err != nil {
-		return nil, NewError(CodeInvalidParams, "%v", err)
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "%v", err)
 	}
 	c.warnUnknown(unknown)
 	var folders []string
@@ -332,7 +349,7 @@ func (c *connection) initialize(ctx context.Context, req *Request) (any, error) 
 	c.workDone = workDoneProgress(p.Capabilities)
 	c.mu.Unlock()
 	if c.opts.WatchParent && p.ProcessID != nil && *p.ProcessID > 0 {
-		watchProcess(c.ctx, c.log, int(*p.ProcessID), c.cancel)
+		WatchProcess(c.ctx, c.log, int(*p.ProcessID), c.cancel)
 	}
 	return map[string]any{
 		"capabilities": map[string]any{
@@ -373,14 +390,14 @@ func (c *connection) showMessage(typ protocol.MessageType, msg string) {
 // notSent logs a notification the connection could not take: once at Warn
 // when its client stops reading, else at Debug.
 func (c *connection) notSent(method string, err error) {
-	if errors.Is(err, ErrQueueFull) && c.stalled.CompareAndSwap(false, true) {
+	if errors.Is(err, jsonrpc.ErrQueueFull) && c.stalled.CompareAndSwap(false, true) {
 		c.log.Warn("client is not reading: dropping notifications to it", "method", method)
 		return
 	}
 	c.log.Debug("notification not sent", "method", method, "err", err)
 }
 
-func (c *connection) initialized(ctx context.Context, req *Request) (any, error) {
+func (c *connection) initialized(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != stateInitialized {
@@ -434,12 +451,12 @@ func (c *connection) sendNotes(notes []encodedNote) {
 // shutdown runs inline, so no request is read while it drains: the waits
 // end, every request received before it is finished and answered, and
 // then its own reply goes out (docs/behaviour.md, "Order of requests").
-func (c *connection) shutdown(ctx context.Context, req *Request) (any, error) {
+func (c *connection) shutdown(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	switch c.lifecycle() {
 	case stateNew:
-		return nil, NewError(CodeServerNotInitialized, "server not initialized: send initialize first")
+		return nil, jsonrpc.NewError(jsonrpc.CodeServerNotInitialized, "server not initialized: send initialize first")
 	case stateShutdown:
-		return nil, NewError(CodeInvalidRequest, "shutdown was already received")
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "shutdown was already received")
 	}
 	c.client.EndWaits()
 	if err := c.rpc.Settle(ctx); err != nil {
@@ -451,12 +468,12 @@ func (c *connection) shutdown(ctx context.Context, req *Request) (any, error) {
 	return nil, nil
 }
 
-func (c *connection) exit(ctx context.Context, req *Request) (any, error) {
+func (c *connection) exit(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	c.cancel()
 	return nil, nil
 }
 
-func (c *connection) didChangeFolders(ctx context.Context, req *Request) (any, error) {
+func (c *connection) didChangeFolders(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p protocol.DidChangeWorkspaceFoldersParams
 	if err := json.Unmarshal(req.Params, &p); err != nil {
 		c.log.Warn("bad workspace/didChangeWorkspaceFolders", "err", err)
@@ -473,7 +490,7 @@ func (c *connection) didChangeFolders(ctx context.Context, req *Request) (any, e
 	return nil, nil
 }
 
-func (c *connection) didChangeConfiguration(ctx context.Context, req *Request) (any, error) {
+func (c *connection) didChangeConfiguration(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	unknown, err := c.client.ConfigureSettings(req.Params)
 	if err != nil {
 		c.log.Warn("settings not applied", "err", err)
@@ -507,10 +524,10 @@ type executeCommandParams struct {
 // earlier requests on the same state when it is ordered, at once otherwise
 // (docs/behaviour.md, "Order of requests"). A request that cannot be
 // resolved is answered at once.
-func (c *connection) executeCommand(req *Request) (Handler, bool) {
+func (c *connection) executeCommand(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 	var p executeCommandParams
 	if err := json.Unmarshal(req.Params, &p); err != nil || p.Command == "" {
-		return fail(NewError(CodeInvalidParams, "workspace/executeCommand needs params {command: string, arguments?: [object]}")), true
+		return fail(jsonrpc.NewError(jsonrpc.CodeInvalidParams, "workspace/executeCommand needs params {command: string, arguments?: [object]}")), true
 	}
 	cmd, err := c.client.Prepare(p.Command, p.Arguments)
 	if err != nil {
@@ -525,10 +542,10 @@ func (c *connection) executeCommand(req *Request) (Handler, bool) {
 	}
 	folder, session, ordered := cmd.Scope()
 	if !ordered {
-		return func(ctx context.Context, _ *Request) (any, error) { return run(ctx) }, false
+		return func(ctx context.Context, _ *jsonrpc.Request) (any, error) { return run(ctx) }, false
 	}
 	t := c.order.take(folder, session)
-	return func(ctx context.Context, _ *Request) (any, error) {
+	return func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 		if err := t.wait(ctx); err != nil {
 			return nil, err
 		}
@@ -547,9 +564,9 @@ func toRPCError(ctx context.Context, err error) error {
 	code := commands.ErrorCode(err)
 	switch code {
 	case "":
-		return &Error{Code: CodeInternalError, Message: err.Error()}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	case commands.CodeArgsInvalid:
-		return &Error{Code: CodeInvalidParams, Message: err.Error(), Data: map[string]any{"code": code}}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error(), Data: map[string]any{"code": code}}
 	}
 	data := map[string]any{}
 	var withData interface{ ErrorData() map[string]any }
@@ -559,5 +576,5 @@ func toRPCError(ctx context.Context, err error) error {
 		}
 	}
 	data["code"] = code
-	return &Error{Code: CodeRequestFailed, Message: err.Error(), Data: data}
+	return &jsonrpc.Error{Code: jsonrpc.CodeRequestFailed, Message: err.Error(), Data: data}
 }

@@ -6,7 +6,7 @@
 // It is an adapter beside package lsp, never below it: every MCP request
 // becomes the same agentd command an editor would send (agentd.callTool
 // with actor model, agentd.state, agentd.goal.create as the user), run
-// through an LSP session (lsp.OpenSession) on a connection that Options.Dial
+// through an LSP session (daemon.OpenSession) on a connection that Options.Dial
 // opens, to the shared daemon or to a server in this process. The tool
 // list, the texts and the refusals come from package commands; only the MCP
 // shapes are made here. It imports lsp, commands, workspace and the SDK.
@@ -27,7 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/commands"
-	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/daemon"
+	lsprpc "github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -124,7 +125,7 @@ type server struct {
 	mcp  *mcp.Server
 
 	mu   sync.Mutex
-	sess *lsp.Session // nil until connected, and after its connection ended
+	sess *daemon.Session // nil until connected, and after its connection ended
 
 	pendingMu sync.Mutex
 	pending   map[string]bool // resource URIs changed and not yet announced
@@ -141,7 +142,7 @@ func mcpTool(info commands.ToolInfo) *mcp.Tool {
 }
 
 // session returns the live LSP session, opening one when there is none.
-func (s *server) session(ctx context.Context) (*lsp.Session, error) {
+func (s *server) session(ctx context.Context) (*daemon.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sess != nil {
@@ -156,7 +157,7 @@ func (s *server) session(ctx context.Context) (*lsp.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess, err := lsp.OpenSession(ctx, conn, lsp.SessionOptions{
+	sess, err := daemon.OpenSession(ctx, conn, daemon.SessionOptions{
 		Folder: s.opts.Folder, Session: s.opts.Session, ClientName: "agentd-mcp", OnNotify: s.notified,
 	})
 	if err != nil {
@@ -372,7 +373,7 @@ func requestError(err error) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	case code != "":
 		data, _ := json.Marshal(map[string]string{"code": code})
-		return &jsonrpc.Error{Code: lsp.CodeRequestFailed, Message: err.Error(), Data: data}
+		return &jsonrpc.Error{Code: lsprpc.CodeRequestFailed, Message: err.Error(), Data: data}
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }

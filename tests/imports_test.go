@@ -13,8 +13,10 @@ import (
 const module = "github.com/agentd/agentd/"
 
 // importRules is the table of ARCHITECTURE.md "Import rules": what each
-// package may import besides the standard library. An entry also allows the
-// packages below it (go.etcd.io/bbolt/errors).
+// package may import besides the standard library. An entry of another
+// module also allows the packages below it (go.etcd.io/bbolt/errors); an
+// entry of ours allows that package only, so that a rule for lsp does not
+// let anyone import lsp/daemon.
 var importRules = map[string][]string{
 	"jsonin":               {},
 	"todo":                 {module + "jsonin", "github.com/google/uuid"},
@@ -24,12 +26,14 @@ var importRules = map[string][]string{
 	"service":              {module + "todo", module + "goal", module + "reminder", module + "workspace"},
 	"commands":             {module + "jsonin", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "service"},
 	"commands/protocolgen": {module + "commands", module + "goal", module + "jsonin", module + "todo", module + "workspace"},
-	"lsp":                  {module + "jsonin", module + "commands", module + "service", module + "workspace", "go.lsp.dev/"},
-	"mcpserver":            {module + "lsp", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
-	"hook":                 {module + "lsp", module + "commands", module + "workspace"},
+	"lsp/jsonrpc":          {},
+	"lsp":                  {module + "lsp/jsonrpc", module + "jsonin", module + "commands", module + "service", module + "workspace", "go.lsp.dev/"},
+	"lsp/daemon":           {module + "lsp", module + "lsp/jsonrpc", module + "commands", module + "service", module + "workspace"},
+	"mcpserver":            {module + "lsp/daemon", module + "lsp/jsonrpc", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
+	"hook":                 {module + "lsp/daemon", module + "commands", module + "workspace"},
 	"setup":                {"github.com/pelletier/go-toml/v2"},
 	"loop":                 {module + "commands"},
-	"cmd/agentd":           {module + "lsp", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "service", module + "workspace", module + "loop"},
+	"cmd/agentd":           {module + "lsp", module + "lsp/daemon", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "service", module + "workspace", module + "loop"},
 	// The test client speaks only the wire; go.lsp.dev/jsonrpc2 checks what
 	// the server writes.
 	"tests/lsptest": {"go.lsp.dev/jsonrpc2"},
@@ -104,6 +108,20 @@ func TestRulesCatchAViolation(t *testing.T) {
 	if len(bad) != 1 || bad[0] != "go.etcd.io/bbolt" {
 		t.Fatalf("violations found = %v, want [go.etcd.io/bbolt]", bad)
 	}
+	// A rule for one of our packages does not cover the packages below it;
+	// one for another module's package does.
+	if allowedBy(module+"lsp/daemon", []string{module + "lsp"}) {
+		t.Errorf("a rule allowing %slsp allows %slsp/daemon too", module, module)
+	}
+	// The arrows go one way: lsp/daemon → lsp → lsp/jsonrpc.
+	for _, back := range [][2]string{{"lsp", "lsp/daemon"}, {"lsp/jsonrpc", "lsp"}, {"lsp/jsonrpc", "lsp/daemon"}} {
+		if allowedBy(module+back[1], importRules[back[0]]) {
+			t.Errorf("importRules lets %s import %s", back[0], back[1])
+		}
+	}
+	if !allowedBy("go.etcd.io/bbolt/errors", []string{"go.etcd.io/bbolt"}) {
+		t.Errorf("a rule allowing go.etcd.io/bbolt refuses go.etcd.io/bbolt/errors")
+	}
 }
 
 func importsOf(t testing.TB, file string) []string {
@@ -126,7 +144,7 @@ func isStd(path string) bool {
 
 func allowedBy(imp string, allowed []string) bool {
 	for _, a := range allowed {
-		if imp == a || strings.HasPrefix(imp, strings.TrimSuffix(a, "/")+"/") {
+		if imp == a || !strings.HasPrefix(a, module) && strings.HasPrefix(imp, strings.TrimSuffix(a, "/")+"/") {
 			return true
 		}
 	}

@@ -30,7 +30,8 @@ step "fuzz (short)"
 # Counted runs (-fuzztime Nx): a timed run can end in a spurious "context
 # deadline exceeded" when the time runs out in the middle of an input.
 fuzz() { go test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$3"; }
-fuzz ./lsp FuzzReadMessage 50000x
+fuzz ./lsp/jsonrpc FuzzReadMessage 50000x
+fuzz ./lsp/jsonrpc FuzzReaderEcho 50000x
 fuzz ./workspace FuzzPathFromURI 50000x
 fuzz ./commands FuzzUnwrapArguments 50000x
 fuzz ./commands FuzzExecute 100000x

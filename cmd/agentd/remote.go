@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/daemon"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
@@ -40,7 +41,7 @@ func unixPath(flag, value string) (string, error) {
 // unix:PATH an explicit one.
 func remoteSocket(value string) (path string, explicit bool, err error) {
 	if value == "" || value == "auto" {
-		return lsp.AutoSocketPath(), false, nil
+		return daemon.AutoSocketPath(), false, nil
 	}
 	path, err = unixPath("remote", value)
 	if err != nil {
@@ -62,7 +63,7 @@ func serveDaemon(ctx context.Context, o options, stateDir string, log *slog.Logg
 		fmt.Fprintf(stderr, "agentd serve: --listen.timeout must be 0 (never) or more, got %v\n", o.listenTimeout)
 		return 2
 	}
-	d, err := lsp.ListenDaemon(lsp.DaemonOptions{Path: path, IdleTimeout: o.listenTimeout, StateDir: stateDir, Version: agentdVersion(), Logger: log})
+	d, err := daemon.Listen(daemon.Options{Path: path, IdleTimeout: o.listenTimeout, StateDir: stateDir, Version: agentdVersion(), Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd serve: %v\n", err)
 		return 1
@@ -100,8 +101,8 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	log.Debug("relaying to the shared daemon", "socket", path, "pid", info.Pid)
 	in, restore := pollableStdin(stdin)
 	defer restore()
-	code, err := lsp.Forward(ctx, in, stdout, conn, log)
-	var silent *lsp.SilentDaemonError
+	code, err := daemon.Forward(ctx, in, stdout, conn, log)
+	var silent *daemon.SilentError
 	if errors.As(err, &silent) {
 		fmt.Fprintf(stderr, "agentd: %v\n", silentDaemon(path, info, err))
 		return 1
@@ -117,25 +118,25 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 // --remote), as the forwarder and `agentd mcp` do: a socket named with
 // unix:PATH (explicit) must answer; for the auto socket, whose directory
 // must be private, a daemon is started when none runs, an older one is
-// replaced (lsp.DialCurrent), and it must keep its state in stateDir. Every error says what to do.
-func dialShared(ctx context.Context, o options, path string, explicit bool, stateDir string, log *slog.Logger) (*net.UnixConn, lsp.DaemonInfo, error) {
+// replaced (daemon.DialCurrent), and it must keep its state in stateDir. Every error says what to do.
+func dialShared(ctx context.Context, o options, path string, explicit bool, stateDir string, log *slog.Logger) (*net.UnixConn, daemon.Info, error) {
 	var conn *net.UnixConn
 	var err error
 	if explicit {
-		conn, err = lsp.DialDaemon(path)
-		if errors.Is(err, lsp.ErrNoDaemon) {
+		conn, err = daemon.Dial(path)
+		if errors.Is(err, daemon.ErrNoDaemon) {
 			err = fmt.Errorf("%w; start one with `agentd serve --listen=unix:%s`, or use --remote=auto", err, path)
 		}
 	} else {
-		if err := lsp.SecureDir(filepath.Dir(path), true); err != nil {
-			return nil, lsp.DaemonInfo{}, err
+		if err := daemon.SecureDir(filepath.Dir(path), true); err != nil {
+			return nil, daemon.Info{}, err
 		}
-		conn, err = lsp.DialCurrent(ctx, path, agentdVersion(), stateDir, startDaemon(o, path, stateDir), log)
+		conn, err = daemon.DialCurrent(ctx, path, agentdVersion(), stateDir, startDaemon(o, path, stateDir), log)
 	}
 	if err != nil {
-		return nil, lsp.DaemonInfo{}, fmt.Errorf("cannot reach the shared daemon at %s: %w", path, err)
+		return nil, daemon.Info{}, fmt.Errorf("cannot reach the shared daemon at %s: %w", path, err)
 	}
-	info, infoErr := lsp.ReadDaemonInfo(path)
+	info, infoErr := daemon.ReadInfo(path)
 	if !explicit && infoErr == nil && info.StateDir != stateDir {
 		conn.Close()
 		return nil, info, fmt.Errorf("the shared daemon at %s (pid %d) keeps its state in %s, not in %s: stop it (kill %d) or use the same --state-dir",
@@ -148,7 +149,7 @@ func dialShared(ctx context.Context, o options, path string, explicit bool, stat
 // session, stdin and stdout on /dev/null, stderr appended to daemon.log in
 // the socket's directory, no other descriptor of the forwarder's, and the
 // forwarder's state dir and log flags.
-func startDaemon(o options, path, stateDir string) lsp.StartFunc {
+func startDaemon(o options, path, stateDir string) daemon.StartFunc {
 	return func() (<-chan error, error) {
 		exe, err := os.Executable()
 		if err != nil {
@@ -157,7 +158,7 @@ func startDaemon(o options, path, stateDir string) lsp.StartFunc {
 		if err := closeInheritedOnExec(); err != nil {
 			return nil, err
 		}
-		args := []string{"serve", "--listen=unix:" + path, "--listen.timeout=" + lsp.DefaultIdleTimeout.String(),
+		args := []string{"serve", "--listen=unix:" + path, "--listen.timeout=" + daemon.DefaultIdleTimeout.String(),
 			"--state-dir", stateDir, "--log-level", o.logLevel}
 		if o.logFile != "" {
 			logFile, err := filepath.Abs(o.logFile)
@@ -226,32 +227,32 @@ func viaDaemon(ctx context.Context, o options, stateDir string, log *slog.Logger
 		return nil, err
 	}
 	if !explicit {
-		if err := lsp.SecureDir(filepath.Dir(path), false); errors.Is(err, fs.ErrNotExist) {
+		if err := daemon.SecureDir(filepath.Dir(path), false); errors.Is(err, fs.ErrNotExist) {
 			return nil, errDirect
 		} else if err != nil {
 			return nil, fmt.Errorf("%w (a shared daemon may serve this state there, so the state is not opened directly)", err)
 		}
 	}
-	conn, err := lsp.DialDaemon(path)
+	conn, err := daemon.Dial(path)
 	switch {
-	case errors.Is(err, lsp.ErrNoDaemon) && !explicit:
+	case errors.Is(err, daemon.ErrNoDaemon) && !explicit:
 		log.Debug("no shared daemon; opening the state directly", "socket", path, "err", err)
 		return nil, errDirect
 	case err != nil:
 		return nil, fmt.Errorf("cannot reach the shared daemon at %s: %w", path, err)
 	}
-	info, infoErr := lsp.ReadDaemonInfo(path)
+	info, infoErr := daemon.ReadInfo(path)
 	if !explicit && infoErr == nil && info.StateDir != stateDir {
 		conn.Close()
 		log.Debug("the shared daemon keeps another state directory; opening the state directly", "daemon", info.StateDir, "pid", info.Pid)
 		return nil, errDirect
 	}
-	raw, err := lsp.CallDaemon(ctx, conn, folder, o.session, id, args, lsp.DefaultCallWaits)
-	if errors.Is(err, lsp.ErrNoDaemon) && !explicit {
+	raw, err := daemon.Call(ctx, conn, folder, o.session, id, args, daemon.DefaultCallWaits)
+	if errors.Is(err, daemon.ErrNoDaemon) && !explicit {
 		log.Debug("the shared daemon did not take the command; opening the state directly", "err", err)
 		return nil, errDirect
 	}
-	var silent *lsp.SilentDaemonError
+	var silent *daemon.SilentError
 	if errors.As(err, &silent) {
 		return nil, silentDaemon(path, info, err)
 	}
@@ -260,9 +261,9 @@ func viaDaemon(ctx context.Context, o options, stateDir string, log *slog.Logger
 
 // silentDaemon is the error of a shell command or forwarder whose daemon
 // at path, described by info (zero when unknown), accepted the connection
-// but did not answer (err, a *lsp.SilentDaemonError): it names the daemon
+// but did not answer (err, a *daemon.SilentError): it names the daemon
 // and says how to end it.
-func silentDaemon(path string, info lsp.DaemonInfo, err error) error {
+func silentDaemon(path string, info daemon.Info, err error) error {
 	log := filepath.Join(filepath.Dir(path), "daemon.log")
 	if info.Pid <= 0 {
 		return fmt.Errorf("the shared daemon at %s does not answer: %w; end it and run the command again (its log: %s)", path, err, log)

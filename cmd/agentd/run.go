@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/hook"
 	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/daemon"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
@@ -119,7 +120,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.jsonOut, "json", false, "print JSON")
 	fs.BoolVar(&o.stdio, "stdio", false, "serve LSP on stdin/stdout (the default)")
 	fs.StringVar(&o.listen, "listen", "", "serve the shared daemon on unix:PATH")
-	fs.DurationVar(&o.listenTimeout, "listen.timeout", lsp.DefaultIdleTimeout, "daemon: exit after this long without clients (0: never)")
+	fs.DurationVar(&o.listenTimeout, "listen.timeout", daemon.DefaultIdleTimeout, "daemon: exit after this long without clients (0: never)")
 	fs.StringVar(&o.remote, "remote", "", "relay to the shared daemon: auto or unix:PATH")
 	fs.StringVar(&o.criterion, "criterion", "", "goal create: completion criterion")
 	fs.BoolVar(&o.replace, "replace", false, "goal create: replace the current goal")

@@ -17,7 +17,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -27,7 +27,7 @@ const roleEnv = "AGENTD_BENCH_ROLE"
 // floorServe is the floor server, a child process that, like agentd, is idle
 // between requests (the bench process, which parses every reply, is the
 // busiest process of the run and is woken later from an fsync on this
-// shared machine). It serves through the same lsp.Conn as agentd, with the
+// shared machine). It serves through the same jsonrpc.Conn as agentd, with the
 // same stdio setup as agentd's serveStdio (stdin switched to non-blocking so
 // that Go's poller owns it, blocking stdout) and the same dispatch (handlers
 // in their own goroutine):
@@ -45,7 +45,7 @@ func floorServe() {
 	var mu sync.Mutex
 	canned, data := map[string]json.RawMessage{}, map[string]stored{}
 	var db *bbolt.DB
-	setup := func(ctx context.Context, req *lsp.Request) (any, error) {
+	setup := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		var p struct {
 			Request, Reply json.RawMessage
 			Path, Name     string
@@ -71,7 +71,7 @@ func floorServe() {
 		}
 		return nil, nil
 	}
-	bolt := func(ctx context.Context, req *lsp.Request) (any, error) {
+	bolt := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		var p struct{ Name string }
 		json.Unmarshal(req.Params, &p)
 		mu.Lock()
@@ -81,7 +81,7 @@ func floorServe() {
 		err := writeFloor(f, p.Name, d)
 		return map[string]int64{"ns": int64(time.Since(t0))}, err
 	}
-	echo := func(ctx context.Context, req *lsp.Request) (any, error) {
+	echo := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		mu.Lock()
 		reply, ok := canned[string(req.Params)]
 		mu.Unlock()
@@ -90,7 +90,7 @@ func floorServe() {
 		}
 		return req.Params, nil
 	}
-	conn := lsp.NewConn(pipes{stdin, os.Stdout}, func(req *lsp.Request) (lsp.Handler, bool) {
+	conn := jsonrpc.NewConn(pipes{stdin, os.Stdout}, func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 		switch req.Method {
 		case "exit":
 			os.Exit(0)
@@ -100,7 +100,7 @@ func floorServe() {
 			return bolt, false
 		}
 		return echo, false
-	}, lsp.Options{})
+	}, jsonrpc.Options{})
 	conn.Run(context.Background())
 }
 

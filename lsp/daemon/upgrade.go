@@ -1,4 +1,4 @@
-package lsp
+package daemon
 
 // This file is the upgrade of the shared daemon (docs/shared-daemon.md,
 // "Upgrades"): a forwarder of a newer agentd replaces a daemon of an older
@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"go.lsp.dev/protocol"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
 // handoverMethod is the request a forwarder of a newer agentd sends, on a
@@ -57,7 +57,7 @@ func DialCurrent(ctx context.Context, path, version, stateDir string, start Star
 		log = slog.New(slog.DiscardHandler)
 	}
 	replace := func() bool {
-		info, err := ReadDaemonInfo(path)
+		info, err := ReadInfo(path)
 		return err == nil && info.StateDir == stateDir && OlderVersion(info.Version, version)
 	}
 	c, err := DialOrStart(ctx, path, start)
@@ -70,14 +70,14 @@ func DialCurrent(ctx context.Context, path, version, stateDir string, start Star
 		return nil, err
 	}
 	defer unlock()
-	c, err = DialDaemon(path)
+	c, err = Dial(path)
 	switch {
 	case errors.Is(err, ErrNoDaemon):
 		return dialOrStartLocked(ctx, path, start)
 	case err != nil || !replace(): // or another forwarder replaced it meanwhile
 		return c, err
 	}
-	info, _ := ReadDaemonInfo(path)
+	info, _ := ReadInfo(path)
 	log.Info("the shared daemon runs an older agentd: replacing it", "pid", info.Pid, "daemonVersion", info.Version, "version", version)
 	if err := handOver(ctx, c, path, info, version); err != nil {
 		log.Warn("the shared daemon was not replaced", "pid", info.Pid, "daemonVersion", info.Version, "err", err)
@@ -87,7 +87,7 @@ func DialCurrent(ctx context.Context, path, version, stateDir string, start Star
 
 // handOver asks the daemon on c, described by info, to hand over to version,
 // and waits until it has released path's lock. It closes c.
-func handOver(ctx context.Context, c *net.UnixConn, path string, info DaemonInfo, version string) error {
+func handOver(ctx context.Context, c *net.UnixConn, path string, info Info, version string) error {
 	defer c.Close()
 	_, pid, err := peerCred(c)
 	if err != nil {
@@ -118,7 +118,7 @@ func handOver(ctx context.Context, c *net.UnixConn, path string, info DaemonInfo
 func askHandover(ctx context.Context, c *net.UnixConn, version string) error {
 	ctx, cancel := context.WithTimeout(ctx, startWait)
 	defer cancel()
-	rpc := NewConn(c, func(*Request) (Handler, bool) { return ignore, true }, Options{})
+	rpc := jsonrpc.NewConn(c, func(*jsonrpc.Request) (jsonrpc.Handler, bool) { return jsonrpc.Ignore, true }, jsonrpc.Options{})
 	runDone := make(chan struct{})
 	go func() {
 		rpc.Run(ctx)
@@ -134,29 +134,21 @@ func askHandover(ctx context.Context, c *net.UnixConn, version string) error {
 	return nil
 }
 
-// handover answers agentd/handover on a daemon connection (ConnOptions):
-// the daemon then stops.
-func (c *connection) handover(ctx context.Context, req *Request) (any, error) {
-	var p handoverParams
-	if err := json.Unmarshal(req.Params, &p); err != nil || p.Version == "" {
-		return nil, NewError(CodeInvalidParams, "%s needs params {version: string, pid: number}", handoverMethod)
-	}
-	c.opts.handover(p)
-	return nil, nil
-}
-
-// tellReady shows msg to the user of every connection that is ready.
-func (s *Server) tellReady(msg string) {
-	s.mu.Lock()
-	conns := make([]*connection, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
-	for _, c := range conns {
-		if c.lifecycle() == stateReady {
-			c.showMessage(protocol.MessageTypeWarning, msg)
+// serveHandover answers agentd/handover on a daemon connection
+// (lsp.ConnOptions.Ungated) and passes its params to the daemon's Serve,
+// which then stops; a second request while one is pending is answered
+// alike and dropped.
+func serveHandover(handover chan<- handoverParams) jsonrpc.Handler {
+	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		var p handoverParams
+		if err := json.Unmarshal(req.Params, &p); err != nil || p.Version == "" {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "%s needs params {version: string, pid: number}", handoverMethod)
 		}
+		select {
+		case handover <- p:
+		default: // already handing over
+		}
+		return nil, nil
 	}
 }
 

@@ -1,13 +1,11 @@
-package lsp
+package daemon
 
 // This file is the client side of the shared daemon: `agentd --remote=...`
 // relays an editor's stdio to the daemon's socket (Forward), starting the
 // daemon when none answers (DialOrStart), and the shell commands run one
-// command through it (CallDaemon). None of it opens a state file.
+// command through it (Call). None of it opens a state file.
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -19,23 +17,24 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
-// ErrNoDaemon is wrapped by the errors of DialDaemon and CallDaemon when no
+// ErrNoDaemon is wrapped by the errors of Dial and Call when no
 // daemon answers on the socket (no socket file, a stale one, or a daemon
 // that ended before the session began): a shell command may then open the
 // state itself.
 var ErrNoDaemon = errors.New("no daemon answers")
 
-// DialDaemon connects to the daemon socket at path (of any length, see
+// Dial connects to the daemon socket at path (of any length, see
 // socketAddr).
-func DialDaemon(path string) (*net.UnixConn, error) {
+func Dial(path string) (*net.UnixConn, error) {
 	addr, release, err := socketAddr(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w at %s", ErrNoDaemon, path)
@@ -74,7 +73,7 @@ const SpawnLockName = "daemon.lock"
 // each other end with one daemon), dials again, calls start, and dials
 // with backoff until the new daemon answers (at most about 5 s).
 func DialOrStart(ctx context.Context, path string, start StartFunc) (*net.UnixConn, error) {
-	if c, err := DialDaemon(path); !errors.Is(err, ErrNoDaemon) {
+	if c, err := Dial(path); !errors.Is(err, ErrNoDaemon) {
 		return c, err
 	}
 	unlock, err := lockFile(ctx, filepath.Join(filepath.Dir(path), SpawnLockName), 2*startWait)
@@ -87,7 +86,7 @@ func DialOrStart(ctx context.Context, path string, start StartFunc) (*net.UnixCo
 
 // dialOrStartLocked is DialOrStart once daemon.lock is held.
 func dialOrStartLocked(ctx context.Context, path string, start StartFunc) (*net.UnixConn, error) {
-	if c, err := DialDaemon(path); !errors.Is(err, ErrNoDaemon) {
+	if c, err := Dial(path); !errors.Is(err, ErrNoDaemon) {
 		return c, err // started by another forwarder while this one waited
 	}
 	exited, err := start()
@@ -98,7 +97,7 @@ func dialOrStartLocked(ctx context.Context, path string, start StartFunc) (*net.
 	defer deadline.Stop()
 	backoff := 10 * time.Millisecond
 	for {
-		c, err := DialDaemon(path)
+		c, err := Dial(path)
 		if !errors.Is(err, ErrNoDaemon) {
 			return c, err
 		}
@@ -106,7 +105,7 @@ func dialOrStartLocked(ctx context.Context, path string, start StartFunc) (*net.
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case werr := <-exited:
-			if c, err := DialDaemon(path); err == nil { // it found another daemon serving
+			if c, err := Dial(path); err == nil { // it found another daemon serving
 				return c, nil
 			}
 			return nil, fmt.Errorf("the shared daemon ended as it started (%v); see daemon.log in %s", werr, filepath.Dir(path))
@@ -197,7 +196,7 @@ const forwardDrain = 3 * time.Second
 //   - in ends: the write side of conn is closed and Forward returns 0 once
 //     the daemon has closed its side (or after 3 s);
 //   - the daemon closes conn after the client's `exit`: 0 when the client
-//     sent `shutdown` before, else 1, like a stdio server (PROTOCOL.md §2);
+//     sent `shutdown` before, else 1, like a stdio server (docs/protocol.md §2);
 //   - the daemon closes conn otherwise (it died or stopped): 1 and an error
 //     that says so;
 //   - out fails (the editor is gone), ctx ends (a signal), or the process
@@ -206,7 +205,7 @@ const forwardDrain = 3 * time.Second
 //     its side (or after 3 s), so that the daemon has settled the
 //     connection (paused a goal-driven turn left open) by then;
 //   - the daemon sends nothing within 10 s of the client's `initialize`
-//     (it is stopped or stuck): 1 and a *SilentDaemonError.
+//     (it is stopped or stuck): 1 and a *SilentError.
 //
 // Forward closes conn, and in when it is an io.Closer.
 func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixConn, log *slog.Logger) (int, error) {
@@ -256,7 +255,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 			pid := st.saw(method, params)
 			if pid > 0 {
 				watchOnce.Do(func() {
-					watchProcess(ctx, log, pid, func() { parentGone <- pid })
+					lsp.WatchProcess(ctx, log, pid, func() { parentGone <- pid })
 				})
 			}
 		})
@@ -339,7 +338,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 		settle("the client's process ended")
 		return 1, nil
 	case <-silent:
-		return 1, &SilentDaemonError{What: "initialize", Wait: forwardInitWait}
+		return 1, &SilentError{What: "initialize", Wait: forwardInitWait}
 	case <-ctx.Done():
 		settle("agentd was told to stop")
 		return 1, nil
@@ -387,115 +386,49 @@ func (s *clientState) exitCode() (code int, exited bool) {
 	return 1, true
 }
 
-// watchProcess calls gone, once, when the client process pid (the
-// processId of initialize) is gone, unless ctx ends first. A pid that is
-// not a process seen from here when the client initializes is not watched
-// but logged: it is most likely the pid of a client in another PID
-// namespace (a container, a sandbox), alive but invisible, not a dead
-// client (docs/reliability.md, "Signals and descriptors").
-func watchProcess(ctx context.Context, log *slog.Logger, pid int, gone func()) {
-	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-		log.Warn("the client's processId is no process seen from here (a client in another PID namespace?): not watching it", "processId", pid)
-		return
-	}
-	go func() {
-		if waitProcessGone(ctx, pid) {
-			log.Info("client process is gone; ending the connection", "pid", pid)
-			gone()
-		}
-	}()
-}
-
-// waitProcessGone polls until process pid is gone (true) or ctx ends.
-func waitProcessGone(ctx context.Context, pid int) bool {
-	t := time.NewTicker(300 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-				return true
-			}
-		}
-	}
-}
-
 // maxSniffBytes is the largest message body relayClient reads whole to see
 // its method; larger bodies pass through unread.
 const maxSniffBytes = 1 << 20
 
 // relayClient copies src to dst unchanged while following the
-// Content-Length framing well enough to hand each whole message body (up to
-// maxSniffBytes) to seen before it is written. Outside a body it holds
-// nothing back: what has arrived is written at once, even in the middle of
-// a line, so input that breaks the framing (a length counted in characters,
-// garbage, an endless header line) never keeps the next message from the
-// daemon. Like the daemon's reader it takes a Content-Length header found
-// anywhere in a line and skips to the next one after a malformed header, so
-// it follows the same messages as the daemon after such input. Broken
-// framing only blinds it: every byte still goes through, and the daemon
-// answers the error. It returns at the end of src: readErr nil at a clean
-// end, writeErr when dst failed.
+// Content-Length framing with the daemon's own reader (jsonrpc.Reader), so
+// that it sees the same messages as the daemon after any input, and hands
+// each whole message body (up to maxSniffBytes) to seen before it is
+// written. Outside a body it holds nothing back: what has arrived is
+// written at once, even in the middle of a line, so input that breaks the
+// framing (a length counted in characters, garbage, an endless header
+// line) never keeps the next message from the daemon. Broken framing only
+// blinds it: every byte still goes through, and the daemon answers the
+// error. It returns at the end of src: readErr nil at a clean end,
+// writeErr when dst failed.
 func relayClient(dst io.Writer, src io.Reader, seen func(method string, params json.RawMessage)) (readErr, writeErr error) {
-	br := bufio.NewReaderSize(src, 64<<10)
-	length := int64(-1)
-	skipping := false // after a malformed header: until the next Content-Length line
-	var line []byte   // the current header line so far (its tail, when long)
+	w := &recordingWriter{w: dst}
+	r := jsonrpc.NewReader(src, jsonrpc.ReaderOptions{Echo: w})
+	end := func(err error) (readErr, writeErr error) {
+		switch {
+		case w.err != nil:
+			return nil, w.err
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, nil
+		}
+		return err, nil
+	}
 	for {
-		if _, err := br.Peek(1); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil, nil
-			}
-			return err, nil
+		n, err := r.ReadHeader()
+		var fe *jsonrpc.FramingError
+		if errors.As(err, &fe) {
+			continue // the reader skips to the next header, as the daemon's does
 		}
-		chunk, _ := br.Peek(br.Buffered())
-		end := bytes.IndexByte(chunk, '\n')
-		if end >= 0 {
-			chunk = chunk[:end+1]
+		if err != nil {
+			return end(err)
 		}
-		if _, werr := dst.Write(chunk); werr != nil {
-			return nil, werr
-		}
-		line = append(line, chunk...)
-		if len(line) > 2*relayLineTail {
-			line = append(line[:0], line[len(line)-relayLineTail:]...)
-		}
-		br.Discard(len(chunk))
-		if end < 0 {
-			continue // the rest of the line has not arrived yet
-		}
-		header := bytes.TrimRight(line, "\r\n")
-		line = line[:0]
-		if len(header) > 0 {
-			if n, found := findContentLength(header); found {
-				length, skipping = n, n < 0
-			} else if !bytes.Contains(header, []byte(":")) {
-				length, skipping = -1, true
-			}
-			continue
-		}
-		if length < 0 || skipping {
-			continue // a blank line between messages, or headers without a length
-		}
-		n := length
-		length = -1
 		if n > maxSniffBytes {
-			w := &recordingWriter{w: dst}
-			if _, err := io.CopyN(w, br, n); err != nil {
-				switch {
-				case w.err != nil:
-					return nil, w.err
-				case errors.Is(err, io.EOF):
-					return nil, nil
-				}
-				return err, nil
+			if err := r.CopyBody(w, n); err != nil {
+				return end(err)
 			}
 			continue
 		}
-		body := make([]byte, n)
-		got, err := io.ReadFull(br, body)
+		body, err := r.ReadBody(n)
 		if err == nil {
 			var m struct {
 				Method string          `json:"method"`
@@ -505,43 +438,13 @@ func relayClient(dst io.Writer, src io.Reader, seen func(method string, params j
 				seen(m.Method, m.Params)
 			}
 		}
-		if _, werr := dst.Write(body[:got]); werr != nil {
+		if _, werr := w.Write(body); werr != nil {
 			return nil, werr
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, nil
-			}
-			return err, nil
+			return end(err)
 		}
 	}
-}
-
-// relayLineTail is how much of a long header line relayClient keeps: a
-// Content-Length header is looked for at its end.
-const relayLineTail = 1024
-
-// findContentLength finds the last "Content-Length:" (any case) in a header
-// line, as the daemon's reader does, and returns its value, -1 when the
-// value is not a length.
-func findContentLength(header []byte) (n int64, found bool) {
-	const name = "content-length:"
-	lower := make([]byte, len(header)) // ASCII only, so that offsets stay
-	for j, b := range header {
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		lower[j] = b
-	}
-	i := bytes.LastIndex(lower, []byte(name))
-	if i < 0 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(header[i+len(name):])), 10, 64)
-	if err != nil || n < 0 {
-		return -1, true
-	}
-	return n, true
 }
 
 // recordingWriter keeps the first write error, to tell it from read errors.
@@ -558,7 +461,7 @@ func (r *recordingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// CallWaits bound how long CallDaemon waits for a daemon's answers. A zero
+// CallWaits bound how long Call waits for a daemon's answers. A zero
 // field is the one of DefaultCallWaits.
 type CallWaits struct {
 	Begin   time.Duration // for the answer to initialize
@@ -570,17 +473,17 @@ type CallWaits struct {
 // wait about a second for a file lock.
 var DefaultCallWaits = CallWaits{Begin: 5 * time.Second, Command: 30 * time.Second}
 
-// SilentDaemonError is CallDaemon's or Forward's error when a daemon
+// SilentError is Call's or Forward's error when a daemon
 // accepted the connection but did not answer What within Wait: it is
 // stopped (SIGSTOP) or stuck.
-type SilentDaemonError struct {
+type SilentError struct {
 	What string // "initialize" or the command
 	Wait time.Duration
 	// MayHaveRun: the command was sent, and may or may not have run.
 	MayHaveRun bool
 }
 
-func (e *SilentDaemonError) Error() string {
+func (e *SilentError) Error() string {
 	msg := fmt.Sprintf("the daemon accepted the connection but did not answer %s within %v", e.What, e.Wait)
 	if e.MayHaveRun {
 		msg += "; the command may or may not have run"
@@ -588,18 +491,18 @@ func (e *SilentDaemonError) Error() string {
 	return msg
 }
 
-// CallDaemon runs one command through a daemon connection, as a short LSP
+// Call runs one command through a daemon connection, as a short LSP
 // session (OpenSession with folder, an absolute path, and session when set;
 // Session.Execute; Session.Close), waiting at most waits for the answers.
 // It closes conn.
 //
 // When the session cannot begin, the error wraps ErrNoDaemon: the command
 // was not sent. A daemon that does not answer in time gives a
-// *SilentDaemonError. A refusal of the command comes back as a
+// *SilentError. A refusal of the command comes back as a
 // *commands.Error with the code and data the daemon sent
 // (commands.ErrorCode works on it); other JSON-RPC errors as an error with
 // the daemon's message.
-func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, command string, args any, waits CallWaits) (json.RawMessage, error) {
+func Call(ctx context.Context, conn io.ReadWriteCloser, folder, session, command string, args any, waits CallWaits) (json.RawMessage, error) {
 	waits.Begin = cmp.Or(waits.Begin, DefaultCallWaits.Begin)
 	waits.Command = cmp.Or(waits.Command, DefaultCallWaits.Command)
 	beginCtx, cancel := context.WithTimeout(ctx, waits.Begin)
@@ -607,7 +510,7 @@ func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, c
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(beginCtx.Err(), context.DeadlineExceeded) {
-			return nil, &SilentDaemonError{What: "initialize", Wait: waits.Begin}
+			return nil, &SilentError{What: "initialize", Wait: waits.Begin}
 		}
 		return nil, err
 	}
@@ -616,7 +519,7 @@ func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, c
 	res, err := s.Execute(cmdCtx, command, args)
 	if err != nil && ctx.Err() == nil && errors.Is(cmdCtx.Err(), context.DeadlineExceeded) {
 		s.end() // no polite end with a daemon that does not answer
-		return nil, &SilentDaemonError{What: command, Wait: waits.Command, MayHaveRun: true}
+		return nil, &SilentError{What: command, Wait: waits.Command, MayHaveRun: true}
 	}
 	s.Close()
 	return res, err
@@ -626,7 +529,7 @@ func CallDaemon(ctx context.Context, conn io.ReadWriteCloser, folder, session, c
 // error with data.code becomes a *commands.Error carrying that code, its
 // message, and the rest of data.
 func commandError(err error) error {
-	var e *Error
+	var e *jsonrpc.Error
 	if !errors.As(err, &e) {
 		return err
 	}

@@ -1,4 +1,4 @@
-package lsp_test
+package jsonrpc_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
 // The outgoing queue's bounds (docs/reliability.md, Limits).
@@ -22,11 +22,11 @@ const (
 
 // stuckConn runs a Conn whose peer writes but never reads. It returns the
 // Conn, the peer's end, Run's result and the Conn's logs.
-func stuckConn(t *testing.T, route lsp.Router) (*lsp.Conn, net.Conn, chan error, *rpcLog) {
+func stuckConn(t *testing.T, route jsonrpc.Router) (*jsonrpc.Conn, net.Conn, chan error, *rpcLog) {
 	t.Helper()
 	server, client := net.Pipe() // unbuffered: nothing the Conn writes leaves until read
 	logs := &rpcLog{}
-	c := lsp.NewConn(server, route, lsp.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	c := jsonrpc.NewConn(server, route, jsonrpc.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	runErr := make(chan error, 1)
 	go func() { runErr <- c.Run(context.Background()) }()
 	t.Cleanup(func() {
@@ -57,7 +57,7 @@ func TestQueueDropsNotificationsByBytes(t *testing.T) {
 	accepted := 0
 	for range 1000 {
 		err := c.TryNotify("n", payload)
-		if errors.Is(err, lsp.ErrQueueFull) {
+		if errors.Is(err, jsonrpc.ErrQueueFull) {
 			break
 		}
 		if err != nil {
@@ -81,7 +81,7 @@ func TestQueueDropsNotificationsByCount(t *testing.T) {
 	for range queuedNotes + 100 {
 		if err := c.TryNotify("n", "x"); err == nil {
 			accepted++
-		} else if !errors.Is(err, lsp.ErrQueueFull) {
+		} else if !errors.Is(err, jsonrpc.ErrQueueFull) {
 			t.Fatalf("TryNotify: %v", err)
 		}
 	}
@@ -97,7 +97,7 @@ func TestQueueDropsNotificationsByCount(t *testing.T) {
 // silently.
 func TestQueueClosesWhenRepliesOverflow(t *testing.T) {
 	big := strings.Repeat("r", 1<<20)
-	route := routes(map[string]lsp.Handler{"big": func(context.Context, *lsp.Request) (any, error) { return big, nil }})
+	route := routes(map[string]jsonrpc.Handler{"big": func(context.Context, *jsonrpc.Request) (any, error) { return big, nil }})
 	_, client, runErr, logs := stuckConn(t, route)
 	sent := make(chan error, 1)
 	go func() {

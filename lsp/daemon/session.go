@@ -1,9 +1,9 @@
-package lsp
+package daemon
 
 // This file is the client side of one LSP session with an agentd server: the
-// shell commands run one command in a short session (CallDaemon), and the
-// adapters beside this package (agentd mcp) keep one open for their whole
-// life, running commands and receiving the server's notifications on it.
+// shell commands run one command in a short session (Call), and the
+// adapters beside package lsp (agentd mcp, agentd hook) keep one open while
+// they run, running commands and receiving the server's notifications on it.
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -33,7 +34,7 @@ type SessionOptions struct {
 // Session is an open LSP session on one workspace folder: initialize and
 // initialized have been sent. Safe for concurrent use.
 type Session struct {
-	rpc     *Conn
+	rpc     *jsonrpc.Conn
 	runDone chan struct{}
 	cancel  context.CancelFunc
 }
@@ -45,14 +46,14 @@ type Session struct {
 // null. When the session cannot begin, conn is closed and the error wraps
 // ErrNoDaemon.
 func OpenSession(ctx context.Context, conn io.ReadWriteCloser, opts SessionOptions) (*Session, error) {
-	route := func(req *Request) (Handler, bool) {
+	route := func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 		if !req.IsCall() && opts.OnNotify != nil {
 			opts.OnNotify(req.Method, req.Params)
 		}
-		return ignore, true
+		return jsonrpc.Ignore, true
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	s := &Session{rpc: NewConn(conn, route, Options{}), runDone: make(chan struct{}), cancel: cancel}
+	s := &Session{rpc: jsonrpc.NewConn(conn, route, jsonrpc.Options{}), runDone: make(chan struct{}), cancel: cancel}
 	go func() {
 		s.rpc.Run(runCtx)
 		close(s.runDone)
@@ -96,10 +97,10 @@ func OpenSession(ctx context.Context, conn io.ReadWriteCloser, opts SessionOptio
 func (s *Session) Execute(ctx context.Context, command string, args any) (json.RawMessage, error) {
 	res, err := s.rpc.Call(ctx, "workspace/executeCommand", map[string]any{"command": command, "arguments": []any{args}})
 	if err != nil {
-		if errors.Is(err, ErrConnClosed) {
+		if errors.Is(err, jsonrpc.ErrConnClosed) {
 			return nil, errors.New("the agentd server closed the connection before it answered; the command may or may not have run")
 		}
-		if errors.Is(err, ErrMessageTooLarge) {
+		if errors.Is(err, jsonrpc.ErrMessageTooLarge) {
 			return nil, fmt.Errorf("%s was not sent: its arguments are too large (%w); send less at once", command, err)
 		}
 		return nil, commandError(err)

@@ -1,4 +1,4 @@
-package lsp_test
+package daemon_test
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/daemon"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
@@ -34,7 +36,7 @@ func shortDir(t testing.TB) string {
 // testDaemon is a daemon served in this process.
 type testDaemon struct {
 	t        testing.TB
-	d        *lsp.Daemon
+	d        *daemon.Daemon
 	path     string
 	stateDir string
 	cancel   context.CancelFunc
@@ -44,20 +46,20 @@ type testDaemon struct {
 // startDaemon claims a socket in dir and serves it on a fresh registry.
 func startDaemon(t testing.TB, path string, idle time.Duration) *testDaemon {
 	t.Helper()
-	return startDaemonWith(t, lsp.DaemonOptions{Path: path, IdleTimeout: idle})
+	return startDaemonWith(t, daemon.Options{Path: path, IdleTimeout: idle})
 }
 
 // startDaemonWith is startDaemon with options; a fresh state dir when
 // opts.StateDir is empty.
-func startDaemonWith(t testing.TB, opts lsp.DaemonOptions) *testDaemon {
+func startDaemonWith(t testing.TB, opts daemon.Options) *testDaemon {
 	t.Helper()
 	if opts.StateDir == "" {
 		opts.StateDir = filepath.Join(shortDir(t), "state")
 	}
 	path, stateDir := opts.Path, opts.StateDir
-	d, err := lsp.ListenDaemon(opts)
+	d, err := daemon.Listen(opts)
 	if err != nil {
-		t.Fatalf("ListenDaemon: %v", err)
+		t.Fatalf("Listen: %v", err)
 	}
 	svc := service.New(workspace.Options{StateDir: stateDir}, service.Daemon)
 	srv := lsp.NewServer(svc, opts.Version, nil)
@@ -98,7 +100,7 @@ func (td *testDaemon) wait() error {
 // lspClient is an LSP client on our own Conn, recording notifications.
 type lspClient struct {
 	t   testing.TB
-	rpc *lsp.Conn
+	rpc *jsonrpc.Conn
 
 	mu      sync.Mutex
 	notes   []note
@@ -112,13 +114,13 @@ type note struct {
 
 func dialClient(t testing.TB, path string) *lspClient {
 	t.Helper()
-	nc, err := lsp.DialDaemon(path)
+	nc, err := daemon.Dial(path)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
 	c := &lspClient{t: t, changed: make(chan struct{})}
-	c.rpc = lsp.NewConn(nc, func(req *lsp.Request) (lsp.Handler, bool) {
-		return func(_ context.Context, req *lsp.Request) (any, error) {
+	c.rpc = jsonrpc.NewConn(nc, func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
+		return func(_ context.Context, req *jsonrpc.Request) (any, error) {
 			c.mu.Lock()
 			c.notes = append(c.notes, note{req.Method, append(json.RawMessage(nil), req.Params...)})
 			close(c.changed)
@@ -126,7 +128,7 @@ func dialClient(t testing.TB, path string) *lspClient {
 			c.mu.Unlock()
 			return nil, nil
 		}, true
-	}, lsp.Options{})
+	}, jsonrpc.Options{})
 	go c.rpc.Run(context.Background())
 	t.Cleanup(func() { c.rpc.Close() })
 	return c
@@ -249,14 +251,14 @@ func TestDaemonSocketAndLock(t *testing.T) {
 			t.Errorf("%s: mode %v (%v), want %#o", p, fi.Mode(), err, want)
 		}
 	}
-	info, err := lsp.ReadDaemonInfo(path)
+	info, err := daemon.ReadInfo(path)
 	if err != nil || info.Pid != os.Getpid() || info.StateDir != td.stateDir {
-		t.Errorf("ReadDaemonInfo = %+v, %v; want this pid and state dir %s", info, err, td.stateDir)
+		t.Errorf("ReadInfo = %+v, %v; want this pid and state dir %s", info, err, td.stateDir)
 	}
-	_, err = lsp.ListenDaemon(lsp.DaemonOptions{Path: path})
-	var running *lsp.DaemonRunningError
+	_, err = daemon.Listen(daemon.Options{Path: path})
+	var running *daemon.RunningError
 	if !errors.As(err, &running) || running.Pid != os.Getpid() || !strings.Contains(err.Error(), "already serves") {
-		t.Fatalf("second ListenDaemon: got %v, want a DaemonRunningError naming pid %d", err, os.Getpid())
+		t.Fatalf("second Listen: got %v, want a RunningError naming pid %d", err, os.Getpid())
 	}
 	td.stop()
 	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
@@ -286,8 +288,8 @@ func TestDaemonStaleSocket(t *testing.T) {
 	if err := os.WriteFile(plain, []byte("keep"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lsp.ListenDaemon(lsp.DaemonOptions{Path: plain}); err == nil || !strings.Contains(err.Error(), "not a socket") {
-		t.Fatalf("ListenDaemon on a regular file: %v, want a refusal", err)
+	if _, err := daemon.Listen(daemon.Options{Path: plain}); err == nil || !strings.Contains(err.Error(), "not a socket") {
+		t.Fatalf("Listen on a regular file: %v, want a refusal", err)
 	}
 	if data, _ := os.ReadFile(plain); string(data) != "keep" {
 		t.Fatalf("the regular file was changed: %q", data)
@@ -298,10 +300,10 @@ func TestDaemonStaleSocket(t *testing.T) {
 // is not taken over.
 func TestDaemonRefusesAnotherListener(t *testing.T) {
 	path := closingListener(t)
-	_, err := lsp.ListenDaemon(lsp.DaemonOptions{Path: path})
-	var running *lsp.DaemonRunningError
+	_, err := daemon.Listen(daemon.Options{Path: path})
+	var running *daemon.RunningError
 	if !errors.As(err, &running) {
-		t.Fatalf("ListenDaemon while another program listens: %v, want DaemonRunningError", err)
+		t.Fatalf("Listen while another program listens: %v, want RunningError", err)
 	}
 	if _, err := os.Lstat(path); err != nil {
 		t.Fatalf("the other program's socket was removed: %v", err)
@@ -373,10 +375,10 @@ func TestDaemonFanOut(t *testing.T) {
 func TestSecureDir(t *testing.T) {
 	base := shortDir(t)
 	ok := filepath.Join(base, "ok", "agentd")
-	if err := lsp.SecureDir(ok, true); err != nil {
+	if err := daemon.SecureDir(ok, true); err != nil {
 		t.Fatalf("SecureDir(create) = %v", err)
 	}
-	if err := lsp.SecureDir(ok, false); err != nil {
+	if err := daemon.SecureDir(ok, false); err != nil {
 		t.Fatalf("SecureDir on the made dir = %v", err)
 	}
 	open := filepath.Join(base, "open")
@@ -387,18 +389,18 @@ func TestSecureDir(t *testing.T) {
 	file := filepath.Join(base, "file")
 	os.WriteFile(file, nil, 0o600)
 	for dir, want := range map[string]string{open: "chmod 700", link: "symbolic link", file: "not a directory"} {
-		if err := lsp.SecureDir(dir, true); err == nil || !strings.Contains(err.Error(), want) {
+		if err := daemon.SecureDir(dir, true); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("SecureDir(%s) = %v, want an error saying %q", filepath.Base(dir), err, want)
 		}
 	}
-	if err := lsp.SecureDir(filepath.Join(base, "missing"), false); !errors.Is(err, os.ErrNotExist) {
+	if err := daemon.SecureDir(filepath.Join(base, "missing"), false); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("SecureDir(missing, false) = %v, want not exist", err)
 	}
 	if os.Getuid() == 0 {
 		other := filepath.Join(base, "other")
 		mkdirs(t, other)
 		if err := os.Chown(other, 65534, 65534); err == nil {
-			if err := lsp.SecureDir(other, false); err == nil || !strings.Contains(err.Error(), "uid 65534") {
+			if err := daemon.SecureDir(other, false); err == nil || !strings.Contains(err.Error(), "uid 65534") {
 				t.Errorf("SecureDir on another user's dir = %v, want a refusal naming uid 65534", err)
 			}
 		}
@@ -408,12 +410,12 @@ func TestSecureDir(t *testing.T) {
 // TestAutoSocketPath follows XDG_RUNTIME_DIR, else the temp dir per uid.
 func TestAutoSocketPath(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", "/run/user/7")
-	if got := lsp.AutoSocketPath(); got != "/run/user/7/agentd/daemon.sock" {
+	if got := daemon.AutoSocketPath(); got != "/run/user/7/agentd/daemon.sock" {
 		t.Errorf("with XDG_RUNTIME_DIR: %s", got)
 	}
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	want := filepath.Join(os.TempDir(), "agentd-"+strconv.Itoa(os.Getuid()), "daemon.sock")
-	if got := lsp.AutoSocketPath(); got != want {
+	if got := daemon.AutoSocketPath(); got != want {
 		t.Errorf("without XDG_RUNTIME_DIR: %s, want %s", got, want)
 	}
 }
@@ -457,10 +459,10 @@ func TestDaemonLongSocketPath(t *testing.T) {
 	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket still there after the daemon stopped: %v", err)
 	}
-	if _, err := lsp.DialDaemon(path); !errors.Is(err, lsp.ErrNoDaemon) {
-		t.Errorf("DialDaemon after the stop: %v, want ErrNoDaemon", err)
+	if _, err := daemon.Dial(path); !errors.Is(err, daemon.ErrNoDaemon) {
+		t.Errorf("Dial after the stop: %v, want ErrNoDaemon", err)
 	}
-	if _, err := lsp.DialDaemon(filepath.Join(dir, "missing", "daemon.sock")); !errors.Is(err, lsp.ErrNoDaemon) {
-		t.Errorf("DialDaemon in a missing long directory: %v, want ErrNoDaemon", err)
+	if _, err := daemon.Dial(filepath.Join(dir, "missing", "daemon.sock")); !errors.Is(err, daemon.ErrNoDaemon) {
+		t.Errorf("Dial in a missing long directory: %v, want ErrNoDaemon", err)
 	}
 }

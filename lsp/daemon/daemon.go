@@ -1,8 +1,8 @@
-package lsp
+package daemon
 
-// This file is the shared daemon (PROTOCOL.md §1, `agentd serve
+// This file is the shared daemon (docs/protocol.md §1, `agentd serve
 // --listen=unix:PATH`): many LSP connections on a Unix socket, each served by
-// Server.ServeConn on the one workspace registry of the Server's
+// lsp.Server.ServeConn on the one workspace registry of the Server's
 // service.Service, so that a change made through one connection reaches
 // every connection that has the folder open.
 //
@@ -11,7 +11,7 @@ package lsp
 //	PATH        the socket, mode 0600, removed when the daemon ends, made
 //	            again by the daemon when something else removed it
 //	PATH.lock   held (flock) by the running daemon for its whole life;
-//	            holds DaemonInfo as JSON (pid, state dir, version)
+//	            holds Info as JSON (pid, state dir, version)
 //
 // A PATH longer than a Unix socket address holds (maxSocketPath) is bound
 // and dialled through its directory (socketAddr), so that any runtime dir
@@ -34,10 +34,13 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
 // DefaultIdleTimeout is how long a daemon waits with no connection before it
-// exits (`--listen.timeout`, PROTOCOL.md §1).
+// exits (`--listen.timeout`, docs/protocol.md §1).
 const DefaultIdleTimeout = time.Minute
 
 // maxSocketPath is the longest Unix socket path Linux accepts (sun_path less
@@ -110,10 +113,10 @@ func SecureDir(dir string, create bool) error {
 	return nil
 }
 
-// DaemonInfo is what a running daemon records in PATH.lock. Read it with
-// ReadDaemonInfo once connected: while a daemon answers on PATH, the file
+// Info is what a running daemon records in PATH.lock. Read it with
+// ReadInfo once connected: while a daemon answers on PATH, the file
 // is its own.
-type DaemonInfo struct {
+type Info struct {
 	Pid       int       `json:"pid"`
 	StateDir  string    `json:"stateDir"`
 	StartedAt time.Time `json:"startedAt"`
@@ -122,9 +125,9 @@ type DaemonInfo struct {
 	Version string `json:"version,omitempty"`
 }
 
-// ReadDaemonInfo reads the DaemonInfo of the daemon at socket path.
-func ReadDaemonInfo(path string) (DaemonInfo, error) {
-	var info DaemonInfo
+// ReadInfo reads the Info of the daemon at socket path.
+func ReadInfo(path string) (Info, error) {
+	var info Info
 	data, err := os.ReadFile(path + ".lock")
 	if err != nil {
 		return info, err
@@ -135,14 +138,14 @@ func ReadDaemonInfo(path string) (DaemonInfo, error) {
 	return info, nil
 }
 
-// DaemonRunningError is returned by ListenDaemon when another daemon
+// RunningError is returned by Listen when another daemon
 // already serves the socket.
-type DaemonRunningError struct {
+type RunningError struct {
 	Path string
 	Pid  int // 0 when unknown
 }
 
-func (e *DaemonRunningError) Error() string {
+func (e *RunningError) Error() string {
 	who := "another daemon"
 	if e.Pid > 0 {
 		who = fmt.Sprintf("another daemon (pid %d)", e.Pid)
@@ -150,16 +153,16 @@ func (e *DaemonRunningError) Error() string {
 	return fmt.Sprintf("%s already serves %s; connect to it with `agentd --remote=unix:%s`, or stop it first", who, e.Path, e.Path)
 }
 
-// DaemonOptions configure ListenDaemon.
-type DaemonOptions struct {
+// Options configure Listen.
+type Options struct {
 	Path        string        // socket path, absolute
 	IdleTimeout time.Duration // exit after this long without connections; 0 never
-	StateDir    string        // recorded in DaemonInfo for forwarders and shell commands
-	Version     string        // the agentd version, recorded in DaemonInfo
+	StateDir    string        // recorded in Info for forwarders and shell commands
+	Version     string        // the agentd version, recorded in Info
 	Logger      *slog.Logger  // nil discards logs
 }
 
-// Daemon is a claimed daemon socket: ListenDaemon returns it listening,
+// Daemon is a claimed daemon socket: Listen returns it listening,
 // Serve serves it, Close releases it.
 type Daemon struct {
 	path    string
@@ -176,17 +179,17 @@ type Daemon struct {
 	closeOnce sync.Once
 }
 
-// lockWait bounds how long ListenDaemon waits for PATH.lock while its holder
+// lockWait bounds how long Listen waits for PATH.lock while its holder
 // does not answer on the socket (a daemon finishing its exit, or one just
 // starting that will answer soon).
 const lockWait = 3 * time.Second
 
-// ListenDaemon claims the socket at opts.Path: it takes PATH.lock, refuses
-// when another daemon already answers there (*DaemonRunningError), removes a
+// Listen claims the socket at opts.Path: it takes PATH.lock, refuses
+// when another daemon already answers there (*RunningError), removes a
 // stale socket file left by a daemon that died, and listens with mode 0600
 // (the directory, when missing, is created with mode 0700; the auto socket's
 // directory must pass SecureDir).
-func ListenDaemon(opts DaemonOptions) (*Daemon, error) {
+func Listen(opts Options) (*Daemon, error) {
 	path := opts.Path
 	if !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("socket path %q is not absolute", path)
@@ -221,8 +224,8 @@ func ListenDaemon(opts DaemonOptions) (*Daemon, error) {
 func (d *Daemon) claimLock() (*os.File, error) {
 	f, err := waitFlock(context.Background(), d.path+".lock", lockWait, func() bool { return answers(d.path) })
 	if errors.Is(err, errLockHeld) {
-		info, _ := ReadDaemonInfo(d.path)
-		return nil, &DaemonRunningError{Path: d.path, Pid: info.Pid}
+		info, _ := ReadInfo(d.path)
+		return nil, &RunningError{Path: d.path, Pid: info.Pid}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot take the daemon lock: %w", err)
@@ -248,7 +251,7 @@ func answers(path string) bool {
 // listen records the daemon's info, clears a stale socket file and listens.
 // It runs with PATH.lock held.
 func (d *Daemon) listen(stateDir string) error {
-	data, _ := json.Marshal(DaemonInfo{Pid: os.Getpid(), StateDir: stateDir, StartedAt: time.Now().UTC(), Version: d.version})
+	data, _ := json.Marshal(Info{Pid: os.Getpid(), StateDir: stateDir, StartedAt: time.Now().UTC(), Version: d.version})
 	if err := d.lock.Truncate(0); err != nil {
 		return fmt.Errorf("cannot write %s: %w", d.lock.Name(), err)
 	}
@@ -256,7 +259,7 @@ func (d *Daemon) listen(stateDir string) error {
 		return fmt.Errorf("cannot write %s: %w", d.lock.Name(), err)
 	}
 	if answers(d.path) { // a daemon that does not take PATH.lock, or another program
-		return &DaemonRunningError{Path: d.path}
+		return &RunningError{Path: d.path}
 	}
 	if fi, err := os.Lstat(d.path); err == nil {
 		if fi.Mode().Type() != fs.ModeSocket {
@@ -370,7 +373,7 @@ func (d *Daemon) Path() string { return d.path }
 // serves, a socket file removed from under it is made again within about a
 // second (keepSocket, docs/shared-daemon.md, "Troubleshooting"). The error
 // is always nil.
-func (d *Daemon) Serve(ctx context.Context, srv *Server) error {
+func (d *Daemon) Serve(ctx context.Context, srv *lsp.Server) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -382,12 +385,7 @@ func (d *Daemon) Serve(ctx context.Context, srv *Server) error {
 	)
 	idle := make(chan struct{}, 1) // a tick of the idle timer; re-checked under mu
 	handover := make(chan handoverParams, 1)
-	connOpts := ConnOptions{handover: func(p handoverParams) {
-		select {
-		case handover <- p:
-		default: // already handing over
-		}
-	}}
+	connOpts := lsp.ConnOptions{Ungated: map[string]jsonrpc.Handler{handoverMethod: serveHandover(handover)}}
 	var timer *time.Timer
 	if d.idle > 0 {
 		timer = time.AfterFunc(d.idle, func() {
@@ -478,7 +476,7 @@ wait:
 			mu.Unlock()
 		case p := <-handover:
 			d.log.Info("daemon stopping: handing over to a newer agentd", "version", p.Version, "forwarderPid", p.Pid)
-			srv.tellReady(fmt.Sprintf("agentd: agentd %s replaces this shared daemon (agentd %s): this connection ends now, "+
+			srv.TellReady(fmt.Sprintf("agentd: agentd %s replaces this shared daemon (agentd %s): this connection ends now, "+
 				"and agentd started again reaches the new daemon (your editor restarts it; if it does not, restart agentd)", p.Version, d.version))
 			break wait
 		case <-idle:

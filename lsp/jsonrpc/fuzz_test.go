@@ -1,4 +1,4 @@
-package lsp_test
+package jsonrpc_test
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
 // fuzzMaxBytes is the message limit in FuzzReadMessage, small so that the
@@ -24,8 +24,8 @@ const fuzzMaxBytes = 256
 func FuzzReadMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := &rpcStream{Reader: bytes.NewReader(data)}
-		route := func(*lsp.Request) (lsp.Handler, bool) { return echo, false }
-		c := lsp.NewConn(s, route, lsp.Options{MaxMessageBytes: fuzzMaxBytes})
+		route := func(*jsonrpc.Request) (jsonrpc.Handler, bool) { return echo, false }
+		c := jsonrpc.NewConn(s, route, jsonrpc.Options{MaxMessageBytes: fuzzMaxBytes})
 		done := make(chan error, 1)
 		go func() { done <- c.Run(context.Background()) }()
 		select {

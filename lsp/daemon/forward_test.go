@@ -1,4 +1,4 @@
-package lsp_test
+package daemon_test
 
 import (
 	"bufio"
@@ -18,10 +18,11 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/commands"
-	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/daemon"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
-// forwarder runs lsp.Forward in this process with pipes for the editor.
+// forwarder runs daemon.Forward in this process with pipes for the editor.
 type forwarder struct {
 	t    testing.TB
 	in   *io.PipeWriter // the editor's writes
@@ -33,7 +34,7 @@ type forwarder struct {
 
 func startForward(t testing.TB, path string) *forwarder {
 	t.Helper()
-	conn, err := lsp.DialDaemon(path)
+	conn, err := daemon.Dial(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func startForward(t testing.TB, path string) *forwarder {
 	outR, outW := io.Pipe()
 	f := &forwarder{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan struct{})}
 	go func() {
-		f.code, f.err = lsp.Forward(context.Background(), inR, outW, conn, nil)
+		f.code, f.err = daemon.Forward(context.Background(), inR, outW, conn, nil)
 		outW.Close()
 		close(f.done)
 	}()
@@ -132,6 +133,30 @@ func TestForwardExitCodes(t *testing.T) {
 				t.Fatalf("code %d, err %v; want %d, nil", code, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestForwardFollowsBrokenFraming: the forwarder follows the messages the
+// daemon reads after broken framing (a length counted in characters, junk
+// lines, a bad length), so it sees the shutdown that follows and exits 0
+// after exit, like the daemon's own connection.
+func TestForwardFollowsBrokenFraming(t *testing.T) {
+	path := filepath.Join(shortDir(t), "d.sock")
+	startDaemon(t, path, 0)
+	f := startForward(t, path)
+	f.send(initMsg)
+	f.next()
+	shutdown := `{"jsonrpc":"2.0","id":2,"method":"shutdown"}`
+	io.WriteString(f.in, "Content-Length: 5\r\n\r\n\"éé\"junk line\r\nContent-Length: x\r\n\r\n"+
+		fmt.Sprintf("more junk Content-Length: %d\r\n\r\n%s", len(shutdown), shutdown))
+	for _, want := range []string{"null", "null", "null", "2"} { // -32700 for the body, the junk, the bad length; then shutdown
+		if m := f.next(); string(m["id"]) != want {
+			t.Fatalf("got %v, want a reply with id %s", m, want)
+		}
+	}
+	f.send(`{"jsonrpc":"2.0","method":"exit"}`)
+	if code, err := f.wait(); code != 0 || err != nil {
+		t.Fatalf("code %d, err %v; want 0, nil", code, err)
 	}
 }
 
@@ -230,7 +255,7 @@ func TestDialOrStartStartsOne(t *testing.T) {
 	errs := make(chan error, n)
 	for range n {
 		wg.Go(func() {
-			c, err := lsp.DialOrStart(context.Background(), path, start)
+			c, err := daemon.DialOrStart(context.Background(), path, start)
 			if err == nil {
 				c.Close()
 			}
@@ -255,7 +280,7 @@ func TestDialOrStartReportsEarlyExit(t *testing.T) {
 	path := filepath.Join(shortDir(t), "d.sock")
 	exited := make(chan error, 1)
 	exited <- errors.New("exit status 1")
-	_, err := lsp.DialOrStart(context.Background(), path, func() (<-chan error, error) { return exited, nil })
+	_, err := daemon.DialOrStart(context.Background(), path, func() (<-chan error, error) { return exited, nil })
 	if err == nil || !strings.Contains(err.Error(), "ended as it started") {
 		t.Fatalf("got %v, want an error saying the daemon ended as it started", err)
 	}
@@ -264,7 +289,7 @@ func TestDialOrStartReportsEarlyExit(t *testing.T) {
 // TestDialDaemonNoDaemon: no socket and a stale one both mean ErrNoDaemon.
 func TestDialDaemonNoDaemon(t *testing.T) {
 	dir := shortDir(t)
-	if _, err := lsp.DialDaemon(filepath.Join(dir, "none.sock")); !errors.Is(err, lsp.ErrNoDaemon) {
+	if _, err := daemon.Dial(filepath.Join(dir, "none.sock")); !errors.Is(err, daemon.ErrNoDaemon) {
 		t.Errorf("missing socket: %v, want ErrNoDaemon", err)
 	}
 	stale := filepath.Join(dir, "stale.sock")
@@ -274,7 +299,7 @@ func TestDialDaemonNoDaemon(t *testing.T) {
 	}
 	ln.SetUnlinkOnClose(false)
 	ln.Close()
-	if _, err := lsp.DialDaemon(stale); !errors.Is(err, lsp.ErrNoDaemon) {
+	if _, err := daemon.Dial(stale); !errors.Is(err, daemon.ErrNoDaemon) {
 		t.Errorf("stale socket: %v, want ErrNoDaemon", err)
 	}
 }
@@ -292,11 +317,11 @@ func TestCallDaemon(t *testing.T) {
 	watcher.initialize(ws)
 
 	call := func(id string, args any) (json.RawMessage, error) {
-		conn, err := lsp.DialDaemon(path)
+		conn, err := daemon.Dial(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return lsp.CallDaemon(context.Background(), conn, ws, "s1", id, args, lsp.CallWaits{})
+		return daemon.Call(context.Background(), conn, ws, "s1", id, args, daemon.CallWaits{})
 	}
 	raw, err := call("agentd.todo.set", map[string]any{"items": []any{map[string]any{"title": "a", "status": "pending"}}, "expectedRevision": 0})
 	var st commands.State
@@ -327,18 +352,18 @@ func TestCallDaemonTooLarge(t *testing.T) {
 	path := filepath.Join(dir, "d.sock")
 	startDaemon(t, path, 0)
 	call := func(args any) (json.RawMessage, error) {
-		conn, err := lsp.DialDaemon(path)
+		conn, err := daemon.Dial(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		return lsp.CallDaemon(ctx, conn, ws, "s1", "agentd.todo.set", args, lsp.CallWaits{})
+		return daemon.Call(ctx, conn, ws, "s1", "agentd.todo.set", args, daemon.CallWaits{})
 	}
-	title := strings.Repeat("t", int(lsp.DefaultMaxMessageBytes)+1)
+	title := strings.Repeat("t", int(jsonrpc.DefaultMaxMessageBytes)+1)
 	_, err := call(map[string]any{"items": []any{map[string]any{"title": title, "status": "pending"}}})
-	limit := fmt.Sprintf("exceeds the limit of %d bytes", lsp.DefaultMaxMessageBytes)
-	if !errors.Is(err, lsp.ErrMessageTooLarge) || !strings.Contains(err.Error(), limit) || !strings.Contains(err.Error(), "agentd.todo.set was not sent") {
+	limit := fmt.Sprintf("exceeds the limit of %d bytes", jsonrpc.DefaultMaxMessageBytes)
+	if !errors.Is(err, jsonrpc.ErrMessageTooLarge) || !strings.Contains(err.Error(), limit) || !strings.Contains(err.Error(), "agentd.todo.set was not sent") {
 		t.Fatalf("got %v, want ErrMessageTooLarge saying the command was not sent and %q", err, limit)
 	}
 	if _, err := call(map[string]any{"items": []any{map[string]any{"title": "a", "status": "pending"}}}); err != nil {
@@ -350,25 +375,25 @@ func TestCallDaemonTooLarge(t *testing.T) {
 // (the command was not sent), so a shell command may go on without it.
 func TestCallDaemonNoSession(t *testing.T) {
 	path := closingListener(t)
-	conn, err := lsp.DialDaemon(path)
+	conn, err := daemon.Dial(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lsp.CallDaemon(context.Background(), conn, "/tmp", "", "agentd.state", nil, lsp.CallWaits{}); !errors.Is(err, lsp.ErrNoDaemon) {
+	if _, err := daemon.Call(context.Background(), conn, "/tmp", "", "agentd.state", nil, daemon.CallWaits{}); !errors.Is(err, daemon.ErrNoDaemon) {
 		t.Fatalf("got %v, want ErrNoDaemon", err)
 	}
 }
 
 // TestCallDaemonCommandWait: a daemon that answers initialize but not the
-// command makes CallDaemon give up after waits.Command with a
-// *SilentDaemonError saying the command may have run; one that does not
+// command makes Call give up after waits.Command with a
+// *SilentError saying the command may have run; one that does not
 // answer initialize, after waits.Begin.
 func TestCallDaemonCommandWait(t *testing.T) {
 	for _, answerInit := range []bool{true, false} {
-		client, daemon := net.Pipe()
+		client, peer := net.Pipe()
 		go func() { // a daemon that answers initialize (or not) and nothing else
-			defer daemon.Close()
-			br := bufio.NewReader(daemon)
+			defer peer.Close()
+			br := bufio.NewReader(peer)
 			for {
 				var n int
 				for {
@@ -392,23 +417,23 @@ func TestCallDaemonCommandWait(t *testing.T) {
 				json.Unmarshal(body, &m)
 				if m.Method == "initialize" && answerInit {
 					resp := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"capabilities":{}}}`, m.ID)
-					fmt.Fprintf(daemon, "Content-Length: %d\r\n\r\n%s", len(resp), resp)
+					fmt.Fprintf(peer, "Content-Length: %d\r\n\r\n%s", len(resp), resp)
 				}
 			}
 		}()
-		waits := lsp.CallWaits{Begin: 300 * time.Millisecond, Command: 200 * time.Millisecond}
+		waits := daemon.CallWaits{Begin: 300 * time.Millisecond, Command: 200 * time.Millisecond}
 		began := time.Now()
-		_, err := lsp.CallDaemon(context.Background(), client, "/tmp", "", "agentd.state", map[string]any{}, waits)
-		var silent *lsp.SilentDaemonError
-		want := lsp.SilentDaemonError{What: "agentd.state", Wait: waits.Command, MayHaveRun: true}
+		_, err := daemon.Call(context.Background(), client, "/tmp", "", "agentd.state", map[string]any{}, waits)
+		var silent *daemon.SilentError
+		want := daemon.SilentError{What: "agentd.state", Wait: waits.Command, MayHaveRun: true}
 		if !answerInit {
-			want = lsp.SilentDaemonError{What: "initialize", Wait: waits.Begin}
+			want = daemon.SilentError{What: "initialize", Wait: waits.Begin}
 		}
-		if !errors.As(err, &silent) || *silent != want || errors.Is(err, lsp.ErrNoDaemon) {
+		if !errors.As(err, &silent) || *silent != want || errors.Is(err, daemon.ErrNoDaemon) {
 			t.Fatalf("answerInit=%v: %v, want %+v", answerInit, err, want)
 		}
 		if took := time.Since(began); took > 5*time.Second {
-			t.Fatalf("answerInit=%v: CallDaemon took %v", answerInit, took)
+			t.Fatalf("answerInit=%v: Call took %v", answerInit, took)
 		}
 	}
 }

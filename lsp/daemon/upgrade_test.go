@@ -1,4 +1,4 @@
-package lsp_test
+package daemon_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/daemon"
 )
 
 func TestOlderVersion(t *testing.T) {
@@ -38,7 +38,7 @@ func TestOlderVersion(t *testing.T) {
 		{"1.0", "1.0.1", false},
 		{"1.0.0-", "1.0.1", false},
 	} {
-		if got := lsp.OlderVersion(tc.a, tc.b); got != tc.older {
+		if got := daemon.OlderVersion(tc.a, tc.b); got != tc.older {
 			t.Errorf("OlderVersion(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.older)
 		}
 	}
@@ -51,32 +51,32 @@ func TestOlderVersion(t *testing.T) {
 func TestDialCurrentHandsOver(t *testing.T) {
 	path := filepath.Join(shortDir(t), "d.sock")
 	stateDir := filepath.Join(shortDir(t), "state")
-	old := startDaemonWith(t, lsp.DaemonOptions{Path: path, StateDir: stateDir, Version: "0.1.0"})
+	old := startDaemonWith(t, daemon.Options{Path: path, StateDir: stateDir, Version: "0.1.0"})
 	folder := shortDir(t)
 	c := dialClient(t, path)
 	c.initialize(folder)
 	c.writeTodos(folder, "kept")
 
 	starts := 0
-	start := func(version string) lsp.StartFunc {
+	start := func(version string) daemon.StartFunc {
 		return func() (<-chan error, error) {
 			starts++
-			startDaemonWith(t, lsp.DaemonOptions{Path: path, StateDir: stateDir, Version: version})
+			startDaemonWith(t, daemon.Options{Path: path, StateDir: stateDir, Version: version})
 			return nil, nil
 		}
 	}
 	for _, tc := range []struct{ version, stateDir string }{{"0.1.0", stateDir}, {"0.0.9", stateDir}, {"0.2.0", "/elsewhere"}} {
-		conn, err := lsp.DialCurrent(context.Background(), path, tc.version, tc.stateDir, start(tc.version), nil)
+		conn, err := daemon.DialCurrent(context.Background(), path, tc.version, tc.stateDir, start(tc.version), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		conn.Close()
-		if info, _ := lsp.ReadDaemonInfo(path); starts != 0 || info.Version != "0.1.0" {
+		if info, _ := daemon.ReadInfo(path); starts != 0 || info.Version != "0.1.0" {
 			t.Fatalf("DialCurrent of %s (state %s) replaced the daemon of 0.1.0 (now %q)", tc.version, tc.stateDir, info.Version)
 		}
 	}
 
-	conn, err := lsp.DialCurrent(context.Background(), path, "0.2.0", stateDir, start("0.2.0"), nil)
+	conn, err := daemon.DialCurrent(context.Background(), path, "0.2.0", stateDir, start("0.2.0"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestDialCurrentHandsOver(t *testing.T) {
 	if err := old.wait(); err != nil {
 		t.Fatalf("the old daemon's Serve: %v", err)
 	}
-	if info, err := lsp.ReadDaemonInfo(path); err != nil || starts != 1 || info.Version != "0.2.0" {
+	if info, err := daemon.ReadInfo(path); err != nil || starts != 1 || info.Version != "0.2.0" {
 		t.Fatalf("after the handover: %d starts, %+v %v; want the daemon of 0.2.0", starts, info, err)
 	}
 	c.await("window/showMessage", func(params json.RawMessage) bool {

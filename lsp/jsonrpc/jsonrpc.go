@@ -1,13 +1,6 @@
-package lsp
-
-// This file is agentd's JSON-RPC 2.0 connection with LSP Content-Length framing.
-// It replaces go.lsp.dev/jsonrpc2's Conn, whose faults we must not inherit
-// (ARCHITECTURE.md, "Library pins"): ids of any size, calls answered concurrently,
-// a malformed message never ends the connection, numeric $/cancelRequest ids work,
-// and wrapped errors keep their outer text. Standard library only.
+package jsonrpc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -42,9 +35,7 @@ const (
 )
 
 const (
-	maxHeaderLine = 1024            // bytes of one header line kept; the rest of a longer line is dropped
-	drainTimeout  = 2 * time.Second // how long Run waits for handlers and the writer when it ends
-	headerName    = "content-length:"
+	drainTimeout = 2 * time.Second // how long Run waits for handlers and the writer when it ends
 )
 
 // JSON-RPC and LSP error codes.
@@ -88,6 +79,10 @@ func (r *Request) IsCall() bool { return r.ID != nil }
 // An error is sent as described for Error; a result is encoded with encoding/json.
 type Handler func(ctx context.Context, req *Request) (result any, err error)
 
+// Ignore is a Handler that does nothing: a call gets the result null, a
+// notification is dropped.
+func Ignore(context.Context, *Request) (any, error) { return nil, nil }
+
 // Router is called on the read goroutine, in arrival order, for every request and
 // notification except $/cancelRequest, which Conn handles itself, and a call whose id
 // is already in use, which Conn refuses; every Handler it returns is run. It may change
@@ -126,8 +121,7 @@ type Options struct {
 // Conn is one JSON-RPC connection. Create it with NewConn and start it with Run.
 type Conn struct {
 	rwc   io.ReadWriteCloser
-	r     *bufio.Reader
-	line  []byte // header line buffer, reused by readLine
+	r     *Reader
 	route Router
 	max   int64
 	log   *slog.Logger
@@ -167,8 +161,7 @@ type rpcResult struct {
 func NewConn(rwc io.ReadWriteCloser, route Router, opts Options) *Conn {
 	c := &Conn{
 		rwc:        rwc,
-		r:          bufio.NewReaderSize(rwc, 64<<10),
-		line:       make([]byte, 0, maxHeaderLine),
+		r:          NewReader(rwc, ReaderOptions{Logger: opts.Logger}),
 		route:      route,
 		max:        opts.MaxMessageBytes,
 		log:        opts.Logger,
@@ -375,7 +368,7 @@ func (c *Conn) enqueue(body []byte, optional bool) error {
 		return ErrConnClosed
 	default:
 	}
-	frame := rpcFrame(body)
+	frame := framed(body)
 	c.qmu.Lock()
 	msgs, size := c.queuedMsgs, c.queuedBytes+len(frame)
 	switch {
@@ -398,11 +391,6 @@ func (c *Conn) enqueue(body []byte, optional bool) error {
 	default:
 	}
 	return nil
-}
-
-func rpcFrame(body []byte) []byte {
-	f := fmt.Appendf(make([]byte, 0, len(body)+32), "Content-Length: %d\r\n\r\n", len(body))
-	return append(f, body...)
 }
 
 // writeLoop is the only writer: one Write per message, in queue order. After a
@@ -457,28 +445,13 @@ func (c *Conn) writeQueued(write func([]byte)) {
 	}
 }
 
-// rpcFramingError is a broken header; the reader answers -32700 and resynchronises.
-type rpcFramingError struct{ msg string }
-
-func (e *rpcFramingError) Error() string { return "parse error: " + e.msg }
-
-func rpcUnexpectedEOF(err error) error {
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return fmt.Errorf("jsonrpc: reading message: %w", err)
-}
-
 func (c *Conn) readLoop(ctx context.Context) error {
-	resync := false
 	for {
-		n, err := c.readHeader(resync)
-		resync = false
-		var fe *rpcFramingError
+		n, err := c.r.ReadHeader()
+		var fe *FramingError
 		if errors.As(err, &fe) {
 			c.log.Warn("jsonrpc: bad framing; skipping to the next Content-Length header", "err", err)
 			c.send(rpcReplyBody(nil, nil, &Error{Code: CodeParseError, Message: fe.Error()}))
-			resync = true
 			continue
 		}
 		if err != nil {
@@ -488,111 +461,16 @@ func (c *Conn) readLoop(ctx context.Context) error {
 			c.log.Warn("jsonrpc: message too large; discarding it", "bytes", n, "limit", c.max)
 			c.send(rpcReplyBody(nil, nil, NewError(CodeInvalidRequest,
 				"message of %d bytes exceeds the limit of %d bytes", n, c.max)))
-			if _, err := io.CopyN(io.Discard, c.r, n); err != nil {
-				return rpcUnexpectedEOF(err)
+			if err := c.r.CopyBody(io.Discard, n); err != nil {
+				return err
 			}
 			continue
 		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(c.r, body); err != nil {
-			return rpcUnexpectedEOF(err)
+		body, err := c.r.ReadBody(n)
+		if err != nil {
+			return err
 		}
 		c.handle(ctx, body)
-	}
-}
-
-// readHeader reads one header block and returns the Content-Length. It returns
-// io.EOF at a clean end of input and a *rpcFramingError for a missing or bad length
-// or a malformed line. With resync set it first discards input up to the next
-// Content-Length header.
-func (c *Conn) readHeader(resync bool) (int64, error) {
-	length := int64(-1)
-	started := resync // whether any part of this message has been read
-	for {
-		line, skipped, err := c.readLine()
-		if err == io.EOF && !started {
-			return 0, io.EOF
-		}
-		if err != nil {
-			return 0, rpcUnexpectedEOF(err)
-		}
-		isLength := len(line) >= len(headerName) && bytes.EqualFold(line[:len(headerName)], []byte(headerName))
-		if resync && !isLength {
-			continue
-		}
-		resync = false
-		if len(line) == 0 {
-			if !started {
-				continue // blank lines between messages
-			}
-			if length < 0 {
-				return 0, &rpcFramingError{"missing Content-Length header"}
-			}
-			return length, nil
-		}
-		started = true
-		if !isLength {
-			if !bytes.Contains(line, []byte(":")) {
-				return 0, &rpcFramingError{fmt.Sprintf("malformed header line %q", line)}
-			}
-			continue // Content-Type and unknown headers
-		}
-		if skipped > 0 {
-			c.log.Warn("jsonrpc: discarded bytes before a Content-Length header", "bytes", skipped)
-		}
-		value := bytes.TrimSpace(line[len(headerName):])
-		n, err := strconv.ParseInt(string(value), 10, 64)
-		if err != nil || n < 0 {
-			return 0, &rpcFramingError{fmt.Sprintf("invalid Content-Length %q", value)}
-		}
-		length = n
-	}
-}
-
-// readLine reads one line without its "\r\n" or "\n", keeping at most
-// maxHeaderLine bytes. If "Content-Length:" (any case) occurs inside the line,
-// everything before it is dropped and counted in skipped: this finds the next
-// header after leftover bytes of a body whose length was miscounted. It returns
-// io.EOF only when input ends before the line's first byte.
-func (c *Conn) readLine() (line []byte, skipped int64, err error) {
-	line = c.line[:0]
-	var n int64
-	matched := 0 // length of the prefix of headerName just read
-	for {
-		b, err := c.r.ReadByte()
-		if err != nil {
-			if err == io.EOF && n > 0 {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, 0, err
-		}
-		if b == '\n' {
-			c.line = line[:0]
-			return bytes.TrimSuffix(line, []byte("\r")), skipped, nil
-		}
-		n++
-		if len(line) < maxHeaderLine {
-			line = append(line, b)
-		}
-		lb := b
-		if 'A' <= lb && lb <= 'Z' {
-			lb += 'a' - 'A'
-		}
-		// headerName has no proper prefix that is also its suffix, so a mismatch
-		// can only restart the match at this byte.
-		switch {
-		case lb == headerName[matched]:
-			matched++
-		case lb == headerName[0]:
-			matched = 1
-		default:
-			matched = 0
-		}
-		if matched == len(headerName) {
-			skipped = n - int64(len(headerName))
-			line = append(line[:0], headerName...)
-			matched = 0
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package lsp_test
+package jsonrpc_test
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
 // rpcWait bounds every wait in these tests; it guards against hangs and is never
@@ -48,7 +48,7 @@ func (l *rpcLog) String() string {
 type rpcPeer struct {
 	t      testing.TB
 	conn   net.Conn
-	c      *lsp.Conn
+	c      *jsonrpc.Conn
 	cancel context.CancelFunc
 	frames chan map[string]json.RawMessage
 	runErr chan error
@@ -57,7 +57,7 @@ type rpcPeer struct {
 
 // startRPC runs a Conn with route and returns its peer; cleanup closes the
 // peer's end and waits for Run.
-func startRPC(t testing.TB, route lsp.Router, opts lsp.Options) *rpcPeer {
+func startRPC(t testing.TB, route jsonrpc.Router, opts jsonrpc.Options) *rpcPeer {
 	t.Helper()
 	server, client := net.Pipe()
 	p := &rpcPeer{
@@ -70,7 +70,7 @@ func startRPC(t testing.TB, route lsp.Router, opts lsp.Options) *rpcPeer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	p.c = lsp.NewConn(server, route, opts)
+	p.c = jsonrpc.NewConn(server, route, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	go func() { p.runErr <- p.c.Run(ctx) }()
@@ -210,11 +210,11 @@ func (p *rpcPeer) nextReply() rpcReply {
 }
 
 // echo answers with its params.
-func echo(_ context.Context, req *lsp.Request) (any, error) { return req.Params, nil }
+func echo(_ context.Context, req *jsonrpc.Request) (any, error) { return req.Params, nil }
 
 // routes builds a Router from a method table; methods not in it get a nil Handler.
-func routes(table map[string]lsp.Handler) lsp.Router {
-	return func(req *lsp.Request) (lsp.Handler, bool) {
+func routes(table map[string]jsonrpc.Handler) jsonrpc.Router {
+	return func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 		if h, ok := table[req.Method]; ok {
 			return h, false
 		}
@@ -253,7 +253,7 @@ func TestFraming(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := startRPC(t, routes(nil), lsp.Options{})
+			p := startRPC(t, routes(nil), jsonrpc.Options{})
 			p.write(tt.input)
 			want := rpcReply{ID: "1", HasResult: true, Result: `{"text":"héllo ✓"}`}
 			if diff := cmp.Diff(want, p.nextReply()); diff != "" {
@@ -272,25 +272,25 @@ func TestMalformedBody(t *testing.T) {
 		wantCode int64
 		wantText string
 	}{
-		{"truncated JSON", `{"jsonrpc":"2.0","id":1,"method":"echo"`, "null", lsp.CodeParseError, "parse error"},
-		{"not JSON", `hello`, "null", lsp.CodeParseError, "parse error"},
-		{"empty body", ``, "null", lsp.CodeParseError, "parse error"},
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"echo"}]`, "null", lsp.CodeInvalidRequest, "batches are not supported"},
-		{"number", `42`, "null", lsp.CodeInvalidRequest, "not a JSON object"},
-		{"null", `null`, "null", lsp.CodeInvalidRequest, "not a JSON object"},
-		{"missing method", `{"jsonrpc":"2.0","id":5}`, "5", lsp.CodeInvalidRequest, `"method" is missing`},
-		{"method not a string", `{"jsonrpc":"2.0","id":6,"method":1}`, "6", lsp.CodeInvalidRequest, `"method" must be a string`},
-		{"method null", `{"jsonrpc":"2.0","id":6,"method":null}`, "6", lsp.CodeInvalidRequest, `"method" must be a string`},
-		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":7,"method":"echo"}`, "7", lsp.CodeInvalidRequest, `"jsonrpc" must be "2.0"`},
-		{"jsonrpc missing", `{"id":"x","method":"echo"}`, `"x"`, lsp.CodeInvalidRequest, `"jsonrpc" must be "2.0"`},
-		{"id object", `{"jsonrpc":"2.0","id":{"a":1},"method":"echo"}`, "null", lsp.CodeInvalidRequest, `"id" must be a number or a string`},
-		{"id array", `{"jsonrpc":"2.0","id":[1],"method":"echo"}`, "null", lsp.CodeInvalidRequest, `"id" must be a number or a string`},
-		{"id bool", `{"jsonrpc":"2.0","id":true,"method":"echo"}`, "null", lsp.CodeInvalidRequest, `"id" must be a number or a string`},
-		{"id null", `{"jsonrpc":"2.0","id":null,"method":"echo"}`, "null", lsp.CodeInvalidRequest, `"id" must be a number or a string`},
+		{"truncated JSON", `{"jsonrpc":"2.0","id":1,"method":"echo"`, "null", jsonrpc.CodeParseError, "parse error"},
+		{"not JSON", `hello`, "null", jsonrpc.CodeParseError, "parse error"},
+		{"empty body", ``, "null", jsonrpc.CodeParseError, "parse error"},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"echo"}]`, "null", jsonrpc.CodeInvalidRequest, "batches are not supported"},
+		{"number", `42`, "null", jsonrpc.CodeInvalidRequest, "not a JSON object"},
+		{"null", `null`, "null", jsonrpc.CodeInvalidRequest, "not a JSON object"},
+		{"missing method", `{"jsonrpc":"2.0","id":5}`, "5", jsonrpc.CodeInvalidRequest, `"method" is missing`},
+		{"method not a string", `{"jsonrpc":"2.0","id":6,"method":1}`, "6", jsonrpc.CodeInvalidRequest, `"method" must be a string`},
+		{"method null", `{"jsonrpc":"2.0","id":6,"method":null}`, "6", jsonrpc.CodeInvalidRequest, `"method" must be a string`},
+		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":7,"method":"echo"}`, "7", jsonrpc.CodeInvalidRequest, `"jsonrpc" must be "2.0"`},
+		{"jsonrpc missing", `{"id":"x","method":"echo"}`, `"x"`, jsonrpc.CodeInvalidRequest, `"jsonrpc" must be "2.0"`},
+		{"id object", `{"jsonrpc":"2.0","id":{"a":1},"method":"echo"}`, "null", jsonrpc.CodeInvalidRequest, `"id" must be a number or a string`},
+		{"id array", `{"jsonrpc":"2.0","id":[1],"method":"echo"}`, "null", jsonrpc.CodeInvalidRequest, `"id" must be a number or a string`},
+		{"id bool", `{"jsonrpc":"2.0","id":true,"method":"echo"}`, "null", jsonrpc.CodeInvalidRequest, `"id" must be a number or a string`},
+		{"id null", `{"jsonrpc":"2.0","id":null,"method":"echo"}`, "null", jsonrpc.CodeInvalidRequest, `"id" must be a number or a string`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := startRPC(t, routes(nil), lsp.Options{})
+			p := startRPC(t, routes(nil), jsonrpc.Options{})
 			p.send(tt.body)
 			got := p.nextReply()
 			if got.ID != tt.wantID || got.Code != tt.wantCode || got.HasResult {
@@ -321,7 +321,7 @@ func TestOversizedMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := startRPC(t, routes(nil), lsp.Options{MaxMessageBytes: limit})
+			p := startRPC(t, routes(nil), jsonrpc.Options{MaxMessageBytes: limit})
 			p.send(pad(tt.size))
 			got := p.nextReply()
 			if !tt.wantErr {
@@ -330,8 +330,8 @@ func TestOversizedMessage(t *testing.T) {
 				}
 				return
 			}
-			if got.ID != "null" || got.Code != lsp.CodeInvalidRequest {
-				t.Errorf("got id %s code %d, want id null code %d", got.ID, got.Code, lsp.CodeInvalidRequest)
+			if got.ID != "null" || got.Code != jsonrpc.CodeInvalidRequest {
+				t.Errorf("got id %s code %d, want id null code %d", got.ID, got.Code, jsonrpc.CodeInvalidRequest)
 			}
 			wantText := fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes", tt.size, limit)
 			if got.Message != wantText {
@@ -346,7 +346,7 @@ func TestOversizedMessage(t *testing.T) {
 // allocate anything near its size while discarding it.
 func TestOversizedMessageIsStreamed(t *testing.T) {
 	const size = 64 << 20
-	p := startRPC(t, routes(nil), lsp.Options{})
+	p := startRPC(t, routes(nil), jsonrpc.Options{})
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	p.write(fmt.Sprintf("Content-Length: %d\r\n\r\n", size))
@@ -357,8 +357,8 @@ func TestOversizedMessageIsStreamed(t *testing.T) {
 			t.Fatalf("writing the body: %v", err)
 		}
 	}
-	if got := p.nextReply(); got.Code != lsp.CodeInvalidRequest {
-		t.Errorf("got code %d, want %d", got.Code, lsp.CodeInvalidRequest)
+	if got := p.nextReply(); got.Code != jsonrpc.CodeInvalidRequest {
+		t.Errorf("got code %d, want %d", got.Code, jsonrpc.CodeInvalidRequest)
 	}
 	p.checkEcho(2)
 	runtime.ReadMemStats(&after)
@@ -387,11 +387,11 @@ func TestResync(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := startRPC(t, routes(nil), lsp.Options{})
+			p := startRPC(t, routes(nil), jsonrpc.Options{})
 			p.write(tt.input)
 			got := p.nextReply()
-			if got.ID != "null" || got.Code != lsp.CodeParseError {
-				t.Errorf("got id %s code %d (%q), want id null code %d", got.ID, got.Code, got.Message, lsp.CodeParseError)
+			if got.ID != "null" || got.Code != jsonrpc.CodeParseError {
+				t.Errorf("got id %s code %d (%q), want id null code %d", got.ID, got.Code, got.Message, jsonrpc.CodeParseError)
 			}
 			want := rpcReply{ID: "2", HasResult: true, Result: `{"n":1}`}
 			if diff := cmp.Diff(want, p.nextReply()); diff != "" {
@@ -404,11 +404,11 @@ func TestResync(t *testing.T) {
 // TestLengthInCharacters: a peer that counted characters instead of bytes leaves
 // the tail of its body before the next header, on the same line.
 func TestLengthInCharacters(t *testing.T) {
-	p := startRPC(t, routes(nil), lsp.Options{})
+	p := startRPC(t, routes(nil), jsonrpc.Options{})
 	first := rpcCall(1, "echo", `"ééé✓✓"`)
 	p.write(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len([]rune(first)), first) + rpcMsg(rpcCall(2, "echo", `"ok"`)))
-	if got := p.nextReply(); got.ID != "null" || got.Code != lsp.CodeParseError {
-		t.Errorf("got id %s code %d, want id null code %d for the truncated body", got.ID, got.Code, lsp.CodeParseError)
+	if got := p.nextReply(); got.ID != "null" || got.Code != jsonrpc.CodeParseError {
+		t.Errorf("got id %s code %d, want id null code %d for the truncated body", got.ID, got.Code, jsonrpc.CodeParseError)
 	}
 	want := rpcReply{ID: "2", HasResult: true, Result: `"ok"`}
 	if diff := cmp.Diff(want, p.nextReply()); diff != "" {
@@ -449,7 +449,7 @@ func TestEndOfInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := lsp.NewConn(&rpcStream{Reader: strings.NewReader(tt.input)}, routes(nil), lsp.Options{MaxMessageBytes: 100})
+			c := jsonrpc.NewConn(&rpcStream{Reader: strings.NewReader(tt.input)}, routes(nil), jsonrpc.Options{MaxMessageBytes: 100})
 			err := c.Run(context.Background())
 			if got := errors.Is(err, io.ErrUnexpectedEOF); got != tt.wantUnexpected || (!tt.wantUnexpected && err != nil) {
 				t.Errorf("got Run error %v, want unexpected EOF: %v", err, tt.wantUnexpected)
@@ -461,7 +461,7 @@ func TestEndOfInput(t *testing.T) {
 func TestIDsEchoedVerbatim(t *testing.T) {
 	for _, id := range []string{`1`, `0`, `-7`, `12345678901234567890`, `1e20`, `1.5`, `"abc"`, `""`, `"<&>"`, `"\u00e9"`, `"12345678901234567890"`} {
 		t.Run(id, func(t *testing.T) {
-			p := startRPC(t, routes(nil), lsp.Options{})
+			p := startRPC(t, routes(nil), jsonrpc.Options{})
 			p.send(fmt.Sprintf(`{"jsonrpc":"2.0", "id": %s ,"method":"echo"}`, id))
 			want := rpcReply{ID: id, HasResult: true, Result: "null"}
 			if diff := cmp.Diff(want, p.nextReply()); diff != "" {
@@ -479,14 +479,14 @@ func TestCancelRequest(t *testing.T) {
 		outcome  func(ctx context.Context) (any, error)
 		want     rpcReply
 	}{
-		{"number", `7`, `7`, ctxErr, rpcReply{ID: `7`, Code: lsp.CodeRequestCancelled, Message: "request cancelled"}},
-		{"string", `"abc"`, `"abc"`, ctxErr, rpcReply{ID: `"abc"`, Code: lsp.CodeRequestCancelled, Message: "request cancelled"}},
-		{"big number", `12345678901234567890`, ` 12345678901234567890 `, ctxErr, rpcReply{ID: `12345678901234567890`, Code: lsp.CodeRequestCancelled, Message: "request cancelled"}},
+		{"number", `7`, `7`, ctxErr, rpcReply{ID: `7`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"string", `"abc"`, `"abc"`, ctxErr, rpcReply{ID: `"abc"`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"big number", `12345678901234567890`, ` 12345678901234567890 `, ctxErr, rpcReply{ID: `12345678901234567890`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
 		{"domain error after cancel", `8`, `8`,
 			func(context.Context) (any, error) {
-				return nil, fmt.Errorf("x: %w", lsp.NewError(lsp.CodeRequestFailed, "refused"))
+				return nil, fmt.Errorf("x: %w", jsonrpc.NewError(jsonrpc.CodeRequestFailed, "refused"))
 			},
-			rpcReply{ID: `8`, Code: lsp.CodeRequestCancelled, Message: "request cancelled"}},
+			rpcReply{ID: `8`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
 		{"result after cancel", `9`, `9`,
 			func(context.Context) (any, error) { return "done anyway", nil },
 			rpcReply{ID: `9`, HasResult: true, Result: `"done anyway"`}},
@@ -495,16 +495,16 @@ func TestCancelRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var routed []string
-			route := func(req *lsp.Request) (lsp.Handler, bool) {
+			route := func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 				mu.Lock()
 				routed = append(routed, req.Method)
 				mu.Unlock()
-				return func(ctx context.Context, _ *lsp.Request) (any, error) {
+				return func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 					<-ctx.Done()
 					return tt.outcome(ctx)
 				}, false
 			}
-			p := startRPC(t, route, lsp.Options{})
+			p := startRPC(t, route, jsonrpc.Options{})
 			p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"wait"}`, tt.id))
 			p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":%s}}`, tt.cancelID))
 			if diff := cmp.Diff(tt.want, p.nextReply()); diff != "" {
@@ -526,16 +526,16 @@ func TestCall(t *testing.T) {
 		name       string
 		response   string // %s is the request's id
 		wantResult string
-		wantErr    *lsp.Error
+		wantErr    *jsonrpc.Error
 	}{
 		{"result", `{"jsonrpc":"2.0","id":%s,"result":{"ok":true}}`, `{"ok":true}`, nil},
 		{"null result", `{"jsonrpc":"2.0","id":%s,"result":null}`, `null`, nil},
 		{"error", `{"jsonrpc":"2.0","id":%s,"error":{"code":-32803,"message":"no","data":{"k":1}}}`, "",
-			&lsp.Error{Code: lsp.CodeRequestFailed, Message: "no", Data: json.RawMessage(`{"k":1}`)}},
+			&jsonrpc.Error{Code: jsonrpc.CodeRequestFailed, Message: "no", Data: json.RawMessage(`{"k":1}`)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := startRPC(t, routes(nil), lsp.Options{})
+			p := startRPC(t, routes(nil), jsonrpc.Options{})
 			type outcome struct {
 				res json.RawMessage
 				err error
@@ -559,7 +559,7 @@ func TestCall(t *testing.T) {
 			p.send(fmt.Sprintf(tt.response, req["id"]))
 			got := <-done
 			if tt.wantErr != nil {
-				var e *lsp.Error
+				var e *jsonrpc.Error
 				if !errors.As(got.err, &e) {
 					t.Fatalf("got error %v, want %v", got.err, tt.wantErr)
 				}
@@ -580,7 +580,7 @@ func TestCall(t *testing.T) {
 }
 
 func TestCallCancelled(t *testing.T) {
-	p := startRPC(t, routes(nil), lsp.Options{})
+	p := startRPC(t, routes(nil), jsonrpc.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -605,11 +605,11 @@ func TestCallCancelled(t *testing.T) {
 // naming both sizes, and never sent (the peer would answer it with id null,
 // which no Call can match); the next call goes out as usual.
 func TestCallTooLarge(t *testing.T) {
-	p := startRPC(t, routes(nil), lsp.Options{MaxMessageBytes: 100})
+	p := startRPC(t, routes(nil), jsonrpc.Options{MaxMessageBytes: 100})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := p.c.Call(ctx, "client/big", map[string]string{"x": strings.Repeat("a", 100)})
-	if !errors.Is(err, lsp.ErrMessageTooLarge) || !strings.Contains(err.Error(), "client/big request of 164 bytes exceeds the limit of 100 bytes") {
+	if !errors.Is(err, jsonrpc.ErrMessageTooLarge) || !strings.Contains(err.Error(), "client/big request of 164 bytes exceeds the limit of 100 bytes") {
 		t.Fatalf("got %v, want ErrMessageTooLarge naming 164 and 100 bytes", err)
 	}
 	done := make(chan error, 1)
@@ -628,31 +628,31 @@ func TestCallTooLarge(t *testing.T) {
 }
 
 func TestCallAfterClose(t *testing.T) {
-	p := startRPC(t, routes(nil), lsp.Options{})
+	p := startRPC(t, routes(nil), jsonrpc.Options{})
 	p.c.Close()
 	p.wait()
-	if _, err := p.c.Call(context.Background(), "x", nil); !errors.Is(err, lsp.ErrConnClosed) {
+	if _, err := p.c.Call(context.Background(), "x", nil); !errors.Is(err, jsonrpc.ErrConnClosed) {
 		t.Errorf("Call: got %v, want ErrConnClosed", err)
 	}
-	if err := p.c.Notify("x", nil); !errors.Is(err, lsp.ErrConnClosed) {
+	if err := p.c.Notify("x", nil); !errors.Is(err, jsonrpc.ErrConnClosed) {
 		t.Errorf("Notify: got %v, want ErrConnClosed", err)
 	}
 }
 
 func TestPanicIsRecovered(t *testing.T) {
-	boom := func(context.Context, *lsp.Request) (any, error) { panic("kaboom") }
+	boom := func(context.Context, *jsonrpc.Request) (any, error) { panic("kaboom") }
 	tests := []struct {
 		name  string
-		route lsp.Router
+		route jsonrpc.Router
 	}{
-		{"handler", routes(map[string]lsp.Handler{"boom": boom})},
-		{"inline handler", func(req *lsp.Request) (lsp.Handler, bool) {
+		{"handler", routes(map[string]jsonrpc.Handler{"boom": boom})},
+		{"inline handler", func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 			if req.Method == "boom" {
 				return boom, true
 			}
 			return routes(nil)(req)
 		}},
-		{"router", func(req *lsp.Request) (lsp.Handler, bool) {
+		{"router", func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 			if req.Method == "boom" {
 				panic("kaboom")
 			}
@@ -661,12 +661,12 @@ func TestPanicIsRecovered(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := startRPC(t, tt.route, lsp.Options{})
+			p := startRPC(t, tt.route, jsonrpc.Options{})
 			p.send(`{"jsonrpc":"2.0","method":"boom"}`) // a notification panics too
 			p.send(rpcCall(1, "boom", ""))
 			got := p.nextReply()
-			if got.ID != "1" || got.Code != lsp.CodeInternalError || !strings.Contains(got.Message, "internal error") || !strings.Contains(got.Message, "kaboom") {
-				t.Errorf("got %+v, want id 1, code %d, a message naming the internal error and the panic", got, lsp.CodeInternalError)
+			if got.ID != "1" || got.Code != jsonrpc.CodeInternalError || !strings.Contains(got.Message, "internal error") || !strings.Contains(got.Message, "kaboom") {
+				t.Errorf("got %+v, want id 1, code %d, a message naming the internal error and the panic", got, jsonrpc.CodeInternalError)
 			}
 			p.checkEcho(2)
 			// The notification's handler may still be running: poll the logs.
@@ -678,7 +678,7 @@ func TestPanicIsRecovered(t *testing.T) {
 }
 
 func TestErrorMapping(t *testing.T) {
-	domain := &lsp.Error{Code: lsp.CodeRequestFailed, Message: "goal exists", Data: map[string]string{"code": "goal.already_exists"}}
+	domain := &jsonrpc.Error{Code: jsonrpc.CodeRequestFailed, Message: "goal exists", Data: map[string]string{"code": "goal.already_exists"}}
 	tests := []struct {
 		name   string
 		result any
@@ -686,28 +686,28 @@ func TestErrorMapping(t *testing.T) {
 		want   rpcReply
 	}{
 		{"jsonrpc error", nil, domain,
-			rpcReply{ID: "1", Code: lsp.CodeRequestFailed, Message: "goal exists", Data: `{"code":"goal.already_exists"}`}},
+			rpcReply{ID: "1", Code: jsonrpc.CodeRequestFailed, Message: "goal exists", Data: `{"code":"goal.already_exists"}`}},
 		{"wrapped keeps outer text", nil, fmt.Errorf("opening workspace: %w", domain),
-			rpcReply{ID: "1", Code: lsp.CodeRequestFailed, Message: "opening workspace: goal exists", Data: `{"code":"goal.already_exists"}`}},
-		{"wrapped twice", nil, fmt.Errorf("a: %w", fmt.Errorf("b: %w", lsp.NewError(lsp.CodeInvalidParams, "bad %s", "x"))),
-			rpcReply{ID: "1", Code: lsp.CodeInvalidParams, Message: "a: b: bad x"}},
+			rpcReply{ID: "1", Code: jsonrpc.CodeRequestFailed, Message: "opening workspace: goal exists", Data: `{"code":"goal.already_exists"}`}},
+		{"wrapped twice", nil, fmt.Errorf("a: %w", fmt.Errorf("b: %w", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "bad %s", "x"))),
+			rpcReply{ID: "1", Code: jsonrpc.CodeInvalidParams, Message: "a: b: bad x"}},
 		{"plain error", nil, errors.New("disk full"),
-			rpcReply{ID: "1", Code: lsp.CodeInternalError, Message: "disk full"}},
+			rpcReply{ID: "1", Code: jsonrpc.CodeInternalError, Message: "disk full"}},
 		{"context canceled without cancelRequest", nil, context.Canceled,
-			rpcReply{ID: "1", Code: lsp.CodeInternalError, Message: "context canceled"}},
+			rpcReply{ID: "1", Code: jsonrpc.CodeInternalError, Message: "context canceled"}},
 		{"nil result", nil, nil, rpcReply{ID: "1", HasResult: true, Result: "null"}},
 		{"struct result", struct {
 			A string `json:"a"`
 		}{"<b>"}, nil, rpcReply{ID: "1", HasResult: true, Result: `{"a":"<b>"}`}},
 		{"unencodable result", make(chan int), nil,
-			rpcReply{ID: "1", Code: lsp.CodeInternalError, Message: "internal error: encoding the result of m: json: unsupported type: chan int"}},
-		{"unencodable data", nil, &lsp.Error{Code: lsp.CodeRequestFailed, Message: "no", Data: make(chan int)},
-			rpcReply{ID: "1", Code: lsp.CodeRequestFailed, Message: "no (error data not encodable: json: unsupported type: chan int)"}},
+			rpcReply{ID: "1", Code: jsonrpc.CodeInternalError, Message: "internal error: encoding the result of m: json: unsupported type: chan int"}},
+		{"unencodable data", nil, &jsonrpc.Error{Code: jsonrpc.CodeRequestFailed, Message: "no", Data: make(chan int)},
+			rpcReply{ID: "1", Code: jsonrpc.CodeRequestFailed, Message: "no (error data not encodable: json: unsupported type: chan int)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := func(context.Context, *lsp.Request) (any, error) { return tt.result, tt.err }
-			p := startRPC(t, routes(map[string]lsp.Handler{"m": h}), lsp.Options{})
+			h := func(context.Context, *jsonrpc.Request) (any, error) { return tt.result, tt.err }
+			p := startRPC(t, routes(map[string]jsonrpc.Handler{"m": h}), jsonrpc.Options{})
 			p.send(rpcCall(1, "m", ""))
 			if diff := cmp.Diff(tt.want, p.nextReply()); diff != "" {
 				t.Errorf("reply (-want +got):\n%s", diff)
@@ -719,19 +719,19 @@ func TestErrorMapping(t *testing.T) {
 func TestRoutingErrors(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	block := func(context.Context, *lsp.Request) (any, error) { <-release; return nil, nil }
-	p := startRPC(t, routes(map[string]lsp.Handler{"block": block}), lsp.Options{})
+	block := func(context.Context, *jsonrpc.Request) (any, error) { <-release; return nil, nil }
+	p := startRPC(t, routes(map[string]jsonrpc.Handler{"block": block}), jsonrpc.Options{})
 	tests := []struct {
 		name  string
 		input string // raw bytes
 		want  rpcReply
 	}{
 		{"nil handler is method not found", rpcMsg(rpcCall(1, "nope", "")),
-			rpcReply{ID: "1", Code: lsp.CodeMethodNotFound, Message: "method not found: nope"}},
+			rpcReply{ID: "1", Code: jsonrpc.CodeMethodNotFound, Message: "method not found: nope"}},
 		{"unknown notification is ignored, then a call", rpcMsg(`{"jsonrpc":"2.0","method":"nope"}`) + rpcMsg(rpcCall(2, "echo", "")),
 			rpcReply{ID: "2", HasResult: true, Result: "null"}},
 		{"id already in flight", rpcMsg(rpcCall(3, "block", "")) + rpcMsg(rpcCall(3, "echo", "")),
-			rpcReply{ID: "3", Code: lsp.CodeInvalidRequest, Message: "invalid request: id 3 is already in use"}},
+			rpcReply{ID: "3", Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: id 3 is already in use"}},
 		{"cancelRequest as a call", rpcMsg(`{"jsonrpc":"2.0","id":4,"method":"$/cancelRequest","params":{"id":99}}`),
 			rpcReply{ID: "4", HasResult: true, Result: "null"}},
 	}
@@ -747,8 +747,8 @@ func TestRoutingErrors(t *testing.T) {
 
 func TestSlowCallDoesNotDelayLaterCall(t *testing.T) {
 	release := make(chan struct{})
-	slow := func(context.Context, *lsp.Request) (any, error) { <-release; return "slow", nil }
-	p := startRPC(t, routes(map[string]lsp.Handler{"slow": slow}), lsp.Options{})
+	slow := func(context.Context, *jsonrpc.Request) (any, error) { <-release; return "slow", nil }
+	p := startRPC(t, routes(map[string]jsonrpc.Handler{"slow": slow}), jsonrpc.Options{})
 	p.send(rpcCall(1, "slow", ""))
 	p.send(rpcCall(2, "echo", `"quick"`))
 	if diff := cmp.Diff(rpcReply{ID: "2", HasResult: true, Result: `"quick"`}, p.nextReply()); diff != "" {
@@ -763,17 +763,17 @@ func TestSlowCallDoesNotDelayLaterCall(t *testing.T) {
 func TestInlineHandlersRunInOrder(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
-	route := func(req *lsp.Request) (lsp.Handler, bool) {
+	route := func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 		switch req.Method {
 		case "note":
-			return func(_ context.Context, req *lsp.Request) (any, error) {
+			return func(_ context.Context, req *jsonrpc.Request) (any, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				seen = append(seen, string(req.Params))
 				return nil, nil
 			}, true
 		case "seen":
-			return func(context.Context, *lsp.Request) (any, error) {
+			return func(context.Context, *jsonrpc.Request) (any, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				return strings.Join(seen, ","), nil
@@ -781,7 +781,7 @@ func TestInlineHandlersRunInOrder(t *testing.T) {
 		}
 		return nil, false
 	}
-	p := startRPC(t, route, lsp.Options{})
+	p := startRPC(t, route, jsonrpc.Options{})
 	var want []string
 	for i := range 50 {
 		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"note","params":%d}`, i))
@@ -800,15 +800,15 @@ func TestRefusedCallIsNotRouted(t *testing.T) {
 	defer close(release)
 	var mu sync.Mutex
 	var routed []string
-	route := func(req *lsp.Request) (lsp.Handler, bool) {
+	route := func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 		mu.Lock()
 		routed = append(routed, req.Method)
 		mu.Unlock()
-		return func(context.Context, *lsp.Request) (any, error) { <-release; return nil, nil }, false
+		return func(context.Context, *jsonrpc.Request) (any, error) { <-release; return nil, nil }, false
 	}
-	p := startRPC(t, route, lsp.Options{})
+	p := startRPC(t, route, jsonrpc.Options{})
 	p.write(rpcMsg(rpcCall(1, "first", "")) + rpcMsg(rpcCall(1, "again", "")))
-	if diff := cmp.Diff(rpcReply{ID: "1", Code: lsp.CodeInvalidRequest, Message: "invalid request: id 1 is already in use"}, p.nextReply()); diff != "" {
+	if diff := cmp.Diff(rpcReply{ID: "1", Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: id 1 is already in use"}, p.nextReply()); diff != "" {
 		t.Fatalf("reply (-want +got):\n%s", diff)
 	}
 	mu.Lock()
@@ -824,10 +824,10 @@ func TestRefusedCallIsNotRouted(t *testing.T) {
 func TestSettleAnswersEarlierRequestsFirst(t *testing.T) {
 	entered := make(chan struct{})
 	var p *rpcPeer
-	route := func(req *lsp.Request) (lsp.Handler, bool) {
+	route := func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 		switch req.Method {
 		case "slow":
-			return func(ctx context.Context, _ *lsp.Request) (any, error) {
+			return func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 				select {
 				case <-entered:
 					return "slow", nil
@@ -836,7 +836,7 @@ func TestSettleAnswersEarlierRequestsFirst(t *testing.T) {
 				}
 			}, false
 		case "settle":
-			return func(ctx context.Context, _ *lsp.Request) (any, error) {
+			return func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 				close(entered)
 				if err := p.c.Settle(ctx); err != nil {
 					return nil, err
@@ -846,7 +846,7 @@ func TestSettleAnswersEarlierRequestsFirst(t *testing.T) {
 		}
 		return nil, false
 	}
-	p = startRPC(t, route, lsp.Options{})
+	p = startRPC(t, route, jsonrpc.Options{})
 	p.write(rpcMsg(rpcCall(1, "slow", "")) + rpcMsg(rpcCall(2, "settle", "")))
 	for _, want := range []rpcReply{{ID: "1", HasResult: true, Result: `"slow"`}, {ID: "2", HasResult: true, Result: `"settled"`}} {
 		if diff := cmp.Diff(want, p.nextReply()); diff != "" {
@@ -859,7 +859,7 @@ func TestSettleAnswersEarlierRequestsFirst(t *testing.T) {
 // (the peer's strict framer would fail) and one goroutine's messages keep order.
 func TestWritesAreWholeAndOrdered(t *testing.T) {
 	const writers, each = 8, 200
-	p := startRPC(t, routes(nil), lsp.Options{})
+	p := startRPC(t, routes(nil), jsonrpc.Options{})
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
@@ -911,12 +911,12 @@ func TestRunReturns(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cancelled := make(chan struct{})
-			wait := func(ctx context.Context, _ *lsp.Request) (any, error) {
+			wait := func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 				<-ctx.Done()
 				close(cancelled)
 				return nil, ctx.Err()
 			}
-			p := startRPC(t, routes(map[string]lsp.Handler{"wait": wait}), lsp.Options{})
+			p := startRPC(t, routes(map[string]jsonrpc.Handler{"wait": wait}), jsonrpc.Options{})
 			p.send(rpcCall(1, "wait", ""))
 			p.checkEcho(2) // the wait call is in flight now
 			tt.end(p)
@@ -942,8 +942,8 @@ func TestRunReturns(t *testing.T) {
 func TestRunDoesNotWaitForeverOnHandlers(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	stuck := func(context.Context, *lsp.Request) (any, error) { <-release; return nil, nil }
-	p := startRPC(t, routes(map[string]lsp.Handler{"stuck": stuck}), lsp.Options{})
+	stuck := func(context.Context, *jsonrpc.Request) (any, error) { <-release; return nil, nil }
+	p := startRPC(t, routes(map[string]jsonrpc.Handler{"stuck": stuck}), jsonrpc.Options{})
 	p.send(rpcCall(1, "stuck", ""))
 	p.checkEcho(2)
 	p.c.Close()
@@ -958,7 +958,7 @@ func connGoroutines() []string {
 	buf = buf[:runtime.Stack(buf, true)]
 	var found []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "agentd/lsp.(*Conn)") {
+		if strings.Contains(g, "agentd/jsonrpc.(*Conn)") {
 			found = append(found, g)
 		}
 	}
@@ -967,14 +967,14 @@ func connGoroutines() []string {
 
 func TestNoGoroutineLeak(t *testing.T) {
 	release := make(chan struct{})
-	slow := func(ctx context.Context, _ *lsp.Request) (any, error) {
+	slow := func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 		select {
 		case <-release:
 		case <-ctx.Done():
 		}
 		return "slow", nil
 	}
-	p := startRPC(t, routes(map[string]lsp.Handler{"slow": slow}), lsp.Options{})
+	p := startRPC(t, routes(map[string]jsonrpc.Handler{"slow": slow}), jsonrpc.Options{})
 	for i := range 5 {
 		p.send(rpcCall(i+10, "slow", ""))
 	}
@@ -991,7 +991,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	p.conn.Close()
 	p.wait()
 	p.c.Close()
-	if err := <-callDone; !errors.Is(err, lsp.ErrConnClosed) {
+	if err := <-callDone; !errors.Is(err, jsonrpc.ErrConnClosed) {
 		t.Errorf("pending Call: got %v, want ErrConnClosed", err)
 	}
 	deadline := time.Now().Add(rpcWait)
