@@ -7,7 +7,7 @@ import (
 	"github.com/agentd/agentd/jsonin"
 )
 
-// Common holds the optional fields every command accepts (PROTOCOL.md §3).
+// Common holds the optional fields every command accepts (docs/protocol.md §3).
 type Common struct {
 	Workspace string `json:"workspace,omitempty"` // folder URI or absolute path
 	Session   string `json:"session,omitempty"`   // default: the connection's, else "default"
@@ -21,7 +21,7 @@ type withCommon interface{ common() *Common }
 
 // UnwrapArguments turns the raw `arguments` of workspace/executeCommand into
 // the single ARGS object: omitted, null, [], [{}] and [[]] all mean {}
-// (PROTOCOL.md §3). Anything else but a one-element array holding an object
+// (docs/protocol.md §3). Anything else but a one-element array holding an object
 // is an args.invalid error.
 func UnwrapArguments(raw json.RawMessage) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)

@@ -11,7 +11,7 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// TestUnwrapArguments: the shapes of PROTOCOL.md §3.
+// TestUnwrapArguments: the shapes of docs/protocol.md §3.
 func TestUnwrapArguments(t *testing.T) {
 	tests := []struct {
 		raw, want, wantErr string
@@ -91,7 +91,7 @@ func TestDecodeStrictExactCase(t *testing.T) {
 }
 
 // TestDecodeStrictInputs: the rules normalize adds to encoding/json
-// (docs/behaviour.md "Inputs"): [] is {} where an object is expected, a key
+// (docs/protocol.md §3.1): [] is {} where an object is expected, a key
 // twice is refused, null is no array and no array item.
 func TestDecodeStrictInputs(t *testing.T) {
 	tests := []struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// Defaults are a client's defaults for the common arguments (PROTOCOL.md §2,
+// Defaults are a client's defaults for the common arguments (docs/protocol.md §2,
 // initializationOptions).
 type Defaults struct {
 	Session  string
@@ -55,7 +55,7 @@ type folder struct {
 }
 
 // NewClient returns a client of svc with no folders. Zero reminder settings
-// mean the defaults of RUNTIME.md §1.1.
+// mean the defaults of docs/runtime.md §1.1.
 func NewClient(s *service.Service, d Defaults) *Client {
 	c := &Client{svc: s, waitsEnd: make(chan struct{})}
 	if d.Settings == (reminder.Settings{}) {
@@ -89,7 +89,7 @@ func (c *Client) Defaults() Defaults {
 // EndWaits ends the client's waits: an agentd.awaitChange in progress, or
 // started later, answers the current state at once, as when its timeout
 // passes. A connection calls it at shutdown, so that every request received
-// before shutdown is answered (docs/behaviour.md, "Order of requests").
+// before shutdown is answered (docs/protocol.md §2.2).
 func (c *Client) EndWaits() {
 	c.endWaitsOnce.Do(func() { close(c.waitsEnd) })
 }
@@ -154,7 +154,7 @@ func (c *Client) RemoveFolder(uriOrPath string) error {
 // FolderURI returns the URI the client uses for ws, and whether ws is one
 // of its folders: open, or not open yet (being opened, or to be retried).
 // So what the restart rule changes while a folder opens reaches the clients
-// that open it (docs/behaviour.md, "Restart rule").
+// that open it (docs/runtime.md §2.3.2).
 func (c *Client) FolderURI(ws *workspace.Workspace) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -180,7 +180,7 @@ func (c *Client) FolderErrors() []error {
 }
 
 // Recovered lists messages about state files found corrupt and moved aside
-// when this client's folders were opened (PROTOCOL.md §1).
+// when this client's folders were opened (docs/protocol.md §1).
 func (c *Client) Recovered() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -19,7 +19,7 @@ import (
 // command reference in docs/commands.md come (a test checks the docs).
 type Command struct {
 	ID   string
-	Args string // the ARGS fields besides the common ones, as in PROTOCOL.md §3
+	Args string // the ARGS fields besides the common ones, as in docs/protocol.md §3
 	Doc  string // one line: what it does and what it returns
 	// Result is the type of a successful answer, sent as its JSON encoding
 	// (a struct type; commands/protocolgen writes it as the command's result
@@ -41,7 +41,7 @@ type call struct {
 }
 
 // def declares a command whose ARGS decode into *A (strict: unknown fields
-// are refused, PROTOCOL.md §3) and whose successful answer is an R. A
+// are refused, docs/protocol.md §3) and whose successful answer is an R. A
 // handler that answers anything else fails with an internal error instead
 // of sending a shape the clients do not expect.
 func def[R any, A any, PA interface {
@@ -65,7 +65,7 @@ func def[R any, A any, PA interface {
 		}}
 }
 
-// Commands is every command agentd serves, in the order of PROTOCOL.md §3.
+// Commands is every command agentd serves, in the order of docs/protocol.md §3.
 var Commands []Command
 
 // byID indexes Commands.
@@ -92,7 +92,7 @@ func IDs() []string {
 
 // Execute runs command id with the raw `arguments` of workspace/executeCommand
 // on behalf of client: Prepare, then Run. Errors carry codes (ErrorCode):
-// args.invalid for a bad shape, the codes of RUNTIME.md §3 for refusals.
+// args.invalid for a bad shape, the codes of docs/runtime.md §3 for refusals.
 func (cl *Client) Execute(ctx context.Context, id string, arguments json.RawMessage) (any, error) {
 	p, err := cl.Prepare(id, arguments)
 	if err != nil {
@@ -102,7 +102,7 @@ func (cl *Client) Execute(ctx context.Context, id string, arguments json.RawMess
 }
 
 // Prepared is a command resolved when its request arrived, to run later
-// (docs/behaviour.md, "Order of requests"): its workspace folder, session,
+// (docs/protocol.md §2.2): its workspace folder, session,
 // agent and the client's settings are those of that moment.
 type Prepared struct {
 	cmd *Command
@@ -154,7 +154,7 @@ func (cl *Client) Prepare(id string, arguments json.RawMessage) (*Prepared, erro
 }
 
 // Scope is the state a prepared command reads or changes, which its
-// request is ordered by (docs/behaviour.md, "Order of requests"): folder is
+// request is ordered by (docs/protocol.md §2.2): folder is
 // the workspace folder's path and session the session's name; session ""
 // means every session of the folder (agentd.sessions). ordered is false for
 // commands that read no state (agentd.tools, agentd.describeTool) and for
@@ -206,7 +206,7 @@ const MaxNameBytes = 256
 // control characters or is not valid UTF-8, without echoing a huge value
 // back. U+FFFD is refused too: it is what JSON decoders make of invalid
 // UTF-8, so two different byte strings would otherwise name one session
-// (docs/behaviour.md).
+// (docs/runtime.md §5.2).
 func checkName(field, v string) error {
 	if len(v) > MaxNameBytes {
 		return argsErrorf("field %q is %d bytes long; at most %d are allowed", field, len(v), MaxNameBytes)

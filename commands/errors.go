@@ -7,7 +7,7 @@ import (
 	"github.com/agentd/agentd/jsonin"
 )
 
-// Error is a refusal with a stable code (RUNTIME.md §3). Data holds extra
+// Error is a refusal with a stable code (docs/runtime.md §3). Data holds extra
 // fields a client may use (e.g. "state" for todo.conflict); the lsp package
 // sends them as the JSON-RPC error's data next to "code".
 type Error struct {
@@ -34,7 +34,7 @@ func (e *Error) ErrorCode() string { return e.Code }
 func (e *Error) ErrorData() map[string]any { return e.Data }
 
 // CodeArgsInvalid is the code of a badly shaped argument; the lsp package
-// answers it with JSON-RPC -32602 (PROTOCOL.md §3). It is jsonin's, the one
+// answers it with JSON-RPC -32602 (docs/protocol.md §3). It is jsonin's, the one
 // declaration, named here for the packages above commands.
 const CodeArgsInvalid = jsonin.CodeArgsInvalid
 

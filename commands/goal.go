@@ -16,7 +16,7 @@ func (c *call) updateGoal(fn func(g *goal.State) ([]goal.Change, error)) (worksp
 	return c.svc.UpdateGoal(c.folder.ws, c.session, fn)
 }
 
-// resolveTaskFile finds a new goal's task file (RUNTIME.md §2.2, §4): the
+// resolveTaskFile finds a new goal's task file (docs/runtime.md §2.2, §4): the
 // explicit path, else the first word of the objective that names an
 // existing file inside the workspace. It reads the file, so it runs before
 // the transaction.
@@ -40,7 +40,7 @@ func goalTools() []tool {
 	return out
 }
 
-// goalTool is one of the four goal tools (RUNTIME.md §2.8). goal.NewCall
+// goalTool is one of the four goal tools (docs/runtime.md §2.8). goal.NewCall
 // decodes the input, once, and refuses what needs no state.
 func goalTool(info goal.Tool) tool {
 	return tool{
@@ -90,7 +90,7 @@ func runGoalTool(c *call, name string, tc goal.ToolCall) (ToolResult, error) {
 	return res, err
 }
 
-// Exit codes of `agentd goal status --exit-code` (PROTOCOL.md §1,
+// Exit codes of `agentd goal status --exit-code` (docs/protocol.md §1,
 // docs/commands.md): one per goal status, 1 for no goal. ExitUnknownStatus
 // is for a status this version does not know (a state written by a newer
 // agentd, or a status added without its code): an internal error, never
@@ -166,7 +166,7 @@ func userGoal[A any, PA interface {
 }
 
 var goalCommands = []Command{
-	def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`", "Creates a goal as the user (RUNTIME.md §2.2); returns `State`.", true,
+	def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`", "Creates a goal as the user (docs/runtime.md §2.2); returns `State`.", true,
 		func(ctx context.Context, c *call, a *goalCreateArgs) (any, error) {
 			tf, err := c.resolveTaskFile(a.TaskFile, a.Objective)
 			if err != nil {

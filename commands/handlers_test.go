@@ -59,7 +59,7 @@ const (
 	setTodos  = `{"items":[{"title":"write tests","status":"pending"}]}`
 )
 
-// handlerCases are a success and a refusal of every command (PROTOCOL.md
+// handlerCases are a success and a refusal of every command (docs/protocol.md
 // §3), run in process through Client.Execute, without the binary.
 var handlerCases = []handlerCase{
 	{name: "tools", cmd: run{"agentd.tools", `{}`}, check: func(t *testing.T, w wire) {

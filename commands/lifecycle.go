@@ -9,9 +9,9 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// Agent-loop lifecycle (PROTOCOL.md §3): a host reports turns and steps;
+// Agent-loop lifecycle (docs/protocol.md §3): a host reports turns and steps;
 // agentd counts them against the goal, enforces budgets, and answers the
-// injections and continuations of RUNTIME.md §1.1 and §2.4–§2.7.
+// injections and continuations of docs/runtime.md §1.1 and §2.4–§2.7.
 
 type turnBeginArgs struct {
 	Common
@@ -80,7 +80,7 @@ func requireTurnID(cmd, id string) error {
 }
 
 var lifecycleCommands = []Command{
-	def[TurnBeginResult]("agentd.turn.begin", "`turnId`, `origin` (`user`/`continuation`/`resume`), `detached?`", "Starts a turn; `{goalDriven, goal}` (RUNTIME.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md).", true,
+	def[TurnBeginResult]("agentd.turn.begin", "`turnId`, `origin` (`user`/`continuation`/`resume`), `detached?`", "Starts a turn; `{goalDriven, goal}` (docs/runtime.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md).", true,
 		func(ctx context.Context, c *call, a *turnBeginArgs) (any, error) {
 			if err := requireTurnID("agentd.turn.begin", a.TurnID); err != nil {
 				return nil, err
@@ -112,7 +112,7 @@ var lifecycleCommands = []Command{
 			}
 			return StepBeginResult{Injections: injections}, nil
 		}),
-	def[StepEndResult]("agentd.step.end", "`turnId`, `outputTokens`, `finishReason` (`stop`/`tool_calls`)", "After a step's tools ran: `{stopTurn, graceStep, injections}` (RUNTIME.md §2.4).", true,
+	def[StepEndResult]("agentd.step.end", "`turnId`, `outputTokens`, `finishReason` (`stop`/`tool_calls`)", "After a step's tools ran: `{stopTurn, graceStep, injections}` (docs/runtime.md §2.4).", true,
 		func(ctx context.Context, c *call, a *stepEndArgs) (any, error) {
 			if err := requireTurnID("agentd.step.end", a.TurnID); err != nil {
 				return nil, err
@@ -140,7 +140,7 @@ var lifecycleCommands = []Command{
 			}
 			return out, nil
 		}),
-	def[TurnEndResult]("agentd.turn.end", "`turnId`, `outcome` (`completed`/`cancelled`/`failed`/`blocked`/`stepLimit`), `error?: {kind, message}`", "Ends a turn: `{continuation: {variant, prompt} or null, goal}` (RUNTIME.md §2.5, §2.6).", true,
+	def[TurnEndResult]("agentd.turn.end", "`turnId`, `outcome` (`completed`/`cancelled`/`failed`/`blocked`/`stepLimit`), `error?: {kind, message}`", "Ends a turn: `{continuation: {variant, prompt} or null, goal}` (docs/runtime.md §2.5, §2.6).", true,
 		func(ctx context.Context, c *call, a *turnEndArgs) (any, error) {
 			if err := requireTurnID("agentd.turn.end", a.TurnID); err != nil {
 				return nil, err
@@ -216,7 +216,7 @@ func (cl *Client) hasTurnsLocked(ws *workspace.Workspace) bool {
 }
 
 // abandonTurns ends the turns this client began and never ended, as if
-// cancelled: a goal-driven one pauses its goal (RUNTIME.md §2.3, [agentd]).
+// cancelled: a goal-driven one pauses its goal (docs/runtime.md §2.3, [agentd]).
 // Called by Close before the folders are released.
 func (cl *Client) abandonTurns() {
 	cl.mu.Lock()

@@ -10,7 +10,7 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// Notification methods (PROTOCOL.md §4); the params of each are the type
+// Notification methods (docs/protocol.md §4); the params of each are the type
 // named after it (TodoChanged, GoalChanged, TaskFileChanged).
 const (
 	MethodTodoChanged     = "agentd/todoChanged"
@@ -18,7 +18,7 @@ const (
 	MethodTaskFileChanged = "agentd/taskFileChanged"
 )
 
-// Notification is one server→client notification (PROTOCOL.md §4).
+// Notification is one server→client notification (docs/protocol.md §4).
 type Notification struct {
 	Method string
 	Params any
@@ -50,7 +50,7 @@ type GoalChange struct {
 	Actor  goal.Actor      `json:"actor"`
 }
 
-// TaskFileChanged is the params of agentd/taskFileChanged (PROTOCOL.md §4).
+// TaskFileChanged is the params of agentd/taskFileChanged (docs/protocol.md §4).
 type TaskFileChanged struct {
 	Workspace string    `json:"workspace"`
 	Session   string    `json:"session"`
@@ -91,7 +91,7 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant) []Not
 
 // FormatProgress is a goal's progress in one line, with limits where set:
 // "3/20 turns · 1.2k tokens · 4m05s" (the work-done progress message of
-// PROTOCOL.md §4, and the shell's status line). The noun agrees with the
+// docs/protocol.md §4, and the shell's status line). The noun agrees with the
 // limit where one is set ("0/1 turn"), else with the count ("1 token").
 func FormatProgress(g *goal.Snapshot) string {
 	turns := goal.Plural(g.TurnsUsed, "turn")
@@ -110,7 +110,7 @@ func FormatProgress(g *goal.Snapshot) string {
 }
 
 // GoalNews is what a client without a panel is shown of a goal change
-// (PROTOCOL.md §4): work-done progress while the goal is active, and a
+// (docs/protocol.md §4): work-done progress while the goal is active, and a
 // message when it completes or is blocked.
 type GoalNews struct {
 	Active   bool   // the goal is active: begin or report progress; else end it

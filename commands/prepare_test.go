@@ -38,7 +38,7 @@ func newTestClient(t *testing.T) (*commands.Client, string) {
 }
 
 // TestPreparedScope: what each kind of command is ordered by
-// (docs/behaviour.md, "Order of requests").
+// (docs/protocol.md §2.2).
 func TestPreparedScope(t *testing.T) {
 	cl, root := newTestClient(t)
 	tests := []struct {

@@ -14,7 +14,7 @@ var update = flag.Bool("update", false, "rewrite the generated part of docs/comm
 
 // TestReference fails when docs/commands.md drifts from the command table:
 // the advertised ids, the dispatcher and the docs come from one declaration
-// (CONVENTIONS.md, "Protocol edge").
+// (docs/conventions.md, "Protocol edge").
 func TestReference(t *testing.T) {
 	checkGenerated(t, "TestReference", Reference())
 }
@@ -49,7 +49,7 @@ func checkGenerated(t *testing.T, test, content string) {
 }
 
 // TestIDsUnique: every command id is declared once and is an agentd.* id,
-// never clashing with the editor extension's own ids (CONVENTIONS.md).
+// never clashing with the editor extension's own ids (docs/conventions.md).
 func TestIDsUnique(t *testing.T) {
 	seen := map[string]bool{}
 	for _, id := range IDs() {

@@ -13,7 +13,7 @@ import (
 )
 
 // Configure applies LSP initializationOptions `{session, agent, settings}`
-// (PROTOCOL.md §2) to the client's defaults. Unknown keys are ignored and
+// (docs/protocol.md §2) to the client's defaults. Unknown keys are ignored and
 // returned so the caller can log them once; a value of the wrong type or a
 // key given twice is an args.invalid error and changes nothing. An empty
 // array, as Lua clients send an empty table, is an empty object here and
@@ -60,7 +60,7 @@ func (cl *Client) Configure(initOptions json.RawMessage) (unknown []string, err 
 }
 
 // ConfigureSettings applies workspace/didChangeConfiguration params
-// `{settings: {agentd: {...}}}` (PROTOCOL.md §2). Settings of other tools
+// `{settings: {agentd: {...}}}` (docs/protocol.md §2). Settings of other tools
 // are not ours and are ignored silently.
 func (cl *Client) ConfigureSettings(params json.RawMessage) (unknown []string, err error) {
 	var p struct {
@@ -81,7 +81,7 @@ func (cl *Client) ConfigureSettings(params json.RawMessage) (unknown []string, e
 }
 
 // applySettings decodes the reminder thresholds of reminder.SettingsTable
-// (whole numbers >= 0; 0 turns the stale todo reminder off, RUNTIME.md
+// (whole numbers >= 0; 0 turns the stale todo reminder off, docs/runtime.md
 // §1.1).
 func applySettings(s *reminder.Settings, raw json.RawMessage, where string) (unknown []string, err error) {
 	if isNull(raw) {

@@ -13,7 +13,7 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// State is what clients read of a session (PROTOCOL.md §3).
+// State is what clients read of a session (docs/protocol.md §3).
 type State struct {
 	Workspace string         `json:"workspace"` // folder URI
 	Session   string         `json:"session"`
@@ -48,7 +48,7 @@ func (c *call) stateOf(s workspace.Session) State {
 // it has no state file under stateDir yet: the State of a session never
 // written (empty list, no goal, revision 0), built without creating
 // anything, so that reading a folder from a shell leaves no state behind
-// (docs/behaviour.md). ok is false when the folder has a state file (or
+// (docs/protocol.md §1.2.2). ok is false when the folder has a state file (or
 // it cannot be told): then run the command as usual. session "" is the
 // default session; a bad name is args.invalid.
 func FreshState(stateDir, path, session string) (st State, ok bool, err error) {

@@ -14,7 +14,7 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// ToolResult is the answer of agentd.callTool (PROTOCOL.md §3), for every
+// ToolResult is the answer of agentd.callTool (docs/protocol.md §3), for every
 // tool; the goal package declares the shape. A refusal meant for the model
 // is a result with IsError set, not a JSON-RPC error.
 type ToolResult = goal.ToolResult
@@ -158,7 +158,7 @@ var toolCommands = []Command{
 		}),
 }
 
-// todoTool is TodoList (RUNTIME.md §1).
+// todoTool is TodoList (docs/runtime.md §1).
 var todoTool = tool{
 	info: ToolInfo{Name: todo.ToolName, Description: todo.ToolDescription, InputSchema: todo.InputSchema},
 	prepare: func(c *call, input json.RawMessage) (toolCall, error) {
@@ -192,7 +192,7 @@ func runTodo(c *call, in todo.Input, desc string) (ToolResult, error) {
 		}
 		s.Todos = plan.Items
 		if c.agent == goal.MainAgent {
-			s.TodoUsage.NoteWrite(s.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (RUNTIME.md §1.1)
+			s.TodoUsage.NoteWrite(s.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (docs/runtime.md §1.1)
 		}
 		return workspace.Change{Kind: "todo.write", Actor: goal.Model, Todos: true,
 			Payload: map[string]any{"items": plan.Items, "agent": c.agent}}, nil
@@ -210,15 +210,15 @@ func runTodo(c *call, in todo.Input, desc string) (ToolResult, error) {
 }
 
 // CodeUnsupportedAgent is the code of a goal tool called by a subagent
-// (RUNTIME.md §2.8).
+// (docs/runtime.md §2.8).
 const CodeUnsupportedAgent = goal.CodeUnsupportedAgent
 
 // GraceStepRefusal is the answer to a tool call made during a grace step
-// (RUNTIME.md §2.4), for a host that runs that tool itself (agentd hook
+// (docs/runtime.md §2.4), for a host that runs that tool itself (agentd hook
 // refuses the agent's own tools with it); description is the tool's.
 func GraceStepRefusal(description string) ToolResult { return goal.GraceStepRefusal(description) }
 
-// refusal is a model-facing refusal (PROTOCOL.md §3: inside agentd.callTool a
+// refusal is a model-facing refusal (docs/protocol.md §3: inside agentd.callTool a
 // refusal is a normal result with isError).
 func refusal(code, desc, output string) ToolResult {
 	return ToolResult{Output: output, IsError: true, ErrorCode: code, Description: desc}

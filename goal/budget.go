@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Limits are a goal's budgets (RUNTIME.md §2.1). A nil field is no limit;
+// Limits are a goal's budgets (docs/runtime.md §2.1). A nil field is no limit;
 // there are no default budgets. Limits merge per field: setting one never
 // touches the others.
 type Limits struct {
@@ -24,14 +24,14 @@ type Limits struct {
 // BudgetKind names one of the three budgets.
 type BudgetKind string
 
-// The three budgets, in the order block reasons list them (RUNTIME.md §2.4).
+// The three budgets, in the order block reasons list them (docs/runtime.md §2.4).
 const (
 	TurnBudget      BudgetKind = "turns"
 	TokenBudget     BudgetKind = "tokens"
 	WallClockBudget BudgetKind = "wallClock" // limit in milliseconds
 )
 
-// Bounds of budgets (RUNTIME.md §2.8: a time budget must be 1 s … 24 h).
+// Bounds of budgets (docs/runtime.md §2.8: a time budget must be 1 s … 24 h).
 const (
 	MinWallClockBudgetMs = int64(time.Second / time.Millisecond)
 	MaxWallClockBudgetMs = int64(24 * time.Hour / time.Millisecond)
@@ -40,7 +40,7 @@ const (
 	MaxCountBudget = int64(1) << 50
 )
 
-// BudgetUnits are the units SetGoalBudget accepts (RUNTIME.md §2.8).
+// BudgetUnits are the units SetGoalBudget accepts (docs/runtime.md §2.8).
 var BudgetUnits = []string{"turns", "tokens", "milliseconds", "seconds", "minutes", "hours"}
 
 var unitMs = map[string]float64{
@@ -51,7 +51,7 @@ var unitMs = map[string]float64{
 }
 
 // NormalizeBudget turns a SetGoalBudget value and unit into a budget and its
-// limit (RUNTIME.md §2.8): turns and tokens become max(1, round(value)); a
+// limit (docs/runtime.md §2.8): turns and tokens become max(1, round(value)); a
 // time becomes milliseconds, rounded, and must lie within 1 s … 24 h. Errors
 // are *Error with code goal.budget_invalid.
 func NormalizeBudget(value float64, unit string) (BudgetKind, int64, error) {
@@ -128,7 +128,7 @@ func clonePtr[T any](p *T) *T {
 	return &v
 }
 
-// LimitUpdate is one field of a user's budget change (PROTOCOL.md §3,
+// LimitUpdate is one field of a user's budget change (docs/protocol.md §3,
 // agentd.goal.setBudget): absent (Set false, the limit is kept), null (Set
 // true, Value nil: the limit is removed) or a number (Set true, *Value).
 // Its UnmarshalJSON tells the three apart when it is a struct field.
@@ -159,7 +159,7 @@ func (u *LimitUpdate) UnmarshalJSON(b []byte) error {
 }
 
 // BudgetUpdate is a user's budget change: each field absent, null or a
-// number (PROTOCOL.md §3). WallClockMs is in milliseconds.
+// number (docs/protocol.md §3). WallClockMs is in milliseconds.
 type BudgetUpdate struct {
 	Turns       LimitUpdate `json:"turns"`
 	Tokens      LimitUpdate `json:"tokens"`
@@ -214,7 +214,7 @@ type reached struct{ turn, token, wallClock bool }
 func (r reached) any() bool { return r.turn || r.token || r.wallClock }
 
 // budgetReason lists the reached budgets with their limits, in the order
-// turn, token, wall clock (RUNTIME.md §2.4).
+// turn, token, wall clock (docs/runtime.md §2.4).
 func budgetReason(l Limits, r reached) string {
 	var parts []string
 	if r.turn && l.TurnBudget != nil {

@@ -45,7 +45,7 @@ func BudgetKindOf(unit string) (kind BudgetKind, ok bool) {
 const removeHint = `remove a limit with "off turns", "off tokens" or "off time"`
 
 // ParseBudget reads a budget as a person writes it and as agentd prints it
-// (docs/behaviour.md, "Budgets from a shell"): a number and a unit ("20
+// (docs/protocol.md §1.2.1): a number and a unit ("20
 // turns", "1 turn", "20 turn(s)", "50k tokens", "1.2M tokens", "90
 // minutes", "1 hour", "45s", "2h", "1 day", "1d"), or a time in several
 // parts ("1h30m", "1 hour 30 minutes", "4m05s"). Numbers may have decimals

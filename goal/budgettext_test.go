@@ -6,7 +6,7 @@ import (
 )
 
 // TestParseBudget: what `agentd goal status` prints and what people write
-// (docs/behaviour.md, "Budgets from a shell").
+// (docs/protocol.md §1.2.1).
 func TestParseBudget(t *testing.T) {
 	const hour, minute = int64(3_600_000), int64(60_000)
 	tests := []struct {

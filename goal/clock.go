@@ -3,7 +3,7 @@ package goal
 import "time"
 
 // Instant is one reading of the clock the goal runtime is given
-// (docs/behaviour.md, "Time"). Wall is the wall clock: it stamps what the
+// (docs/runtime.md §2.4.1). Wall is the wall clock: it stamps what the
 // state stores and shows (createdAt, updatedAt). Mono is a monotonic
 // reading: the time elapsed since the monotonic clock named Clock started
 // (in agentd, one clock per process). The wall clock of an active goal
@@ -77,8 +77,8 @@ func (s *State) settleClock(now Instant) {
 }
 
 // Adopt takes the running wall clock of an active goal over onto now's
-// clock, for a serving process that opens a folder (docs/behaviour.md,
-// "Time"): a stretch stamped by another clock counts nothing more (that
+// clock, for a serving process that opens a folder (docs/runtime.md
+// §2.4.1): a stretch stamped by another clock counts nothing more (that
 // process settled it at its last call) and runs on from now; a stretch
 // stored by an agentd before monotonic stamps counts from its wall-clock
 // start to lastSeen, the session's last write (never less than 0), as that

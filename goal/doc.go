@@ -1,9 +1,9 @@
 // Package goal owns a session's goal: its state machine, budgets, turn
-// accounting, the four goal tools and their error codes (RUNTIME.md §2, §3).
+// accounting, the four goal tools and their error codes (docs/runtime.md §2, §3).
 //
 // Everything lives in State, a JSON value the workspace package stores per
 // session. Host lifecycle calls drive accounting: BeginTurn, BeginStep,
-// EndStep, EndTurn, AbandonTurn (RUNTIME.md §2.4–§2.6). User controls are
+// EndStep, EndTurn, AbandonTurn (docs/runtime.md §2.4–§2.6). User controls are
 // Create, Pause, Resume, Cancel and SetBudget; refusals are *Error with a
 // stable code. Models use NewCall, which decodes a tool's typed input once,
 // then CallTool; refusals are ToolResult values with IsError. Every
@@ -16,9 +16,9 @@
 // of the call it repeats. A retried EndTurn returns the first answer.
 //
 // It is pure: no I/O and no clock; time comes in as a parameter, an Instant
-// that carries a wall-clock and a monotonic reading (docs/behaviour.md,
-// "Time"). It may
+// that carries a wall-clock and a monotonic reading (docs/runtime.md
+// §2.4.1). It may
 // import jsonin (the one strict decoder of inputs, for the tool inputs),
 // github.com/google/uuid and the standard library, and nothing else: no
-// other agentd package, no go.lsp.dev, bbolt or fsnotify (ARCHITECTURE.md).
+// other agentd package, no go.lsp.dev, bbolt or fsnotify (docs/architecture.md).
 package goal

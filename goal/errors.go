@@ -8,7 +8,7 @@ import (
 	"github.com/agentd/agentd/jsonin"
 )
 
-// Stable error codes of the goal runtime (RUNTIME.md §3). The commands layer
+// Stable error codes of the goal runtime (docs/runtime.md §3). The commands layer
 // maps them to JSON-RPC errors; tool results carry them in ErrorCode.
 const (
 	CodeAlreadyExists    = "goal.already_exists"
@@ -26,7 +26,7 @@ const (
 	CodeArgsInvalid = jsonin.CodeArgsInvalid
 )
 
-// Error is a refusal with a stable code (RUNTIME.md §3). Msg is lowercase
+// Error is a refusal with a stable code (docs/runtime.md §3). Msg is lowercase
 // without a final period, readable by a person; callers find the code through
 // interface{ ErrorCode() string }.
 type Error struct {

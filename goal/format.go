@@ -6,7 +6,7 @@ import (
 )
 
 // FormatElapsed writes a duration in milliseconds as UpdateGoal's stats do
-// (RUNTIME.md §2.8): "45s" below a minute, "2m05s" below an hour, else
+// (docs/runtime.md §2.8): "45s" below a minute, "2m05s" below an hour, else
 // "1h05m". Parts are truncated, never rounded up.
 func FormatElapsed(ms int64) string {
 	s := max(0, ms) / 1000
@@ -19,7 +19,7 @@ func FormatElapsed(ms int64) string {
 	return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
 }
 
-// FormatTokens writes a token count (RUNTIME.md §2.8): the plain number
+// FormatTokens writes a token count (docs/runtime.md §2.8): the plain number
 // below 1000, "12.3k" below a million, else "1.2M". The decimal is
 // truncated, so 999999 is "999.9k", never "1000.0k".
 func FormatTokens(n int64) string {
@@ -34,7 +34,7 @@ func FormatTokens(n int64) string {
 
 func tenths(t int64) string { return fmt.Sprintf("%d.%d", t/10, t%10) }
 
-// FormatStats is the stats line of a terminal UpdateGoal (RUNTIME.md §2.8):
+// FormatStats is the stats line of a terminal UpdateGoal (docs/runtime.md §2.8):
 // "Worked 3 turns over 2m05s, using 12.3k tokens."; "1 turn", "1 token".
 func FormatStats(turns, tokens, wallClockMs int64) string {
 	return fmt.Sprintf("Worked %s over %s, using %s.", Plural(turns, "turn"), FormatElapsed(wallClockMs), PluralShown(FormatTokens(tokens), tokens, "token"))

@@ -2,7 +2,7 @@ package goal
 
 import "time"
 
-// Status of a goal (RUNTIME.md §2.1).
+// Status of a goal (docs/runtime.md §2.1).
 type Status string
 
 // The four goal statuses.
@@ -37,7 +37,7 @@ func (s Status) ChangeKind() (ChangeKind, bool) {
 	return "", false
 }
 
-// Actor says who made a change (RUNTIME.md §2.1): of the goal, and of the
+// Actor says who made a change (docs/runtime.md §2.1): of the goal, and of the
 // todo list too (todo has no notion of actors; the commands layer records
 // its changes with these), the one actor type of agentd.
 type Actor string
@@ -50,7 +50,7 @@ const (
 	System  Actor = "system"
 )
 
-// Snapshot is the goal as clients see it (RUNTIME.md §2.1). Models see it
+// Snapshot is the goal as clients see it (docs/runtime.md §2.1). Models see it
 // without GoalID (see ModelView). Durations are milliseconds; counts are
 // plain integers.
 type Snapshot struct {
@@ -71,7 +71,7 @@ type Snapshot struct {
 
 // BudgetReport is the budget part of a Snapshot. Limits are nil when not
 // set; Remaining* are nil when there is no limit, else max(0, limit-used).
-// A budget is reached when used >= limit (RUNTIME.md §2.1).
+// A budget is reached when used >= limit (docs/runtime.md §2.1).
 type BudgetReport struct {
 	TokenBudget            *int64 `json:"tokenBudget"`
 	TurnBudget             *int64 `json:"turnBudget"`
@@ -85,7 +85,7 @@ type BudgetReport struct {
 	OverBudget             bool   `json:"overBudget"`
 }
 
-// TaskFileInfo is what agentd knows of a goal's task file (RUNTIME.md §4).
+// TaskFileInfo is what agentd knows of a goal's task file (docs/runtime.md §4).
 // Path is relative to the workspace root, with forward slashes.
 type TaskFileInfo struct {
 	Path                 string     `json:"path"`
@@ -97,7 +97,7 @@ type TaskFileInfo struct {
 }
 
 // ModelView is the snapshot as a model sees it: the same fields without
-// GoalID (RUNTIME.md §2.1, §2.8).
+// GoalID (docs/runtime.md §2.1, §2.8).
 func (s Snapshot) ModelView() Snapshot {
 	s.GoalID = ""
 	return s

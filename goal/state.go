@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// State is everything the goal runtime keeps for one session (RUNTIME.md §2).
+// State is everything the goal runtime keeps for one session (docs/runtime.md §2).
 // The workspace package stores it in record types of its own (the JSON tags
 // here are not the stored format), so fields may be renamed freely; a new
 // field needs its record field there, which a workspace test demands.
@@ -16,13 +16,13 @@ import (
 // every mutating call, even when no Change is returned.
 type State struct {
 	// Goal is the current goal, nil when there is none. A complete goal stays
-	// current until replaced or cleared by the user (RUNTIME.md §2.3).
+	// current until replaced or cleared by the user (docs/runtime.md §2.3).
 	Goal *Goal `json:"goal"`
 	// CancelNoticePending: a user cancel happened; the next step of the main
-	// agent gets the goal_cancelled injection (RUNTIME.md §2.3).
+	// agent gets the goal_cancelled injection (docs/runtime.md §2.3).
 	CancelNoticePending bool `json:"cancelNoticePending,omitempty"`
 	// ContinuationOutstanding: a continuation was returned and no main-agent
-	// turn has begun since (RUNTIME.md §2.5: only one may be outstanding).
+	// turn has begun since (docs/runtime.md §2.5: only one may be outstanding).
 	ContinuationOutstanding bool `json:"continuationOutstanding,omitempty"`
 	// Turns are the live turns and the last MaxEndedTurns ended ones, oldest
 	// first, so that lifecycle calls are idempotent per turnId.
@@ -54,7 +54,7 @@ type Goal struct {
 }
 
 // MainAgent is the agent id that gets goal tools, reminders and goal
-// accounting (RUNTIME.md scope); subagents get none of them. "" means
+// accounting (docs/runtime.md scope); subagents get none of them. "" means
 // MainAgent everywhere. It is declared here, in the lowest package that
 // needs it (turn accounting), and only here: reminder and commands use
 // goal.MainAgent; todo has no notion of agents.
@@ -62,7 +62,7 @@ const MainAgent = "main"
 
 // Limits of State and goal texts.
 const (
-	MaxObjectiveChars = 4000 // runes after trim (RUNTIME.md §2.2)
+	MaxObjectiveChars = 4000 // runes after trim (docs/runtime.md §2.2)
 	MaxCriterionChars = 4000 // runes; a longer criterion is cut
 	MaxReasonChars    = 500  // runes of a user's pause reason after trim
 	MaxTurnIDBytes    = 256  // bytes of a turnId
@@ -95,7 +95,7 @@ const (
 
 // Change is one visible change of the goal, for the history event and the
 // agentd/goalChanged notification's change {kind, status?, reason?, actor}
-// (PROTOCOL.md §4).
+// (docs/protocol.md §4).
 type Change struct {
 	Kind   ChangeKind `json:"kind"`
 	Status Status     `json:"status,omitempty"` // status after the change; "" when the goal was cleared
@@ -139,7 +139,7 @@ func cloneTaskFile(t *TaskFileInfo) *TaskFileInfo {
 }
 
 // Snapshot is the current goal as clients see it at now, with the live wall
-// clock (RUNTIME.md §2.1); nil when there is no goal.
+// clock (docs/runtime.md §2.1); nil when there is no goal.
 func (s *State) Snapshot(now Instant) *Snapshot {
 	if s.Goal == nil {
 		return nil
@@ -175,7 +175,7 @@ func (g *Goal) snapshot(now Instant) *Snapshot {
 }
 
 // wallClockMs is the live wall clock: settled time plus the running
-// stretch while active (RUNTIME.md §2.4, measured on the monotonic clock).
+// stretch while active (docs/runtime.md §2.4, measured on the monotonic clock).
 func (g *Goal) wallClockMs(now Instant) int64 {
 	return g.WallClockMs + g.running(now).Milliseconds()
 }

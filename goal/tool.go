@@ -9,7 +9,7 @@ import (
 	"github.com/agentd/agentd/jsonin"
 )
 
-// Names of the four goal tools (RUNTIME.md §2.8).
+// Names of the four goal tools (docs/runtime.md §2.8).
 const (
 	CreateGoalTool    = "CreateGoal"
 	GetGoalTool       = "GetGoal"
@@ -17,7 +17,7 @@ const (
 	UpdateGoalTool    = "UpdateGoal"
 )
 
-// ToolResult is a tool call's answer (PROTOCOL.md §3). A model-facing
+// ToolResult is a tool call's answer (docs/protocol.md §3). A model-facing
 // refusal is a ToolResult with IsError and ErrorCode, never a Go error.
 type ToolResult struct {
 	Output      string `json:"output"`
@@ -136,13 +136,13 @@ You cannot pause or cancel a goal; only the user can. After complete or blocked,
 type Input interface {
 	// Tool is the name of the tool the input is for.
 	Tool() string
-	// Describe says what a call with this input would do (RUNTIME.md
+	// Describe says what a call with this input would do (docs/runtime.md
 	// §2.8), for the host UI: "Creating a goal", "Setting goal budget: 5
 	// turns"; the zero input gets the tool's plain description.
 	Describe() CallDescription
 }
 
-// CreateGoalInput is CreateGoal's input (RUNTIME.md §2.8). TaskFile is the
+// CreateGoalInput is CreateGoal's input (docs/runtime.md §2.8). TaskFile is the
 // path as the model gave it; the caller resolves it.
 type CreateGoalInput struct {
 	Objective           string `json:"objective" jsonin:"required"`
@@ -336,11 +336,11 @@ type ToolCall struct {
 	Call
 	TurnID string // the turn the call belongs to; "" outside a turn
 	// TaskFile is CreateGoal's task file, resolved by the caller from the
-	// input's taskFile or the objective (RUNTIME.md §4); nil for none.
+	// input's taskFile or the objective (docs/runtime.md §4); nil for none.
 	TaskFile *TaskFileInfo
 }
 
-// CallTool runs a goal tool for a model (RUNTIME.md §2.8). Refusals are
+// CallTool runs a goal tool for a model (docs/runtime.md §2.8). Refusals are
 // results with IsError and ErrorCode; a Refused call answers its refusal.
 // A CreateGoal, SetGoalBudget or UpdateGoal call in a turn whose goal is no
 // longer the current goal is ignored: ErrorCode goal.stale_call, IsError
@@ -376,7 +376,7 @@ func (r ToolResult) fail(code, output string) ToolResult {
 	return r
 }
 
-// stale applies the stale-call guard (RUNTIME.md §2.8).
+// stale applies the stale-call guard (docs/runtime.md §2.8).
 func (s *State) stale(turnID string) (string, bool) {
 	if turnID == "" {
 		return "", false

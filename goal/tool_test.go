@@ -390,7 +390,7 @@ func TestUpdateGoalTool(t *testing.T) {
 
 // TestStaleCallGuard: goal tools called in a turn whose goal is no longer
 // current are ignored with goal.stale_call, not an error, and change
-// nothing (RUNTIME.md §2.8).
+// nothing (docs/runtime.md §2.8).
 func TestStaleCallGuard(t *testing.T) {
 	calls := []struct{ tool, input string }{
 		{CreateGoalTool, `{"objective":"new","replace":true}`},

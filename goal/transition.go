@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// CreateParams are the inputs of creating a goal (RUNTIME.md §2.2).
+// CreateParams are the inputs of creating a goal (docs/runtime.md §2.2).
 // TaskFile is resolved by the caller (the workspace checks the path and
 // reads the file); nil means the goal has no task file.
 type CreateParams struct {
@@ -31,7 +31,7 @@ const (
 	reasonModelBlock = "marked blocked by the agent: it reported an impasse it cannot get past"
 )
 
-// Create makes a new active goal for the user (RUNTIME.md §2.2, actor
+// Create makes a new active goal for the user (docs/runtime.md §2.2, actor
 // user). Refusals are *Error: goal.objective_empty, goal.objective_too_long,
 // goal.already_exists (an active, paused or blocked goal exists and Replace
 // is false). With Replace, or over a complete goal, the old goal is cleared
@@ -43,7 +43,7 @@ func (s *State) Create(p CreateParams, now Instant) ([]Change, error) {
 // normalizeObjective trims and checks an objective and a criterion (§2.2).
 // Both may span lines (TAB, LF and CR are kept) but a control character
 // (other C0, DEL, C1) is refused with args.invalid naming it, since both are
-// shown in terminals and model-facing text (docs/behaviour.md).
+// shown in terminals and model-facing text (docs/runtime.md §2.1.1).
 func normalizeObjective(objective, criterion string) (string, string, error) {
 	for _, f := range []struct{ name, text string }{{"the objective", objective}, {"completionCriterion", criterion}} {
 		if i := strings.IndexFunc(f.text, isRefusedControl); i >= 0 {
@@ -116,7 +116,7 @@ func (s *State) clear(kind ChangeKind, actor Actor, reason string, now Instant) 
 	return Change{Kind: kind, Reason: reason, Actor: actor, Goal: snap}
 }
 
-// Pause pauses the active goal for the user (RUNTIME.md §2.3). reason ""
+// Pause pauses the active goal for the user (docs/runtime.md §2.3). reason ""
 // becomes "paused by the user". Pausing a paused goal is a no-op (no
 // change, no error). Refusals: args.invalid (a reason of more than
 // MaxReasonChars characters after trim), goal.not_found,
@@ -144,7 +144,7 @@ func (s *State) Pause(reason string, now Instant) ([]Change, error) {
 }
 
 // Resume makes a paused or blocked goal active again for the user
-// (RUNTIME.md §2.3); live turns of the main agent become starter turns.
+// (docs/runtime.md §2.3); live turns of the main agent become starter turns.
 // Resuming an active goal is a no-op. Refusals: goal.not_found,
 // goal.not_resumable (complete, or a budget is still spent: raise or remove
 // it first with SetBudget).
@@ -176,7 +176,7 @@ func (s *State) resume(actor Actor, turnID string, now Instant) ([]Change, error
 	return []Change{ch}, nil
 }
 
-// Cancel clears the current goal for the user (RUNTIME.md §2.3), whatever
+// Cancel clears the current goal for the user (docs/runtime.md §2.3), whatever
 // its status. Unless the goal was complete, the next step of the main agent
 // gets the goal_cancelled notice (StepBegin.CancelNoticeDue). Refusal:
 // goal.not_found.
@@ -191,7 +191,7 @@ func (s *State) Cancel(now Instant) ([]Change, error) {
 	return []Change{s.clear(ChangeCancel, User, reasonCancelled, now)}, nil
 }
 
-// SetBudget changes the goal's limits for the user (PROTOCOL.md §3
+// SetBudget changes the goal's limits for the user (docs/protocol.md §3
 // agentd.goal.setBudget): each field absent (kept), null (removed) or a
 // number. Turns and tokens must be whole numbers > 0, the wall clock 1 s …
 // 24 h. If the active goal's budget is then spent, it is blocked at once
@@ -277,8 +277,8 @@ func (s *State) noteActivated(turnID string, now Instant) {
 }
 
 // RecoverAfterRestart is called by a serving process each time it opens a
-// session's folder (RUNTIME.md §2.3 [agentd]; docs/behaviour.md, "Restart
-// rule"), now being a reading of its clock. Live turns the process does not
+// session's folder (docs/runtime.md §2.3 [agentd]; docs/runtime.md
+// §2.3.2), now being a reading of its clock. Live turns the process does not
 // hold (Turn.heldBy: not begun by it, not detached) were begun by an agentd
 // process that ended before they did (the folder's lock keeps serving
 // processes apart, and a process ends its client's turns when the client
@@ -330,7 +330,7 @@ func (s *State) HasLeftTurn(clock string) bool {
 }
 
 // WallClockLeft is the time until the active goal's wall-clock budget runs
-// out, for the serving process's timer (RUNTIME.md §2.4: armed on create,
+// out, for the serving process's timer (docs/runtime.md §2.4: armed on create,
 // resume and budget change), measured on the monotonic clock; 0 when it
 // has run out. ok is false when the goal is not active or has no
 // wall-clock budget.
@@ -344,7 +344,7 @@ func (s *State) WallClockLeft(now Instant) (left time.Duration, ok bool) {
 }
 
 // CheckWallClock blocks the active goal when its wall-clock budget is
-// reached at now (RUNTIME.md §2.4; actor runtime). Call it when the timer
+// reached at now (docs/runtime.md §2.4; actor runtime). Call it when the timer
 // fires; clients are then told so a host can cancel its live turn.
 func (s *State) CheckWallClock(now Instant) []Change {
 	g := s.Goal
@@ -372,7 +372,7 @@ func (s *State) ReferencedTaskFile() *TaskFileInfo {
 }
 
 // UpdateTaskFile records what the watcher saw of the goal's task file
-// (RUNTIME.md §4). It applies only when info.Path is the task file the goal
+// (docs/runtime.md §4). It applies only when info.Path is the task file the goal
 // references (ReferencedTaskFile), and only on a real change (exists,
 // sha256 or size differ): then changedSinceLastTurn is set, so the next
 // turn's goal reminder tells the model once.
@@ -402,7 +402,7 @@ func (s *State) UpdateTaskFile(info TaskFileInfo, now Instant) []Change {
 
 // TaskFileCandidates lists the tokens of an objective that may name a task
 // file, in order, for the workspace to try when CreateGoal gives no taskFile
-// (RUNTIME.md §2.2): whitespace-separated words, a leading "@" removed,
+// (docs/runtime.md §2.2): whitespace-separated words, a leading "@" removed,
 // surrounding quotes, backticks and brackets and trailing punctuation
 // stripped, empty and URL-like words skipped.
 func TaskFileCandidates(objective string) []string {

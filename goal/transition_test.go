@@ -140,7 +140,7 @@ func TestCreateOverExisting(t *testing.T) {
 }
 
 // TestTransitions covers every user transition, allowed and refused, with
-// actor, reason and error code (RUNTIME.md §2.3).
+// actor, reason and error code (docs/runtime.md §2.3).
 func TestTransitions(t *testing.T) {
 	type op func(s *State, now Instant) ([]Change, error)
 	pause := func(s *State, now Instant) ([]Change, error) { return s.Pause("", now) }
@@ -263,7 +263,7 @@ func TestCancelNotice(t *testing.T) {
 }
 
 // TestWallClock: the clock runs only while active; paused time is not
-// counted; it is settled on every status change (RUNTIME.md §2.4).
+// counted; it is settled on every status change (docs/runtime.md §2.4).
 func TestWallClock(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)
@@ -287,8 +287,8 @@ func TestWallClock(t *testing.T) {
 // runs on the monotonic clock: the system clock set back an hour neither
 // freezes it nor makes it run backwards, set forward a day it spends
 // nothing, and the wall-clock budget fires after exactly its time, with the
-// stored times taken from the wall clock as it reads then (docs/behaviour.md,
-// "Time").
+// stored times taken from the wall clock as it reads then (docs/runtime.md
+// §2.4.1).
 func TestWallClockIgnoresSystemClockSteps(t *testing.T) {
 	for _, step := range []time.Duration{-time.Hour, 24 * time.Hour} {
 		t.Run(step.String(), func(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Origin is why a turn began (PROTOCOL.md §3 agentd.turn.begin).
+// Origin is why a turn began (docs/protocol.md §3 agentd.turn.begin).
 type Origin string
 
 // Turn origins.
@@ -26,10 +26,10 @@ const (
 	FinishToolCalls FinishReason = "tool_calls"
 )
 
-// Outcome is how a turn ended (PROTOCOL.md §3 agentd.turn.end).
+// Outcome is how a turn ended (docs/protocol.md §3 agentd.turn.end).
 type Outcome string
 
-// Turn outcomes (RUNTIME.md §2.6).
+// Turn outcomes (docs/runtime.md §2.6).
 const (
 	OutcomeCompleted Outcome = "completed"
 	OutcomeCancelled Outcome = "cancelled" // user interrupt
@@ -39,7 +39,7 @@ const (
 )
 
 // Continuation is the variant of continuation prompt a turn end asks for
-// (RUNTIME.md §2.5); NoContinuation when none is due. The variants are
+// (docs/runtime.md §2.5); NoContinuation when none is due. The variants are
 // declared here only; reminder.Continue writes each one's prompt and the
 // commands layer sends the variant as it is.
 type Continuation string
@@ -58,7 +58,7 @@ type Turn struct {
 	Origin Origin `json:"origin"`
 	Agent  string `json:"agent"`
 	// GoalDriven: the turn began while the goal was active and within its
-	// budgets (RUNTIME.md §2.4).
+	// budgets (docs/runtime.md §2.4).
 	GoalDriven bool `json:"goalDriven,omitempty"`
 	// GoalID is the goal the turn works for: the goal at turn begin, or the
 	// goal the model made active in the turn (stale-call guard, §2.8).
@@ -80,7 +80,7 @@ type Turn struct {
 	Detached bool `json:"detached,omitempty"`
 	// Owner is the clock (Instant.Clock) of the agentd process that began
 	// the turn: a turn that is not detached is live only while that process
-	// runs (docs/behaviour.md, "Restart rule"). "" in a state written before
+	// runs (docs/runtime.md §2.3.2). "" in a state written before
 	// owners were recorded: the turn is no running process's.
 	Owner string `json:"owner,omitempty"`
 
@@ -136,7 +136,7 @@ type StepBegin struct {
 	FirstStep bool `json:"firstStep"`
 	// GoalReminderDue: inject the per-turn goal reminder built from Goal
 	// (first step of a main-agent turn, goal active, paused or blocked;
-	// RUNTIME.md §2.7).
+	// docs/runtime.md §2.7).
 	GoalReminderDue bool `json:"goalReminderDue"`
 	// CancelNoticeDue: inject the goal_cancelled notice (§2.3); consumed.
 	CancelNoticeDue bool `json:"cancelNoticeDue"`
@@ -146,7 +146,7 @@ type StepBegin struct {
 	GraceStep bool `json:"graceStep"`
 	// Goal is the goal for the reminder, nil when none. When the reminder is
 	// due its TaskFile.ChangedSinceLastTurn still shows the change being
-	// announced; the stored flag is already cleared (RUNTIME.md §4).
+	// announced; the stored flag is already cleared (docs/runtime.md §4).
 	Goal    *Snapshot `json:"goal"`
 	Changes []Change  `json:"-"`
 }
@@ -157,7 +157,7 @@ type StepEnd struct {
 	StopTurn bool `json:"stopTurn"`
 	// GraceStep: a budget is spent but the step ended with tool calls: run
 	// exactly one more step with the goal_budget_stop injection (built from
-	// Goal); its tool calls are rejected (RUNTIME.md §2.4).
+	// Goal); its tool calls are rejected (docs/runtime.md §2.4).
 	GraceStep bool      `json:"graceStep"`
 	Goal      *Snapshot `json:"goal"`
 	Changes   []Change  `json:"-"`
@@ -194,7 +194,7 @@ func (s *State) drivenGoal(t *Turn) *Goal {
 	return nil
 }
 
-// BeginTurn records a turn (RUNTIME.md §2.4). For the main agent, the turn
+// BeginTurn records a turn (docs/runtime.md §2.4). For the main agent, the turn
 // is goal-driven when the goal is active and no budget is reached; if a
 // budget is already reached, the goal is blocked (actor runtime) and the
 // turn runs as an ordinary, uncounted turn. Any main-agent turn begin clears
@@ -246,7 +246,7 @@ func (s *State) BeginTurn(turnID string, origin Origin, agent string, now Instan
 	return TurnBegin{GoalDriven: t.GoalDriven, Goal: s.Snapshot(now), Changes: cs.list()}, nil
 }
 
-// BeginStep opens the next step of a turn (RUNTIME.md §2.4, §2.7, §2.3).
+// BeginStep opens the next step of a turn (docs/runtime.md §2.4, §2.7, §2.3).
 // At the first step of a goal-driven turn turnsUsed grows by 1. For the main
 // agent it says whether the per-turn goal reminder is due (first step, goal
 // active, paused or blocked) and whether the goal_cancelled notice is due
@@ -311,7 +311,7 @@ func (s *State) stepBeginAnswer(t *Turn, now Instant, cs []Change) StepBegin {
 	}
 }
 
-// EndStep closes the open step of a turn (RUNTIME.md §2.4). For a turn
+// EndStep closes the open step of a turn (docs/runtime.md §2.4). For a turn
 // driven by the current goal, outputTokens are added to tokensUsed and the
 // token and wall-clock budgets are checked: reaching one blocks the active
 // goal at once (actor runtime). Then, if a budget is spent and the goal is
@@ -414,7 +414,7 @@ func (s *State) OpenTurn(agent string) string {
 
 // InGraceStep reports whether turnID is in its grace step (granted by the
 // previous EndStep, not yet ended): every tool call in it must be rejected
-// unexecuted with GraceStepRefusal (RUNTIME.md §2.4).
+// unexecuted with GraceStepRefusal (docs/runtime.md §2.4).
 func (s *State) InGraceStep(turnID string) bool {
 	t := s.turn(turnID)
 	return t != nil && !t.Ended && t.InGrace
@@ -430,7 +430,7 @@ func GraceStepRefusal(description string) ToolResult {
 	}
 }
 
-// Error kinds of a failed turn (RUNTIME.md §2.6) and how reasons name them.
+// Error kinds of a failed turn (docs/runtime.md §2.6) and how reasons name them.
 var errorKinds = map[string]string{
 	"rate_limit": "a rate-limit error",
 	"connection": "a connection error",
@@ -441,7 +441,7 @@ var errorKinds = map[string]string{
 	"other":      "an error",
 }
 
-// EndTurn ends a turn (RUNTIME.md §2.4–§2.6). For a main-agent turn driven
+// EndTurn ends a turn (docs/runtime.md §2.4–§2.6). For a main-agent turn driven
 // by the current goal:
 //   - a starter turn that ended completed or stepLimit counts +1;
 //   - if the goal is still active: completed or stepLimit → blocked (actor
@@ -472,7 +472,7 @@ func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, 
 }
 
 // AbandonTurn ends a turn whose connection closed before ending it
-// (RUNTIME.md §2.3 [agentd]): a goal-driven turn's active goal is paused as
+// (docs/runtime.md §2.3 [agentd]): a goal-driven turn's active goal is paused as
 // if the turn were cancelled (actor runtime). Unknown or ended turns are
 // ignored.
 func (s *State) AbandonTurn(turnID string, now Instant) []Change {

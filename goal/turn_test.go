@@ -11,7 +11,7 @@ import (
 var ignoreGoal = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Goal" }, cmp.Ignore())
 
 // TestTurnBudget: a turn budget of 2 blocks the goal when turn 2 ends, not
-// before, and before a continuation (RUNTIME.md §2.4).
+// before, and before a continuation (docs/runtime.md §2.4).
 func TestTurnBudget(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)
@@ -275,7 +275,7 @@ func TestResumeDuringTurn(t *testing.T) {
 	}
 }
 
-// TestAbnormalEnds follows the RUNTIME.md §2.6 table.
+// TestAbnormalEnds follows the docs/runtime.md §2.6 table.
 func TestAbnormalEnds(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -436,7 +436,7 @@ func TestReminderAndNotices(t *testing.T) {
 }
 
 // TestTaskFileFlag: changedSinceLastTurn is shown once, in the reminder of
-// the next goal-driven turn, then cleared (RUNTIME.md §4).
+// the next goal-driven turn, then cleared (docs/runtime.md §4).
 func TestTaskFileFlag(t *testing.T) {
 	c := newClock()
 	fixedIDs(t)

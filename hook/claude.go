@@ -195,7 +195,7 @@ func withContext(prompt, context string) string {
 	return prompt + "\n\n" + context
 }
 
-// todoStatus maps an agent's todo status to agentd's (RUNTIME.md §1):
+// todoStatus maps an agent's todo status to agentd's (docs/runtime.md §1):
 // completed (and Gemini CLI's cancelled) is done.
 func todoStatus(s string) string {
 	switch s {
@@ -208,7 +208,7 @@ func todoStatus(s string) string {
 }
 
 // errorKind maps the error of a failed turn (Claude Code and Codex
-// StopFailure) to agentd's kinds (RUNTIME.md §2.6).
+// StopFailure) to agentd's kinds (docs/runtime.md §2.6).
 func errorKind(e string) string {
 	switch e {
 	case "rate_limit":

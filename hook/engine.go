@@ -132,7 +132,7 @@ func (e *engine) cursorPath() string {
 
 func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	if e.ev.subagent != "" {
-		// A subagent gets no reminders and no goal tools (RUNTIME.md):
+		// A subagent gets no reminders and no goal tools (docs/runtime.md):
 		// only its goal tool calls are answered, with agentd's refusal.
 		if e.ev.kind == kindGate {
 			return e.gateSubagent(ctx)
@@ -375,7 +375,7 @@ func (e *engine) gateSubagent(ctx context.Context) (outcome, error) {
 	return outcome{}, nil
 }
 
-// todoListTool is agentd's todo tool (PROTOCOL.md §3, agentd.tools).
+// todoListTool is agentd's todo tool (docs/protocol.md §3, agentd.tools).
 const todoListTool = "TodoList"
 
 // mirrorTodos writes the agent's own todo list into agentd's, as the model.

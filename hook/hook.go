@@ -2,7 +2,7 @@
 // short-lived command that a coding agent runs on its loop's events. It reads
 // one event as JSON on stdin, turns it into agentd's turn and step lifecycle
 // (agentd.turn.begin, agentd.step.begin, agentd.step.end, agentd.turn.end,
-// PROTOCOL.md §3) and mirrors the agent's own todo tool into agentd's list,
+// docs/protocol.md §3) and mirrors the agent's own todo tool into agentd's list,
 // then prints exactly the JSON that agent expects for that event: the
 // injections as context for the model, a continuation as the prompt that
 // keeps the agent going, a stop when a budget is spent.
@@ -262,13 +262,13 @@ func agentdTool(name string) string {
 	return ""
 }
 
-// todoItem is one item of agentd's todo list (RUNTIME.md §1).
+// todoItem is one item of agentd's todo list (docs/runtime.md §1).
 type todoItem struct {
 	Title  string `json:"title"`
 	Status string `json:"status"`
 }
 
-// injection is text agentd adds before a model call (PROTOCOL.md §3).
+// injection is text agentd adds before a model call (docs/protocol.md §3).
 type injection struct {
 	Variant string `json:"variant"`
 	Text    string `json:"text"`

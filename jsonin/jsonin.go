@@ -1,6 +1,6 @@
 // Package jsonin is agentd's one decoder of the JSON objects it receives:
 // command arguments, tool inputs (TodoList and the goal tools), LSP
-// initialize params and settings (docs/behaviour.md "Inputs"). Decode is
+// initialize params and settings (docs/protocol.md §3.1). Decode is
 // strict: unknown fields, duplicate keys, wrong types, missing required
 // fields and trailing data are refused; DecodeLenient ignores unknown fields.
 // Errors are *Error, which names the place in words a JSON user knows (no
@@ -22,7 +22,7 @@ import (
 )
 
 // CodeArgsInvalid is the stable code of a badly shaped argument or input
-// (PROTOCOL.md §3): the one declaration of "args.invalid". The lsp package
+// (docs/protocol.md §3): the one declaration of "args.invalid". The lsp package
 // answers it with JSON-RPC -32602; a tool refusal carries it in errorCode.
 const CodeArgsInvalid = "args.invalid"
 
@@ -91,7 +91,7 @@ func DecodeLenient(raw json.RawMessage, dst any, what string) error {
 // decoded ("arguments", "TodoList input") for the message. A struct field
 // tagged `jsonin:"required"` must be present and not null.
 //
-// The rules besides encoding/json's (docs/behaviour.md "Inputs"):
+// The rules besides encoding/json's (docs/protocol.md §3.1):
 //   - an empty array where an object (struct or map) is expected is the
 //     empty object: Lua clients cannot tell {} from [] and send [];
 //   - a key that appears twice in one object is refused (encoding/json

@@ -153,9 +153,13 @@ func TestPlayFollowsContinuationsAndStops(t *testing.T) {
 	}
 	var seen []string
 	obs := Observer{
-		GoalSet:   func(st commands.State) { seen = append(seen, fmt.Sprintf("goal rev %d", st.Revision)) },
-		TurnBegan: func(turn int, origin string, _ commands.TurnBeginResult) { seen = append(seen, fmt.Sprintf("turn %d %s", turn, origin)) },
-		StepBegan: func(turn, step int, _ commands.StepBeginResult) { seen = append(seen, fmt.Sprintf("step %d.%d", turn, step)) },
+		GoalSet: func(st commands.State) { seen = append(seen, fmt.Sprintf("goal rev %d", st.Revision)) },
+		TurnBegan: func(turn int, origin string, _ commands.TurnBeginResult) {
+			seen = append(seen, fmt.Sprintf("turn %d %s", turn, origin))
+		},
+		StepBegan: func(turn, step int, _ commands.StepBeginResult) {
+			seen = append(seen, fmt.Sprintf("step %d.%d", turn, step))
+		},
 		ToolCalled: func(turn, step int, tool Tool, _ commands.ToolResult) {
 			seen = append(seen, fmt.Sprintf("tool %d.%d %s", turn, step, tool.Name))
 		},

@@ -1,4 +1,4 @@
-// Package lsp is agentd's LSP server (PROTOCOL.md): on a connection of
+// Package lsp is agentd's LSP server (docs/protocol.md): on a connection of
 // package lsp/jsonrpc it owns the LSP lifecycle gate, the per-connection
 // state (folders, settings, the client handle of commands), the order of
 // requests (order.go), notifications out with work-done progress, and the
@@ -7,7 +7,7 @@
 // forwarder and the client side of a session are package lsp/daemon, which
 // serves its connections with this package.
 //
-// Concurrency of one connection (docs/behaviour.md, "Order of requests"):
+// Concurrency of one connection (docs/protocol.md §2.2):
 // one goroutine reads and routes the messages in arrival order; lifecycle
 // messages and notifications are handled there, inline. Each command is
 // resolved there too, and then runs in its own goroutine: a command on the

@@ -7,7 +7,7 @@ import (
 
 // requestOrder makes the requests of one connection that read or change the
 // same state take effect in the order they arrived, while requests on other
-// state run alongside (docs/behaviour.md, "Order of requests"). The state is
+// state run alongside (docs/protocol.md §2.2). The state is
 // a session of a workspace folder, or a whole folder: a request on the whole
 // folder comes after every earlier request on any of its sessions, and every
 // later one on any of them comes after it.

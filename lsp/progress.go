@@ -10,7 +10,7 @@ import (
 	"github.com/agentd/agentd/commands"
 )
 
-// requestTimeout bounds every server→client request (PROTOCOL.md §4: never
+// requestTimeout bounds every server→client request (docs/protocol.md §4: never
 // wait more than a few seconds for an answer).
 const requestTimeout = 3 * time.Second
 
@@ -21,7 +21,7 @@ type progressUpdate struct {
 }
 
 // goalProgress reports an active goal as standard work-done progress
-// (PROTOCOL.md §4) to a client that declared window.workDoneProgress. It
+// (docs/protocol.md §4) to a client that declared window.workDoneProgress. It
 // runs in its own goroutine, owned by the connection, so that the create
 // request never holds up the fan-out.
 type goalProgress struct {

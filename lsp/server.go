@@ -58,7 +58,7 @@ func (s *Server) ConnCount() int {
 // ConnOptions tune one connection.
 type ConnOptions struct {
 	// WatchParent ends the connection when the client's processId dies
-	// (PROTOCOL.md §2). Set for stdio; a shared daemon's connections come
+	// (docs/protocol.md §2). Set for stdio; a shared daemon's connections come
 	// through forwarders that watch their own parent.
 	WatchParent bool
 	// Ungated are methods the owner of the connection serves itself, by
@@ -71,7 +71,7 @@ type ConnOptions struct {
 // ServeConn serves one LSP connection until it ends (exit, end of input, a
 // closed socket, the death of the client's process or ctx) and returns the
 // exit code a stdio process should end with: 0 after shutdown, else 1
-// (PROTOCOL.md §2).
+// (docs/protocol.md §2).
 func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts ConnOptions) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -119,7 +119,7 @@ func (s *Server) TellReady(msg string) {
 // folder open. It runs under the session's lock, so notices of a session
 // arrive here in revision order. It never waits for a connection: one whose
 // client stopped reading (4096 messages or 8 MiB queued) loses the
-// notification (it will see a revision gap and re-read, PROTOCOL.md §4)
+// notification (it will see a revision gap and re-read, docs/protocol.md §4)
 // rather than holding up every writer of the daemon.
 func (s *Server) fanOut(n workspace.Notice) {
 	s.mu.Lock()
@@ -185,7 +185,7 @@ func (s *Server) encodeNotes(notes []commands.Notification) []encodedNote {
 	return out
 }
 
-// lifecycle is the LSP state of a connection (PROTOCOL.md §2).
+// lifecycle is the LSP state of a connection (docs/protocol.md §2).
 type lifecycle int
 
 const (
@@ -417,7 +417,7 @@ func (c *connection) initialized(ctx context.Context, req *jsonrpc.Request) (any
 }
 
 // maxEarlyNotes bounds the notifications held for a connection that is not
-// ready yet (docs/behaviour.md, "Protocol").
+// ready yet (docs/protocol.md §2.3).
 const maxEarlyNotes = 64
 
 // holdEarly keeps the notifications of a client's folders that come before
@@ -450,7 +450,7 @@ func (c *connection) sendNotes(notes []encodedNote) {
 
 // shutdown runs inline, so no request is read while it drains: the waits
 // end, every request received before it is finished and answered, and
-// then its own reply goes out (docs/behaviour.md, "Order of requests").
+// then its own reply goes out (docs/protocol.md §2.2).
 func (c *connection) shutdown(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	switch c.lifecycle() {
 	case stateNew:
@@ -501,7 +501,7 @@ func (c *connection) didChangeConfiguration(ctx context.Context, req *jsonrpc.Re
 	return nil, nil
 }
 
-// warnUnknown logs unknown option keys, once per connection (PROTOCOL.md §2).
+// warnUnknown logs unknown option keys, once per connection (docs/protocol.md §2).
 func (c *connection) warnUnknown(keys []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -522,7 +522,7 @@ type executeCommandParams struct {
 // executeCommand resolves a command when its request arrives (on the read
 // goroutine, in order) and returns the handler that runs it: after the
 // earlier requests on the same state when it is ordered, at once otherwise
-// (docs/behaviour.md, "Order of requests"). A request that cannot be
+// (docs/protocol.md §2.2). A request that cannot be
 // resolved is answered at once.
 func (c *connection) executeCommand(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 	var p executeCommandParams
@@ -554,7 +554,7 @@ func (c *connection) executeCommand(req *jsonrpc.Request) (jsonrpc.Handler, bool
 	}, false
 }
 
-// toRPCError maps a command error to JSON-RPC (PROTOCOL.md §3): args.invalid
+// toRPCError maps a command error to JSON-RPC (docs/protocol.md §3): args.invalid
 // → -32602; any other coded refusal → -32803 with data {code, ...}; a
 // cancelled request → -32800; anything else → -32603.
 func toRPCError(ctx context.Context, err error) error {

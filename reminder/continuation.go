@@ -10,8 +10,8 @@ import (
 // stepLimitNote opens the step-limit variant.
 const stepLimitNote = "Your last turn hit the step limit before it finished. Keep each slice of work small enough to finish well within one turn."
 
-// Continuation is the prompt that starts the next goal turn (RUNTIME.md
-// §2.5), as agentd.turn.end answers it (PROTOCOL.md §3): the host sends
+// Continuation is the prompt that starts the next goal turn (docs/runtime.md
+// §2.5), as agentd.turn.end answers it (docs/protocol.md §3): the host sends
 // Prompt as the next user message, then begins a turn with origin
 // "continuation". Variant is one of goal's continuation variants, the only
 // declaration of them.

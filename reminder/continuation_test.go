@@ -85,7 +85,7 @@ func TestContinuationProgressLine(t *testing.T) {
 	}
 }
 
-// goalRuleChecks are the rules of RUNTIME.md §2.5 that both the
+// goalRuleChecks are the rules of docs/runtime.md §2.5 that both the
 // continuation and the active goal reminder must carry, each with the key
 // phrases (lower case) that show it is there.
 var goalRuleChecks = []struct {
@@ -135,7 +135,7 @@ func TestContinuationCarriesEveryRule(t *testing.T) {
 	}
 }
 
-// TestGoalReminderCarriesEveryRule covers RUNTIME.md §2.7 for an active goal:
+// TestGoalReminderCarriesEveryRule covers docs/runtime.md §2.7 for an active goal:
 // its own items and the continuation's rules.
 func TestGoalReminderCarriesEveryRule(t *testing.T) {
 	s := withBudgets(activeGoal(), 10, 0, 0)

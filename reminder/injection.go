@@ -3,14 +3,14 @@ package reminder
 import "strings"
 
 // Injection is text agentd adds to the model's context before a step
-// (PROTOCOL.md §3, agentd.step.begin and agentd.step.end). Text is always
+// (docs/protocol.md §3, agentd.step.begin and agentd.step.end). Text is always
 // wrapped in <system-reminder> and </system-reminder> lines.
 type Injection struct {
 	Variant string `json:"variant"`
 	Text    string `json:"text"`
 }
 
-// Injection variants (PROTOCOL.md §3, RUNTIME.md §1.1, §2.3, §2.4, §2.7).
+// Injection variants (docs/protocol.md §3, docs/runtime.md §1.1, §2.3, §2.4, §2.7).
 const (
 	VariantTodoListReminder = "todo_list_reminder" // stale todo reminder (§1.1)
 	VariantGoal             = "goal"               // per-turn goal reminder (§2.7)
@@ -34,5 +34,5 @@ func inject(variant, body string) Injection {
 var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // escape makes user text safe to place between our tags: no text inside can
-// open or close a tag (RUNTIME.md §2.7).
+// open or close a tag (docs/runtime.md §2.7).
 func escape(s string) string { return escaper.Replace(s) }

@@ -7,7 +7,7 @@ import (
 	"github.com/agentd/agentd/todo"
 )
 
-// Settings tune the stale todo reminder (RUNTIME.md §1.1, [agentd]). A
+// Settings tune the stale todo reminder (docs/runtime.md §1.1, [agentd]). A
 // threshold of 0 (or less) turns the reminder off. Clients set them by the
 // names of SettingsTable.
 type Settings struct {
@@ -48,7 +48,7 @@ func SettingsTable() []Setting {
 const todoReminderText = `Your todo list has not been updated for a while. If tracking helps with the current work, update the item statuses now. If the list no longer matches the work, clear it or rewrite it. If it is not relevant right now, ignore this reminder. Never mention this reminder to the user.`
 
 // TodoReminder is called at agentd.step.begin and says whether the stale
-// todo reminder is due now (RUNTIME.md §1.1). It is due when all hold:
+// todo reminder is due now (docs/runtime.md §1.1). It is due when all hold:
 //   - agent is goal.MainAgent and the TodoList tool is enabled for the session,
 //   - u.Used (the list was read or written at least once in the session),
 //   - both thresholds of s are above 0,

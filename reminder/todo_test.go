@@ -46,7 +46,7 @@ func dots(n int) string { return strings.Repeat(".", n) }
 // change of DefaultSettings breaks only TestDefaultSettings.
 var tens = Settings{TodoReminderSteps: 10, TodoReminderInterval: 10}
 
-// TestDefaultSettings pins the spec's thresholds (RUNTIME.md §1.1), the
+// TestDefaultSettings pins the spec's thresholds (docs/runtime.md §1.1), the
 // defaults docs/commands.md shows.
 func TestDefaultSettings(t *testing.T) {
 	if got, want := DefaultSettings(), (Settings{TodoReminderSteps: 10, TodoReminderInterval: 10}); got != want {

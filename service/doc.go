@@ -2,8 +2,8 @@
 // process and what runs on it besides the commands. It owns the clocks of
 // the goal runtime (goal.Instant), the wall-clock budget timers
 // (docs/runtime.md §2.4), the restart rule run at every open of a folder by
-// a serving process (docs/runtime.md §2.3; docs/behaviour.md, "Restart
-// rule"), the recording of task file changes the workspace watcher reports
+// a serving process (docs/runtime.md §2.3; docs/runtime.md
+// §2.3.2), the recording of task file changes the workspace watcher reports
 // (docs/runtime.md §4), the turns a connection abandons, and the
 // subscriptions to committed changes. Its functions run one rule of todo,
 // goal or reminder on one session in one transaction, so that a command

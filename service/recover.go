@@ -8,7 +8,7 @@ import (
 )
 
 // recoverWorkspace runs each time a serving process opens a workspace store
-// (docs/behaviour.md, "Restart rule" and "Time"): every session with an
+// (docs/runtime.md §2.3.2, §2.4.1): every session with an
 // active goal or a live turn this process does not hold goes through
 // goal.State.RecoverAfterRestart. The turns a process that is gone left
 // live are ended, and an active goal one of them was driving is paused;

@@ -33,7 +33,7 @@ const (
 	// Daemon serves clients and drives goals: at each open of a folder, the
 	// turns a process that is gone left live are ended and the goal they
 	// drove is paused (docs/runtime.md §2.3, [agentd] restart rule;
-	// docs/behaviour.md, "Restart rule"), and task files are watched
+	// docs/runtime.md §2.3.2), and task files are watched
 	// (docs/runtime.md §4).
 	Daemon Role = iota
 	// OneShot runs one shell command and exits: it changes nothing at open.
@@ -61,7 +61,7 @@ func New(opts workspace.Options, role Role) *Service {
 	return s
 }
 
-// Now reads the clocks for the goal runtime (docs/behaviour.md, "Time"):
+// Now reads the clocks for the goal runtime (docs/runtime.md §2.4.1):
 // the wall clock, for the times the state stores and shows, and the
 // monotonic time since the service started, which measures a goal's wall
 // clock and which a change of the system time does not move.

@@ -8,7 +8,7 @@ import (
 
 // TestCLIFlagOfAnotherCommand: a flag that means nothing to a subcommand is
 // refused before it runs, naming the subcommands that take it: exit 2, or
-// 4 with --exit-code on the line (docs/behaviour.md, "Shell commands"); the
+// 4 with --exit-code on the line (docs/protocol.md §1.2.2); the
 // goal is left as it was and a refused read creates no state.
 func TestCLIFlagOfAnotherCommand(t *testing.T) {
 	e := newEnv(t)

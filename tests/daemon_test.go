@@ -1,6 +1,6 @@
 package tests
 
-// End-to-end tests of the shared daemon (PROTOCOL.md §1): `agentd serve
+// End-to-end tests of the shared daemon (docs/protocol.md §1): `agentd serve
 // --listen=unix:PATH`, the stdio forwarder `agentd --remote=auto`, and the
 // shell commands going through it. Every env has its own XDG_RUNTIME_DIR,
 // so each test has its own auto socket and daemon; the daemons a test

@@ -69,7 +69,7 @@ func refusalCode(err error) string {
 }
 
 // TestGoalToolsEndToEnd: the model creates, reads, budgets and completes a
-// goal through agentd.callTool (RUNTIME.md §2.8), and clients are told.
+// goal through agentd.callTool (docs/runtime.md §2.8), and clients are told.
 func TestGoalToolsEndToEnd(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
@@ -160,7 +160,7 @@ func TestGoalRefusedForSubagent(t *testing.T) {
 }
 
 // TestGoalUserControls: a person creates, pauses, resumes, budgets and
-// cancels a goal (actor user), with the refusals of RUNTIME.md §2.3.
+// cancels a goal (actor user), with the refusals of docs/runtime.md §2.3.
 func TestGoalUserControls(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
@@ -215,8 +215,8 @@ func TestGoalUserControls(t *testing.T) {
 
 // TestGoalRestartWithoutTurnStaysActive: a goal no agent was driving when
 // the serving process ended stays active in the next one, whether that
-// process was shut down or killed between turns (docs/behaviour.md, restart
-// rule), and the next process counts its wall clock on.
+// process was shut down or killed between turns (docs/runtime.md
+// §2.3.2), and the next process counts its wall clock on.
 func TestGoalRestartWithoutTurnStaysActive(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
@@ -291,7 +291,7 @@ func TestGoalShellCommands(t *testing.T) {
 
 // TestGoalWorkDoneProgress: while a goal is active a client that declared
 // window.workDoneProgress gets standard progress; it ends when the goal
-// stops (PROTOCOL.md §4).
+// stops (docs/protocol.md §4).
 func TestGoalWorkDoneProgress(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()

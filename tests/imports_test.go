@@ -12,7 +12,7 @@ import (
 
 const module = "github.com/agentd/agentd/"
 
-// importRules is the table of ARCHITECTURE.md "Import rules": what each
+// importRules is the table of docs/architecture.md "Import rules": what each
 // package may import besides the standard library. An entry of another
 // module also allows the packages below it (go.etcd.io/bbolt/errors); an
 // entry of ours allows that package only, so that a rule for lsp does not
@@ -56,7 +56,7 @@ func TestImportRules(t *testing.T) {
 					if isStd(imp) || imp == module+pkg || allowedBy(imp, allowed) || (isTest && allowedBy(imp, testOnly)) {
 						continue
 					}
-					t.Errorf("%s imports %s; ARCHITECTURE.md allows %s only %v", rel(root, file), imp, pkg, allowed)
+					t.Errorf("%s imports %s; docs/architecture.md allows %s only %v", rel(root, file), imp, pkg, allowed)
 				}
 			}
 		})
@@ -89,7 +89,7 @@ func TestEveryPackageHasARule(t *testing.T) {
 	})
 	sort.Strings(missing)
 	if len(missing) > 0 {
-		t.Errorf("packages without an import rule (add them to ARCHITECTURE.md and importRules): %v", missing)
+		t.Errorf("packages without an import rule (add them to docs/architecture.md and importRules): %v", missing)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/agentd/agentd/tests/lsptest"
 )
 
-// Inputs as clients really send them (docs/behaviour.md "Inputs"): Lua's
+// Inputs as clients really send them (docs/protocol.md §3.1): Lua's
 // empty tables, JSON that encoding/json would read loosely, names that are
 // not UTF-8, task-file paths the file system cannot follow.
 

@@ -14,7 +14,7 @@ import (
 )
 
 // TestCancelRequestNumericID: $/cancelRequest with a number id beyond 32
-// bits cancels a running request with -32800 (PROTOCOL.md §2).
+// bits cancels a running request with -32800 (docs/protocol.md §2).
 func TestCancelRequestNumericID(t *testing.T) {
 	e := newEnv(t)
 	r := e.start().raw()
@@ -43,7 +43,7 @@ func TestCancelRequestStringID(t *testing.T) {
 }
 
 // TestSlowRequestDoesNotDelayQuickOne: a request that waits does not hold
-// up a later one on the same connection (PROTOCOL.md §2).
+// up a later one on the same connection (docs/protocol.md §2).
 func TestSlowRequestDoesNotDelayQuickOne(t *testing.T) {
 	e := newEnv(t)
 	r := e.start().raw()
@@ -71,7 +71,7 @@ func TestSlowRequestDoesNotDelayQuickOne(t *testing.T) {
 
 // TestMalformedBodyAndHeaderCase: truncated JSON with intact framing gets
 // -32700 with id null and the session goes on; header names are
-// case-insensitive (PROTOCOL.md §2).
+// case-insensitive (docs/protocol.md §2).
 func TestMalformedBodyAndHeaderCase(t *testing.T) {
 	e := newEnv(t)
 	r := e.start().raw()
@@ -89,7 +89,7 @@ func TestMalformedBodyAndHeaderCase(t *testing.T) {
 }
 
 // TestShutdownExitParamShapes: shutdown and exit accept params omitted,
-// null, {} and []; exit after shutdown ends with 0 (PROTOCOL.md §2).
+// null, {} and []; exit after shutdown ends with 0 (docs/protocol.md §2).
 func TestShutdownExitParamShapes(t *testing.T) {
 	for _, params := range []string{"", `,"params":null`, `,"params":{}`, `,"params":[]`} {
 		name := strings.TrimPrefix(params, `,"params":`)
@@ -126,7 +126,7 @@ func TestExitWithoutShutdown(t *testing.T) {
 }
 
 // TestLifecycleGate: before initialize -32002; a second initialize -32600;
-// after shutdown -32600 (PROTOCOL.md §2).
+// after shutdown -32600 (docs/protocol.md §2).
 func TestLifecycleGate(t *testing.T) {
 	e := newEnv(t)
 	r := e.start().raw()
@@ -148,7 +148,7 @@ func TestLifecycleGate(t *testing.T) {
 }
 
 // TestUnknownMethods: unknown requests get -32601; unknown notifications
-// are ignored and the connection goes on (PROTOCOL.md §2).
+// are ignored and the connection goes on (docs/protocol.md §2).
 func TestUnknownMethods(t *testing.T) {
 	e := newEnv(t)
 	r := e.start().raw()
@@ -234,7 +234,7 @@ func TestNoWorkspace(t *testing.T) {
 	}
 }
 
-// TestInitializeResult checks the capabilities of PROTOCOL.md §2.
+// TestInitializeResult checks the capabilities of docs/protocol.md §2.
 func TestInitializeResult(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()

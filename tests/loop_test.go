@@ -83,7 +83,7 @@ func variants(injs []reminder.Injection) []string {
 
 // TestLoopGoalRunsToTurnBudget: a goal-driven loop gets its reminder and a
 // continuation, and is blocked when turn 2 of a 2-turn budget ends
-// (RUNTIME.md §2.4, §2.5, §2.7).
+// (docs/runtime.md §2.4, §2.5, §2.7).
 func TestLoopGoalRunsToTurnBudget(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
@@ -146,7 +146,7 @@ func TestLoopGoalRunsToTurnBudget(t *testing.T) {
 
 // TestLoopTokenBudgetGraceStep: a token budget crossed mid-turn by a step
 // with tool calls grants exactly one grace step whose tool calls are
-// rejected unexecuted (RUNTIME.md §2.4).
+// rejected unexecuted (docs/runtime.md §2.4).
 func TestLoopTokenBudgetGraceStep(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
@@ -179,7 +179,7 @@ func TestLoopTokenBudgetGraceStep(t *testing.T) {
 
 // TestLoopStaleTodoReminder: with 9 steps ended since the step that wrote
 // the list there is no reminder; with 10 the next step gets it; a read does
-// not reset the count (RUNTIME.md §1.1). It is the one end-to-end test of
+// not reset the count (docs/runtime.md §1.1). It is the one end-to-end test of
 // the default threshold (todoReminderSteps 10): the other rule tests set
 // their thresholds in initializationOptions.
 func TestLoopStaleTodoReminder(t *testing.T) {
@@ -263,7 +263,7 @@ func TestLoopSettingsTurnReminderOff(t *testing.T) {
 }
 
 // TestLoopCancelNotice: after a user cancel, the next step of the main
-// agent gets one goal_cancelled injection (RUNTIME.md §2.3).
+// agent gets one goal_cancelled injection (docs/runtime.md §2.3).
 func TestLoopCancelNotice(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
@@ -322,7 +322,7 @@ func TestLoopAbnormalEnds(t *testing.T) {
 }
 
 // TestLoopDisconnectMidTurnPauses: a connection that closes in the middle
-// of a goal-driven turn pauses the goal (RUNTIME.md §2.3, [agentd]).
+// of a goal-driven turn pauses the goal (docs/runtime.md §2.3, [agentd]).
 func TestLoopDisconnectMidTurnPauses(t *testing.T) {
 	e := newEnv(t)
 	p := e.start()
@@ -344,7 +344,7 @@ func TestLoopDisconnectMidTurnPauses(t *testing.T) {
 }
 
 // TestLoopStaleCallGuard: a goal tool called with the turnId of a turn whose
-// goal was replaced is ignored (RUNTIME.md §2.8).
+// goal was replaced is ignored (docs/runtime.md §2.8).
 func TestLoopStaleCallGuard(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()

@@ -471,7 +471,7 @@ func TestMCPRefusedFolder(t *testing.T) {
 	c.bad("GetGoal", nil) // still serving
 }
 
-// TestWorkspaceRule (docs/behaviour.md, "Which workspace"): started in a
+// TestWorkspaceRule (docs/protocol.md §1.3): started in a
 // subfolder, `agentd mcp`, `agentd setup` and the shell commands use the
 // repository root, also when a folder above it has state (left by a shell
 // command run there) that no process has open; in a repository without

@@ -1,7 +1,7 @@
 package tests
 
-// End-to-end tests of the order of pipelined requests (docs/behaviour.md,
-// "Order of requests"): a client that does not wait for replies sees its
+// End-to-end tests of the order of pipelined requests (docs/protocol.md
+// §2.2): a client that does not wait for replies sees its
 // requests on one session take effect in the order it sent them, waits and
 // other sessions and folders are not held up by them, and `shutdown` is
 // answered only after every request received before it.
@@ -88,8 +88,8 @@ func titles(items []item) string {
 
 // TestPipelinedWritesInOrder: ten TodoList writes sent back to back end on
 // the last one; an agentd.state read sent after each write sees that write,
-// and an agentd.sessions sent after them sees the last (docs/behaviour.md,
-// "Order of requests"). The old handlers raced, so each round runs on a
+// and an agentd.sessions sent after them sees the last (docs/protocol.md
+// §2.2). The old handlers raced, so each round runs on a
 // fresh session and 20 rounds of each kind make a race show.
 func TestPipelinedWritesInOrder(t *testing.T) {
 	e := newEnv(t)

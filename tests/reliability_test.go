@@ -245,7 +245,7 @@ func TestHostileWireInput(t *testing.T) {
 		tr.check = func(t *testing.T) {}
 		tr.afterEOF = func(t *testing.T, c *client) {
 			if code := tr.stdio.waitExit(); code != 1 {
-				t.Errorf("exit code %d after end of input, want 1 (no shutdown came, PROTOCOL.md §2)", code)
+				t.Errorf("exit code %d after end of input, want 1 (no shutdown came, docs/protocol.md §2)", code)
 			}
 			if s := tr.stdio.Stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "goroutine ") {
 				t.Errorf("stderr shows a crash:\n%s", s)
@@ -621,7 +621,7 @@ func TestDiskFull(t *testing.T) {
 		t.Fatal("no write failed on the full file system; the test did not test anything")
 	}
 	// The first TodoList read of a session records that the list was used
-	// (RUNTIME.md §1.1). bbolt may fit a few such small records in pages it
+	// (docs/runtime.md §1.1). bbolt may fit a few such small records in pages it
 	// freed earlier; once they are used up the record cannot be stored, and
 	// the read must still answer.
 	for i := range 20 {
@@ -1085,7 +1085,7 @@ func TestStuckClientDoesNotBlockOthers(t *testing.T) {
 	}
 }
 
-// relState is the State of PROTOCOL.md §3 as these tests read it.
+// relState is the State of docs/protocol.md §3 as these tests read it.
 type relState struct {
 	Revision uint64 `json:"revision"`
 	Todos    struct {

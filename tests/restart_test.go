@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// End-to-end tests of the restart rule (docs/behaviour.md): a goal is
+// End-to-end tests of the restart rule (docs/runtime.md §2.3.2): a goal is
 // paused when a serving process opens its folder only if a turn an agent
 // was driving it with was live when the previous agentd process ended.
 

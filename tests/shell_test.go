@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// The shell commands as people type them (docs/behaviour.md "Budgets from
-// a shell", "Shell commands").
+// The shell commands as people type them (docs/protocol.md
+// §1.2.1, §1.2.2).
 
 // TestShellBudgetsAsPeopleWriteThem: agentd goal budget takes what people
 // write and what agentd goal status prints, and says clearly what it
@@ -116,8 +116,8 @@ func TestShellBudgetsAsPeopleWriteThem(t *testing.T) {
 
 // TestShellTaskFileFromSubfolder: a relative --task-file is the shell's
 // path, relative to the current folder, not to the workspace folder; one
-// that leaves the workspace is refused naming it (docs/behaviour.md,
-// "Shell commands").
+// that leaves the workspace is refused naming it (docs/protocol.md
+// §1.2.2).
 func TestShellTaskFileFromSubfolder(t *testing.T) {
 	e := newEnv(t)
 	docs := filepath.Join(e.ws, "docs")
@@ -153,7 +153,7 @@ func TestShellTaskFileFromSubfolder(t *testing.T) {
 
 // TestShellExitCodeFailures: with --exit-code on the line every failure
 // exits 4, never a code of a state (0, 1, 2, 3, 6); without it usage
-// errors exit 2 and failures 1 (docs/behaviour.md, "Shell commands").
+// errors exit 2 and failures 1 (docs/protocol.md §1.2.2).
 func TestShellExitCodeFailures(t *testing.T) {
 	e := newEnv(t)
 	missing := filepath.Join(e.ws, "missing")

@@ -146,7 +146,7 @@ func TestSoak(t *testing.T) {
 	}
 }
 
-// maxHistory is workspace.MaxHistory (PROTOCOL.md §3, docs/reliability.md).
+// maxHistory is workspace.MaxHistory (docs/protocol.md §3, docs/reliability.md).
 const maxHistory = 10_000
 
 func rssAnon(t testing.TB, pid int) int {

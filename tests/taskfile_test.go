@@ -14,7 +14,7 @@ import (
 	"github.com/agentd/agentd/tests/lsptest"
 )
 
-// End-to-end tests of task files (RUNTIME.md §2.2, §2.7, §4; PROTOCOL.md §4
+// End-to-end tests of task files (docs/runtime.md §2.2, §2.7, §4; docs/protocol.md §4
 // agentd/taskFileChanged) over the real binary. Each waits on
 // notifications; "nothing was reported" is proven with a later real change
 // (a fence): once the fence is reported, everything before it has been.

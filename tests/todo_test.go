@@ -48,7 +48,7 @@ func (c *client) state() state {
 	return st
 }
 
-// TestTodoListModes drives the three TodoList modes of RUNTIME.md §1.
+// TestTodoListModes drives the three TodoList modes of docs/runtime.md §1.
 func TestTodoListModes(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
@@ -80,7 +80,7 @@ func TestTodoListModes(t *testing.T) {
 }
 
 // TestTodoListRefusals: bad input is a model-facing refusal naming the
-// problem, and nothing is stored (RUNTIME.md §1).
+// problem, and nothing is stored (docs/runtime.md §1).
 func TestTodoListRefusals(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()
@@ -171,7 +171,7 @@ func TestTodoSetCompareAndSet(t *testing.T) {
 }
 
 // TestTodoChangedNotification: every change is pushed with the revision
-// and actor, after initialized only (PROTOCOL.md §4).
+// and actor, after initialized only (docs/protocol.md §4).
 func TestTodoChangedNotification(t *testing.T) {
 	e := newEnv(t)
 	c := e.start().connect()

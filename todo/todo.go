@@ -1,5 +1,5 @@
 // Package todo owns the todo list of a session: items, their validation, the
-// TodoList tool's semantics and the text the model reads (RUNTIME.md §1).
+// TodoList tool's semantics and the text the model reads (docs/runtime.md §1).
 //
 // It is pure: no I/O, no clock, no storage. Of agentd it imports only
 // jsonin, the one strict decoder of inputs, and nothing outside the
@@ -14,17 +14,17 @@ import (
 	"unicode/utf8"
 )
 
-// Status is the state of one todo item. RUNTIME.md §1 fixes the three values.
+// Status is the state of one todo item. docs/runtime.md §1 fixes the three values.
 type Status string
 
-// The only accepted statuses (RUNTIME.md §1).
+// The only accepted statuses (docs/runtime.md §1).
 const (
 	Pending    Status = "pending"
 	InProgress Status = "in_progress"
 	Done       Status = "done"
 )
 
-// Limits of a stored list (RUNTIME.md §1, [agentd] limits). MaxListBytes
+// Limits of a stored list (docs/runtime.md §1, [agentd] limits). MaxListBytes
 // bounds the list's JSON encoding (encoding/json, as the store writes it and
 // as it is sent): 200 titles of 500 characters fit when they are ASCII or
 // two-byte characters; longer encodings (three- and four-byte characters,
@@ -42,7 +42,7 @@ type Item struct {
 	Status Status `json:"status"`
 }
 
-// Stable error codes of the todo list (RUNTIME.md §3).
+// Stable error codes of the todo list (docs/runtime.md §3).
 const (
 	CodeInvalid  = "todo.invalid"  // a proposed list breaks a rule
 	CodeConflict = "todo.conflict" // a compare-and-set edit was stale
@@ -62,7 +62,7 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("todos[%d]: %s", e.Index, e.Msg)
 }
 
-// ErrorCode is the stable error code, CodeInvalid (RUNTIME.md §3).
+// ErrorCode is the stable error code, CodeInvalid (docs/runtime.md §3).
 func (e *ValidationError) ErrorCode() string { return CodeInvalid }
 
 // Normalize validates items and returns the list to store: a fresh slice whose
@@ -70,7 +70,7 @@ func (e *ValidationError) ErrorCode() string { return CodeInvalid }
 // it (\n, \r, \v, \f, U+0085, U+2028, U+2029) would render as extra list
 // lines in the model-facing text, and any other control character (C0 with
 // TAB, DEL, C1) would reach terminals raw, so both are refused naming the
-// character (docs/behaviour.md). The caller's slice is never retained. Errors are
+// character (docs/runtime.md §1.2). The caller's slice is never retained. Errors are
 // *ValidationError naming the limit or the bad value; a list whose JSON
 // encoding exceeds MaxListBytes is refused as a whole (Index -1).
 func Normalize(items []Item) ([]Item, error) {
@@ -150,7 +150,7 @@ func Clone(items []Item) []Item {
 	return append(make([]Item, 0, len(items)), items...)
 }
 
-// Render is the list as the model reads it (RUNTIME.md §1): a header line and
+// Render is the list as the model reads it (docs/runtime.md §1): a header line and
 // one "  [status] title" line per item, or "Todo list is empty.".
 func Render(items []Item) string {
 	if len(items) == 0 {
@@ -164,7 +164,7 @@ func Render(items []Item) string {
 	return b.String()
 }
 
-// RenderNumbered is the list as the stale reminder shows it (RUNTIME.md §1.1):
+// RenderNumbered is the list as the stale reminder shows it (docs/runtime.md §1.1):
 // "Current todo list:" then "1. [status] title" lines, no indent.
 func RenderNumbered(items []Item) string {
 	var b strings.Builder

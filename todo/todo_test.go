@@ -144,7 +144,7 @@ func TestToolModes(t *testing.T) {
 	}
 }
 
-// TestWriteReminderCarriesTheRules: RUNTIME.md §1 lists what it must say.
+// TestWriteReminderCarriesTheRules: docs/runtime.md §1 lists what it must say.
 func TestWriteReminderCarriesTheRules(t *testing.T) {
 	for _, rule := range []string{"track progress", "done as soon as it is finished", "not in a batch at the end", "exactly one item in_progress"} {
 		if !strings.Contains(writeReminder, rule) {

@@ -6,7 +6,7 @@ import (
 	"github.com/agentd/agentd/jsonin"
 )
 
-// ToolName is the model-facing name of the todo tool (RUNTIME.md §1).
+// ToolName is the model-facing name of the todo tool (docs/runtime.md §1).
 const ToolName = "TodoList"
 
 // ToolDescription is what the model reads about the TodoList tool.
@@ -58,10 +58,10 @@ func DecodeInput(raw json.RawMessage) (Input, error) {
 	return in, err
 }
 
-// writeReminder follows every non-empty update (RUNTIME.md §1).
+// writeReminder follows every non-empty update (docs/runtime.md §1).
 const writeReminder = "Keep using this list to track progress: mark each item done as soon as it is finished, not in a batch at the end, and keep exactly one item in_progress while work is under way."
 
-// Describe is the host UI's one-line description of a call (RUNTIME.md §1).
+// Describe is the host UI's one-line description of a call (docs/runtime.md §1).
 func Describe(in Input) string {
 	switch {
 	case in.Todos == nil:
@@ -95,7 +95,7 @@ func PlanCall(in Input) (Plan, error) {
 }
 
 // Output is the tool's text for a call planned as p, given the list as
-// stored after it (RUNTIME.md §1 table).
+// stored after it (docs/runtime.md §1 table).
 func (p Plan) Output(stored []Item) string {
 	switch {
 	case !p.Write:
@@ -107,7 +107,7 @@ func (p Plan) Output(stored []Item) string {
 	}
 }
 
-// Usage counts what the stale todo reminder needs (RUNTIME.md §1.1). It is
+// Usage counts what the stale todo reminder needs (docs/runtime.md §1.1). It is
 // stored with the session so that the counts survive a restart. The zero
 // Usage is a fresh session: list never used, no step ended, no reminder
 // delivered yet.

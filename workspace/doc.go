@@ -4,9 +4,9 @@
 // task-file watcher (fsnotify), goal timers and change subscriptions.
 //
 // It imports todo, goal, bbolt and fsnotify; never go.lsp.dev, commands or
-// lsp (ARCHITECTURE.md).
+// lsp (docs/architecture.md).
 //
-// # State files (PROTOCOL.md §1)
+// # State files (docs/protocol.md §1)
 //
 // Each folder has its own directory under the state directory, named by
 // FolderKey (a hash of the folder's absolute, cleaned path):
@@ -30,7 +30,7 @@
 // newer agentd is refused. testdata/schema1-state.db is a file of the first
 // release, which every later one must read.
 //
-// # Concurrency (ARCHITECTURE.md, "State and concurrency")
+// # Concurrency (docs/architecture.md, "State and concurrency")
 //
 // Each session has its own lock. An Update holds it while its callback
 // runs, while the one bbolt transaction writes the session and its history

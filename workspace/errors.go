@@ -2,10 +2,10 @@ package workspace
 
 import "errors"
 
-// Stable error codes of this package (RUNTIME.md §3). The protocol layer maps
+// Stable error codes of this package (docs/runtime.md §3). The protocol layer maps
 // them through the ErrorCode method.
 const (
-	// CodeLocked: another process holds the folder's state file (PROTOCOL.md §1).
+	// CodeLocked: another process holds the folder's state file (docs/protocol.md §1).
 	CodeLocked = "workspace.locked"
 	// CodeCorrupt: the state file cannot be used: unreadable content that could
 	// not be moved aside, a session record that does not decode, or a schema

@@ -9,8 +9,8 @@ import (
 )
 
 // FindFolder is the one rule that decides which workspace folder a process
-// started in dir means when it is not told (docs/behaviour.md, "Which
-// workspace"): the shell commands, `agentd mcp`, `agentd hook` and `agentd
+// started in dir means when it is not told (docs/protocol.md
+// §1.3): the shell commands, `agentd mcp`, `agentd hook` and `agentd
 // setup` use it, and a --workspace flag always wins over it. Walking from
 // dir up to the root, the nearest folder that qualifies wins:
 //

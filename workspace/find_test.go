@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestFindFolder: the rule of docs/behaviour.md, "Which workspace". A
+// TestFindFolder: the rule of docs/protocol.md §1.3. A
 // folder with state counts from the start folder up to the repository root
 // (outside a repository, the start folder only), a folder an agentd process
 // has open counts at any height, the nearest that counts wins; else the

@@ -14,7 +14,7 @@ import (
 
 // Options configure a Registry.
 type Options struct {
-	// StateDir is the root of agentd's state (PROTOCOL.md §1: --state-dir);
+	// StateDir is the root of agentd's state (docs/protocol.md §1: --state-dir);
 	// required. It and its workspaces directory are created with mode 0700
 	// when missing.
 	StateDir string
@@ -24,16 +24,16 @@ type Options struct {
 	// nil means time.Now.
 	Now func() time.Time
 	// LockTimeout bounds the wait for another process's lock on a state
-	// file; 0 means 1s (PROTOCOL.md §1: "never waits more than about 1 s").
+	// file; 0 means 1s (docs/protocol.md §1: "never waits more than about 1 s").
 	LockTimeout time.Duration
 	// OnOpen, if set, is called once right after a store is opened and
 	// migrated, before Open returns the workspace (agentd uses it to pause
-	// goals left active by a previous run, RUNTIME.md §2.3). w is fully
+	// goals left active by a previous run, docs/runtime.md §2.3). w is fully
 	// usable; other Opens of the same folder wait for it. An error closes
 	// the store and is returned by Open, wrapped.
 	OnOpen func(w *Workspace) error
 	// OnTaskFile, if set, is called when the watcher sees that a referenced
-	// task file really changed on disk (RUNTIME.md §4): rel is its path as
+	// task file really changed on disk (docs/runtime.md §4): rel is its path as
 	// goals record it, info what is there now. It runs on a goroutine of
 	// the watcher, or, for the check of the folder's task files that Open
 	// makes (after OnOpen), inside Open before it returns; always outside
@@ -48,7 +48,7 @@ type Options struct {
 
 // Registry is the process-wide set of open workspace folders: one store
 // per folder, shared by every connection through reference counting
-// (ARCHITECTURE.md, "State and concurrency"). Its methods are safe for
+// (docs/architecture.md, "State and concurrency"). Its methods are safe for
 // concurrent use.
 type Registry struct {
 	opts Options
@@ -111,7 +111,7 @@ func (r *Registry) lockTimeout() time.Duration {
 // fails with an *Error of code "workspace.locked" naming the holder's pid.
 // A state file bbolt cannot use is moved aside and a fresh one started (see
 // Recovered). A file written by a newer agentd is refused with code
-// "workspace.corrupt" and left as it is (PROTOCOL.md §1).
+// "workspace.corrupt" and left as it is (docs/protocol.md §1).
 func (r *Registry) Open(root string) (*Workspace, error) {
 	if !filepath.IsAbs(root) {
 		return nil, fmt.Errorf("workspace: folder path %q is not absolute", root)
@@ -206,7 +206,7 @@ func (r *Registry) Close() error {
 // Subscribe registers fn for the notices of every workspace of the
 // registry. fn is called after each commit (never for Quiet changes), with
 // that session's lock held, so the notices of one session arrive in
-// revision order (ARCHITECTURE.md). fn must not block and must not call
+// revision order (docs/architecture.md). fn must not block and must not call
 // Update on the same session: enqueue and return. A panic in fn is logged
 // and does not fail the Update. The returned func unsubscribes; it may be
 // called more than once.

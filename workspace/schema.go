@@ -7,7 +7,7 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// The layout of a state file, declared in one place (CONVENTIONS.md, bbolt):
+// The layout of a state file, declared in one place (docs/conventions.md, bbolt):
 //
 //	meta/schemaVersion      uint32 big-endian: the number of migrations applied
 //	sessions/<name>         JSON sessionRecord {"v":1, "name", "revision", ...} (record.go)

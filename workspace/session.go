@@ -8,7 +8,7 @@ import (
 	"github.com/agentd/agentd/todo"
 )
 
-// DefaultSession is the session used when a caller names none (RUNTIME.md, scope).
+// DefaultSession is the session used when a caller names none (docs/runtime.md, scope).
 const DefaultSession = "default"
 
 // Session is the state of one session of one workspace folder. It is a
@@ -16,10 +16,10 @@ const DefaultSession = "default"
 // Its stored form is sessionRecord (record.go), not its own JSON.
 type Session struct {
 	Name          string
-	Revision      uint64      // bumped by every change (RUNTIME.md §1, [agentd])
+	Revision      uint64      // bumped by every change (docs/runtime.md §1, [agentd])
 	Todos         []todo.Item // never nil once stored
-	TodosRevision uint64      // Revision at the list's last change (PROTOCOL.md §3, State)
-	TodoUsage     todo.Usage  // counters of the stale todo reminder (RUNTIME.md §1.1)
+	TodosRevision uint64      // Revision at the list's last change (docs/protocol.md §3, State)
+	TodoUsage     todo.Usage  // counters of the stale todo reminder (docs/runtime.md §1.1)
 	Goal          goal.State  // owned by package goal
 	UpdatedAt     time.Time
 }
@@ -28,7 +28,7 @@ type Session struct {
 // "nothing changed": nothing is written and no one is told.
 type Change struct {
 	Kind    string     // what happened, e.g. "todo.set", "goal.create", "goal.pause"; "" = no change
-	Actor   goal.Actor // who made the change: user, model, runtime or system (RUNTIME.md §2.1); one type for todo and goal changes
+	Actor   goal.Actor // who made the change: user, model, runtime or system (docs/runtime.md §2.1); one type for todo and goal changes
 	Reason  string     // human-readable reason, if the change has one
 	Todos   bool       // the todo list changed (the store sets TodosRevision)
 	Goal    bool       // the goal changed
@@ -38,7 +38,7 @@ type Change struct {
 	// and is not published.
 	Quiet bool
 	// TaskFile: the goal's task file changed on disk; clients also get
-	// agentd/taskFileChanged (PROTOCOL.md §4).
+	// agentd/taskFileChanged (docs/protocol.md §4).
 	TaskFile bool
 }
 

@@ -17,7 +17,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
-// Names on disk (PROTOCOL.md §1). Each folder gets its own directory
+// Names on disk (docs/protocol.md §1). Each folder gets its own directory
 //
 //	<StateDir>/workspaces/<key>/state.db        the bbolt file
 //	<StateDir>/workspaces/<key>/workspace.json  {"path", "createdAt"}

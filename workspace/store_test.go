@@ -286,7 +286,7 @@ func TestLockedByAnotherProcess(t *testing.T) {
 	if e.Pid != pid || !strings.Contains(err.Error(), "pid "+strconv.Itoa(pid)) || !strings.Contains(err.Error(), "--remote=auto") {
 		t.Errorf("locked error: got %q (pid %d), want it to name pid %d and suggest --remote=auto", err, e.Pid, pid)
 	}
-	if elapsed > 3*time.Second { // PROTOCOL.md §1: about 1s
+	if elapsed > 3*time.Second { // docs/protocol.md §1: about 1s
 		t.Errorf("Open waited %v for the lock, want about 1s", elapsed)
 	}
 

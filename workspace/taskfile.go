@@ -23,7 +23,7 @@ import (
 const MaxTaskFileBytes = 16 << 20
 
 // TaskFile checks a goal's task file path against the folder and reads what
-// is there now (RUNTIME.md §4). path is relative to the folder root, or
+// is there now (docs/runtime.md §4). path is relative to the folder root, or
 // absolute inside it. It must stay inside the folder after resolving ".."
 // and symbolic links, else the error has code goal.task_file_outside. A
 // missing file (or missing folders) is allowed: Exists is false.
@@ -172,7 +172,7 @@ func (e *tooLargeError) Error() string {
 	return fmt.Sprintf("task file %s is %d bytes; a task file may take at most %d bytes (16 MiB), so name a smaller file that describes the task", e.rel, e.size, int64(MaxTaskFileBytes))
 }
 
-// ErrorCode is args.invalid (RUNTIME.md §3).
+// ErrorCode is args.invalid (docs/runtime.md §3).
 func (e *tooLargeError) ErrorCode() string { return goal.CodeArgsInvalid }
 
 // notRegularError refuses a task file that is not a regular file.
@@ -196,13 +196,13 @@ func (e *notRegularError) Error() string {
 	return fmt.Sprintf("task file %s is %s; name a regular file inside the workspace", e.rel, what)
 }
 
-// ErrorCode is args.invalid (RUNTIME.md §3).
+// ErrorCode is args.invalid (docs/runtime.md §3).
 func (e *notRegularError) ErrorCode() string { return goal.CodeArgsInvalid }
 
 // unusableError refuses a task file path that the file system cannot
 // follow or read: a loop of symbolic links, a name too long, a file where a
 // folder should be, no permission. Like a task file that is not a regular
-// file, it is args.invalid (docs/behaviour.md).
+// file, it is args.invalid (docs/runtime.md §4.1).
 type unusableError struct {
 	path string
 	err  error
@@ -223,7 +223,7 @@ func (e *unusableError) Error() string {
 	return fmt.Sprintf("task file %q cannot be used: %s; name a readable regular file inside the workspace", e.path, why)
 }
 
-// ErrorCode is args.invalid (RUNTIME.md §3).
+// ErrorCode is args.invalid (docs/runtime.md §3).
 func (e *unusableError) ErrorCode() string { return goal.CodeArgsInvalid }
 
 func (e *unusableError) Unwrap() error { return e.err }

@@ -1,6 +1,6 @@
 package workspace
 
-// The task-file watcher (RUNTIME.md §4; docs/task-files.md).
+// The task-file watcher (docs/runtime.md §4; docs/task-files.md).
 //
 // One watcher per Registry, so one per process. It is started by the first
 // task file that needs watching and stopped by Registry.Close. What it
@@ -70,7 +70,7 @@ import (
 // Tunables of the watcher, read when a Registry is made; tests change them.
 var (
 	// taskFileSettle is how long a task file must stay free of events
-	// before it is read (RUNTIME.md §4: debounced, about 100-300 ms).
+	// before it is read (docs/runtime.md §4: debounced, about 100-300 ms).
 	taskFileSettle = 150 * time.Millisecond
 	// taskFileVerify is how often every referenced task file is verified
 	// (the changes events do not show are found within it).

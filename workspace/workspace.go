@@ -47,7 +47,7 @@ var (
 )
 
 // defaultHistoryLimit is what History returns when asked for limit <= 0
-// (PROTOCOL.md §3, agentd.history: limit defaults to 50).
+// (docs/protocol.md §3, agentd.history: limit defaults to 50).
 const defaultHistoryLimit = 50
 
 // Workspace is one open workspace folder: its store and the in-memory
@@ -95,7 +95,7 @@ func (w *Workspace) Release() { w.reg.release(w) }
 
 // Recovered returns, when Open found the state file unusable and moved it
 // aside, a message for the user saying so and naming the moved file
-// (PROTOCOL.md §1: the user is told with window/showMessage); "" otherwise.
+// (docs/protocol.md §1: the user is told with window/showMessage); "" otherwise.
 func (w *Workspace) Recovered() string { return w.recovered }
 
 func (w *Workspace) closeStore() error {
@@ -250,7 +250,7 @@ func (w *Workspace) View(session string) (Session, error) {
 //
 // After the commit, still under the session lock, subscribers get a Notice
 // (not for Quiet changes), so notices of one session are in revision order
-// (ARCHITECTURE.md, "State and concurrency"). It returns the committed
+// (docs/architecture.md, "State and concurrency"). It returns the committed
 // session as a private copy, exactly as a later View or a restart reads it.
 //
 // A failed commit returns an error wrapping ErrNotSaved and the cause; the
@@ -448,7 +448,7 @@ type HistoryPage struct {
 
 // History returns the newest events of the session with a Seq below before
 // (before 0: the newest events of all), newest first: at most limit of them
-// (limit <= 0 means 50, PROTOCOL.md §3 agentd.history), and no more than
+// (limit <= 0 means 50, docs/protocol.md §3 agentd.history), and no more than
 // fit in MaxHistoryPageBytes of stored records, but at least one when there
 // is one. A session without history gives an empty page.
 func (w *Workspace) History(session string, limit int, before uint64) (HistoryPage, error) {

@@ -9,7 +9,7 @@ import (
 )
 
 // parseInterspersed parses flags that may come before or after positional
-// arguments (PROTOCOL.md §1: `agentd tool TodoList '{}' --workspace .`).
+// arguments (docs/protocol.md §1: `agentd tool TodoList '{}' --workspace .`).
 // "--" ends the flags. An argument that starts with "-" but whose name
 // holds a space ("-v flag support") is text, not a flag. -h and --help
 // return flag.ErrHelp with the positional arguments before them, which

@@ -16,7 +16,7 @@ import (
 // TestParseInterspersed: flags before and after the arguments; "--" ends
 // the flags; text that starts with "-" but holds a space, and numbers, are
 // arguments; --help returns the arguments before it; an unknown flag is
-// refused suggesting "--" (docs/behaviour.md, "Shell commands").
+// refused suggesting "--" (docs/protocol.md §1.2.2).
 func TestParseInterspersed(t *testing.T) {
 	for _, tt := range []struct {
 		args    []string

@@ -30,7 +30,7 @@ named on stderr.
 `
 
 // exitFailure is what every failure exits with when --exit-code is on the
-// command line: a code none of the states has (docs/behaviour.md); the
+// command line: a code none of the states has (docs/protocol.md §1.2.2); the
 // states' codes are commands.StatusExitCode's.
 const exitFailure = 4
 
@@ -141,7 +141,7 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 }
 
 // taskFileArg is a --task-file path as the goal commands take it
-// (docs/behaviour.md, "Shell commands"). A relative path given in a folder
+// (docs/protocol.md §1.2.2). A relative path given in a folder
 // inside the workspace folder is relative to the current folder, as a
 // shell path is, and is sent relative to the workspace folder (symbolic
 // links resolved on both sides), or absolute when it leaves it, for the

@@ -1,6 +1,6 @@
 package main
 
-// The shared daemon from the command line (PROTOCOL.md §1): `agentd serve
+// The shared daemon from the command line (docs/protocol.md §1): `agentd serve
 // --listen=unix:PATH` serves it, `agentd --remote=auto` relays an editor to
 // it (starting it when none runs), and the shell commands run through it
 // when one answers (oneShot in run.go decides, with viaDaemon).
@@ -276,7 +276,7 @@ func silentDaemon(path string, info daemon.Info, err error) error {
 // read, the same whichever way the command ran: commands.ToolResult for
 // agentd.callTool, commands.ToolDescription for agentd.describeTool,
 // commands.CancelResult for agentd.goal.cancel, commands.State for the
-// other commands that answer State (PROTOCOL.md §3), and
+// other commands that answer State (docs/protocol.md §3), and
 // plain JSON values (map[string]any) for the others.
 func resultOf(id string, raw json.RawMessage) (any, error) {
 	switch {

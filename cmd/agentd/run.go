@@ -70,7 +70,7 @@ subcommand does not take is refused, naming the subcommands that take it):
   --workspace DIR      workspace folder for tool/state/goal/simulate/mcp/hook/setup (default: the
                        nearest folder up from the current one that an agentd process has
                        open, or that has agentd state and lies within the repository; else
-                       the repository root, else the current folder; docs/behaviour.md)
+                       the repository root, else the current folder; docs/protocol.md §1.3)
   --session S          session (default "default")
   --state-dir DIR      where state lives (default $XDG_STATE_HOME/agentd, else ~/.local/state/agentd)
   --log-file FILE      write logs there instead of stderr
@@ -305,7 +305,7 @@ func openLog(o options, stderr io.Writer) (*slog.Logger, func(), error) {
 	return slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: level})), closeFn, nil
 }
 
-// resolveStateDir applies PROTOCOL.md §1: --state-dir, else
+// resolveStateDir applies docs/protocol.md §1: --state-dir, else
 // $XDG_STATE_HOME/agentd, else ~/.local/state/agentd.
 func resolveStateDir(flagValue string) (string, error) {
 	if flagValue != "" {
@@ -438,7 +438,7 @@ func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 
 // workspaceFolder is the folder a command works on: --workspace when given,
 // else the one workspace.FindFolder finds from the current folder (the rule
-// of docs/behaviour.md, "Which workspace").
+// of docs/protocol.md §1.3).
 func workspaceFolder(o options, stateDir string) (string, error) {
 	if o.workspace == "" {
 		return workspace.FindFolder(stateDir, ".")
@@ -454,8 +454,8 @@ func workspaceFolder(o options, stateDir string) (string, error) {
 }
 
 // noteFolder tells, on stderr, which workspace folder a shell command that
-// writes, or `agentd goal status`, used (docs/behaviour.md, "Which
-// workspace"); their stdout stays the command's output.
+// writes, or `agentd goal status`, used (docs/protocol.md
+// §1.3); their stdout stays the command's output.
 func noteFolder(stderr io.Writer, folder string) {
 	fmt.Fprintf(stderr, "agentd: workspace %s\n", folder)
 }

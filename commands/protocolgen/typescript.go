@@ -274,7 +274,7 @@ func jsdoc(indent, text string) string {
 }
 
 // from is the doc of Go type t followed by a Go doc link to it: "Status of
-// a goal (RUNTIME.md §2.1). [goal.Status]".
+// a goal (docs/runtime.md §2.1). [goal.Status]".
 func from(t reflect.Type, doc string) string {
 	return strings.TrimSpace(doc + " [" + t.String() + "]")
 }

@@ -253,7 +253,7 @@ func (c *Conn) Close() error {
 // reply is queued, or ctx ends (then it returns ctx.Err()). Called from an
 // inline Handler, during which no message is read and so no handler starts,
 // it puts that handler's reply after the replies of every request received
-// before it (shutdown uses it, docs/behaviour.md). Called from a Handler in its own
+// before it (shutdown uses it, docs/protocol.md §2.2). Called from a Handler in its own
 // goroutine it would wait for that Handler too, until ctx ends.
 func (c *Conn) Settle(ctx context.Context) error {
 	settled := make(chan struct{})

@@ -47,7 +47,7 @@ export interface CommandResults {
   'agentd.todo.set': State;
   /** Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`. */
   'agentd.awaitChange': State;
-  /** Creates a goal as the user (RUNTIME.md §2.2); returns `State`. */
+  /** Creates a goal as the user (docs/runtime.md §2.2); returns `State`. */
   'agentd.goal.create': State;
   /** Pauses the active goal as the user; returns `State`. */
   'agentd.goal.pause': State;
@@ -57,13 +57,13 @@ export interface CommandResults {
   'agentd.goal.cancel': CancelResult;
   /** Sets or removes budget limits as the user; returns `State`. */
   'agentd.goal.setBudget': State;
-  /** Starts a turn; `{goalDriven, goal}` (RUNTIME.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md). */
+  /** Starts a turn; `{goalDriven, goal}` (docs/runtime.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md). */
   'agentd.turn.begin': TurnBeginResult;
   /** Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder). */
   'agentd.step.begin': StepBeginResult;
-  /** After a step's tools ran: `{stopTurn, graceStep, injections}` (RUNTIME.md §2.4). */
+  /** After a step's tools ran: `{stopTurn, graceStep, injections}` (docs/runtime.md §2.4). */
   'agentd.step.end': StepEndResult;
-  /** Ends a turn: `{continuation: {variant, prompt} or null, goal}` (RUNTIME.md §2.5, §2.6). */
+  /** Ends a turn: `{continuation: {variant, prompt} or null, goal}` (docs/runtime.md §2.5, §2.6). */
   'agentd.turn.end': TurnEndResult;
 }
 
@@ -84,13 +84,13 @@ export interface NotificationParams {
   'agentd/taskFileChanged': TaskFileChangedParams;
 }
 
-/** Status of a goal (RUNTIME.md §2.1). [goal.Status] */
+/** Status of a goal (docs/runtime.md §2.1). [goal.Status] */
 export const GOAL_STATUSES = ['active', 'paused', 'blocked', 'complete'] as const;
 
 /** One of GOAL_STATUSES. */
 export type GoalStatus = (typeof GOAL_STATUSES)[number];
 
-/** Status is the state of one todo item. RUNTIME.md §1 fixes the three values. [todo.Status] */
+/** Status is the state of one todo item. docs/runtime.md §1 fixes the three values. [todo.Status] */
 export const TODO_STATUSES = ['pending', 'in_progress', 'done'] as const;
 
 /** One of TODO_STATUSES. */
@@ -106,7 +106,7 @@ export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resum
 export type GoalChangeKind = (typeof GOAL_CHANGE_KINDS)[number];
 
 /**
- * Actor says who made a change (RUNTIME.md §2.1): of the goal, and of the
+ * Actor says who made a change (docs/runtime.md §2.1): of the goal, and of the
  * todo list too (todo has no notion of actors; the commands layer records
  * its changes with these), the one actor type of agentd. [goal.Actor]
  */
@@ -171,8 +171,8 @@ export interface CancelResult extends State {
 }
 
 /**
- * Continuation is the prompt that starts the next goal turn (RUNTIME.md
- * §2.5), as agentd.turn.end answers it (PROTOCOL.md §3): the host sends
+ * Continuation is the prompt that starts the next goal turn (docs/runtime.md
+ * §2.5), as agentd.turn.end answers it (docs/protocol.md §3): the host sends
  * Prompt as the next user message, then begins a turn with origin
  * "continuation". Variant is one of goal's continuation variants, the only
  * declaration of them. [reminder.Continuation]
@@ -185,7 +185,7 @@ export interface Continuation {
 /**
  * BudgetReport is the budget part of a Snapshot. Limits are nil when not
  * set; Remaining* are nil when there is no limit, else max(0, limit-used).
- * A budget is reached when used >= limit (RUNTIME.md §2.1). [goal.BudgetReport]
+ * A budget is reached when used >= limit (docs/runtime.md §2.1). [goal.BudgetReport]
  */
 export interface GoalBudget {
   tokenBudget: number | null;
@@ -218,7 +218,7 @@ export interface GoalChangedParams {
 }
 
 /**
- * Snapshot is the goal as clients see it (RUNTIME.md §2.1). Models see it
+ * Snapshot is the goal as clients see it (docs/runtime.md §2.1). Models see it
  * without GoalID (see ModelView). Durations are milliseconds; counts are
  * plain integers. [goal.Snapshot]
  */
@@ -265,7 +265,7 @@ export interface HistoryResult {
 
 /**
  * Injection is text agentd adds to the model's context before a step
- * (PROTOCOL.md §3, agentd.step.begin and agentd.step.end). Text is always
+ * (docs/protocol.md §3, agentd.step.begin and agentd.step.end). Text is always
  * wrapped in <system-reminder> and </system-reminder> lines. [reminder.Injection]
  */
 export interface Injection {
@@ -290,7 +290,7 @@ export interface SessionsResult {
   sessions: SessionInfo[];
 }
 
-/** State is what clients read of a session (PROTOCOL.md §3). [commands.State] */
+/** State is what clients read of a session (docs/protocol.md §3). [commands.State] */
 export interface State {
   /** folder URI */
   workspace: string;
@@ -321,7 +321,7 @@ export interface StepEndResult {
   injections: Injection[];
 }
 
-/** TaskFileChanged is the params of agentd/taskFileChanged (PROTOCOL.md §4). [commands.TaskFileChanged] */
+/** TaskFileChanged is the params of agentd/taskFileChanged (docs/protocol.md §4). [commands.TaskFileChanged] */
 export interface TaskFileChangedParams {
   workspace: string;
   session: string;
@@ -336,7 +336,7 @@ export interface TaskFileChangedParams {
 }
 
 /**
- * TaskFileInfo is what agentd knows of a goal's task file (RUNTIME.md §4).
+ * TaskFileInfo is what agentd knows of a goal's task file (docs/runtime.md §4).
  * Path is relative to the workspace root, with forward slashes. [goal.TaskFileInfo]
  */
 export interface TaskFileInfo {
@@ -391,7 +391,7 @@ export interface ToolInfo {
 }
 
 /**
- * ToolResult is a tool call's answer (PROTOCOL.md §3). A model-facing
+ * ToolResult is a tool call's answer (docs/protocol.md §3). A model-facing
  * refusal is a ToolResult with IsError and ErrorCode, never a Go error. [goal.ToolResult]
  */
 export interface ToolResult {

@@ -1,6 +1,6 @@
 -- agentd.render: pure functions from the server's State to text.
--- Turns a State (PROTOCOL.md §3) into sidebar lines, highlights and a line -> todo map,
--- formats numbers the way the runtime does (RUNTIME.md §2.8), builds the statusline
+-- Turns a State (docs/protocol.md §3) into sidebar lines, highlights and a line -> todo map,
+-- formats numbers the way the runtime does (docs/runtime.md §2.8), builds the statusline
 -- summary, and edits todo lists as values. Must not touch buffers, windows or the
 -- client: everything here is testable without a server.
 local M = {}

@@ -1,5 +1,5 @@
 -- agentd.store: the client-side copy of one session's State and the rules that keep it
--- in step with the server (PROTOCOL.md §4): which notification applies, which is stale,
+-- in step with the server (docs/protocol.md §4): which notification applies, which is stale,
 -- which reveals a revision gap (so the caller re-reads `agentd.state`), and whether a
 -- queued todo edit still matches the list it was made against.
 -- Pure Lua on plain tables: no client, no buffers, no timers.

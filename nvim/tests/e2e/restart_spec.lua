@@ -105,7 +105,7 @@ local function daemon_pids()
 end
 
 -- No turn was live when the daemon ended, so the goal stays active (the restart rule,
--- docs/behaviour.md, pauses only a goal whose agent was mid-turn).
+-- docs/runtime.md §2.3.2, pauses only a goal whose agent was mid-turn).
 test("after the shared daemon restarts the client reconnects and shows the goal still active", function()
   local c = conn()
   vim.cmd("AgentdToggle")

@@ -133,7 +133,7 @@ class ScriptedUi implements Ui {
 
 let turnSeq = 0;
 
-/** One goal-driven agent turn through the lifecycle commands (PROTOCOL.md §3), with `tokens` output tokens. */
+/** One goal-driven agent turn through the lifecycle commands (docs/protocol.md §3), with `tokens` output tokens. */
 async function agentTurn(api: PanelApi, tokens: number): Promise<void> {
   const turnId = `e2e-turn-${++turnSeq}`;
   await api.client.execute(SERVER_COMMANDS.turnBegin, { turnId, origin: turnSeq === 1 ? 'user' : 'continuation' });
