@@ -61,7 +61,7 @@ func goalTool(info goal.Tool) tool {
 	}
 }
 
-// runGoalTool runs a call of the goal tool named name. CreateGoal's task
+// runGoalTool runs a decoded call of the goal tool named name. CreateGoal's task
 // file is resolved first, outside the transaction (it reads the file).
 func runGoalTool(c *call, name string, tc goal.ToolCall) (ToolResult, error) {
 	if cg, ok := tc.Input.(goal.CreateGoalInput); ok {
@@ -71,23 +71,7 @@ func runGoalTool(c *call, name string, tc goal.ToolCall) (ToolResult, error) {
 		}
 		tc.TaskFile = tf
 	}
-	if name == goal.GetGoalTool {
-		// A read: answered from the stored session, so that it never
-		// depends on a commit (which fails on a full disk).
-		s, err := c.folder.ws.View(c.session)
-		if err != nil {
-			return ToolResult{}, err
-		}
-		res, _ := s.Goal.CallTool(tc, c.svc.Now())
-		return res, nil
-	}
-	var res ToolResult
-	_, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
-		var cs []goal.Change
-		res, cs = g.CallTool(tc, c.svc.Now())
-		return cs, nil
-	})
-	return res, err
+	return c.svc.CallGoalTool(c.folder.ws, c.session, name, tc)
 }
 
 // Exit codes of `agentd goal status --exit-code` (docs/protocol.md §1,

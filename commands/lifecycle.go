@@ -5,7 +5,6 @@ import (
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/reminder"
-	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -85,14 +84,7 @@ var lifecycleCommands = []Command{
 			if err := requireTurnID("agentd.turn.begin", a.TurnID); err != nil {
 				return nil, err
 			}
-			var res goal.TurnBegin
-			_, err := c.updateGoal(func(g *goal.State) (cs []goal.Change, err error) {
-				res, err = g.BeginTurn(a.TurnID, a.Origin, c.agent, c.svc.Now())
-				if err == nil && a.Detached {
-					g.Detach(a.TurnID)
-				}
-				return res.Changes, err
-			})
+			res, err := c.svc.BeginTurn(c.folder.ws, c.session, c.agent, a.TurnID, a.Origin, a.Detached)
 			if err != nil {
 				return nil, err
 			}
@@ -120,25 +112,11 @@ var lifecycleCommands = []Command{
 			if a.OutputTokens < 0 {
 				return nil, argsErrorf("agentd.step.end: outputTokens must be 0 or more, got %d", a.OutputTokens)
 			}
-			out := StepEndResult{Injections: []reminder.Injection{}}
-			_, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
-				res, err := s.Goal.EndStep(a.TurnID, a.OutputTokens, a.FinishReason, c.svc.Now())
-				if err != nil {
-					return workspace.Change{}, err
-				}
-				if c.agent == goal.MainAgent {
-					s.TodoUsage.EndStep()
-				}
-				out = StepEndResult{StopTurn: res.StopTurn, GraceStep: res.GraceStep, Injections: []reminder.Injection{}}
-				if res.GraceStep && res.Goal != nil {
-					out.Injections = append(out.Injections, reminder.BudgetStop(res.Goal.ModelView()))
-				}
-				return service.StoredGoalChange(res.Changes), nil
-			})
+			res, injections, err := c.svc.EndStep(c.folder.ws, c.session, c.agent, a.TurnID, a.OutputTokens, a.FinishReason)
 			if err != nil {
 				return nil, err
 			}
-			return out, nil
+			return StepEndResult{StopTurn: res.StopTurn, GraceStep: res.GraceStep, Injections: injections}, nil
 		}),
 	def[TurnEndResult]("agentd.turn.end", "`turnId`, `outcome` (`completed`/`cancelled`/`failed`/`blocked`/`stepLimit`), `error?: {kind, message}`", "Ends a turn: `{continuation: {variant, prompt} or null, goal}` (docs/runtime.md §2.5, §2.6).", true,
 		func(ctx context.Context, c *call, a *turnEndArgs) (any, error) {
@@ -149,24 +127,12 @@ var lifecycleCommands = []Command{
 			if a.Error != nil {
 				kind, msg = a.Error.Kind, a.Error.Message
 			}
-			var res goal.TurnEnd
-			_, err := c.updateGoal(func(g *goal.State) (cs []goal.Change, err error) {
-				res, err = g.EndTurn(a.TurnID, a.Outcome, kind, msg, c.svc.Now())
-				return res.Changes, err
-			})
+			res, cont, err := c.svc.EndTurn(c.folder.ws, c.session, a.TurnID, a.Outcome, kind, msg)
 			if err != nil {
 				return nil, err
 			}
 			c.client.untrackTurn(c.folder.ws, c.session, a.TurnID)
-			out := TurnEndResult{Goal: res.Goal}
-			if res.Continuation != goal.NoContinuation && res.Goal != nil {
-				cont, err := reminder.Continue(res.Goal.ModelView(), res.Continuation)
-				if err != nil {
-					return nil, err
-				}
-				out.Continuation = &cont
-			}
-			return out, nil
+			return TurnEndResult{Goal: res.Goal, Continuation: cont}, nil
 		}),
 }
 

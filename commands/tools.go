@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/todo"
-	"github.com/agentd/agentd/workspace"
 )
 
 // ToolResult is the answer of agentd.callTool (docs/protocol.md §3), for every
@@ -182,27 +180,7 @@ func runTodo(c *call, in todo.Input, desc string) (ToolResult, error) {
 	if err != nil {
 		return refusal(todo.CodeInvalid, desc, fmt.Sprintf("The todo list was not changed: %v.", err)), nil
 	}
-	s, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
-		if !plan.Write {
-			if s.TodoUsage.Used || c.agent != goal.MainAgent {
-				return workspace.Change{}, nil
-			}
-			s.TodoUsage.NoteRead()
-			return workspace.Change{Kind: "todo.read", Quiet: true}, nil
-		}
-		s.Todos = plan.Items
-		if c.agent == goal.MainAgent {
-			s.TodoUsage.NoteWrite(s.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (docs/runtime.md §1.1)
-		}
-		return workspace.Change{Kind: "todo.write", Actor: goal.Model, Todos: true,
-			Payload: map[string]any{"items": plan.Items, "agent": c.agent}}, nil
-	})
-	if err != nil && !plan.Write && errors.Is(err, workspace.ErrNotSaved) {
-		// A read only records that the list was used; when that record
-		// cannot be stored (a full disk), the read still answers.
-		c.svc.Logger().Warn("todo list read: usage not recorded", "session", c.session, "err", err)
-		s, err = c.folder.ws.View(c.session)
-	}
+	s, err := c.svc.CallTodo(c.folder.ws, c.session, c.agent, plan)
 	if err != nil {
 		return ToolResult{}, err
 	}

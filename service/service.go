@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/goal"
-	"github.com/agentd/agentd/reminder"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -69,9 +68,6 @@ func (s *Service) Now() goal.Instant {
 	return goal.Instant{Wall: s.wall(), Mono: time.Since(s.start), Clock: s.clock}
 }
 
-// Logger is the service's logger (workspace.Options.Logger), never nil.
-func (s *Service) Logger() *slog.Logger { return s.log }
-
 // Close stops the goal timers and closes every store of the registry.
 func (s *Service) Close() error {
 	s.unsub()
@@ -114,42 +110,6 @@ func (s *Service) UpdateGoal(ws *workspace.Workspace, session string, fn func(g 
 		}
 		return StoredGoalChange(cs), nil
 	})
-}
-
-// BeginStep opens the next step of turn turnID of agent in session of ws
-// (goal.State.BeginStep) and returns what to inject before the model call,
-// in the order of reminder.StepInjections (never nil). The todo usage that
-// a delivered stale reminder marks is stored in the same transaction.
-// Errors: args.invalid for an unknown or ended turn, and those of
-// workspace.Workspace.Update.
-func (s *Service) BeginStep(ws *workspace.Workspace, session, agent, turnID string, settings reminder.Settings) ([]reminder.Injection, error) {
-	var out []reminder.Injection
-	_, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
-		res, err := st.Goal.BeginStep(turnID, s.Now())
-		if err != nil {
-			return workspace.Change{}, err
-		}
-		out = reminder.StepInjections(res, &st.TodoUsage, st.Todos, settings, agent)
-		return StoredGoalChange(res.Changes), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// AbandonTurn ends turn turnID of session in ws as if cancelled, for a
-// connection that closed without ending it: a goal-driven turn pauses its
-// goal (docs/runtime.md §2.3, [agentd]). A failure is logged, not returned:
-// the connection is gone, and the restart rule ends the turn at the next
-// open.
-func (s *Service) AbandonTurn(ws *workspace.Workspace, session, turnID string) {
-	_, err := s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {
-		return g.AbandonTurn(turnID, s.Now()), nil
-	})
-	if err != nil {
-		s.log.Error("abandoned turn not recorded", "turn", turnID, "session", session, "err", err)
-	}
 }
 
 // AwaitChange waits until session of ws has a revision above after, then

@@ -1,0 +1,118 @@
+package service
+
+import (
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/reminder"
+	"github.com/agentd/agentd/workspace"
+)
+
+// The agent loop's lifecycle (docs/protocol.md §3): each function runs one
+// call of the host on one session in one transaction, on the service's
+// clock, and returns what the command answers.
+
+// BeginTurn starts turn turnID of agent in session of ws
+// (goal.State.BeginTurn, docs/runtime.md §2.4); a detached turn is marked
+// so in the same transaction (goal.State.Detach). Errors: those of
+// goal.State.BeginTurn (args.invalid for a turn id in use) and of
+// workspace.Workspace.Update.
+func (s *Service) BeginTurn(ws *workspace.Workspace, session, agent, turnID string, origin goal.Origin, detached bool) (goal.TurnBegin, error) {
+	var res goal.TurnBegin
+	_, err := s.UpdateGoal(ws, session, func(g *goal.State) (cs []goal.Change, err error) {
+		res, err = g.BeginTurn(turnID, origin, agent, s.Now())
+		if err == nil && detached {
+			g.Detach(turnID)
+		}
+		return res.Changes, err
+	})
+	return res, err
+}
+
+// BeginStep opens the next step of turn turnID of agent in session of ws
+// (goal.State.BeginStep) and returns what to inject before the model call,
+// in the order of reminder.StepInjections (never nil). The todo usage that
+// a delivered stale reminder marks is stored in the same transaction.
+// Errors: args.invalid for an unknown or ended turn, and those of
+// workspace.Workspace.Update.
+func (s *Service) BeginStep(ws *workspace.Workspace, session, agent, turnID string, settings reminder.Settings) ([]reminder.Injection, error) {
+	var out []reminder.Injection
+	_, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+		res, err := st.Goal.BeginStep(turnID, s.Now())
+		if err != nil {
+			return workspace.Change{}, err
+		}
+		out = reminder.StepInjections(res, &st.TodoUsage, st.Todos, settings, agent)
+		return StoredGoalChange(res.Changes), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AbandonTurn ends turn turnID of session in ws as if cancelled, for a
+// connection that closed without ending it: a goal-driven turn pauses its
+// goal (docs/runtime.md §2.3, [agentd]). A failure is logged, not returned:
+// the connection is gone, and the restart rule ends the turn at the next
+// open.
+func (s *Service) AbandonTurn(ws *workspace.Workspace, session, turnID string) {
+	_, err := s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {
+		return g.AbandonTurn(turnID, s.Now()), nil
+	})
+	if err != nil {
+		s.log.Error("abandoned turn not recorded", "turn", turnID, "session", session, "err", err)
+	}
+}
+
+// EndStep ends the open step of turn turnID of agent in session of ws
+// (goal.State.EndStep: outputTokens count against the token budget,
+// docs/runtime.md §2.4) and counts the step for the main agent's stale
+// todo reminder (docs/runtime.md §1.1). The injections are the budget-stop
+// notice of a grace step, else none (never nil). Errors: those of
+// goal.State.EndStep and of workspace.Workspace.Update.
+func (s *Service) EndStep(ws *workspace.Workspace, session, agent, turnID string, outputTokens int64, finish goal.FinishReason) (goal.StepEnd, []reminder.Injection, error) {
+	var res goal.StepEnd
+	injections := []reminder.Injection{}
+	_, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+		var err error
+		res, err = st.Goal.EndStep(turnID, outputTokens, finish, s.Now())
+		if err != nil {
+			return workspace.Change{}, err
+		}
+		if agent == goal.MainAgent {
+			st.TodoUsage.EndStep()
+		}
+		if res.GraceStep && res.Goal != nil {
+			injections = append(injections, reminder.BudgetStop(res.Goal.ModelView()))
+		}
+		return StoredGoalChange(res.Changes), nil
+	})
+	if err != nil {
+		return goal.StepEnd{}, nil, err
+	}
+	return res, injections, nil
+}
+
+// EndTurn ends turn turnID of session in ws with outcome (and the host's
+// error kind and message, for a failed turn) (goal.State.EndTurn,
+// docs/runtime.md §2.5, §2.6), and returns the continuation prompt the
+// host sends next, or nil. Errors: those of goal.State.EndTurn, of
+// workspace.Workspace.Update, and of reminder.Continue for a variant it
+// does not know.
+func (s *Service) EndTurn(ws *workspace.Workspace, session, turnID string, outcome goal.Outcome, errKind, errMsg string) (goal.TurnEnd, *reminder.Continuation, error) {
+	var res goal.TurnEnd
+	_, err := s.UpdateGoal(ws, session, func(g *goal.State) (cs []goal.Change, err error) {
+		res, err = g.EndTurn(turnID, outcome, errKind, errMsg, s.Now())
+		return res.Changes, err
+	})
+	if err != nil {
+		return goal.TurnEnd{}, nil, err
+	}
+	if res.Continuation == goal.NoContinuation || res.Goal == nil {
+		return res, nil, nil
+	}
+	cont, err := reminder.Continue(res.Goal.ModelView(), res.Continuation)
+	if err != nil {
+		return goal.TurnEnd{}, nil, err
+	}
+	return res, &cont, nil
+}

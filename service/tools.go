@@ -1,0 +1,66 @@
+package service
+
+import (
+	"errors"
+
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace"
+)
+
+// The model's tools (docs/runtime.md §1, §2.8), run on one session in one
+// transaction each.
+
+// CallTodo stores what a TodoList call of agent planned (todo.PlanCall) on
+// session of ws and returns the session after it. A write replaces the
+// list (actor model); a read changes nothing but, for the main agent, marks
+// the list used for the stale reminder (docs/runtime.md §1.1), quietly. A
+// read whose mark cannot be stored (workspace.ErrNotSaved: a full disk)
+// still answers the stored session, and the failure is logged. Errors:
+// those of workspace.Workspace.Update and View.
+func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan todo.Plan) (workspace.Session, error) {
+	st, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+		if !plan.Write {
+			if st.TodoUsage.Used || agent != goal.MainAgent {
+				return workspace.Change{}, nil
+			}
+			st.TodoUsage.NoteRead()
+			return workspace.Change{Kind: "todo.read", Quiet: true}, nil
+		}
+		st.Todos = plan.Items
+		if agent == goal.MainAgent {
+			st.TodoUsage.NoteWrite(st.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (docs/runtime.md §1.1)
+		}
+		return workspace.Change{Kind: "todo.write", Actor: goal.Model, Todos: true,
+			Payload: map[string]any{"items": plan.Items, "agent": agent}}, nil
+	})
+	if err != nil && !plan.Write && errors.Is(err, workspace.ErrNotSaved) {
+		s.log.Warn("todo list read: usage not recorded", "session", session, "err", err)
+		return ws.View(session)
+	}
+	return st, err
+}
+
+// CallGoalTool runs tc, the decoded call of the goal tool named name, on
+// session of ws (goal.State.CallTool) and stores its changes. GetGoal is a
+// read: it is answered from the stored session without a commit, refused
+// or not, so that it never depends on one (a full disk). A refusal is a
+// ToolResult with IsError, not an error; errors are those of
+// workspace.Workspace.Update and View.
+func (s *Service) CallGoalTool(ws *workspace.Workspace, session, name string, tc goal.ToolCall) (goal.ToolResult, error) {
+	if name == goal.GetGoalTool {
+		st, err := ws.View(session)
+		if err != nil {
+			return goal.ToolResult{}, err
+		}
+		res, _ := st.Goal.CallTool(tc, s.Now())
+		return res, nil
+	}
+	var res goal.ToolResult
+	_, err := s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {
+		var cs []goal.Change
+		res, cs = g.CallTool(tc, s.Now())
+		return cs, nil
+	})
+	return res, err
+}
