@@ -770,6 +770,11 @@ func TestDaemonSocketRemovedIsMadeAgain(t *testing.T) {
 	}
 	_, b := e.forwarder()
 	b.Initialize(nil, e.ws)
+	// Unless the socket was back already, the new forwarder found none and
+	// started a daemon; that one finds the lock held and exits once the
+	// socket answers again (docs/shared-daemon.md, "Troubleshooting"),
+	// which may be after b reached the running daemon.
+	waitFor(t, "the daemon the new forwarder started to exit", func() bool { return len(e.daemonPids()) == 1 })
 	if got := e.oneDaemon(); got != pid {
 		t.Fatalf("the new forwarder reached pid %d, want the running daemon %d", got, pid)
 	}

@@ -101,7 +101,13 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	log.Debug("relaying to the shared daemon", "socket", path, "pid", info.Pid)
 	in, restore := pollableStdin(stdin)
 	defer restore()
-	code, err := daemon.Forward(ctx, in, stdout, conn, log)
+	// A daemon that ends the connection before it answered (it was dying
+	// or stopping when dialled) is replaced the way this one was reached.
+	redial := func(ctx context.Context) (*net.UnixConn, error) {
+		c, _, err := dialShared(ctx, o, path, explicit, stateDir, log)
+		return c, err
+	}
+	code, err := daemon.Forward(ctx, in, stdout, conn, redial, log)
 	var silent *daemon.SilentError
 	if errors.As(err, &silent) {
 		fmt.Fprintf(stderr, "agentd: %v\n", silentDaemon(path, info, err))

@@ -190,6 +190,19 @@ const forwardInitWait = 10 * time.Second
 // for the daemon to close its side.
 const forwardDrain = 3 * time.Second
 
+// Redial connects Forward to the daemon again, the way its first
+// connection was made (DialCurrent for the auto socket, which starts a
+// daemon when none answers; Dial for a socket named by the user).
+type Redial func(ctx context.Context) (*net.UnixConn, error)
+
+// maxRedials bounds how many times Forward connects again to a daemon that
+// ended the connection before it answered anything.
+const maxRedials = 3
+
+// maxReplay is the most of the client's bytes Forward keeps to send again
+// on a new connection; after more, it does not connect again.
+const maxReplay = maxSniffBytes + 4<<10
+
 // Forward relays one LSP client (in and out, an editor's stdio) to a daemon
 // connection, byte for byte both ways, until one side ends, and returns
 // the exit code for the forwarder:
@@ -197,8 +210,15 @@ const forwardDrain = 3 * time.Second
 //     the daemon has closed its side (or after 3 s);
 //   - the daemon closes conn after the client's `exit`: 0 when the client
 //     sent `shutdown` before, else 1, like a stdio server (docs/protocol.md §2);
-//   - the daemon closes conn otherwise (it died or stopped): 1 and an error
-//     that says so;
+//   - the daemon ends conn (closes or resets it) before it has sent a byte,
+//     while the client has sent nothing but `initialize`: a daemon that was
+//     dying, stopping on its idle timeout or handing over when it was
+//     dialled, which has done nothing for the client. Forward connects
+//     again with redial (when not nil; at most 3 times, 0.1 s apart and
+//     more) and sends the new connection every byte the client sent, so
+//     that the editor's session goes on with the next daemon;
+//   - the daemon closes conn otherwise (it died or stopped), or connecting
+//     again failed: 1 and an error that says so;
 //   - out fails (the editor is gone), ctx ends (a signal), or the process
 //     named by processId in the client's `initialize` dies: the write side
 //     of conn is closed and Forward returns 1 once the daemon has closed
@@ -207,16 +227,18 @@ const forwardDrain = 3 * time.Second
 //   - the daemon sends nothing within 10 s of the client's `initialize`
 //     (it is stopped or stuck): 1 and a *SilentError.
 //
-// Forward closes conn, and in when it is an io.Closer.
-func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixConn, log *slog.Logger) (int, error) {
+// Forward closes conn (and any connection redial made), and in when it is
+// an io.Closer.
+func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixConn, redial Redial, log *slog.Logger) (int, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	var st clientState
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	l := &link{conn: conn, replayable: redial != nil, redial: redial, log: log}
 	closeAll := sync.OnceFunc(func() {
-		conn.Close()
+		l.close()
 		if c, ok := in.(io.Closer); ok {
 			c.Close()
 		}
@@ -248,9 +270,11 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 	upDone := make(chan upEnd, 1)
 	go func() {
 		var watchOnce, initOnce sync.Once
-		readErr, writeErr := relayClient(conn, in, func(method string, params json.RawMessage) {
+		readErr, writeErr := relayClient(l, in, func(method string, params json.RawMessage) {
 			if method == "initialize" {
 				initOnce.Do(func() { close(initSent) })
+			} else {
+				l.noReplay()
 			}
 			pid := st.saw(method, params)
 			if pid > 0 {
@@ -272,7 +296,10 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 		for {
 			n, err := conn.Read(buf)
 			if n > 0 {
-				spokeOnce.Do(func() { close(spoke) })
+				spokeOnce.Do(func() {
+					l.noReplay()
+					close(spoke)
+				})
 			}
 			if n > 0 && outErr == nil {
 				// After out failed, the rest is read and dropped until
@@ -282,6 +309,16 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 				}
 			}
 			if err != nil {
+				if n == 0 {
+					next, rerr := l.reconnect(ctx, err)
+					if next != nil {
+						conn = next
+						continue
+					}
+					if rerr != nil {
+						err = rerr
+					}
+				}
 				if outErr == nil {
 					downDone <- downEnd{readErr: err}
 				}
@@ -294,7 +331,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 	// finished the connection (released the client's folders, paused a
 	// goal-driven turn left open), as a stdio server has when it exits.
 	settle := func(after string) {
-		conn.CloseWrite()
+		l.closeWrite()
 		select {
 		case <-daemonClosed:
 		case <-time.After(forwardDrain):
@@ -342,6 +379,131 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 	case <-ctx.Done():
 		settle("agentd was told to stop")
 		return 1, nil
+	}
+}
+
+// link is Forward's way to the daemon: the client's bytes are written to
+// it, and it holds the connection they go to. While that connection may
+// still be replaced (replayable: the daemon has sent nothing, and the
+// client nothing but initialize, at most maxReplay bytes) it keeps every
+// byte written (journal), for reconnect to send again.
+type link struct {
+	redial Redial
+	log    *slog.Logger
+
+	mu         sync.Mutex
+	conn       *net.UnixConn // nil while reconnect dials
+	journal    []byte        // replayable: all the client sent; while dialling also what is not sent yet
+	replayable bool
+	writeShut  bool // closeWrite was called: a new connection is closed for writing too
+	closed     bool // close was called: no new connection
+	redials    int
+}
+
+// Write sends p to the daemon. While the connection may be replaced, a
+// failed write is no error: the reader sees that connection end too, and
+// reconnect sends p again.
+func (l *link) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	c := l.conn
+	if l.closed {
+		l.mu.Unlock()
+		return 0, net.ErrClosed
+	}
+	if c == nil { // reconnect sends it once it has a connection
+		l.journal = append(l.journal, p...)
+		l.mu.Unlock()
+		return len(p), nil
+	}
+	if l.replayable {
+		if len(l.journal)+len(p) > maxReplay {
+			l.replayable, l.journal = false, nil
+		} else {
+			l.journal = append(l.journal, p...)
+		}
+	}
+	replayable := l.replayable
+	l.mu.Unlock()
+	// Not under mu: a daemon that does not read must not keep the reader,
+	// which takes mu, from draining what it writes.
+	n, err := c.Write(p)
+	if err != nil && replayable {
+		return len(p), nil
+	}
+	return n, err
+}
+
+// noReplay marks the connection as final: the daemon has spoken, or the
+// client is sending more than initialize, which a replay could run twice.
+func (l *link) noReplay() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.replayable = false
+	if l.conn != nil {
+		l.journal = nil
+	}
+}
+
+// reconnect replaces the connection that ended with cause (before the
+// daemon sent anything): when it is replayable and redials are left, it
+// dials with redial and sends the journal. It returns the new connection,
+// or nil and nil when it may not replace it, or nil and an error naming
+// cause and why connecting again failed.
+func (l *link) reconnect(ctx context.Context, cause error) (*net.UnixConn, error) {
+	l.mu.Lock()
+	if !l.replayable || l.closed || l.redials >= maxRedials {
+		l.mu.Unlock()
+		return nil, nil
+	}
+	l.redials++
+	attempt, old := l.redials, l.conn
+	l.conn = nil
+	l.mu.Unlock()
+	old.Close()
+	l.log.Info("the daemon ended the connection before it answered; connecting again", "err", cause, "attempt", attempt)
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(time.Duration(attempt-1) * 100 * time.Millisecond):
+	}
+	c, err := l.redial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the daemon ended the connection before it answered (%v), and connecting again failed: %w", cause, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		c.Close()
+		return nil, net.ErrClosed
+	}
+	// A failed write is seen as an end of c by the next read.
+	if _, err := c.Write(l.journal); err == nil && l.writeShut {
+		c.CloseWrite()
+	}
+	if !l.replayable {
+		l.journal = nil
+	}
+	l.conn = c
+	return c, nil
+}
+
+// closeWrite closes the client's side of the connection.
+func (l *link) closeWrite() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.writeShut = true
+	if l.conn != nil {
+		l.conn.CloseWrite()
+	}
+}
+
+// close closes the connection, and keeps reconnect from making another.
+func (l *link) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if l.conn != nil {
+		l.conn.Close()
 	}
 }
 

@@ -34,6 +34,12 @@ type forwarder struct {
 
 func startForward(t testing.TB, path string) *forwarder {
 	t.Helper()
+	return startForwardRedial(t, path, nil)
+}
+
+// startForwardRedial is startForward with redial for Forward.
+func startForwardRedial(t testing.TB, path string, redial daemon.Redial) *forwarder {
+	t.Helper()
 	conn, err := daemon.Dial(path)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +48,7 @@ func startForward(t testing.TB, path string) *forwarder {
 	outR, outW := io.Pipe()
 	f := &forwarder{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan struct{})}
 	go func() {
-		f.code, f.err = daemon.Forward(context.Background(), inR, outW, conn, nil)
+		f.code, f.err = daemon.Forward(context.Background(), inR, outW, conn, redial, nil)
 		outW.Close()
 		close(f.done)
 	}()
@@ -160,12 +166,16 @@ func TestForwardFollowsBrokenFraming(t *testing.T) {
 	}
 }
 
-// TestForwardLostDaemon: when the daemon goes away, the forwarder ends at
-// once with 1 and an error that says so.
+// TestForwardLostDaemon: when the daemon goes away after it answered, the
+// forwarder ends at once with 1 and an error that says so; it does not
+// connect again (the client's session was the lost daemon's).
 func TestForwardLostDaemon(t *testing.T) {
 	path := filepath.Join(shortDir(t), "d.sock")
 	td := startDaemon(t, path, 0)
-	f := startForward(t, path)
+	f := startForwardRedial(t, path, func(context.Context) (*net.UnixConn, error) {
+		t.Error("Forward connected again after the daemon had answered")
+		return nil, daemon.ErrNoDaemon
+	})
 	f.send(initMsg)
 	f.next()
 	td.stop()
@@ -173,6 +183,168 @@ func TestForwardLostDaemon(t *testing.T) {
 	if code != 1 || err == nil || !strings.Contains(err.Error(), "closed the connection") {
 		t.Fatalf("code %d, err %v; want 1 and an error saying the daemon closed the connection", code, err)
 	}
+}
+
+// dyingDaemon listens at a new socket path and never accepts; drop closes
+// the listener, and the kernel resets the connections queued on it. So
+// ends a connection to a daemon killed with SIGKILL: its socket takes
+// connections until its last thread has exited.
+func dyingDaemon(t testing.TB) (path string, drop func()) {
+	t.Helper()
+	path = filepath.Join(shortDir(t), "dying.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return path, func() { ln.Close() }
+}
+
+// endingDaemon listens at a new socket path, accepts one connection, reads
+// until it has seen until, and closes it without answering, as a daemon
+// that stops (idle timeout, handover) or dies as it reads.
+func endingDaemon(t testing.TB, until string) string {
+	t.Helper()
+	path := filepath.Join(shortDir(t), "ending.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		var got []byte
+		buf := make([]byte, 4096)
+		for !bytes.Contains(got, []byte(until)) {
+			n, err := c.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return path
+}
+
+// countingRedial is a Redial that dials path and counts its calls.
+func countingRedial(path string, calls *atomic.Int32) daemon.Redial {
+	return func(context.Context) (*net.UnixConn, error) {
+		calls.Add(1)
+		return daemon.Dial(path)
+	}
+}
+
+// TestForwardReconnectsToNextDaemon: a daemon that ends the connection
+// before it answered the client's initialize (it was dying or stopping
+// when dialled) is replaced: the forwarder connects again, the next
+// daemon gets the same initialize, and the session goes on there.
+func TestForwardReconnectsToNextDaemon(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		start func(t *testing.T) *forwarder
+	}{
+		{"connection reset unaccepted", func(t *testing.T) *forwarder {
+			path, drop := dyingDaemon(t)
+			next := filepath.Join(shortDir(t), "d.sock")
+			startDaemon(t, next, 0)
+			var calls atomic.Int32
+			f := startForwardRedial(t, path, countingRedial(next, &calls))
+			f.send(initMsg)
+			drop()
+			t.Cleanup(func() {
+				if n := calls.Load(); n != 1 {
+					t.Errorf("redial called %d times, want 1", n)
+				}
+			})
+			return f
+		}},
+		{"closed after reading initialize", func(t *testing.T) *forwarder {
+			path := endingDaemon(t, `"initialize"`)
+			next := filepath.Join(shortDir(t), "d.sock")
+			startDaemon(t, next, 0)
+			var calls atomic.Int32
+			f := startForwardRedial(t, path, countingRedial(next, &calls))
+			f.send(initMsg)
+			t.Cleanup(func() {
+				if n := calls.Load(); n != 1 {
+					t.Errorf("redial called %d times, want 1", n)
+				}
+			})
+			return f
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.start(t)
+			if m := f.next(); string(m["id"]) != "1" || m["result"] == nil {
+				t.Fatalf("initialize reply = %v, want the next daemon's result", m)
+			}
+			f.send(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`)
+			if m := f.next(); string(m["id"]) != "2" {
+				t.Fatalf("shutdown reply = %v", m)
+			}
+			f.send(`{"jsonrpc":"2.0","method":"exit"}`)
+			if code, err := f.wait(); code != 0 || err != nil {
+				t.Fatalf("code %d, err %v; want 0, nil", code, err)
+			}
+		})
+	}
+}
+
+// TestForwardNoReplayAfterMoreThanInitialize: when the client sent more
+// than initialize before the daemon ended the connection unanswered, the
+// daemon may have run it: the forwarder does not send it again elsewhere
+// but ends with 1, saying it lost the daemon.
+func TestForwardNoReplayAfterMoreThanInitialize(t *testing.T) {
+	path := endingDaemon(t, "agentd.todo.set")
+	var calls atomic.Int32
+	f := startForwardRedial(t, path, countingRedial(filepath.Join(shortDir(t), "none.sock"), &calls))
+	f.send(initMsg)
+	f.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+	f.send(`{"jsonrpc":"2.0","id":2,"method":"workspace/executeCommand","params":{"command":"agentd.todo.set","arguments":[{"items":[]}]}}`)
+	code, err := f.wait()
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "closed the connection") {
+		t.Fatalf("code %d, err %v; want 1 and an error saying the daemon closed the connection", code, err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("redial called %d times, want 0", n)
+	}
+}
+
+// TestForwardRedialsBounded: when every daemon reached ends the connection
+// unanswered, the forwarder gives up after 3 new connections, with 1 and
+// an error that says so; and when connecting again fails, at once.
+func TestForwardRedialsBounded(t *testing.T) {
+	t.Run("every daemon ends", func(t *testing.T) {
+		var calls atomic.Int32
+		f := startForwardRedial(t, endingDaemon(t, `"initialize"`), func(context.Context) (*net.UnixConn, error) {
+			calls.Add(1)
+			return daemon.Dial(endingDaemon(t, `"initialize"`))
+		})
+		f.send(initMsg)
+		code, err := f.wait()
+		if code != 1 || err == nil || !strings.Contains(err.Error(), "closed the connection") {
+			t.Fatalf("code %d, err %v; want 1 and an error saying the daemon closed the connection", code, err)
+		}
+		if n := calls.Load(); n != 3 {
+			t.Fatalf("redial called %d times, want 3", n)
+		}
+	})
+	t.Run("connecting again fails", func(t *testing.T) {
+		var calls atomic.Int32
+		f := startForwardRedial(t, endingDaemon(t, `"initialize"`), countingRedial(filepath.Join(shortDir(t), "none.sock"), &calls))
+		f.send(initMsg)
+		code, err := f.wait()
+		if code != 1 || !errors.Is(err, daemon.ErrNoDaemon) || !strings.Contains(err.Error(), "connecting again failed") {
+			t.Fatalf("code %d, err %v; want 1 and an error saying connecting again failed (no daemon)", code, err)
+		}
+		if n := calls.Load(); n != 1 {
+			t.Fatalf("redial called %d times, want 1", n)
+		}
+	})
 }
 
 // TestForwardBytesVerbatim: whatever the editor writes, framing errors
