@@ -1,9 +1,11 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentd/agentd/goal"
@@ -106,6 +108,30 @@ func StatusExitCode(g *goal.Snapshot) (int, error) {
 		return ExitPaused, nil
 	}
 	return ExitUnknownStatus, fmt.Errorf("internal error: the goal has status %q, which this agentd does not know", g.Status)
+}
+
+// StatusExitCodes is the list of the exit codes of `agentd goal status
+// --exit-code` as the help texts and the docs state it, ordered by code:
+// "0 complete, 1 no goal, 2 active, ..." (StatusExitCode of each of
+// goal.Statuses and of no goal). A status StatusExitCode does not know is
+// left out; TestEveryGoalStatus in tests/ fails on it.
+func StatusExitCodes() string {
+	type entry struct {
+		code int
+		name string
+	}
+	entries := []entry{{ExitNoGoal, "no goal"}}
+	for _, s := range goal.Statuses() {
+		if code, err := StatusExitCode(&goal.Snapshot{Status: s}); err == nil {
+			entries = append(entries, entry{code, string(s)})
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.code, b.code) })
+	parts := make([]string, len(entries))
+	for i, e := range entries {
+		parts[i] = fmt.Sprintf("%d %s", e.code, e.name)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // CancelResult is the answer of agentd.goal.cancel: the State after it,

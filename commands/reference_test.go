@@ -10,21 +10,21 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated part of docs/commands.md")
+var update = flag.Bool("update", false, "rewrite the generated parts of the docs the tests check")
 
 // TestReference fails when docs/commands.md drifts from the command table:
 // the advertised ids, the dispatcher and the docs come from one declaration
 // (docs/conventions.md, "Protocol edge").
 func TestReference(t *testing.T) {
-	checkGenerated(t, "TestReference", Reference())
+	checkGenerated(t, "../docs/commands.md", "TestReference", Reference())
 }
 
-// checkGenerated fails when the part of docs/commands.md between the
-// markers of test (an HTML comment naming the command that regenerates it)
-// is not content, and rewrites it under -update.
-func checkGenerated(t *testing.T, test, content string) {
+// checkGenerated fails when the part of the doc at path (relative to
+// commands/) between the markers of test (an HTML comment naming the
+// command that regenerates it) is not content, and rewrites it under
+// -update.
+func checkGenerated(t *testing.T, path, test, content string) {
 	t.Helper()
-	const path = "../docs/commands.md"
 	begin := "<!-- BEGIN GENERATED: go test ./commands -run " + test + " -update -->\n"
 	const end = "<!-- END GENERATED -->\n"
 	doc, err := os.ReadFile(path)

@@ -10,9 +10,13 @@ import (
 )
 
 // TestSettingsReference fails when the settings table of docs/commands.md
-// drifts from reminder.SettingsTable and reminder.DefaultSettings.
+// or of docs/runtime.md §1.1 drifts from reminder.SettingsTable and
+// reminder.DefaultSettings: those tables are the only places of the docs
+// that state the defaults.
 func TestSettingsReference(t *testing.T) {
-	checkGenerated(t, "TestSettingsReference", SettingsReference())
+	for _, path := range []string{"../docs/commands.md", "../docs/runtime.md"} {
+		checkGenerated(t, path, "TestSettingsReference", SettingsReference())
+	}
 }
 
 // TestSettingsTableDecoded: every setting of the table is decoded into its

@@ -382,8 +382,8 @@ var staleSteps = reminder.DefaultSettings().TodoReminderSteps
 // TestHookStaleReminderCountsEachStepOnce: a list written at the first
 // model call, then staleSteps+1 calls that do not write it, each boundary
 // event arriving twice (Claude Code) or once per parallel tool at once
-// (Codex): the stale todo reminder comes with call staleSteps+2 (12 with
-// the default 10), not before, so no step was counted twice.
+// (Codex): the stale todo reminder comes with call staleSteps+2, not
+// before, so no step was counted twice.
 func TestHookStaleReminderCountsEachStepOnce(t *testing.T) {
 	for _, host := range []string{"claude", "codex"} {
 		t.Run(host, func(t *testing.T) {

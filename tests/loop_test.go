@@ -177,12 +177,15 @@ func TestLoopTokenBudgetGraceStep(t *testing.T) {
 	}
 }
 
-// TestLoopStaleTodoReminder: with 9 steps ended since the step that wrote
-// the list there is no reminder; with 10 the next step gets it; a read does
-// not reset the count (docs/runtime.md §1.1). It is the one end-to-end test of
-// the default threshold (todoReminderSteps 10): the other rule tests set
-// their thresholds in initializationOptions.
+// TestLoopStaleTodoReminder: on a connection without settings, with one
+// step fewer than the default todoReminderSteps ended since the step that
+// wrote the list there is no reminder; with that many the next step gets
+// it; a read does not reset the count (docs/runtime.md §1.1). It is the one
+// end-to-end test that the daemon applies the defaults; it reads them from
+// reminder.DefaultSettings, whose value reminder.TestDefaultSettings pins,
+// and the other rule tests set their thresholds in initializationOptions.
 func TestLoopStaleTodoReminder(t *testing.T) {
+	steps := reminder.DefaultSettings().TodoReminderSteps
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -191,8 +194,8 @@ func TestLoopStaleTodoReminder(t *testing.T) {
 	h.beginStep(turn)
 	c.MustExec("agentd.callTool", map[string]any{"name": "TodoList", "turnId": turn, "input": map[string]any{"todos": []item{{"step one", "in_progress"}}}}, nil)
 	h.endStep(turn, 10, "tool_calls")
-	h.awaitStaleReminder(turn, 10, "1. [in_progress] step one", func(ended int) {
-		if ended == 5 {
+	h.awaitStaleReminder(turn, steps, "1. [in_progress] step one", func(ended int) {
+		if ended == steps/2 {
 			c.tool("TodoList", nil) // a read does not reset the count
 		}
 	})

@@ -140,8 +140,9 @@ func (u *Usage) NoteRead() { u.Used = true }
 // A write in a step (inStep: a step of the main agent is open) belongs to
 // that step: StepsSinceWrite stays 0 when it ends. A write outside any step
 // (between two steps, or with no turn at all, e.g. from a shell) counts as
-// written before the next step: that step's end counts 1, so with 10 steps
-// ended after the write the next step begins with the reminder.
+// written before the next step: that step's end counts 1, so once
+// todoReminderSteps steps have ended after the write the next step begins
+// with the reminder (docs/runtime.md §1.1.1).
 func (u *Usage) NoteWrite(inStep bool) {
 	u.Used = true
 	u.WroteThisStep = inStep

@@ -8,8 +8,8 @@ package workspace
 // every current goal (after OnOpen's recovery), and every committed Update
 // registers its session's again, so the set follows creates, replaces and
 // cancels; a newly referenced file is watched before that Update returns.
-// A goal references its task file while it is active, paused or blocked; a
-// complete goal no longer does (goal.State.ReferencedTaskFile). Without Options.OnTaskFile nothing is
+// A goal references its task file until it is complete
+// (goal.State.ReferencedTaskFile). Without Options.OnTaskFile nothing is
 // watched (one-shot shell commands).
 //
 // It watches folders, never files: for each task file, the folder that

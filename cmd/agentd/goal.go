@@ -7,12 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/agentd/agentd/commands"
 )
 
-const goalUsage = `usage:
+var goalUsage = `usage:
   agentd goal create OBJECTIVE [--criterion TEXT] [--replace] [--task-file PATH]
   agentd goal pause [--reason TEXT]
   agentd goal resume
@@ -20,9 +21,9 @@ const goalUsage = `usage:
   agentd goal budget BUDGET          e.g. 20 turns, 50k tokens, 90 minutes, 1 hour, 2h, 1h30m, 1 day
   agentd goal budget off UNIT        remove that limit: off turns, off tokens, off time
   agentd goal status [--json] [--exit-code]
-                                     --exit-code: exit 0 complete, 3 blocked, 6 paused, 2 active,
-                                     1 no goal, 5 a status this agentd does not know;
-                                     with --exit-code every failure exits 4
+                                     --exit-code: exit ` + commands.StatusExitCodes() + `;
+                                     ` + strconv.Itoa(commands.ExitUnknownStatus) + ` a status this agentd does not know;
+                                     with --exit-code every failure exits ` + strconv.Itoa(exitFailure) + `
 A relative --task-file is relative to the current folder (to the workspace folder when
 run outside it). An OBJECTIVE that starts with -
 goes after --: agentd goal create -- "-v flag support". The workspace folder used is

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -131,7 +132,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.user, "user", false, "setup: the agent's config in your home folder")
 	fs.BoolVar(&o.print, "print", false, "setup: show the change without writing it")
 	fs.BoolVar(&o.remove, "remove", false, "setup: take agentd's entry out")
-	fs.BoolVar(&o.exitCode, "exit-code", false, "goal status: exit 0 complete, 3 blocked, 6 paused, 2 active, 1 none; 4 a failure")
+	fs.BoolVar(&o.exitCode, "exit-code", false, "goal status: exit "+commands.StatusExitCodes()+"; "+strconv.Itoa(exitFailure)+" a failure")
 	fs.BoolVar(&o.version, "version", false, "print the version")
 	return fs
 }
