@@ -17,7 +17,8 @@ const (
 // here must be handled wherever Go code switches on a status: its change
 // kind (Status.ChangeKind), the per-turn goal reminder
 // (reminder.GoalReminder), the exit code of `agentd goal status
-// --exit-code` (commands.StatusExitCode); TestEveryGoalStatus in tests/
+// --exit-code` (commands.StatusExitCode), and the statuses each action
+// accepts (PauseFrom and the others below); TestEveryGoalStatus in tests/
 // runs each status through all of them and fails until each handles it.
 func Statuses() []Status { return []Status{Active, Paused, Blocked, Complete} }
 
