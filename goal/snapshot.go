@@ -17,9 +17,36 @@ const (
 // here must be handled wherever Go code switches on a status: its change
 // kind (Status.ChangeKind), the per-turn goal reminder
 // (reminder.GoalReminder), the exit code of `agentd goal status
-// --exit-code` (commands.StatusExitCode); TestEveryGoalStatus in tests/
+// --exit-code` (commands.StatusExitCode), and the statuses each action
+// accepts (PauseFrom and the others below); TestEveryGoalStatus in tests/
 // runs each status through all of them and fails until each handles it.
 func Statuses() []Status { return []Status{Active, Paused, Blocked, Complete} }
+
+// The statuses each status-changing action accepts, declared once: the
+// rules (State.Pause, State.Resume, State.SetBudget, the SetGoalBudget and
+// UpdateGoal tools) check these, commands/protocolgen writes them into the
+// clients' protocol files, and the clients offer an action only for a goal
+// in one of its statuses (the VS Code manifest's when clauses are tested
+// against them). A status added to Statuses belongs in each set whose
+// action it allows. Cancel accepts every status.
+
+// PauseFrom returns the statuses a user may pause a goal from
+// (docs/runtime.md §2.3). Pausing a paused goal is a no-op.
+func PauseFrom() []Status { return []Status{Active} }
+
+// ResumeFrom returns the statuses a goal may be resumed from, by the user
+// or by the model with UpdateGoal active (docs/runtime.md §2.3). Resuming
+// an active goal is a no-op.
+func ResumeFrom() []Status { return []Status{Paused, Blocked} }
+
+// BudgetFrom returns the statuses in which a goal's budget may be changed,
+// by the user or by the model with SetGoalBudget (docs/runtime.md §2.3,
+// §2.8).
+func BudgetFrom() []Status { return []Status{Active, Paused, Blocked} }
+
+// ModelStatuses returns the statuses the model may set with UpdateGoal
+// (docs/runtime.md §2.8), in the order of the tool schema's enum.
+func ModelStatuses() []Status { return []Status{Active, Complete, Blocked} }
 
 // ChangeKind is the kind of the change that moves a goal to s: resume,
 // pause, block or complete; false for a status that is not declared.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentd/agentd/jsonin"
@@ -85,11 +86,29 @@ func Tools() []Tool {
 				"additionalProperties": false,
 				"required":             []string{"status"},
 				"properties": map[string]any{
-					"status": map[string]any{"type": "string", "enum": []string{string(Active), string(Complete), string(Blocked)}},
+					"status": map[string]any{"type": "string", "enum": modelStatusNames()},
 				},
 			},
 		},
 	}
+}
+
+// modelStatusNames are ModelStatuses as strings: the enum of UpdateGoal's
+// status.
+func modelStatusNames() []string {
+	var names []string
+	for _, st := range ModelStatuses() {
+		names = append(names, string(st))
+	}
+	return names
+}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // IsTool reports whether name is one of the four goal tools.
@@ -431,8 +450,8 @@ func (s *State) setBudgetTool(res ToolResult, in SetGoalBudgetInput, now Instant
 	if g == nil {
 		return res.fail(CodeNotFound, "Budget not set: there is no current goal."), nil
 	}
-	if g.Status == Complete {
-		return res.fail(CodeStatusInvalid, "Budget not set: the goal is already complete."), nil
+	if !slices.Contains(BudgetFrom(), g.Status) {
+		return res.fail(CodeStatusInvalid, fmt.Sprintf("Budget not set: the goal is already %s.", g.Status)), nil
 	}
 	formatted := FormatBudget(kind, limit)
 	limits := g.Limits.clone()
@@ -463,8 +482,8 @@ func usage(kind BudgetKind, g *Goal, now Instant) string {
 
 func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, now Instant) (ToolResult, []Change) {
 	to := Status(in.Status)
-	if to != Active && to != Complete && to != Blocked {
-		return res.fail(CodeStatusInvalid, fmt.Sprintf("Status %q is not valid; use one of active, complete or blocked. Only the user can pause or cancel a goal.", in.Status)), nil
+	if !slices.Contains(ModelStatuses(), to) {
+		return res.fail(CodeStatusInvalid, fmt.Sprintf("Status %q is not valid; use one of %s. Only the user can pause or cancel a goal.", in.Status, orList(modelStatusNames()))), nil
 	}
 	g := s.Goal
 	if g == nil {

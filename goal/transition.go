@@ -2,6 +2,7 @@ package goal
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -130,11 +131,10 @@ func (s *State) Pause(reason string, now Instant) ([]Change, error) {
 	if g == nil {
 		return nil, errorf(CodeNotFound, "there is no goal to pause")
 	}
-	switch g.Status {
-	case Paused:
+	switch {
+	case g.Status == Paused:
 		return nil, nil
-	case Active:
-	default:
+	case !slices.Contains(PauseFrom(), g.Status):
 		return nil, errorf(CodeStatusInvalid, fmt.Sprintf("the goal is %s; only an active goal can be paused", g.Status))
 	}
 	if reason == "" {
@@ -157,11 +157,11 @@ func (s *State) resume(actor Actor, turnID string, now Instant) ([]Change, error
 	if g == nil {
 		return nil, errorf(CodeNotFound, "there is no goal to resume")
 	}
-	switch g.Status {
-	case Active:
+	switch {
+	case g.Status == Active:
 		return nil, nil
-	case Complete:
-		return nil, errorf(CodeNotResumable, "the goal is complete and cannot be resumed; create a new goal instead")
+	case !slices.Contains(ResumeFrom(), g.Status):
+		return nil, errorf(CodeNotResumable, fmt.Sprintf("the goal is %s and cannot be resumed; create a new goal instead", g.Status))
 	}
 	if r := s.exceededNow(g, now); r.any() {
 		return nil, errorf(CodeNotResumable, fmt.Sprintf("the goal cannot be resumed while its budget is spent (%s); raise or remove that budget first", budgetReason(g.Limits, r)))
@@ -202,8 +202,8 @@ func (s *State) SetBudget(u BudgetUpdate, now Instant) ([]Change, error) {
 	if g == nil {
 		return nil, errorf(CodeNotFound, "there is no goal to set a budget on")
 	}
-	if g.Status == Complete {
-		return nil, errorf(CodeStatusInvalid, "the goal is complete; budgets apply only to an unfinished goal")
+	if !slices.Contains(BudgetFrom(), g.Status) {
+		return nil, errorf(CodeStatusInvalid, fmt.Sprintf("the goal is %s; budgets apply only to an unfinished goal", g.Status))
 	}
 	limits, err := u.merge(g.Limits)
 	if err != nil {

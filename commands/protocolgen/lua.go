@@ -26,12 +26,15 @@ func (p *protocol) lua() []byte {
 	}
 	w("}\n")
 	for i, e := range enums {
-		q := make([]string, len(p.enumValues[i]))
-		for j, v := range p.enumValues[i] {
-			q[j] = strconv.Quote(v)
-		}
-		w("\n--- Every %v, in declaration order.\nM.%s = { %s }\n", e.goType, snake(e.list), strings.Join(q, ", "))
+		w("\n--- Every %v, in declaration order.\nM.%s = { %s }\n", e.goType, snake(e.list), luaList(p.enumValues[i]))
 	}
+	w("\n--- The goal statuses each action accepts (docs/runtime.md §2.3, §2.8), by action:\n")
+	w("--- offer an action only for a goal in one of them. model_update: the statuses the\n")
+	w("--- model may set with UpdateGoal.\nM.goal_action_statuses = {\n")
+	for _, a := range goalActions {
+		w("  %s = { %s }, -- %s\n", snake(a.name), luaList(statusNames(a.statuses)), a.from)
+	}
+	w("}\n")
 	w("\n--- Stable error codes (docs/runtime.md §3): `data.code` of a refusal, by name.\nM.errors = {\n")
 	for _, c := range p.errorCodes {
 		w("  %s = %s,\n", snake(errorKey(c)), strconv.Quote(c))
@@ -42,4 +45,13 @@ func (p *protocol) lua() []byte {
 	}
 	w("}\n\nreturn M\n")
 	return []byte(b.String())
+}
+
+// luaList is values as Lua string literals, comma-separated.
+func luaList(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestGenerated regenerates the clients' protocol files in memory and fails
@@ -26,29 +28,9 @@ func TestGenerated(t *testing.T) {
 			t.Errorf("%v; run go generate ./commands", err)
 			continue
 		}
-		if string(got) != string(want) {
-			t.Errorf("%s differs from what commands/protocolgen writes; run go generate ./commands\n%s", name, diff(string(got), string(want)))
+		// Compared line by line, so the diff shows every place that drifted.
+		if d := cmp.Diff(strings.Split(string(got), "\n"), strings.Split(string(want), "\n")); d != "" {
+			t.Errorf("%s differs from what commands/protocolgen writes; run go generate ./commands (-committed +generated):\n%s", name, d)
 		}
 	}
-}
-
-// diff shows the first lines where got and want differ, with a little
-// context: enough to see what drifted.
-func diff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	i := 0
-	for i < len(g) && i < len(w) && g[i] == w[i] {
-		i++
-	}
-	var b strings.Builder
-	for j := max(0, i-2); j < i; j++ {
-		b.WriteString("  " + g[j] + "\n")
-	}
-	for j := i; j < min(len(g), i+5); j++ {
-		b.WriteString("- " + g[j] + "\n")
-	}
-	for j := i; j < min(len(w), i+5); j++ {
-		b.WriteString("+ " + w[j] + "\n")
-	}
-	return b.String()
 }

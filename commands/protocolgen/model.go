@@ -43,6 +43,29 @@ var enums = []struct {
 	{reflect.TypeFor[goal.Actor](), "Actor", "ACTORS"},
 }
 
+// goalActions are the goal statuses each status-changing action accepts
+// (goal.PauseFrom and the others): the clients offer an action only for a
+// goal in one of them.
+var goalActions = []struct {
+	name     string // TypeScript key; Lua uses it in snake case
+	from     string // the Go function that declares the set
+	statuses []goal.Status
+}{
+	{"pause", "goal.PauseFrom", goal.PauseFrom()},
+	{"resume", "goal.ResumeFrom", goal.ResumeFrom()},
+	{"setBudget", "goal.BudgetFrom", goal.BudgetFrom()},
+	{"modelUpdate", "goal.ModelStatuses", goal.ModelStatuses()},
+}
+
+// statusNames are statuses as strings.
+func statusNames(statuses []goal.Status) []string {
+	names := make([]string, len(statuses))
+	for i, st := range statuses {
+		names[i] = string(st)
+	}
+	return names
+}
+
 // errorPackages hold the exported Code* string constants that are the
 // stable error codes (docs/runtime.md §3), listed in this order.
 var errorPackages = []reflect.Type{

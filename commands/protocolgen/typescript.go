@@ -67,6 +67,15 @@ func (p *protocol) typescript() ([]byte, error) {
 		w("/** One of %s. */\nexport type %s = (typeof %s)[number];\n\n", e.list, e.ts, e.list)
 	}
 
+	w("/**\n * The goal statuses each action accepts (docs/runtime.md §2.3, §2.8), by action:\n")
+	w(" * offer an action only for a goal in one of them. `modelUpdate`: the statuses\n")
+	w(" * the model may set with UpdateGoal.\n */\nexport const GOAL_ACTION_STATUSES = {\n")
+	for _, a := range goalActions {
+		w("  /** %s */\n  %s: [%s],\n", a.from, a.name, tsList(statusNames(a.statuses)))
+	}
+	w("} as const satisfies Record<string, readonly GoalStatus[]>;\n\n/** An action of GOAL_ACTION_STATUSES. */\n")
+	w("export type GoalAction = keyof typeof GOAL_ACTION_STATUSES;\n\n")
+
 	w("/** Stable error codes (docs/runtime.md §3): `data.code` of a refusal, by name. */\nexport const ERROR_CODES = {\n")
 	for _, c := range p.errorCodes {
 		w("  %s: %s,\n", errorKey(c), tsString(c))

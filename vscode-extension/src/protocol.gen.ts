@@ -115,6 +115,25 @@ export const ACTORS = ['user', 'model', 'runtime', 'system'] as const;
 /** One of ACTORS. */
 export type Actor = (typeof ACTORS)[number];
 
+/**
+ * The goal statuses each action accepts (docs/runtime.md §2.3, §2.8), by action:
+ * offer an action only for a goal in one of them. `modelUpdate`: the statuses
+ * the model may set with UpdateGoal.
+ */
+export const GOAL_ACTION_STATUSES = {
+  /** goal.PauseFrom */
+  pause: ['active'],
+  /** goal.ResumeFrom */
+  resume: ['paused', 'blocked'],
+  /** goal.BudgetFrom */
+  setBudget: ['active', 'paused', 'blocked'],
+  /** goal.ModelStatuses */
+  modelUpdate: ['active', 'complete', 'blocked'],
+} as const satisfies Record<string, readonly GoalStatus[]>;
+
+/** An action of GOAL_ACTION_STATUSES. */
+export type GoalAction = keyof typeof GOAL_ACTION_STATUSES;
+
 /** Stable error codes (docs/runtime.md §3): `data.code` of a refusal, by name. */
 export const ERROR_CODES = {
   argsInvalid: 'args.invalid',

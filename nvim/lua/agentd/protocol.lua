@@ -45,6 +45,16 @@ M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block
 --- Every goal.Actor, in declaration order.
 M.actors = { "user", "model", "runtime", "system" }
 
+--- The goal statuses each action accepts (docs/runtime.md §2.3, §2.8), by action:
+--- offer an action only for a goal in one of them. model_update: the statuses the
+--- model may set with UpdateGoal.
+M.goal_action_statuses = {
+  pause = { "active" }, -- goal.PauseFrom
+  resume = { "paused", "blocked" }, -- goal.ResumeFrom
+  set_budget = { "active", "paused", "blocked" }, -- goal.BudgetFrom
+  model_update = { "active", "complete", "blocked" }, -- goal.ModelStatuses
+}
+
 --- Stable error codes (docs/runtime.md §3): `data.code` of a refusal, by name.
 M.errors = {
   args_invalid = "args.invalid",

@@ -1,9 +1,10 @@
 -- Every status the server declares (agentd.protocol, generated from the Go source) has
 -- its own answer in every place of the plugin that switches on a status, and those
 -- places know no status the server does not: adding a status fails here until the
--- plugin shows it.
+-- plugin shows it, and every highlight group named for a status is one the sidebar defines.
 local protocol = require("agentd.protocol")
 local render = require("agentd.render")
+local sidebar = require("agentd.sidebar")
 
 local function set(list)
   local s = {}
@@ -64,4 +65,18 @@ test("every todo status has a marker, a highlight and a next status", function()
   keys_are(render.markers, statuses, "render.markers")
   keys_are(render.todo_hl, statuses, "render.todo_hl")
   keys_are(render.next_status, statuses, "render.next_status")
+end)
+
+test("every highlight group named for a status is defined by the sidebar", function()
+  sidebar.define_highlights()
+  local function defined(group, what)
+    assert(next(vim.api.nvim_get_hl(0, { name = group })) ~= nil,
+      string.format("%s names the highlight group %s, which sidebar.lua's highlight_links does not define", what, group))
+  end
+  for _, status in ipairs(protocol.goal_statuses) do
+    defined(render.goal_status[status].hl, "render.goal_status." .. status)
+  end
+  for _, status in ipairs(protocol.todo_statuses) do
+    defined(render.todo_hl[status], "render.todo_hl." .. status)
+  end
 end)

@@ -1,12 +1,14 @@
 // Checks that package.json and the command registry (src/commandIds.ts) agree,
-// and that no extension id can clash with a server command id.
+// that no extension id can clash with a server command id, and that the when
+// clauses gating goal actions on the goal status offer each action for exactly
+// the statuses the server accepts it in (GOAL_ACTION_STATUSES, generated from goal).
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { COMMANDS } from '../../src/commandIds';
 import { MCP_PROVIDER_ID } from '../../src/mcp';
-import { SERVER_COMMANDS } from '../../src/protocol.gen';
+import { GOAL_ACTION_STATUSES, GOAL_STATUSES, GoalAction, GoalStatus, SERVER_COMMANDS } from '../../src/protocol.gen';
 
 interface Manifest {
   engines: { vscode: string };
@@ -20,6 +22,46 @@ interface Manifest {
     menus: Record<string, { command: string; when?: string }[]>;
     configuration: { properties: Record<string, { description?: string; markdownDescription?: string }> };
   };
+}
+
+/** The extension command of each goal action whose menu entries are gated on the goal status. */
+const GATED: Partial<Record<string, GoalAction>> = {
+  [COMMANDS.goalPause]: 'pause',
+  [COMMANDS.goalResume]: 'resume',
+  [COMMANDS.goalSetBudget]: 'setBudget',
+};
+
+const STATUS_KEY = 'agentdPanel.goalStatus';
+
+/**
+ * The goal statuses for which a when clause's terms on agentdPanel.goalStatus
+ * all hold (every other term taken as true), or undefined when it has none.
+ * Knows the forms `== s`, `!= s` and `=~ /^(a|b)$/`; throws on any other, and
+ * on a status that is not in GOAL_STATUSES.
+ */
+function statusesOf(when: string): GoalStatus[] | undefined {
+  const terms = when.split('&&').map((t) => t.trim()).filter((t) => t.includes(STATUS_KEY));
+  if (terms.length === 0) {
+    return undefined;
+  }
+  const known = new Set<string>(GOAL_STATUSES);
+  const tests = terms.map((term) => {
+    const m = /^agentdPanel\.goalStatus\s*(==|!=|=~)\s*(.+)$/.exec(term);
+    assert.ok(m, `${when}: cannot read the term ${term}`);
+    const [, op, arg] = m;
+    if (op === '=~') {
+      const re = /^\/\^\(?([\w|]+)\)?\$\/$/.exec(arg);
+      assert.ok(re, `${when}: the regex ${arg} is not of the form /^(a|b)$/`);
+      const names = re[1].split('|');
+      for (const n of names) {
+        assert.ok(known.has(n), `${when}: ${n} is not a goal status (GOAL_STATUSES, generated from goal.Statuses)`);
+      }
+      return (s: string) => names.includes(s);
+    }
+    assert.ok(known.has(arg), `${when}: ${arg} is not a goal status (GOAL_STATUSES, generated from goal.Statuses)`);
+    return op === '==' ? (s: string) => s === arg : (s: string) => s !== arg;
+  });
+  return GOAL_STATUSES.filter((s) => tests.every((t) => t(s)));
 }
 
 const root = path.resolve(__dirname, '..', '..', '..');
@@ -53,6 +95,28 @@ describe('package.json', () => {
         assert.ok(known.has(m[1]), `welcome links unknown command ${m[1]}`);
       }
     }
+  });
+
+  it('goal actions are offered for exactly the statuses the server accepts them in', () => {
+    const gated = new Set<string>();
+    for (const [menu, entries] of Object.entries(pkg.contributes.menus)) {
+      for (const e of entries) {
+        const statuses = statusesOf(e.when ?? '');
+        const action = GATED[e.command];
+        if (statuses === undefined) {
+          assert.ok(!action, `${menu}: ${e.command} is offered whatever the goal status; gate it on ${STATUS_KEY}`);
+          continue;
+        }
+        assert.ok(action, `${menu}: ${e.command} is gated on the goal status but is no action of GOAL_ACTION_STATUSES`);
+        gated.add(e.command);
+        assert.deepEqual(
+          [...statuses].sort(),
+          [...GOAL_ACTION_STATUSES[action]].sort(),
+          `${menu}: the when clause of ${e.command} (${e.when}) must hold for exactly GOAL_ACTION_STATUSES.${action} (goal/snapshot.go)`,
+        );
+      }
+    }
+    assert.deepEqual([...gated].sort(), Object.keys(GATED).sort(), 'every gated command has a gated menu entry');
   });
 
   it('one activity-bar container with an existing svg icon; views have when clauses', () => {
