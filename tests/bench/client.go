@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,14 +120,23 @@ func command(id string, args map[string]any) json.RawMessage {
 	return raw
 }
 
-func tool(session, name string, input any) json.RawMessage {
-	return command("agentd.callTool", map[string]any{"session": session, "name": name, "input": input})
+func tool(session, name string, input any) json.RawMessage { return toolIn("", session, name, input) }
+
+// toolIn is agentd.callTool in folder (a path), which a connection with more
+// than one folder open needs; "" leaves it out.
+func toolIn(folder, session, name string, input any) json.RawMessage {
+	args := map[string]any{"session": session, "name": name, "input": input}
+	if folder != "" {
+		args["workspace"] = folder
+	}
+	return command("agentd.callTool", args)
 }
 
-// writes are two TodoList writes of n items in session, as an agent writes
-// them, differing in the status of the first item; figures alternate them.
-func writes(session string, n int) []json.RawMessage {
-	var out []json.RawMessage
+// todoInputs are the inputs of two TodoList writes of n items, as an agent
+// writes them, differing in the status of the first item; figures alternate
+// them.
+func todoInputs(n int) []map[string]any {
+	var out []map[string]any
 	for _, first := range []string{"in_progress", "done"} {
 		items := make([]map[string]string, n)
 		for i := range items {
@@ -136,7 +146,85 @@ func writes(session string, n int) []json.RawMessage {
 			}
 			items[i] = map[string]string{"title": fmt.Sprintf("Step %d: update the parser and its tests for the new config format", i+1), "status": st}
 		}
-		out = append(out, tool(session, "TodoList", map[string]any{"todos": items}))
+		out = append(out, map[string]any{"todos": items})
 	}
 	return out
 }
+
+// writes are the two TodoList writes of todoInputs(n) in session.
+func writes(session string, n int) []json.RawMessage { return writesIn("", session, n) }
+
+// writesIn are writes in folder (see toolIn).
+func writesIn(folder, session string, n int) []json.RawMessage {
+	var out []json.RawMessage
+	for _, in := range todoInputs(n) {
+		out = append(out, toolIn(folder, session, "TodoList", in))
+	}
+	return out
+}
+
+// mcpClient is an MCP client of `agentd mcp` on its pipes: JSON-RPC 2.0, one
+// message per line (docs/mcp.md, Framing), one request at a time.
+type mcpClient struct {
+	proc *lsptest.Process
+	out  *bufio.Reader
+	id   int
+}
+
+// startMCP starts cmd (an `agentd mcp`) and runs MCP's initialize handshake.
+func startMCP(cmd *exec.Cmd, stderr io.Writer) (*mcpClient, error) {
+	cmd.Stderr = stderr
+	p, err := lsptest.Start(cmd)
+	if err != nil {
+		return nil, err
+	}
+	m := &mcpClient{proc: p, out: bufio.NewReader(p.Stdout)}
+	_, err = m.call("initialize", json.RawMessage(`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"agentd-bench","version":"1"}}`))
+	if err == nil {
+		_, err = p.Stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	}
+	if err != nil {
+		m.close()
+		return nil, fmt.Errorf("agentd mcp: %w", err)
+	}
+	return m, nil
+}
+
+// call sends a request with already-encoded params and returns its result,
+// skipping every other line; a JSON-RPC error is an error.
+func (m *mcpClient) call(method string, params json.RawMessage) (json.RawMessage, error) {
+	m.id++
+	line := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", m.id, method, params)
+	if _, err := m.proc.Stdin.Write(line); err != nil {
+		return nil, err
+	}
+	m.proc.Stdout.SetReadDeadline(time.Now().Add(callLimit))
+	for {
+		l, err := m.out.ReadBytes('\n')
+		if err != nil {
+			return nil, err
+		}
+		var r struct {
+			ID     *int
+			Result json.RawMessage
+			Error  *struct {
+				Code    int
+				Message string
+			}
+		}
+		if err := json.Unmarshal(l, &r); err != nil {
+			return nil, fmt.Errorf("%s: %w: %s", method, err, l)
+		}
+		switch {
+		case r.ID == nil || *r.ID != m.id:
+		case r.Error != nil:
+			return nil, fmt.Errorf("%s: JSON-RPC error %d: %s", method, r.Error.Code, r.Error.Message)
+		default:
+			return r.Result, nil
+		}
+	}
+}
+
+// close closes the server's stdin, which ends it, and waits for it, killing
+// it after 5 s.
+func (m *mcpClient) close() { m.proc.Stop(5 * time.Second) }

@@ -3,6 +3,7 @@
 //
 //	go run ./tests/bench          # full run, several minutes
 //	go run ./tests/bench -quick   # about a minute: 200 operations per figure
+//	go run ./tests/bench -only=fanout,mcp   # some scenarios (see -h)
 //
 // It builds agentd into a temporary directory and runs it over real pipes,
 // and the shared daemon on a Unix socket when the build has one, with a
@@ -50,6 +51,7 @@ func main() {
 	history := flag.Int("history", workspace.MaxHistory, "history events stored for the full-history figure")
 	dir := flag.String("dir", "", "parent of the run's directory, where state files and floor (b) live (default $TMPDIR)")
 	keep := flag.Bool("keep", false, "keep the run's directory (agentd.log, state files)")
+	only := flag.String("only", "", "comma-separated scenarios to run, of "+scenarioNames()+" (default all)")
 	flag.Parse()
 	b := &bench{n: max(*n, 200), warm: 100, history: *history}
 	if *quick {
@@ -59,7 +61,7 @@ func main() {
 	if b.tmp, err = os.MkdirTemp(*dir, "agentd-bench-"); err != nil {
 		fatal(err)
 	}
-	err = b.run()
+	err = b.run(*only)
 	if *keep {
 		fmt.Fprintln(os.Stderr, "bench: kept", b.tmp)
 	} else {
@@ -76,26 +78,87 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-func (b *bench) run() error {
+// scenario is a part of a run: -only's name, the title on stderr.
+type scenario struct {
+	name, title string
+	fn          func(*bench) error
+}
+
+// scenarios are the parts of a run, in order; -only picks some. Each needs
+// only what setup starts.
+var scenarios = []scenario{
+	{"core", "floors and operations", (*bench).core}, {"scale", "list lengths", (*bench).scale},
+	{"history", "full history", (*bench).fullHistory}, {"remote", "forwarder", (*bench).remote},
+	{"fanout", "fan-out", (*bench).fanout}, {"concurrent", "concurrent writers", (*bench).concurrent},
+	{"mcp", "MCP", (*bench).mcp}, {"memory", "memory", (*bench).memory},
+	{"rss", "shared daemon memory", (*bench).sharedMemory}, {"startup", "start-up", (*bench).startup},
+	{"hook", "agent hooks", (*bench).hookEvent},
+}
+
+func scenarioNames() string {
+	var names []string
+	for _, s := range scenarios {
+		names = append(names, s.name)
+	}
+	return strings.Join(names, ",")
+}
+
+// run builds, starts what every scenario may use (setup) and runs the
+// scenarios named in only (comma-separated; "" is all).
+func (b *bench) run(only string) error {
 	start := time.Now()
-	for _, s := range []struct {
-		name string
-		fn   func() error
-	}{
-		{"build", b.build}, {"floors and operations", b.core}, {"list lengths", b.scale}, {"full history", b.fullHistory},
-		{"shared daemon and fan-out", b.fanout}, {"memory", b.memory}, {"start-up", b.startup}, {"agent hooks", b.hookEvent},
-	} {
+	want := map[string]bool{}
+	for name := range strings.SplitSeq(only, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			if !strings.Contains(","+scenarioNames()+",", ","+name+",") {
+				return fmt.Errorf("-only: no scenario %q (there are %s)", name, scenarioNames())
+			}
+			want[name] = true
+		}
+	}
+	steps := []scenario{{"", "build", (*bench).build}, {"", "setup", (*bench).setup}}
+	for _, s := range scenarios {
+		if len(want) == 0 || want[s.name] {
+			steps = append(steps, s)
+		}
+	}
+	defer b.teardown()
+	for _, s := range steps {
 		t0 := time.Now()
-		fmt.Fprintf(os.Stderr, "bench: %s...", s.name)
-		if err := s.fn(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %s...", s.title)
+		if err := s.fn(b); err != nil {
 			fmt.Fprintln(os.Stderr)
-			return fmt.Errorf("%s: %w", s.name, err)
+			return fmt.Errorf("%s: %w", s.title, err)
 		}
 		fmt.Fprintf(os.Stderr, " %.1fs\n", time.Since(t0).Seconds())
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(os.Stderr, "bench: done in %.0fs, n=%d per figure, load average %s", time.Since(start).Seconds(), b.n, load)
 	return nil
+}
+
+// setup starts the floor server, finds what agentd stores for each list
+// length (probe) and starts the stdio agentd of the main and list-length
+// figures.
+func (b *bench) setup() error {
+	var err error
+	if b.floors, err = startFloor(); err != nil {
+		return err
+	}
+	if err := b.probe(); err != nil {
+		return err
+	}
+	b.main, err = b.startAgentd(b.stateDir, b.folder("main"))
+	return err
+}
+
+// teardown ends what setup started.
+func (b *bench) teardown() {
+	for _, c := range []*client{b.main, b.floors} {
+		if c != nil {
+			c.close()
+		}
+	}
 }
 
 // build compiles agentd from the module this program is run in, and the

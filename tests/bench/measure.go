@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/loop"
@@ -21,6 +22,10 @@ type op struct {
 	fn      func() (json.RawMessage, error)
 	inner   bool // the duration is the one the answer reports, {ns}
 	samples []time.Duration
+	// also, when set, is a second figure of the call just made (fan-out:
+	// reply → last client notified), kept in alsoSamples beside each sample.
+	also        func() time.Duration
+	alsoSamples []time.Duration
 }
 
 // Ops run in blocks of back-to-back calls whose first blockWarm calls are
@@ -37,13 +42,19 @@ const block, blockWarm = 4, 2
 // op per round, unwarmed (start-up). The bench's garbage collector runs
 // between rounds only, so that it never slows the client side of an op.
 func (b *bench) interleave(per int, ops ...*op) error {
+	return interleaveRounds(b.warm, b.n, per, ops...)
+}
+
+// interleaveRounds is interleave with warm calls unmeasured and n measured
+// per op.
+func interleaveRounds(warm, n, per int, ops ...*op) error {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	skip := 0
 	if per > 1 {
 		skip = blockWarm
 	}
-	warmRounds := (b.warm + per - 1) / per
-	for r := 0; r < warmRounds+(b.n+per-1)/per; r++ {
+	warmRounds := (warm + per - 1) / per
+	for r := 0; r < warmRounds+(n+per-1)/per; r++ {
 		for _, o := range ops {
 			for j := 0; j < skip+per; j++ {
 				t0 := time.Now()
@@ -62,6 +73,9 @@ func (b *bench) interleave(per int, ops ...*op) error {
 				}
 				if r >= warmRounds && j >= skip {
 					o.samples = append(o.samples, d)
+					if o.also != nil {
+						o.alsoSamples = append(o.alsoSamples, o.also())
+					}
 				}
 			}
 		}
@@ -149,7 +163,16 @@ func (b *bench) report(f *figure) {
 }
 
 // sizes are the list lengths of the list-length figures.
-var sizes = []int{10, 100, 200}
+var sizes = []int{1, 10, 100, 200}
+
+// itemsKey is the part of a JSON key that names a list of n items:
+// "1_item", "10_items".
+func itemsKey(n int) string {
+	if n == 1 {
+		return "1_item"
+	}
+	return fmt.Sprintf("%d_items", n)
+}
 
 // probe finds what agentd stores for one TodoList write of each length, in
 // session "itemsN" of a state file read back once agentd has closed it, and
@@ -182,17 +205,7 @@ func (b *bench) probe() error {
 
 // core measures the main operations and their floors, interleaved.
 func (b *bench) core() error {
-	var err error
-	if b.floors, err = startFloor(); err != nil {
-		return err
-	}
-	if err := b.probe(); err != nil {
-		return err
-	}
 	if err := b.useFloor("floor.db"); err != nil {
-		return err
-	}
-	if b.main, err = b.startAgentd(b.stateDir, b.folder("main")); err != nil {
 		return err
 	}
 	// Session "todo" holds the list; session "goal" a goal and an open turn,
@@ -261,14 +274,15 @@ func (b *bench) core() error {
 // scale measures writes of longer lists on the same agentd, each against
 // floors of its own exchange and bytes.
 func (b *bench) scale() error {
-	defer b.main.close()
+	if err := b.useFloor("floor.db"); err != nil {
+		return err
+	}
 	b.rep.section("list length")
 	var figs []*figure
 	for _, n := range sizes {
-		d := b.stored[n]
-		b.rep.value(fmt.Sprintf("stored bytes, %d items", n), fmt.Sprintf("session_%d_items_bytes", n), len(d.Session),
-			fmt.Sprintf("%d B + %d B", len(d.Session), len(d.Event)))
-		f, err := b.figure(fmt.Sprintf("TodoList write, %d items", n), fmt.Sprintf("write_%d_items", n), b.main, n, writes(fmt.Sprintf("items%d", n), n)...)
+		d, key, label := b.stored[n], itemsKey(n), strings.ReplaceAll(itemsKey(n), "_", " ")
+		b.rep.value("stored bytes, "+label, "session_"+key+"_bytes", len(d.Session), fmt.Sprintf("%d B + %d B", len(d.Session), len(d.Event)))
+		f, err := b.figure("TodoList write, "+label, "write_"+key, b.main, n, writes(fmt.Sprintf("items%d", n), n)...)
 		if err != nil {
 			return err
 		}

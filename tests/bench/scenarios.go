@@ -4,49 +4,71 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
-// fanout runs the shared daemon (`agentd serve --listen=unix:SOCK`) with
-// clients that are `agentd --remote=unix:SOCK` forwarders on pipes, as
-// editors run them. It measures a write and a read through a forwarder
-// against their floors, then, with N more clients on the same folder, the
-// time from a write's reply (to the writer) to the last of the N receiving
-// its agentd/todoChanged.
-func (b *bench) fanout() error {
-	defer b.floors.close()
+// remote measures a TodoList write and query through an `agentd
+// --remote=unix:SOCK` forwarder on pipes, as editors run it, to the shared
+// daemon (`agentd serve --listen=unix:SOCK`), against the floors of the same
+// exchange over a direct pipe: the forwarder's hop counts against agentd.
+func (b *bench) remote() error {
 	b.rep.section("shared daemon; clients are `agentd --remote=unix:SOCK` forwarders")
-	sock, stateDir := filepath.Join(b.tmp, "run", "bench.sock"), filepath.Join(b.tmp, "daemon-state")
-	stop, listening, err := b.serveDaemon(sock, stateDir)
+	d, err := b.serveDaemon("remote")
+	if err != nil {
+		return b.noDaemon(err, "forwarder", "remote_write_p50_us", "remote_read_p50_us")
+	}
+	defer d.stop()
+	c, err := b.remoteClient(d, "", "fan", b.folder("remote"))
 	if err != nil {
 		return err
 	}
-	defer stop()
-	if !listening {
-		b.rep.missing("shared daemon", "this agentd does not serve --listen=unix:PATH", "fanout_1_p50_us", "fanout_1_p99_us",
-			"fanout_8_p50_us", "fanout_8_p99_us", "fanout_32_p50_us", "fanout_32_p99_us", "remote_write_p50_us", "remote_read_p50_us")
-		return nil
+	defer c.close()
+	if err := b.useFloor("floor-daemon.db"); err != nil {
+		return err
 	}
-	folder := b.folder("fanout")
-	connect := func(watch string) (*client, error) {
-		c, err := spawn(b.agentd(stateDir, "--remote=unix:"+sock), b.log, watch)
-		if err == nil {
-			if err = c.initialize(folder); err == nil { // a reply after initialized: the client is ready
-				_, err = c.exec(command("agentd.state", map[string]any{"session": "fan"}))
-			}
-			if err != nil {
-				c.close()
-			}
-		}
-		return c, err
+	fw, err := b.figure("TodoList write via forwarder", "remote_write", c, items, writes("fan", items)...)
+	if err != nil {
+		return err
+	}
+	fr, err := b.figure("TodoList query via forwarder", "remote_read", c, 0, tool("fan", "TodoList", map[string]any{}))
+	if err != nil {
+		return err
+	}
+	return b.measure(fw, fr)
+}
+
+// fanout measures, on the shared daemon with forwarder clients, the time
+// from a write's reply (to the writer) to the last of N other clients
+// receiving its agentd/todoChanged, for N = 1, 8 and 32, and the writer's
+// own latency meanwhile, against its latency with N = 1. The three run
+// interleaved in one daemon, on three folders the writer has open: folder
+// "fanN" is also open in N of the 32 other clients (client 1 has all three,
+// clients 2–8 fan8 and fan32, the rest fan32 alone), so that a write
+// notifies exactly N of them besides the writer.
+func (b *bench) fanout() error {
+	b.rep.section("fan-out: the shared daemon, clients are forwarders")
+	d, err := b.serveDaemon("fanout")
+	if err != nil {
+		return b.noDaemon(err, "fan-out", "fanout_1_p50_us", "fanout_1_p99_us", "fanout_8_p50_us", "fanout_8_p99_us",
+			"fanout_32_p50_us", "fanout_32_p99_us", "fanout_32_write_ratio")
+	}
+	defer d.stop()
+	counts := []int{1, 8, 32}
+	folders := map[int]string{}
+	var all []string
+	for _, n := range counts {
+		folders[n] = b.folder(fmt.Sprintf("fan%d", n))
+		all = append(all, folders[n])
 	}
 	var clients []*client
 	defer func() {
@@ -54,60 +76,246 @@ func (b *bench) fanout() error {
 			c.close()
 		}
 	}()
-	writer, err := connect("")
-	if err == nil {
-		clients = append(clients, writer)
-		err = b.useFloor("floor-daemon.db")
+	writer, err := b.remoteClient(d, "", "fan", all...)
+	if err != nil {
+		return err
 	}
-	w := writes("fan", items)
-	var fw, fr *figure
-	if err == nil {
-		fw, err = b.figure("TodoList write via forwarder", "remote_write", writer, items, w...)
-	}
-	if err == nil {
-		fr, err = b.figure("TodoList query via forwarder", "remote_read", writer, 0, tool("fan", "TodoList", map[string]any{}))
-	}
-	if err == nil {
-		err = b.measure(fw, fr)
-	}
-	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // GC between measurements only, as in interleave
-	for _, n := range []int{1, 8, 32} {
-		for len(clients) < n+1 && err == nil {
-			var c *client
-			if c, err = connect("fan"); err == nil {
-				clients = append(clients, c)
+	clients = append(clients, writer)
+	for k := 1; k <= counts[len(counts)-1]; k++ {
+		var open []string
+		for _, n := range counts {
+			if k <= n {
+				open = append(open, folders[n])
 			}
 		}
-		var lat, fan []time.Duration
-		for i := 0; i < b.warm+b.n && err == nil; i++ {
-			if i%block == 0 {
-				runtime.GC()
-			}
-			t0 := time.Now()
-			if _, err = writer.exec(w[i%2]); err != nil {
-				break
-			}
-			reply, last := time.Now(), time.Time{}
-			for _, o := range clients[1:] {
-				select {
-				case at := <-o.notes:
-					if at.After(last) {
-						last = at
-					}
-				case <-time.After(callLimit):
-					err = errors.New("a client never received agentd/todoChanged")
-				}
-			}
-			if i >= b.warm {
-				lat, fan = append(lat, reply.Sub(t0)), append(fan, last.Sub(reply))
-			}
-		}
+		c, err := b.remoteClient(d, "fan", "fan", open...)
 		if err != nil {
-			return fmt.Errorf("%d clients: %w", n, err)
+			return err
 		}
-		b.rep.latency(fmt.Sprintf("%d clients: write reply → last client notified", n), fmt.Sprintf("fanout_%d", n), fan, "", 0)
-		b.rep.latency(fmt.Sprintf("%d clients: the writer's TodoList write", n), fmt.Sprintf("fanout_%d_write", n), lat, "", 0)
+		clients = append(clients, c)
 	}
+	var ops []*op
+	for _, n := range counts {
+		w, watchers, i := writesIn(folders[n], "fan", items), clients[1:n+1], 0
+		var fan time.Duration
+		ops = append(ops, &op{label: fmt.Sprintf("write with %d clients watching", n), inner: true, also: func() time.Duration { return fan },
+			fn: func() (json.RawMessage, error) {
+				i++
+				t0 := time.Now()
+				raw, err := writer.exec(w[i%2])
+				reply := time.Now()
+				if err == nil {
+					err = toolError(raw)
+				}
+				last := time.Time{}
+				for _, o := range watchers {
+					if err != nil {
+						return nil, err
+					}
+					select {
+					case at := <-o.notes:
+						if at.After(last) {
+							last = at
+						}
+					case <-time.After(callLimit):
+						err = errors.New("a client never received agentd/todoChanged")
+					}
+				}
+				fan = last.Sub(reply)
+				return fmt.Appendf(nil, `{"ns":%d}`, reply.Sub(t0)), err
+			}})
+	}
+	if err := b.interleave(block, ops...); err != nil {
+		return err
+	}
+	var one time.Duration
+	for i, n := range counts {
+		watching := fmt.Sprintf("%d clients", n)
+		if n == 1 {
+			watching = "1 client"
+		}
+		b.rep.latency(watching+": write reply → last client notified", fmt.Sprintf("fanout_%d", n), ops[i].alsoSamples, "", 0)
+		p50 := b.rep.latency(watching+": the writer's TodoList write", fmt.Sprintf("fanout_%d_write", n), ops[i].samples, "1 client", one)
+		if n == 1 {
+			one = p50
+		}
+	}
+	return nil
+}
+
+// writers is the number of concurrent writers of concurrent, and perWriter
+// the writes each makes in one block.
+const writers, perWriter = 16, 8
+
+// concurrent measures throughput in one folder of the shared daemon: the
+// same writers×perWriter TodoList writes made by one forwarder client one
+// after the other, and by writers forwarder clients at once (perWriter
+// each, each client its own session), one block of each per round. Each
+// writer is its own process and connection, as agents and editors are
+// (each agent its own `agentd mcp` or forwarder; the daemon serves each
+// connection's requests as they come, whoever sends them); every one of
+// them has the folder open, so each write also notifies all of them. A
+// sample is the block's wall time divided by its writes (µs per write);
+// the speedup is the ratio of the medians.
+func (b *bench) concurrent() error {
+	b.rep.section(fmt.Sprintf("concurrent writers: one folder of the shared daemon, %d forwarder clients", writers))
+	d, err := b.serveDaemon("concurrent")
+	if err != nil {
+		return b.noDaemon(err, "concurrent writers", "concurrent_16_speedup")
+	}
+	defer d.stop()
+	folder := b.folder("concurrent")
+	clients := make([]*client, writers)
+	w := make([][]json.RawMessage, writers)
+	defer func() {
+		for _, c := range clients {
+			if c != nil {
+				c.close()
+			}
+		}
+	}()
+	for k := range clients {
+		session := fmt.Sprintf("w%02d", k)
+		if clients[k], err = b.remoteClient(d, "", session, folder); err != nil {
+			return err
+		}
+		w[k] = writes(session, items)
+	}
+	// run makes k's warm-up writes (checked), waits for start, then makes
+	// count writes.
+	run := func(k, count int, ready *sync.WaitGroup, start <-chan struct{}) error {
+		var err error
+		for j := 0; j < blockWarm && err == nil; j++ {
+			err = clients[k].checked(w[k][j%2])
+		}
+		ready.Done()
+		<-start
+		for j := 0; j < count && err == nil; j++ {
+			_, err = clients[k].exec(w[k][j%2])
+		}
+		return err
+	}
+	batch := func(n int) func() (json.RawMessage, error) {
+		return func() (json.RawMessage, error) {
+			var ready, done sync.WaitGroup
+			start, errs := make(chan struct{}), make([]error, n)
+			ready.Add(n)
+			for k := range n {
+				done.Go(func() { errs[k] = run(k, writers*perWriter/n, &ready, start) })
+			}
+			ready.Wait()
+			t0 := time.Now()
+			close(start)
+			done.Wait()
+			return fmt.Appendf(nil, `{"ns":%d}`, time.Since(t0)/(writers*perWriter)), errors.Join(errs...)
+		}
+	}
+	one := &op{label: "1 writer", inner: true, fn: batch(1)}
+	many := &op{label: fmt.Sprintf("%d writers", writers), inner: true, fn: batch(writers)}
+	if err := interleaveRounds(1, max(b.n/20, 10), 1, one, many); err != nil {
+		return err
+	}
+	p1 := b.rep.latency(fmt.Sprintf("1 writer, %d writes one after the other: µs per write", writers*perWriter), "concurrent_1_write", one.samples, "", 0)
+	pN := b.rep.latency(fmt.Sprintf("%d writers at once, %d writes each: µs per write (wall time / writes)", writers, perWriter),
+		fmt.Sprintf("concurrent_%d_write", writers), many.samples, "1 writer", p1)
+	speedup := math.Round(float64(p1)/float64(pN)*100) / 100
+	b.rep.value(fmt.Sprintf("throughput, %d writers against 1", writers), fmt.Sprintf("concurrent_%d_speedup", writers), speedup,
+		fmt.Sprintf("%.2f× (%.0f against %.0f writes/s)", speedup, float64(time.Second)/float64(pN), float64(time.Second)/float64(p1)))
+	return nil
+}
+
+// mcp measures a TodoList write made as an MCP tools/call through `agentd
+// mcp` (the real binary on pipes, newline-delimited JSON-RPC) against the
+// same input as agentd.callTool through an `agentd --remote` forwarder, both
+// to the same shared daemon, on the same folder (each its own session),
+// interleaved: both are one process between the client and the daemon.
+func (b *bench) mcp() error {
+	b.rep.section("MCP: `agentd mcp` against a forwarder, both to the shared daemon")
+	d, err := b.serveDaemon("mcp")
+	if err != nil {
+		return b.noDaemon(err, "agentd mcp", "mcp_call_ratio")
+	}
+	defer d.stop()
+	folder := b.folder("mcp")
+	fwd, err := b.remoteClient(d, "", "fwd", folder)
+	if err != nil {
+		return err
+	}
+	defer fwd.close()
+	m, err := startMCP(b.agentd(d.stateDir, "mcp", "--remote=unix:"+d.sock, "--workspace", folder, "--session", "mcp"), b.log)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	var calls []json.RawMessage
+	for _, in := range todoInputs(items) {
+		raw, err := json.Marshal(map[string]any{"name": "TodoList", "arguments": in})
+		if err != nil {
+			return err
+		}
+		calls = append(calls, raw)
+	}
+	i := 0
+	call := &op{label: "MCP tools/call TodoList", fn: func() (json.RawMessage, error) {
+		i++
+		return m.call("tools/call", calls[i%2])
+	}}
+	viaFwd := execOp("agentd.callTool via forwarder", fwd, writes("fwd", items)...)
+	if err := b.interleave(block, viaFwd, call); err != nil {
+		return err
+	}
+	floor := b.rep.latency("TodoList write, agentd.callTool via forwarder", "mcp_forwarder_call", viaFwd.samples, "", 0)
+	b.rep.latency("TodoList write, MCP tools/call via agentd mcp", "mcp_call", call.samples, "forwarder", floor)
+	return nil
+}
+
+// sharedMemory reads VmRSS of the shared daemon with 100 folders open and
+// 32 forwarder clients connected, each with its share of the folders open
+// (folder i in client i mod 32) and having read the state of each, 500 ms
+// after the last read. The state files exist (a stdio agentd opened every
+// folder before), as after any restart.
+func (b *bench) sharedMemory() error {
+	const nFolders, nClients = 100, 32
+	b.rep.section("memory of the shared daemon")
+	key := fmt.Sprintf("rss_%d_ws_%d_clients_kib", nFolders, nClients)
+	folders := make([]string, nFolders)
+	for i := range folders {
+		folders[i] = b.folder(fmt.Sprintf("rss/f%03d", i))
+	}
+	c, err := b.startAgentd(filepath.Join(b.tmp, "rss-state"), folders...) // the daemon's, below
+
+	if err != nil {
+		return err
+	}
+	c.close()
+	d, err := b.serveDaemon("rss")
+	if err != nil {
+		return b.noDaemon(err, "shared daemon memory", key)
+	}
+	defer d.stop()
+	var clients []*client
+	defer func() {
+		for _, c := range clients {
+			c.close()
+		}
+	}()
+	for k := range nClients {
+		var open []string
+		for i := k; i < nFolders; i += nClients {
+			open = append(open, folders[i])
+		}
+		c, err := b.remoteClient(d, "", "default", open...)
+		if err != nil {
+			return err
+		}
+		clients = append(clients, c)
+	}
+	time.Sleep(500 * time.Millisecond)
+	rss, err := vmRSS(d.proc.Cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	b.rep.value(fmt.Sprintf("VmRSS of the daemon, %d folders open, %d clients", nFolders, nClients), key, rss, fmt.Sprintf("%d KiB", rss))
 	return nil
 }
 
@@ -191,30 +399,20 @@ func (b *bench) startup() error {
 // shared daemon that a client (an agent's MCP server) keeps the folder open
 // in.
 func (b *bench) hookEvent() error {
-	sock, stateDir := filepath.Join(b.tmp, "run", "hook.sock"), filepath.Join(b.tmp, "hook-state")
-	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
-		return err
-	}
-	stop, listening, err := b.serveDaemon(sock, stateDir, "--listen.timeout=0")
+	d, err := b.serveDaemon("hook", "--listen.timeout=0")
 	if err != nil {
 		return err
 	}
-	defer stop()
-	if !listening {
-		return errors.New("the shared daemon did not listen")
-	}
+	defer d.stop()
 	folder := b.folder("hook")
-	keeper, err := spawn(b.agentd(stateDir, "--remote=unix:"+sock), b.log, "")
+	keeper, err := b.remoteClient(d, "", "bench", folder)
 	if err != nil {
 		return err
 	}
 	defer keeper.close()
-	if err := keeper.initialize(folder); err != nil {
-		return err
-	}
 	n := 0
 	event := func(body string) (json.RawMessage, error) {
-		cmd := b.agentd(stateDir, "hook", "claude", "--remote=unix:"+sock, "--workspace", folder)
+		cmd := b.agentd(d.stateDir, "hook", "claude", "--remote=unix:"+d.sock, "--workspace", folder)
 		cmd.Stdin = strings.NewReader(`{"session_id":"bench","transcript_path":"","cwd":` + strconv.Quote(folder) + `,` + body + `}`)
 		var out, errb strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -224,7 +422,7 @@ func (b *bench) hookEvent() error {
 		return nil, nil
 	}
 	if _, err := event(`"hook_event_name":"UserPromptSubmit","prompt":"go"`); err != nil {
-		b.rep.missing("agentd hook", "this agentd has no working `hook` command", "hook_event_p50_us", "hook_event_p99_us")
+		b.rep.missing("agentd hook", "this agentd has no working `hook` command", "hook_p50_us", "hook_p99_us", "hook_ratio")
 		return nil
 	}
 	batch := &op{label: "agentd hook claude PostToolBatch, exec → exit", fn: func() (json.RawMessage, error) {
@@ -237,32 +435,78 @@ func (b *bench) hookEvent() error {
 	}
 	b.rep.section("agent hooks")
 	floor := b.rep.latency(trivial.label, "exec_trivial_hook", trivial.samples, "", 0)
-	b.rep.latency(batch.label, "hook_event", batch.samples, "exec", floor)
+	b.rep.latency(batch.label, "hook", batch.samples, "exec", floor)
 	return nil
 }
 
-// serveDaemon starts `agentd serve --listen=unix:sock` with args and waits
-// up to 5 s for it to listen; listening is false when it exited or did not
-// listen by then. stop interrupts it and waits for it to end.
-func (b *bench) serveDaemon(sock, stateDir string, args ...string) (stop func(), listening bool, err error) {
-	daemon, err := spawn(b.agentd(stateDir, append([]string{"serve", "--listen=unix:" + sock}, args...)...), b.log, "")
+// errNoListen is serveDaemon's error for an agentd that did not listen.
+var errNoListen = errors.New("this agentd does not serve --listen=unix:PATH")
+
+// daemon is a running shared daemon.
+type daemon struct {
+	sock, stateDir string
+	proc           *lsptest.Process
+}
+
+// serveDaemon starts `agentd serve --listen=unix:SOCK` with args, its
+// socket run/NAME.sock and its state directory NAME-state in the run's
+// directory, and waits up to 5 s for it to listen; errNoListen when it
+// exited or did not listen by then.
+func (b *bench) serveDaemon(name string, args ...string) (*daemon, error) {
+	d := &daemon{sock: filepath.Join(b.tmp, "run", name+".sock"), stateDir: filepath.Join(b.tmp, name+"-state")}
+	c, err := spawn(b.agentd(d.stateDir, append([]string{"serve", "--listen=unix:" + d.sock}, args...)...), b.log, "")
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	stop = func() {
-		daemon.proc.Cmd.Process.Signal(os.Interrupt)
-		<-daemon.proc.Exited()
-	}
+	d.proc = c.proc
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if c, err := net.Dial("unix", sock); err == nil {
+		if c, err := net.Dial("unix", d.sock); err == nil {
 			c.Close()
-			return stop, true, nil
+			return d, nil
 		}
 		select {
-		case <-daemon.proc.Exited():
-			return stop, false, nil
+		case <-d.proc.Exited():
+			return nil, errNoListen
 		default:
 		}
 	}
-	return stop, false, nil
+	d.stop()
+	return nil, errNoListen
+}
+
+// stop interrupts the daemon and waits for it to end.
+func (d *daemon) stop() {
+	d.proc.Cmd.Process.Signal(os.Interrupt)
+	<-d.proc.Exited()
+}
+
+// noDaemon reports keys as not measured (null) when serveDaemon's err is
+// errNoListen, and returns any other error.
+func (b *bench) noDaemon(err error, label string, keys ...string) error {
+	if errors.Is(err, errNoListen) {
+		b.rep.missing(label, err.Error(), keys...)
+		return nil
+	}
+	return err
+}
+
+// remoteClient starts an `agentd --remote=unix:SOCK` forwarder to d with
+// folders open (watch: see spawn) and reads the state of session in each
+// folder: a reply after initialized, so the client is ready.
+func (b *bench) remoteClient(d *daemon, watch, session string, folders ...string) (*client, error) {
+	c, err := spawn(b.agentd(d.stateDir, "--remote=unix:"+d.sock), b.log, watch)
+	if err != nil {
+		return nil, err
+	}
+	err = c.initialize(folders...)
+	for _, f := range folders {
+		if err == nil {
+			_, err = c.exec(command("agentd.state", map[string]any{"session": session, "workspace": f}))
+		}
+	}
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
 }
