@@ -212,7 +212,7 @@ func (b *bench) concurrent() error {
 	}
 	one := &op{label: "1 writer", inner: true, fn: batch(1)}
 	many := &op{label: fmt.Sprintf("%d writers", writers), inner: true, fn: batch(writers)}
-	if err := interleaveRounds(1, max(b.n/20, 10), 1, one, many); err != nil {
+	if err := interleaveRounds(1, max(b.n/40, 10), 1, one, many); err != nil {
 		return err
 	}
 	p1 := b.rep.latency(fmt.Sprintf("1 writer, %d writes one after the other: µs per write", writers*perWriter), "concurrent_1_write", one.samples, "", 0)
