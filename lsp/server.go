@@ -126,7 +126,8 @@ func (s *Server) TellReady(msg string) {
 // every session's lock, in the order they were queued: every connection
 // gets the notifications of a session in revision order, and those of
 // changes committed one after the other in that order, while the writer's
-// reply does not wait for them (docs/performance.md, "Fan-out").
+// reply does not wait for them (docs/performance.md, "What the ratios
+// mean, and the verdict").
 func (s *Server) fanOut(n workspace.Notice) {
 	s.fanMu.Lock()
 	defer s.fanMu.Unlock()

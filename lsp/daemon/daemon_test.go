@@ -435,7 +435,7 @@ func (c *recordingConn) todoBodies(t *testing.T) (bodies [][]byte, sessions []st
 // open gets every agentd/todoChanged of each session once, in revision
 // order, and a notification is the same bytes on every connection: it is
 // encoded once and the fan-out runs outside the session's lock
-// (docs/performance.md, "Fan-out").
+// (docs/performance.md, "What the ratios mean, and the verdict").
 func TestDaemonFanOutSameBytesInOrder(t *testing.T) {
 	dir := shortDir(t)
 	ws := filepath.Join(dir, "ws")

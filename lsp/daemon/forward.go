@@ -558,7 +558,8 @@ const maxSniffBytes = 1 << 20
 // each whole message body (up to maxSniffBytes) to seen before it is
 // written. Each message goes to dst in one write, its header block with
 // its body (a body over maxSniffBytes in pieces of at most 64 KiB), so the
-// daemon is woken once per message (docs/performance.md, "Shared daemon").
+// daemon is woken once per message (docs/performance.md, "What the ratios
+// mean, and the verdict").
 // Nothing is held back while waiting for input: what has arrived is
 // written before src is read again, even in the middle of a line, so input
 // that breaks the framing (a length counted in characters, garbage, an

@@ -299,9 +299,9 @@ func (c *Conn) TryNotify(method string, params any) error {
 
 // Notification is a notification encoded and framed once, to be queued
 // on any number of connections with TryNotifyEncoded: the shared daemon's
-// fan-out encodes each change once for all its clients
-// (docs/performance.md, "Fan-out"). Its bytes are those TryNotify would
-// write for the same method and params, and are never modified.
+// fan-out encodes each change once for all its clients (docs/performance.md,
+// "What the ratios mean, and the verdict"). Its bytes are those TryNotify
+// would write for the same method and params, and are never modified.
 type Notification struct {
 	method string
 	frame  []byte // header block and body
