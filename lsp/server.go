@@ -33,6 +33,10 @@ type Server struct {
 	mu    sync.Mutex
 	conns map[*connection]struct{}
 	unsub func()
+
+	fanMu    sync.Mutex
+	fanQueue []workspace.Notice // committed changes not yet delivered, in commit order
+	fanning  bool               // drainFanOut is running
 }
 
 // NewServer returns a server; Close stops its subscription.
@@ -115,23 +119,75 @@ func (s *Server) TellReady(msg string) {
 	}
 }
 
-// fanOut sends a committed change to every ready connection that has its
+// fanOut takes a committed change for every ready connection that has its
 // folder open. It runs under the session's lock, so notices of a session
-// arrive here in revision order. It never waits for a connection: one whose
-// client stopped reading (4096 messages or 8 MiB queued) loses the
-// notification (it will see a revision gap and re-read, docs/protocol.md §4)
-// rather than holding up every writer of the daemon.
+// arrive here in revision order; it only queues the notice, and one
+// goroutine at a time (drainFanOut) sends the queued notices, outside
+// every session's lock, in the order they were queued: every connection
+// gets the notifications of a session in revision order, and those of
+// changes committed one after the other in that order, while the writer's
+// reply does not wait for them (docs/performance.md, "What the ratios
+// mean, and the verdict").
 func (s *Server) fanOut(n workspace.Notice) {
+	s.fanMu.Lock()
+	defer s.fanMu.Unlock()
+	s.fanQueue = append(s.fanQueue, n)
+	if !s.fanning {
+		s.fanning = true
+		go s.drainFanOut()
+	}
+}
+
+// drainFanOut delivers the queued notices in order until none is left,
+// then ends. It never waits for a connection (deliver).
+func (s *Server) drainFanOut() {
+	for {
+		s.fanMu.Lock()
+		batch := s.fanQueue
+		s.fanQueue = nil
+		if len(batch) == 0 {
+			s.fanning = false
+			s.fanMu.Unlock()
+			return
+		}
+		s.fanMu.Unlock()
+		for i := range batch {
+			s.deliver(batch[i])
+			batch[i] = workspace.Notice{}
+		}
+	}
+}
+
+// deliver sends the notifications of one committed change to every
+// connection that has its folder open: each notification is encoded once
+// per folder URI (clients may name the folder differently) and the same
+// bytes are queued on every connection. It never waits for a connection:
+// one whose client stopped reading (4096 messages or 8 MiB queued) loses
+// the notification (it will see a revision gap and re-read,
+// docs/protocol.md §4) rather than holding up every other client. A panic
+// is logged; the next notices are still delivered.
+func (s *Server) deliver(n workspace.Notice) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("fan-out panicked", "session", n.Session.Name, "panic", v)
+		}
+	}()
 	s.mu.Lock()
 	conns := make([]*connection, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	// Notifications depend only on the folder URI a client uses: build and
-	// encode them once per URI, not once per connection.
-	encoded := map[string][]encodedNote{}
+	encoded := map[string][]*jsonrpc.Notification{}
 	news, hasNews := commands.News(n, s.svc.Now())
+	var message *jsonrpc.Notification // news.Message as window/showMessage, encoded once
+	if hasNews && news.Message != "" {
+		typ := protocol.MessageTypeInfo
+		if news.Warning {
+			typ = protocol.MessageTypeWarning
+		}
+		message = s.encode("window/showMessage", protocol.ShowMessageParams{Type: typ, Message: news.Message})
+	}
 	for _, c := range conns {
 		st := c.lifecycle()
 		if st == stateShutdown {
@@ -152,12 +208,8 @@ func (s *Server) fanOut(n workspace.Notice) {
 		}
 		c.sendNotes(notes)
 		if hasNews {
-			if news.Message != "" {
-				typ := protocol.MessageTypeInfo
-				if news.Warning {
-					typ = protocol.MessageTypeWarning
-				}
-				c.showMessage(typ, news.Message)
+			if message != nil {
+				c.sendNotes([]*jsonrpc.Notification{message})
 			}
 			if c.workDoneProgress() {
 				c.progress.post(progressUpdate{key: uri + "\x00" + n.Session.Name, news: news})
@@ -166,23 +218,32 @@ func (s *Server) fanOut(n workspace.Notice) {
 	}
 }
 
-// encodedNote is a notification whose params are already JSON.
-type encodedNote struct {
-	method string
-	params json.RawMessage
-}
-
-func (s *Server) encodeNotes(notes []commands.Notification) []encodedNote {
-	out := make([]encodedNote, 0, len(notes))
+// encodeNotes encodes notifications for TryNotifyEncoded. The params are
+// encoded with encoding/json first, as they always were on the wire (HTML
+// characters escaped).
+func (s *Server) encodeNotes(notes []commands.Notification) []*jsonrpc.Notification {
+	out := make([]*jsonrpc.Notification, 0, len(notes))
 	for _, n := range notes {
 		b, err := json.Marshal(n.Params)
 		if err != nil { // params are our own types: this is a bug
 			s.log.Error("notification not encoded", "method", n.Method, "err", err)
 			continue
 		}
-		out = append(out, encodedNote{method: n.Method, params: b})
+		if note := s.encode(n.Method, json.RawMessage(b)); note != nil {
+			out = append(out, note)
+		}
 	}
 	return out
+}
+
+// encode is jsonrpc.EncodeNotification; nil (logged) when params cannot
+// be encoded, which for agentd's own types is a bug.
+func (s *Server) encode(method string, params any) *jsonrpc.Notification {
+	note, err := jsonrpc.EncodeNotification(method, params)
+	if err != nil {
+		s.log.Error("notification not encoded", "method", method, "err", err)
+	}
+	return note
 }
 
 // lifecycle is the LSP state of a connection (docs/protocol.md §2).
@@ -225,10 +286,10 @@ type connection struct {
 
 	mu         sync.Mutex
 	state      lifecycle
-	pending    []string      // messages for the user, sent once the client is ready
-	early      []encodedNote // notifications from before the client was ready (holdEarly)
-	warnedKeys bool          // unknown option keys were logged once
-	workDone   bool          // the client declared window.workDoneProgress
+	pending    []string                // messages for the user, sent once the client is ready
+	early      []*jsonrpc.Notification // notifications from before the client was ready (holdEarly)
+	warnedKeys bool                    // unknown option keys were logged once
+	workDone   bool                    // the client declared window.workDoneProgress
 }
 
 func (c *connection) workDoneProgress() bool {
@@ -426,7 +487,7 @@ const maxEarlyNotes = 64
 // (or this one) may write between the answer to `initialize` and
 // `initialized` (docs/protocol.md §2.3). Beyond maxEarlyNotes they are
 // dropped (the client sees a revision gap and re-reads, docs/protocol.md §4).
-func (c *connection) holdEarly(notes []encodedNote) {
+func (c *connection) holdEarly(notes []*jsonrpc.Notification) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -440,10 +501,10 @@ func (c *connection) holdEarly(notes []encodedNote) {
 	}
 }
 
-func (c *connection) sendNotes(notes []encodedNote) {
+func (c *connection) sendNotes(notes []*jsonrpc.Notification) {
 	for _, note := range notes {
-		if err := c.rpc.TryNotify(note.method, note.params); err != nil {
-			c.notSent(note.method, err)
+		if err := c.rpc.TryNotifyEncoded(note); err != nil {
+			c.notSent(note.Method(), err)
 		}
 	}
 }

@@ -1,9 +1,12 @@
 package daemon_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -118,6 +121,11 @@ func dialClient(t testing.TB, path string) *lspClient {
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
+	return clientOn(t, nc)
+}
+
+// clientOn is an lspClient on a connection to the daemon.
+func clientOn(t testing.TB, nc io.ReadWriteCloser) *lspClient {
 	c := &lspClient{t: t, changed: make(chan struct{})}
 	c.rpc = jsonrpc.NewConn(nc, func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
 		return func(_ context.Context, req *jsonrpc.Request) (any, error) {
@@ -368,6 +376,145 @@ func TestDaemonFanOut(t *testing.T) {
 	}
 	if err := b.exec("agentd.state", nil, &stB); err != nil || stB.Revision != st.Revision {
 		t.Fatalf("revisions differ: a %d, b %d (%v)", st.Revision, stB.Revision, err)
+	}
+}
+
+// recordingConn keeps every byte read from the daemon.
+type recordingConn struct {
+	net.Conn
+	mu  sync.Mutex
+	got bytes.Buffer
+}
+
+func (c *recordingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.mu.Lock()
+	c.got.Write(p[:n])
+	c.mu.Unlock()
+	return n, err
+}
+
+// todoBodies are the bodies of the agentd/todoChanged notifications c has
+// read, whole, in the order they came, and their session and revision.
+func (c *recordingConn) todoBodies(t *testing.T) (bodies [][]byte, sessions []string, revs []uint64) {
+	t.Helper()
+	c.mu.Lock()
+	raw := bytes.Clone(c.got.Bytes())
+	c.mu.Unlock()
+	r := jsonrpc.NewReader(bytes.NewReader(raw), jsonrpc.ReaderOptions{})
+	for {
+		n, err := r.ReadHeader()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("reading what the daemon sent: %v", err)
+		}
+		body, err := r.ReadBody(n)
+		if err != nil {
+			t.Fatalf("reading what the daemon sent: %v", err)
+		}
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Session  string `json:"session"`
+				Revision uint64 `json:"revision"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatalf("the daemon sent %q: %v", body, err)
+		}
+		if m.Method == "agentd/todoChanged" {
+			bodies, sessions, revs = append(bodies, body), append(sessions, m.Params.Session), append(revs, m.Params.Revision)
+		}
+	}
+}
+
+// TestDaemonFanOutSameBytesInOrder: while two connections write two
+// sessions each at once (four writers), every connection with the folder
+// open gets every agentd/todoChanged of each session once, in revision
+// order, and a notification is the same bytes on every connection: it is
+// encoded once and the fan-out runs outside the session's lock
+// (docs/performance.md, "What the ratios mean, and the verdict").
+func TestDaemonFanOutSameBytesInOrder(t *testing.T) {
+	dir := shortDir(t)
+	ws := filepath.Join(dir, "ws")
+	mkdirs(t, ws)
+	sock := filepath.Join(dir, "d.sock")
+	startDaemon(t, sock, 0)
+	const conns, writes = 4, 20
+	clients := make([]*lspClient, conns)
+	recs := make([]*recordingConn, conns)
+	for i := range clients {
+		nc, err := daemon.Dial(sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[i] = &recordingConn{Conn: nc}
+		clients[i] = clientOn(t, recs[i])
+		clients[i].initialize(ws)
+		if err := clients[i].exec("agentd.state", nil, nil); err != nil { // initialized has been read
+			t.Fatal(err)
+		}
+	}
+	want := map[string]uint64{"shared": 2 * writes}
+	var wg sync.WaitGroup
+	for _, c := range clients[:2] {
+		own := fmt.Sprintf("own-%p", c)
+		want[own] = writes
+		for _, session := range []string{"shared", own} {
+			wg.Go(func() {
+				for j := range writes {
+					var res commands.ToolResult
+					args := map[string]any{"name": "TodoList", "session": session,
+						"input": map[string]any{"todos": []any{map[string]any{"title": fmt.Sprintf("%s <%d> & more", session, j), "status": "pending"}}}}
+					if err := c.exec("agentd.callTool", args, &res); err != nil || res.IsError {
+						t.Errorf("write %d to %s: %v %+v", j, session, err, res)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	total := 0
+	for _, n := range want {
+		total += int(n)
+	}
+	for _, c := range clients {
+		seen := 0
+		c.awaitTodo(func(todoChanged) bool { seen++; return seen == total })
+	}
+	var first map[string][][]byte // session → bodies by revision, from connection 0
+	for i, rec := range recs {
+		bodies, sessions, revs := rec.todoBodies(t)
+		got := map[string][][]byte{}
+		for k, body := range bodies {
+			s := sessions[k]
+			if revs[k] != uint64(len(got[s])+1) {
+				t.Fatalf("connection %d, session %s: notification %d has revision %d, want %d (out of order, missing or repeated)", i, s, len(got[s])+1, revs[k], len(got[s])+1)
+			}
+			got[s] = append(got[s], body)
+		}
+		for s, n := range want {
+			if uint64(len(got[s])) != n {
+				t.Errorf("connection %d, session %s: %d notifications, want %d", i, s, len(got[s]), n)
+			}
+		}
+		if i == 0 {
+			first = got
+			continue
+		}
+		for s, list := range got {
+			for k, body := range list {
+				if !bytes.Equal(body, first[s][k]) {
+					t.Errorf("session %s revision %d: connection %d got %s, connection 0 %s", s, k+1, i, body, first[s][k])
+				}
+			}
+		}
 	}
 }
 

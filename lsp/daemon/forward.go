@@ -556,16 +556,20 @@ const maxSniffBytes = 1 << 20
 // Content-Length framing with the daemon's own reader (jsonrpc.Reader), so
 // that it sees the same messages as the daemon after any input, and hands
 // each whole message body (up to maxSniffBytes) to seen before it is
-// written. Outside a body it holds nothing back: what has arrived is
-// written at once, even in the middle of a line, so input that breaks the
-// framing (a length counted in characters, garbage, an endless header
-// line) never keeps the next message from the daemon. Broken framing only
-// blinds it: every byte still goes through, and the daemon answers the
-// error. It returns at the end of src: readErr nil at a clean end,
-// writeErr when dst failed.
+// written. Each message goes to dst in one write, its header block with
+// its body (a body over maxSniffBytes in pieces of at most 64 KiB), so the
+// daemon is woken once per message (docs/performance.md, "What the ratios
+// mean, and the verdict").
+// Nothing is held back while waiting for input: what has arrived is
+// written before src is read again, even in the middle of a line, so input
+// that breaks the framing (a length counted in characters, garbage, an
+// endless header line) never keeps the next message from the daemon.
+// Broken framing only blinds it: every byte still goes through, and the
+// daemon answers the error. It returns at the end of src: readErr nil at a
+// clean end, writeErr when dst failed.
 func relayClient(dst io.Writer, src io.Reader, seen func(method string, params json.RawMessage)) (readErr, writeErr error) {
-	w := &recordingWriter{w: dst}
-	r := jsonrpc.NewReader(src, jsonrpc.ReaderOptions{Echo: w})
+	w := &heldWriter{w: dst}
+	r := jsonrpc.NewReader(flushingReader{r: src, w: w}, jsonrpc.ReaderOptions{Echo: w})
 	end := func(err error) (readErr, writeErr error) {
 		switch {
 		case w.err != nil:
@@ -588,6 +592,9 @@ func relayClient(dst io.Writer, src io.Reader, seen func(method string, params j
 			if err := r.CopyBody(w, n); err != nil {
 				return end(err)
 			}
+			if w.flush() != nil {
+				return nil, w.err
+			}
 			continue
 		}
 		body, err := r.ReadBody(n)
@@ -600,8 +607,9 @@ func relayClient(dst io.Writer, src io.Reader, seen func(method string, params j
 				seen(m.Method, m.Params)
 			}
 		}
-		if _, werr := w.Write(body); werr != nil {
-			return nil, werr
+		w.Write(body)
+		if w.flush() != nil {
+			return nil, w.err
 		}
 		if err != nil {
 			return end(err)
@@ -609,18 +617,47 @@ func relayClient(dst io.Writer, src io.Reader, seen func(method string, params j
 	}
 }
 
-// recordingWriter keeps the first write error, to tell it from read errors.
-type recordingWriter struct {
-	w   io.Writer
-	err error
+// heldWriter holds what is written to it until flush, which writes it to
+// w in one Write, and keeps the first error of w.
+type heldWriter struct {
+	w    io.Writer
+	held []byte
+	err  error
 }
 
-func (r *recordingWriter) Write(p []byte) (int, error) {
-	n, err := r.w.Write(p)
-	if err != nil && r.err == nil {
-		r.err = err
+// Write holds p; it never fails (flush reports w's error).
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.held = append(h.held, p...)
+	return len(p), nil
+}
+
+// flush writes what is held, if anything, and returns the first error of
+// w, now or before (nothing is written after one).
+func (h *heldWriter) flush() error {
+	if len(h.held) == 0 || h.err != nil {
+		return h.err
 	}
-	return n, err
+	_, h.err = h.w.Write(h.held)
+	if cap(h.held) > 64<<10 { // keep a buffer for headers and small bodies only
+		h.held = nil
+	} else {
+		h.held = h.held[:0]
+	}
+	return h.err
+}
+
+// flushingReader reads r after writing what w holds: nothing read is held
+// back while more input is awaited. A failed flush is its read error.
+type flushingReader struct {
+	r io.Reader
+	w *heldWriter
+}
+
+func (f flushingReader) Read(p []byte) (int, error) {
+	if err := f.w.flush(); err != nil {
+		return 0, err
+	}
+	return f.r.Read(p)
 }
 
 // CallWaits bound how long Call waits for a daemon's answers. A zero

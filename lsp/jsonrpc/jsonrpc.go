@@ -297,6 +297,37 @@ func (c *Conn) TryNotify(method string, params any) error {
 	return c.enqueue(body, true)
 }
 
+// Notification is a notification encoded and framed once, to be queued
+// on any number of connections with TryNotifyEncoded: the shared daemon's
+// fan-out encodes each change once for all its clients (docs/performance.md,
+// "What the ratios mean, and the verdict"). Its bytes are those TryNotify
+// would write for the same method and params, and are never modified.
+type Notification struct {
+	method string
+	frame  []byte // header block and body
+}
+
+// EncodeNotification encodes a notification as TryNotify sends it; params
+// nil omits "params". It fails when params cannot be encoded.
+func EncodeNotification(method string, params any) (*Notification, error) {
+	body, err := rpcRequestBody(nil, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return &Notification{method: method, frame: framed(body)}, nil
+}
+
+// Method is the notification's method.
+func (n *Notification) Method() string { return n.method }
+
+// TryNotifyEncoded is TryNotify for a notification encoded beforehand:
+// the connection queues n's bytes themselves, not a copy, under the same
+// bounds (dropped with ErrQueueFull when 4096 messages, or 8 MiB with it,
+// would wait to be written).
+func (c *Conn) TryNotifyEncoded(n *Notification) error {
+	return c.enqueueFrame(n.frame, true)
+}
+
 // ErrMessageTooLarge is wrapped by Call's error for a request whose body
 // is over the connection's MaxMessageBytes: the peer (an agentd server has
 // the same limit) would refuse it with an error it cannot tie to the call.
@@ -363,12 +394,17 @@ func (c *Conn) stopOutput() { c.stopOnce.Do(func() { close(c.stopping) }) }
 // maxNoteBytes. Any other message that would take a non-empty queue over
 // maxQueueBytes closes the connection (see maxQueueBytes).
 func (c *Conn) enqueue(body []byte, optional bool) error {
+	return c.enqueueFrame(framed(body), optional)
+}
+
+// enqueueFrame is enqueue of a message already framed; the writer only
+// reads frame, which may be queued on other connections too.
+func (c *Conn) enqueueFrame(frame []byte, optional bool) error {
 	select {
 	case <-c.stopping:
 		return ErrConnClosed
 	default:
 	}
-	frame := framed(body)
 	c.qmu.Lock()
 	msgs, size := c.queuedMsgs, c.queuedBytes+len(frame)
 	switch {

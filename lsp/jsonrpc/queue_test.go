@@ -1,6 +1,8 @@
 package jsonrpc_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -122,4 +124,87 @@ func TestQueueClosesWhenRepliesOverflow(t *testing.T) {
 		t.Errorf("logs do not say why the connection closed:\n%s", logs)
 	}
 	<-sent
+}
+
+// rawPeer runs a Conn over net.Pipe and returns it with a reader of the
+// bytes it writes.
+func rawPeer(t *testing.T) (*jsonrpc.Conn, *bufio.Reader) {
+	t.Helper()
+	server, client := net.Pipe()
+	c := jsonrpc.NewConn(server, nil, jsonrpc.Options{})
+	runErr := make(chan error, 1)
+	go func() { runErr <- c.Run(context.Background()) }()
+	t.Cleanup(func() {
+		client.Close()
+		c.Close()
+		<-runErr
+	})
+	return c, bufio.NewReader(client)
+}
+
+// TestTryNotifyEncodedSameBytes: a notification encoded once is written
+// byte for byte as TryNotify writes it, on every connection it is queued
+// on.
+func TestTryNotifyEncodedSameBytes(t *testing.T) {
+	params := map[string]any{"title": "a <b> & ü", "n": 1}
+	note, err := jsonrpc.EncodeNotification("agentd/x", params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note.Method() != "agentd/x" {
+		t.Errorf("Method() = %q", note.Method())
+	}
+	a, ra := rawPeer(t)
+	b, rb := rawPeer(t)
+	sent := make(chan error, 1)
+	go func() {
+		sent <- errors.Join(a.TryNotify("agentd/x", params), a.TryNotifyEncoded(note), b.TryNotifyEncoded(note))
+	}()
+	var got [3][]byte
+	for i, r := range []*bufio.Reader{ra, ra, rb} {
+		if got[i], err = readFrame(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"jsonrpc":"2.0","method":"agentd/x","params":{"n":1,"title":"a <b> & ü"}}`
+	if string(got[0]) != want {
+		t.Errorf("TryNotify wrote %s, want %s", got[0], want)
+	}
+	for _, body := range got[1:] {
+		if !bytes.Equal(body, got[0]) {
+			t.Errorf("encoded once: %s, want what TryNotify wrote: %s", body, got[0])
+		}
+	}
+	if _, err := jsonrpc.EncodeNotification("agentd/x", func() {}); err == nil {
+		t.Error("EncodeNotification of a func: no error")
+	}
+}
+
+// TestQueueDropsEncodedNotifications: notifications encoded once count
+// against the same bounds as TryNotify's: 4096 messages in all.
+func TestQueueDropsEncodedNotifications(t *testing.T) {
+	c, _, _, _ := stuckConn(t, nil)
+	note, err := jsonrpc.EncodeNotification("n", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range queuedNotes / 2 {
+		if err := c.TryNotify("n", "x"); err != nil {
+			t.Fatalf("TryNotify: %v", err)
+		}
+	}
+	accepted := queuedNotes / 2
+	for range queuedNotes {
+		if err := c.TryNotifyEncoded(note); err == nil {
+			accepted++
+		} else if !errors.Is(err, jsonrpc.ErrQueueFull) {
+			t.Fatalf("TryNotifyEncoded: %v", err)
+		}
+	}
+	if accepted != queuedNotes {
+		t.Errorf("%d notifications queued, want %d", accepted, queuedNotes)
+	}
 }
