@@ -8,7 +8,9 @@
 //
 // It imports the standard library only, so that every agentd package may
 // use it: todo and goal decode their tool inputs with it; commands decodes
-// command arguments. It holds no agentd rule beyond the shape of JSON input.
+// command arguments; the transport (lsp/jsonrpc) splits messages with its
+// scanner (Members, Elements, Compact). It holds no agentd rule beyond the
+// shape of JSON input.
 package jsonin
 
 import (
