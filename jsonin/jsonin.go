@@ -115,16 +115,28 @@ func Decode(raw json.RawMessage, dst any, what string) error {
 	if raw[0] != '{' {
 		return errorOf(NotObject, "", "", "%s must be a JSON object, got %s", what, Kind(raw))
 	}
+	// The scanner stores the values as it checks them, into a dst that is
+	// zero (else, or when it cannot store one, encoding/json decodes).
+	t, v := reflect.TypeOf(dst), reflect.Value{}
+	if dv := reflect.ValueOf(dst); dv.Kind() == reflect.Pointer && !dv.IsNil() && dv.Elem().IsZero() {
+		t, v = t.Elem(), dv.Elem()
+	}
 	sc := scanner{data: raw}
-	switch err := sc.text(typed, reflect.TypeOf(dst), what); {
+	err := sc.text(typed, t, v, what)
+	if v.IsValid() && (err != nil || sc.fallback) {
+		v.SetZero() // as it was
+	}
+	switch {
 	case err == errSyntax:
 		return decodeInto(raw, dst, what) // the decoder names the syntax error
 	case err != nil && !json.Valid(raw):
 		return decodeInto(raw, dst, what) // a syntax error after the problem comes first
 	case err != nil:
 		return err
+	case sc.fallback || !v.IsValid():
+		return decodeInto(sc.emptyObjects(raw), dst, what)
 	}
-	return decodeInto(sc.emptyObjects(raw), dst, what)
+	return nil
 }
 
 // decodeInto decodes raw into dst with unknown fields refused and nothing
@@ -151,7 +163,12 @@ func IsEmptyArray(raw []byte) bool {
 type field struct {
 	name     string
 	typ      reflect.Type
-	required bool // tagged `jsonin:"required"`
+	required bool  // tagged `jsonin:"required"`
+	index    []int // for reflect.Value.FieldByIndex
+	// own is false for a field whose key encoding/json might read
+	// otherwise than Decode's pass (an embedded field not flattened here,
+	// the ",string" option): a struct with one is decoded by encoding/json.
+	own bool
 }
 
 // Fields lists the JSON names of the fields of the struct type t (a
@@ -162,7 +179,7 @@ func Fields(t reflect.Type) (names, required []string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	for _, f := range jsonFields(t) {
+	for _, f := range jsonFields(t, nil) {
 		names = append(names, f.name)
 		if f.required {
 			required = append(required, f.name)
@@ -172,33 +189,27 @@ func Fields(t reflect.Type) (names, required []string) {
 }
 
 // jsonFields lists the JSON fields of a struct, embedded ones included, in
-// declaration order.
-func jsonFields(t reflect.Type) []field {
+// declaration order; index is the index sequence of t in the outer struct.
+func jsonFields(t reflect.Type, index []int) []field {
 	var out []field
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		at := append(index[:len(index):len(index)], i)
 		switch {
 		case name == "-" || !f.IsExported() && !f.Anonymous:
 			continue
 		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-			out = append(out, jsonFields(f.Type)...)
+			out = append(out, jsonFields(f.Type, at)...)
 			continue
 		case name == "":
 			name = f.Name
 		}
-		out = append(out, field{name: name, typ: f.Type, required: f.Tag.Get("jsonin") == "required"})
+		own := !f.Anonymous && !strings.Contains(","+opts+",", ",string,")
+		out = append(out, field{name: name, typ: f.Type, required: f.Tag.Get("jsonin") == "required", index: at, own: own})
 	}
 	return out
-}
-
-func fieldNamed(fields []field, name string) (field, bool) {
-	for _, f := range fields {
-		if f.name == name {
-			return f, true
-		}
-	}
-	return field{}, false
 }
 
 func describeDecodeError(err error, what string) *Error {

@@ -21,7 +21,7 @@ func TestCheckDuplicates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s := scanner{data: []byte(tt.raw)}
-		err := s.text(dups, nil, "input")
+		err := s.text(dups, nil, reflect.Value{}, "input")
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || err.Error() != tt.want) {
 			t.Errorf("scan of %s = %v, want %q", tt.raw, err, tt.want)
 		}

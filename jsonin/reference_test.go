@@ -81,7 +81,7 @@ func refNormalizeObject(raw json.RawMessage, t reflect.Type, where string) (json
 	}
 	var fields []field
 	if t.Kind() == reflect.Struct {
-		fields = jsonFields(t)
+		fields = jsonFields(t, nil)
 	}
 	seen := map[string]bool{}    // keys given
 	present := map[string]bool{} // keys given a value other than null
@@ -217,4 +217,13 @@ func refCheckDuplicates(raw json.RawMessage, where string) error {
 		}
 		next()
 	}
+}
+
+func fieldNamed(fields []field, name string) (field, bool) {
+	for _, f := range fields {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return field{}, false
 }

@@ -1,19 +1,27 @@
 package jsonin
 
 import (
+	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"reflect"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // The one-pass scanner behind Decode, Members, Elements and Compact: it
 // walks JSON text once, byte by byte, accepting exactly what json.Valid
 // accepts (the grammar of RFC 8259, strings not checked for valid UTF-8,
 // at most 10,000 nested arrays and objects), and, given the Go type the
-// text is for, applies Decode's rules on the way (docs/performance.md: one
-// pass instead of a validation, a normalisation and a decode).
+// text is for, applies Decode's rules on the way and stores the values
+// (docs/performance.md: one pass instead of a validation, a normalisation
+// and a decode). It stores only what it reads exactly as encoding/json
+// would: strings, booleans, numbers, pointers, slices, structs and
+// json.RawMessage. Any other type, and any value of the wrong JSON type,
+// sets fallback: Decode then zeroes the destination and lets encoding/json
+// decode the text, and name the wrong type.
 
 // maxDepth is encoding/json's limit on nested arrays and objects.
 const maxDepth = 10000
@@ -33,9 +41,10 @@ const (
 
 // scanner walks one JSON text.
 type scanner struct {
-	data   []byte
-	spaced bool  // whitespace was skipped somewhere: the text is not compact
-	edits  []int // offsets of [] values that Decode reads as {} (a struct or map is expected)
+	data     []byte
+	spaced   bool  // whitespace was skipped somewhere: the text is not compact
+	edits    []int // offsets of [] values that Decode reads as {} (a struct or map is expected)
+	fallback bool  // typed mode: a value was not stored; encoding/json is to decode the text
 }
 
 // place is where a value is, for error messages: rendered only when an
@@ -68,10 +77,11 @@ func (s *scanner) skipSpace(i int) int {
 }
 
 // text scans one whole JSON text (surrounding whitespace allowed) in mode m
-// (for typed, against t) and returns its first semantic error, or errSyntax.
-func (s *scanner) text(m mode, t reflect.Type, root string) error {
+// (for typed, against t, storing into v when v is valid: a zero value of
+// type t) and returns its first semantic error, or errSyntax.
+func (s *scanner) text(m mode, t reflect.Type, v reflect.Value, root string) error {
 	i := s.skipSpace(0)
-	end, err := s.value(i, m, t, "", &place{root: root}, 0)
+	end, err := s.value(i, m, t, v, "", &place{root: root}, 0)
 	if err != nil {
 		return err
 	}
@@ -85,18 +95,21 @@ func (s *scanner) text(m mode, t reflect.Type, root string) error {
 // the offset just after it. depth is the number of arrays and objects it is
 // inside of. field is the JSON name of the value's field ("" for an array
 // element or the whole input), for typed errors.
-func (s *scanner) value(i int, m mode, t reflect.Type, field string, at *place, depth int) (int, error) {
+func (s *scanner) value(i int, m mode, t reflect.Type, v reflect.Value, field string, at *place, depth int) (int, error) {
 	if i >= len(s.data) {
 		return 0, errSyntax
 	}
 	if m == typed {
-		return s.typedValue(i, t, field, at, depth)
+		if s.fallback {
+			v = reflect.Value{}
+		}
+		return s.typedValue(i, t, v, field, at, depth)
 	}
 	switch c := s.data[i]; {
 	case c == '{':
-		return s.object(i, m, nil, at, depth+1)
+		return s.object(i, m, nil, reflect.Value{}, at, depth+1)
 	case c == '[':
-		return s.array(i, m, nil, "", at, depth+1)
+		return s.array(i, m, nil, reflect.Value{}, "", at, depth+1)
 	case c == '"':
 		return s.str(i)
 	case c == 't':
@@ -111,33 +124,61 @@ func (s *scanner) value(i int, m mode, t reflect.Type, field string, at *place, 
 	return 0, errSyntax
 }
 
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+)
 
 // typedValue is value against the Go type t: the rules of Decode that
 // encoding/json does not apply. A value of a type with its own
 // UnmarshalJSON (json.RawMessage among them) is that decoder's to judge
 // (syntax only); a value of the wrong JSON type is left to encoding/json,
-// which names the field and the type.
-func (s *scanner) typedValue(i int, t reflect.Type, field string, at *place, depth int) (int, error) {
+// which names the field and the type. v, when valid, is where the value is
+// stored.
+func (s *scanner) typedValue(i int, t reflect.Type, v reflect.Value, field string, at *place, depth int) (int, error) {
+	c := s.data[i]
 	pointer := false
 	for t.Kind() == reflect.Pointer {
+		if v.IsValid() {
+			if c == 'n' { // null leaves the pointer nil, as encoding/json does
+				v = reflect.Value{}
+			} else {
+				p := reflect.New(t.Elem())
+				v.Set(p)
+				v = p.Elem()
+			}
+		}
 		t, pointer = t.Elem(), true
 	}
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return s.value(i, plain, nil, field, at, depth)
+		end, err := s.value(i, plain, nil, reflect.Value{}, field, at, depth)
+		if err == nil && v.IsValid() {
+			if t == rawMessageType {
+				v.SetBytes(bytes.Clone(s.data[i:end])) // what RawMessage.UnmarshalJSON keeps, null included
+			} else {
+				s.fallback = true
+			}
+		}
+		return end, err
 	}
-	c := s.data[i]
+	if v.IsValid() && (t.Kind() == reflect.Map || t.Kind() == reflect.Interface || t.Kind() == reflect.Array ||
+		reflect.PointerTo(t).Implements(textUnmarshalerType)) {
+		s.fallback, v = true, reflect.Value{}
+	}
 	switch t.Kind() {
 	case reflect.Interface:
-		return s.value(i, dups, nil, field, at, depth)
+		return s.value(i, dups, nil, reflect.Value{}, field, at, depth)
 	case reflect.Struct, reflect.Map:
 		switch {
 		case c == '{':
-			return s.object(i, typed, t, at, depth+1)
+			return s.object(i, typed, t, v, at, depth+1)
 		case c == '[':
-			end, err := s.array(i, plain, nil, "", at, depth+1)
+			end, err := s.array(i, plain, nil, reflect.Value{}, "", at, depth+1)
 			if err == nil && s.emptyArray(i, end) {
-				s.edits = append(s.edits, i)
+				s.edits = append(s.edits, i) // {}: the zero struct v already is
+			} else if v.IsValid() {
+				s.fallback = true
 			}
 			return end, err
 		case c == 'n' && t.Kind() == reflect.Struct && !pointer:
@@ -148,10 +189,53 @@ func (s *scanner) typedValue(i int, t reflect.Type, field string, at *place, dep
 		case 'n':
 			return 0, errorOf(WrongType, field, "an array", "%s must be an array, got null", at)
 		case '[':
-			return s.array(i, typed, t.Elem(), field, at, depth+1)
+			return s.array(i, typed, t.Elem(), v, field, at, depth+1)
 		}
 	}
-	return s.value(i, plain, nil, field, at, depth)
+	end, err := s.value(i, plain, nil, reflect.Value{}, field, at, depth)
+	if err == nil && v.IsValid() && !storeScalar(v, s.data[i:end]) {
+		s.fallback = true
+	}
+	return end, err
+}
+
+// storeScalar stores the JSON token tok (a valid string, number, boolean
+// or null) in v as encoding/json would, and reports whether it could: a
+// token of another type than v's (and a number v cannot hold) is not.
+func storeScalar(v reflect.Value, tok []byte) bool {
+	switch k := v.Kind(); {
+	case tok[0] == 'n':
+		return true // null leaves v as it is: zero
+	case tok[0] == '"':
+		if k == reflect.String {
+			v.SetString(unquote(tok))
+			return true
+		}
+	case tok[0] == 't' || tok[0] == 'f':
+		if k == reflect.Bool {
+			v.SetBool(tok[0] == 't')
+			return true
+		}
+	case reflect.Int <= k && k <= reflect.Int64:
+		n, err := strconv.ParseInt(string(tok), 10, 64)
+		if err == nil && !v.OverflowInt(n) {
+			v.SetInt(n)
+			return true
+		}
+	case reflect.Uint <= k && k <= reflect.Uintptr:
+		n, err := strconv.ParseUint(string(tok), 10, 64)
+		if err == nil && !v.OverflowUint(n) {
+			v.SetUint(n)
+			return true
+		}
+	case k == reflect.Float32 || k == reflect.Float64:
+		n, err := strconv.ParseFloat(string(tok), v.Type().Bits())
+		if err == nil && !v.OverflowFloat(n) {
+			v.SetFloat(n)
+			return true
+		}
+	}
+	return false
 }
 
 // emptyArray reports whether data[i:end] is [] with only spaces inside.
@@ -167,7 +251,7 @@ func (s *scanner) emptyArray(i, end int) bool {
 // object scans the object at data[i]. In typed mode t is the struct or
 // map it is decoded into: every key once, known to the struct, each value
 // checked, every required field present, in that order (Decode).
-func (s *scanner) object(i int, m mode, t reflect.Type, at *place, depth int) (int, error) {
+func (s *scanner) object(i int, m mode, t reflect.Type, v reflect.Value, at *place, depth int) (int, error) {
 	if depth > maxDepth {
 		return 0, errSyntax
 	}
@@ -175,7 +259,11 @@ func (s *scanner) object(i int, m mode, t reflect.Type, at *place, depth int) (i
 	var elem reflect.Type
 	if m == typed {
 		if t.Kind() == reflect.Struct {
-			fields = cachedFields(t)
+			var own bool
+			fields, own = structFields(t)
+			if !own && v.IsValid() {
+				s.fallback, v = true, reflect.Value{}
+			}
 		} else {
 			elem = t.Elem()
 		}
@@ -205,7 +293,7 @@ func (s *scanner) object(i int, m mode, t reflect.Type, at *place, depth int) (i
 		}
 		i = s.skipSpace(i + 1)
 		if m == plain {
-			if i, err = s.value(i, plain, nil, "", at, depth); err != nil {
+			if i, err = s.value(i, plain, nil, reflect.Value{}, "", at, depth); err != nil {
 				return 0, err
 			}
 		} else {
@@ -236,8 +324,12 @@ func (s *scanner) object(i int, m mode, t reflect.Type, at *place, depth int) (i
 				}
 				seenKeys[key] = true
 			}
+			var fv reflect.Value
+			if fi >= 0 && v.IsValid() {
+				fv = v.FieldByIndex(fields[fi].index)
+			}
 			start := i
-			if i, err = s.value(i, vm, vt, key, member, depth); err != nil {
+			if i, err = s.value(i, vm, vt, fv, key, member, depth); err != nil {
 				return 0, err
 			}
 			if fi >= 0 {
@@ -271,20 +363,30 @@ func (s *scanner) required(fields []field, present []bool, at *place, end int) (
 
 // array scans the array at data[i]; in typed mode each element against
 // elem, field naming the array's field.
-func (s *scanner) array(i int, m mode, elem reflect.Type, field string, at *place, depth int) (int, error) {
+// v, when valid, is the slice (nil) the elements are appended to.
+func (s *scanner) array(i int, m mode, elem reflect.Type, v reflect.Value, field string, at *place, depth int) (int, error) {
 	if depth > maxDepth {
 		return 0, errSyntax
 	}
 	i = s.skipSpace(i + 1)
 	if i < len(s.data) && s.data[i] == ']' {
+		if v.IsValid() {
+			v.Set(reflect.MakeSlice(v.Type(), 0, 0)) // [] is an empty slice, not nil
+		}
 		return i + 1, nil
 	}
 	for k := 0; ; k++ {
 		var err error
 		if m == plain {
-			i, err = s.value(i, plain, nil, "", at, depth)
+			i, err = s.value(i, plain, nil, reflect.Value{}, "", at, depth)
 		} else {
-			i, err = s.value(i, m, elem, "", &place{parent: at, index: k}, depth)
+			var ev reflect.Value
+			if v.IsValid() && !s.fallback {
+				v.Grow(1)
+				v.SetLen(k + 1)
+				ev = v.Index(k)
+			}
+			i, err = s.value(i, m, elem, ev, "", &place{parent: at, index: k}, depth)
 		}
 		if err != nil {
 			return 0, err
@@ -387,31 +489,39 @@ func (s *scanner) number(i int) (int, error) {
 // unquote returns the string the JSON string token raw (valid) stands for,
 // as encoding/json reads it: escapes resolved, invalid UTF-8 replaced.
 func unquote(raw []byte) string {
-	plainASCII := true
-	for _, c := range raw[1 : len(raw)-1] {
-		if c == '\\' || c >= 0x80 {
-			plainASCII = false
-			break
-		}
-	}
-	if plainASCII {
-		return string(raw[1 : len(raw)-1])
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner)
 	}
 	var s string
 	json.Unmarshal(raw, &s) // valid: scanned already
 	return s
 }
 
-// fieldsCache holds jsonFields by struct type: Decode looks them up once
-// per object of the input (200 items are 200 lookups).
-var fieldsCache sync.Map // reflect.Type → []field
+// structCache holds structInfo by struct type: Decode looks the fields up
+// once per object of the input (200 items are 200 lookups).
+var structCache sync.Map // reflect.Type → structInfo
 
-func cachedFields(t reflect.Type) []field {
-	if f, ok := fieldsCache.Load(t); ok {
-		return f.([]field)
+type structInfo struct {
+	fields []field
+	own    bool // Decode's pass may store into every field (see field.own)
+}
+
+// structFields returns jsonFields(t) and whether Decode's pass may store
+// the struct itself: every field its own, every name once (encoding/json
+// drops, or picks one of, fields that share a name).
+func structFields(t reflect.Type) ([]field, bool) {
+	if info, ok := structCache.Load(t); ok {
+		return info.(structInfo).fields, info.(structInfo).own
 	}
-	f, _ := fieldsCache.LoadOrStore(t, jsonFields(t))
-	return f.([]field)
+	info := structInfo{fields: jsonFields(t, nil), own: true}
+	names := map[string]bool{}
+	for _, f := range info.fields {
+		info.own = info.own && f.own && !names[f.name]
+		names[f.name] = true
+	}
+	structCache.Store(t, info)
+	return info.fields, info.own
 }
 
 func fieldIndex(fields []field, name string) int {
@@ -458,7 +568,7 @@ func Members(raw []byte) (members []Member, ok bool) {
 			return nil, false
 		}
 		start := s.skipSpace(i + 1)
-		if i, err = s.value(start, plain, nil, "", nil, 1); err != nil {
+		if i, err = s.value(start, plain, nil, reflect.Value{}, "", nil, 1); err != nil {
 			return nil, false
 		}
 		members = append(members, Member{Key: key, Value: raw[start:i:i]})
@@ -492,7 +602,7 @@ func Elements(raw []byte) (elems []json.RawMessage, ok bool) {
 	for {
 		start := i
 		var err error
-		if i, err = s.value(start, plain, nil, "", nil, 1); err != nil {
+		if i, err = s.value(start, plain, nil, reflect.Value{}, "", nil, 1); err != nil {
 			return nil, false
 		}
 		elems = append(elems, raw[start:i:i])
@@ -516,7 +626,7 @@ func Elements(raw []byte) (elems []json.RawMessage, ok bool) {
 // it is. One pass, no copy.
 func Compact(raw []byte) bool {
 	s := scanner{data: raw}
-	return s.text(plain, nil, "") == nil && !s.spaced
+	return s.text(plain, nil, reflect.Value{}, "") == nil && !s.spaced
 }
 
 // emptyObjects returns the scanned text raw with every [] recorded in

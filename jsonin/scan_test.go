@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -18,7 +19,8 @@ var scanSeeds = []string{
 	`{"todos":[{"title":"a","status":"pending"},{"title":"b","status":"done"}]}`, `{"todos":[[], null]}`, `{"todos":null}`,
 	`{"todos":[{"title":"a","title":"b"}]}`, `{"todos":[{"Title":"a"}]}`, `{"ti\u0074le":1}`, `{"name":"x","count":1.5}`,
 	`{"name":"x","tags":[1]}`, `{"name":"x"} x`, `{"m":{"k":[],"k":{}}}`, `{"any":{"a":{"b":1,"b":2}}}`, `{"raw":{"a":1,"a":1}}`,
-	`{"ptr":null,"val":null}`, `{"val":[]}`, `{"grid":[[{"n":1}],[[]],null]}`, `{"lim":"x"}`, `{"lim":2}`, `{"lim":null}`,
+	`{"ptr":null,"val":null}`, `{"i":-128,"u":65536,"f":1e39,"b":true,"s":"\u00e9","q":"7","t":"x","p":null,"pr":null}`,
+	`{"i":1.0,"u":-1,"f":3.4e38,"b":null,"s":null,"arr":[1,2,3],"bs":"AQI=","l":[null,{"n":1},[]]}`, `{"n":"x","name":"y"}`, `{"val":[]}`, `{"grid":[[{"n":1}],[[]],null]}`, `{"lim":"x"}`, `{"lim":2}`, `{"lim":null}`,
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001), strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
 }
 
@@ -31,7 +33,7 @@ func FuzzScan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := scanner{data: data}
-		if got, want := s.text(plain, nil, "") == nil, json.Valid(data); got != want {
+		if got, want := s.text(plain, nil, reflect.Value{}, "") == nil, json.Valid(data); got != want {
 			t.Fatalf("scan of %q: valid %v, json.Valid %v", data, got, want)
 		}
 		var obj map[string]json.RawMessage
@@ -109,6 +111,45 @@ var fuzzShapes = []func() any{
 		}{}
 	},
 	func() any { return &map[string]any{} },
+	func() any {
+		return &struct {
+			I   int8             `json:"i"`
+			U   uint16           `json:"u"`
+			F   float32          `json:"f"`
+			B   bool             `json:"b"`
+			S   named            `json:"s"`
+			Q   int              `json:"q,string"`
+			T   text             `json:"t"`
+			P   *string          `json:"p"`
+			PR  *json.RawMessage `json:"pr"`
+			Arr [2]int           `json:"arr"`
+			Bs  []byte           `json:"bs"`
+			L   []*fuzzInner     `json:"l"`
+		}{}
+	},
+	func() any {
+		return &struct {
+			*fuzzInner
+			Name string `json:"name"`
+		}{}
+	},
+	func() any {
+		return &struct {
+			fuzzInner
+			N string `json:"n"` // shadows fuzzInner.N
+		}{}
+	},
+}
+
+type named string
+
+// text is a encoding.TextUnmarshaler: encoding/json decodes strings into it
+// with UnmarshalText.
+type text struct{ s string }
+
+func (t *text) UnmarshalText(b []byte) error {
+	t.s = "text:" + string(b)
+	return nil
 }
 
 // FuzzDecodeMatchesReference: Decode answers every input as the
@@ -137,7 +178,7 @@ func FuzzDecodeMatchesReference(f *testing.F) {
 			}
 			return
 		}
-		if diff := cmp.Diff(want, got, cmp.AllowUnexported(limit{})); diff != "" {
+		if diff := cmp.Diff(want, got, cmp.Exporter(func(reflect.Type) bool { return true })); diff != "" {
 			t.Fatalf("Decode(%q) value (-before +now):\n%s", data, diff)
 		}
 	})
@@ -153,4 +194,31 @@ func slicesEqual(a, b []json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// TestScanStoresWhatItCan: the types of tool inputs and command arguments
+// are stored by the scan itself; a type with its own decoder is left to
+// encoding/json.
+func TestScanStoresWhatItCan(t *testing.T) {
+	tests := []struct {
+		raw      string
+		dst      any
+		fallback bool
+	}{
+		{`{"todos":[{"title":"a\u00e9","status":"pending"},[]]}`, &struct{ Todos *[]fuzzItem `json:"todos"` }{}, false},
+		{`{"name":"n","input":{"a":[1]},"turnId":null}`, &struct {
+			Name   string          `json:"name"`
+			Input  json.RawMessage `json:"input"`
+			TurnID string          `json:"turnId"`
+		}{}, false},
+		{`{"n":1,"lim":2}`, fuzzShapes[2](), true},
+		{`{"name":"a","count":"x"}`, &sample{}, true},
+	}
+	for _, tt := range tests {
+		v := reflect.ValueOf(tt.dst).Elem()
+		s := scanner{data: []byte(tt.raw)}
+		if err := s.text(typed, v.Type(), v, "in"); err != nil || s.fallback != tt.fallback {
+			t.Errorf("scan of %s into %T: %v, fallback %v, want %v", tt.raw, tt.dst, err, s.fallback, tt.fallback)
+		}
+	}
 }
