@@ -205,7 +205,9 @@ func TestScanStoresWhatItCan(t *testing.T) {
 		dst      any
 		fallback bool
 	}{
-		{`{"todos":[{"title":"a\u00e9","status":"pending"},[]]}`, &struct{ Todos *[]fuzzItem `json:"todos"` }{}, false},
+		{`{"todos":[{"title":"a\u00e9","status":"pending"},[]]}`, &struct {
+			Todos *[]fuzzItem `json:"todos"`
+		}{}, false},
 		{`{"name":"n","input":{"a":[1]},"turnId":null}`, &struct {
 			Name   string          `json:"name"`
 			Input  json.RawMessage `json:"input"`
