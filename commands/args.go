@@ -28,8 +28,8 @@ func UnwrapArguments(raw json.RawMessage) (json.RawMessage, error) {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return json.RawMessage("{}"), nil
 	}
-	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil {
+	list, ok := jsonin.Elements(raw) // one pass; the element is a slice of raw
+	if !ok {
 		return nil, argsErrorf("arguments must be an array holding one object, got %s", jsonin.Kind(raw))
 	}
 	switch len(list) {

@@ -27,7 +27,10 @@ type Command struct {
 	Result reflect.Type
 
 	needsWorkspace bool
-	run            func(ctx context.Context, c *call, raw json.RawMessage) (any, error)
+	// decode decodes the ARGS object strictly into the command's argument
+	// struct; run runs the command on what decode returned.
+	decode func(raw json.RawMessage) (withCommon, error)
+	run    func(ctx context.Context, c *call, args withCommon) (any, error)
 }
 
 // call is one command invocation, resolved.
@@ -49,12 +52,12 @@ func def[R any, A any, PA interface {
 	withCommon
 }](id, args, doc string, needsWorkspace bool, run func(ctx context.Context, c *call, a PA) (any, error)) Command {
 	return Command{ID: id, Args: args, Doc: doc, Result: reflect.TypeFor[R](), needsWorkspace: needsWorkspace,
-		run: func(ctx context.Context, c *call, raw json.RawMessage) (any, error) {
+		decode: func(raw json.RawMessage) (withCommon, error) {
 			a := PA(new(A))
-			if err := jsonin.Decode(raw, a, "arguments"); err != nil {
-				return nil, argsErrorf("%s: %v", id, err)
-			}
-			res, err := run(ctx, c, a)
+			return a, jsonin.Decode(raw, a, "arguments")
+		},
+		run: func(ctx context.Context, c *call, args withCommon) (any, error) {
+			res, err := run(ctx, c, args.(PA))
 			if err != nil {
 				return nil, err
 			}
@@ -105,17 +108,23 @@ func (cl *Client) Execute(ctx context.Context, id string, arguments json.RawMess
 // (docs/protocol.md §2.2): its workspace folder, session,
 // agent and the client's settings are those of that moment.
 type Prepared struct {
-	cmd *Command
-	c   *call
-	raw json.RawMessage
+	cmd     *Command
+	c       *call
+	args    withCommon // the ARGS decoded, when argsErr is nil
+	argsErr error      // why they do not decode: answered by Run
 }
 
-// Prepare resolves command id with the raw `arguments`: it decodes the
-// common arguments, takes the client's defaults as they are now and picks
-// the workspace folder, without opening its store (no file I/O besides
-// resolving symbolic links). Errors are those of Execute for an unknown
-// command, bad arguments (args.invalid) and the folder choice
-// (workspace.none, workspace.unknown).
+// Prepare resolves command id with the raw `arguments`: it decodes them,
+// takes the client's defaults as they are now and picks the workspace
+// folder, without opening its store (no file I/O besides resolving
+// symbolic links). Errors are those of Execute for an unknown command, bad
+// common arguments (args.invalid) and the folder choice (workspace.none,
+// workspace.unknown); ARGS that break the command's own rules (an unknown
+// field, a missing one) are answered by Run, after those.
+//
+// The ARGS are decoded once, strictly, into the command's struct, whose
+// common fields are then those of Common; only ARGS that do not decode so
+// are decoded again leniently into Common, for the errors above.
 func (cl *Client) Prepare(id string, arguments json.RawMessage) (*Prepared, error) {
 	cmd, ok := byID[id]
 	if !ok {
@@ -127,8 +136,11 @@ func (cl *Client) Prepare(id string, arguments json.RawMessage) (*Prepared, erro
 	if err != nil {
 		return nil, err
 	}
+	args, argsErr := cmd.decode(raw)
 	var common Common
-	if err := jsonin.DecodeLenient(raw, &common, "arguments"); err != nil {
+	if argsErr == nil {
+		common = *args.common()
+	} else if err := jsonin.DecodeLenient(raw, &common, "arguments"); err != nil {
 		return nil, argsErrorf("%s: %v", id, err)
 	}
 	d := cl.Defaults()
@@ -150,7 +162,7 @@ func (cl *Client) Prepare(id string, arguments json.RawMessage) (*Prepared, erro
 			return nil, err
 		}
 	}
-	return &Prepared{cmd: cmd, c: c, raw: raw}, nil
+	return &Prepared{cmd: cmd, c: c, args: args, argsErr: argsErr}, nil
 }
 
 // Scope is the state a prepared command reads or changes, which its
@@ -182,7 +194,10 @@ func (p *Prepared) Run(ctx context.Context) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return p.cmd.run(ctx, p.c, p.raw)
+	if p.argsErr != nil {
+		return nil, argsErrorf("%s: %v", p.cmd.ID, p.argsErr)
+	}
+	return p.cmd.run(ctx, p.c, p.args)
 }
 
 // Reference renders the command table as Markdown (docs/commands.md).

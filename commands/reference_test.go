@@ -66,7 +66,11 @@ func TestResultTypeEnforced(t *testing.T) {
 	cmd := def[State]("agentd.example", "-", "", false, func(ctx context.Context, c *call, a *noArgs) (any, error) {
 		return SessionsResult{}, nil
 	})
-	res, err := cmd.run(context.Background(), &call{}, json.RawMessage(`{}`))
+	args, err := cmd.decode(json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cmd.run(context.Background(), &call{}, args)
 	if err == nil || !strings.Contains(err.Error(), "answered a commands.SessionsResult, not the commands.State it declares") {
 		t.Errorf("run = %v, %v; want the internal error naming both types", res, err)
 	}

@@ -8,7 +8,9 @@
 //
 // It imports the standard library only, so that every agentd package may
 // use it: todo and goal decode their tool inputs with it; commands decodes
-// command arguments. It holds no agentd rule beyond the shape of JSON input.
+// command arguments; the transport (lsp/jsonrpc) splits messages with its
+// scanner (Members, Elements, Compact). It holds no agentd rule beyond the
+// shape of JSON input.
 package jsonin
 
 import (
@@ -113,14 +115,28 @@ func Decode(raw json.RawMessage, dst any, what string) error {
 	if raw[0] != '{' {
 		return errorOf(NotObject, "", "", "%s must be a JSON object, got %s", what, Kind(raw))
 	}
-	if !json.Valid(raw) {
+	// The scanner stores the values as it checks them, into a dst that is
+	// zero (else, or when it cannot store one, encoding/json decodes).
+	t, v := reflect.TypeOf(dst), reflect.Value{}
+	if dv := reflect.ValueOf(dst); dv.Kind() == reflect.Pointer && !dv.IsNil() && dv.Elem().IsZero() {
+		t, v = t.Elem(), dv.Elem()
+	}
+	sc := scanner{data: raw}
+	err := sc.text(typed, t, v, what)
+	if v.IsValid() && (err != nil || sc.fallback) {
+		v.SetZero() // as it was
+	}
+	switch {
+	case err == errSyntax:
 		return decodeInto(raw, dst, what) // the decoder names the syntax error
-	}
-	norm, err := normalize(raw, reflect.TypeOf(dst), "", what)
-	if err != nil {
+	case err != nil && !json.Valid(raw):
+		return decodeInto(raw, dst, what) // a syntax error after the problem comes first
+	case err != nil:
 		return err
+	case sc.fallback || !v.IsValid():
+		return decodeInto(sc.emptyObjects(raw), dst, what)
 	}
-	return decodeInto(norm, dst, what)
+	return nil
 }
 
 // decodeInto decodes raw into dst with unknown fields refused and nothing
@@ -137,197 +153,6 @@ func decodeInto(raw json.RawMessage, dst any, what string) error {
 	return nil
 }
 
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-
-// normalize checks the valid JSON text raw against the Go type t it is to
-// be decoded into, and returns the text to decode: the rules of Decode that
-// encoding/json does not apply. A value of a type with its own UnmarshalJSON
-// (json.RawMessage among them) is left as it is, for that decoder; a value
-// of the wrong JSON type is left too: the decoder then names the field and
-// the type. field is the JSON name of the value's field ("" for an element
-// or the whole input); where names the place for errors
-// ("arguments.items[2]").
-func normalize(raw json.RawMessage, t reflect.Type, field, where string) (json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	pointer := false
-	for t.Kind() == reflect.Pointer {
-		t, pointer = t.Elem(), true
-	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return raw, nil
-	}
-	switch t.Kind() {
-	case reflect.Interface:
-		return raw, checkDuplicates(raw, where)
-	case reflect.Struct, reflect.Map:
-		switch {
-		case IsEmptyArray(raw):
-			return json.RawMessage("{}"), nil
-		case raw[0] == 'n' && t.Kind() == reflect.Struct && !pointer:
-			return nil, errorOf(WrongType, field, "an object", "%s must be an object, got null", where)
-		case raw[0] != '{':
-			return raw, nil
-		}
-		return normalizeObject(raw, t, where)
-	case reflect.Slice, reflect.Array:
-		switch raw[0] {
-		case 'n':
-			return nil, errorOf(WrongType, field, "an array", "%s must be an array, got null", where)
-		case '[':
-			return normalizeArray(raw, t.Elem(), field, where)
-		}
-	}
-	return raw, nil
-}
-
-// normalizeObject is normalize for a JSON object decoded into a struct or
-// a map: every key once, known to the struct, each value normalized, every
-// required field present.
-func normalizeObject(raw json.RawMessage, t reflect.Type, where string) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // {
-		return nil, describeDecodeError(err, where)
-	}
-	var fields []field
-	if t.Kind() == reflect.Struct {
-		fields = jsonFields(t)
-	}
-	seen := map[string]bool{}    // keys given
-	present := map[string]bool{} // keys given a value other than null
-	out := []byte{'{'}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, describeDecodeError(err, where)
-		}
-		key, _ := tok.(string)
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return nil, describeDecodeError(err, where)
-		}
-		if seen[key] {
-			return nil, errorOf(Duplicate, key, "", "%s: key %q appears twice", where, key)
-		}
-		seen[key] = true
-		present[key] = !bytes.Equal(val, []byte("null"))
-		var ft reflect.Type
-		if t.Kind() == reflect.Map {
-			ft = t.Elem()
-		} else if f, ok := fieldNamed(fields, key); ok {
-			ft = f.typ
-		} else {
-			e := errorOf(Unknown, key, "", "%s: unknown field %q", where, key)
-			for _, f := range fields {
-				e.Known = append(e.Known, f.name)
-			}
-			return nil, e
-		}
-		if val, err = normalize(val, ft, key, where+"."+key); err != nil {
-			return nil, err
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		k, _ := json.Marshal(key)
-		out = append(append(append(out, k...), ':'), val...)
-	}
-	for _, f := range fields {
-		if f.required && !present[f.name] {
-			return nil, errorOf(Missing, f.name, "", "%s: field %q is required", where, f.name)
-		}
-	}
-	return append(out, '}'), nil
-}
-
-// normalizeArray is normalize for a JSON array decoded into a slice or an
-// array of elem; field names the array's field.
-func normalizeArray(raw json.RawMessage, elem reflect.Type, field, where string) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // [
-		return nil, describeDecodeError(err, where)
-	}
-	out := []byte{'['}
-	for i := 0; dec.More(); i++ {
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return nil, describeDecodeError(err, where)
-		}
-		val, err := normalize(val, elem, "", fmt.Sprintf("%s[%d]", where, i))
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, val...)
-	}
-	return append(out, ']'), nil
-}
-
-// checkDuplicates refuses a key that appears twice in one object anywhere
-// in the JSON text raw, for values without a Go type to check against (a
-// field of interface type). One pass over the tokens, whatever the nesting.
-func checkDuplicates(raw json.RawMessage, where string) error {
-	type frame struct {
-		object  bool
-		keys    map[string]bool
-		key     string // the current member's key
-		wantKey bool
-		index   int // the current element's index
-	}
-	var stack []frame
-	next := func() { // a value ended in the innermost container
-		if n := len(stack); n > 0 {
-			if stack[n-1].object {
-				stack[n-1].wantKey = true
-			} else {
-				stack[n-1].index++
-			}
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return describeDecodeError(err, where)
-		}
-		switch v := tok.(type) {
-		case json.Delim:
-			switch v {
-			case '{':
-				stack = append(stack, frame{object: true, keys: map[string]bool{}, wantKey: true})
-			case '[':
-				stack = append(stack, frame{})
-			default:
-				stack = stack[:len(stack)-1]
-				next()
-			}
-			continue
-		case string:
-			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
-				top := &stack[n-1]
-				if top.keys[v] {
-					path := where
-					for _, f := range stack[:n-1] {
-						if f.object {
-							path += "." + f.key
-						} else {
-							path += fmt.Sprintf("[%d]", f.index)
-						}
-					}
-					return errorOf(Duplicate, v, "", "%s: key %q appears twice", path, v)
-				}
-				top.keys[v], top.key, top.wantKey = true, v, false
-				continue
-			}
-		}
-		next()
-	}
-}
-
 // IsEmptyArray reports whether raw is [] (spaces allowed inside).
 func IsEmptyArray(raw []byte) bool {
 	raw = bytes.TrimSpace(raw)
@@ -338,7 +163,12 @@ func IsEmptyArray(raw []byte) bool {
 type field struct {
 	name     string
 	typ      reflect.Type
-	required bool // tagged `jsonin:"required"`
+	required bool  // tagged `jsonin:"required"`
+	index    []int // for reflect.Value.FieldByIndex
+	// own is false for a field whose key encoding/json might read
+	// otherwise than Decode's pass (an embedded field not flattened here,
+	// the ",string" option): a struct with one is decoded by encoding/json.
+	own bool
 }
 
 // Fields lists the JSON names of the fields of the struct type t (a
@@ -349,7 +179,7 @@ func Fields(t reflect.Type) (names, required []string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	for _, f := range jsonFields(t) {
+	for _, f := range jsonFields(t, nil) {
 		names = append(names, f.name)
 		if f.required {
 			required = append(required, f.name)
@@ -359,33 +189,27 @@ func Fields(t reflect.Type) (names, required []string) {
 }
 
 // jsonFields lists the JSON fields of a struct, embedded ones included, in
-// declaration order.
-func jsonFields(t reflect.Type) []field {
+// declaration order; index is the index sequence of t in the outer struct.
+func jsonFields(t reflect.Type, index []int) []field {
 	var out []field
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		at := append(index[:len(index):len(index)], i)
 		switch {
 		case name == "-" || !f.IsExported() && !f.Anonymous:
 			continue
 		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-			out = append(out, jsonFields(f.Type)...)
+			out = append(out, jsonFields(f.Type, at)...)
 			continue
 		case name == "":
 			name = f.Name
 		}
-		out = append(out, field{name: name, typ: f.Type, required: f.Tag.Get("jsonin") == "required"})
+		own := !f.Anonymous && !strings.Contains(","+opts+",", ",string,")
+		out = append(out, field{name: name, typ: f.Type, required: f.Tag.Get("jsonin") == "required", index: at, own: own})
 	}
 	return out
-}
-
-func fieldNamed(fields []field, name string) (field, bool) {
-	for _, f := range fields {
-		if f.name == name {
-			return f, true
-		}
-	}
-	return field{}, false
 }
 
 func describeDecodeError(err error, what string) *Error {

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestCheckDuplicates: the token pass for values without a Go type to check
+// TestCheckDuplicates: the scan of values without a Go type to check
 // against names the object holding the key twice, at any depth.
 func TestCheckDuplicates(t *testing.T) {
 	tests := []struct{ raw, want string }{
@@ -20,9 +20,10 @@ func TestCheckDuplicates(t *testing.T) {
 		{`{"a":"b","b":"a"}`, ""},
 	}
 	for _, tt := range tests {
-		err := checkDuplicates(json.RawMessage(tt.raw), "input")
+		s := scanner{data: []byte(tt.raw)}
+		err := s.text(dups, nil, reflect.Value{}, "input")
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || err.Error() != tt.want) {
-			t.Errorf("checkDuplicates(%s) = %v, want %q", tt.raw, err, tt.want)
+			t.Errorf("scan of %s = %v, want %q", tt.raw, err, tt.want)
 		}
 		var v any // a value of interface type gets the same check through Decode
 		if err := Decode(json.RawMessage(`{"v":`+tt.raw+`}`), &struct {

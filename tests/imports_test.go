@@ -26,7 +26,7 @@ var importRules = map[string][]string{
 	"service":              {module + "todo", module + "goal", module + "reminder", module + "workspace"},
 	"commands":             {module + "jsonin", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "service"},
 	"commands/protocolgen": {module + "commands", module + "goal", module + "jsonin", module + "todo", module + "workspace"},
-	"lsp/jsonrpc":          {},
+	"lsp/jsonrpc":          {module + "jsonin"},
 	"lsp":                  {module + "lsp/jsonrpc", module + "jsonin", module + "commands", module + "service", module + "workspace", "go.lsp.dev/"},
 	"lsp/daemon":           {module + "lsp", module + "lsp/jsonrpc", module + "commands", module + "service", module + "workspace"},
 	"mcpserver":            {module + "lsp/daemon", module + "lsp/jsonrpc", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},

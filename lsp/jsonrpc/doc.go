@@ -13,6 +13,8 @@
 // never ends the connection, numeric $/cancelRequest ids work, and an error
 // wrapped around an *Error keeps its outer text.
 //
-// It imports the standard library only: never go.lsp.dev, nor any package
+// Messages are split with jsonin's one-pass scanner and replies built
+// around results encoded once (docs/performance.md). It imports the
+// standard library and jsonin only: never go.lsp.dev, nor any other package
 // of agentd (lsp and lsp/daemon import it, never the other way round).
 package jsonrpc

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentd/agentd/jsonin"
 )
 
 // DefaultMaxMessageBytes is the largest message body, in bytes, a Conn accepts
@@ -510,16 +512,6 @@ func (c *Conn) readLoop(ctx context.Context) error {
 	}
 }
 
-// rpcWire is the shape of every outgoing message.
-type rpcWire struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
-}
-
 // rpcMarshal encodes v without HTML escaping, so ids and strings go out as written.
 func rpcMarshal(v any) (json.RawMessage, error) {
 	var b bytes.Buffer
@@ -531,33 +523,95 @@ func rpcMarshal(v any) (json.RawMessage, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-func rpcRequestBody(id json.RawMessage, method string, params any) ([]byte, error) {
-	msg := rpcWire{JSONRPC: "2.0", ID: id, Method: method}
-	if params != nil {
-		raw, err := rpcMarshal(params)
-		if err != nil {
-			return nil, fmt.Errorf("jsonrpc: encoding params of %s: %w", method, err)
-		}
-		msg.Params = raw
+// rpcEncode is rpcMarshal for params and results: a json.RawMessage that
+// is compact JSON already goes out as it is (encoding/json would only have
+// checked and copied it, docs/performance.md); anything else is encoded
+// once.
+func rpcEncode(v any) (json.RawMessage, error) {
+	if raw, ok := v.(json.RawMessage); ok && jsonin.Compact(raw) {
+		return raw, nil
 	}
-	return rpcMarshal(msg)
+	return rpcMarshal(v)
 }
 
-// rpcReplyBody encodes a response; id nil is sent as null, result nil as null.
+// rpcEnvelope builds an outgoing message around parts that are JSON
+// already (id, params, result: valid and compact), with the members in the
+// order {"jsonrpc","id","method","params","result","error"}; an empty part
+// is left out, as is a nil e. These are the bytes encoding/json writes for
+// the same message without HTML escaping, built without passing the parts
+// through it again. It fails only when e's Data cannot be encoded.
+func rpcEnvelope(id json.RawMessage, method string, params, result json.RawMessage, e *Error) ([]byte, error) {
+	var errJSON json.RawMessage
+	if e != nil {
+		var err error
+		if errJSON, err = rpcMarshal(e); err != nil {
+			return nil, err
+		}
+	}
+	b := make([]byte, 0, 64+len(id)+len(method)+len(params)+len(result)+len(errJSON))
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	if len(id) > 0 {
+		b = append(append(b, `,"id":`...), id...)
+	}
+	if method != "" {
+		b = append(b, `,"method":`...)
+		if plainString(method) {
+			b = append(append(append(b, '"'), method...), '"')
+		} else {
+			m, _ := rpcMarshal(method) // a string always encodes
+			b = append(b, m...)
+		}
+	}
+	if len(params) > 0 {
+		b = append(append(b, `,"params":`...), params...)
+	}
+	if len(result) > 0 {
+		b = append(append(b, `,"result":`...), result...)
+	}
+	if errJSON != nil {
+		b = append(append(b, `,"error":`...), errJSON...)
+	}
+	return append(b, '}'), nil
+}
+
+// plainString reports whether s is printable ASCII without '"' or '\\':
+// a JSON string of it is s in quotes.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+func rpcRequestBody(id json.RawMessage, method string, params any) ([]byte, error) {
+	var raw json.RawMessage
+	if params != nil {
+		var err error
+		if raw, err = rpcEncode(params); err != nil {
+			return nil, fmt.Errorf("jsonrpc: encoding params of %s: %w", method, err)
+		}
+	}
+	return rpcEnvelope(id, method, raw, nil, nil)
+}
+
+// rpcReplyBody encodes a response; id nil is sent as null, result nil as
+// null. id and result are valid compact JSON: an id as the request wrote
+// it (rpcDecode), a result as rpcEncode wrote it.
 func rpcReplyBody(id, result json.RawMessage, e *Error) []byte {
-	msg := rpcWire{JSONRPC: "2.0", ID: id, Result: result, Error: e}
 	if id == nil {
-		msg.ID = rpcNull
+		id = rpcNull
 	}
 	if e == nil && result == nil {
-		msg.Result = rpcNull
+		result = rpcNull
 	}
-	body, err := rpcMarshal(msg)
-	if err != nil && e != nil { // Data cannot be encoded: send the error without it
-		msg.Error = &Error{Code: e.Code, Message: e.Message + " (error data not encodable: " + err.Error() + ")"}
-		body, err = rpcMarshal(msg)
+	body, err := rpcEnvelope(id, "", nil, result, e)
+	if err != nil { // Data cannot be encoded: send the error without it
+		e = &Error{Code: e.Code, Message: e.Message + " (error data not encodable: " + err.Error() + ")"}
+		body, err = rpcEnvelope(id, "", nil, result, e)
 	}
-	if err != nil { // not expected: ids and results are valid JSON already
+	if err != nil { // not expected: an Error without Data always encodes
 		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error: cannot encode a reply"}}`)
 	}
 	return body
@@ -581,9 +635,15 @@ type rpcIncoming struct {
 
 // rpcDecode checks a body against JSON-RPC 2.0. On failure it returns the
 // error to answer and the id to answer it with (nil when the id is unusable).
+//
+// The body is scanned once (jsonin.Members); the members keep pointing into
+// it, so Params is a slice of body, not a copy. Of a key given twice the
+// last counts, as json.Unmarshal into a map would have it.
 func rpcDecode(body []byte) (m *rpcIncoming, replyID json.RawMessage, e *Error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	members, ok := jsonin.Members(body)
+	if !ok {
+		var fields map[string]json.RawMessage
+		err := json.Unmarshal(body, &fields)
 		trimmed := bytes.TrimSpace(body)
 		switch {
 		case !json.Valid(trimmed):
@@ -593,6 +653,10 @@ func rpcDecode(body []byte) (m *rpcIncoming, replyID json.RawMessage, e *Error) 
 		default:
 			return nil, nil, NewError(CodeInvalidRequest, "invalid request: message is not a JSON object")
 		}
+	}
+	fields := make(map[string]json.RawMessage, len(members))
+	for _, mb := range members {
+		fields[mb.Key] = mb.Value
 	}
 	id, hasID := fields["id"]
 	id = bytes.TrimSpace(id)
@@ -774,7 +838,7 @@ func (c *Conn) answer(ctx context.Context, h Handler, req *Request) (body []byte
 		}
 		return rpcReplyBody(req.ID, nil, &Error{Code: CodeInternalError, Message: err.Error()})
 	}
-	raw, err := rpcMarshal(res)
+	raw, err := rpcEncode(res)
 	if err != nil {
 		c.log.Error("jsonrpc: cannot encode a result", "method", req.Method, "err", err)
 		return rpcReplyBody(req.ID, nil, NewError(CodeInternalError, "internal error: encoding the result of %s: %v", req.Method, err))
