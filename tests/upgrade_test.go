@@ -147,9 +147,14 @@ func TestDaemonUpgrade(t *testing.T) {
 		if pid := e.oneDaemon(); pid != daemon {
 			t.Fatalf("the older forwarder replaced the newer daemon (pid %d → %d)", daemon, pid)
 		}
-		if msg := pb.Stderr.String(); !strings.Contains(msg, "another agentd version") || !strings.Contains(msg, "daemonVersion=0.2.0") || !strings.Contains(msg, "version=0.1.0") {
-			t.Errorf("the older forwarder does not say the versions differ:\n%s", msg)
+		// The forwarder writes the warning before it relays anything, but
+		// this process copies its stderr on a goroutine of its own: wait
+		// for the copy, not for the forwarder.
+		says := func() bool {
+			msg := pb.Stderr.String()
+			return strings.Contains(msg, "another agentd version") && strings.Contains(msg, "daemonVersion=0.2.0") && strings.Contains(msg, "version=0.1.0")
 		}
+		waitFor(t, "the older forwarder to say the versions differ on its stderr", says)
 		b.tool("TodoList", map[string]any{"todos": []item{{"through the newer daemon", "pending"}}})
 		a.awaitTodo(e.ws, "through the newer daemon")
 	})
