@@ -235,7 +235,9 @@ func (w *Workspace) View(session string) (Session, error) {
 //   - fn returns an error: nothing is written; the error is returned as is.
 //   - a zero Change (Kind "" and not Quiet): nothing is written; the
 //     unchanged session is returned.
-//   - otherwise one bbolt transaction writes the session and, unless
+//   - otherwise one bbolt transaction (shared with changes of other
+//     sessions waiting at the same time: commit.go, docs/performance.md
+//     "Group commit") writes the session and, unless
 //     change.Quiet, bumps Revision by 1, sets TodosRevision = Revision when
 //     change.Todos, sets UpdatedAt = Now() (UTC) and appends the history
 //     event {seq, at, actor, kind, reason, payload} (payload = JSON of
@@ -254,9 +256,11 @@ func (w *Workspace) View(session string) (Session, error) {
 // (docs/architecture.md, "State and concurrency"). It returns the committed
 // session as a private copy, exactly as a later View or a restart reads it.
 //
-// A failed commit returns an error wrapping ErrNotSaved and the cause; the
-// session keeps reading as before. fn runs under the session lock: it must
-// be quick, do no I/O and not call Update of the same session.
+// It returns only after that transaction committed (fsynced). A failed
+// commit returns an error wrapping ErrNotSaved and the cause; the session
+// keeps reading as before, and the changes of other sessions that shared
+// the transaction are written again without it. fn runs under the session
+// lock: it must be quick, do no I/O and not call Update of the same session.
 func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) (Session, error) {
 	name := sessionName(session)
 	if w.closed.Load() {
