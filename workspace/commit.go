@@ -96,8 +96,34 @@ func (w *Workspace) commit(p *pendingCommit) error {
 // more than one change, each is written again in a transaction of its own,
 // so that the change that made it fail (one too large for the file's size
 // limit, say) fails alone and the others are saved.
+//
+// A panic in bbolt becomes the error of the batch (protect), so that the
+// queue always gets its next leader.
 func (w *Workspace) commitGroup(batch []*pendingCommit) {
-	err := w.db.Update(func(tx *bbolt.Tx) error {
+	err := protect(func() error { return w.db.Update(w.writeBatch(batch)) })
+	if errors.Is(err, errNothingToCommit) {
+		err = nil
+	}
+	if err != nil && len(batch) > 1 {
+		for i := range batch {
+			w.commitGroup(batch[i : i+1])
+		}
+		return
+	}
+	for _, p := range batch {
+		if err != nil {
+			p.err = fmt.Errorf("%w: session %q of workspace %s: %w", ErrNotSaved, p.name, w.root, err)
+		}
+		if !p.leads {
+			p.done = true
+			close(p.wake)
+		}
+	}
+}
+
+// writeBatch returns the transaction function that writes batch.
+func (w *Workspace) writeBatch(batch []*pendingCommit) func(*bbolt.Tx) error {
+	return func(tx *bbolt.Tx) error {
 		// This function must leave nothing behind when its transaction
 		// fails: every attempt starts from the pending changes as queued.
 		b := tx.Bucket(bucketSessions)
@@ -130,23 +156,5 @@ func (w *Workspace) commitGroup(batch []*pendingCommit) {
 			return errNothingToCommit // every change refused: no commit, no fsync
 		}
 		return nil
-	})
-	if errors.Is(err, errNothingToCommit) {
-		err = nil
-	}
-	if err != nil && len(batch) > 1 {
-		for i := range batch {
-			w.commitGroup(batch[i : i+1])
-		}
-		return
-	}
-	for _, p := range batch {
-		if err != nil {
-			p.err = fmt.Errorf("%w: session %q of workspace %s: %w", ErrNotSaved, p.name, w.root, err)
-		}
-		if !p.leads {
-			p.done = true
-			close(p.wake)
-		}
 	}
 }
