@@ -35,8 +35,9 @@
 // Each session has its own lock. An Update holds it while its callback
 // runs, while the one bbolt transaction writes the session and its history
 // event, and while subscribers are told, so notices of one session come in
-// revision order; other sessions are not held up (bbolt still commits one
-// writer at a time). View reads an in-memory copy of the last commit and
+// revision order; other sessions are not held up. bbolt commits one
+// transaction at a time; the changes of other sessions that wait meanwhile
+// share the next one, one fsync for all (group commit, commit.go). View reads an in-memory copy of the last commit and
 // never waits for an Update. No file I/O other than bbolt's happens inside
 // a transaction, and bytes read from bbolt are copied before it ends.
 package workspace

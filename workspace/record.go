@@ -1,8 +1,10 @@
 package workspace
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/agentd/agentd/goal"
@@ -303,10 +305,50 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 
 // encodeEvent returns the stored record of ev.
 func encodeEvent(ev Event) ([]byte, error) {
-	return json.Marshal(eventRecord{
-		V: eventRecordVersion, Seq: ev.Seq, At: ev.At, Actor: ev.Actor,
-		Kind: ev.Kind, Reason: ev.Reason, Payload: ev.Payload,
-	})
+	rec, err := encodeEventRecord(ev)
+	if err != nil {
+		return nil, err
+	}
+	return rec.withSeq(ev.Seq), nil
+}
+
+// eventRecordHead is how every stored event starts: its fields up to the
+// value of seq.
+var eventRecordHead = fmt.Sprintf(`{"v":%d,"seq":`, eventRecordVersion)
+
+// encodedEvent is the stored record of an event whose sequence number is
+// not known yet (it is taken in the transaction that stores it): the
+// record of sequence number n is eventRecordHead, n, tail.
+type encodedEvent struct{ tail []byte }
+
+// encodeEventRecord encodes ev but its Seq. ev.Payload must be JSON as
+// json.Marshal writes it (compact, HTML characters escaped), as Update makes
+// it: it is copied into the record as is, where json.Marshal would compact
+// it again to the same bytes.
+func encodeEventRecord(ev Event) (encodedEvent, error) {
+	data, err := json.Marshal(eventRecord{V: eventRecordVersion, At: ev.At, Actor: ev.Actor, Kind: ev.Kind, Reason: ev.Reason})
+	if err != nil {
+		return encodedEvent{}, err
+	}
+	tail, ok := bytes.CutPrefix(data, []byte(eventRecordHead+"0"))
+	if !ok {
+		return encodedEvent{}, fmt.Errorf("encoding the event record: %s does not start with %s0", data, eventRecordHead)
+	}
+	if len(ev.Payload) > 0 { // payload is the last field
+		const key = `,"payload":`
+		t := make([]byte, 0, len(tail)+len(key)+len(ev.Payload))
+		t = append(append(append(t, tail[:len(tail)-1]...), key...), ev.Payload...)
+		tail = append(t, '}')
+	}
+	return encodedEvent{tail: tail}, nil
+}
+
+// withSeq returns the record with sequence number seq.
+func (e encodedEvent) withSeq(seq uint64) []byte {
+	b := make([]byte, 0, len(eventRecordHead)+20+len(e.tail))
+	b = append(b, eventRecordHead...)
+	b = strconv.AppendUint(b, seq, 10)
+	return append(b, e.tail...)
 }
 
 // decodeEventRecord parses a stored event; version is for the caller to

@@ -201,3 +201,33 @@ func TestRecordsHoldNoDomainType(t *testing.T) {
 	check(reflect.TypeFor[sessionRecord](), "sessionRecord")
 	check(reflect.TypeFor[eventRecord](), "eventRecord")
 }
+
+// TestEventRecordWithSeq: the record built around a sequence number taken
+// later is, byte for byte, what json.Marshal writes for the whole record,
+// for payloads as Update encodes them (json.Marshal of Change.Payload).
+func TestEventRecordWithSeq(t *testing.T) {
+	for _, payload := range []any{nil, map[string]any{"count": 3}, items("a <b> & c", "\u2028é"), "x", []int{}} {
+		ev := fullEvent()
+		ev.Payload = nil
+		if payload != nil {
+			var err error
+			if ev.Payload, err = json.Marshal(payload); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rec, err := encodeEventRecord(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, seq := range []uint64{0, 1, 9, 10, 123456, 1<<64 - 1} {
+			want, err := json.Marshal(eventRecord{V: eventRecordVersion, Seq: seq, At: ev.At, Actor: ev.Actor,
+				Kind: ev.Kind, Reason: ev.Reason, Payload: ev.Payload})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.withSeq(seq); !bytes.Equal(got, want) {
+				t.Errorf("payload %s, seq %d:\n got %s\nwant %s", ev.Payload, seq, got, want)
+			}
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
 )
 
@@ -72,6 +71,8 @@ type Workspace struct {
 
 	mu       sync.RWMutex
 	sessions map[string]*sessionState
+
+	group groupCommit // the changes waiting for a transaction (commit.go)
 }
 
 // sessionState is the lock and the cache of one session.
@@ -234,7 +235,9 @@ func (w *Workspace) View(session string) (Session, error) {
 //   - fn returns an error: nothing is written; the error is returned as is.
 //   - a zero Change (Kind "" and not Quiet): nothing is written; the
 //     unchanged session is returned.
-//   - otherwise one bbolt transaction writes the session and, unless
+//   - otherwise one bbolt transaction (shared with changes of other
+//     sessions waiting at the same time: commit.go, docs/performance.md
+//     "Group commit") writes the session and, unless
 //     change.Quiet, bumps Revision by 1, sets TodosRevision = Revision when
 //     change.Todos, sets UpdatedAt = Now() (UTC) and appends the history
 //     event {seq, at, actor, kind, reason, payload} (payload = JSON of
@@ -253,9 +256,11 @@ func (w *Workspace) View(session string) (Session, error) {
 // (docs/architecture.md, "State and concurrency"). It returns the committed
 // session as a private copy, exactly as a later View or a restart reads it.
 //
-// A failed commit returns an error wrapping ErrNotSaved and the cause; the
-// session keeps reading as before. fn runs under the session lock: it must
-// be quick, do no I/O and not call Update of the same session.
+// It returns only after that transaction committed (fsynced). A failed
+// commit returns an error wrapping ErrNotSaved and the cause; the session
+// keeps reading as before, and the changes of other sessions that shared
+// the transaction are written again without it. fn runs under the session
+// lock: it must be quick, do no I/O and not call Update of the same session.
 func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) (Session, error) {
 	name := sessionName(session)
 	if w.closed.Load() {
@@ -287,57 +292,39 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 	if s.UpdatedAt.IsZero() {
 		s.UpdatedAt = now
 	}
-	var ev Event
+	var ev encodedEvent
 	if !ch.Quiet {
 		s.Revision++
 		if ch.Todos {
 			s.TodosRevision = s.Revision
 		}
 		s.UpdatedAt = now
-		ev = Event{At: now, Actor: string(ch.Actor), Kind: ch.Kind, Reason: ch.Reason}
+		e := Event{At: now, Actor: string(ch.Actor), Kind: ch.Kind, Reason: ch.Reason}
 		if ch.Payload != nil {
-			if ev.Payload, err = json.Marshal(ch.Payload); err != nil {
+			if e.Payload, err = json.Marshal(ch.Payload); err != nil {
 				return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the history payload of %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
 			}
+		}
+		// Encoded here, outside the transaction, which only adds the Seq.
+		if ev, err = encodeEventRecord(e); err != nil {
+			return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the history event: %w", ErrNotSaved, name, w.root, err)
 		}
 	}
 	data, err := encodeSession(s)
 	if err != nil {
 		return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the session: %w", ErrNotSaved, name, w.root, err)
 	}
-	// The cache and the result are decoded from the bytes written, so they
-	// are private and equal to what a restart reads.
-	committed, err := w.decodeSession(name, data)
+	committed, err := w.storedForm(name, s, data)
 	if err != nil {
 		return Session{}, fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
 
-	held := history{bytes: st.historyBytes, counted: st.historyCounted}
-	var refused error
-	err = w.db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketSessions)
-		if b.Get([]byte(name)) == nil {
-			if n := b.Stats().KeyN; n >= maxSessions {
-				refused = &Error{Code: goal.CodeArgsInvalid, Path: w.path,
-					Msg: fmt.Sprintf("session %q would be new, but workspace %s already has %d sessions, the most a folder keeps (%d); use one of its sessions (agentd.sessions lists them)", name, w.root, n, maxSessions)}
-				return refused
-			}
-		}
-		if err := b.Put([]byte(name), data); err != nil {
-			return err
-		}
-		if ch.Quiet {
-			return nil
-		}
-		return appendEvent(tx, name, ev, &held)
-	})
-	if refused != nil {
-		return Session{}, refused
+	p := &pendingCommit{name: name, data: data, ev: ev, quiet: ch.Quiet,
+		before: history{bytes: st.historyBytes, counted: st.historyCounted}}
+	if err := w.commit(p); err != nil {
+		return Session{}, err
 	}
-	if err != nil {
-		return Session{}, fmt.Errorf("%w: session %q of workspace %s: %w", ErrNotSaved, name, w.root, err)
-	}
-	st.historyBytes, st.historyCounted = held.bytes, held.counted
+	st.historyBytes, st.historyCounted = p.held.bytes, p.held.counted
 	st.cur.Store(&committed)
 	w.reg.watch.watchTaskFile(w, name, referencedTaskFile(committed.Goal))
 
@@ -354,13 +341,13 @@ type history struct {
 	counted bool
 }
 
-// appendEvent appends ev to the history of session name, taking the next
+// appendEvent appends ev to the history of session name, with the next
 // sequence number of its bucket, and deletes the oldest events until at
 // most maxHistory are kept and they take at most maxHistoryBytes; the new
 // event itself is never deleted. held is the history's size before the
 // append (counted here when it is not yet) and is updated to the size
 // after it; the caller keeps it only when the transaction commits.
-func appendEvent(tx *bbolt.Tx, name string, ev Event, held *history) error {
+func appendEvent(tx *bbolt.Tx, name string, ev encodedEvent, held *history) error {
 	hb, err := tx.Bucket(bucketHistory).CreateBucketIfNotExists([]byte(name))
 	if err != nil {
 		return err
@@ -376,14 +363,12 @@ func appendEvent(tx *bbolt.Tx, name string, ev Event, held *history) error {
 		}
 		held.counted = true
 	}
-	if ev.Seq, err = hb.NextSequence(); err != nil {
-		return err
-	}
-	data, err := encodeEvent(ev)
+	seq, err := hb.NextSequence()
 	if err != nil {
 		return err
 	}
-	newest := seqKey(ev.Seq)
+	data := ev.withSeq(seq)
+	newest := seqKey(seq)
 	if err := hb.Put(newest, data); err != nil {
 		return err
 	}
@@ -391,8 +376,8 @@ func appendEvent(tx *bbolt.Tx, name string, ev Event, held *history) error {
 	// Keys are contiguous sequence numbers, oldest first: the events at or
 	// below cut are beyond the count; others go while the bytes are over.
 	var cut uint64
-	if ev.Seq > uint64(maxHistory) {
-		cut = ev.Seq - uint64(maxHistory)
+	if seq > uint64(maxHistory) {
+		cut = seq - uint64(maxHistory)
 	}
 	c := hb.Cursor()
 	for k, v := c.First(); k != nil && !bytes.Equal(k, newest); k, v = c.First() {
