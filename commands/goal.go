@@ -56,16 +56,17 @@ func goalTool(info goal.Tool) tool {
 			if gc.Description.Display != nil {
 				desc.Display = gc.Description.Display
 			}
-			return toolCall{desc: desc, run: func(ctx context.Context, c *call, turnID string) (ToolResult, error) {
-				return runGoalTool(c, info.Name, goal.ToolCall{Call: gc, TurnID: turnID})
+			return toolCall{desc: desc, run: func(ctx context.Context, c *call, cur workspace.Session, turnID string) (ToolResult, error) {
+				return runGoalTool(c, info.Name, goal.ToolCall{Call: gc, TurnID: turnID}, cur)
 			}}, nil
 		},
 	}
 }
 
-// runGoalTool runs a decoded call of the goal tool named name. CreateGoal's task
-// file is resolved first, outside the transaction (it reads the file).
-func runGoalTool(c *call, name string, tc goal.ToolCall) (ToolResult, error) {
+// runGoalTool runs a decoded call of the goal tool named name on the
+// session read as cur. CreateGoal's task file is resolved first, outside
+// the transaction (it reads the file).
+func runGoalTool(c *call, name string, tc goal.ToolCall, cur workspace.Session) (ToolResult, error) {
 	if cg, ok := tc.Input.(goal.CreateGoalInput); ok {
 		tf, err := c.resolveTaskFile(cg.TaskFile, cg.Objective)
 		if err != nil {
@@ -73,7 +74,7 @@ func runGoalTool(c *call, name string, tc goal.ToolCall) (ToolResult, error) {
 		}
 		tc.TaskFile = tf
 	}
-	return c.svc.CallGoalTool(c.folder.ws, c.session, name, tc)
+	return c.svc.CallGoalTool(c.folder.ws, c.session, name, tc, cur)
 }
 
 // Exit codes of `agentd goal status --exit-code` (docs/protocol.md §1,

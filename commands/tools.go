@@ -10,6 +10,7 @@ import (
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace"
 )
 
 // ToolResult is the answer of agentd.callTool (docs/protocol.md §3), for every
@@ -43,11 +44,12 @@ type tool struct {
 }
 
 // toolCall is one call of a tool, its input decoded: desc for the host UI
-// (agentd.describeTool) and the result, run to run it. A call whose input
-// did not decode runs into the tool's refusal.
+// (agentd.describeTool) and the result, run to run it on the session as
+// agentd.callTool read it (cur: a read is answered from it). A call whose
+// input did not decode runs into the tool's refusal.
 type toolCall struct {
 	desc ToolDescription
-	run  func(ctx context.Context, c *call, turnID string) (ToolResult, error)
+	run  func(ctx context.Context, c *call, cur workspace.Session, turnID string) (ToolResult, error)
 }
 
 // tools is every tool, in the order agentd.tools lists them.
@@ -136,7 +138,7 @@ var toolCommands = []Command{
 			if turnID != "" && s.Goal.InGraceStep(turnID) {
 				return goal.GraceStepRefusal(tc.desc.Description), nil
 			}
-			return tc.run(ctx, c, turnID)
+			return tc.run(ctx, c, s, turnID)
 		}),
 	def[ToolDescription]("agentd.describeTool", "`name`, `input`", "`{description, display?}` for a host's UI, without running the tool.", false,
 		func(ctx context.Context, c *call, a *describeToolArgs) (any, error) {
@@ -163,24 +165,25 @@ var todoTool = tool{
 		in, err := todo.DecodeInput(input)
 		if err != nil {
 			desc := "Updating todo list"
-			return toolCall{desc: ToolDescription{Description: desc}, run: func(context.Context, *call, string) (ToolResult, error) {
+			return toolCall{desc: ToolDescription{Description: desc}, run: func(context.Context, *call, workspace.Session, string) (ToolResult, error) {
 				return refusal(todo.CodeInvalid, desc, fmt.Sprintf("%v. Send {\"todos\": [{\"title\": \"...\", \"status\": \"pending\"}]} to replace the list, or no arguments to read it.", err)), nil
 			}}, nil
 		}
 		desc := todo.Describe(in)
-		return toolCall{desc: ToolDescription{Description: desc}, run: func(ctx context.Context, c *call, turnID string) (ToolResult, error) {
-			return runTodo(c, in, desc)
+		return toolCall{desc: ToolDescription{Description: desc}, run: func(ctx context.Context, c *call, cur workspace.Session, turnID string) (ToolResult, error) {
+			return runTodo(c, in, desc, cur)
 		}}, nil
 	},
 }
 
-// runTodo runs a TodoList call whose input decoded as in.
-func runTodo(c *call, in todo.Input, desc string) (ToolResult, error) {
+// runTodo runs a TodoList call whose input decoded as in on the session
+// read as cur.
+func runTodo(c *call, in todo.Input, desc string, cur workspace.Session) (ToolResult, error) {
 	plan, err := todo.PlanCall(in)
 	if err != nil {
 		return refusal(todo.CodeInvalid, desc, fmt.Sprintf("The todo list was not changed: %v.", err)), nil
 	}
-	s, err := c.svc.CallTodo(c.folder.ws, c.session, c.agent, plan)
+	s, err := c.svc.CallTodo(c.folder.ws, c.session, c.agent, plan, cur)
 	if err != nil {
 		return ToolResult{}, err
 	}

@@ -105,6 +105,63 @@ func floorCPU(b *testing.B, req, reply []byte, rounds int) time.Duration {
 	return (cpuTime(b) - start) / time.Duration(rounds)
 }
 
+// benchConn starts an lsp.Server of a fresh service on io.Pipes,
+// initialized with one folder, and returns the client's send (one message
+// body, framed) and reply (reads messages up to the next response and
+// returns its body). The client is kept to framing alone (no JSON), so
+// that the CPU measured is the server's. The server stops at the end of b.
+func benchConn(b *testing.B) (send func(body []byte), reply func() []byte) {
+	dir := b.TempDir()
+	root := filepath.Join(dir, "work")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	svc := service.New(workspace.Options{StateDir: filepath.Join(dir, "state")}, service.Daemon)
+	srv := lsp.NewServer(svc, "bench", nil)
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		srv.ServeConn(ctx, pipeRWC{sr, sw, []io.Closer{sr, sw}}, lsp.ConnOptions{})
+	}()
+	b.Cleanup(func() {
+		cancel()
+		cw.Close()
+		cr.Close()
+		<-served
+		srv.Close()
+		svc.Close()
+	})
+	in := jsonrpc.NewReader(cr, jsonrpc.ReaderOptions{})
+	send = func(body []byte) {
+		if _, err := fmt.Fprintf(cw, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reply = func() []byte {
+		for {
+			n, err := in.ReadHeader()
+			if err != nil {
+				b.Fatal(err)
+			}
+			body, err := in.ReadBody(n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","id":`)) {
+				return body
+			}
+		}
+	}
+	folders, _ := json.Marshal(map[string]any{"workspaceFolders": []map[string]string{{"uri": workspace.URIFromPath(root), "name": "work"}}})
+	send(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":%s}`, folders))
+	reply()
+	send([]byte(`{"jsonrpc":"2.0","method":"initialized","params":{}}`))
+	return send, reply
+}
+
 // BenchmarkTodoListWrite runs TodoList writes of 8, 100 and 200 items
 // through a whole LSP connection over io.Pipe (framing, dispatch, the
 // command, the store's commit with fsync, the todoChanged notification to
@@ -114,52 +171,7 @@ func floorCPU(b *testing.B, req, reply []byte, rounds int) time.Duration {
 func BenchmarkTodoListWrite(b *testing.B) {
 	for _, n := range []int{8, 100, 200} {
 		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
-			dir := b.TempDir()
-			root := filepath.Join(dir, "work")
-			if err := os.MkdirAll(root, 0o700); err != nil {
-				b.Fatal(err)
-			}
-			svc := service.New(workspace.Options{StateDir: filepath.Join(dir, "state")}, service.Daemon)
-			defer svc.Close()
-			srv := lsp.NewServer(svc, "bench", nil)
-			defer srv.Close()
-			cr, sw := io.Pipe()
-			sr, cw := io.Pipe()
-			ctx, cancel := context.WithCancel(context.Background())
-			served := make(chan struct{})
-			go func() {
-				defer close(served)
-				srv.ServeConn(ctx, pipeRWC{sr, sw, []io.Closer{sr, sw}}, lsp.ConnOptions{})
-			}()
-			defer func() { cancel(); cw.Close(); cr.Close(); <-served }()
-			// The client is kept to framing alone (no JSON), so that the
-			// CPU measured is the server's.
-			in := jsonrpc.NewReader(cr, jsonrpc.ReaderOptions{})
-			send := func(body []byte) {
-				if _, err := fmt.Fprintf(cw, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
-					b.Fatal(err)
-				}
-			}
-			// reply reads messages up to the next response and returns it.
-			reply := func() []byte {
-				for {
-					n, err := in.ReadHeader()
-					if err != nil {
-						b.Fatal(err)
-					}
-					body, err := in.ReadBody(n)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","id":`)) {
-						return body
-					}
-				}
-			}
-			folders, _ := json.Marshal(map[string]any{"workspaceFolders": []map[string]string{{"uri": workspace.URIFromPath(root), "name": "work"}}})
-			send(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":%s}`, folders))
-			reply()
-			send([]byte(`{"jsonrpc":"2.0","method":"initialized","params":{}}`))
+			send, reply := benchConn(b)
 			var reqs [2][]byte
 			for k, params := range benchTodoWrites(n) {
 				reqs[k] = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"workspace/executeCommand","params":%s}`, params)
@@ -184,6 +196,57 @@ func BenchmarkTodoListWrite(b *testing.B) {
 			per := cpu / time.Duration(b.N)
 			b.ReportMetric(float64(per.Microseconds()), "cpu-µs/op")
 			b.ReportMetric(float64(per)/float64(floor), "cpu/floor")
+		})
+	}
+}
+
+// BenchmarkReads runs the reads of tests/bench's core figures through a
+// whole LSP connection over io.Pipe: a TodoList query of a used list of 8
+// items, agentd.state of that session, and GetGoal in a session with a goal
+// and an open turn. It reports the server's and client's CPU per read
+// (cpu-µs/op); none of them commits (docs/performance.md "Reads").
+func BenchmarkReads(b *testing.B) {
+	exec := func(command string, args any) []byte {
+		params, err := json.Marshal(map[string]any{"command": command, "arguments": []any{args}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"workspace/executeCommand","params":%s}`, params)
+	}
+	send, reply := benchConn(b)
+	setup := [][]byte{
+		fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"workspace/executeCommand","params":%s}`, benchTodoWrites(8)[0]),
+		exec("agentd.goal.create", map[string]any{"session": "goal", "objective": "Ship the new config format"}),
+		exec("agentd.turn.begin", map[string]any{"session": "goal", "turnId": "t1", "origin": "user"}),
+	}
+	for _, req := range setup {
+		send(req)
+		if r := reply(); bytes.Contains(r, []byte(`"error":`)) || bytes.Contains(r, []byte(`"isError":true`)) {
+			b.Fatalf("setup %s: %s", req, r)
+		}
+	}
+	for _, r := range []struct {
+		name string
+		req  []byte
+	}{
+		{"TodoList", exec("agentd.callTool", map[string]any{"session": "bench", "name": "TodoList", "input": map[string]any{}})},
+		{"state", exec("agentd.state", map[string]any{"session": "bench"})},
+		{"GetGoal", exec("agentd.callTool", map[string]any{"session": "goal", "name": "GetGoal", "input": map[string]any{}})},
+	} {
+		b.Run(r.name, func(b *testing.B) {
+			send(r.req)
+			if got := reply(); bytes.Contains(got, []byte(`"error":`)) || bytes.Contains(got, []byte(`"isError":true`)) {
+				b.Fatalf("%s: %s", r.req, got)
+			}
+			b.ResetTimer()
+			start := cpuTime(b)
+			for i := 0; i < b.N; i++ {
+				send(r.req)
+				reply()
+			}
+			cpu := cpuTime(b) - start
+			b.StopTimer()
+			b.ReportMetric(float64((cpu / time.Duration(b.N)).Microseconds()), "cpu-µs/op")
 		})
 	}
 }

@@ -12,16 +12,24 @@ import (
 // transaction each.
 
 // CallTodo stores what a TodoList call of agent planned (todo.PlanCall) on
-// session of ws and returns the session after it. A write replaces the
+// session of ws and returns the session after it; cur is that session as
+// the caller last read it (workspace.Workspace.View). A write replaces the
 // list (actor model); a read changes nothing but, for the main agent, marks
 // the list used for the stale reminder (docs/runtime.md §1.1), quietly. A
-// read whose mark cannot be stored (workspace.ErrNotSaved: a full disk)
-// still answers the stored session, and the failure is logged. Errors:
-// those of workspace.Workspace.Update and View.
-func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan todo.Plan) (workspace.Session, error) {
+// read that has nothing to mark (the list already used in cur, or a
+// subagent's read) is answered from cur, without a transaction
+// (docs/performance.md "Reads"). A read whose mark cannot be stored
+// (workspace.ErrNotSaved: a full disk) still answers the stored session,
+// and the failure is logged. Errors: those of workspace.Workspace.Update
+// and View.
+func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan todo.Plan, cur workspace.Session) (workspace.Session, error) {
+	marks := func(st *workspace.Session) bool { return !st.TodoUsage.Used && agent == goal.MainAgent }
+	if !plan.Write && !marks(&cur) {
+		return cur, nil
+	}
 	st, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
 		if !plan.Write {
-			if st.TodoUsage.Used || agent != goal.MainAgent {
+			if !marks(st) {
 				return workspace.Change{}, nil
 			}
 			st.TodoUsage.NoteRead()
@@ -42,18 +50,15 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan 
 }
 
 // CallGoalTool runs tc, the decoded call of the goal tool named name, on
-// session of ws (goal.State.CallTool) and stores its changes. GetGoal is a
-// read: it is answered from the stored session without a commit, refused
-// or not, so that it never depends on one (a full disk). A refusal is a
+// session of ws (goal.State.CallTool) and stores its changes; cur is that
+// session as the caller last read it (workspace.Workspace.View). GetGoal is
+// a read: it is answered from cur without a transaction, refused or not, so
+// that it never depends on a commit (a full disk). A refusal is a
 // ToolResult with IsError, not an error; errors are those of
-// workspace.Workspace.Update and View.
-func (s *Service) CallGoalTool(ws *workspace.Workspace, session, name string, tc goal.ToolCall) (goal.ToolResult, error) {
+// workspace.Workspace.Update.
+func (s *Service) CallGoalTool(ws *workspace.Workspace, session, name string, tc goal.ToolCall, cur workspace.Session) (goal.ToolResult, error) {
 	if name == goal.GetGoalTool {
-		st, err := ws.View(session)
-		if err != nil {
-			return goal.ToolResult{}, err
-		}
-		res, _ := st.Goal.CallTool(tc, s.Now())
+		res, _ := cur.Goal.CallTool(tc, s.Now())
 		return res, nil
 	}
 	var res goal.ToolResult
