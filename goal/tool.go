@@ -423,65 +423,8 @@ func goalJSON(snap *Snapshot) string {
 		v := snap.ModelView()
 		out.Goal = &v
 	}
-	b, _ := json.Marshal(out)
-	return indent(b)
-}
-
-// indent is compact, the output of json.Marshal, indented as
-// json.MarshalIndent(v, "", "  ") would (empty objects and arrays stay
-// "{}" and "[]"), byte for byte. It trusts compact to be valid JSON
-// without white space; it skips json.Indent's validating scanner, which
-// cost GetGoal most of its time (docs/performance.md "Reads").
-func indent(compact []byte) string {
-	var out strings.Builder
-	out.Grow(len(compact) * 3 / 2)
-	depth, inString := 0, false
-	newline := func() {
-		out.WriteByte('\n')
-		for range depth {
-			out.WriteString("  ")
-		}
-	}
-	for i := 0; i < len(compact); i++ {
-		c := compact[i]
-		if inString {
-			out.WriteByte(c)
-			switch c {
-			case '\\':
-				i++
-				out.WriteByte(compact[i])
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-			out.WriteByte(c)
-		case '{', '[':
-			out.WriteByte(c)
-			if i+1 < len(compact) && (compact[i+1] == '}' || compact[i+1] == ']') {
-				i++
-				out.WriteByte(compact[i])
-				continue
-			}
-			depth++
-			newline()
-		case '}', ']':
-			depth--
-			newline()
-			out.WriteByte(c)
-		case ',':
-			out.WriteByte(c)
-			newline()
-		case ':':
-			out.WriteString(": ")
-		default:
-			out.WriteByte(c)
-		}
-	}
-	return out.String()
+	b, _ := json.MarshalIndent(out, "", "  ")
+	return string(b)
 }
 
 func (s *State) createTool(res ToolResult, in CreateGoalInput, c ToolCall, now Instant) (ToolResult, []Change) {
