@@ -143,11 +143,18 @@ func (e *env) run(cmd *exec.Cmd) *proc {
 // waitExit waits for the process to end and returns its exit code.
 func (p *proc) waitExit() int {
 	p.t.Helper()
+	return p.waitExitWithin(waitLimit)
+}
+
+// waitExitWithin is waitExit for a process that may first wait out a
+// bound of its own: limit is that bound plus waitLimit.
+func (p *proc) waitExitWithin(limit time.Duration) int {
+	p.t.Helper()
 	select {
 	case <-p.Exited():
 		return p.ExitCode()
-	case <-time.After(waitLimit):
-		p.t.Fatalf("agentd did not exit; stderr:\n%s", p.Stderr.String())
+	case <-time.After(limit):
+		p.t.Fatalf("agentd did not exit within %v; stderr:\n%s", limit, p.Stderr.String())
 		return -1
 	}
 }
