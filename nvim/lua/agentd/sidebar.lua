@@ -14,7 +14,12 @@ local uv = vim.uv or vim.loop
 M.buf = nil
 ---@type table|nil last render result (lines, items, item_lines, task_file_line)
 M.layout = nil
-local want_item = nil
+-- want_item: the index the cursor goes to once the user's edit is shown;
+-- want_after: the session revision when the edit was made. Only a state newer
+-- than that shows the edit: a notification of an earlier change that arrives
+-- after it (the daemon may answer a write before it notifies) must not take
+-- the cursor there.
+local want_item, want_after = nil, nil
 local timer = nil
 
 local highlight_links = {
@@ -74,6 +79,14 @@ local function conn_of_sidebar()
   local root = vim.b[M.buf].agentd_root
   return root and client.conns[root] or nil
 end
+
+--- The cursor goes to item idx once the state shows the edit being made now.
+local function want(idx)
+  local conn = conn_of_sidebar()
+  want_item = idx
+  want_after = conn and conn.store.revision or -1
+end
+
 M.conn = conn_of_sidebar
 
 local function stop_timer()
@@ -140,9 +153,11 @@ function M.render()
     res.titles[i] = it.title
   end
   M.layout = res
+  local rev = conn and conn.store.revision or -1
+  local shows_edit = want_item and (not want_after or rev > want_after) and res.item_lines[want_item]
   for w, c in pairs(cursor_item) do
     local target
-    if want_item and res.item_lines[want_item] then
+    if shows_edit then
       target = res.item_lines[want_item]
     elseif c.idx then
       -- Follow the item by its title if it moved, else stay at its index.
@@ -159,8 +174,8 @@ function M.render()
     target = target or math.min(c.lnum, #res.lines)
     pcall(vim.api.nvim_win_set_cursor, w, { math.max(1, target), 0 })
   end
-  if want_item and res.item_lines[want_item] then
-    want_item = nil
+  if shows_edit then
+    want_item, want_after = nil, nil
   end
   -- Tick the elapsed time while an active goal is on screen.
   local goal = state and state.goal
@@ -254,7 +269,7 @@ function M.actions.rename()
     if input == "" or input == item.title then
       return
     end
-    want_item = idx
+    want(idx)
     edit_item_at(idx, item.title, function(items, i)
       return render.rename(items, i, input)
     end)
@@ -273,7 +288,7 @@ function M.actions.add()
     if input == "" then
       return
     end
-    want_item = idx and idx + 1 or (#conn.store.state.todos.items + 1)
+    want(idx and idx + 1 or (#conn.store.state.todos.items + 1))
     client.edit_todos(conn, function(items)
       return render.add(items, input, idx and math.min(idx, #items) or nil)
     end)
@@ -283,7 +298,7 @@ end
 local function move(delta)
   edit_item(function(items, i)
     local out, to = render.move(items, i, delta)
-    want_item = to
+    want(to)
     return out
   end)
 end

@@ -224,6 +224,44 @@ test("<CR> cycles a todo, J moves it down, R re-reads, q closes", function()
   H.eq("ready", c.status)
 end)
 
+test("J keeps the cursor on the moved item when an earlier change's notification comes after the edit", function()
+  -- The daemon may answer a write before it notifies: the notification of the
+  -- change before the move (same revision as the list the move was made on)
+  -- arrives after the move was sent, before its answer.
+  H.tool("TodoList", { todos = {
+    { title = "alpha", status = "pending" },
+    { title = "beta", status = "pending" },
+  } })
+  if not sidebar.is_open() then
+    vim.cmd("AgentdToggle")
+  end
+  wait_sidebar("[ ] beta")
+  local c = conn()
+  local late = {
+    workspace = vim.uri_from_fname(ws), session = c.store.session or "default",
+    revision = c.store.revision, items = vim.deepcopy(c.store.state.todos.items), actor = "model",
+  }
+  local orig = client.execute
+  client.execute = function(cn, command, args, cb)
+    if command ~= "agentd.todo.set" then
+      return orig(cn, command, args, cb)
+    end
+    return orig(cn, command, args, function(err, result)
+      client.handlers["agentd/todoChanged"](nil, late, { client_id = cn.client_id })
+      cb(err, result)
+    end)
+  end
+  focus_sidebar_item("alpha")
+  H.feed("J")
+  H.wait(function()
+    local items = daemon_items()
+    return items[1].title == "beta" and items[2].title == "alpha"
+  end, "daemon to have 'alpha' moved down", 10000, describe)
+  wait_sidebar("[ ] beta\n  [ ] alpha")
+  client.execute = orig
+  H.contains(vim.api.nvim_get_current_line(), "alpha", "cursor follows the moved item")
+end)
+
 test(":AgentdTaskFile opens the goal's task file", function()
   vim.fn.writefile({ "notes" }, ws .. "/NOTES.md")
   vim.cmd("AgentdGoal! Keep @NOTES.md tidy")
