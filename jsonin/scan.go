@@ -546,76 +546,78 @@ type Member struct {
 // json.Unmarshal). Keys may repeat: json.Unmarshal into a map keeps the
 // last. docs/performance.md.
 func Members(raw []byte) (members []Member, ok bool) {
-	s := scanner{data: raw}
-	i := s.skipSpace(0)
-	if i >= len(raw) || raw[i] != '{' {
-		return nil, false
-	}
-	i = s.skipSpace(i + 1)
-	if i < len(raw) && raw[i] == '}' {
-		return members, s.skipSpace(i+1) == len(raw)
-	}
-	for {
+	ok = each(raw, '{', '}', func(s *scanner, i int) (int, bool) {
 		if i >= len(raw) || raw[i] != '"' {
-			return nil, false
+			return 0, false
 		}
 		keyEnd, err := s.str(i)
 		if err != nil {
-			return nil, false
+			return 0, false
 		}
 		key := unquote(raw[i:keyEnd])
 		if i = s.skipSpace(keyEnd); i >= len(raw) || raw[i] != ':' {
-			return nil, false
+			return 0, false
 		}
 		start := s.skipSpace(i + 1)
 		if i, err = s.value(start, plain, nil, reflect.Value{}, "", nil, 1); err != nil {
-			return nil, false
+			return 0, false
 		}
 		members = append(members, Member{Key: key, Value: raw[start:i:i]})
-		if i = s.skipSpace(i); i >= len(raw) {
-			return nil, false
-		}
-		switch raw[i] {
-		case ',':
-			i = s.skipSpace(i + 1)
-		case '}':
-			return members, s.skipSpace(i+1) == len(raw)
-		default:
-			return nil, false
-		}
+		return i, true
+	})
+	if !ok {
+		return nil, false
 	}
+	return members, true
 }
 
 // Elements splits the JSON text raw, an array, into its elements, each a
 // slice of raw (not a copy), in one pass; ok is false when raw is not
 // valid JSON or not an array (surrounding whitespace is allowed).
 func Elements(raw []byte) (elems []json.RawMessage, ok bool) {
-	s := scanner{data: raw}
-	i := s.skipSpace(0)
-	if i >= len(raw) || raw[i] != '[' {
-		return nil, false
-	}
-	i = s.skipSpace(i + 1)
-	if i < len(raw) && raw[i] == ']' {
-		return elems, s.skipSpace(i+1) == len(raw)
-	}
-	for {
-		start := i
-		var err error
-		if i, err = s.value(start, plain, nil, reflect.Value{}, "", nil, 1); err != nil {
-			return nil, false
+	ok = each(raw, '[', ']', func(s *scanner, start int) (int, bool) {
+		i, err := s.value(start, plain, nil, reflect.Value{}, "", nil, 1)
+		if err != nil {
+			return 0, false
 		}
 		elems = append(elems, raw[start:i:i])
+		return i, true
+	})
+	if !ok {
+		return nil, false
+	}
+	return elems, true
+}
+
+// each walks raw, one object or array (open and close are its brackets)
+// with white space around it, calling item at the offset of each member or
+// element; item returns the offset just after it, or false. It reports
+// whether raw is such a container and valid JSON.
+func each(raw []byte, open, close byte, item func(s *scanner, i int) (int, bool)) bool {
+	s := scanner{data: raw}
+	i := s.skipSpace(0)
+	if i >= len(raw) || raw[i] != open {
+		return false
+	}
+	i = s.skipSpace(i + 1)
+	if i < len(raw) && raw[i] == close {
+		return s.skipSpace(i+1) == len(raw)
+	}
+	for {
+		var ok bool
+		if i, ok = item(&s, i); !ok {
+			return false
+		}
 		if i = s.skipSpace(i); i >= len(raw) {
-			return nil, false
+			return false
 		}
 		switch raw[i] {
 		case ',':
 			i = s.skipSpace(i + 1)
-		case ']':
-			return elems, s.skipSpace(i+1) == len(raw)
+		case close:
+			return s.skipSpace(i+1) == len(raw)
 		default:
-			return nil, false
+			return false
 		}
 	}
 }
