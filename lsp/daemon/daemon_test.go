@@ -567,16 +567,24 @@ func TestAutoSocketPath(t *testing.T) {
 	}
 }
 
-// closingListener listens on a fresh socket and closes every connection at
-// once: a program that answers on the path but is no agentd.
-func closingListener(t testing.TB) string {
+// listenUnix listens on a Unix socket named name in a fresh short
+// directory, closed when the test ends (closing it early is harmless).
+func listenUnix(t testing.TB, name string) (net.Listener, string) {
 	t.Helper()
-	path := filepath.Join(shortDir(t), "d.sock")
+	path := filepath.Join(shortDir(t), name)
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	return ln, path
+}
+
+// closingListener listens on a fresh socket and closes every connection at
+// once: a program that answers on the path but is no agentd.
+func closingListener(t testing.TB) string {
+	t.Helper()
+	ln, path := listenUnix(t, "d.sock")
 	go func() {
 		for {
 			c, err := ln.Accept()

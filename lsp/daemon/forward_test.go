@@ -191,12 +191,7 @@ func TestForwardLostDaemon(t *testing.T) {
 // connections until its last thread has exited.
 func dyingDaemon(t testing.TB) (path string, drop func()) {
 	t.Helper()
-	path = filepath.Join(shortDir(t), "dying.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	ln, path := listenUnix(t, "dying.sock")
 	return path, func() { ln.Close() }
 }
 
@@ -205,12 +200,7 @@ func dyingDaemon(t testing.TB) (path string, drop func()) {
 // that stops (idle timeout, handover) or dies as it reads.
 func endingDaemon(t testing.TB, until string) string {
 	t.Helper()
-	path := filepath.Join(shortDir(t), "ending.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	ln, path := listenUnix(t, "ending.sock")
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
@@ -350,12 +340,7 @@ func TestForwardRedialsBounded(t *testing.T) {
 // TestForwardBytesVerbatim: whatever the editor writes, framing errors
 // included, reaches the daemon unchanged, and the other way round.
 func TestForwardBytesVerbatim(t *testing.T) {
-	path := filepath.Join(shortDir(t), "raw.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln, path := listenUnix(t, "raw.sock")
 	got := make(chan []byte, 1)
 	go func() {
 		c, err := ln.Accept()
