@@ -142,7 +142,10 @@ func TestDequeueAndMove(t *testing.T) {
 func TestAdvanceOnComplete(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)
-	mustNoErr(t, func() error { _, err := s.SetBudget(BudgetUpdate{Turns: LimitUpdate{Set: true, Value: f64(5)}}, c.now()); return err }())
+	mustNoErr(t, func() error {
+		_, err := s.SetBudget(BudgetUpdate{Turns: LimitUpdate{Set: true, Value: f64(5)}}, c.now())
+		return err
+	}())
 	next := enqueue(t, s, "second", c.now())
 	enqueue(t, s, "third", c.now())
 	beginTurn(t, s, "t1", c.now())

@@ -129,7 +129,8 @@ func (s State) Clone() State {
 	if s.Turns != nil {
 		out.Turns = append([]Turn(nil), s.Turns...)
 	}
-	if s.Queue != nil {
+	out.Queue = nil // an empty queue is nil, as the store reads it back
+	if len(s.Queue) > 0 {
 		out.Queue = append([]QueuedGoal(nil), s.Queue...)
 	}
 	return out
