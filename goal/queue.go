@@ -27,10 +27,11 @@ const (
 )
 
 // QueueParams are the inputs of adding a queued goal (agentd.goal.queue.add).
+// Check nil means no check.
 type QueueParams struct {
 	Objective           string
 	CompletionCriterion string
-	Check               string
+	Check               *string
 }
 
 // QueueChange is one change of the queue, for the history event and the
@@ -87,15 +88,14 @@ func (s *State) Enqueue(p QueueParams, now Instant) (QueueChange, error) {
 	return QueueChange{Kind: QueueAdd, Item: &item, Index: len(s.Queue) - 1}, nil
 }
 
-// normalizeCheck trims a queued goal's check command; "" stays "" (no
-// check). A blank command given as one, a longer one than
-// MaxQueueCheckChars, or one with a control character other than TAB is
-// args.invalid.
-func normalizeCheck(check string) (string, error) {
-	if check == "" {
+// normalizeCheck trims a queued goal's check command; nil is no check
+// (""). A blank command, a longer one than MaxQueueCheckChars, or one with
+// a line break or another control character (TAB is fine) is args.invalid.
+func normalizeCheck(check *string) (string, error) {
+	if check == nil {
 		return "", nil
 	}
-	trimmed := strings.TrimSpace(check)
+	trimmed := strings.TrimSpace(*check)
 	switch {
 	case trimmed == "":
 		return "", errorf(CodeArgsInvalid, "the check is blank; give the command that proves the goal is done, or leave check out")

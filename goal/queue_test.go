@@ -37,7 +37,7 @@ func TestEnqueue(t *testing.T) {
 	c := newClock()
 	fixedIDs(t)
 	s := &State{}
-	ch, err := s.Enqueue(QueueParams{Objective: "  write docs \n", CompletionCriterion: " docs build ", Check: "  make docs  "}, c.now())
+	ch, err := s.Enqueue(QueueParams{Objective: "  write docs \n", CompletionCriterion: " docs build ", Check: ptr("  make docs  ")}, c.now())
 	mustNoErr(t, err)
 	want := QueuedGoal{ID: "goal-1", Objective: "write docs", CompletionCriterion: "docs build", Check: "make docs", AddedAt: c.wall}
 	if diff := cmp.Diff(QueueChange{Kind: QueueAdd, Item: &want, Index: 0}, ch); diff != "" {
@@ -55,9 +55,9 @@ func TestEnqueue(t *testing.T) {
 		{"empty objective", QueueParams{Objective: "  "}, CodeObjectiveEmpty, "the objective is empty"},
 		{"long objective", QueueParams{Objective: strings.Repeat("x", MaxObjectiveChars+1)}, CodeObjectiveTooLong, "at most 4000"},
 		{"control char", QueueParams{Objective: "a\x1bb"}, CodeArgsInvalid, "U+001B"},
-		{"blank check", QueueParams{Objective: "a", Check: "   "}, CodeArgsInvalid, "the check is blank"},
-		{"long check", QueueParams{Objective: "a", Check: strings.Repeat("y", MaxQueueCheckChars+1)}, CodeArgsInvalid, "at most 2000"},
-		{"check with newline", QueueParams{Objective: "a", Check: "make\nrm -rf x"}, CodeArgsInvalid, "U+000A"},
+		{"blank check", QueueParams{Objective: "a", Check: ptr("   ")}, CodeArgsInvalid, "the check is blank"},
+		{"long check", QueueParams{Objective: "a", Check: ptr(strings.Repeat("y", MaxQueueCheckChars+1))}, CodeArgsInvalid, "at most 2000"},
+		{"check with newline", QueueParams{Objective: "a", Check: ptr("make\nrm -rf x")}, CodeArgsInvalid, "U+000A"},
 	} {
 		_, err := s.Enqueue(tc.p, c.now())
 		if codeOf(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
