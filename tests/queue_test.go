@@ -2,6 +2,9 @@ package tests
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -198,6 +201,9 @@ func TestGoalQueueAdvance(t *testing.T) {
 		t.Fatalf("notifications %v: want goalChanged, goalChanged, queueChanged at the end", methods)
 	}
 
+	if msg := c.Await("window/showMessage", func(raw json.RawMessage) bool { return strings.Contains(string(raw), "next goal") }); !strings.Contains(string(msg), "goal complete: first goal; next goal: second goal") {
+		t.Errorf("showMessage = %s", msg)
+	}
 	g := adv.Goal
 	if g.CompletionCriterion != "it works" || g.TurnsUsed != 0 || g.TokensUsed != 0 || g.Budget.TurnBudget != nil || g.LastActor != "runtime" || g.GoalID == "" {
 		t.Fatalf("the advanced goal = %+v", g)
@@ -268,11 +274,57 @@ func TestGoalQueueNoAdvance(t *testing.T) {
 	}
 }
 
+// TestGoalQueueEveryClient: through the shared daemon, a queue change and an
+// advance made by one editor reach another editor of the folder, in the
+// same order (docs/protocol.md §4.2).
+func TestGoalQueueEveryClient(t *testing.T) {
+	e := newEnv(t)
+	_, a := e.forwarder()
+	a.Initialize(nil, e.ws)
+	_, b := e.forwarder()
+	b.Initialize(nil, e.ws)
+	e.oneDaemon()
+	a.MustExec("agentd.goal.create", map[string]any{"objective": "first goal"}, nil)
+	rev, _ := a.queueCall("agentd.goal.queue.add", map[string]any{"objective": "next goal"})
+	if qc := b.awaitQueue(rev); qc.Actor != "user" || !slices.Equal(queueObjectives(qc.Items), []string{"next goal"}) {
+		t.Fatalf("the other editor's queueChanged = %+v", qc)
+	}
+	if res := a.tool("UpdateGoal", map[string]any{"status": "complete"}); res.IsError {
+		t.Fatalf("UpdateGoal complete = %+v", res)
+	}
+	adv := b.awaitGoal("advance")
+	if qc := b.awaitQueue(adv.Revision); len(qc.Items) != 0 || qc.Actor != "runtime" {
+		t.Fatalf("the other editor's queueChanged of the advance = %+v", qc)
+	}
+	var kinds []string
+	for _, raw := range b.Conn.NotesOf("agentd/goalChanged") {
+		var gc goalChanged
+		json.Unmarshal(raw, &gc)
+		if gc.Revision == adv.Revision {
+			kinds = append(kinds, gc.Change.Kind+"/"+gc.Goal.Objective)
+		}
+	}
+	if want := []string{"complete/first goal", "advance/next goal"}; !slices.Equal(kinds, want) {
+		t.Fatalf("the other editor's goalChanged of revision %d = %v, want %v", adv.Revision, kinds, want)
+	}
+	if g := b.goal(); g.Objective != "next goal" || g.Status != "active" {
+		t.Fatalf("the other editor reads the goal %+v", g)
+	}
+}
+
 // TestGoalQueueShell: `agentd goal queue add|list|rm|mv|auto-advance` from a
 // shell (docs/commands.md), with --json, refusals on stderr with exit 1,
 // usage errors exit 2, and `agentd state` showing the queue.
 func TestGoalQueueShell(t *testing.T) {
 	e := newEnv(t)
+	// A read creates nothing (docs/protocol.md §1.2.2).
+	out, _, code := e.cli("goal", "queue", "list", "--workspace", e.ws)
+	if code != 0 || out != "Up next: nothing queued (auto-advance on).\n" {
+		t.Fatalf("queue list on a fresh folder: %d %q", code, out)
+	}
+	if _, err := os.Stat(e.stateDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("queue list created the state directory: %v", err)
+	}
 	out, errOut, code := e.cli("goal", "queue", "add", "write", "the", "docs", "--criterion", "docs build", "--check", "make docs", "--workspace", e.ws)
 	if code != 0 || !strings.Contains(out, "Up next (auto-advance on):\n  0. write the docs\n") || !strings.Contains(out, "Check: make docs") || !strings.Contains(errOut, "agentd: workspace ") {
 		t.Fatalf("queue add: %d %q %q", code, out, errOut)
