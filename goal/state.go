@@ -27,6 +27,12 @@ type State struct {
 	// Turns are the live turns and the last MaxEndedTurns ended ones, oldest
 	// first, so that lifecycle calls are idempotent per turnId.
 	Turns []Turn `json:"turns,omitempty"`
+	// Queue is the session's upcoming goals, first first (docs/runtime.md
+	// §2.9); at most MaxQueuedGoals.
+	Queue []QueuedGoal `json:"queue,omitempty"`
+	// AutoAdvanceOff: the user turned auto-advance off, so a complete goal
+	// stays current (docs/runtime.md §2.9). The zero value is on.
+	AutoAdvanceOff bool `json:"autoAdvanceOff,omitempty"`
 }
 
 // Goal is the stored form of a goal. Clients see it as a Snapshot.
@@ -88,6 +94,9 @@ const (
 	ChangeComplete ChangeKind = "complete" // → complete
 	ChangeBudget   ChangeKind = "budget"   // limits changed, status unchanged
 	ChangeTaskFile ChangeKind = "taskFile" // the task file changed on disk
+	// ChangeAdvance: the goal completed and the first queued goal became
+	// the current goal, active (actor runtime; docs/runtime.md §2.9).
+	ChangeAdvance ChangeKind = "advance"
 	// ChangeProgress: only counters (turnsUsed, tokensUsed) or the task
 	// file's changedSinceLastTurn flag changed. Callers may store it quietly.
 	ChangeProgress ChangeKind = "progress"
@@ -119,6 +128,10 @@ func (s State) Clone() State {
 	}
 	if s.Turns != nil {
 		out.Turns = append([]Turn(nil), s.Turns...)
+	}
+	out.Queue = nil // an empty queue is nil, as the store reads it back
+	if len(s.Queue) > 0 {
+		out.Queue = append([]QueuedGoal(nil), s.Queue...)
 	}
 	return out
 }

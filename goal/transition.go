@@ -85,23 +85,30 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) 
 		}
 		cs.add(s.clear(ChangeReplace, System, reasonReplaced, now))
 	}
-	s.Goal = &Goal{
-		ID:                  newID(),
-		Objective:           objective,
-		CompletionCriterion: criterion,
-		Status:              Active,
-		TaskFile:            cloneTaskFile(p.TaskFile),
-		CreatedAt:           now.Wall,
-		UpdatedAt:           now.Wall,
-		LastActor:           actor,
-	}
-	s.Goal.stamp(now)
+	s.Goal = newGoal(CreateParams{Objective: objective, CompletionCriterion: criterion, TaskFile: p.TaskFile}, actor, now)
 	// The cancel notice is about an older goal; the new goal's reminder
 	// supersedes it.
 	s.CancelNoticePending = false
 	s.noteActivated(turnID, now)
 	cs.add(Change{Kind: ChangeCreate, Status: Active, Actor: actor, Goal: s.Goal.snapshot(now)})
 	return cs.list(), nil
+}
+
+// newGoal is a fresh active goal of p (already normalized) made by actor
+// at now: a new uuid, zero counters, no budgets, its wall clock running.
+func newGoal(p CreateParams, actor Actor, now Instant) *Goal {
+	g := &Goal{
+		ID:                  newID(),
+		Objective:           p.Objective,
+		CompletionCriterion: p.CompletionCriterion,
+		Status:              Active,
+		TaskFile:            cloneTaskFile(p.TaskFile),
+		CreatedAt:           now.Wall,
+		UpdatedAt:           now.Wall,
+		LastActor:           actor,
+	}
+	g.stamp(now)
+	return g
 }
 
 // clear removes the current goal, settling its clock, and reports it as it

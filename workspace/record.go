@@ -47,10 +47,20 @@ type todoUsageRecord struct {
 }
 
 type goalStateRecord struct {
-	Goal                    *goalRecord  `json:"goal"`
-	CancelNoticePending     bool         `json:"cancelNoticePending,omitempty"`
-	ContinuationOutstanding bool         `json:"continuationOutstanding,omitempty"`
-	Turns                   []turnRecord `json:"turns,omitempty"`
+	Goal                    *goalRecord        `json:"goal"`
+	CancelNoticePending     bool               `json:"cancelNoticePending,omitempty"`
+	ContinuationOutstanding bool               `json:"continuationOutstanding,omitempty"`
+	Turns                   []turnRecord       `json:"turns,omitempty"`
+	Queue                   []queuedGoalRecord `json:"queue,omitempty"`
+	AutoAdvanceOff          bool               `json:"autoAdvanceOff,omitempty"`
+}
+
+type queuedGoalRecord struct {
+	ID                  string    `json:"id"`
+	Objective           string    `json:"objective"`
+	CompletionCriterion string    `json:"completionCriterion,omitempty"`
+	Check               string    `json:"check,omitempty"`
+	AddedAt             time.Time `json:"addedAt"`
 }
 
 type goalRecord struct {
@@ -185,6 +195,10 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 	rec := goalStateRecord{
 		CancelNoticePending:     g.CancelNoticePending,
 		ContinuationOutstanding: g.ContinuationOutstanding,
+		AutoAdvanceOff:          g.AutoAdvanceOff,
+	}
+	for _, q := range g.Queue {
+		rec.Queue = append(rec.Queue, queuedGoalRecord(q))
 	}
 	if g.Goal != nil {
 		rec.Goal = &goalRecord{
@@ -243,6 +257,10 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 	g := goal.State{
 		CancelNoticePending:     rec.CancelNoticePending,
 		ContinuationOutstanding: rec.ContinuationOutstanding,
+		AutoAdvanceOff:          rec.AutoAdvanceOff,
+	}
+	for _, q := range rec.Queue {
+		g.Queue = append(g.Queue, goal.QueuedGoal(q))
 	}
 	if r := rec.Goal; r != nil {
 		g.Goal = &goal.Goal{

@@ -100,6 +100,7 @@ type options struct {
 	replace   bool
 	taskFile  string
 	reason    string
+	check     optString // goal queue add --check
 	exitCode  bool
 	version   bool // --version, as agentd version
 	// agentd simulate
@@ -127,6 +128,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.replace, "replace", false, "goal create: replace the current goal")
 	fs.StringVar(&o.taskFile, "task-file", "", "goal create: task file path")
 	fs.StringVar(&o.reason, "reason", "", "goal pause: reason")
+	fs.Var(&o.check, "check", "goal queue add: the command that proves the goal is done")
 	fs.StringVar(&o.script, "script", "", "simulate: built-in script name or JSON file")
 	fs.BoolVar(&o.verbose, "verbose", false, "simulate: print whole injections and prompts")
 	fs.BoolVar(&o.user, "user", false, "setup: the agent's config in your home folder")
@@ -586,6 +588,10 @@ func formatState(st commands.State) string {
 	}
 	b.WriteString("\n")
 	b.WriteString(formatGoal(st))
+	if len(st.Queue.Items) > 0 {
+		b.WriteString("\n")
+		b.WriteString(formatQueue(st.Queue))
+	}
 	return b.String()
 }
 

@@ -20,6 +20,11 @@ export const SERVER_COMMANDS = {
   goalResume: 'agentd.goal.resume',
   goalCancel: 'agentd.goal.cancel',
   goalSetBudget: 'agentd.goal.setBudget',
+  goalQueueAdd: 'agentd.goal.queue.add',
+  goalQueueList: 'agentd.goal.queue.list',
+  goalQueueRemove: 'agentd.goal.queue.remove',
+  goalQueueMove: 'agentd.goal.queue.move',
+  goalQueueSetAutoAdvance: 'agentd.goal.queue.setAutoAdvance',
   turnBegin: 'agentd.turn.begin',
   stepBegin: 'agentd.step.begin',
   stepEnd: 'agentd.step.end',
@@ -57,6 +62,16 @@ export interface CommandResults {
   'agentd.goal.cancel': CancelResult;
   /** Sets or removes budget limits as the user; returns `State`. */
   'agentd.goal.setBudget': State;
+  /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); returns `State`. */
+  'agentd.goal.queue.add': State;
+  /** The session's `State`, whose `queue` lists the upcoming goals. */
+  'agentd.goal.queue.list': State;
+  /** Removes the queued goal `id`; returns `State`. */
+  'agentd.goal.queue.remove': State;
+  /** Moves the queued goal `id` to `index`; returns `State`. */
+  'agentd.goal.queue.move': State;
+  /** Turns advancing to the first queued goal on completion on or off; returns `State`. */
+  'agentd.goal.queue.setAutoAdvance': State;
   /** Starts a turn; `{goalDriven, goal}` (docs/runtime.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md). */
   'agentd.turn.begin': TurnBeginResult;
   /** Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder). */
@@ -72,6 +87,7 @@ export const NOTIFICATIONS = {
   todoChanged: 'agentd/todoChanged',
   goalChanged: 'agentd/goalChanged',
   taskFileChanged: 'agentd/taskFileChanged',
+  queueChanged: 'agentd/queueChanged',
 } as const;
 
 /** A notification method. */
@@ -82,6 +98,7 @@ export interface NotificationParams {
   'agentd/todoChanged': TodoChangedParams;
   'agentd/goalChanged': GoalChangedParams;
   'agentd/taskFileChanged': TaskFileChangedParams;
+  'agentd/queueChanged': QueueChangedParams;
 }
 
 /** Status of a goal (docs/runtime.md §2.1). [goal.Status] */
@@ -100,7 +117,7 @@ export type TodoStatus = (typeof TODO_STATUSES)[number];
  * ChangeKind says what happened to the goal. History event kinds are
  * "goal." + kind (see Change.EventKind). [goal.ChangeKind]
  */
-export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'progress'] as const;
+export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'advance', 'progress'] as const;
 
 /** One of GOAL_CHANGE_KINDS. */
 export type GoalChangeKind = (typeof GOAL_CHANGE_KINDS)[number];
@@ -176,6 +193,10 @@ export const LIMITS = {
   maxWallClockBudgetMs: 86400000,
   /** Largest turn or token budget (goal.MaxCountBudget). */
   maxCountBudget: 1125899906842624,
+  /** Goals in one session's queue (goal.MaxQueuedGoals). */
+  maxQueuedGoals: 50,
+  /** Characters of a queued goal's check command after trimming (goal.MaxQueueCheckChars). */
+  maxQueueCheckChars: 2000,
   /** Bytes of a session or agent name (commands.MaxNameBytes). */
   maxNameBytes: 256,
 } as const;
@@ -292,6 +313,46 @@ export interface Injection {
   text: string;
 }
 
+/**
+ * QueueChanged is the params of agentd/queueChanged (docs/protocol.md §4):
+ * the session's goal queue after a change, as agentd.state has it. [commands.QueueChanged]
+ */
+export interface QueueChangedParams {
+  workspace: string;
+  session: string;
+  revision: number;
+  /** never null */
+  items: QueuedGoal[];
+  autoAdvance: boolean;
+  actor: Actor;
+}
+
+/**
+ * QueueState is the session's goal queue as clients read it
+ * (docs/protocol.md §3): the upcoming goals, first first, and whether a
+ * complete goal advances to the first of them (docs/runtime.md §2.9). [commands.QueueState]
+ */
+export interface QueueState {
+  /** never null */
+  items: QueuedGoal[];
+  autoAdvance: boolean;
+}
+
+/**
+ * QueuedGoal is one upcoming goal of a session's queue (docs/runtime.md
+ * §2.9): what becomes the active goal when the current one completes. ID is
+ * a uuid that stays the item's while it waits (remove and move name it);
+ * Check is the optional verification command a person gave it (docs/runtime.md
+ * §2.9.1); AddedAt is when it was queued (wall clock, UTC). [goal.QueuedGoal]
+ */
+export interface QueuedGoal {
+  id: string;
+  objective: string;
+  completionCriterion?: string;
+  check?: string;
+  addedAt: string;
+}
+
 /** SessionInfo is one row of agentd.sessions. [commands.SessionInfo] */
 export interface SessionInfo {
   session: string;
@@ -319,6 +380,8 @@ export interface State {
   todos: TodosState;
   /** null when there is no goal */
   goal: GoalSnapshot | null;
+  /** the upcoming goals (docs/runtime.md §2.9) */
+  queue: QueueState;
 }
 
 /**

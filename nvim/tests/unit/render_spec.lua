@@ -196,3 +196,23 @@ test("sidebar: connection states", function()
   H.contains(text, "not connected: server exited (code 1)")
   H.contains(text, "[x] write parser", "the last state stays visible")
 end)
+
+test("sidebar: Up next lists the queue between the goal and the todos, each line mapped to its item", function()
+  local s = state({ queue = { autoAdvance = false, items = {
+    { id = "q1", objective = "Document the parser", completionCriterion = "docs build", check = "make docs", addedAt = "t" },
+    { id = "q2", objective = "Tag the release", addedAt = "t" },
+  } } })
+  local res = render.sidebar(s, { root = "/w" })
+  local text = table.concat(res.lines, "\n")
+  H.contains(text, "Up next  2 queued · auto-advance off\n  1. Document the parser\n     done when: docs build\n     check: make docs\n  2. Tag the release\n")
+  local up = text:find("Up next", 1, true)
+  H.ok(text:find("Goal  active", 1, true) < up and up < text:find("Todos", 1, true), "Up next sits between Goal and Todos")
+  local first = res.queue_lines[1]
+  H.eq("  1. Document the parser", res.lines[first])
+  H.eq(1, res.queue[first + 1], "the criterion line belongs to item 1")
+  H.eq(1, res.queue[first + 2], "the check line belongs to item 1")
+  H.eq(2, res.queue[res.queue_lines[2]])
+  H.eq(nil, res.items[first], "a queue line is no todo line")
+  local empty = table.concat(render.sidebar(state({ queue = { items = {}, autoAdvance = true } }), {}).lines, "\n")
+  H.contains(empty, "Up next  none · auto-advance on")
+end)
