@@ -167,6 +167,7 @@ func TestResultTypes(t *testing.T) {
 		{"agentd.step.end", `[{"turnId":"t1","outputTokens":3,"finishReason":"stop"}]`},
 		{"agentd.turn.end", `[{"turnId":"t1","outcome":"completed"}]`},
 		{"agentd.goal.cancel", ``},
+		{"agentd.undo", `[{"scope":"goal"}]`},
 	}
 	declared := map[string]reflect.Type{}
 	for _, c := range commands.Commands {

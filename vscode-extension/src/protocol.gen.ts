@@ -20,6 +20,7 @@ export const SERVER_COMMANDS = {
   goalResume: 'agentd.goal.resume',
   goalCancel: 'agentd.goal.cancel',
   goalSetBudget: 'agentd.goal.setBudget',
+  undo: 'agentd.undo',
   turnBegin: 'agentd.turn.begin',
   stepBegin: 'agentd.step.begin',
   stepEnd: 'agentd.step.end',
@@ -57,6 +58,8 @@ export interface CommandResults {
   'agentd.goal.cancel': CancelResult;
   /** Sets or removes budget limits as the user; returns `State`. */
   'agentd.goal.setBudget': State;
+  /** Reverts the newest change of the todo list or the goal as the user (docs/runtime.md §6); returns `State` and `undone`: the history event it reverted; a change newer than `expectedRevision`, or one that came in between, answers `todo.conflict` with `data.state`. */
+  'agentd.undo': UndoResult;
   /** Starts a turn; `{goalDriven, goal}` (docs/runtime.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md). */
   'agentd.turn.begin': TurnBeginResult;
   /** Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder). */
@@ -100,7 +103,7 @@ export type TodoStatus = (typeof TODO_STATUSES)[number];
  * ChangeKind says what happened to the goal. History event kinds are
  * "goal." + kind (see Change.EventKind). [goal.ChangeKind]
  */
-export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'progress'] as const;
+export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'progress', 'undo'] as const;
 
 /** One of GOAL_CHANGE_KINDS. */
 export type GoalChangeKind = (typeof GOAL_CHANGE_KINDS)[number];
@@ -270,6 +273,16 @@ export interface HistoryEvent {
   kind: string;
   /** Change.Reason, if any */
   reason?: string;
+  /**
+   * Revision is the session's revision the change made (0 in events
+   * stored by an agentd before it was recorded).
+   */
+  revision?: number;
+  /**
+   * Before is the JSON of Change.Before: the scope's state before the
+   * change (absent when the change gave none, and in older events).
+   */
+  before?: unknown;
   payload?: unknown;
 }
 
@@ -437,4 +450,12 @@ export interface TurnBeginResult {
 export interface TurnEndResult {
   continuation: Continuation | null;
   goal: GoalSnapshot | null;
+}
+
+/**
+ * UndoResult is the answer of agentd.undo: the State after the undo, and
+ * the change it reverted (its history event, docs/protocol.md §3). [commands.UndoResult]
+ */
+export interface UndoResult extends State {
+  undone: HistoryEvent;
 }

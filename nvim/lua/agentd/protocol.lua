@@ -20,6 +20,7 @@ M.commands = {
   goal_resume = "agentd.goal.resume",
   goal_cancel = "agentd.goal.cancel",
   goal_set_budget = "agentd.goal.setBudget",
+  undo = "agentd.undo",
   turn_begin = "agentd.turn.begin",
   step_begin = "agentd.step.begin",
   step_end = "agentd.step.end",
@@ -40,7 +41,7 @@ M.goal_statuses = { "active", "paused", "blocked", "complete" }
 M.todo_statuses = { "pending", "in_progress", "done" }
 
 --- Every goal.ChangeKind, in declaration order.
-M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "progress" }
+M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "progress", "undo" }
 
 --- Every goal.Actor, in declaration order.
 M.actors = { "user", "model", "runtime", "system" }
