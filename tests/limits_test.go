@@ -40,8 +40,13 @@ func largestList(tag string) []item {
 
 // historyEvent is an agentd.history event as these tests read it.
 type historyEvent struct {
-	Seq  uint64 `json:"seq"`
-	Kind string `json:"kind"`
+	Seq      uint64          `json:"seq"`
+	Revision uint64          `json:"revision"`
+	Kind     string          `json:"kind"`
+	Actor    string          `json:"actor"`
+	Reason   string          `json:"reason"`
+	Before   json.RawMessage `json:"before"`
+	Payload  json.RawMessage `json:"payload"`
 }
 
 // readHistory pages through a session's whole history with `before`,
