@@ -38,6 +38,7 @@ M.defaults = {
       move_up = "K",
       open_task_file = "gf",
       refresh = "R",
+      undo = "u",
       close = "q",
       help = "g?",
     },

@@ -375,6 +375,18 @@ function M.actions.activate()
   end
 end
 
+--- Undoes the newest change of the section under the cursor: the goal above the
+--- Todos line, the todo list from it down (docs/runtime.md §6).
+function M.actions.undo()
+  local conn = conn_of_sidebar()
+  if not conn then
+    return
+  end
+  local lnum = vim.api.nvim_win_get_cursor(0)[1]
+  local scope = (M.layout and M.layout.todos_line and lnum < M.layout.todos_line) and "goal" or "todo"
+  require("agentd.history").undo(conn, scope)
+end
+
 function M.actions.close()
   M.close()
 end
@@ -391,6 +403,7 @@ function M.actions.help()
     { k.move_up, "move the todo up" },
     { k.open_task_file, "open the goal's task file" },
     { k.refresh, "re-read the state from agentd" },
+    { k.undo, "undo the newest change of the goal or the todo list (the section under the cursor)" },
     { k.close, "close the sidebar" },
   }
   local lines = { "agentd sidebar keys:" }
