@@ -34,8 +34,9 @@ const reasonRestoredReplaced = "replaced by the goal an undo brought back"
 //   - before is the current goal: its status, terminal reason and limits
 //     become before's; counters stay.
 //
-// A goal made active again must be allowed to run: a spent budget refuses
-// the undo with goal.not_resumable, as Resume does. Other refusals:
+// A goal the undo leaves active must be allowed to run: a spent budget (the
+// limits restored, the counters as they are now) refuses the undo with
+// goal.not_resumable, as Resume does. Other refusals:
 // goal.not_found (no goal now and none before: nothing to restore).
 // Nothing changes when it refuses.
 func (s *State) Restore(before *Snapshot, reason string, now Instant) ([]Change, error) {
@@ -52,7 +53,7 @@ func (s *State) Restore(before *Snapshot, reason string, now Instant) ([]Change,
 		return s.bringBack(before, reason, now)
 	}
 	limits := limitsOf(before.Budget)
-	if before.Status == Active && cur.Status != Active {
+	if before.Status == Active {
 		trial := cur.clone()
 		trial.Limits = limits
 		if err := s.canRun(&trial, now); err != nil {

@@ -162,6 +162,17 @@ func TestRestoreRefusals(t *testing.T) {
 	if diff := cmp.Diff(was, *s); diff != "" {
 		t.Errorf("a refused restore changed the state (-was +now):\n%s", diff)
 	}
+	// An active goal whose restored, lower limit its counters have passed.
+	s = withGoal(t, c)
+	_, err = s.SetBudget(BudgetUpdate{Turns: LimitUpdate{Set: true, Value: f64(10)}}, c.now())
+	mustNoErr(t, err)
+	before = s.Snapshot(c.now())
+	_, err = s.SetBudget(BudgetUpdate{Turns: LimitUpdate{Set: true, Value: f64(20)}}, c.now())
+	mustNoErr(t, err)
+	s.Goal.TurnsUsed = 12
+	if _, err := s.Restore(before, "undo", c.now()); codeOf(err) != CodeNotResumable || *s.Goal.Limits.TurnBudget != 20 {
+		t.Errorf("restoring a limit the goal has passed: %v, limit %d", err, *s.Goal.Limits.TurnBudget)
+	}
 	if _, err := (&State{}).Restore(nil, "undo", c.now()); codeOf(err) != CodeNotFound {
 		t.Errorf("nothing now, nothing before: %v, want %s", err, CodeNotFound)
 	}

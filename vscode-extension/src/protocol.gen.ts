@@ -42,7 +42,7 @@ export interface CommandResults {
   'agentd.state': State;
   /** `{sessions: [{session, updatedAt, todoCount, goalStatus}]}` of the workspace folder. */
   'agentd.sessions': SessionsResult;
-  /** `{events: [{seq, at, actor, kind, payload}], more}`, newest first, only events older than `before` when given; at most 1 MiB of events per reply (at least one event); `more`: older events exist, ask again with `before` = the last `seq`. */
+  /** `{events: [{seq, at, actor, kind, reason?, revision, before?, payload?}], more}`, newest first, only events older than `before` when given; at most 1 MiB of events per reply (at least one event); `more`: older events exist, ask again with `before` = the last `seq`. */
   'agentd.history': HistoryResult;
   /** Replaces the todo list as the user (compare-and-set on `todos.revision`); returns `State`; a stale revision answers `todo.conflict` with `data.state`. */
   'agentd.todo.set': State;
