@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
-import type { AgentdClient } from '../client';
-import { errorMessage } from '../client';
+import { errorMessage, type AgentdClient } from '../client';
 import { COMMANDS } from '../commandIds';
 import { eventSummary, historyRows, historySides, type HistoryRow } from '../history';
 import { SERVER_COMMANDS, type HistoryEvent } from '../protocol.gen';
@@ -83,8 +82,12 @@ export class HistoryViewProvider implements vscode.TreeDataProvider<HistoryItem>
       return;
     }
     const gen = this.generation;
-    const page = await this.client.execute(SERVER_COMMANDS.history, { ...this.store.baseArgs(), limit: PAGE, before: last.seq });
-    this.show(gen, [...this.rows, ...historyRows(page.events)], page.more);
+    try {
+      const page = await this.client.execute(SERVER_COMMANDS.history, { ...this.store.baseArgs(), limit: PAGE, before: last.seq });
+      this.show(gen, [...this.rows, ...historyRows(page.events)], page.more);
+    } catch (err) {
+      this.view.message = `agentd: ${errorMessage(err)}`;
+    }
   }
 
   private show(gen: number, rows: HistoryRow[], more: boolean): void {
