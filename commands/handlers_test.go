@@ -169,6 +169,21 @@ var handlerCases = []handlerCase{
 	}},
 	{name: "goal.cancel refuses without a goal", cmd: run{"agentd.goal.cancel", `{}`}, wantCode: "goal.not_found"},
 
+	{name: "undo", setup: []run{{"agentd.todo.set", setTodos}, {"agentd.goal.create", withGoal}, {"agentd.goal.cancel", `{}`}}, cmd: run{"agentd.undo", `{"scope":"todo"}`}, check: func(t *testing.T, w wire) {
+		if items := get[[]any](t, w, "todos", "items"); len(items) != 0 {
+			t.Errorf("list after undoing the only todo change: %v, want empty", items)
+		}
+		if k := get[string](t, w, "undone", "kind"); k != "todo.set" {
+			t.Errorf("undone %q, want todo.set", k)
+		}
+		if g := get[any](t, w, "goal"); g != nil {
+			t.Errorf("a todo undo touched the goal: %v", g)
+		}
+	}},
+	{name: "undo refuses with nothing to undo", cmd: run{"agentd.undo", `{}`}, wantCode: "args.invalid"},
+	{name: "undo refuses a change newer than expectedRevision", setup: []run{{"agentd.todo.set", setTodos}}, cmd: run{"agentd.undo", `{"expectedRevision":0}`}, wantCode: "todo.conflict"},
+	{name: "undo refuses an unknown scope", setup: []run{{"agentd.todo.set", setTodos}}, cmd: run{"agentd.undo", `{"scope":"goals"}`}, wantCode: "args.invalid"},
+
 	{name: "goal.setBudget", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.setBudget", `{"turns":5,"tokens":null}`}, check: func(t *testing.T, w wire) {
 		if b := get[int64](t, w, "goal", "budget", "turnBudget"); b != 5 {
 			t.Errorf("turn budget %d, want 5", b)

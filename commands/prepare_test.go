@@ -172,6 +172,7 @@ func TestResultTypes(t *testing.T) {
 		{"agentd.goal.queue.move", `[{"id":"$QUEUED0","index":0}]`},
 		{"agentd.goal.queue.remove", `[{"id":"$QUEUED0"}]`},
 		{"agentd.goal.queue.setAutoAdvance", `[{"on":false}]`},
+		{"agentd.undo", `[{"scope":"goal"}]`},
 	}
 	declared := map[string]reflect.Type{}
 	for _, c := range commands.Commands {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
 )
@@ -141,7 +142,7 @@ var stateCommands = []Command{
 			}
 			return SessionsResult{Sessions: out}, nil
 		}),
-	def[HistoryResult]("agentd.history", "`limit?` (default 50), `before?` (a `seq`)", "`{events: [{seq, at, actor, kind, payload}], more}`, newest first, only events older than `before` when given; at most 1 MiB of events per reply (at least one event); `more`: older events exist, ask again with `before` = the last `seq`.", true,
+	def[HistoryResult]("agentd.history", "`limit?` (default 50), `before?` (a `seq`)", "`{events: [{seq, at, actor, kind, reason?, revision, before?, payload?}], more}`, newest first, only events older than `before` when given; at most 1 MiB of events per reply (at least one event); `more`: older events exist, ask again with `before` = the last `seq`.", true,
 		func(ctx context.Context, c *call, a *historyArgs) (any, error) {
 			if a.Limit < 0 {
 				return nil, argsErrorf("agentd.history: limit must be 0 or more, got %d", a.Limit)
@@ -168,8 +169,9 @@ var stateCommands = []Command{
 					conflict = &cp
 					return workspace.Change{}, nil
 				}
+				before := service.TodosBefore{Items: s.Todos}
 				s.Todos = items
-				return workspace.Change{Kind: "todo.set", Actor: goal.User, Todos: true, Payload: map[string]any{"items": items}}, nil
+				return workspace.Change{Kind: "todo.set", Actor: goal.User, Todos: true, Payload: map[string]any{"items": items}, Before: before}, nil
 			})
 			if err != nil {
 				return nil, err

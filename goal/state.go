@@ -100,6 +100,9 @@ const (
 	// ChangeProgress: only counters (turnsUsed, tokensUsed) or the task
 	// file's changedSinceLastTurn flag changed. Callers may store it quietly.
 	ChangeProgress ChangeKind = "progress"
+	// ChangeUndo: the user undid the newest goal change, restoring the goal
+	// as it stood before it (State.Restore, docs/runtime.md §6).
+	ChangeUndo ChangeKind = "undo"
 )
 
 // Change is one visible change of the goal, for the history event and the

@@ -36,12 +36,14 @@ func (s *Service) BeginTurn(ws *workspace.Workspace, session, agent, turnID stri
 func (s *Service) BeginStep(ws *workspace.Workspace, session, agent, turnID string, settings reminder.Settings) ([]reminder.Injection, error) {
 	var out []reminder.Injection
 	_, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
-		res, err := st.Goal.BeginStep(turnID, s.Now())
+		now := s.Now()
+		before := st.Goal.Snapshot(now)
+		res, err := st.Goal.BeginStep(turnID, now)
 		if err != nil {
 			return workspace.Change{}, err
 		}
 		out = reminder.StepInjections(res, &st.TodoUsage, st.Todos, settings, agent)
-		return StoredGoalChange(res.Changes), nil
+		return StoredGoalChange(before, res.Changes), nil
 	})
 	if err != nil {
 		return nil, err
@@ -74,7 +76,9 @@ func (s *Service) EndStep(ws *workspace.Workspace, session, agent, turnID string
 	injections := []reminder.Injection{}
 	_, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
 		var err error
-		res, err = st.Goal.EndStep(turnID, outputTokens, finish, s.Now())
+		now := s.Now()
+		before := st.Goal.Snapshot(now)
+		res, err = st.Goal.EndStep(turnID, outputTokens, finish, now)
 		if err != nil {
 			return workspace.Change{}, err
 		}
@@ -84,7 +88,7 @@ func (s *Service) EndStep(ws *workspace.Workspace, session, agent, turnID string
 		if res.GraceStep && res.Goal != nil {
 			injections = append(injections, reminder.BudgetStop(res.Goal.ModelView()))
 		}
-		return StoredGoalChange(res.Changes), nil
+		return StoredGoalChange(before, res.Changes), nil
 	})
 	if err != nil {
 		return goal.StepEnd{}, nil, err

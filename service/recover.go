@@ -28,11 +28,13 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 			continue
 		}
 		committed, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
-			changed, cs := st.Goal.RecoverAfterRestart(s.Now(), st.UpdatedAt)
+			now := s.Now()
+			before := st.Goal.Snapshot(now)
+			changed, cs := st.Goal.RecoverAfterRestart(now, st.UpdatedAt)
 			if !changed {
 				return workspace.Change{}, nil
 			}
-			return StoredGoalChange(cs), nil
+			return StoredGoalChange(before, cs), nil
 		})
 		if err != nil {
 			return err
@@ -68,11 +70,13 @@ func (s *Service) arm(w *workspace.Workspace, sess workspace.Session) {
 	}
 	s.timers[key] = time.AfterFunc(left, func() {
 		_, err := w.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {
-			cs := st.Goal.CheckWallClock(s.Now())
+			now := s.Now()
+			before := st.Goal.Snapshot(now)
+			cs := st.Goal.CheckWallClock(now)
 			if len(cs) == 0 {
 				return workspace.Change{}, nil
 			}
-			return StoredGoalChange(cs), nil
+			return StoredGoalChange(before, cs), nil
 		})
 		if err != nil {
 			s.log.Warn("wall-clock budget check failed", "workspace", w.Root(), "session", key.session, "err", err)

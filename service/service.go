@@ -85,9 +85,11 @@ func (s *Service) Registry() *workspace.Registry { return s.reg }
 
 // StoredGoalChange turns the goal package's changes into one stored change:
 // the last visible change names the event and the notification; all of them
-// go into the history payload. With no visible change the goal's bookkeeping
-// (turn records, markers) is still stored, quietly (goal.State docs).
-func StoredGoalChange(cs []goal.Change) workspace.Change {
+// go into the history payload, and before, the goal as it stood before them
+// (nil: none), into its before (GoalBefore, docs/runtime.md §6). With no
+// visible change the goal's bookkeeping (turn records, markers) is still
+// stored, quietly (goal.State docs).
+func StoredGoalChange(before *goal.Snapshot, cs []goal.Change) workspace.Change {
 	if len(cs) == 0 {
 		return workspace.Change{Kind: "goal.bookkeeping", Quiet: true}
 	}
@@ -96,7 +98,7 @@ func StoredGoalChange(cs []goal.Change) workspace.Change {
 	for i, c := range cs {
 		payload[i] = map[string]any{"kind": c.Kind, "status": c.Status, "reason": c.Reason, "actor": c.Actor, "goal": c.Goal}
 	}
-	ch := workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Payload: payload}
+	ch := workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Payload: payload, Before: GoalBefore{Goal: before}}
 	if last.Kind == goal.ChangeAdvance && len(cs) > 1 {
 		// The advance took the first queued goal (docs/runtime.md §2.9).
 		ch.Queue, ch.Completed = true, cs[len(cs)-2].Goal
@@ -127,11 +129,12 @@ func (s *Service) UpdateQueue(ws *workspace.Workspace, session string, fn func(g
 // stored; other errors are those of workspace.Workspace.Update.
 func (s *Service) UpdateGoal(ws *workspace.Workspace, session string, fn func(g *goal.State) ([]goal.Change, error)) (workspace.Session, error) {
 	return ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+		before := st.Goal.Snapshot(s.Now())
 		cs, err := fn(&st.Goal)
 		if err != nil {
 			return workspace.Change{}, err
 		}
-		return StoredGoalChange(cs), nil
+		return StoredGoalChange(before, cs), nil
 	})
 }
 

@@ -35,11 +35,13 @@ func (s *Service) taskFileChanged(w *workspace.Workspace, rel string, info goal.
 			continue
 		}
 		_, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
-			cs := st.Goal.UpdateTaskFile(info, s.Now())
+			now := s.Now()
+			before := st.Goal.Snapshot(now)
+			cs := st.Goal.UpdateTaskFile(info, now)
 			if len(cs) == 0 {
 				return workspace.Change{}, nil
 			}
-			ch := StoredGoalChange(cs)
+			ch := StoredGoalChange(before, cs)
 			ch.TaskFile = true
 			return ch, nil
 		})

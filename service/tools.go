@@ -35,12 +35,13 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan 
 			st.TodoUsage.NoteRead()
 			return workspace.Change{Kind: "todo.read", Quiet: true}, nil
 		}
+		before := TodosBefore{Items: st.Todos}
 		st.Todos = plan.Items
 		if agent == goal.MainAgent {
 			st.TodoUsage.NoteWrite(st.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (docs/runtime.md §1.1)
 		}
 		return workspace.Change{Kind: "todo.write", Actor: goal.Model, Todos: true,
-			Payload: map[string]any{"items": plan.Items, "agent": agent}}, nil
+			Payload: map[string]any{"items": plan.Items, "agent": agent}, Before: before}, nil
 	})
 	if err != nil && !plan.Write && errors.Is(err, workspace.ErrNotSaved) {
 		s.log.Warn("todo list read: usage not recorded", "session", session, "err", err)

@@ -283,7 +283,8 @@ func soakConnect(t *testing.T, e *env, other string, rng *rand.Rand, i int) erro
 }
 
 // TestHistoryBoundEndToEnd: past workspace.MaxHistory changes (small ones,
-// well within the history's byte budget), a session's history holds exactly
+// well within the history's byte budget even with the list before each one
+// that its event keeps), a session's history holds exactly
 // the newest MaxHistory events (read page by page with agentd.history), and
 // the state file stops growing: bbolt reuses the pages of the events it
 // drops.
@@ -304,7 +305,7 @@ func TestHistoryBoundEndToEnd(t *testing.T) {
 		for g := range inFlight {
 			wg.Go(func() {
 				for k := from + g; k < to; k += inFlight {
-					if err := w.Exec("agentd.todo.set", map[string]any{"items": bigList(fmt.Sprint(k), 2, 30)}, nil); err != nil {
+					if err := w.Exec("agentd.todo.set", map[string]any{"items": bigList(fmt.Sprint(k), 1, 30)}, nil); err != nil {
 						t.Errorf("write %d: %v", k, err)
 						return
 					}

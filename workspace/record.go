@@ -134,17 +134,22 @@ type stepEndRecord struct {
 	Finish       string `json:"finish,omitempty"`
 }
 
-// eventRecord is the value of history/<name>/<seq>. Payload is stored as
-// given (the JSON of Change.Payload at the time of the change) and read
-// back verbatim.
+// eventRecord is the value of history/<name>/<seq>. Before and Payload
+// are stored as given (the JSON of Change.Before and Change.Payload at the
+// time of the change) and read back verbatim. Revision and Before were
+// added to version 1 later: records written before them read as 0 and
+// absent, and an older agentd skips them (unknown names are ignored), so
+// they need no new version.
 type eventRecord struct {
-	V       int             `json:"v"`
-	Seq     uint64          `json:"seq"`
-	At      time.Time       `json:"at"`
-	Actor   string          `json:"actor"`
-	Kind    string          `json:"kind"`
-	Reason  string          `json:"reason,omitempty"`
-	Payload json.RawMessage `json:"payload,omitempty"`
+	V        int             `json:"v"`
+	Seq      uint64          `json:"seq"`
+	At       time.Time       `json:"at"`
+	Actor    string          `json:"actor"`
+	Kind     string          `json:"kind"`
+	Reason   string          `json:"reason,omitempty"`
+	Revision uint64          `json:"revision,omitempty"`
+	Before   json.RawMessage `json:"before,omitempty"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
 }
 
 // encodeSession returns the stored record of s.
@@ -339,12 +344,12 @@ var eventRecordHead = fmt.Sprintf(`{"v":%d,"seq":`, eventRecordVersion)
 // record of sequence number n is eventRecordHead, n, tail.
 type encodedEvent struct{ tail []byte }
 
-// encodeEventRecord encodes ev but its Seq. ev.Payload must be JSON as
-// json.Marshal writes it (compact, HTML characters escaped), as Update makes
-// it: it is copied into the record as is, where json.Marshal would compact
-// it again to the same bytes.
+// encodeEventRecord encodes ev but its Seq. ev.Before and ev.Payload must
+// be JSON as json.Marshal writes it (compact, HTML characters escaped), as
+// Update makes them: they are copied into the record as they are, where
+// json.Marshal would compact them again to the same bytes.
 func encodeEventRecord(ev Event) (encodedEvent, error) {
-	data, err := json.Marshal(eventRecord{V: eventRecordVersion, At: ev.At, Actor: ev.Actor, Kind: ev.Kind, Reason: ev.Reason})
+	data, err := json.Marshal(eventRecord{V: eventRecordVersion, At: ev.At, Actor: ev.Actor, Kind: ev.Kind, Reason: ev.Reason, Revision: ev.Revision})
 	if err != nil {
 		return encodedEvent{}, err
 	}
@@ -352,10 +357,16 @@ func encodeEventRecord(ev Event) (encodedEvent, error) {
 	if !ok {
 		return encodedEvent{}, fmt.Errorf("encoding the event record: %s does not start with %s0", data, eventRecordHead)
 	}
-	if len(ev.Payload) > 0 { // payload is the last field
-		const key = `,"payload":`
-		t := make([]byte, 0, len(tail)+len(key)+len(ev.Payload))
-		t = append(append(append(t, tail[:len(tail)-1]...), key...), ev.Payload...)
+	// before and payload are the last fields, in this order.
+	for _, f := range []struct {
+		key string
+		raw json.RawMessage
+	}{{`,"before":`, ev.Before}, {`,"payload":`, ev.Payload}} {
+		if len(f.raw) == 0 {
+			continue
+		}
+		t := make([]byte, 0, len(tail)+len(f.key)+len(f.raw))
+		t = append(append(append(t, tail[:len(tail)-1]...), f.key...), f.raw...)
 		tail = append(t, '}')
 	}
 	return encodedEvent{tail: tail}, nil
@@ -376,5 +387,6 @@ func decodeEventRecord(data []byte) (ev Event, version int, err error) {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return Event{}, 0, err
 	}
-	return Event{Seq: rec.Seq, At: rec.At, Actor: rec.Actor, Kind: rec.Kind, Reason: rec.Reason, Payload: rec.Payload}, rec.V, nil
+	return Event{Seq: rec.Seq, At: rec.At, Actor: rec.Actor, Kind: rec.Kind, Reason: rec.Reason,
+		Revision: rec.Revision, Before: rec.Before, Payload: rec.Payload}, rec.V, nil
 }

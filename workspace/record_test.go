@@ -63,7 +63,7 @@ func fullSession() Session {
 
 func fullEvent() Event {
 	return Event{Seq: 9, At: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), Actor: "model", Kind: "todo.write",
-		Reason: "why", Payload: json.RawMessage(`{"items":[]}`)}
+		Reason: "why", Revision: 12, Before: json.RawMessage(`{"items":[{"title":"a","status":"pending"}]}`), Payload: json.RawMessage(`{"items":[]}`)}
 }
 
 // TestRecordGolden: the stored records of a session and an event with
@@ -120,6 +120,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	var ev Event
 	fill(reflect.ValueOf(&ev).Elem(), "Event")
 	ev.Payload = json.RawMessage(`{"k":"v"}`)
+	ev.Before = json.RawMessage(`{"b":1}`)
 	if data, err = encodeEvent(ev); err != nil {
 		t.Fatal(err)
 	}
@@ -209,14 +210,17 @@ func TestRecordsHoldNoDomainType(t *testing.T) {
 // later is, byte for byte, what json.Marshal writes for the whole record,
 // for payloads as Update encodes them (json.Marshal of Change.Payload).
 func TestEventRecordWithSeq(t *testing.T) {
-	for _, payload := range []any{nil, map[string]any{"count": 3}, items("a <b> & c", "\u2028é"), "x", []int{}} {
+	for i, payload := range []any{nil, map[string]any{"count": 3}, items("a <b> & c", "\u2028é"), "x", []int{}} {
 		ev := fullEvent()
-		ev.Payload = nil
+		ev.Payload, ev.Before = nil, nil
 		if payload != nil {
 			var err error
 			if ev.Payload, err = json.Marshal(payload); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if i%2 == 1 { // with and without a before
+			ev.Before = json.RawMessage(`{"items":[]}`)
 		}
 		rec, err := encodeEventRecord(ev)
 		if err != nil {
@@ -224,7 +228,7 @@ func TestEventRecordWithSeq(t *testing.T) {
 		}
 		for _, seq := range []uint64{0, 1, 9, 10, 123456, 1<<64 - 1} {
 			want, err := json.Marshal(eventRecord{V: eventRecordVersion, Seq: seq, At: ev.At, Actor: ev.Actor,
-				Kind: ev.Kind, Reason: ev.Reason, Payload: ev.Payload})
+				Kind: ev.Kind, Reason: ev.Reason, Revision: ev.Revision, Before: ev.Before, Payload: ev.Payload})
 			if err != nil {
 				t.Fatal(err)
 			}

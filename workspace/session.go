@@ -33,6 +33,11 @@ type Change struct {
 	Todos   bool       // the todo list changed (the store sets TodosRevision)
 	Goal    bool       // the goal changed
 	Payload any        // JSON-encodable detail stored in the history event
+	// Before is the JSON-encodable state of the change's scope before it
+	// (docs/runtime.md §6: {"items"} for a todo change, {"goal"} for a
+	// goal change), stored in the history event for undo and the panels'
+	// history; nil stores none.
+	Before any
 	// Quiet marks a counters-only change (e.g. a step ended with no goal):
 	// it is stored durably but bumps no revision, appends no history event
 	// and is not published.
@@ -54,11 +59,17 @@ type Change struct {
 // Its JSON is what agentd.history answers; its stored form is eventRecord
 // (record.go).
 type Event struct {
-	Seq     uint64          `json:"seq"`
-	At      time.Time       `json:"at"`
-	Actor   string          `json:"actor"`
-	Kind    string          `json:"kind"`
-	Reason  string          `json:"reason,omitempty"` // Change.Reason, if any
+	Seq    uint64    `json:"seq"`
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`
+	Kind   string    `json:"kind"`
+	Reason string    `json:"reason,omitempty"` // Change.Reason, if any
+	// Revision is the session's revision the change made (0 in events
+	// stored by an agentd before it was recorded).
+	Revision uint64 `json:"revision,omitempty"`
+	// Before is the JSON of Change.Before: the scope's state before the
+	// change (absent when the change gave none, and in older events).
+	Before  json.RawMessage `json:"before,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 

@@ -18,9 +18,10 @@ import (
 // MaxHistory events are kept and their stored records (the JSON of each
 // event) take at most MaxHistoryBytes together; the newest event is always
 // kept. The other limits keep one event far below MaxHistoryBytes (the
-// largest, a todo list at todo.MaxListBytes, about 257 KiB), so a history
-// always holds its 15 newest events at least. With bbolt's page overhead a
-// history takes at most about 11 MiB of the file.
+// largest, a todo list write at todo.MaxListBytes with the list before it,
+// about 514 KiB), so a history always holds its 7 newest events at least.
+// With bbolt's page overhead a history takes at most about 11 MiB of the
+// file.
 const (
 	MaxHistory      = 10000
 	MaxHistoryBytes = 4 << 20 // 4 MiB
@@ -240,8 +241,9 @@ func (w *Workspace) View(session string) (Session, error) {
 //     "Group commit") writes the session and, unless
 //     change.Quiet, bumps Revision by 1, sets TodosRevision = Revision when
 //     change.Todos, sets UpdatedAt = Now() (UTC) and appends the history
-//     event {seq, at, actor, kind, reason, payload} (payload = JSON of
-//     change.Payload), deleting the oldest events beyond MaxHistory events
+//     event {seq, at, actor, kind, reason, revision, before, payload}
+//     (revision = the new Revision, before and payload = JSON of
+//     change.Before and change.Payload), deleting the oldest events beyond MaxHistory events
 //     or MaxHistoryBytes. A Quiet change sets UpdatedAt only when it stores
 //     the session for the first time (a TodoList read records its use), so
 //     every stored session has a real UpdatedAt. Name, Revision,
@@ -299,10 +301,15 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 			s.TodosRevision = s.Revision
 		}
 		s.UpdatedAt = now
-		e := Event{At: now, Actor: string(ch.Actor), Kind: ch.Kind, Reason: ch.Reason}
+		e := Event{At: now, Actor: string(ch.Actor), Kind: ch.Kind, Reason: ch.Reason, Revision: s.Revision}
 		if ch.Payload != nil {
 			if e.Payload, err = json.Marshal(ch.Payload); err != nil {
 				return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the history payload of %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
+			}
+		}
+		if ch.Before != nil {
+			if e.Before, err = json.Marshal(ch.Before); err != nil {
+				return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the state before %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
 			}
 		}
 		// Encoded here, outside the transaction, which only adds the Seq.

@@ -156,15 +156,15 @@ func TestHistoryEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := w.Update("s", func(s *Session) (Change, error) {
-		return Change{Kind: "goal.resume", Actor: "user", Goal: true}, nil
+		return Change{Kind: "goal.resume", Actor: "user", Goal: true, Before: map[string]string{"status": "paused"}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	got := mustHistory(t, w, "s", 10)
 	s := mustView(t, w, "s")
 	want := []Event{
-		{Seq: 2, At: s.UpdatedAt, Actor: "user", Kind: "goal.resume"},
-		{Seq: 1, At: got[1].At, Actor: "runtime", Kind: "goal.pause", Reason: "the daemon restarted", Payload: json.RawMessage(`{"status":"paused"}`)},
+		{Seq: 2, At: s.UpdatedAt, Actor: "user", Kind: "goal.resume", Revision: 2, Before: json.RawMessage(`{"status":"paused"}`)},
+		{Seq: 1, At: got[1].At, Actor: "runtime", Kind: "goal.pause", Reason: "the daemon restarted", Revision: 1, Payload: json.RawMessage(`{"status":"paused"}`)},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("History (-want +got):\n%s", diff)

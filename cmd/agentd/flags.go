@@ -74,10 +74,10 @@ var goalActions = []string{"create", "pause", "resume", "cancel", "budget", "sta
 // takes --workspace without using it (the LSP client names the folders):
 // a command line that starts agentd for one folder may carry it.
 var flagCommands = map[string][]string{
-	"workspace":      {"serve", "tool", "state", "goal", "simulate", "mcp", "hook", "setup"},
-	"session":        {"tool", "state", "goal", "simulate", "mcp", "hook"},
-	"json":           {"tool", "state", "goal"},
-	"remote":         {"serve", "tool", "state", "goal", "mcp", "hook"},
+	"workspace":      {"serve", "tool", "state", "goal", "undo", "simulate", "mcp", "hook", "setup"},
+	"session":        {"tool", "state", "goal", "undo", "simulate", "mcp", "hook"},
+	"json":           {"tool", "state", "goal", "undo"},
+	"remote":         {"serve", "tool", "state", "goal", "undo", "mcp", "hook"},
 	"stdio":          {"serve"},
 	"listen":         {"serve"},
 	"listen.timeout": {"serve"},
@@ -87,6 +87,7 @@ var flagCommands = map[string][]string{
 	"task-file":      {"goal create"},
 	"reason":         {"goal pause"},
 	"exit-code":      {"goal status"},
+	"scope":          {"undo"},
 	"script":         {"simulate"},
 	"verbose":        {"simulate"},
 	"user":           {"setup"},
@@ -104,7 +105,7 @@ func commandOf(pos []string) (cmd string, ok bool) {
 		return "serve", true
 	}
 	switch pos[0] {
-	case "serve", "tool", "state", "simulate", "mcp", "hook", "setup", "version":
+	case "serve", "tool", "state", "undo", "simulate", "mcp", "hook", "setup", "version":
 		return pos[0], true
 	case "goal":
 		if len(pos) > 1 && slices.Contains(goalActions, pos[1]) {

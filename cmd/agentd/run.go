@@ -53,6 +53,8 @@ Usage:
   agentd state [--json]                 print the todo list and goal
   agentd goal create|pause|resume|cancel|budget|status ...
                                         the user's goal controls (agentd goal for help)
+  agentd undo [--scope todo|goal] [--json]
+                                        revert the newest change of the todo list or the goal
   agentd simulate [--script NAME|FILE]  play a scripted agent loop (built-in: complete,
                                         turn-budget) and print injections and continuations
   agentd mcp [--remote=auto|off|unix:PATH]
@@ -102,7 +104,8 @@ type options struct {
 	reason    string
 	check     optString // goal queue add --check
 	exitCode  bool
-	version   bool // --version, as agentd version
+	scope     string // agentd undo --scope
+	version   bool   // --version, as agentd version
 	// agentd simulate
 	script  string
 	verbose bool
@@ -129,6 +132,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.taskFile, "task-file", "", "goal create: task file path")
 	fs.StringVar(&o.reason, "reason", "", "goal pause: reason")
 	fs.Var(&o.check, "check", "goal queue add: the command that proves the goal is done")
+	fs.StringVar(&o.scope, "scope", "", "undo: todo or goal")
 	fs.StringVar(&o.script, "script", "", "simulate: built-in script name or JSON file")
 	fs.BoolVar(&o.verbose, "verbose", false, "simulate: print whole injections and prompts")
 	fs.BoolVar(&o.user, "user", false, "setup: the agent's config in your home folder")
@@ -215,6 +219,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runState(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "goal":
 		return runGoal(ctx, o, stateDir, log, pos, stdout, stderr)
+	case "undo":
+		return runUndo(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "simulate":
 		return runSimulate(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "mcp":
@@ -255,6 +261,8 @@ func usageOf(pos []string) string {
 		return stateUsage
 	case "goal":
 		return goalUsage
+	case "undo":
+		return undoUsage
 	case "mcp":
 		return mcpUsage
 	case "hook":

@@ -91,3 +91,17 @@ end, { nargs = 0, desc = "agentd: re-read the state" })
 cmd("AgentdTaskFile", function()
   a().open_task_file()
 end, { nargs = 0, desc = "agentd: open the goal's task file" })
+
+cmd("AgentdUndo", function(o)
+  a().undo(o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "todo", "goal" }
+  end,
+  desc = "agentd: undo the newest change [todo|goal] (none: of either)",
+})
+
+cmd("AgentdHistory", function()
+  a().history()
+end, { nargs = 0, desc = "agentd: the session's history, newest first" })

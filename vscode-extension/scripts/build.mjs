@@ -34,6 +34,7 @@ if (args.has('--tests')) {
     { ...common, entryPoints: ['test/unit/manifest.test.ts'], outfile: 'out/test/unit/manifest.test.js', sourcemap: 'inline' },
     { ...common, entryPoints: ['test/unit/executable.test.ts'], outfile: 'out/test/unit/executable.test.js', sourcemap: 'inline' },
     { ...common, entryPoints: ['test/unit/vectors.test.ts'], outfile: 'out/test/unit/vectors.test.js', sourcemap: 'inline' },
+    { ...common, entryPoints: ['test/unit/history.test.ts'], outfile: 'out/test/unit/history.test.js', sourcemap: 'inline' },
     { ...common, entryPoints: ['test/e2e/suite.ts'], outfile: 'out/test/e2e/suite.js', sourcemap: 'inline' },
   );
 }

@@ -1,7 +1,19 @@
 import * as vscode from 'vscode';
 import { errorMessage, type AgentdClient } from './client';
 import { COMMANDS, type CommandId } from './commandIds';
-import { ERROR_CODES, LIMITS, SERVER_COMMANDS, type CommandResults, type ServerCommand, type SessionInfo, type State, type TodoItem, type TodoStatus } from './protocol.gen';
+import { undoneMessage } from './history';
+import {
+  ERROR_CODES,
+  LIMITS,
+  SERVER_COMMANDS,
+  type CommandResults,
+  type HistoryEvent,
+  type ServerCommand,
+  type SessionInfo,
+  type State,
+  type TodoItem,
+  type TodoStatus,
+} from './protocol.gen';
 import {
   GOAL_STATUS_VIEW,
   budgetArgs,
@@ -22,6 +34,7 @@ import {
 } from './model';
 import type { PanelStore } from './store';
 import type { Ui } from './ui';
+import type { HistoryViewProvider } from './views/historyView';
 
 /** What the commands act on. */
 export interface CommandDeps {
@@ -29,6 +42,7 @@ export interface CommandDeps {
   store: PanelStore;
   ui: Ui;
   output: vscode.LogOutputChannel;
+  history: HistoryViewProvider;
 }
 
 type Handler = (...args: unknown[]) => unknown;
@@ -60,6 +74,10 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     [COMMANDS.queueMoveDown]: (row) => c.queueMove(row, 1),
     [COMMANDS.queueAutoAdvanceOn]: () => c.send(SERVER_COMMANDS.goalQueueSetAutoAdvance, { on: true }),
     [COMMANDS.queueAutoAdvanceOff]: () => c.send(SERVER_COMMANDS.goalQueueSetAutoAdvance, { on: false }),
+    [COMMANDS.todoUndo]: () => c.undo('todo'),
+    [COMMANDS.goalUndo]: () => c.undo('goal'),
+    [COMMANDS.historyOpen]: (ev) => deps.history.open(ev as HistoryEvent),
+    [COMMANDS.historyOlder]: () => deps.history.loadOlder(),
     [COMMANDS.pickSession]: () => c.pickSession(),
     [COMMANDS.refresh]: () => deps.store.refresh(),
     [COMMANDS.restartServer]: () => deps.client.restart(),
@@ -140,6 +158,40 @@ class PanelCommands {
         return undefined;
       }
       this.d.output.appendLine(`${SERVER_COMMANDS.todoSet} failed: ${errorMessage(err)}`);
+      void this.d.ui.error(`agentd: ${errorMessage(err)}`);
+      return undefined;
+    }
+  }
+
+  /**
+   * `agentd.undo` of the newest change of `scope` (docs/runtime.md §6), with
+   * `expectedRevision` = the revision the views show, so that only a change
+   * the user has seen is undone. A `todo.conflict` (a newer change came in)
+   * shows the current state from the error's `data.state` and warns; nothing
+   * was undone, and the undo is not retried.
+   */
+  async undo(scope: 'todo' | 'goal'): Promise<EditResult> {
+    const st = this.requireState();
+    if (!st) {
+      return undefined;
+    }
+    try {
+      const res = await this.d.client.execute(SERVER_COMMANDS.undo, { ...this.d.store.baseArgs(), scope, expectedRevision: st.revision });
+      this.d.store.setState(res);
+      void this.d.ui.info(undoneMessage(res.undone));
+      return res;
+    } catch (err) {
+      const data = domainError(err);
+      this.d.output.appendLine(`${SERVER_COMMANDS.undo} failed: ${errorMessage(err)}${data ? ` (${data.code})` : ''}`);
+      if (data?.code === ERROR_CODES.todoConflict) {
+        if (data.state && typeof data.state === 'object') {
+          this.d.store.setState(data.state);
+        } else {
+          await this.d.store.refresh();
+        }
+        void this.d.ui.warn(`Nothing was undone: the ${scope === 'todo' ? 'todo list' : 'goal'} changed since the view showed it. ${errorMessage(err)}`);
+        return undefined;
+      }
       void this.d.ui.error(`agentd: ${errorMessage(err)}`);
       return undefined;
     }

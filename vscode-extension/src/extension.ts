@@ -9,6 +9,7 @@ import { PanelStore } from './store';
 import { SwitchableUi } from './ui';
 import { GoalViewProvider } from './views/goalView';
 import { QueueViewProvider } from './views/queueView';
+import { HistoryViewProvider } from './views/historyView';
 import { TodoTreeProvider } from './views/todoTree';
 
 let running: AgentdClient | undefined;
@@ -21,6 +22,7 @@ export interface PanelApi {
   todos: TodoTreeProvider;
   goal: GoalViewProvider;
   queue: QueueViewProvider;
+  history: HistoryViewProvider;
   statusBar: GoalStatusBar;
   /** Last values set for the `when`-clause context keys. */
   context: Record<string, unknown>;
@@ -78,6 +80,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
   const todos = new TodoTreeProvider(store);
   const goal = new GoalViewProvider(store);
   const queue = new QueueViewProvider(store);
+  const history = new HistoryViewProvider(client, store);
   const statusBar = new GoalStatusBar(store);
   const mcp = mcpProvider();
   const keys: Record<string, unknown> = {};
@@ -106,6 +109,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
     todos,
     goal,
     queue,
+    history,
     statusBar,
     store.onDidChange(syncContext),
     client.onDidChangeStatus((s) => {
@@ -113,7 +117,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
       setKey('agentdPanel.connection', s);
       syncContext();
     }),
-    ...registerCommands({ client, store, ui, output }),
+    ...registerCommands({ client, store, ui, output, history }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('agentd.path') || e.affectsConfiguration('agentd.remote')) {
         void client.reconfigure();
@@ -131,7 +135,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
   if (vscode.workspace.workspaceFolders?.length) {
     void client.start();
   }
-  return { client, store, ui, todos, goal, queue, statusBar, context: keys, mcp };
+  return { client, store, ui, todos, goal, queue, history, statusBar, context: keys, mcp };
 }
 
 /** Stops agentd (shutdown and exit) before the window goes. */

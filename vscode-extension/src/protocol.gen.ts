@@ -25,6 +25,7 @@ export const SERVER_COMMANDS = {
   goalQueueRemove: 'agentd.goal.queue.remove',
   goalQueueMove: 'agentd.goal.queue.move',
   goalQueueSetAutoAdvance: 'agentd.goal.queue.setAutoAdvance',
+  undo: 'agentd.undo',
   turnBegin: 'agentd.turn.begin',
   stepBegin: 'agentd.step.begin',
   stepEnd: 'agentd.step.end',
@@ -46,7 +47,7 @@ export interface CommandResults {
   'agentd.state': State;
   /** `{sessions: [{session, updatedAt, todoCount, goalStatus}]}` of the workspace folder. */
   'agentd.sessions': SessionsResult;
-  /** `{events: [{seq, at, actor, kind, payload}], more}`, newest first, only events older than `before` when given; at most 1 MiB of events per reply (at least one event); `more`: older events exist, ask again with `before` = the last `seq`. */
+  /** `{events: [{seq, at, actor, kind, reason?, revision, before?, payload?}], more}`, newest first, only events older than `before` when given; at most 1 MiB of events per reply (at least one event); `more`: older events exist, ask again with `before` = the last `seq`. */
   'agentd.history': HistoryResult;
   /** Replaces the todo list as the user (compare-and-set on `todos.revision`); returns `State`; a stale revision answers `todo.conflict` with `data.state`. */
   'agentd.todo.set': State;
@@ -72,6 +73,8 @@ export interface CommandResults {
   'agentd.goal.queue.move': State;
   /** Turns advancing to the first queued goal on completion on or off; returns `State`. */
   'agentd.goal.queue.setAutoAdvance': State;
+  /** Reverts the newest change of the todo list or the goal as the user (docs/runtime.md §6); returns `State` and `undone`: the history event it reverted; a change newer than `expectedRevision`, or one that came in between, answers `todo.conflict` with `data.state`. */
+  'agentd.undo': UndoResult;
   /** Starts a turn; `{goalDriven, goal}` (docs/runtime.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md). */
   'agentd.turn.begin': TurnBeginResult;
   /** Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder). */
@@ -117,7 +120,7 @@ export type TodoStatus = (typeof TODO_STATUSES)[number];
  * ChangeKind says what happened to the goal. History event kinds are
  * "goal." + kind (see Change.EventKind). [goal.ChangeKind]
  */
-export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'advance', 'progress'] as const;
+export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'advance', 'progress', 'undo'] as const;
 
 /** One of GOAL_CHANGE_KINDS. */
 export type GoalChangeKind = (typeof GOAL_CHANGE_KINDS)[number];
@@ -291,6 +294,16 @@ export interface HistoryEvent {
   kind: string;
   /** Change.Reason, if any */
   reason?: string;
+  /**
+   * Revision is the session's revision the change made (0 in events
+   * stored by an agentd before it was recorded).
+   */
+  revision?: number;
+  /**
+   * Before is the JSON of Change.Before: the scope's state before the
+   * change (absent when the change gave none, and in older events).
+   */
+  before?: unknown;
   payload?: unknown;
 }
 
@@ -500,4 +513,12 @@ export interface TurnBeginResult {
 export interface TurnEndResult {
   continuation: Continuation | null;
   goal: GoalSnapshot | null;
+}
+
+/**
+ * UndoResult is the answer of agentd.undo: the State after the undo, and
+ * the change it reverted (its history event, docs/protocol.md §3). [commands.UndoResult]
+ */
+export interface UndoResult extends State {
+  undone: HistoryEvent;
 }

@@ -40,6 +40,7 @@ M.defaults = {
       queue_add = "A",
       auto_advance = "T",
       refresh = "R",
+      undo = "u",
       close = "q",
       help = "g?",
     },

@@ -227,6 +227,28 @@ function M.todo_add(title, cb)
   end
 end
 
+--- :AgentdUndo [todo|goal] — agentd.undo of the newest change of that scope (none:
+--- of either), compare-and-set on the revision shown (docs/runtime.md §6).
+function M.undo(scope, cb)
+  scope = vim.trim(scope or "")
+  if scope ~= "" and scope ~= "todo" and scope ~= "goal" then
+    notify("usage: :AgentdUndo [todo|goal]", vim.log.levels.WARN)
+    return
+  end
+  local conn = M.conn()
+  if conn then
+    require("agentd.history").undo(conn, scope ~= "" and scope or nil, cb)
+  end
+end
+
+--- :AgentdHistory — the session's history in a buffer, newest first.
+function M.history()
+  local conn = M.conn()
+  if conn then
+    require("agentd.history").open(conn)
+  end
+end
+
 --- :AgentdToggle — opens or closes the sidebar for the current workspace.
 function M.toggle()
   local sidebar = require("agentd.sidebar")

@@ -25,6 +25,7 @@ M.commands = {
   goal_queue_remove = "agentd.goal.queue.remove",
   goal_queue_move = "agentd.goal.queue.move",
   goal_queue_set_auto_advance = "agentd.goal.queue.setAutoAdvance",
+  undo = "agentd.undo",
   turn_begin = "agentd.turn.begin",
   step_begin = "agentd.step.begin",
   step_end = "agentd.step.end",
@@ -46,7 +47,7 @@ M.goal_statuses = { "active", "paused", "blocked", "complete" }
 M.todo_statuses = { "pending", "in_progress", "done" }
 
 --- Every goal.ChangeKind, in declaration order.
-M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "advance", "progress" }
+M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "advance", "progress", "undo" }
 
 --- Every goal.Actor, in declaration order.
 M.actors = { "user", "model", "runtime", "system" }

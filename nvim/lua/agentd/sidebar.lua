@@ -471,6 +471,18 @@ function M.actions.activate()
   end
 end
 
+--- Undoes the newest change of the section under the cursor: the goal above the
+--- Todos line, the todo list from it down (docs/runtime.md §6).
+function M.actions.undo()
+  local conn = conn_of_sidebar()
+  if not conn then
+    return
+  end
+  local lnum = vim.api.nvim_win_get_cursor(0)[1]
+  local scope = (M.layout and M.layout.todos_line and lnum < M.layout.todos_line) and "goal" or "todo"
+  require("agentd.history").undo(conn, scope)
+end
+
 function M.actions.close()
   M.close()
 end
@@ -489,6 +501,7 @@ function M.actions.help()
     { k.queue_add, "queue a goal (Up next); on an Up next line dd, J, K remove and move it" },
     { k.auto_advance, "turn auto-advance of the queue on or off" },
     { k.refresh, "re-read the state from agentd" },
+    { k.undo, "undo the newest change of the goal or the todo list (the section under the cursor)" },
     { k.close, "close the sidebar" },
   }
   local lines = { "agentd sidebar keys:" }

@@ -7,7 +7,7 @@ local client = require("agentd.client")
 test("plugin/agentd.lua defines the commands", function()
   local cmds = vim.api.nvim_get_commands({})
   for _, name in ipairs({ "AgentdToggle", "AgentdGoal", "AgentdGoalPause", "AgentdGoalResume", "AgentdGoalCancel",
-    "AgentdBudget", "AgentdTodoAdd", "AgentdRefresh", "AgentdTaskFile" }) do
+    "AgentdBudget", "AgentdTodoAdd", "AgentdRefresh", "AgentdTaskFile", "AgentdUndo", "AgentdHistory" }) do
     H.ok(cmds[name], name .. " is defined")
   end
 end)

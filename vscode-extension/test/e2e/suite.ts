@@ -449,6 +449,78 @@ test('session picker switches the views to another session', async (api, ui) => 
   await waitFor('back to default', () => api.store.session === 'default' && api.todos.currentRows.length === 5 && api.statusBar.isVisible);
 });
 
+test('the Undo actions of the Todos and Goal views revert the newest change; a stale view gets a conflict and undoes nothing', async (api, ui) => {
+  const before = api.todos.currentRows.map((r) => r.item);
+  await setTodosAsAgent([{ title: 'An agent edit to undo', status: 'in_progress' }]);
+  await waitFor('the agent edit in the tree', () => titles(api)[0] === 'An agent edit to undo');
+  await vscode.commands.executeCommand('agentdPanel.todo.undo');
+  await waitFor('the list before it in the daemon', async () => JSON.stringify((await serverState()).todos.items) === JSON.stringify(before));
+  await waitFor('the list before it in the tree', () => JSON.stringify(api.todos.currentRows.map((r) => r.item)) === JSON.stringify(before));
+  ok(
+    ui.of('info').some((m) => /^Undid "Todo list written \(1 item\)" \(#\d+, by the agent\)\.$/.test(m)),
+    `undo message: ${describe(ui.of('info'))}`,
+  );
+
+  if (api.store.state?.goal?.status !== 'active') {
+    await vscode.commands.executeCommand('agentdPanel.goal.resume');
+    await waitFor('active goal', () => api.store.state?.goal?.status === 'active');
+  }
+  await vscode.commands.executeCommand('agentdPanel.goal.pause');
+  await waitFor('paused in the view', () => api.goal.row('status')?.label === 'Paused');
+  await vscode.commands.executeCommand('agentdPanel.goal.undo');
+  await waitFor('active again in the daemon', async () => (await serverState()).goal?.status === 'active');
+  await waitFor('active again in the view', () => api.goal.row('status')?.label === 'Active');
+  ok(ui.of('info').some((m) => /^Undid "Goal paused: paused by the user" \(#\d+, by you\)\.$/.test(m)), `undo message: ${describe(ui.of('info'))}`);
+
+  // A pause from a shell; the view is set back to the state before it, as if
+  // its notification had not arrived yet: the undo names that older revision
+  // and is refused, and the view then shows the current state.
+  const stale = api.store.state;
+  await agentd('goal', 'pause', '--reason', 'from a shell');
+  await waitFor('the shell pause in the view', () => api.store.state?.goal?.status === 'paused');
+  api.store.state = stale;
+  const warnings = ui.of('warn').length;
+  await vscode.commands.executeCommand('agentdPanel.goal.undo');
+  await waitFor('the conflict warning', () => ui.of('warn').length > warnings);
+  const warning = ui.of('warn').at(-1) ?? '';
+  ok(/^Nothing was undone: the goal changed since the view showed it\. .*goal\.pause .*newer than the revision \d+ you saw/.test(warning), `warning: ${warning}`);
+  eq((await serverState()).goal?.terminalReason, 'from a shell', 'the shell pause stays');
+  await waitFor('the view shows the current state', () => api.goal.row('status')?.label === 'Paused' && api.store.state?.revision === stale!.revision + 1);
+  await vscode.commands.executeCommand('agentdPanel.goal.resume');
+  await waitFor('active for the next tests', async () => (await serverState()).goal?.status === 'active');
+});
+
+test('the History view lists changes newest first, pages older ones, and shows a change before and after', async (api) => {
+  await waitFor('the History view at the shown revision', () => api.history.currentRows[0]?.event.revision === api.store.state?.revision);
+  const top = api.history.currentRows[0];
+  eq(top.label, 'Goal resumed: resumed by the user', 'newest row');
+  ok(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} · you$/.test(top.description), `description: ${top.description}`);
+  const pause = api.history.currentRows.find((r) => r.label === 'Goal paused: from a shell');
+  ok(pause, `the shell pause among ${describe(api.history.currentRows.map((r) => r.label))}`);
+  await vscode.commands.executeCommand('agentdPanel.history.open', pause!.event);
+  const diff = await waitFor('a diff editor', () => {
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    return input instanceof vscode.TabInputTextDiff ? input : undefined;
+  });
+  const beforeText = (await vscode.workspace.openTextDocument(diff.original)).getText();
+  const afterText = (await vscode.workspace.openTextDocument(diff.modified)).getText();
+  ok(/^Objective: .*\nStatus: Active\n/.test(beforeText), `before: ${beforeText}`);
+  ok(/\nStatus: Paused\nReason: from a shell\n/.test(afterText), `after: ${afterText}`);
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+
+  // Enough changes for a second page.
+  const items = api.store.state?.todos.items ?? [];
+  for (let i = 0; i < 51; i++) {
+    api.store.setState(await api.client.execute(SERVER_COMMANDS.todoSet, { items }));
+  }
+  await waitFor('the newest page', () => api.history.currentRows[0]?.event.revision === api.store.state?.revision && api.history.hasOlder);
+  eq(api.history.currentRows.length, 50, 'one page');
+  await vscode.commands.executeCommand('agentdPanel.history.older');
+  await waitFor('the second page', () => api.history.currentRows.length > 50);
+  const seqs = api.history.currentRows.map((r) => r.seq);
+  ok(seqs.every((s, i) => i === 0 || s < seqs[i - 1]), `newest first: ${describe(seqs)}`);
+});
+
 test('after a server restart the views still follow live changes', async (api) => {
   await vscode.commands.executeCommand('agentdPanel.restartServer');
   await waitFor('running again', () => api.client.status === 'running' && api.store.state);

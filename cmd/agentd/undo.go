@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/agentd/agentd/commands"
+)
+
+const undoUsage = `usage: agentd undo [--scope todo|goal] [--json] [--workspace DIR] [--session S]
+  reverts the newest change of the todo list or of the goal (--scope; without it, the newest
+  change of either) as the user, and prints what it reverted and the state after it. The
+  reverted change stays in the history; undoing an undo redoes the change (docs/runtime.md §6).
+  The workspace folder used is named on stderr.
+`
+
+// runUndo runs `agentd undo`: agentd.undo from a shell.
+func runUndo(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
+	if len(pos) != 0 {
+		fmt.Fprint(stderr, undoUsage)
+		return 2
+	}
+	args := map[string]any{}
+	if o.scope != "" {
+		args["scope"] = o.scope
+	}
+	folder, err := workspaceFolder(o, stateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd undo: %v\n", err)
+		return 1
+	}
+	noteFolder(stderr, folder)
+	res, err := oneShot(ctx, o, stateDir, log, folder, "agentd.undo", args)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd undo: %v\n", err)
+		return 1
+	}
+	ur := res.(commands.UndoResult)
+	if o.jsonOut {
+		printJSON(stdout, ur)
+		return 0
+	}
+	fmt.Fprint(stdout, formatUndo(ur))
+	return 0
+}
+
+// formatUndo is what `agentd undo` says: the change it reverted and its
+// scope as it is now.
+func formatUndo(ur commands.UndoResult) string {
+	u := ur.Undone
+	var b strings.Builder
+	fmt.Fprintf(&b, "Undid %s (seq %d, by %s at %s).\n", u.Kind, u.Seq, u.Actor, u.At.Local().Format("2006-01-02 15:04:05"))
+	if strings.HasPrefix(u.Kind, "todo.") {
+		if len(ur.Todos.Items) == 0 {
+			b.WriteString("Todo list is empty.\n")
+		} else {
+			b.WriteString("Todo list:\n")
+			for _, it := range ur.Todos.Items {
+				fmt.Fprintf(&b, "  [%s] %s\n", it.Status, it.Title)
+			}
+		}
+		return b.String()
+	}
+	b.WriteString(formatGoal(ur.State))
+	return b.String()
+}

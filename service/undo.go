@@ -1,0 +1,235 @@
+package service
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace"
+)
+
+// Undo (docs/runtime.md §6): the user reverts the newest change of a scope
+// of a session, the todo list or the goal, with compare-and-set. Every
+// todo and goal change stores the state of its scope before it in its
+// history event (workspace.Change.Before: TodosBefore, GoalBefore); the
+// undo restores that state as a new change, which names the change it
+// reverts. The reverted change stays in history.
+
+// TodosBefore is the Before of a todo change's history event: the list
+// before the change.
+type TodosBefore struct {
+	Items []todo.Item `json:"items"`
+}
+
+// GoalBefore is the Before of a goal change's history event: the goal as
+// it stood before the change (null: there was none).
+type GoalBefore struct {
+	Goal *goal.Snapshot `json:"goal"`
+}
+
+// UndoScope names what agentd.undo reverts (docs/runtime.md §6).
+type UndoScope string
+
+// The undo scopes; "" is the newest change of either.
+const (
+	UndoTodo UndoScope = "todo"
+	UndoGoal UndoScope = "goal"
+)
+
+// UndoScopes returns the scopes, for the error naming them.
+func UndoScopes() []UndoScope { return []UndoScope{UndoTodo, UndoGoal} }
+
+// Undoable returns the history event kinds an undo reverts, in the order
+// of docs/runtime.md §6. An undo of an undo is a redo.
+func Undoable() []string {
+	return []string{"todo.write", "todo.set", "todo.undo",
+		"goal.create", "goal.cancel", "goal.pause", "goal.resume", "goal.block", "goal.complete", "goal.budget", "goal.undo"}
+}
+
+// transparent are the goal events that only move counters or the task
+// file's record, which an undo keeps as they are: they are not changes of
+// the goal scope, so an undo looks past them and they never conflict.
+var transparent = []string{"goal." + string(goal.ChangeProgress), "goal." + string(goal.ChangeTaskFile)}
+
+// UndoReverts is what an undo's history payload names of the change it
+// reverted ("reverts").
+type UndoReverts struct {
+	Seq      uint64 `json:"seq"`
+	Revision uint64 `json:"revision"`
+	Kind     string `json:"kind"`
+}
+
+// UndoError is a refused undo. Code is todo.conflict (Conflict true: a
+// newer change of the scope than the one to undo, or than the caller saw)
+// or args.invalid (nothing to undo, or a change undo does not revert).
+type UndoError struct {
+	Code     string
+	Msg      string
+	Conflict bool
+}
+
+func (e *UndoError) Error() string { return e.Msg }
+
+// ErrorCode is the stable code (docs/runtime.md §3).
+func (e *UndoError) ErrorCode() string { return e.Code }
+
+// maxUndoAttempts bounds the retries of an undo whose session keeps
+// changing in other scopes between its read of history and its write.
+const maxUndoAttempts = 8
+
+// errUndoStale makes Undo read history again: the session changed after
+// the read.
+var errUndoStale = errors.New("the session changed after its history was read")
+
+// Undo reverts, as the user, the newest change of scope ("" either) of
+// session in ws and returns the session after it and the event it
+// reverted (docs/runtime.md §6). expected, when given, is the revision the
+// caller last saw: a change to revert that is newer than it is a conflict,
+// so that a person never undoes a change they have not seen. A change of
+// the scope that commits between the read of history and the write is a
+// conflict too; changes of other scopes meanwhile are not (the read is
+// retried). Refusals are *UndoError; goal.not_resumable (the goal would
+// become active with a spent budget) is goal's; other errors are those of
+// workspace.Workspace.History and Update.
+func (s *Service) Undo(ws *workspace.Workspace, session string, scope UndoScope, expected *uint64) (workspace.Session, workspace.Event, error) {
+	if scope != "" && !slices.Contains(UndoScopes(), scope) {
+		return workspace.Session{}, workspace.Event{}, &UndoError{Code: goal.CodeArgsInvalid,
+			Msg: fmt.Sprintf("scope %q is not an undo scope; use \"todo\", \"goal\", or none for the newest change of either", scope)}
+	}
+	var target *workspace.Event
+	for range maxUndoAttempts {
+		ev, newest, err := newestChange(ws, session, scope)
+		if err != nil {
+			return workspace.Session{}, workspace.Event{}, err
+		}
+		switch {
+		case ev == nil && target == nil:
+			return workspace.Session{}, workspace.Event{}, &UndoError{Code: goal.CodeArgsInvalid, Msg: "nothing to undo: " + scopeName(scope) + " has no change in the session's history"}
+		case target == nil:
+			target = ev
+			if expected != nil && ev.Revision > *expected {
+				return workspace.Session{}, workspace.Event{}, &UndoError{Code: todo.CodeConflict, Conflict: true,
+					Msg: fmt.Sprintf("the newest change of %s is %s (seq %d, revision %d), newer than the revision %d you saw: nothing was undone; look again and undo what you see", scopeName(scope), ev.Kind, ev.Seq, ev.Revision, *expected)}
+			}
+		case ev == nil || ev.Seq != target.Seq:
+			return workspace.Session{}, workspace.Event{}, &UndoError{Code: todo.CodeConflict, Conflict: true,
+				Msg: fmt.Sprintf("%s changed while %s (seq %d) was being undone: nothing was undone; look again and undo what you see", scopeName(scope), target.Kind, target.Seq)}
+		}
+		if err := checkUndoable(*ev); err != nil {
+			return workspace.Session{}, workspace.Event{}, err
+		}
+		st, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+			if st.Revision != newest {
+				return workspace.Change{}, errUndoStale
+			}
+			return s.revert(st, *ev)
+		})
+		if errors.Is(err, errUndoStale) {
+			continue
+		}
+		return st, *target, err
+	}
+	return workspace.Session{}, workspace.Event{}, &UndoError{Code: todo.CodeConflict, Conflict: true,
+		Msg: fmt.Sprintf("the session kept changing while %s (seq %d) was being undone: nothing was undone; try again", target.Kind, target.Seq)}
+}
+
+func scopeName(scope UndoScope) string {
+	switch scope {
+	case UndoTodo:
+		return "the todo list"
+	case UndoGoal:
+		return "the goal"
+	}
+	return "the todo list or the goal"
+}
+
+// inScope says whether ev is a change of scope that an undo considers.
+func inScope(ev workspace.Event, scope UndoScope) bool {
+	todoEv := strings.HasPrefix(ev.Kind, "todo.")
+	goalEv := strings.HasPrefix(ev.Kind, "goal.") && !slices.Contains(transparent, ev.Kind)
+	switch scope {
+	case UndoTodo:
+		return todoEv
+	case UndoGoal:
+		return goalEv
+	}
+	return todoEv || goalEv
+}
+
+// undoPageSize is how many events newestChange reads at a time.
+const undoPageSize = 200
+
+// newestChange returns the newest event of scope in the session's history
+// (nil when there is none) and the revision of the history's newest event,
+// which is the session's revision at the read.
+func newestChange(ws *workspace.Workspace, session string, scope UndoScope) (*workspace.Event, uint64, error) {
+	var newest, before uint64
+	for first := true; ; first = false {
+		page, err := ws.History(session, undoPageSize, before)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i, ev := range page.Events {
+			if first && i == 0 {
+				newest = ev.Revision
+			}
+			if inScope(ev, scope) {
+				return &ev, newest, nil
+			}
+		}
+		if !page.More || len(page.Events) == 0 {
+			return nil, newest, nil
+		}
+		before = page.Events[len(page.Events)-1].Seq
+	}
+}
+
+// checkUndoable refuses an event undo does not revert.
+func checkUndoable(ev workspace.Event) error {
+	if !slices.Contains(Undoable(), ev.Kind) {
+		return &UndoError{Code: goal.CodeArgsInvalid,
+			Msg: fmt.Sprintf("the newest change is %s (seq %d), which undo does not revert (it reverts %s); nothing was undone", ev.Kind, ev.Seq, strings.Join(Undoable(), ", "))}
+	}
+	if len(ev.Before) == 0 || ev.Revision == 0 {
+		return &UndoError{Code: goal.CodeArgsInvalid,
+			Msg: fmt.Sprintf("the newest change, %s (seq %d), was recorded by an older agentd without the state before it, so it cannot be undone", ev.Kind, ev.Seq)}
+	}
+	return nil
+}
+
+// revert restores in st the state of ev's scope before ev, as the user.
+func (s *Service) revert(st *workspace.Session, ev workspace.Event) (workspace.Change, error) {
+	reverts := UndoReverts{Seq: ev.Seq, Revision: ev.Revision, Kind: ev.Kind}
+	reason := fmt.Sprintf("undo of %s (seq %d)", ev.Kind, ev.Seq)
+	if strings.HasPrefix(ev.Kind, "todo.") {
+		var b TodosBefore
+		if err := json.Unmarshal(ev.Before, &b); err != nil {
+			return workspace.Change{}, fmt.Errorf("undo: the list before %s (seq %d) cannot be read: %w", ev.Kind, ev.Seq, err)
+		}
+		items, err := todo.Normalize(b.Items)
+		if err != nil {
+			return workspace.Change{}, err
+		}
+		was := TodosBefore{Items: st.Todos}
+		st.Todos = items
+		return workspace.Change{Kind: "todo.undo", Actor: goal.User, Reason: reason, Todos: true,
+			Payload: map[string]any{"items": items, "reverts": reverts}, Before: was}, nil
+	}
+	var b GoalBefore
+	if err := json.Unmarshal(ev.Before, &b); err != nil {
+		return workspace.Change{}, fmt.Errorf("undo: the goal before %s (seq %d) cannot be read: %w", ev.Kind, ev.Seq, err)
+	}
+	now := s.Now()
+	was := st.Goal.Snapshot(now)
+	cs, err := st.Goal.Restore(b.Goal, reason, now)
+	if err != nil {
+		return workspace.Change{}, err
+	}
+	ch := StoredGoalChange(was, cs)
+	ch.Payload.([]map[string]any)[len(cs)-1]["reverts"] = reverts
+	return ch, nil
+}

@@ -1,0 +1,104 @@
+package service_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/service"
+	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace"
+)
+
+// store writes a change of kind with before as a goal change would be
+// stored, for events the commands do not make on demand.
+func store(t *testing.T, ws *workspace.Workspace, kind string, before any) {
+	t.Helper()
+	if _, err := ws.Update(workspace.DefaultSession, func(s *workspace.Session) (workspace.Change, error) {
+		return workspace.Change{Kind: kind, Actor: goal.Runtime, Goal: true, Before: before}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func undoCode(err error) string {
+	if c, ok := err.(interface{ ErrorCode() string }); ok {
+		return c.ErrorCode()
+	}
+	return ""
+}
+
+// TestUndoLooksPastProgress: progress and task-file events only move what
+// an undo keeps, so a goal undo reverts the change before them.
+func TestUndoLooksPastProgress(t *testing.T) {
+	opts, root := folder(t)
+	svc, ws := open(t, opts, service.OneShot, root)
+	update(t, svc, ws, func(g *goal.State) ([]goal.Change, error) {
+		return g.Create(goal.CreateParams{Objective: "o"}, svc.Now())
+	})
+	update(t, svc, ws, func(g *goal.State) ([]goal.Change, error) { return g.Pause("", svc.Now()) })
+	store(t, ws, "goal.progress", service.GoalBefore{})
+	store(t, ws, "goal.taskFile", service.GoalBefore{})
+
+	s, undone, err := svc.Undo(ws, "", service.UndoGoal, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if undone.Kind != "goal.pause" || s.Goal.Status() != goal.Active {
+		t.Errorf("undid %s, goal %s; want goal.pause undone, active", undone.Kind, s.Goal.Status())
+	}
+}
+
+// TestUndoRefusals: a change undo does not revert, and one stored without
+// the state before it, are refused with args.invalid naming it; nothing
+// changes.
+func TestUndoRefusals(t *testing.T) {
+	opts, root := folder(t)
+	svc, ws := open(t, opts, service.OneShot, root)
+	update(t, svc, ws, func(g *goal.State) ([]goal.Change, error) {
+		return g.Create(goal.CreateParams{Objective: "o"}, svc.Now())
+	})
+	store(t, ws, "goal.advance", service.GoalBefore{})
+	rev := view(t, ws).Revision
+	_, _, err := svc.Undo(ws, "", "", nil)
+	if undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "goal.advance (seq 2), which undo does not revert") {
+		t.Errorf("undo of goal.advance: %v", err)
+	}
+	store(t, ws, "goal.pause", nil)
+	_, _, err = svc.Undo(ws, "", service.UndoGoal, nil)
+	if undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "recorded by an older agentd without the state before it") {
+		t.Errorf("undo of an event without before: %v", err)
+	}
+	if got := view(t, ws).Revision; got != rev+1 {
+		t.Errorf("revision %d after refused undos, want %d", got, rev+1)
+	}
+	if _, _, err := svc.Undo(ws, "", service.UndoTodo, nil); undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "nothing to undo") {
+		t.Errorf("todo undo with no todo change: %v", err)
+	}
+}
+
+// TestUndoExpected: expected names the revision the caller saw; the change
+// to revert must not be newer.
+func TestUndoExpected(t *testing.T) {
+	opts, root := folder(t)
+	svc, ws := open(t, opts, service.OneShot, root)
+	plan := todo.Plan{Write: true, Items: []todo.Item{{Title: "a", Status: todo.Pending}}}
+	cur := view(t, ws)
+	if _, err := svc.CallTodo(ws, "", goal.MainAgent, plan, cur); err != nil {
+		t.Fatal(err)
+	}
+	zero := uint64(0)
+	_, _, err := svc.Undo(ws, "", service.UndoTodo, &zero)
+	var ue *service.UndoError
+	if e, ok := err.(*service.UndoError); ok {
+		ue = e
+	}
+	if ue == nil || !ue.Conflict || ue.Code != todo.CodeConflict {
+		t.Fatalf("undo of a change newer than revision 0: %v", err)
+	}
+	one := uint64(1)
+	s, _, err := svc.Undo(ws, "", service.UndoTodo, &one)
+	if err != nil || len(s.Todos) != 0 {
+		t.Errorf("undo at the revision seen: %v, list %v", err, s.Todos)
+	}
+}
