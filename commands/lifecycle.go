@@ -127,7 +127,7 @@ var lifecycleCommands = []Command{
 			if a.Error != nil {
 				kind, msg = a.Error.Kind, a.Error.Message
 			}
-			res, cont, err := c.svc.EndTurn(c.folder.ws, c.session, a.TurnID, a.Outcome, kind, msg)
+			res, cont, err := c.svc.EndTurn(c.folder.ws, c.session, a.TurnID, a.Outcome, kind, msg, c.defaults.Settings)
 			if err != nil {
 				return nil, err
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
 )
@@ -167,7 +168,7 @@ var stateCommands = []Command{
 					return workspace.Change{}, nil
 				}
 				s.Todos = items
-				return workspace.Change{Kind: "todo.set", Actor: goal.User, Todos: true, Payload: map[string]any{"items": items}}, nil
+				return service.TodoChange(s, "todo.set", goal.User, map[string]any{"items": items}, c.svc.Now()), nil
 			})
 			if err != nil {
 				return nil, err

@@ -95,8 +95,23 @@ func StoredGoalChange(cs []goal.Change) workspace.Change {
 	payload := make([]map[string]any, len(cs))
 	for i, c := range cs {
 		payload[i] = map[string]any{"kind": c.Kind, "status": c.Status, "reason": c.Reason, "actor": c.Actor, "goal": c.Goal}
+		if c.Percent != 0 {
+			payload[i]["percent"] = c.Percent
+		}
 	}
-	return workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Payload: payload}
+	return workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Percent: last.Percent, Payload: payload}
+}
+
+// TodoChange is the stored change of a todo list write: kind (todo.write,
+// todo.set) by actor with payload, after NoteProgress of the goal
+// (docs/runtime.md §2.4.3). When the write ends a stall, clients are also
+// told with agentd/goalChanged (stallCleared) in the same commit.
+func TodoChange(st *workspace.Session, kind string, actor goal.Actor, payload any, now goal.Instant) workspace.Change {
+	ch := workspace.Change{Kind: kind, Actor: actor, Todos: true, Payload: payload}
+	if cs := st.Goal.NoteProgress(now); len(cs) > 0 {
+		ch.Goal, ch.GoalKind, ch.Reason = true, cs[0].Kind, cs[0].Reason
+	}
+	return ch
 }
 
 // UpdateGoal runs fn on the goal state of session in ws and stores the result with its changes in one

@@ -100,7 +100,7 @@ export type TodoStatus = (typeof TODO_STATUSES)[number];
  * ChangeKind says what happened to the goal. History event kinds are
  * "goal." + kind (see Change.EventKind). [goal.ChangeKind]
  */
-export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'progress'] as const;
+export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'budgetWarning', 'stall', 'stallCleared', 'progress'] as const;
 
 /** One of GOAL_CHANGE_KINDS. */
 export type GoalChangeKind = (typeof GOAL_CHANGE_KINDS)[number];
@@ -178,6 +178,10 @@ export const LIMITS = {
   maxCountBudget: 1125899906842624,
   /** Bytes of a session or agent name (commands.MaxNameBytes). */
   maxNameBytes: 256,
+  /** Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning). */
+  firstBudgetWarning: 50,
+  /** Percent of a budget at which the goal warns again and the model is told to wrap up; panels show it as an error (goal.FinalBudgetWarning). */
+  finalBudgetWarning: 80,
 } as const;
 
 /**
@@ -187,6 +191,15 @@ export const LIMITS = {
  */
 export interface CancelResult extends State {
   cancelled: GoalSnapshot | null;
+}
+
+/**
+ * Checkboxes counts the Markdown checkboxes of a task file
+ * (docs/task-files.md, "Checkboxes"): Total items, Checked of them ticked. [goal.Checkboxes]
+ */
+export interface Checkboxes {
+  checked: number;
+  total: number;
 }
 
 /**
@@ -225,6 +238,11 @@ export interface GoalChange {
   status?: GoalStatus;
   reason?: string;
   actor: Actor;
+  /**
+   * Percent is the threshold of a budgetWarning: 50 or 80
+   * (docs/runtime.md §2.4.2); absent for other kinds.
+   */
+  percent?: number;
 }
 
 /** GoalChanged is the params of agentd/goalChanged. [commands.GoalChanged] */
@@ -252,6 +270,11 @@ export interface GoalSnapshot {
   budget: GoalBudget;
   terminalReason?: string;
   taskFile?: TaskFileInfo;
+  /**
+   * Stalled: goal turns in a row made no change to the todo list or the
+   * task file (the stallTurns setting; docs/runtime.md §2.4.3).
+   */
+  stalled: boolean;
   createdAt: string;
   updatedAt: string;
   lastActor: Actor;
@@ -350,6 +373,11 @@ export interface TaskFileChangedParams {
   /** false: missing (deleted, moved, not created yet) */
   exists: boolean;
   sha256?: string;
+  /**
+   * Checkboxes of the file now (docs/task-files.md, "Checkboxes"); absent
+   * when it has none.
+   */
+  checkboxes?: Checkboxes;
   /** when agentd recorded the change */
   changedAt: string;
 }
@@ -365,6 +393,11 @@ export interface TaskFileInfo {
   size: number;
   modifiedAt?: string;
   changedSinceLastTurn: boolean;
+  /**
+   * Checkboxes are the file's Markdown checkboxes (docs/task-files.md,
+   * "Checkboxes"); nil when it has none or was not read.
+   */
+  checkboxes?: Checkboxes;
 }
 
 /** TodoChanged is the params of agentd/todoChanged. [commands.TodoChanged] */

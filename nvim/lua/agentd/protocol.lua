@@ -40,7 +40,7 @@ M.goal_statuses = { "active", "paused", "blocked", "complete" }
 M.todo_statuses = { "pending", "in_progress", "done" }
 
 --- Every goal.ChangeKind, in declaration order.
-M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "progress" }
+M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "budgetWarning", "stall", "stallCleared", "progress" }
 
 --- Every goal.Actor, in declaration order.
 M.actors = { "user", "model", "runtime", "system" }
@@ -86,6 +86,8 @@ M.limits = {
   max_wall_clock_budget_ms = 86400000, -- Largest time budget, in milliseconds (goal.MaxWallClockBudgetMs).
   max_count_budget = 1125899906842624, -- Largest turn or token budget (goal.MaxCountBudget).
   max_name_bytes = 256, -- Bytes of a session or agent name (commands.MaxNameBytes).
+  first_budget_warning = 50, -- Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning).
+  final_budget_warning = 80, -- Percent of a budget at which the goal warns again and the model is told to wrap up; panels show it as an error (goal.FinalBudgetWarning).
 }
 
 return M
