@@ -49,7 +49,7 @@ type GoalChange struct {
 	Reason string          `json:"reason,omitempty"`
 	Actor  goal.Actor      `json:"actor"`
 	// Percent is the threshold of a budgetWarning: 50 or 80
-	// (docs/runtime.md §2.4.2); absent for other kinds.
+	// (docs/runtime.md §2.4.4); absent for other kinds.
 	Percent int `json:"percent,omitempty"`
 }
 

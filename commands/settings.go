@@ -82,7 +82,7 @@ func (cl *Client) ConfigureSettings(params json.RawMessage) (unknown []string, e
 
 // applySettings decodes the thresholds of reminder.SettingsTable (whole
 // numbers >= 0; 0 turns the stale todo reminder, docs/runtime.md §1.1, or
-// stall detection, §2.4.3, off).
+// stall detection, §2.4.5, off).
 func applySettings(s *reminder.Settings, raw json.RawMessage, where string) (unknown []string, err error) {
 	if isNull(raw) {
 		return nil, nil

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Budget warnings (docs/runtime.md §2.4.2): the two thresholds, in percent
+// Budget warnings (docs/runtime.md §2.4.4): the two thresholds, in percent
 // of a budget's limit, at which the goal warns once per budget.
 const (
 	FirstBudgetWarning = 50 // a budgetWarning change
@@ -17,7 +17,7 @@ var budgetWarningPercents = [...]int{FirstBudgetWarning, FinalBudgetWarning}
 
 // BudgetWarned is the highest warning threshold (0, 50 or 80) each budget
 // of a goal has fired; changing a budget's limit sets its value back to 0
-// (docs/runtime.md §2.4.2).
+// (docs/runtime.md §2.4.4).
 type BudgetWarned struct {
 	Turns     int `json:"turns,omitempty"`
 	Tokens    int `json:"tokens,omitempty"`
@@ -61,7 +61,7 @@ func thresholdUse(limit int64, percent int) int64 {
 }
 
 // warnBudgets fires the warning thresholds the active goal g has newly
-// reached at now (docs/runtime.md §2.4.2): per budget, one budgetWarning
+// reached at now (docs/runtime.md §2.4.4): per budget, one budgetWarning
 // change (actor runtime) with the highest threshold reached and not yet
 // fired; thresholds passed at once fire as one change of the higher one.
 // Reaching FinalBudgetWarning makes the wrap-up note due.
@@ -102,7 +102,7 @@ func budgetName(kind BudgetKind, limit int64) string {
 }
 
 // rearmWarnings sets the fired threshold of each budget whose limit differs
-// between old and g.Limits back to 0 (docs/runtime.md §2.4.2).
+// between old and g.Limits back to 0 (docs/runtime.md §2.4.4).
 func (g *Goal) rearmWarnings(old Limits) {
 	differ := func(a, b *int64) bool { return (a == nil) != (b == nil) || a != nil && *a != *b }
 	if differ(old.TurnBudget, g.Limits.TurnBudget) {
@@ -118,7 +118,7 @@ func (g *Goal) rearmWarnings(old Limits) {
 
 // NextWallClockWarning is the time until the active goal's wall clock
 // reaches the next warning threshold not yet fired (docs/runtime.md
-// §2.4.2), measured on the monotonic clock, for the serving process's
+// §2.4.4), measured on the monotonic clock, for the serving process's
 // timer; 0 when it is already reached. ok is false when the goal is not
 // active, has no wall-clock budget, or has fired every threshold.
 func (s *State) NextWallClockWarning(now Instant) (left time.Duration, ok bool) {
@@ -136,7 +136,7 @@ func (s *State) NextWallClockWarning(now Instant) (left time.Duration, ok bool) 
 }
 
 // NoteProgress records a change of the session's todo list
-// (docs/runtime.md §2.4.3): it counts as progress of the current goal, and
+// (docs/runtime.md §2.4.5): it counts as progress of the current goal, and
 // a stalled goal is no longer stalled (a stallCleared change, actor
 // runtime). The task file's changes are recorded by UpdateTaskFile.
 func (s *State) NoteProgress(now Instant) []Change {
@@ -158,7 +158,7 @@ func (g *Goal) progressed(now Instant) []Change {
 }
 
 // countTurn applies the stall rule at the end of a goal turn that left g
-// active (docs/runtime.md §2.4.3): a turn after which neither the todo list
+// active (docs/runtime.md §2.4.5): a turn after which neither the todo list
 // nor the task file changed since the previous one counts; stallTurns
 // such turns in a row (0 or less: never) stall the goal (a stall change,
 // actor runtime).

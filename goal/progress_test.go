@@ -34,7 +34,7 @@ func runTurn(t *testing.T, s *State, id string, tokens int64, stallTurns int, no
 
 // TestTurnBudgetWarnings: a turn budget of 10 warns at the 5th turn (50 %)
 // and the 8th (80 %), once each; the 80 % warning makes the wrap-up note
-// due at that very step, once (docs/runtime.md §2.4.2).
+// due at that very step, once (docs/runtime.md §2.4.4).
 func TestTurnBudgetWarnings(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)
@@ -116,7 +116,7 @@ func beginStepOf(t *testing.T, s *State, id string, now Instant) StepBegin {
 
 // TestBudgetWarningsRearm: changing a budget's limit re-arms its
 // thresholds and checks them at once; setting it to the same value, or
-// changing another budget, does not (docs/runtime.md §2.4.2).
+// changing another budget, does not (docs/runtime.md §2.4.4).
 func TestBudgetWarningsRearm(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)
@@ -149,7 +149,7 @@ func TestBudgetWarningsRearm(t *testing.T) {
 
 // TestWallClockWarnings: the timer's next deadline is the next threshold
 // not yet fired; CheckWallClock fires each once, then the block
-// (docs/runtime.md §2.4.2).
+// (docs/runtime.md §2.4.4).
 func TestWallClockWarnings(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)
@@ -195,7 +195,7 @@ func TestWallClockWarnings(t *testing.T) {
 
 // TestStall: stallTurns goal turns in a row with no progress stall the
 // goal once; a todo change or a task-file change clears it and restarts
-// the count; 0 turns the rule off (docs/runtime.md §2.4.3).
+// the count; 0 turns the rule off (docs/runtime.md §2.4.5).
 func TestStall(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)

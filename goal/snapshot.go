@@ -92,7 +92,7 @@ type Snapshot struct {
 	TerminalReason      string        `json:"terminalReason,omitempty"`
 	TaskFile            *TaskFileInfo `json:"taskFile,omitempty"`
 	// Stalled: goal turns in a row made no change to the todo list or the
-	// task file (the stallTurns setting; docs/runtime.md §2.4.3).
+	// task file (the stallTurns setting; docs/runtime.md §2.4.5).
 	Stalled   bool      `json:"stalled"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`

@@ -53,13 +53,13 @@ type Goal struct {
 	ActiveMono  time.Duration `json:"activeMono,omitempty"` // nanoseconds
 	// BudgetWarned: the warning thresholds each budget has fired, and
 	// WrapUpDue: the wrap-up note is due at the next main-agent step
-	// (docs/runtime.md §2.4.2).
+	// (docs/runtime.md §2.4.4).
 	BudgetWarned BudgetWarned `json:"budgetWarned"`
 	WrapUpDue    bool         `json:"wrapUpDue,omitempty"`
 	// Progressed: the todo list or the task file changed since the last
 	// goal turn ended; QuietTurns: goal turns in a row that ended without
 	// such a change; Stalled: QuietTurns reached the stallTurns setting
-	// (docs/runtime.md §2.4.3).
+	// (docs/runtime.md §2.4.5).
 	Progressed bool `json:"progressed,omitempty"`
 	QuietTurns int  `json:"quietTurns,omitempty"`
 	Stalled    bool `json:"stalled,omitempty"`
@@ -101,9 +101,9 @@ const (
 	ChangeBudget   ChangeKind = "budget"   // limits changed, status unchanged
 	ChangeTaskFile ChangeKind = "taskFile" // the task file changed on disk
 	// ChangeBudgetWarning: a budget reached a warning threshold
-	// (Change.Percent; docs/runtime.md §2.4.2).
+	// (Change.Percent; docs/runtime.md §2.4.4).
 	ChangeBudgetWarning ChangeKind = "budgetWarning"
-	ChangeStall         ChangeKind = "stall"        // the goal stalled (docs/runtime.md §2.4.3)
+	ChangeStall         ChangeKind = "stall"        // the goal stalled (docs/runtime.md §2.4.5)
 	ChangeStallCleared  ChangeKind = "stallCleared" // a stalled goal made progress again
 	// ChangeProgress: only counters (turnsUsed, tokensUsed) or the task
 	// file's changedSinceLastTurn flag changed. Callers may store it quietly.

@@ -216,7 +216,7 @@ func (s *State) SetBudget(u BudgetUpdate, now Instant) ([]Change, error) {
 }
 
 // applyLimits stores limits, re-arms the warnings of each budget whose
-// limit changed and checks them at once (§2.4.2), and blocks an active goal
+// limit changed and checks them at once (§2.4.4), and blocks an active goal
 // whose budget is now spent (§2.8).
 func (s *State) applyLimits(limits Limits, actor Actor, reason string, now Instant) []Change {
 	g := s.Goal
@@ -348,7 +348,7 @@ func (s *State) WallClockLeft(now Instant) (left time.Duration, ok bool) {
 }
 
 // CheckWallClock checks the active goal's budget warnings at now
-// (docs/runtime.md §2.4.2) and blocks it when its wall-clock budget is
+// (docs/runtime.md §2.4.4) and blocks it when its wall-clock budget is
 // reached (§2.4; actor runtime). Call it when the timer fires (the sooner
 // of WallClockLeft and NextWallClockWarning); clients are then told, so a
 // host can cancel its live turn.
@@ -382,7 +382,7 @@ func (s *State) ReferencedTaskFile() *TaskFileInfo {
 // references (ReferencedTaskFile), and only on a real change (exists,
 // sha256, size or the checkbox counts differ): then changedSinceLastTurn is
 // set, so the next turn's goal reminder tells the model once, and the change
-// counts as progress for the stall rule (§2.4.3): a stalled goal is no
+// counts as progress for the stall rule (§2.4.5): a stalled goal is no
 // longer stalled.
 func (s *State) UpdateTaskFile(info TaskFileInfo, now Instant) []Change {
 	if ref := s.ReferencedTaskFile(); ref == nil || ref.Path != info.Path {

@@ -147,7 +147,7 @@ type StepBegin struct {
 	GraceStep bool `json:"graceStep"`
 	// WrapUpDue: inject the one-time wrap-up note built from Goal, as the
 	// goal has used FinalBudgetWarning % of a budget (docs/runtime.md
-	// §2.4.2); consumed.
+	// §2.4.4); consumed.
 	WrapUpDue bool `json:"wrapUpDue"`
 	// Goal is the goal for the reminder, nil when none. When the reminder is
 	// due its TaskFile.ChangedSinceLastTurn still shows the change being
@@ -253,7 +253,7 @@ func (s *State) BeginTurn(turnID string, origin Origin, agent string, now Instan
 
 // BeginStep opens the next step of a turn (docs/runtime.md §2.4, §2.7, §2.3).
 // At the first step of a goal-driven turn turnsUsed grows by 1 and the
-// budget warnings are checked (§2.4.2). For the main agent it says whether
+// budget warnings are checked (§2.4.4). For the main agent it says whether
 // the per-turn goal reminder is due (first step, goal active, paused or
 // blocked), whether the goal_cancelled notice is due and whether the
 // wrap-up note of an active goal is due (both consumed here). When the reminder is due for an active goal, the task
@@ -328,7 +328,7 @@ func (s *State) stepBeginAnswer(t *Turn, now Instant, cs []Change) StepBegin {
 // EndStep closes the open step of a turn (docs/runtime.md §2.4). For a turn
 // driven by the current goal, outputTokens are added to tokensUsed and the
 // budgets are checked: a warning threshold reached is a budgetWarning
-// change (§2.4.2); reaching the token or wall-clock budget blocks the
+// change (§2.4.4); reaching the token or wall-clock budget blocks the
 // active goal at once (actor runtime). Then, if a budget is spent and the goal is
 // blocked: a step that ended with tool calls gets the one grace step
 // (GraceStep) unless it was already given; otherwise the turn is told to
@@ -468,7 +468,7 @@ var errorKinds = map[string]string{
 //     cancelled → paused (actor user); blocked → blocked (runtime); failed →
 //     paused with the error kind and message (runtime);
 //   - a turn that ended completed or stepLimit with the goal still active
-//     and within its budgets counts for the stall rule (§2.4.3): stallTurns
+//     and within its budgets counts for the stall rule (§2.4.5): stallTurns
 //     such turns in a row with no change to the todo list or the task file
 //     stall the goal (0 or less: never).
 //

@@ -31,7 +31,7 @@ Blocked audit, before UpdateGoal "blocked":
 - Size, difficulty, slowness, uncertainty or missing validation are never reasons to block.`
 
 // stallNotice is what the per-turn reminder of a stalled goal adds
-// (docs/runtime.md §2.4.3).
+// (docs/runtime.md §2.4.5).
 const stallNotice = `Stalled: the last goal turns ended without any change to the todo list or the task file. Do not repeat the same approach. Re-plan: look at what is left, pick a different, concrete next step, and record the new plan in the todo list (or the task file). If you cannot make progress at all, call UpdateGoal with status "blocked" and say what stops you.`
 
 // userDataNote warns that the tagged goal text is data, not instructions.
@@ -263,7 +263,7 @@ func BudgetStop(s goal.Snapshot) Injection {
 }
 
 // WrapUp is the one-time note of the step after a budget of the goal s
-// reached FinalBudgetWarning % (docs/runtime.md §2.4.2), variant
+// reached FinalBudgetWarning % (docs/runtime.md §2.4.4), variant
 // goal_wrap_up: the budgets at 80 % or more, with what is left, and what
 // to do: finish the current slice, leave the work resumable.
 func WrapUp(s goal.Snapshot) Injection {

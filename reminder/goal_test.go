@@ -374,7 +374,7 @@ func TestEveryInjectionWrapped(t *testing.T) {
 
 // TestWrapUp: the wrap-up note names the budgets at 80 % or more with
 // what is left, none below, and asks to leave the work resumable
-// (docs/runtime.md §2.4.2).
+// (docs/runtime.md §2.4.4).
 func TestWrapUp(t *testing.T) {
 	s := activeGoal() // 3 turns, 1234 tokens, 2m05s
 	got := WrapUp(withBudgets(s, 3, 1500, 3_600_000))
@@ -392,7 +392,7 @@ func TestWrapUp(t *testing.T) {
 }
 
 // TestStallAndCheckboxLines: the active reminder of a stalled goal asks to
-// re-plan or block (docs/runtime.md §2.4.3), and a task file with
+// re-plan or block (docs/runtime.md §2.4.5), and a task file with
 // checkboxes shows "3/7 checked"; neither otherwise.
 func TestStallAndCheckboxLines(t *testing.T) {
 	plain, _ := GoalReminder(activeGoal())

@@ -11,7 +11,7 @@ import (
 //  2. goal, when step.GoalReminderDue and step.Goal is set (GoalReminder of
 //     the goal's model view);
 //  3. goal_wrap_up, when step.WrapUpDue and step.Goal is set (WrapUp of the
-//     goal's model view; docs/runtime.md §2.4.2);
+//     goal's model view; docs/runtime.md §2.4.4);
 //  4. todo_list_reminder, when the stale todo reminder is due for agent
 //     under s (TodoReminder with the TodoList tool enabled; it marks the
 //     delivery in u, which the caller stores with the step).

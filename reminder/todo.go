@@ -8,7 +8,7 @@ import (
 )
 
 // Settings tune the stale todo reminder (docs/runtime.md §1.1, [agentd])
-// and the stall rule (docs/runtime.md §2.4.3). A threshold of 0 (or less)
+// and the stall rule (docs/runtime.md §2.4.5). A threshold of 0 (or less)
 // turns its rule off. Clients set them by the names of SettingsTable.
 type Settings struct {
 	TodoReminderSteps    int // steps without a write before the reminder is due

@@ -98,7 +98,7 @@ func (s *Service) EndStep(ws *workspace.Workspace, session, agent, turnID string
 // host sends next, or nil. Errors: those of goal.State.EndTurn, of
 // workspace.Workspace.Update, and of reminder.Continue for a variant it
 // does not know. The stall rule counts the turn under
-// settings.StallTurns (docs/runtime.md §2.4.3).
+// settings.StallTurns (docs/runtime.md §2.4.5).
 func (s *Service) EndTurn(ws *workspace.Workspace, session, turnID string, outcome goal.Outcome, errKind, errMsg string, settings reminder.Settings) (goal.TurnEnd, *reminder.Continuation, error) {
 	var res goal.TurnEnd
 	_, err := s.UpdateGoal(ws, session, func(g *goal.State) (cs []goal.Change, err error) {

@@ -52,7 +52,7 @@ func (s *Service) armWallClock(n workspace.Notice) {
 
 // arm keeps one timer per session whose goal is active with a wall-clock
 // budget, set for the sooner of the next warning threshold and the end of
-// the budget: when it fires the warning is given (docs/runtime.md §2.4.2)
+// the budget: when it fires the warning is given (docs/runtime.md §2.4.4)
 // or the goal is blocked at once (§2.4), and clients are told; the commit
 // arms the timer again (armWallClock). The time left is measured on the monotonic clock, as
 // the timer is, so a step of the system clock moves neither.

@@ -104,7 +104,7 @@ func StoredGoalChange(cs []goal.Change) workspace.Change {
 
 // TodoChange is the stored change of a todo list write: kind (todo.write,
 // todo.set) by actor with payload, after NoteProgress of the goal
-// (docs/runtime.md §2.4.3). When the write ends a stall, clients are also
+// (docs/runtime.md §2.4.5). When the write ends a stall, clients are also
 // told with agentd/goalChanged (stallCleared) in the same commit.
 func TodoChange(st *workspace.Session, kind string, actor goal.Actor, payload any, now goal.Instant) workspace.Change {
 	ch := workspace.Change{Kind: kind, Actor: actor, Todos: true, Payload: payload}

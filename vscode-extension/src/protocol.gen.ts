@@ -240,7 +240,7 @@ export interface GoalChange {
   actor: Actor;
   /**
    * Percent is the threshold of a budgetWarning: 50 or 80
-   * (docs/runtime.md §2.4.2); absent for other kinds.
+   * (docs/runtime.md §2.4.4); absent for other kinds.
    */
   percent?: number;
 }
@@ -272,7 +272,7 @@ export interface GoalSnapshot {
   taskFile?: TaskFileInfo;
   /**
    * Stalled: goal turns in a row made no change to the todo list or the
-   * task file (the stallTurns setting; docs/runtime.md §2.4.3).
+   * task file (the stallTurns setting; docs/runtime.md §2.4.5).
    */
   stalled: boolean;
   createdAt: string;
