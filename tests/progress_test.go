@@ -202,3 +202,25 @@ func TestStallEndToEnd(t *testing.T) {
 		t.Errorf("state after the edit: %+v", g.TaskFile)
 	}
 }
+
+// TestShellCheckboxes: the shell's goal view shows the task file's
+// checkbox counts as the file is now (docs/task-files.md, "Checkboxes").
+func TestShellCheckboxes(t *testing.T) {
+	e := newEnv(t)
+	e.tfWrite("TASK.md", "- [ ] one\n  * [X] two\n+ [ ] three\n")
+	out, errOut, code := e.cliIn(e.ws, "goal", "create", "work through TASK.md", "--task-file", "TASK.md")
+	if code != 0 || !strings.Contains(out, "Task file: TASK.md (present), 1/3 checked") {
+		t.Fatalf("goal create: exit %d %q %q, want 1/3 checked", code, out, errOut)
+	}
+	e.tfWrite("TASK.md", "- [x] one\n  * [X] two\n+ [ ] three\n")
+	if out, _, _ := e.cliIn(e.ws, "goal", "status"); !strings.Contains(out, "Task file: TASK.md (present), 2/3 checked") {
+		t.Errorf("goal status after ticking one: %q, want 2/3 checked", out)
+	}
+	var st struct {
+		Goal struct{ TaskFile tfInfo }
+	}
+	out, _, _ = e.cliIn(e.ws, "state", "--json")
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.Goal.TaskFile.Checkboxes == nil || *st.Goal.TaskFile.Checkboxes != (checkboxes{Checked: 2, Total: 3}) {
+		t.Errorf("state --json: %v %q", err, out)
+	}
+}
