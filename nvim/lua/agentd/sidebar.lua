@@ -38,6 +38,9 @@ local highlight_links = {
   AgentdTodoDone = "DiagnosticOk",
   AgentdTodoDoneText = "Comment",
   AgentdTaskFile = "Directory",
+  AgentdBudgetWarn = "DiagnosticWarn",
+  AgentdBudgetError = "DiagnosticError",
+  AgentdStalled = "DiagnosticWarn",
 }
 
 function M.define_highlights()

@@ -450,9 +450,12 @@ test('a stalled goal shows a Stalled row and the status bar says so; a todo writ
   eq(api.goal.currentRows.map((r) => r.kind).indexOf('stalled'), api.goal.currentRows.map((r) => r.kind).indexOf('status') + 1, 'right after the status');
   ok(/^\$\(target\) Goal active \(stalled\) · /.test(api.statusBar.item.text), `status bar: ${api.statusBar.item.text}`);
   eq((api.statusBar.item.backgroundColor as vscode.ThemeColor | undefined)?.id, 'statusBarItem.warningBackground', 'status bar colour');
-  await setTodosAsAgent([{ title: 'Try a different approach', status: 'in_progress' }]);
+  const before = (await serverState()).todos.items;
+  await setTodosAsAgent([...before, { title: 'Try a different approach', status: 'in_progress' }]);
   await waitFor('not stalled in the daemon', async () => (await serverState()).goal?.stalled === false);
   await waitFor('the Stalled row gone', () => !api.goal.row('stalled') && !/stalled/.test(api.statusBar.item.text));
+  await setTodosAsAgent(before);
+  await waitFor('the list back in the tree', () => JSON.stringify(api.todos.currentRows.map((r) => r.item)) === JSON.stringify(before));
 });
 
 test('the task file row shows its checkboxes; ticking one on disk updates it', async (api) => {
