@@ -61,10 +61,10 @@ type TaskFileChanged struct {
 	Path      string    `json:"path"`   // relative to the workspace folder, with forward slashes
 	Exists    bool      `json:"exists"` // false: missing (deleted, moved, not created yet)
 	SHA256    string    `json:"sha256,omitempty"`
+	ChangedAt time.Time `json:"changedAt"` // when agentd recorded the change
 	// Checkboxes of the file now (docs/task-files.md, "Checkboxes"); absent
 	// when it has none.
 	Checkboxes *goal.Checkboxes `json:"checkboxes,omitempty"`
-	ChangedAt time.Time `json:"changedAt"` // when agentd recorded the change
 }
 
 // Notifications returns what a client that has n's workspace folder open as

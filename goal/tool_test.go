@@ -187,10 +187,10 @@ func TestGetAndCreateOutput(t *testing.T) {
       "wallClockBudgetReached": false,
       "overBudget": false
     },
-    "stalled": false,
     "createdAt": "2026-03-01T09:00:00Z",
     "updatedAt": "2026-03-01T09:00:00Z",
-    "lastActor": "model"
+    "lastActor": "model",
+    "stalled": false
   }
 }`
 	if diff := cmp.Diff(want, res.Output); diff != "" {

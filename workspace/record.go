@@ -90,13 +90,14 @@ type limitsRecord struct {
 }
 
 type taskFileRecord struct {
-	Path                 string            `json:"path"`
-	Exists               bool              `json:"exists"`
-	SHA256               string            `json:"sha256,omitempty"`
-	Size                 int64             `json:"size"`
-	ModifiedAt           *time.Time        `json:"modifiedAt,omitempty"`
-	ChangedSinceLastTurn bool              `json:"changedSinceLastTurn"`
-	Checkboxes           *checkboxesRecord `json:"checkboxes,omitempty"`
+	Path                 string     `json:"path"`
+	Exists               bool       `json:"exists"`
+	SHA256               string     `json:"sha256,omitempty"`
+	Size                 int64      `json:"size"`
+	ModifiedAt           *time.Time `json:"modifiedAt,omitempty"`
+	ChangedSinceLastTurn bool       `json:"changedSinceLastTurn"`
+	// Checkboxes is goal.TaskFileInfo.Checkboxes.
+	Checkboxes *checkboxesRecord `json:"checkboxes,omitempty"`
 }
 
 type checkboxesRecord struct {

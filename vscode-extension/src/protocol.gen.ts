@@ -270,14 +270,14 @@ export interface GoalSnapshot {
   budget: GoalBudget;
   terminalReason?: string;
   taskFile?: TaskFileInfo;
+  createdAt: string;
+  updatedAt: string;
+  lastActor: Actor;
   /**
    * Stalled: goal turns in a row made no change to the todo list or the
    * task file (the stallTurns setting; docs/runtime.md §2.4.5).
    */
   stalled: boolean;
-  createdAt: string;
-  updatedAt: string;
-  lastActor: Actor;
 }
 
 /**
@@ -373,13 +373,13 @@ export interface TaskFileChangedParams {
   /** false: missing (deleted, moved, not created yet) */
   exists: boolean;
   sha256?: string;
+  /** when agentd recorded the change */
+  changedAt: string;
   /**
    * Checkboxes of the file now (docs/task-files.md, "Checkboxes"); absent
    * when it has none.
    */
   checkboxes?: Checkboxes;
-  /** when agentd recorded the change */
-  changedAt: string;
 }
 
 /**
