@@ -59,7 +59,7 @@ export interface CommandResults {
   'agentd.goal.setBudget': State;
   /** Starts a turn; `{goalDriven, goal}` (docs/runtime.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md). */
   'agentd.turn.begin': TurnBeginResult;
-  /** Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder). */
+  /** Before a model call: `{injections}` (goal_cancelled, goal, goal_wrap_up, todo_list_reminder; docs/runtime.md §2.7.1). */
   'agentd.step.begin': StepBeginResult;
   /** After a step's tools ran: `{stopTurn, graceStep, injections}` (docs/runtime.md §2.4). */
   'agentd.step.end': StepEndResult;
