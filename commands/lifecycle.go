@@ -93,7 +93,7 @@ var lifecycleCommands = []Command{
 			}
 			return TurnBeginResult{GoalDriven: res.GoalDriven, Goal: res.Goal}, nil
 		}),
-	def[StepBeginResult]("agentd.step.begin", "`turnId`", "Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder).", true,
+	def[StepBeginResult]("agentd.step.begin", "`turnId`", "Before a model call: `{injections}` (goal_cancelled, goal, goal_wrap_up, todo_list_reminder; docs/runtime.md §2.7.1).", true,
 		func(ctx context.Context, c *call, a *stepBeginArgs) (any, error) {
 			if err := requireTurnID("agentd.step.begin", a.TurnID); err != nil {
 				return nil, err
@@ -127,7 +127,7 @@ var lifecycleCommands = []Command{
 			if a.Error != nil {
 				kind, msg = a.Error.Kind, a.Error.Message
 			}
-			res, cont, err := c.svc.EndTurn(c.folder.ws, c.session, a.TurnID, a.Outcome, kind, msg)
+			res, cont, err := c.svc.EndTurn(c.folder.ws, c.session, a.TurnID, a.Outcome, kind, msg, c.defaults.Settings)
 			if err != nil {
 				return nil, err
 			}

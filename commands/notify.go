@@ -49,6 +49,9 @@ type GoalChange struct {
 	Status goal.Status     `json:"status,omitempty"`
 	Reason string          `json:"reason,omitempty"`
 	Actor  goal.Actor      `json:"actor"`
+	// Percent is the threshold of a budgetWarning: 50 or 80
+	// (docs/runtime.md §2.4.4); absent for other kinds.
+	Percent int `json:"percent,omitempty"`
 }
 
 // TaskFileChanged is the params of agentd/taskFileChanged (docs/protocol.md §4).
@@ -60,6 +63,9 @@ type TaskFileChanged struct {
 	Exists    bool      `json:"exists"` // false: missing (deleted, moved, not created yet)
 	SHA256    string    `json:"sha256,omitempty"`
 	ChangedAt time.Time `json:"changedAt"` // when agentd recorded the change
+	// Checkboxes of the file now (docs/task-files.md, "Checkboxes"); absent
+	// when it has none.
+	Checkboxes *goal.Checkboxes `json:"checkboxes,omitempty"`
 }
 
 // QueueChanged is the params of agentd/queueChanged (docs/protocol.md §4):
@@ -88,7 +94,11 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant) []Not
 	}
 	if n.Change.Goal {
 		snap := n.Session.Goal.Snapshot(now)
-		gc := GoalChange{Kind: goal.ChangeKind(strings.TrimPrefix(n.Change.Kind, "goal.")), Reason: n.Change.Reason, Actor: n.Change.Actor}
+		kind := n.Change.GoalKind
+		if kind == "" {
+			kind = goal.ChangeKind(strings.TrimPrefix(n.Change.Kind, "goal."))
+		}
+		gc := GoalChange{Kind: kind, Reason: n.Change.Reason, Actor: n.Change.Actor, Percent: n.Change.Percent}
 		if snap != nil {
 			gc.Status = snap.Status
 		}
@@ -187,6 +197,6 @@ func taskFileNotification(n workspace.Notice, snap *goal.Snapshot, folderURI str
 	tf := snap.TaskFile
 	return Notification{Method: MethodTaskFileChanged, Params: TaskFileChanged{
 		Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision,
-		Path: tf.Path, Exists: tf.Exists, SHA256: tf.SHA256, ChangedAt: n.Session.UpdatedAt,
+		Path: tf.Path, Exists: tf.Exists, SHA256: tf.SHA256, Checkboxes: tf.Checkboxes, ChangedAt: n.Session.UpdatedAt,
 	}}, true
 }

@@ -80,9 +80,9 @@ func (cl *Client) ConfigureSettings(params json.RawMessage) (unknown []string, e
 	return unknown, nil
 }
 
-// applySettings decodes the reminder thresholds of reminder.SettingsTable
-// (whole numbers >= 0; 0 turns the stale todo reminder off, docs/runtime.md
-// §1.1).
+// applySettings decodes the thresholds of reminder.SettingsTable (whole
+// numbers >= 0; 0 turns the stale todo reminder, docs/runtime.md §1.1, or
+// stall detection, §2.4.5, off).
 func applySettings(s *reminder.Settings, raw json.RawMessage, where string) (unknown []string, err error) {
 	if isNull(raw) {
 		return nil, nil
@@ -101,7 +101,7 @@ func applySettings(s *reminder.Settings, raw json.RawMessage, where string) (unk
 		}
 		dst := table[i].Field(&next)
 		if err := json.Unmarshal(v, dst); err != nil || *dst < 0 {
-			return nil, argsErrorf("%s.%s must be a whole number of steps, 0 or more (0 turns the reminder off), got %s", where, key, v)
+			return nil, argsErrorf("%s.%s must be a whole number of %s, 0 or more (0 turns it off), got %s", where, key, table[i].Unit, v)
 		}
 	}
 	*s = next
@@ -116,7 +116,7 @@ func SettingsReference() string {
 	b.WriteString("| setting | type | default | meaning |\n|---|---|---|---|\n")
 	def := reminder.DefaultSettings()
 	for _, st := range reminder.SettingsTable() {
-		fmt.Fprintf(&b, "| `%s` | whole number of steps, 0 or more | %d | %s |\n", st.Name, *st.Field(&def), st.Doc)
+		fmt.Fprintf(&b, "| `%s` | whole number of %s, 0 or more | %d | %s |\n", st.Name, st.Unit, *st.Field(&def), st.Doc)
 	}
 	return b.String()
 }

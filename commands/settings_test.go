@@ -2,6 +2,7 @@ package commands
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/agentd/agentd/reminder"
@@ -46,5 +47,27 @@ func TestSettingsTableDecoded(t *testing.T) {
 			}
 			cl.Close()
 		}
+	}
+}
+
+// TestSettingsRefused: a setting below 0 or not a whole number is
+// args.invalid naming the setting and what it counts, and changes nothing.
+func TestSettingsRefused(t *testing.T) {
+	svc := service.New(workspace.Options{StateDir: t.TempDir()}, service.OneShot)
+	defer svc.Close()
+	for _, tc := range []struct{ settings, want string }{
+		{`{"stallTurns":-1}`, "initializationOptions.settings.stallTurns must be a whole number of turns, 0 or more (0 turns it off), got -1"},
+		{`{"todoReminderSteps":2.5}`, "initializationOptions.settings.todoReminderSteps must be a whole number of steps, 0 or more (0 turns it off), got 2.5"},
+	} {
+		cl := NewClient(svc, Defaults{Settings: reminder.DefaultSettings()})
+		_, err := cl.Configure(json.RawMessage(`{"settings":` + tc.settings + `}`))
+		var coded interface{ ErrorCode() string }
+		if err == nil || !errors.As(err, &coded) || coded.ErrorCode() != "args.invalid" || err.Error() != tc.want {
+			t.Errorf("%s: %v, want args.invalid %q", tc.settings, err, tc.want)
+		}
+		if got := cl.Defaults().Settings; got != reminder.DefaultSettings() {
+			t.Errorf("%s changed the settings to %+v", tc.settings, got)
+		}
+		cl.Close()
 	}
 }

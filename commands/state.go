@@ -171,7 +171,7 @@ var stateCommands = []Command{
 				}
 				before := service.TodosBefore{Items: s.Todos}
 				s.Todos = items
-				return workspace.Change{Kind: "todo.set", Actor: goal.User, Todos: true, Payload: map[string]any{"items": items}, Before: before}, nil
+				return service.TodoChange(s, "todo.set", goal.User, map[string]any{"items": items}, before, c.svc.Now()), nil
 			})
 			if err != nil {
 				return nil, err

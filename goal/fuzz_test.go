@@ -122,7 +122,7 @@ func FuzzCallTool(f *testing.F) {
 				checkErr(t, err)
 			case 7:
 				outcome := []Outcome{OutcomeCompleted, OutcomeCancelled, OutcomeFailed, OutcomeBlocked, OutcomeStepLimit}[arg%5]
-				_, err := s.EndTurn(pick(turns, arg/5, false), outcome, "rate_limit", string(input), now)
+				_, err := s.EndTurn(pick(turns, arg/5, false), outcome, "rate_limit", string(input), int(arg%4), now)
 				checkErr(t, err)
 			case 8:
 				switch d := time.Duration(arg*arg) * 37 * time.Second; arg % 3 {

@@ -113,7 +113,7 @@ func step(t testing.TB, s *State, id string, tokens int64, finish FinishReason, 
 
 func endTurn(t testing.TB, s *State, id string, o Outcome, now Instant) TurnEnd {
 	t.Helper()
-	e, err := s.EndTurn(id, o, "", "", now)
+	e, err := s.EndTurn(id, o, "", "", 0, now)
 	mustNoErr(t, err)
 	return e
 }

@@ -94,6 +94,9 @@ type Snapshot struct {
 	CreatedAt           time.Time     `json:"createdAt"`
 	UpdatedAt           time.Time     `json:"updatedAt"`
 	LastActor           Actor         `json:"lastActor"`
+	// Stalled: goal turns in a row made no change to the todo list or the
+	// task file (the stallTurns setting; docs/runtime.md §2.4.5).
+	Stalled bool `json:"stalled"`
 }
 
 // BudgetReport is the budget part of a Snapshot. Limits are nil when not
@@ -121,6 +124,9 @@ type TaskFileInfo struct {
 	Size                 int64      `json:"size"`
 	ModifiedAt           *time.Time `json:"modifiedAt,omitempty"`
 	ChangedSinceLastTurn bool       `json:"changedSinceLastTurn"`
+	// Checkboxes are the file's Markdown checkboxes (docs/task-files.md,
+	// "Checkboxes"); nil when it has none or was not read.
+	Checkboxes *Checkboxes `json:"checkboxes,omitempty"`
 }
 
 // ModelView is the snapshot as a model sees it: the same fields without

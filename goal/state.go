@@ -57,6 +57,18 @@ type Goal struct {
 	// "" and 0 in a state written by an agentd before these stamps.
 	ActiveClock string        `json:"activeClock,omitempty"`
 	ActiveMono  time.Duration `json:"activeMono,omitempty"` // nanoseconds
+	// BudgetWarned: the warning thresholds each budget has fired, and
+	// WrapUpDue: the wrap-up note is due at the next main-agent step
+	// (docs/runtime.md §2.4.4).
+	BudgetWarned BudgetWarned `json:"budgetWarned"`
+	WrapUpDue    bool         `json:"wrapUpDue,omitempty"`
+	// Progressed: the todo list or the task file changed since the last
+	// goal turn ended; QuietTurns: goal turns in a row that ended without
+	// such a change; Stalled: QuietTurns reached the stallTurns setting
+	// (docs/runtime.md §2.4.5).
+	Progressed bool `json:"progressed,omitempty"`
+	QuietTurns int  `json:"quietTurns,omitempty"`
+	Stalled    bool `json:"stalled,omitempty"`
 }
 
 // MainAgent is the agent id that gets goal tools, reminders and goal
@@ -97,6 +109,11 @@ const (
 	// ChangeAdvance: the goal completed and the first queued goal became
 	// the current goal, active (actor runtime; docs/runtime.md §2.9).
 	ChangeAdvance ChangeKind = "advance"
+	// ChangeBudgetWarning: a budget reached a warning threshold
+	// (Change.Percent; docs/runtime.md §2.4.4).
+	ChangeBudgetWarning ChangeKind = "budgetWarning"
+	ChangeStall         ChangeKind = "stall"        // the goal stalled (docs/runtime.md §2.4.5)
+	ChangeStallCleared  ChangeKind = "stallCleared" // a stalled goal made progress again
 	// ChangeProgress: only counters (turnsUsed, tokensUsed) or the task
 	// file's changedSinceLastTurn flag changed. Callers may store it quietly.
 	ChangeProgress ChangeKind = "progress"
@@ -113,6 +130,9 @@ type Change struct {
 	Status Status     `json:"status,omitempty"` // status after the change; "" when the goal was cleared
 	Reason string     `json:"reason,omitempty"`
 	Actor  Actor      `json:"actor"`
+	// Percent is the threshold of a budgetWarning: FirstBudgetWarning or
+	// FinalBudgetWarning; 0 for every other kind.
+	Percent int `json:"percent,omitempty"`
 	// Goal is the goal this change is about, as it stood right after it; for
 	// cancel and replace, the goal that was cleared, as it ended (so the
 	// history keeps every finished goal). Not part of the notification.
@@ -151,6 +171,7 @@ func cloneTaskFile(t *TaskFileInfo) *TaskFileInfo {
 	}
 	c := *t
 	c.ModifiedAt = clonePtr(t.ModifiedAt)
+	c.Checkboxes = clonePtr(t.Checkboxes)
 	return &c
 }
 
@@ -184,6 +205,7 @@ func (g *Goal) snapshot(now Instant) *Snapshot {
 		Budget:              report(g.Limits, g.TurnsUsed, g.TokensUsed, wall),
 		TerminalReason:      g.TerminalReason,
 		TaskFile:            cloneTaskFile(g.TaskFile),
+		Stalled:             g.Stalled,
 		CreatedAt:           g.CreatedAt,
 		UpdatedAt:           g.UpdatedAt,
 		LastActor:           g.LastActor,

@@ -189,7 +189,8 @@ func TestGetAndCreateOutput(t *testing.T) {
     },
     "createdAt": "2026-03-01T09:00:00Z",
     "updatedAt": "2026-03-01T09:00:00Z",
-    "lastActor": "model"
+    "lastActor": "model",
+    "stalled": false
   }
 }`
 	if diff := cmp.Diff(want, res.Output); diff != "" {
@@ -276,7 +277,7 @@ func TestSetGoalBudgetTool(t *testing.T) {
 		{"hours", Active, 0, `{"value":1.5,"unit":"hours"}`, "", false, Active,
 			Limits{TurnBudget: i64(7), WallClockBudgetMs: i64(5_400_000)}, "90 minutes", []string{"budget/model/active"}},
 		{"already reached blocks now", Active, 500, `{"value":500,"unit":"tokens"}`, "", true, Blocked,
-			Limits{TurnBudget: i64(7), TokenBudget: i64(500)}, "now blocked", []string{"budget/model/active", "block/runtime/blocked"}},
+			Limits{TurnBudget: i64(7), TokenBudget: i64(500)}, "now blocked", []string{"budget/model/active", "budgetWarning/runtime/active", "block/runtime/blocked"}},
 		{"reached on a paused goal is only stored", Paused, 500, `{"value":500,"unit":"tokens"}`, "", false, Paused,
 			Limits{TurnBudget: i64(7), TokenBudget: i64(500)}, "applies once it is active", []string{"budget/model/paused"}},
 		{"too short", Active, 0, `{"value":500,"unit":"milliseconds"}`, CodeBudgetInvalid, false, Active,

@@ -222,15 +222,19 @@ func (s *State) SetBudget(u BudgetUpdate, now Instant) ([]Change, error) {
 	return s.applyLimits(limits, User, "budget changed by the user", now), nil
 }
 
-// applyLimits stores limits and blocks an active goal whose budget is now
-// spent (§2.8).
+// applyLimits stores limits, re-arms the warnings of each budget whose
+// limit changed and checks them at once (§2.4.4), and blocks an active goal
+// whose budget is now spent (§2.8).
 func (s *State) applyLimits(limits Limits, actor Actor, reason string, now Instant) []Change {
 	g := s.Goal
 	g.settle(now)
+	old := g.Limits
 	g.Limits = limits
+	g.rearmWarnings(old)
 	g.UpdatedAt = now.Wall
 	g.LastActor = actor
 	cs := []Change{{Kind: ChangeBudget, Status: g.Status, Reason: reason, Actor: actor, Goal: g.snapshot(now)}}
+	cs = append(cs, g.warnBudgets(now)...)
 	if g.Status == Active {
 		if r := s.exceededNow(g, now); r.any() {
 			cs = append(cs, g.setStatus(Blocked, Runtime, budgetReason(g.Limits, g.reached(now)), now))
@@ -350,19 +354,21 @@ func (s *State) WallClockLeft(now Instant) (left time.Duration, ok bool) {
 	return time.Duration(ms) * time.Millisecond, true
 }
 
-// CheckWallClock blocks the active goal when its wall-clock budget is
-// reached at now (docs/runtime.md §2.4; actor runtime). Call it when the timer
-// fires; clients are then told so a host can cancel its live turn.
+// CheckWallClock checks the active goal's budget warnings at now
+// (docs/runtime.md §2.4.4) and blocks it when its wall-clock budget is
+// reached (§2.4; actor runtime). Call it when the timer fires (the sooner
+// of WallClockLeft and NextWallClockWarning); clients are then told, so a
+// host can cancel its live turn.
 func (s *State) CheckWallClock(now Instant) []Change {
 	g := s.Goal
 	if g == nil || g.Status != Active {
 		return nil
 	}
-	r := g.reached(now)
-	if !r.wallClock {
-		return nil
+	cs := g.warnBudgets(now)
+	if r := g.reached(now); r.wallClock {
+		cs = append(cs, g.setStatus(Blocked, Runtime, budgetReason(g.Limits, r), now))
 	}
-	return []Change{g.setStatus(Blocked, Runtime, budgetReason(g.Limits, r), now)}
+	return cs
 }
 
 // ReferencedTaskFile is a copy of the task file the current goal
@@ -381,15 +387,17 @@ func (s *State) ReferencedTaskFile() *TaskFileInfo {
 // UpdateTaskFile records what the watcher saw of the goal's task file
 // (docs/runtime.md §4). It applies only when info.Path is the task file the goal
 // references (ReferencedTaskFile), and only on a real change (exists,
-// sha256 or size differ): then changedSinceLastTurn is set, so the next
-// turn's goal reminder tells the model once.
+// sha256, size or the checkbox counts differ): then changedSinceLastTurn is
+// set, so the next turn's goal reminder tells the model once, and the change
+// counts as progress for the stall rule (§2.4.5): a stalled goal is no
+// longer stalled.
 func (s *State) UpdateTaskFile(info TaskFileInfo, now Instant) []Change {
 	if ref := s.ReferencedTaskFile(); ref == nil || ref.Path != info.Path {
 		return nil
 	}
 	g := s.Goal
 	old := g.TaskFile
-	if old.Exists == info.Exists && old.SHA256 == info.SHA256 && old.Size == info.Size {
+	if old.Exists == info.Exists && old.SHA256 == info.SHA256 && old.Size == info.Size && sameCheckboxes(old.Checkboxes, info.Checkboxes) {
 		return nil
 	}
 	reason := "the task file changed"
@@ -404,7 +412,12 @@ func (s *State) UpdateTaskFile(info TaskFileInfo, now Instant) []Change {
 	nf.ChangedSinceLastTurn = true
 	g.TaskFile = nf
 	g.UpdatedAt = now.Wall
+	g.progressed(now) // a stall ends with this change, which says so (the snapshot's stalled)
 	return []Change{{Kind: ChangeTaskFile, Status: g.Status, Reason: reason, Actor: Runtime, Goal: g.snapshot(now)}}
+}
+
+func sameCheckboxes(a, b *Checkboxes) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // TaskFileCandidates lists the tokens of an objective that may name a task

@@ -95,6 +95,7 @@ type stepBeginRecord struct {
 	TaskFileChanged bool `json:"taskFileChanged,omitempty"`
 	CancelNoticeDue bool `json:"cancelNoticeDue,omitempty"`
 	GraceStep       bool `json:"graceStep,omitempty"`
+	WrapUpDue       bool `json:"wrapUpDue,omitempty"`
 }
 
 // stepEndRecord is the answer of a turn's last step end and what that call
@@ -144,6 +145,10 @@ type StepBegin struct {
 	// (see InGraceStep). The budget-stop injection came with the StepEnd
 	// that granted it.
 	GraceStep bool `json:"graceStep"`
+	// WrapUpDue: inject the one-time wrap-up note built from Goal, as the
+	// goal has used FinalBudgetWarning % of a budget (docs/runtime.md
+	// §2.4.4); consumed.
+	WrapUpDue bool `json:"wrapUpDue"`
 	// Goal is the goal for the reminder, nil when none. When the reminder is
 	// due its TaskFile.ChangedSinceLastTurn still shows the change being
 	// announced; the stored flag is already cleared (docs/runtime.md §4).
@@ -247,10 +252,11 @@ func (s *State) BeginTurn(turnID string, origin Origin, agent string, now Instan
 }
 
 // BeginStep opens the next step of a turn (docs/runtime.md §2.4, §2.7, §2.3).
-// At the first step of a goal-driven turn turnsUsed grows by 1. For the main
-// agent it says whether the per-turn goal reminder is due (first step, goal
-// active, paused or blocked) and whether the goal_cancelled notice is due
-// (consumed here). When the reminder is due for an active goal, the task
+// At the first step of a goal-driven turn turnsUsed grows by 1 and the
+// budget warnings are checked (§2.4.4). For the main agent it says whether
+// the per-turn goal reminder is due (first step, goal active, paused or
+// blocked), whether the goal_cancelled notice is due and whether the
+// wrap-up note of an active goal is due (both consumed here). When the reminder is due for an active goal, the task
 // file's changedSinceLastTurn is cleared (the reminder delivers it, §4).
 //
 // Steps alternate: a BeginStep while a step is already open is a retry; it
@@ -277,6 +283,9 @@ func (s *State) BeginStep(turnID string, now Instant) (StepBegin, error) {
 			g.TurnsUsed++
 			t.Counted = true
 			cs.add(progressChange(g, now))
+			for _, c := range g.warnBudgets(now) {
+				cs.add(c)
+			}
 		}
 		if g := s.Goal; g != nil && rec.FirstStep && g.Status != Complete {
 			rec.GoalReminderDue = true
@@ -289,6 +298,10 @@ func (s *State) BeginStep(turnID string, now Instant) (StepBegin, error) {
 		if s.CancelNoticePending {
 			s.CancelNoticePending = false
 			rec.CancelNoticeDue = true
+		}
+		if g := s.Goal; g != nil && g.WrapUpDue {
+			g.WrapUpDue = false
+			rec.WrapUpDue = g.Status == Active
 		}
 	}
 	t.LastStepBegin = rec
@@ -306,6 +319,7 @@ func (s *State) stepBeginAnswer(t *Turn, now Instant, cs []Change) StepBegin {
 		GoalReminderDue: rec.GoalReminderDue,
 		CancelNoticeDue: rec.CancelNoticeDue,
 		GraceStep:       rec.GraceStep,
+		WrapUpDue:       rec.WrapUpDue,
 		Goal:            snap,
 		Changes:         cs,
 	}
@@ -313,8 +327,9 @@ func (s *State) stepBeginAnswer(t *Turn, now Instant, cs []Change) StepBegin {
 
 // EndStep closes the open step of a turn (docs/runtime.md §2.4). For a turn
 // driven by the current goal, outputTokens are added to tokensUsed and the
-// token and wall-clock budgets are checked: reaching one blocks the active
-// goal at once (actor runtime). Then, if a budget is spent and the goal is
+// budgets are checked: a warning threshold reached is a budgetWarning
+// change (§2.4.4); reaching the token or wall-clock budget blocks the
+// active goal at once (actor runtime). Then, if a budget is spent and the goal is
 // blocked: a step that ended with tool calls gets the one grace step
 // (GraceStep) unless it was already given; otherwise the turn is told to
 // stop (StopTurn). The turn budget is not checked here: turn N runs to its
@@ -357,6 +372,9 @@ func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, 
 			// Saturate: a host's absurd count must not wrap to a negative total.
 			g.TokensUsed = min(g.TokensUsed, math.MaxInt64-outputTokens) + outputTokens
 			cs.add(progressChange(g, now))
+		}
+		for _, c := range g.warnBudgets(now) {
+			cs.add(c)
 		}
 		r := g.reached(now)
 		spent := r.token || r.wallClock
@@ -448,12 +466,16 @@ var errorKinds = map[string]string{
 //     runtime) when any budget is reached, else a continuation
 //     (ContinuationStepLimit after stepLimit) unless one is outstanding;
 //     cancelled → paused (actor user); blocked → blocked (runtime); failed →
-//     paused with the error kind and message (runtime).
+//     paused with the error kind and message (runtime);
+//   - a turn that ended completed or stepLimit with the goal still active
+//     and within its budgets counts for the stall rule (§2.4.5): stallTurns
+//     such turns in a row with no change to the todo list or the task file
+//     stall the goal (0 or less: never).
 //
 // Unknown error kinds count as "other". A retry changes nothing and answers
 // as the first call did. Refusal: args.invalid for an unknown turn or
 // outcome.
-func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, now Instant) (TurnEnd, error) {
+func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, stallTurns int, now Instant) (TurnEnd, error) {
 	switch outcome {
 	case OutcomeCompleted, OutcomeCancelled, OutcomeFailed, OutcomeBlocked, OutcomeStepLimit:
 	default:
@@ -467,7 +489,7 @@ func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, 
 		return TurnEnd{Continuation: t.Continuation, Goal: s.Snapshot(now)}, nil
 	}
 	s.settleClock(now)
-	cs := s.endTurn(t, outcome, errKind, errMsg, false, now)
+	cs := s.endTurn(t, outcome, errKind, errMsg, false, stallTurns, now)
 	return TurnEnd{Continuation: t.Continuation, Goal: s.Snapshot(now), Changes: cs}, nil
 }
 
@@ -481,10 +503,10 @@ func (s *State) AbandonTurn(turnID string, now Instant) []Change {
 		return nil
 	}
 	s.settleClock(now)
-	return s.endTurn(t, OutcomeCancelled, "", "", true, now)
+	return s.endTurn(t, OutcomeCancelled, "", "", true, 0, now)
 }
 
-func (s *State) endTurn(t *Turn, outcome Outcome, errKind, errMsg string, abandoned bool, now Instant) []Change {
+func (s *State) endTurn(t *Turn, outcome Outcome, errKind, errMsg string, abandoned bool, stallTurns int, now Instant) []Change {
 	t.Ended, t.StepOpen, t.InGrace = true, false, false
 	defer s.pruneTurns()
 	g := s.drivenGoal(t)
@@ -497,6 +519,9 @@ func (s *State) endTurn(t *Turn, outcome Outcome, errKind, errMsg string, abando
 		g.TurnsUsed++
 		t.Counted = true
 		cs.add(progressChange(g, now))
+		for _, c := range g.warnBudgets(now) {
+			cs.add(c)
+		}
 	}
 	if g.Status != Active {
 		return cs.list()
@@ -505,11 +530,16 @@ func (s *State) endTurn(t *Turn, outcome Outcome, errKind, errMsg string, abando
 	case OutcomeCompleted, OutcomeStepLimit:
 		if r := g.reached(now); r.any() {
 			cs.add(g.setStatus(Blocked, Runtime, budgetReason(g.Limits, r), now))
-		} else if !s.ContinuationOutstanding {
-			s.ContinuationOutstanding = true
-			t.Continuation = ContinuationNormal
-			if outcome == OutcomeStepLimit {
-				t.Continuation = ContinuationStepLimit
+		} else {
+			for _, c := range g.countTurn(stallTurns, now) {
+				cs.add(c)
+			}
+			if !s.ContinuationOutstanding {
+				s.ContinuationOutstanding = true
+				t.Continuation = ContinuationNormal
+				if outcome == OutcomeStepLimit {
+					t.Continuation = ContinuationStepLimit
+				}
 			}
 		}
 	case OutcomeCancelled:

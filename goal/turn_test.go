@@ -1,6 +1,7 @@
 package goal
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,10 @@ func TestTokenBudgetGrace(t *testing.T) {
 		t.Fatalf("below the budget: %+v", e)
 	}
 	_, e = step(t, s, "t1", 60, FinishToolCalls, c.now())
-	want := []Change{{Kind: ChangeBlock, Status: Blocked, Reason: "budget reached: token budget of 100 tokens", Actor: Runtime}}
+	want := []Change{
+		{Kind: ChangeBudgetWarning, Status: Active, Reason: "80 % of the token budget of 100 tokens used", Actor: Runtime, Percent: 80},
+		{Kind: ChangeBlock, Status: Blocked, Reason: "budget reached: token budget of 100 tokens", Actor: Runtime},
+	}
 	if !e.GraceStep || e.StopTurn {
 		t.Fatalf("crossing step: %+v, want a grace step", e)
 	}
@@ -142,7 +146,7 @@ func TestWallClockMidTurn(t *testing.T) {
 	s.Goal.Limits.WallClockBudgetMs = i64(60_000)
 	beginTurn(t, s, "t1", c.now())
 	mustNoErr(t, firstErr(s.BeginStep("t1", c.now())))
-	if got := kinds(s.CheckWallClock(c.advance(time.Minute))); len(got) != 1 {
+	if got := kinds(s.CheckWallClock(c.advance(time.Minute))); !slices.Equal(got, []string{"budgetWarning/runtime/active", "block/runtime/blocked"}) {
 		t.Fatalf("CheckWallClock: %v", got)
 	}
 	e, err := s.EndStep("t1", 1, FinishToolCalls, c.now())
@@ -303,7 +307,7 @@ func TestAbnormalEnds(t *testing.T) {
 			s := withGoal(t, c)
 			beginTurn(t, s, "t1", c.now())
 			step(t, s, "t1", 1, FinishStop, c.now())
-			end, err := s.EndTurn("t1", tt.outcome, tt.kind, tt.msg, c.now())
+			end, err := s.EndTurn("t1", tt.outcome, tt.kind, tt.msg, 0, c.now())
 			mustNoErr(t, err)
 			if diff := cmp.Diff(tt.want, end.Changes, ignoreGoal); diff != "" {
 				t.Errorf("changes (-want +got):\n%s", diff)
@@ -565,8 +569,8 @@ func TestLifecycleRefusals(t *testing.T) {
 		{"step end before any step", firstErr(s.EndStep("t1", 1, FinishStop, c.now()))},
 		{"step end with a bad finish reason", firstErr(s.EndStep("t1", 1, "length", c.now()))},
 		{"step end with negative tokens", firstErr(s.EndStep("t1", -1, FinishStop, c.now()))},
-		{"turn end of an unknown turn", firstErr(s.EndTurn("nope", OutcomeCompleted, "", "", c.now()))},
-		{"turn end with a bad outcome", firstErr(s.EndTurn("t1", "done", "", "", c.now()))},
+		{"turn end of an unknown turn", firstErr(s.EndTurn("nope", OutcomeCompleted, "", "", 0, c.now()))},
+		{"turn end with a bad outcome", firstErr(s.EndTurn("t1", "done", "", "", 0, c.now()))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -595,7 +599,7 @@ func TestTurnIDLimit(t *testing.T) {
 	if err == nil || err.Error() != "turnId is 257 bytes long; at most 256 are allowed" {
 		t.Errorf("BeginTurn with 257 bytes: %v", err)
 	}
-	_, err = s.EndTurn(long, OutcomeCompleted, "", "", c.now())
+	_, err = s.EndTurn(long, OutcomeCompleted, "", "", 0, c.now())
 	if err == nil || strings.Contains(err.Error(), long) || !strings.Contains(err.Error(), "257 bytes") {
 		t.Errorf("EndTurn of a 257-byte turnId: %v", err)
 	}

@@ -358,6 +358,7 @@ func TestEveryInjectionWrapped(t *testing.T) {
 		"blocked": b,
 		"stop":    BudgetStop(withBudgets(activeGoal(), 3, 0, 0)),
 		"cancel":  GoalCancelled(),
+		"wrapUp":  WrapUp(withBudgets(activeGoal(), 3, 0, 0)),
 	}
 	for name, inj := range all {
 		t.Run(name, func(t *testing.T) {
@@ -368,5 +369,47 @@ func TestEveryInjectionWrapped(t *testing.T) {
 				t.Errorf("tags not exactly once:\n%s", inj.Text)
 			}
 		})
+	}
+}
+
+// TestWrapUp: the wrap-up note names the budgets at 80 % or more with
+// what is left, none below, and asks to leave the work resumable
+// (docs/runtime.md §2.4.4).
+func TestWrapUp(t *testing.T) {
+	s := activeGoal() // 3 turns, 1234 tokens, 2m05s
+	got := WrapUp(withBudgets(s, 3, 1500, 3_600_000))
+	if got.Variant != VariantGoalWrapUp {
+		t.Errorf("variant %q", got.Variant)
+	}
+	for _, h := range []string{"nearly spent (80 % or more used: turns: 3 used of 3, 0 remaining; tokens: 1.2k used of 1.5k, 266 remaining)", "leave the work resumable", "update the todo list and the task file", "Do not mark the goal complete"} {
+		if !strings.Contains(got.Text, h) {
+			t.Errorf("text lacks %q:\n%s", h, got.Text)
+		}
+	}
+	if strings.Contains(got.Text, "time:") {
+		t.Errorf("names the time budget at 3 %%:\n%s", got.Text)
+	}
+}
+
+// TestStallAndCheckboxLines: the active reminder of a stalled goal asks to
+// re-plan or block (docs/runtime.md §2.4.5), and a task file with
+// checkboxes shows "3/7 checked"; neither otherwise.
+func TestStallAndCheckboxLines(t *testing.T) {
+	plain, _ := GoalReminder(activeGoal())
+	s := activeGoal()
+	s.Stalled = true
+	s.TaskFile = &goal.TaskFileInfo{Path: "TASK.md", Exists: true, Checkboxes: &goal.Checkboxes{Checked: 3, Total: 7}}
+	got, _ := GoalReminder(s)
+	for _, h := range []string{"Task file `TASK.md`: 3/7 checked.", "Stalled:", "Re-plan", "say what stops you"} {
+		if !strings.Contains(got.Text, h) {
+			t.Errorf("stalled reminder lacks %q:\n%s", h, got.Text)
+		}
+		if strings.Contains(plain.Text, h) {
+			t.Errorf("plain reminder has %q", h)
+		}
+	}
+	s.TaskFile.Exists = false
+	if got, _ := GoalReminder(s); strings.Contains(got.Text, "checked.") {
+		t.Errorf("counts shown for a missing task file:\n%s", got.Text)
 	}
 }

@@ -10,12 +10,13 @@ type Injection struct {
 	Text    string `json:"text"`
 }
 
-// Injection variants (docs/protocol.md §3, docs/runtime.md §1.1, §2.3, §2.4, §2.7).
+// Injection variants (docs/protocol.md §3, docs/runtime.md §1.1, §2.3, §2.4, §2.4.4, §2.7).
 const (
 	VariantTodoListReminder = "todo_list_reminder" // stale todo reminder (§1.1)
 	VariantGoal             = "goal"               // per-turn goal reminder (§2.7)
 	VariantGoalCancelled    = "goal_cancelled"     // the user cancelled the goal (§2.3)
 	VariantGoalBudgetStop   = "goal_budget_stop"   // grace step after a mid-turn budget stop (§2.4)
+	VariantGoalWrapUp       = "goal_wrap_up"       // a budget is 80 % used (§2.4.4)
 )
 
 // Wrapping tags of every injection, each on its own line.

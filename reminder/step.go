@@ -10,7 +10,9 @@ import (
 //  1. goal_cancelled, when step.CancelNoticeDue (GoalCancelled);
 //  2. goal, when step.GoalReminderDue and step.Goal is set (GoalReminder of
 //     the goal's model view);
-//  3. todo_list_reminder, when the stale todo reminder is due for agent
+//  3. goal_wrap_up, when step.WrapUpDue and step.Goal is set (WrapUp of the
+//     goal's model view; docs/runtime.md §2.4.4);
+//  4. todo_list_reminder, when the stale todo reminder is due for agent
 //     under s (TodoReminder with the TodoList tool enabled; it marks the
 //     delivery in u, which the caller stores with the step).
 //
@@ -26,6 +28,9 @@ func StepInjections(step goal.StepBegin, u *todo.Usage, items []todo.Item, s Set
 		if inj, ok := GoalReminder(step.Goal.ModelView()); ok {
 			out = append(out, inj)
 		}
+	}
+	if step.WrapUpDue && step.Goal != nil {
+		out = append(out, WrapUp(step.Goal.ModelView()))
 	}
 	if inj, ok := TodoReminder(u, items, s, agent, true); ok {
 		out = append(out, inj)

@@ -30,6 +30,10 @@ func TestStepInjections(t *testing.T) {
 	}{
 		{name: "all due: cancelled, goal, todo", step: goal.StepBegin{CancelNoticeDue: true, GoalReminderDue: true, Goal: &active}, usage: stale, settings: s, agent: "main",
 			want: []string{VariantGoalCancelled, VariantGoal, VariantTodoListReminder}, reminded: true},
+		{name: "all four due: cancelled, goal, wrap-up, todo", step: goal.StepBegin{CancelNoticeDue: true, GoalReminderDue: true, WrapUpDue: true, Goal: &active}, usage: stale, settings: s, agent: "main",
+			want: []string{VariantGoalCancelled, VariantGoal, VariantGoalWrapUp, VariantTodoListReminder}, reminded: true},
+		{name: "wrap-up at a later step", step: goal.StepBegin{WrapUpDue: true, Goal: &active}, usage: todo.Usage{}, settings: s, agent: "main",
+			want: []string{VariantGoalWrapUp}},
 		{name: "goal then todo", step: goal.StepBegin{GoalReminderDue: true, Goal: &active}, usage: stale, settings: s, agent: "main",
 			want: []string{VariantGoal, VariantTodoListReminder}, reminded: true},
 		{name: "cancelled then todo", step: goal.StepBegin{CancelNoticeDue: true}, usage: stale, settings: s, agent: "main",
@@ -72,6 +76,8 @@ func TestStepInjections(t *testing.T) {
 					want = GoalCancelled()
 				case VariantGoal:
 					want, _ = GoalReminder(tc.step.Goal.ModelView())
+				case VariantGoalWrapUp:
+					want = WrapUp(tc.step.Goal.ModelView())
 				case VariantTodoListReminder:
 					if !strings.Contains(inj.Text, todo.RenderNumbered(items)) {
 						t.Errorf("todo reminder does not carry the list:\n%s", inj.Text)

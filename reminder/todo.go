@@ -7,28 +7,30 @@ import (
 	"github.com/agentd/agentd/todo"
 )
 
-// Settings tune the stale todo reminder (docs/runtime.md §1.1, [agentd]). A
-// threshold of 0 (or less) turns the reminder off. Clients set them by the
-// names of SettingsTable.
+// Settings tune the stale todo reminder (docs/runtime.md §1.1, [agentd])
+// and the stall rule (docs/runtime.md §2.4.5). A threshold of 0 (or less)
+// turns its rule off. Clients set them by the names of SettingsTable.
 type Settings struct {
 	TodoReminderSteps    int // steps without a write before the reminder is due
 	TodoReminderInterval int // steps between two reminders
+	StallTurns           int // goal turns in a row without progress before the goal is stalled
 }
 
-// DefaultSettings are the spec's thresholds: 10 and 10.
+// DefaultSettings are the spec's thresholds: 10 and 10 steps, and 3 turns.
 func DefaultSettings() Settings {
-	return Settings{TodoReminderSteps: 10, TodoReminderInterval: 10}
+	return Settings{TodoReminderSteps: 10, TodoReminderInterval: 10, StallTurns: 3}
 }
 
 // Setting is one client setting: Name is its key in
 // initializationOptions.settings and in settings.agentd of
 // workspace/didChangeConfiguration (docs/commands.md, "Settings"), Doc what
-// it means, Field its threshold in a Settings: a whole number of steps, 0
-// or more, 0 turning the reminder off. Its default is Field of
-// DefaultSettings.
+// it means, Unit what it counts ("steps" or "turns"), Field its threshold
+// in a Settings: a whole number of Unit, 0 or more, 0 turning its rule
+// off. Its default is Field of DefaultSettings.
 type Setting struct {
 	Name  string
 	Doc   string
+	Unit  string
 	Field func(*Settings) *int
 }
 
@@ -37,10 +39,12 @@ type Setting struct {
 // generated from.
 func SettingsTable() []Setting {
 	return []Setting{
-		{Name: "todoReminderSteps", Doc: "steps since the last TodoList write before the stale todo reminder; 0 turns it off",
+		{Name: "todoReminderSteps", Doc: "steps since the last TodoList write before the stale todo reminder; 0 turns it off", Unit: "steps",
 			Field: func(s *Settings) *int { return &s.TodoReminderSteps }},
-		{Name: "todoReminderInterval", Doc: "steps since the last reminder before another; 0 turns it off",
+		{Name: "todoReminderInterval", Doc: "steps since the last reminder before another; 0 turns it off", Unit: "steps",
 			Field: func(s *Settings) *int { return &s.TodoReminderInterval }},
+		{Name: "stallTurns", Doc: "goal turns in a row with no change to the todo list or the task file before the goal is stalled; 0 turns stall detection off", Unit: "turns",
+			Field: func(s *Settings) *int { return &s.StallTurns }},
 	}
 }
 

@@ -46,10 +46,10 @@ func dots(n int) string { return strings.Repeat(".", n) }
 // change of DefaultSettings breaks only TestDefaultSettings.
 var tens = Settings{TodoReminderSteps: 10, TodoReminderInterval: 10}
 
-// TestDefaultSettings pins the spec's thresholds, the defaults the generated
+// TestDefaultSettings pins the spec's thresholds and the stallTurns default, the defaults the generated
 // settings tables of docs/runtime.md §1.1 and docs/commands.md show.
 func TestDefaultSettings(t *testing.T) {
-	if got, want := DefaultSettings(), (Settings{TodoReminderSteps: 10, TodoReminderInterval: 10}); got != want {
+	if got, want := DefaultSettings(), (Settings{TodoReminderSteps: 10, TodoReminderInterval: 10, StallTurns: 3}); got != want {
 		t.Errorf("DefaultSettings() = %+v, want %+v", got, want)
 	}
 }

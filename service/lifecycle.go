@@ -101,11 +101,12 @@ func (s *Service) EndStep(ws *workspace.Workspace, session, agent, turnID string
 // docs/runtime.md §2.5, §2.6), and returns the continuation prompt the
 // host sends next, or nil. Errors: those of goal.State.EndTurn, of
 // workspace.Workspace.Update, and of reminder.Continue for a variant it
-// does not know.
-func (s *Service) EndTurn(ws *workspace.Workspace, session, turnID string, outcome goal.Outcome, errKind, errMsg string) (goal.TurnEnd, *reminder.Continuation, error) {
+// does not know. The stall rule counts the turn under
+// settings.StallTurns (docs/runtime.md §2.4.5).
+func (s *Service) EndTurn(ws *workspace.Workspace, session, turnID string, outcome goal.Outcome, errKind, errMsg string, settings reminder.Settings) (goal.TurnEnd, *reminder.Continuation, error) {
 	var res goal.TurnEnd
 	_, err := s.UpdateGoal(ws, session, func(g *goal.State) (cs []goal.Change, err error) {
-		res, err = g.EndTurn(turnID, outcome, errKind, errMsg, s.Now())
+		res, err = g.EndTurn(turnID, outcome, errKind, errMsg, settings.StallTurns, s.Now())
 		return res.Changes, err
 	})
 	if err != nil {

@@ -38,7 +38,7 @@ func TestTurnLifecycle(t *testing.T) {
 	if got := view(t, ws).TodoUsage.StepsSinceWrite; got != 1 {
 		t.Errorf("main agent's step: %d steps since the todo write, want 1", got)
 	}
-	end, cont, err := svc.EndTurn(ws, session, "t1", goal.OutcomeCompleted, "", "")
+	end, cont, err := svc.EndTurn(ws, session, "t1", goal.OutcomeCompleted, "", "", settings)
 	if err != nil || cont == nil || cont.Variant != goal.ContinuationNormal || !strings.Contains(cont.Prompt, "ship the parser") {
 		t.Fatalf("EndTurn: %+v %+v %v; want the normal continuation naming the objective", end, cont, err)
 	}

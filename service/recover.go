@@ -53,8 +53,10 @@ func (s *Service) armWallClock(n workspace.Notice) {
 }
 
 // arm keeps one timer per session whose goal is active with a wall-clock
-// budget: when it fires the goal is blocked at once and clients are told
-// (docs/runtime.md §2.4). The time left is measured on the monotonic clock, as
+// budget, set for the sooner of the next warning threshold and the end of
+// the budget: when it fires the warning is given (docs/runtime.md §2.4.4)
+// or the goal is blocked at once (§2.4), and clients are told; the commit
+// arms the timer again (armWallClock). The time left is measured on the monotonic clock, as
 // the timer is, so a step of the system clock moves neither.
 func (s *Service) arm(w *workspace.Workspace, sess workspace.Session) {
 	key := timerKey{w.Root(), sess.Name}
@@ -64,9 +66,13 @@ func (s *Service) arm(w *workspace.Workspace, sess workspace.Session) {
 		t.Stop()
 		delete(s.timers, key)
 	}
-	left, ok := sess.Goal.WallClockLeft(s.Now())
+	now := s.Now()
+	left, ok := sess.Goal.WallClockLeft(now)
 	if !ok {
 		return
+	}
+	if warn, ok := sess.Goal.NextWallClockWarning(now); ok {
+		left = min(left, warn)
 	}
 	s.timers[key] = time.AfterFunc(left, func() {
 		_, err := w.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {

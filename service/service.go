@@ -97,8 +97,11 @@ func StoredGoalChange(before *goal.Snapshot, cs []goal.Change) workspace.Change 
 	payload := make([]map[string]any, len(cs))
 	for i, c := range cs {
 		payload[i] = map[string]any{"kind": c.Kind, "status": c.Status, "reason": c.Reason, "actor": c.Actor, "goal": c.Goal}
+		if c.Percent != 0 {
+			payload[i]["percent"] = c.Percent
+		}
 	}
-	ch := workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Payload: payload, Before: GoalBefore{Goal: before}}
+	ch := workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Percent: last.Percent, Payload: payload, Before: GoalBefore{Goal: before}}
 	if last.Kind == goal.ChangeAdvance && len(cs) > 1 {
 		// The advance took the first queued goal (docs/runtime.md §2.9).
 		ch.Queue, ch.Completed = true, cs[len(cs)-2].Goal
@@ -122,6 +125,19 @@ func (s *Service) UpdateQueue(ws *workspace.Workspace, session string, fn func(g
 		payload := map[string]any{"change": ch, "autoAdvance": st.Goal.AutoAdvance()}
 		return workspace.Change{Kind: ch.EventKind(), Actor: goal.User, Queue: true, Payload: payload}, nil
 	})
+}
+
+// TodoChange is the stored change of a todo list write: kind (todo.write,
+// todo.set, todo.undo) by actor with payload and before, the list before the
+// write (docs/runtime.md §6), after NoteProgress of the goal
+// (docs/runtime.md §2.4.5). When the write ends a stall, clients are also
+// told with agentd/goalChanged (stallCleared) in the same commit.
+func TodoChange(st *workspace.Session, kind string, actor goal.Actor, payload any, before TodosBefore, now goal.Instant) workspace.Change {
+	ch := workspace.Change{Kind: kind, Actor: actor, Todos: true, Payload: payload, Before: before}
+	if cs := st.Goal.NoteProgress(now); len(cs) > 0 {
+		ch.Goal, ch.GoalKind, ch.Reason = true, cs[0].Kind, cs[0].Reason
+	}
+	return ch
 }
 
 // UpdateGoal runs fn on the goal state of session in ws and stores the result with its changes in one

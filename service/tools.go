@@ -40,8 +40,7 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan 
 		if agent == goal.MainAgent {
 			st.TodoUsage.NoteWrite(st.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (docs/runtime.md §1.1)
 		}
-		return workspace.Change{Kind: "todo.write", Actor: goal.Model, Todos: true,
-			Payload: map[string]any{"items": plan.Items, "agent": agent}, Before: before}, nil
+		return TodoChange(st, "todo.write", goal.Model, map[string]any{"items": plan.Items, "agent": agent}, before, s.Now()), nil
 	})
 	if err != nil && !plan.Write && errors.Is(err, workspace.ErrNotSaved) {
 		s.log.Warn("todo list read: usage not recorded", "session", session, "err", err)

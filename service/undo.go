@@ -50,10 +50,12 @@ func Undoable() []string {
 		"goal.create", "goal.cancel", "goal.pause", "goal.resume", "goal.block", "goal.complete", "goal.budget", "goal.undo"}
 }
 
-// transparent are the goal events that only move counters or the task
-// file's record, which an undo keeps as they are: they are not changes of
+// transparent are the goal events that only move counters, the task
+// file's record, the budget warnings fired or the stall mark (docs/runtime.md
+// §2.4.4, §2.4.5), which an undo keeps as they are: they are not changes of
 // the goal scope, so an undo looks past them and they never conflict.
-var transparent = []string{"goal." + string(goal.ChangeProgress), "goal." + string(goal.ChangeTaskFile)}
+var transparent = []string{"goal." + string(goal.ChangeProgress), "goal." + string(goal.ChangeTaskFile),
+	"goal." + string(goal.ChangeBudgetWarning), "goal." + string(goal.ChangeStall), "goal." + string(goal.ChangeStallCleared)}
 
 // UndoReverts is what an undo's history payload names of the change it
 // reverted ("reverts").
@@ -216,8 +218,9 @@ func (s *Service) revert(st *workspace.Session, ev workspace.Event) (workspace.C
 		}
 		was := TodosBefore{Items: st.Todos}
 		st.Todos = items
-		return workspace.Change{Kind: "todo.undo", Actor: goal.User, Reason: reason, Todos: true,
-			Payload: map[string]any{"items": items, "reverts": reverts}, Before: was}, nil
+		ch := TodoChange(st, "todo.undo", goal.User, map[string]any{"items": items, "reverts": reverts}, was, s.Now())
+		ch.Reason = reason
+		return ch, nil
 	}
 	var b GoalBefore
 	if err := json.Unmarshal(ev.Before, &b); err != nil {

@@ -28,8 +28,9 @@ func undoCode(err error) string {
 	return ""
 }
 
-// TestUndoLooksPastProgress: progress and task-file events only move what
-// an undo keeps, so a goal undo reverts the change before them.
+// TestUndoLooksPastProgress: progress, task-file, budget-warning and stall
+// events only move what an undo keeps, so a goal undo reverts the change
+// before them.
 func TestUndoLooksPastProgress(t *testing.T) {
 	opts, root := folder(t)
 	svc, ws := open(t, opts, service.OneShot, root)
@@ -39,6 +40,9 @@ func TestUndoLooksPastProgress(t *testing.T) {
 	update(t, svc, ws, func(g *goal.State) ([]goal.Change, error) { return g.Pause("", svc.Now()) })
 	store(t, ws, "goal.progress", service.GoalBefore{})
 	store(t, ws, "goal.taskFile", service.GoalBefore{})
+	store(t, ws, "goal.budgetWarning", service.GoalBefore{})
+	store(t, ws, "goal.stall", service.GoalBefore{})
+	store(t, ws, "goal.stallCleared", service.GoalBefore{})
 
 	s, undone, err := svc.Undo(ws, "", service.UndoGoal, nil)
 	if err != nil {

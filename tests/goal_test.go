@@ -21,6 +21,7 @@ type goalSnap struct {
 	TokensUsed          int64  `json:"tokensUsed"`
 	TerminalReason      string `json:"terminalReason"`
 	LastActor           string `json:"lastActor"`
+	Stalled             bool   `json:"stalled"`
 	Budget              struct {
 		TurnBudget        *int64 `json:"turnBudget"`
 		TokenBudget       *int64 `json:"tokenBudget"`
@@ -35,6 +36,7 @@ type goalChanged struct {
 	Goal     *goalSnap `json:"goal"`
 	Change   struct {
 		Kind, Status, Reason, Actor string
+		Percent                     int
 	} `json:"change"`
 }
 

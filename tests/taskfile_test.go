@@ -23,22 +23,27 @@ import (
 
 // tfChanged is the params of agentd/taskFileChanged.
 type tfChanged struct {
-	Workspace string    `json:"workspace"`
-	Session   string    `json:"session"`
-	Revision  uint64    `json:"revision"`
-	Path      string    `json:"path"`
-	Exists    bool      `json:"exists"`
-	SHA256    string    `json:"sha256"`
-	ChangedAt time.Time `json:"changedAt"`
+	Workspace  string      `json:"workspace"`
+	Session    string      `json:"session"`
+	Revision   uint64      `json:"revision"`
+	Path       string      `json:"path"`
+	Exists     bool        `json:"exists"`
+	SHA256     string      `json:"sha256"`
+	Checkboxes *checkboxes `json:"checkboxes"`
+	ChangedAt  time.Time   `json:"changedAt"`
 }
+
+// checkboxes is a task file's {checked, total} (docs/task-files.md, "Checkboxes").
+type checkboxes struct{ Checked, Total int }
 
 // tfInfo is a snapshot's taskFile.
 type tfInfo struct {
-	Path                 string `json:"path"`
-	Exists               bool   `json:"exists"`
-	SHA256               string `json:"sha256"`
-	Size                 int64  `json:"size"`
-	ChangedSinceLastTurn bool   `json:"changedSinceLastTurn"`
+	Path                 string      `json:"path"`
+	Exists               bool        `json:"exists"`
+	SHA256               string      `json:"sha256"`
+	Size                 int64       `json:"size"`
+	ChangedSinceLastTurn bool        `json:"changedSinceLastTurn"`
+	Checkboxes           *checkboxes `json:"checkboxes"`
 }
 
 type tfGoal struct {

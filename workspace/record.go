@@ -80,6 +80,17 @@ type goalRecord struct {
 	LastActor           string          `json:"lastActor"`
 	ActiveClock         string          `json:"activeClock,omitempty"`
 	ActiveMono          int64           `json:"activeMono,omitempty"` // nanoseconds
+	BudgetWarned        warnedRecord    `json:"budgetWarned,omitzero"`
+	WrapUpDue           bool            `json:"wrapUpDue,omitempty"`
+	Progressed          bool            `json:"progressed,omitempty"`
+	QuietTurns          int             `json:"quietTurns,omitempty"`
+	Stalled             bool            `json:"stalled,omitempty"`
+}
+
+type warnedRecord struct {
+	Turns     int `json:"turns,omitempty"`
+	Tokens    int `json:"tokens,omitempty"`
+	WallClock int `json:"wallClock,omitempty"`
 }
 
 type limitsRecord struct {
@@ -95,6 +106,13 @@ type taskFileRecord struct {
 	Size                 int64      `json:"size"`
 	ModifiedAt           *time.Time `json:"modifiedAt,omitempty"`
 	ChangedSinceLastTurn bool       `json:"changedSinceLastTurn"`
+	// Checkboxes is goal.TaskFileInfo.Checkboxes.
+	Checkboxes *checkboxesRecord `json:"checkboxes,omitempty"`
+}
+
+type checkboxesRecord struct {
+	Checked int `json:"checked"`
+	Total   int `json:"total"`
 }
 
 type turnRecord struct {
@@ -124,6 +142,7 @@ type stepBeginRecord struct {
 	TaskFileChanged bool `json:"taskFileChanged,omitempty"`
 	CancelNoticeDue bool `json:"cancelNoticeDue,omitempty"`
 	GraceStep       bool `json:"graceStep,omitempty"`
+	WrapUpDue       bool `json:"wrapUpDue,omitempty"`
 }
 
 type stepEndRecord struct {
@@ -222,9 +241,17 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			LastActor:           string(g.Goal.LastActor),
 			ActiveClock:         g.Goal.ActiveClock,
 			ActiveMono:          int64(g.Goal.ActiveMono),
+			BudgetWarned:        warnedRecord(g.Goal.BudgetWarned),
+			WrapUpDue:           g.Goal.WrapUpDue,
+			Progressed:          g.Goal.Progressed,
+			QuietTurns:          g.Goal.QuietTurns,
+			Stalled:             g.Goal.Stalled,
 		}
 		if t := g.Goal.TaskFile; t != nil {
-			rec.Goal.TaskFile = (*taskFileRecord)(t)
+			rec.Goal.TaskFile = &taskFileRecord{Path: t.Path, Exists: t.Exists, SHA256: t.SHA256, Size: t.Size, ModifiedAt: t.ModifiedAt, ChangedSinceLastTurn: t.ChangedSinceLastTurn}
+			if c := t.Checkboxes; c != nil {
+				rec.Goal.TaskFile.Checkboxes = &checkboxesRecord{Checked: c.Checked, Total: c.Total}
+			}
 		}
 	}
 	for _, t := range g.Turns {
@@ -284,9 +311,17 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			LastActor:           goal.Actor(r.LastActor),
 			ActiveClock:         r.ActiveClock,
 			ActiveMono:          time.Duration(r.ActiveMono),
+			BudgetWarned:        goal.BudgetWarned(r.BudgetWarned),
+			WrapUpDue:           r.WrapUpDue,
+			Progressed:          r.Progressed,
+			QuietTurns:          r.QuietTurns,
+			Stalled:             r.Stalled,
 		}
-		if r.TaskFile != nil {
-			g.Goal.TaskFile = (*goal.TaskFileInfo)(r.TaskFile)
+		if t := r.TaskFile; t != nil {
+			g.Goal.TaskFile = &goal.TaskFileInfo{Path: t.Path, Exists: t.Exists, SHA256: t.SHA256, Size: t.Size, ModifiedAt: t.ModifiedAt, ChangedSinceLastTurn: t.ChangedSinceLastTurn}
+			if c := t.Checkboxes; c != nil {
+				g.Goal.TaskFile.Checkboxes = &goal.Checkboxes{Checked: c.Checked, Total: c.Total}
+			}
 		}
 	}
 	for _, r := range rec.Turns {
@@ -315,6 +350,7 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 		t.LastStepBegin.TaskFileChanged = b.TaskFileChanged
 		t.LastStepBegin.CancelNoticeDue = b.CancelNoticeDue
 		t.LastStepBegin.GraceStep = b.GraceStep
+		t.LastStepBegin.WrapUpDue = b.WrapUpDue
 		e := r.LastStepEnd
 		t.LastStepEnd.StopTurn = e.StopTurn
 		t.LastStepEnd.GraceStep = e.GraceStep

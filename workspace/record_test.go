@@ -31,6 +31,7 @@ func fullSession() Session {
 	tu.LastStepBegin.TaskFileChanged = true
 	tu.LastStepBegin.CancelNoticeDue = true
 	tu.LastStepBegin.GraceStep = true
+	tu.LastStepBegin.WrapUpDue = true
 	tu.LastStepEnd.StopTurn = true
 	tu.LastStepEnd.GraceStep = true
 	tu.LastStepEnd.Step = 3
@@ -47,9 +48,12 @@ func fullSession() Session {
 				Limits:         goal.Limits{TurnBudget: i64(10), TokenBudget: i64(90000), WallClockBudgetMs: i64(3600000)},
 				TerminalReason: "turn budget reached",
 				TaskFile: &goal.TaskFileInfo{Path: "TASK.md", Exists: true, SHA256: "ab12", Size: 45,
-					ModifiedAt: timePtr(t0.Add(time.Second)), ChangedSinceLastTurn: true},
+					ModifiedAt: timePtr(t0.Add(time.Second)), ChangedSinceLastTurn: true,
+					Checkboxes: &goal.Checkboxes{Checked: 3, Total: 7}},
 				CreatedAt: t0.Add(2 * time.Second), UpdatedAt: t0.Add(3 * time.Second), LastActor: goal.Runtime,
 				ActiveClock: "clock-1", ActiveMono: 1500 * time.Millisecond,
+				BudgetWarned: goal.BudgetWarned{Turns: 80, Tokens: 50, WallClock: 80}, WrapUpDue: true,
+				Progressed: true, QuietTurns: 2, Stalled: true,
 			},
 			CancelNoticePending: true, ContinuationOutstanding: true,
 			Turns: []goal.Turn{tu},

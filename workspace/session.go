@@ -52,6 +52,12 @@ type Change struct {
 	// completed in the same write, as it ended. Clients get its
 	// agentd/goalChanged of kind complete before the one of the advance.
 	Completed *goal.Snapshot
+	// GoalKind is the kind of goal change agentd/goalChanged tells, when Goal
+	// is set and Kind is not a goal event: a todo write that ends a stall
+	// (goal.ChangeStallCleared). "" means Kind without its "goal." prefix.
+	GoalKind goal.ChangeKind
+	// Percent is the threshold of a goal.budgetWarning (50 or 80).
+	Percent int
 }
 
 // Event is one entry of a session's history, newest has the highest Seq.

@@ -124,8 +124,8 @@ func outside(path, why string) error {
 	return &goal.Error{Code: goal.CodeTaskFileOutside, Msg: fmt.Sprintf("task file %q is refused: %s; use a path inside the workspace", path, why)}
 }
 
-// readTaskFile reads the file at rel under root: exists, size, sha256 and
-// modification time. A missing file is Exists false, not an error; a file
+// readTaskFile reads the file at rel under root: exists, size, sha256,
+// modification time and its checkboxes (CountCheckboxes). A missing file is Exists false, not an error; a file
 // larger than MaxTaskFileBytes is not read: its info without SHA256 comes
 // with a *tooLargeError (code args.invalid); a
 // folder, pipe or device is an *notRegularError, a file that cannot be
@@ -153,12 +153,13 @@ func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
 		info.Exists, info.Size, info.ModifiedAt = true, fi.Size(), &mod
 		return info, &tooLargeError{rel: rel, size: fi.Size()}
 	}
-	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, MaxTaskFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxTaskFileBytes+1))
 	if err != nil {
 		return info, &unusableError{path: rel, err: err}
 	}
-	info.Exists, info.Size, info.SHA256, info.ModifiedAt = true, n, hex.EncodeToString(h.Sum(nil)), &mod
+	sum := sha256.Sum256(data)
+	info.Exists, info.Size, info.SHA256, info.ModifiedAt = true, int64(len(data)), hex.EncodeToString(sum[:]), &mod
+	info.Checkboxes = CountCheckboxes(data)
 	return info, nil
 }
 

@@ -556,7 +556,7 @@ func runState(ctx context.Context, o options, stateDir string, log *slog.Logger,
 }
 
 // taskFileNow replaces what the goal's snapshot says of its task file
-// (exists, size, sha256, modifiedAt) with what is there now: no watcher
+// (exists, size, sha256, modifiedAt, checkboxes) with what is there now: no watcher
 // keeps the snapshot fresh while no daemon runs, and a shell command
 // reports the file as it is. A file that cannot be read reads as missing.
 func taskFileNow(st *commands.State) {
@@ -569,7 +569,7 @@ func taskFileNow(st *commands.State) {
 	}
 	tf := st.Goal.TaskFile
 	now, _ := workspace.ReadTaskFile(root, tf.Path)
-	tf.Exists, tf.Size, tf.SHA256, tf.ModifiedAt = now.Exists, now.Size, now.SHA256, now.ModifiedAt
+	tf.Exists, tf.Size, tf.SHA256, tf.ModifiedAt, tf.Checkboxes = now.Exists, now.Size, now.SHA256, now.ModifiedAt, now.Checkboxes
 }
 
 func printJSON(w io.Writer, v any) {
@@ -623,7 +623,14 @@ func formatGoal(st commands.State) string {
 		if !g.TaskFile.Exists {
 			state = "missing"
 		}
-		fmt.Fprintf(&b, "  Task file: %s (%s)\n", g.TaskFile.Path, state)
+		fmt.Fprintf(&b, "  Task file: %s (%s)", g.TaskFile.Path, state)
+		if c := g.TaskFile.Checkboxes; c != nil && g.TaskFile.Exists {
+			fmt.Fprintf(&b, ", %d/%d checked", c.Checked, c.Total)
+		}
+		b.WriteString("\n")
+	}
+	if g.Stalled {
+		b.WriteString("  Stalled: the last goal turns changed neither the todo list nor the task file\n")
 	}
 	return b.String()
 }

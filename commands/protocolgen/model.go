@@ -95,6 +95,8 @@ var limits = []struct {
 	{"maxQueuedGoals", goal.MaxQueuedGoals, "Goals in one session's queue (goal.MaxQueuedGoals)."},
 	{"maxQueueCheckChars", goal.MaxQueueCheckChars, "Characters of a queued goal's check command after trimming (goal.MaxQueueCheckChars)."},
 	{"maxNameBytes", commands.MaxNameBytes, "Bytes of a session or agent name (commands.MaxNameBytes)."},
+	{"firstBudgetWarning", goal.FirstBudgetWarning, "Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning)."},
+	{"finalBudgetWarning", goal.FinalBudgetWarning, "Percent of a budget at which the goal warns again and the model is told to wrap up; panels show it as an error (goal.FinalBudgetWarning)."},
 }
 
 // tsNames are the TypeScript names of Go types whose own name says too

@@ -373,6 +373,7 @@ export type GoalRowKind =
   | 'objective'
   | 'criterion'
   | 'status'
+  | 'stalled'
   | 'turns'
   | 'tokens'
   | 'elapsed'
@@ -422,6 +423,61 @@ export function budgetText(
   const rem = remaining ?? Math.max(0, limit - used);
   const tail = reached || rem <= 0 ? 'budget reached' : `${fmt(rem)} left`;
   return `${fmt(used)}/${fmtLimit(limit)}${unit} · ${tail}`;
+}
+
+/**
+ * How far a budget is spent (docs/runtime.md §2.4.4): `error` from
+ * `LIMITS.finalBudgetWarning` % of its limit, `warning` from
+ * `LIMITS.firstBudgetWarning` %, else `none` (also without a limit). The
+ * panel colours the budget's row, and the status bar, by it.
+ */
+export type BudgetLevel = 'none' | 'warning' | 'error';
+
+/** The level of `used` of a budget with `limit` (null: no limit), as the server counts it: used × 100 ≥ limit × percent. */
+export function budgetLevel(used: number, limit: number | null): BudgetLevel {
+  if (limit === null || limit === undefined) {
+    return 'none';
+  }
+  if (used * 100 >= limit * LIMITS.finalBudgetWarning) {
+    return 'error';
+  }
+  return used * 100 >= limit * LIMITS.firstBudgetWarning ? 'warning' : 'none';
+}
+
+/** The levels of the three budgets of a goal at a live elapsed time (ms), and the highest of them. */
+export function goalBudgetLevels(
+  goal: GoalSnapshot,
+  elapsedMs: number,
+): { turns: BudgetLevel; tokens: BudgetLevel; elapsed: BudgetLevel; highest: BudgetLevel } {
+  const b = goal.budget ?? emptyBudget();
+  const levels = {
+    turns: budgetLevel(goal.turnsUsed, b.turnBudget),
+    tokens: budgetLevel(goal.tokensUsed, b.tokenBudget),
+    elapsed: budgetLevel(elapsedMs, b.wallClockBudgetMs),
+  };
+  const all = [levels.turns, levels.tokens, levels.elapsed];
+  const highest: BudgetLevel = all.includes('error') ? 'error' : all.includes('warning') ? 'warning' : 'none';
+  return { ...levels, highest };
+}
+
+/** Theme colour of a budget row's icon per level. */
+export const BUDGET_LEVEL_COLOR: Record<BudgetLevel, string | undefined> = {
+  none: undefined,
+  warning: 'list.warningForeground',
+  error: 'list.errorForeground',
+};
+
+/** Icon of a budget row: `warning` once reached, else `id`; coloured by the level. */
+function budgetIcon(id: string, reached: boolean, level: BudgetLevel): IconSpec {
+  const color = BUDGET_LEVEL_COLOR[level];
+  const icon: IconSpec = { id: reached ? 'warning' : id };
+  return color ? { ...icon, color } : icon;
+}
+
+/** `3/7 checked` of a task file's checkboxes, or '' when it has none (docs/task-files.md, "Checkboxes"). */
+export function checkboxText(tf: GoalSnapshot['taskFile']): string {
+  const c = tf?.checkboxes;
+  return tf?.exists && c && c.total > 0 ? `${c.checked}/${c.total} checked` : '';
 }
 
 /** Budget text of the three budgets of a goal at a given live elapsed time (ms). */
@@ -508,14 +564,26 @@ export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: numb
     icon: goalStatusIcon(goal.status),
     contextValue: `goal.status.${goal.status}`,
   });
+  if (goal.stalled) {
+    rows.push({
+      kind: 'stalled',
+      label: 'Stalled',
+      description: 'no change to the todo list or task file',
+      tooltip:
+        'Stalled: the last goal turns changed neither the todo list nor the task file.\nThe next goal reminder asks the agent to re-plan, or to mark the goal blocked if it cannot progress.',
+      icon: { id: 'debug-step-over', color: 'list.warningForeground' },
+      contextValue: 'goal.stalled',
+    });
+  }
   const elapsed = liveElapsedMs(goal, receivedAt, now);
   const t = goalBudgetTexts(goal, elapsed);
+  const lv = goalBudgetLevels(goal, elapsed);
   rows.push({
     kind: 'turns',
     label: 'Turns',
     description: t.turns,
     tooltip: budgetTooltip('Turns', String(goal.turnsUsed), b.turnBudget, b.remainingTurns, String),
-    icon: { id: b.turnBudgetReached ? 'warning' : 'history' },
+    icon: budgetIcon('history', b.turnBudgetReached, lv.turns),
     contextValue: 'goal.turns',
   });
   rows.push({
@@ -523,7 +591,7 @@ export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: numb
     label: 'Tokens',
     description: t.tokens,
     tooltip: budgetTooltip('Output tokens', String(goal.tokensUsed), b.tokenBudget, b.remainingTokens, String),
-    icon: { id: b.tokenBudgetReached ? 'warning' : 'symbol-numeric' },
+    icon: budgetIcon('symbol-numeric', b.tokenBudgetReached, lv.tokens),
     contextValue: 'goal.tokens',
   });
   const wallRemaining = b.wallClockBudgetMs === null ? null : Math.max(0, b.wallClockBudgetMs - elapsed);
@@ -532,7 +600,7 @@ export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: numb
     label: 'Elapsed',
     description: t.elapsed,
     tooltip: budgetTooltip('Active time', formatElapsed(elapsed), b.wallClockBudgetMs, wallRemaining, formatElapsed),
-    icon: { id: b.wallClockBudgetReached ? 'warning' : 'watch' },
+    icon: budgetIcon('watch', b.wallClockBudgetReached, lv.elapsed),
     contextValue: 'goal.elapsed',
   });
   const tf = goal.taskFile;
@@ -543,11 +611,13 @@ export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: numb
     } else if (tf.changedSinceLastTurn) {
       notes.push('changed');
     }
+    const boxes = checkboxText(tf);
+    const description = notes.length ? `${tf.path} (${notes.join(', ')})` : tf.path;
     rows.push({
       kind: 'taskFile',
       label: 'Task file',
-      description: notes.length ? `${tf.path} (${notes.join(', ')})` : tf.path,
-      tooltip: `Task file: ${tf.path}${tf.exists ? '' : '\nThe file does not exist yet; agentd picks it up when it appears.'}${tf.changedSinceLastTurn ? '\nChanged since the last turn.' : ''}\nClick to open.`,
+      description: boxes ? `${description} · ${boxes}` : description,
+      tooltip: `Task file: ${tf.path}${boxes ? `\nCheckboxes: ${boxes}` : ''}${tf.exists ? '' : '\nThe file does not exist yet; agentd picks it up when it appears.'}${tf.changedSinceLastTurn ? '\nChanged since the last turn.' : ''}\nClick to open.`,
       icon: { id: tf.exists ? 'file' : 'warning' },
       contextValue: 'goal.taskFile',
       path: tf.path,
@@ -597,7 +667,21 @@ export function statusBarText(goal: GoalSnapshot | null | undefined, elapsedMs: 
     b.wallClockBudgetMs !== null
       ? `${formatElapsedShort(elapsedMs)}/${formatDurationLimit(b.wallClockBudgetMs)}`
       : formatElapsedShort(elapsedMs);
-  return `$(${statusBarIcon(goal.status)}) Goal ${goal.status} · ${turns} · ${tokens} · ${time}`;
+  return `$(${statusBarIcon(goal.status)}) Goal ${goal.status}${goal.stalled ? ' (stalled)' : ''} · ${turns} · ${tokens} · ${time}`;
+}
+
+/**
+ * Theme colour of the status-bar item's background: the error colour once
+ * a budget is at `LIMITS.finalBudgetWarning` %, the warning colour from
+ * `LIMITS.firstBudgetWarning` %, for a stalled goal, or for a status shown as
+ * a warning (blocked); none otherwise.
+ */
+export function statusBarBackground(goal: GoalSnapshot, elapsedMs: number): string | undefined {
+  const level = GOAL_STATUS_VIEW[goal.status].clockRuns ? goalBudgetLevels(goal, elapsedMs).highest : 'none';
+  if (level === 'error') {
+    return 'statusBarItem.errorBackground';
+  }
+  return level === 'warning' || goal.stalled || GOAL_STATUS_VIEW[goal.status].warning ? 'statusBarItem.warningBackground' : undefined;
 }
 
 /** Plain-text tooltip of the status-bar item: status, objective, progress as agentd writes it (`formatProgress`), reason. */
@@ -605,6 +689,9 @@ export function statusBarTooltip(goal: GoalSnapshot, session: string): string {
   const lines = [`agentd goal (${goal.status}) — session ${session}`, oneLine(goal.objective, 200), formatProgress(goal)];
   if (goal.terminalReason) {
     lines.push(`Reason: ${goal.terminalReason}`);
+  }
+  if (goal.stalled) {
+    lines.push('Stalled: the last goal turns changed neither the todo list nor the task file.');
   }
   lines.push('Click to show the Goal view.');
   return lines.join('\n');

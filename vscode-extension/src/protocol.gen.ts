@@ -77,7 +77,7 @@ export interface CommandResults {
   'agentd.undo': UndoResult;
   /** Starts a turn; `{goalDriven, goal}` (docs/runtime.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md). */
   'agentd.turn.begin': TurnBeginResult;
-  /** Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder). */
+  /** Before a model call: `{injections}` (goal_cancelled, goal, goal_wrap_up, todo_list_reminder; docs/runtime.md §2.7.1). */
   'agentd.step.begin': StepBeginResult;
   /** After a step's tools ran: `{stopTurn, graceStep, injections}` (docs/runtime.md §2.4). */
   'agentd.step.end': StepEndResult;
@@ -120,7 +120,7 @@ export type TodoStatus = (typeof TODO_STATUSES)[number];
  * ChangeKind says what happened to the goal. History event kinds are
  * "goal." + kind (see Change.EventKind). [goal.ChangeKind]
  */
-export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'advance', 'progress', 'undo'] as const;
+export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'advance', 'budgetWarning', 'stall', 'stallCleared', 'progress', 'undo'] as const;
 
 /** One of GOAL_CHANGE_KINDS. */
 export type GoalChangeKind = (typeof GOAL_CHANGE_KINDS)[number];
@@ -202,6 +202,10 @@ export const LIMITS = {
   maxQueueCheckChars: 2000,
   /** Bytes of a session or agent name (commands.MaxNameBytes). */
   maxNameBytes: 256,
+  /** Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning). */
+  firstBudgetWarning: 50,
+  /** Percent of a budget at which the goal warns again and the model is told to wrap up; panels show it as an error (goal.FinalBudgetWarning). */
+  finalBudgetWarning: 80,
 } as const;
 
 /**
@@ -211,6 +215,15 @@ export const LIMITS = {
  */
 export interface CancelResult extends State {
   cancelled: GoalSnapshot | null;
+}
+
+/**
+ * Checkboxes counts the Markdown checkboxes of a task file
+ * (docs/task-files.md, "Checkboxes"): Total items, Checked of them ticked. [goal.Checkboxes]
+ */
+export interface Checkboxes {
+  checked: number;
+  total: number;
 }
 
 /**
@@ -249,6 +262,11 @@ export interface GoalChange {
   status?: GoalStatus;
   reason?: string;
   actor: Actor;
+  /**
+   * Percent is the threshold of a budgetWarning: 50 or 80
+   * (docs/runtime.md §2.4.4); absent for other kinds.
+   */
+  percent?: number;
 }
 
 /** GoalChanged is the params of agentd/goalChanged. [commands.GoalChanged] */
@@ -279,6 +297,11 @@ export interface GoalSnapshot {
   createdAt: string;
   updatedAt: string;
   lastActor: Actor;
+  /**
+   * Stalled: goal turns in a row made no change to the todo list or the
+   * task file (the stallTurns setting; docs/runtime.md §2.4.5).
+   */
+  stalled: boolean;
 }
 
 /**
@@ -428,6 +451,11 @@ export interface TaskFileChangedParams {
   sha256?: string;
   /** when agentd recorded the change */
   changedAt: string;
+  /**
+   * Checkboxes of the file now (docs/task-files.md, "Checkboxes"); absent
+   * when it has none.
+   */
+  checkboxes?: Checkboxes;
 }
 
 /**
@@ -441,6 +469,11 @@ export interface TaskFileInfo {
   size: number;
   modifiedAt?: string;
   changedSinceLastTurn: boolean;
+  /**
+   * Checkboxes are the file's Markdown checkboxes (docs/task-files.md,
+   * "Checkboxes"); nil when it has none or was not read.
+   */
+  checkboxes?: Checkboxes;
 }
 
 /** TodoChanged is the params of agentd/todoChanged. [commands.TodoChanged] */

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { GOAL_STATUS_VIEW, liveElapsedMs, statusBarText, statusBarTooltip } from './model';
+import { liveElapsedMs, statusBarBackground, statusBarText, statusBarTooltip } from './model';
 import type { PanelStore } from './store';
 
 /** Command of the status-bar item: focuses the Goal view (VS Code makes `<viewId>.focus`). */
@@ -31,7 +31,8 @@ export class GoalStatusBar implements vscode.Disposable {
   /** Redraws from the store. */
   update(): void {
     const goal = this.store.state?.goal;
-    const text = goal ? statusBarText(goal, liveElapsedMs(goal, this.store.receivedAt, Date.now())) : undefined;
+    const elapsed = goal ? liveElapsedMs(goal, this.store.receivedAt, Date.now()) : 0;
+    const text = goal ? statusBarText(goal, elapsed) : undefined;
     if (!goal || !text) {
       if (this.visible) {
         this.item.hide();
@@ -41,8 +42,8 @@ export class GoalStatusBar implements vscode.Disposable {
     }
     this.item.text = text;
     this.item.tooltip = statusBarTooltip(goal, this.store.session);
-    this.item.backgroundColor =
-      GOAL_STATUS_VIEW[goal.status].warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    const background = statusBarBackground(goal, elapsed);
+    this.item.backgroundColor = background ? new vscode.ThemeColor(background) : undefined;
     this.item.accessibilityInformation = { label: text.replace(/\$\([^)]*\)\s*/g, '') };
     if (!this.visible) {
       this.item.show();

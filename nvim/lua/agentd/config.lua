@@ -11,7 +11,7 @@ M.defaults = {
   session = nil,
   -- Agent id sent with commands (the server's default is "main").
   agent = nil,
-  -- Sent as initializationOptions.settings (todoReminderSteps, todoReminderInterval).
+  -- Sent as initializationOptions.settings (todoReminderSteps, todoReminderInterval, stallTurns).
   settings = nil,
   -- Workspace root: a path, a function(bufnr) -> path, or nil to search upwards from
   -- the current buffer for root_markers, falling back to the current directory.

@@ -47,7 +47,7 @@ M.goal_statuses = { "active", "paused", "blocked", "complete" }
 M.todo_statuses = { "pending", "in_progress", "done" }
 
 --- Every goal.ChangeKind, in declaration order.
-M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "advance", "progress", "undo" }
+M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "advance", "budgetWarning", "stall", "stallCleared", "progress", "undo" }
 
 --- Every goal.Actor, in declaration order.
 M.actors = { "user", "model", "runtime", "system" }
@@ -95,6 +95,8 @@ M.limits = {
   max_queued_goals = 50, -- Goals in one session's queue (goal.MaxQueuedGoals).
   max_queue_check_chars = 2000, -- Characters of a queued goal's check command after trimming (goal.MaxQueueCheckChars).
   max_name_bytes = 256, -- Bytes of a session or agent name (commands.MaxNameBytes).
+  first_budget_warning = 50, -- Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning).
+  final_budget_warning = 80, -- Percent of a budget at which the goal warns again and the model is told to wrap up; panels show it as an error (goal.FinalBudgetWarning).
 }
 
 return M

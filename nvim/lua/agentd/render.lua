@@ -3,6 +3,8 @@
 -- formats numbers the way the runtime does (docs/runtime.md §2.8), builds the statusline
 -- summary, and edits todo lists as values. Must not touch buffers, windows or the
 -- client: everything here is testable without a server.
+local protocol = require("agentd.protocol")
+
 local M = {}
 
 -- Per status of the protocol (agentd.protocol): tests/unit/status_spec.lua checks that
@@ -32,6 +34,36 @@ local function v(x)
   return x
 end
 M.value = v
+
+--- Highlight of a budget's used/limit per level (docs/runtime.md §2.4.4); "none" has none.
+M.budget_hl = { warning = "AgentdBudgetWarn", error = "AgentdBudgetError" }
+
+--- How far a budget is spent: "error" from limits.final_budget_warning % of its limit,
+--- "warning" from limits.first_budget_warning %, else "none" (also without a limit). The
+--- server warns at the same thresholds, counted the same way (used * 100 >= limit * percent).
+---@param used number
+---@param limit number|nil
+---@return string "none"|"warning"|"error"
+function M.budget_level(used, limit)
+  used, limit = tonumber(used) or 0, tonumber(limit)
+  if not limit then
+    return "none"
+  end
+  if used * 100 >= limit * protocol.limits.final_budget_warning then
+    return "error"
+  end
+  return used * 100 >= limit * protocol.limits.first_budget_warning and "warning" or "none"
+end
+
+--- "3/7 checked" of a task file's checkboxes, or nil when it has none or is missing
+--- (docs/task-files.md, "Checkboxes").
+function M.checkboxes(tf)
+  local c = tf and v(tf.checkboxes)
+  if not c or v(tf.exists) == false or (tonumber(c.total) or 0) == 0 then
+    return nil
+  end
+  return string.format("%d/%d checked", c.checked, c.total)
+end
 
 local function tenths(t)
   return string.format("%d.%d", math.floor(t / 10), t % 10)
@@ -106,7 +138,8 @@ function M.goal_elapsed(goal, elapsed_since_ms)
   return ms
 end
 
---- Status-line summary of the goal, e.g. "goal active 3/20 turns 1.2k tok"; "" when no goal.
+--- Status-line summary of the goal, e.g. "goal active 3/20 turns 1.2k tok" ("goal active
+--- stalled ..." for a stalled goal); "" when no goal.
 ---@param state table|nil State
 ---@param opts table|nil {elapsed_since_ms}
 ---@return string
@@ -118,6 +151,9 @@ function M.statusline(state, opts)
   end
   local b = v(goal.budget) or {}
   local parts = { "goal", oneline(goal.status or "?") }
+  if v(goal.stalled) then
+    table.insert(parts, "stalled")
+  end
   local turns = tonumber(v(goal.turnsUsed)) or 0
   if v(b.turnBudget) then
     table.insert(parts, string.format("%d/%d turns", turns, b.turnBudget))
@@ -311,6 +347,10 @@ function M.sidebar(state, opts)
       l = add("  reason: " .. goal.terminalReason)
       hl(l, 2, 9, "AgentdLabel")
     end
+    if v(goal.stalled) then
+      l = add("  stalled: no change to the todo list or task file")
+      hl(l, 2, 9, "AgentdStalled")
+    end
     local elapsed = M.goal_elapsed(goal, opts.elapsed_since_ms)
     local turns = tonumber(v(goal.turnsUsed)) or 0
     add(string.format("  %d %s · %s tokens · %s", turns, turns == 1 and "turn" or "turns", M.tokens(goal.tokensUsed), M.duration(elapsed)))
@@ -322,6 +362,7 @@ function M.sidebar(state, opts)
         string.format("%d/%d", turns, b.turnBudget),
         v(b.remainingTurns) and string.format("%d left", b.remainingTurns),
         v(b.turnBudgetReached),
+        M.budget_level(turns, b.turnBudget),
       })
     end
     if v(b.tokenBudget) then
@@ -330,6 +371,7 @@ function M.sidebar(state, opts)
         M.tokens(goal.tokensUsed) .. "/" .. M.tokens(b.tokenBudget),
         v(b.remainingTokens) and (M.tokens(b.remainingTokens) .. " left"),
         v(b.tokenBudgetReached),
+        M.budget_level(goal.tokensUsed, b.tokenBudget),
       })
     end
     if v(b.wallClockBudgetMs) then
@@ -342,6 +384,7 @@ function M.sidebar(state, opts)
         M.duration(elapsed) .. "/" .. M.duration_limit(b.wallClockBudgetMs),
         remaining and (M.duration(remaining) .. " left"),
         v(b.wallClockBudgetReached),
+        M.budget_level(elapsed, b.wallClockBudgetMs),
       })
     end
     for i, row in ipairs(rows) do
@@ -357,6 +400,10 @@ function M.sidebar(state, opts)
       if i == 1 then
         hl(l, 2, 8, "AgentdLabel")
       end
+      if M.budget_hl[row[5]] then
+        local col = #prefix + 7 -- after the padded name and its space
+        hl(l, col, col + #row[2], M.budget_hl[row[5]])
+      end
       if row[4] then
         hl(l, #text - 7, #text, "AgentdError")
       end
@@ -364,6 +411,10 @@ function M.sidebar(state, opts)
     local tf = v(goal.taskFile)
     if tf and v(tf.path) then
       local text = "  task file " .. oneline(tf.path)
+      local boxes = M.checkboxes(tf)
+      if boxes then
+        text = text .. "  " .. boxes
+      end
       local note
       if v(tf.exists) == false then
         note = "(missing)"
@@ -376,6 +427,9 @@ function M.sidebar(state, opts)
       l = add(text)
       hl(l, 2, 11, "AgentdLabel")
       hl(l, 12, 12 + #oneline(tf.path), "AgentdTaskFile")
+      if boxes then
+        hl(l, 14 + #oneline(tf.path), 14 + #oneline(tf.path) + #boxes, "AgentdMuted")
+      end
       if note then
         hl(l, #text - #note, #text, note == "(missing)" and "AgentdError" or "AgentdWarn")
       end

@@ -43,6 +43,9 @@ local highlight_links = {
   AgentdTodoDone = "DiagnosticOk",
   AgentdTodoDoneText = "Comment",
   AgentdTaskFile = "Directory",
+  AgentdBudgetWarn = "DiagnosticWarn",
+  AgentdBudgetError = "DiagnosticError",
+  AgentdStalled = "DiagnosticWarn",
 }
 
 function M.define_highlights()

@@ -169,6 +169,59 @@ test("sidebar: reason, criterion, all budgets, task file", function()
   H.contains(table.concat(render.sidebar(s, {}).lines, "\n"), "task file gone.md  (missing)")
 end)
 
+--- The highlight groups of the line of res that contains text, as {group = highlighted text}.
+local function groups_on(res, text)
+  for lnum, line in ipairs(res.lines) do
+    if line:find(text, 1, true) then
+      local out = {}
+      for _, h in ipairs(res.highlights) do
+        if h[1] == lnum - 1 then
+          out[h[4]] = line:sub(h[2] + 1, h[3])
+        end
+      end
+      return out
+    end
+  end
+  error("no line with " .. text)
+end
+
+test("budget_level: warning from 50 %, error from 80 %, as the server warns", function()
+  H.eq("none", render.budget_level(4, 10))
+  H.eq("warning", render.budget_level(5, 10))
+  H.eq("warning", render.budget_level(7, 10))
+  H.eq("error", render.budget_level(8, 10))
+  H.eq("none", render.budget_level(1000, nil))
+  H.eq("none", render.budget_level(1000, vim.NIL))
+end)
+
+test("sidebar: budgets coloured by level; stall line; checkbox counts", function()
+  local s = state()
+  s.goal.turnsUsed = 10 -- of 20: 50 %
+  s.goal.tokensUsed = 900
+  s.goal.budget.tokenBudget = 1000 -- 90 %
+  s.goal.budget.remainingTokens = 100
+  s.goal.budget.wallClockBudgetMs = 3600000 -- 4m12s of 1h: 7 %
+  s.goal.budget.remainingWallClockMs = 3348000
+  s.goal.stalled = true
+  s.goal.taskFile = { path = "TASK.md", exists = true, changedSinceLastTurn = true, checkboxes = { checked = 3, total = 7 } }
+  local res = render.sidebar(s, { root = "/w" })
+  H.eq("10/20", groups_on(res, "budget turns").AgentdBudgetWarn)
+  H.eq("900/1.0k", groups_on(res, "tokens 900/1.0k").AgentdBudgetError)
+  local time = groups_on(res, "time   4m12s/1h")
+  H.ok(time.AgentdBudgetWarn == nil and time.AgentdBudgetError == nil, "no colour at 7 %")
+  H.eq("stalled", groups_on(res, "stalled: no change to the todo list or task file").AgentdStalled)
+  local tf = groups_on(res, "task file TASK.md  3/7 checked  (changed)")
+  H.eq("3/7 checked", tf.AgentdMuted)
+  H.eq("(changed)", tf.AgentdWarn)
+  H.eq("goal active stalled 10/20 turns 900/1.0k tok 4m12s/1h", render.statusline(s))
+  s.goal.stalled = false
+  s.goal.taskFile = { path = "TASK.md", exists = false, checkboxes = { checked = 3, total = 7 } }
+  local text = table.concat(render.sidebar(s, {}).lines, "\n")
+  H.not_contains(text, "stalled")
+  H.not_contains(text, "checked", "no counts for a missing file")
+  H.eq(nil, render.checkboxes({ path = "x", exists = true }))
+end)
+
 test("sidebar: no goal, empty list, multi-line text kept on one line each", function()
   local s = state({ goal = vim.NIL })
   s.goal = nil

@@ -79,4 +79,8 @@ test("every highlight group named for a status is defined by the sidebar", funct
   for _, status in ipairs(protocol.todo_statuses) do
     defined(render.todo_hl[status], "render.todo_hl." .. status)
   end
+  for level, group in pairs(render.budget_hl) do
+    defined(group, "render.budget_hl." .. level)
+  end
+  defined("AgentdStalled", "the stall line of render.sidebar")
 end)

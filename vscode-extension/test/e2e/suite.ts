@@ -433,6 +433,59 @@ test('the task file row opens the file; an edit on disk updates the row', async 
   ok(/TASK\.md \(changed\)/.test(api.goal.row('taskFile')?.description ?? ''), `row: ${api.goal.row('taskFile')?.description}`);
 });
 
+test('a stalled goal shows a Stalled row and the status bar says so; a todo write clears it', async (api) => {
+  if (api.store.state?.goal?.status !== 'active') {
+    await vscode.commands.executeCommand('agentdPanel.goal.resume');
+    await waitFor('active goal', async () => (await serverState()).goal?.status === 'active');
+  }
+  await api.client.execute(SERVER_COMMANDS.goalSetBudget, { turns: null });
+  ok(!api.goal.row('stalled'), 'no Stalled row before');
+  // The first turn takes up the earlier edits (progress); the next three
+  // (stallTurns, 3 by default) change nothing.
+  for (let i = 0; i < 4; i++) {
+    await agentTurn(api, 10);
+  }
+  await waitFor('stalled in the daemon', async () => (await serverState()).goal?.stalled === true);
+  await waitFor('the Stalled row', () => api.goal.row('stalled')?.label === 'Stalled');
+  eq(api.goal.currentRows.map((r) => r.kind).indexOf('stalled'), api.goal.currentRows.map((r) => r.kind).indexOf('status') + 1, 'right after the status');
+  ok(/^\$\(target\) Goal active \(stalled\) · /.test(api.statusBar.item.text), `status bar: ${api.statusBar.item.text}`);
+  eq((api.statusBar.item.backgroundColor as vscode.ThemeColor | undefined)?.id, 'statusBarItem.warningBackground', 'status bar colour');
+  const before = (await serverState()).todos.items;
+  await setTodosAsAgent([...before, { title: 'Try a different approach', status: 'in_progress' }]);
+  await waitFor('not stalled in the daemon', async () => (await serverState()).goal?.stalled === false);
+  await waitFor('the Stalled row gone', () => !api.goal.row('stalled') && !/stalled/.test(api.statusBar.item.text));
+  await setTodosAsAgent(before);
+  await waitFor('the list back in the tree', () => JSON.stringify(api.todos.currentRows.map((r) => r.item)) === JSON.stringify(before));
+});
+
+test('the task file row shows its checkboxes; ticking one on disk updates it', async (api) => {
+  fs.writeFileSync(path.join(WS, 'TASK.md'), '# Task\n\n- [x] Port expressions\n- [ ] Port statements\n  - [ ] Update the golden files\n');
+  await waitFor('1/3 checked in the row', () => / · 1\/3 checked$/.test(api.goal.row('taskFile')?.description ?? ''));
+  eq(api.store.state?.goal?.taskFile?.checkboxes, { checked: 1, total: 3 }, 'snapshot checkboxes');
+  fs.writeFileSync(path.join(WS, 'TASK.md'), '# Task\n\n- [x] Port expressions\n- [X] Port statements\n  - [ ] Update the golden files\n');
+  await waitFor('2/3 checked in the row', () => / · 2\/3 checked$/.test(api.goal.row('taskFile')?.description ?? ''));
+  eq((await serverState()).goal?.taskFile?.checkboxes, { checked: 2, total: 3 }, 'daemon checkboxes');
+});
+
+test('budget rows and the status bar take the warning colour from 50 % and the error colour from 80 %', async (api) => {
+  while ((api.store.state?.goal?.turnsUsed ?? 0) < 4) {
+    await agentTurn(api, 10);
+  }
+  const used = (await serverState()).goal?.turnsUsed ?? 0;
+  const colour = () => api.goal.row('turns')?.icon.color;
+  const background = () => (api.statusBar.item.backgroundColor as vscode.ThemeColor | undefined)?.id;
+  await api.client.execute(SERVER_COMMANDS.goalSetBudget, { turns: used * 4, tokens: null, wallClockMs: null });
+  await waitFor('no colour at 25 %', () => api.store.state?.goal?.budget.turnBudget === used * 4 && colour() === undefined && background() === undefined);
+  await api.client.execute(SERVER_COMMANDS.goalSetBudget, { turns: used * 2 });
+  await waitFor('the warning colour at 50 %', () => colour() === 'list.warningForeground' && background() === 'statusBarItem.warningBackground');
+  const near = Math.floor((used * 100) / 80); // used is at least 80 % of it, and below it (used >= 4)
+  await api.client.execute(SERVER_COMMANDS.goalSetBudget, { turns: near });
+  await waitFor('the error colour at 80 %', () => colour() === 'list.errorForeground' && background() === 'statusBarItem.errorBackground');
+  eq(api.store.state?.goal?.status, 'active', 'still active below the limit');
+  await api.client.execute(SERVER_COMMANDS.goalSetBudget, { turns: null });
+  await waitFor('no colour without a budget', () => colour() === undefined && background() === undefined);
+});
+
 test('session picker switches the views to another session', async (api, ui) => {
   await setTodosAsAgent([{ title: 'Review the other branch', status: 'in_progress' }], 'review');
   await waitFor('two sessions known', () => api.store.sessions.length >= 2 && api.context['agentdPanel.multipleSessions'] === true);

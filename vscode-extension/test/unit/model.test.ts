@@ -2,14 +2,18 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import {
+  BUDGET_LEVEL_COLOR,
   budgetArgs,
+  budgetLevel,
   budgetText,
+  checkboxText,
   domainError,
   emptyBudget,
   formatDurationLimit,
   formatElapsed,
   formatElapsedShort,
   formatTokens,
+  goalBudgetLevels,
   goalRows,
   goalStatusIcon,
   liveElapsedMs,
@@ -19,6 +23,7 @@ import {
   queueRows,
   queueSummary,
   reconcile,
+  statusBarBackground,
   statusBarText,
   statusBarTooltip,
   todoIcon,
@@ -62,6 +67,7 @@ function goal(over: Partial<GoalSnapshot> = {}): GoalSnapshot {
     tokensUsed: 1234,
     wallClockMs: 245_000,
     budget: emptyBudget(),
+    stalled: false,
     createdAt: '2025-01-01T00:00:00Z',
     updatedAt: '2025-01-01T00:00:00Z',
     lastActor: 'user',
@@ -243,6 +249,56 @@ describe('goal rows', () => {
     assert.equal(withFile(true, true)?.description, 'docs/TASK.md (changed)');
     assert.equal(withFile(false, false)?.description, 'docs/TASK.md (missing)');
     assert.equal(withFile(false, false)?.icon.id, 'warning');
+  });
+
+  it('budget rows are coloured from 50 % (warning) and 80 % (error), as the server warns', () => {
+    assert.equal(budgetLevel(4, 10), 'none');
+    assert.equal(budgetLevel(5, 10), 'warning');
+    assert.equal(budgetLevel(7, 10), 'warning');
+    assert.equal(budgetLevel(8, 10), 'error');
+    assert.equal(budgetLevel(1_000_000, null), 'none');
+    const g = goal({
+      turnsUsed: 5,
+      tokensUsed: 850,
+      wallClockMs: 0,
+      budget: { ...emptyBudget(), turnBudget: 10, remainingTurns: 5, tokenBudget: 1000, remainingTokens: 150, wallClockBudgetMs: 100_000, remainingWallClockMs: 100_000 },
+    });
+    const by = Object.fromEntries(goalRows(g, 0, 10_000).map((r) => [r.kind, r]));
+    assert.deepEqual(by.turns.icon, { id: 'history', color: BUDGET_LEVEL_COLOR.warning });
+    assert.deepEqual(by.tokens.icon, { id: 'symbol-numeric', color: BUDGET_LEVEL_COLOR.error });
+    assert.deepEqual(by.elapsed.icon, { id: 'watch' }, '10 s of 100 s: no colour');
+    assert.equal(goalBudgetLevels(g, 10_000).highest, 'error');
+    assert.equal(statusBarBackground(g, 10_000), 'statusBarItem.errorBackground');
+    const half = goal({ turnsUsed: 5, budget: { ...emptyBudget(), turnBudget: 10, remainingTurns: 5 } });
+    assert.equal(statusBarBackground(half, 0), 'statusBarItem.warningBackground');
+    assert.equal(statusBarBackground(goal(), 0), undefined);
+    assert.equal(statusBarBackground(goal({ status: 'blocked' }), 0), 'statusBarItem.warningBackground');
+  });
+
+  it('a stalled goal has a Stalled row after the status, and the status bar says so', () => {
+    const rows = goalRows(goal({ stalled: true }), 0, 0);
+    assert.deepEqual(
+      rows.slice(2, 4).map((r) => r.kind),
+      ['status', 'stalled'],
+    );
+    assert.equal(rows[3].label, 'Stalled');
+    assert.match(rows[3].tooltip, /re-plan/);
+    assert.equal(goalRows(goal(), 0, 0).find((r) => r.kind === 'stalled'), undefined);
+    assert.equal(statusBarText(goal({ stalled: true }), 5000), '$(target) Goal active (stalled) · 3 turns · 1.2k tok · 5s');
+    assert.equal(statusBarBackground(goal({ stalled: true }), 0), 'statusBarItem.warningBackground');
+    assert.match(statusBarTooltip(goal({ stalled: true }), 'default'), /Stalled:/);
+  });
+
+  it('task file row shows the checkbox counts', () => {
+    const row = (exists: boolean, checkboxes?: { checked: number; total: number }) =>
+      goalRows(goal({ taskFile: { path: 'TASK.md', exists, size: 9, changedSinceLastTurn: false, checkboxes } }), 0, 0).find(
+        (r) => r.kind === 'taskFile',
+      );
+    assert.equal(row(true, { checked: 3, total: 7 })?.description, 'TASK.md · 3/7 checked');
+    assert.match(row(true, { checked: 3, total: 7 })?.tooltip ?? '', /Checkboxes: 3\/7 checked/);
+    assert.equal(row(true)?.description, 'TASK.md');
+    assert.equal(row(false, { checked: 3, total: 7 })?.description, 'TASK.md (missing)');
+    assert.equal(checkboxText(undefined), '');
   });
 
   it('status icons', () => {
