@@ -271,6 +271,9 @@ func TestDaemonTwoClientsOneWorkspace(t *testing.T) {
 	if sa := a.state(); sa.Revision != sb.Revision || sa.Revision != 2 || sa.Todos.Items[0].Status != "done" {
 		t.Fatalf("a reads revision %d %+v, b wrote revision %d; want both 2", sa.Revision, sa.Todos, sb.Revision)
 	}
+	// b's own write is notified to b too, possibly after its answer
+	// (docs/protocol.md §2.3: the answer may come first).
+	b.Await("agentd/todoChanged", revisionAtLeast(2))
 	var revs []uint64
 	for _, n := range b.todoNotes() {
 		revs = append(revs, n.Revision)
