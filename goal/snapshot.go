@@ -91,9 +91,12 @@ type Snapshot struct {
 	Budget              BudgetReport  `json:"budget"`
 	TerminalReason      string        `json:"terminalReason,omitempty"`
 	TaskFile            *TaskFileInfo `json:"taskFile,omitempty"`
-	CreatedAt           time.Time     `json:"createdAt"`
-	UpdatedAt           time.Time     `json:"updatedAt"`
-	LastActor           Actor         `json:"lastActor"`
+	// Check is the goal's verification command and its last run; absent
+	// when the goal has none (docs/runtime.md §2.9).
+	Check     *Check    `json:"check,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	LastActor Actor     `json:"lastActor"`
 }
 
 // BudgetReport is the budget part of a Snapshot. Limits are nil when not

@@ -42,8 +42,9 @@ type Goal struct {
 	Limits              Limits        `json:"limits"`
 	TerminalReason      string        `json:"terminalReason,omitempty"`
 	TaskFile            *TaskFileInfo `json:"taskFile,omitempty"`
+	Check               *Check        `json:"check,omitempty"` // the verification command, nil for none (§2.9)
 	CreatedAt           time.Time     `json:"createdAt"`
-	UpdatedAt           time.Time     `json:"updatedAt"` // last status, budget or task-file change; not counters
+	UpdatedAt           time.Time     `json:"updatedAt"` // last status, budget, check or task-file change; not counters
 	LastActor           Actor         `json:"lastActor"`
 	// ActiveClock and ActiveMono are, while active, the monotonic reading
 	// at the running stretch's start and the clock it was read from (see
@@ -88,6 +89,9 @@ const (
 	ChangeComplete ChangeKind = "complete" // → complete
 	ChangeBudget   ChangeKind = "budget"   // limits changed, status unchanged
 	ChangeTaskFile ChangeKind = "taskFile" // the task file changed on disk
+	// ChangeCheck: the goal's check was set or removed, began running, or
+	// a run ended (docs/runtime.md §2.9).
+	ChangeCheck ChangeKind = "check"
 	// ChangeProgress: only counters (turnsUsed, tokensUsed) or the task
 	// file's changedSinceLastTurn flag changed. Callers may store it quietly.
 	ChangeProgress ChangeKind = "progress"
@@ -126,6 +130,7 @@ func (s State) Clone() State {
 func (g Goal) clone() Goal {
 	g.Limits = g.Limits.clone()
 	g.TaskFile = cloneTaskFile(g.TaskFile)
+	g.Check = cloneCheck(g.Check)
 	return g
 }
 
@@ -168,6 +173,7 @@ func (g *Goal) snapshot(now Instant) *Snapshot {
 		Budget:              report(g.Limits, g.TurnsUsed, g.TokensUsed, wall),
 		TerminalReason:      g.TerminalReason,
 		TaskFile:            cloneTaskFile(g.TaskFile),
+		Check:               cloneCheck(g.Check),
 		CreatedAt:           g.CreatedAt,
 		UpdatedAt:           g.UpdatedAt,
 		LastActor:           g.LastActor,

@@ -385,7 +385,7 @@ func (s *State) CallTool(c ToolCall, now Instant) (ToolResult, []Change) {
 	case SetGoalBudgetInput:
 		return s.setBudgetTool(res, in, now)
 	case UpdateGoalInput:
-		return s.updateTool(res, in, c.TurnID, now)
+		return s.updateTool(res, in, c.TurnID, now, false)
 	}
 	return res, nil
 }
@@ -480,7 +480,10 @@ func usage(kind BudgetKind, g *Goal, now Instant) string {
 	return FormatElapsed(g.wallClockMs(now)) + " used"
 }
 
-func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, now Instant) (ToolResult, []Change) {
+// updateTool runs UpdateGoal. checked: the goal's check has just passed
+// (CompleteAfterCheck); a complete of a goal with a check is refused
+// otherwise, so that no path completes it without its check.
+func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, now Instant, checked bool) (ToolResult, []Change) {
 	to := Status(in.Status)
 	if !slices.Contains(ModelStatuses(), to) {
 		return res.fail(CodeStatusInvalid, fmt.Sprintf("Status %q is not valid; use one of %s. Only the user can pause or cancel a goal.", in.Status, orList(modelStatusNames()))), nil
@@ -510,6 +513,9 @@ func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, no
 			return res, nil
 		}
 		return res.fail(CodeStatusInvalid, fmt.Sprintf("Goal not updated: it is %s, and only an active goal can be marked %s. %s", g.Status, to, guidance)), nil
+	}
+	if to == Complete && g.Check != nil && !checked {
+		return res.fail(CodeCheckFailed, "Goal not complete: it has a check, which agentd runs when UpdateGoal complete is called through agentd.callTool. "+guidance), nil
 	}
 	reason := reasonComplete
 	if to == Blocked {

@@ -17,6 +17,10 @@ type CreateParams struct {
 	CompletionCriterion string
 	Replace             bool
 	TaskFile            *TaskFileInfo
+	// Check is the goal's verification command, set by a person only
+	// (docs/runtime.md §2.9); "" for none. It is normalized with
+	// NormalizeCheck.
+	Check string
 }
 
 // Reasons the runtime gives (wording ours).
@@ -78,6 +82,10 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) 
 	if err != nil {
 		return nil, err
 	}
+	check, err := NormalizeCheck(p.Check)
+	if err != nil {
+		return nil, err
+	}
 	var cs changeSet
 	if old := s.Goal; old != nil {
 		if old.Status != Complete && !p.Replace {
@@ -94,6 +102,9 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) 
 		CreatedAt:           now.Wall,
 		UpdatedAt:           now.Wall,
 		LastActor:           actor,
+	}
+	if check != "" {
+		s.Goal.Check = &Check{Command: check}
 	}
 	s.Goal.stamp(now)
 	// The cancel notice is about an older goal; the new goal's reminder

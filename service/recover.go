@@ -24,12 +24,20 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 		return err
 	}
 	for _, sess := range sessions {
-		if sess.Goal.Status() != goal.Active && !sess.Goal.HasLeftTurn(s.clock) {
+		// A check marked running that no run of this process will
+		// finish was left by a process that ended (docs/runtime.md §2.9.3).
+		leftCheck := sess.Goal.CheckRunning() && !s.checks.runs(w.Root(), sess.Name)
+		if sess.Goal.Status() != goal.Active && !sess.Goal.HasLeftTurn(s.clock) && !leftCheck {
 			continue
 		}
 		committed, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
-			changed, cs := st.Goal.RecoverAfterRestart(s.Now(), st.UpdatedAt)
-			if !changed {
+			var cs []goal.Change
+			if leftCheck {
+				cs = st.Goal.RecoverCheck(s.Now())
+			}
+			changed, more := st.Goal.RecoverAfterRestart(s.Now(), st.UpdatedAt)
+			cs = append(cs, more...)
+			if !changed && len(cs) == 0 {
 				return workspace.Change{}, nil
 			}
 			return StoredGoalChange(cs), nil

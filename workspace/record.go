@@ -65,6 +65,7 @@ type goalRecord struct {
 	Limits              limitsRecord    `json:"limits"`
 	TerminalReason      string          `json:"terminalReason,omitempty"`
 	TaskFile            *taskFileRecord `json:"taskFile,omitempty"`
+	Check               *checkRecord    `json:"check,omitempty"`
 	CreatedAt           time.Time       `json:"createdAt"`
 	UpdatedAt           time.Time       `json:"updatedAt"`
 	LastActor           string          `json:"lastActor"`
@@ -85,6 +86,22 @@ type taskFileRecord struct {
 	Size                 int64      `json:"size"`
 	ModifiedAt           *time.Time `json:"modifiedAt,omitempty"`
 	ChangedSinceLastTurn bool       `json:"changedSinceLastTurn"`
+}
+
+// checkRecord is a goal's verification command (docs/runtime.md §2.9).
+// Running is stored so that panels opened during a run see it; the next
+// daemon to open the folder clears a mark no process will finish.
+type checkRecord struct {
+	Command string          `json:"command"`
+	Running bool            `json:"running,omitempty"`
+	LastRun *checkRunRecord `json:"lastRun,omitempty"`
+}
+
+type checkRunRecord struct {
+	ExitCode   int       `json:"exitCode"`
+	DurationMs int64     `json:"durationMs"`
+	At         time.Time `json:"at"`
+	OutputTail string    `json:"outputTail"`
 }
 
 type turnRecord struct {
@@ -207,6 +224,12 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 		if t := g.Goal.TaskFile; t != nil {
 			rec.Goal.TaskFile = (*taskFileRecord)(t)
 		}
+		if c := g.Goal.Check; c != nil {
+			rec.Goal.Check = &checkRecord{Command: c.Command, Running: c.Running}
+			if r := c.LastRun; r != nil {
+				rec.Goal.Check.LastRun = (*checkRunRecord)(r)
+			}
+		}
 	}
 	for _, t := range g.Turns {
 		rec.Turns = append(rec.Turns, turnRecord{
@@ -264,6 +287,12 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 		}
 		if r.TaskFile != nil {
 			g.Goal.TaskFile = (*goal.TaskFileInfo)(r.TaskFile)
+		}
+		if c := r.Check; c != nil {
+			g.Goal.Check = &goal.Check{Command: c.Command, Running: c.Running}
+			if run := c.LastRun; run != nil {
+				g.Goal.Check.LastRun = (*goal.CheckRun)(run)
+			}
 		}
 	}
 	for _, r := range rec.Turns {

@@ -99,6 +99,8 @@ type options struct {
 	criterion string
 	replace   bool
 	taskFile  string
+	check     string // goal create --check
+	clear     bool   // goal set-check --clear
 	reason    string
 	exitCode  bool
 	version   bool // --version, as agentd version
@@ -126,6 +128,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.criterion, "criterion", "", "goal create: completion criterion")
 	fs.BoolVar(&o.replace, "replace", false, "goal create: replace the current goal")
 	fs.StringVar(&o.taskFile, "task-file", "", "goal create: task file path")
+	fs.StringVar(&o.check, "check", "", "goal create: the goal's verification command")
+	fs.BoolVar(&o.clear, "clear", false, "goal set-check: remove the goal's check")
 	fs.StringVar(&o.reason, "reason", "", "goal pause: reason")
 	fs.StringVar(&o.script, "script", "", "simulate: built-in script name or JSON file")
 	fs.BoolVar(&o.verbose, "verbose", false, "simulate: print whole injections and prompts")
@@ -610,6 +614,15 @@ func formatGoal(st commands.State) string {
 			state = "missing"
 		}
 		fmt.Fprintf(&b, "  Task file: %s (%s)\n", g.TaskFile.Path, state)
+	}
+	if c := g.Check; c != nil {
+		fmt.Fprintf(&b, "  Check: %s\n", c.Command)
+		switch {
+		case c.Running:
+			b.WriteString("    running now\n")
+		case c.LastRun != nil:
+			fmt.Fprintf(&b, "    last run: %s at %s\n", c.LastRun.Summary(c.Command), c.LastRun.At.Local().Format(time.DateTime))
+		}
 	}
 	return b.String()
 }
