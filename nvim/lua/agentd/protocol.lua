@@ -19,6 +19,8 @@ M.commands = {
   goal_pause = "agentd.goal.pause",
   goal_resume = "agentd.goal.resume",
   goal_cancel = "agentd.goal.cancel",
+  goal_set_check = "agentd.goal.setCheck",
+  goal_run_check = "agentd.goal.runCheck",
   goal_set_budget = "agentd.goal.setBudget",
   turn_begin = "agentd.turn.begin",
   step_begin = "agentd.step.begin",
@@ -40,7 +42,7 @@ M.goal_statuses = { "active", "paused", "blocked", "complete" }
 M.todo_statuses = { "pending", "in_progress", "done" }
 
 --- Every goal.ChangeKind, in declaration order.
-M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "progress" }
+M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "check", "progress" }
 
 --- Every goal.Actor, in declaration order.
 M.actors = { "user", "model", "runtime", "system" }
@@ -70,6 +72,9 @@ M.errors = {
   goal_stale_call = "goal.stale_call",
   goal_budget_invalid = "goal.budget_invalid",
   goal_task_file_outside = "goal.task_file_outside",
+  goal_check_failed = "goal.check_failed",
+  goal_check_running = "goal.check_running",
+  goal_no_check = "goal.no_check",
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
 }
