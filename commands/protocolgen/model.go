@@ -91,6 +91,8 @@ var limits = []struct {
 	{"minWallClockBudgetMs", goal.MinWallClockBudgetMs, "Smallest time budget, in milliseconds (goal.MinWallClockBudgetMs)."},
 	{"maxWallClockBudgetMs", goal.MaxWallClockBudgetMs, "Largest time budget, in milliseconds (goal.MaxWallClockBudgetMs)."},
 	{"maxCountBudget", goal.MaxCountBudget, "Largest turn or token budget (goal.MaxCountBudget)."},
+	{"maxCheckBytes", goal.MaxCheckBytes, "Bytes of a goal's check command after trimming (goal.MaxCheckBytes)."},
+	{"maxCheckTailBytes", goal.MaxCheckTailBytes, "Bytes of a check run's output tail (goal.MaxCheckTailBytes)."},
 	{"maxNameBytes", commands.MaxNameBytes, "Bytes of a session or agent name (commands.MaxNameBytes)."},
 }
 

@@ -185,6 +185,10 @@ export const LIMITS = {
   maxWallClockBudgetMs: 86400000,
   /** Largest turn or token budget (goal.MaxCountBudget). */
   maxCountBudget: 1125899906842624,
+  /** Bytes of a goal's check command after trimming (goal.MaxCheckBytes). */
+  maxCheckBytes: 4000,
+  /** Bytes of a check run's output tail (goal.MaxCheckTailBytes). */
+  maxCheckTailBytes: 4096,
   /** Bytes of a session or agent name (commands.MaxNameBytes). */
   maxNameBytes: 256,
 } as const;

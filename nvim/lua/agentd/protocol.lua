@@ -90,6 +90,8 @@ M.limits = {
   min_wall_clock_budget_ms = 1000, -- Smallest time budget, in milliseconds (goal.MinWallClockBudgetMs).
   max_wall_clock_budget_ms = 86400000, -- Largest time budget, in milliseconds (goal.MaxWallClockBudgetMs).
   max_count_budget = 1125899906842624, -- Largest turn or token budget (goal.MaxCountBudget).
+  max_check_bytes = 4000, -- Bytes of a goal's check command after trimming (goal.MaxCheckBytes).
+  max_check_tail_bytes = 4096, -- Bytes of a check run's output tail (goal.MaxCheckTailBytes).
   max_name_bytes = 256, -- Bytes of a session or agent name (commands.MaxNameBytes).
 }
 
