@@ -37,6 +37,7 @@ M.defaults = {
       move_down = "J",
       move_up = "K",
       open_task_file = "gf",
+      run_check = "C",
       refresh = "R",
       close = "q",
       help = "g?",
