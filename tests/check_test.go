@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The goal check (docs/runtime.md §2.9) over the real binary.
@@ -340,8 +342,7 @@ func TestGoalCheckKilledAtShutdown(t *testing.T) {
 	c.Initialize(nil, e.ws)
 	dir := t.TempDir()
 	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": sleeperCheck(dir)}, nil)
-	ch := c.Expect("run")
-	if err := c.SendBody(`{"jsonrpc":"2.0","id":"run","method":"workspace/executeCommand","params":{"command":"agentd.goal.runCheck","arguments":[{}]}}`); err != nil {
+	if err := c.SendBody(`{"jsonrpc":"2.0","id":9001,"method":"workspace/executeCommand","params":{"command":"agentd.goal.runCheck","arguments":[{}]}}`); err != nil {
 		t.Fatal(err)
 	}
 	c.awaitCheck(true)
@@ -351,13 +352,6 @@ func TestGoalCheckKilledAtShutdown(t *testing.T) {
 	}
 	p.waitExit()
 	awaitGone(t, "after agentd stopped", shell, child)
-	select {
-	case m := <-ch:
-		if m != nil && m.Result != nil {
-			t.Errorf("runCheck answered a result after the stop: %s", m.Result)
-		}
-	default:
-	}
 
 	// The next agentd finds the check not running.
 	c2 := e.start().connect()
@@ -434,5 +428,84 @@ func TestGoalCheckFromTheShell(t *testing.T) {
 	}
 	if _, errOut, code := e.cli(append([]string{"goal", "pause", "--check", "x"}, ws...)...); code != 2 || !strings.Contains(errOut, "--check") {
 		t.Fatalf("goal pause --check = %d %q", code, errOut)
+	}
+}
+
+// TestMCPGoalCheck: through agentd mcp (one LSP session to the shared
+// daemon), UpdateGoal complete waits for the check while the agent's other
+// tool calls go on; a failing check answers isError with its output tail.
+func TestMCPGoalCheck(t *testing.T) {
+	e := newEnv(t)
+	_, lc := e.forwarder()
+	lc.Initialize(nil, e.ws)
+	c := e.mcp("", "", "--workspace", e.ws)
+	release := filepath.Join(t.TempDir(), "release")
+	lc.MustExec("agentd.goal.create", map[string]any{"objective": "ship it",
+		"check": fmt.Sprintf(`echo waiting; while [ ! -f %q ]; do sleep 0.05; done; echo 'FAIL: TestParse'; exit 1`, release)}, nil)
+	type answer struct {
+		text    string
+		isError bool
+	}
+	done := make(chan answer, 1)
+	go func() {
+		ctx, cancel := c.ctx()
+		defer cancel()
+		res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "UpdateGoal", Arguments: map[string]any{"status": "complete"}})
+		if err != nil || len(res.Content) != 1 {
+			done <- answer{text: fmt.Sprintf("error %v, result %+v", err, res)}
+			return
+		}
+		text, _ := res.Content[0].(*mcp.TextContent)
+		done <- answer{text: text.Text, isError: res.IsError}
+	}()
+	lc.awaitCheck(true)
+	c.good("TodoList", map[string]any{"todos": []item{{"while the check runs", "in_progress"}}})
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case a := <-done:
+		if !a.isError || !strings.Contains(a.text, "Goal not complete") || !strings.HasSuffix(a.text, "waiting\nFAIL: TestParse\n") {
+			t.Fatalf("UpdateGoal complete over MCP = %+v", a)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("UpdateGoal complete over MCP did not answer")
+	}
+	if lc.goal().Status != "active" {
+		t.Errorf("goal after the failed check: %+v", lc.goal())
+	}
+}
+
+// TestGoalCheckRequestCancelled: $/cancelRequest of the request that runs
+// a check kills it with its group; the request answers the run as it
+// ended, which is also recorded: exit code -1 and the reason.
+func TestGoalCheckRequestCancelled(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.Initialize(nil, e.ws)
+	dir := t.TempDir()
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": sleeperCheck(dir)}, nil)
+	ch := c.Expect("9001")
+	if err := c.SendBody(`{"jsonrpc":"2.0","id":9001,"method":"workspace/executeCommand","params":{"command":"agentd.goal.runCheck","arguments":[{}]}}`); err != nil {
+		t.Fatal(err)
+	}
+	c.awaitCheck(true)
+	shell, child := readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
+	c.MustNotify("$/cancelRequest", map[string]any{"id": 9001})
+	m, err := c.Wait(ch, "the cancelled runCheck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answered struct {
+		Run    checkRun
+		Passed bool
+	}
+	if m.Error != nil || json.Unmarshal(m.Result, &answered) != nil || answered.Passed || answered.Run.ExitCode != -1 {
+		t.Fatalf("cancelled runCheck answered %s (error %v); want the killed run", m.Result, m.Error)
+	}
+	awaitGone(t, "after the cancel", shell, child)
+	done := c.awaitCheck(false)
+	if done.LastRun == nil || done.LastRun.ExitCode != -1 || !strings.HasSuffix(done.LastRun.OutputTail, "sleeping\nagentd: the check was killed: the request that ran it was cancelled\n") {
+		t.Fatalf("check after the cancel = %+v", done.LastRun)
 	}
 }
