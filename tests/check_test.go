@@ -509,3 +509,22 @@ func TestGoalCheckRequestCancelled(t *testing.T) {
 		t.Fatalf("check after the cancel = %+v", done.LastRun)
 	}
 }
+
+// TestGoalCheckKilledWhenTheConnectionEnds: the end of input of the stdio
+// connection that runs a check kills it with its group, and agentd exits.
+func TestGoalCheckKilledWhenTheConnectionEnds(t *testing.T) {
+	e := newEnv(t)
+	p := e.start()
+	c := p.connect()
+	c.Initialize(nil, e.ws)
+	dir := t.TempDir()
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": sleeperCheck(dir)}, nil)
+	if err := c.SendBody(`{"jsonrpc":"2.0","id":9001,"method":"workspace/executeCommand","params":{"command":"agentd.goal.runCheck","arguments":[{}]}}`); err != nil {
+		t.Fatal(err)
+	}
+	c.awaitCheck(true)
+	shell, child := readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
+	p.Stdin.Close()
+	p.waitExit()
+	awaitGone(t, "after the end of input", shell, child)
+}
