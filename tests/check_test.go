@@ -474,6 +474,14 @@ func TestMCPGoalCheck(t *testing.T) {
 	if lc.goal().Status != "active" {
 		t.Errorf("goal after the failed check: %+v", lc.goal())
 	}
+	// agentd goal check asks the shared daemon, which runs it; the editor
+	// is told of its start and its end.
+	before := lc.state().Revision
+	out, errOut, code := e.cli("goal", "check", "--workspace", e.ws)
+	if code != 3 || !strings.Contains(out, "Check failed: `echo waiting;") || !strings.Contains(out, "FAIL: TestParse\n") {
+		t.Fatalf("agentd goal check through the daemon = %d %q %q", code, out, errOut)
+	}
+	lc.Await("agentd/goalChanged", revisionAtLeast(before+2))
 }
 
 // TestGoalCheckRequestCancelled: $/cancelRequest of the request that runs
