@@ -75,7 +75,7 @@ var Commands []Command
 var byID map[string]*Command
 
 func init() {
-	for _, group := range [][]Command{toolCommands, stateCommands, goalCommands, lifecycleCommands} {
+	for _, group := range [][]Command{toolCommands, stateCommands, goalCommands, queueCommands, lifecycleCommands} {
 		Commands = append(Commands, group...)
 	}
 	byID = make(map[string]*Command, len(Commands))
@@ -243,7 +243,7 @@ type releaseKey struct{}
 // WithOrderRelease returns ctx carrying release, which lets the
 // following requests on the command's state run before the command
 // returns (docs/protocol.md §2.2): a command that waits a long time after
-// its change is committed (a goal check, docs/runtime.md §2.9) calls it
+// its change is committed (a goal check, docs/runtime.md §2.10) calls it
 // then. release must be safe to call more than once.
 func WithOrderRelease(ctx context.Context, release func()) context.Context {
 	return context.WithValue(ctx, releaseKey{}, release)

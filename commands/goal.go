@@ -160,7 +160,7 @@ type goalSetCheckArgs struct {
 }
 
 // CheckResult is the answer of agentd.goal.runCheck: the State after the
-// run and the run itself (docs/runtime.md §2.9). The goal's status is
+// run and the run itself (docs/runtime.md §2.10). The goal's status is
 // unchanged; Passed is run.exitCode == 0.
 type CheckResult struct {
 	State
@@ -194,7 +194,7 @@ func userGoal[A any, PA interface {
 }
 
 var goalCommands = []Command{
-	def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`, `check?`", "Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.9); returns `State`.", true,
+	def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`, `check?`", "Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10); returns `State`.", true,
 		func(ctx context.Context, c *call, a *goalCreateArgs) (any, error) {
 			tf, err := c.resolveTaskFile(a.TaskFile, a.Objective)
 			if err != nil {
@@ -231,11 +231,11 @@ var goalCommands = []Command{
 			}
 			return CancelResult{State: c.stateOf(s), Cancelled: ended}, nil
 		}),
-	userGoal("agentd.goal.setCheck", "`command` (a shell command, or `null` to remove the check)", "Sets or removes the goal's verification command as the user (docs/runtime.md §2.9); returns `State`.",
+	userGoal("agentd.goal.setCheck", "`command` (a shell command, or `null` to remove the check)", "Sets or removes the goal's verification command as the user (docs/runtime.md §2.10); returns `State`.",
 		func(c *call, a *goalSetCheckArgs, g *goal.State) ([]goal.Change, error) {
 			return g.SetCheck(a.Command, c.svc.Now())
 		}),
-	def[CheckResult]("agentd.goal.runCheck", "-", "Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.9); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`.", true,
+	def[CheckResult]("agentd.goal.runCheck", "-", "Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`.", true,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
 			run, s, err := c.svc.RunCheck(ctx, c.folder.ws, c.session, func() { releaseOrder(ctx) })
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/commands"
@@ -198,6 +199,41 @@ var handlerCases = []handlerCase{
 	}},
 	{name: "goal.setBudget refuses a budget of 0", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.setBudget", `{"turns":0}`}, wantCode: "goal.budget_invalid"},
 
+	{name: "goal.queue.add", cmd: run{"agentd.goal.queue.add", `{"objective":" then docs ","completionCriterion":"docs build","check":"make docs"}`}, check: func(t *testing.T, w wire) {
+		items := get[[]map[string]any](t, w, "queue", "items")
+		if len(items) != 1 || items[0]["objective"] != "then docs" || items[0]["check"] != "make docs" || items[0]["completionCriterion"] != "docs build" || items[0]["id"] == "" {
+			t.Errorf("queue items: %v", items)
+		}
+		if !get[bool](t, w, "queue", "autoAdvance") {
+			t.Errorf("auto-advance is off by default")
+		}
+	}},
+	{name: "goal.queue.add refuses a blank check", cmd: run{"agentd.goal.queue.add", `{"objective":"o","check":"  "}`}, wantCode: "args.invalid"},
+	{name: "goal.queue.list", setup: []run{{"agentd.goal.queue.add", `{"objective":"a"}`}, {"agentd.goal.queue.add", `{"objective":"b"}`}}, cmd: run{"agentd.goal.queue.list", `{}`}, check: func(t *testing.T, w wire) {
+		if got := objectivesOf(get[[]map[string]any](t, w, "queue", "items")); !cmp.Equal(got, []string{"a", "b"}) {
+			t.Errorf("queue: %v", got)
+		}
+	}},
+	{name: "goal.queue.list refuses an unknown field", cmd: run{"agentd.goal.queue.list", `{"bogus":1}`}, wantCode: "args.invalid"},
+	{name: "goal.queue.remove", setup: []run{{"agentd.goal.queue.add", `{"objective":"a"}`}, {"agentd.goal.queue.add", `{"objective":"b"}`}}, cmd: run{"agentd.goal.queue.remove", `{"id":"$QUEUED0"}`}, check: func(t *testing.T, w wire) {
+		if got := objectivesOf(get[[]map[string]any](t, w, "queue", "items")); !cmp.Equal(got, []string{"b"}) {
+			t.Errorf("queue: %v", got)
+		}
+	}},
+	{name: "goal.queue.remove refuses an unknown id", cmd: run{"agentd.goal.queue.remove", `{"id":"nope"}`}, wantCode: "args.invalid"},
+	{name: "goal.queue.move", setup: []run{{"agentd.goal.queue.add", `{"objective":"a"}`}, {"agentd.goal.queue.add", `{"objective":"b"}`}}, cmd: run{"agentd.goal.queue.move", `{"id":"$QUEUED0","index":1}`}, check: func(t *testing.T, w wire) {
+		if got := objectivesOf(get[[]map[string]any](t, w, "queue", "items")); !cmp.Equal(got, []string{"b", "a"}) {
+			t.Errorf("queue: %v", got)
+		}
+	}},
+	{name: "goal.queue.move refuses an index outside the queue", setup: []run{{"agentd.goal.queue.add", `{"objective":"a"}`}}, cmd: run{"agentd.goal.queue.move", `{"id":"$QUEUED0","index":1}`}, wantCode: "args.invalid"},
+	{name: "goal.queue.setAutoAdvance", cmd: run{"agentd.goal.queue.setAutoAdvance", `{"on":false}`}, check: func(t *testing.T, w wire) {
+		if get[bool](t, w, "queue", "autoAdvance") {
+			t.Errorf("auto-advance is still on")
+		}
+	}},
+	{name: "goal.queue.setAutoAdvance refuses a missing on", cmd: run{"agentd.goal.queue.setAutoAdvance", `{}`}, wantCode: "args.invalid"},
+
 	{name: "turn.begin", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.turn.begin", beginTurn}, check: func(t *testing.T, w wire) {
 		if !get[bool](t, w, "goalDriven") {
 			t.Errorf("a user turn under an active goal is not goal-driven: %v", w)
@@ -251,7 +287,7 @@ func TestHandlers(t *testing.T) {
 					t.Fatalf("setup %s %s: %v", r.id, r.args, err)
 				}
 			}
-			res, err := cl.Execute(context.Background(), tc.cmd.id, json.RawMessage("["+tc.cmd.args+"]"))
+			res, err := cl.Execute(context.Background(), tc.cmd.id, json.RawMessage("["+withQueuedID(t, cl, tc.cmd.args)+"]"))
 			if tc.wantCode != "" {
 				if code := commands.ErrorCode(err); code != tc.wantCode {
 					t.Fatalf("%s %s = %v, %v; want a refusal %s", tc.cmd.id, tc.cmd.args, res, err, tc.wantCode)
@@ -298,4 +334,31 @@ func TestHandlersCoverEveryCommand(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("commands without a handler case: %v", missing)
 	}
+}
+
+// withQueuedID replaces $QUEUED0 in args with the id of the first queued
+// goal of the default session (ids are uuids, known only once queued).
+func withQueuedID(t *testing.T, cl *commands.Client, args string) string {
+	t.Helper()
+	if !strings.Contains(args, "$QUEUED0") {
+		return args
+	}
+	res, err := cl.Execute(context.Background(), "agentd.state", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.(commands.State)
+	if len(st.Queue.Items) == 0 {
+		t.Fatalf("%s names the first queued goal, but the queue is empty", args)
+	}
+	return strings.ReplaceAll(args, "$QUEUED0", st.Queue.Items[0].ID)
+}
+
+// objectivesOf lists the objectives of queue items as a client reads them.
+func objectivesOf(items []map[string]any) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, it["objective"].(string))
+	}
+	return out
 }

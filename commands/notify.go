@@ -11,11 +11,12 @@ import (
 )
 
 // Notification methods (docs/protocol.md §4); the params of each are the type
-// named after it (TodoChanged, GoalChanged, TaskFileChanged).
+// named after it (TodoChanged, GoalChanged, TaskFileChanged, QueueChanged).
 const (
 	MethodTodoChanged     = "agentd/todoChanged"
 	MethodGoalChanged     = "agentd/goalChanged"
 	MethodTaskFileChanged = "agentd/taskFileChanged"
+	MethodQueueChanged    = "agentd/queueChanged"
 )
 
 // Notification is one server→client notification (docs/protocol.md §4).
@@ -61,6 +62,17 @@ type TaskFileChanged struct {
 	ChangedAt time.Time `json:"changedAt"` // when agentd recorded the change
 }
 
+// QueueChanged is the params of agentd/queueChanged (docs/protocol.md §4):
+// the session's goal queue after a change, as agentd.state has it.
+type QueueChanged struct {
+	Workspace   string            `json:"workspace"`
+	Session     string            `json:"session"`
+	Revision    uint64            `json:"revision"`
+	Items       []goal.QueuedGoal `json:"items"` // never null
+	AutoAdvance bool              `json:"autoAdvance"`
+	Actor       goal.Actor        `json:"actor"`
+}
+
 // Notifications returns what a client that has n's workspace folder open as
 // folderURI must be sent about n, in order; now is the service's clock
 // (service.Service.Now), which the goal snapshot is taken at.
@@ -83,8 +95,19 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant) []Not
 		if note, ok := taskFileNotification(n, snap, folderURI); ok {
 			out = append(out, note)
 		}
+		if done := n.Change.Completed; done != nil {
+			// An advance: first the completion, as it ended (docs/runtime.md §2.9).
+			out = append(out, Notification{Method: MethodGoalChanged, Params: GoalChanged{
+				Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Goal: done,
+				Change: GoalChange{Kind: goal.ChangeComplete, Status: done.Status, Reason: done.TerminalReason, Actor: done.LastActor}}})
+		}
 		out = append(out, Notification{Method: MethodGoalChanged, Params: GoalChanged{
 			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Goal: snap, Change: gc}})
+	}
+	if n.Change.Queue {
+		q := queueOf(&n.Session.Goal)
+		out = append(out, Notification{Method: MethodQueueChanged, Params: QueueChanged{
+			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: q.Items, AutoAdvance: q.AutoAdvance, Actor: n.Change.Actor}})
 	}
 	return out
 }
@@ -135,6 +158,10 @@ func News(n workspace.Notice, now goal.Instant) (news GoalNews, ok bool) {
 	switch n.Change.Kind {
 	case "goal." + string(goal.ChangeComplete):
 		news.Message = fmt.Sprintf("agentd: goal complete: %s (%s)", oneLine(snap.Objective), FormatProgress(snap))
+	case "goal." + string(goal.ChangeAdvance):
+		if done := n.Change.Completed; done != nil {
+			news.Message = fmt.Sprintf("agentd: goal complete: %s; next goal: %s", oneLine(done.Objective), oneLine(snap.Objective))
+		}
 	case "goal." + string(goal.ChangeBlock):
 		news.Message = fmt.Sprintf("agentd: goal blocked: %s: %s", oneLine(snap.Objective), snap.TerminalReason)
 		news.Warning = true

@@ -169,6 +169,11 @@ func TestResultTypes(t *testing.T) {
 		{"agentd.step.end", `[{"turnId":"t1","outputTokens":3,"finishReason":"stop"}]`},
 		{"agentd.turn.end", `[{"turnId":"t1","outcome":"completed"}]`},
 		{"agentd.goal.cancel", ``},
+		{"agentd.goal.queue.add", `[{"objective":"a"}]`},
+		{"agentd.goal.queue.list", ``},
+		{"agentd.goal.queue.move", `[{"id":"$QUEUED0","index":0}]`},
+		{"agentd.goal.queue.remove", `[{"id":"$QUEUED0"}]`},
+		{"agentd.goal.queue.setAutoAdvance", `[{"on":false}]`},
 	}
 	declared := map[string]reflect.Type{}
 	for _, c := range commands.Commands {
@@ -178,7 +183,7 @@ func TestResultTypes(t *testing.T) {
 		declared[c.ID] = c.Result
 	}
 	for _, tc := range calls {
-		res, err := cl.Execute(context.Background(), tc.id, json.RawMessage(tc.args))
+		res, err := cl.Execute(context.Background(), tc.id, json.RawMessage(withQueuedID(t, cl, tc.args)))
 		if err != nil {
 			t.Fatalf("%s %s: %v", tc.id, tc.args, err)
 		}

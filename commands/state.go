@@ -19,7 +19,8 @@ type State struct {
 	Session   string         `json:"session"`
 	Revision  uint64         `json:"revision"` // the session's revision, bumped by every change
 	Todos     TodosState     `json:"todos"`
-	Goal      *goal.Snapshot `json:"goal"` // null when there is no goal
+	Goal      *goal.Snapshot `json:"goal"`  // null when there is no goal
+	Queue     QueueState     `json:"queue"` // the upcoming goals (docs/runtime.md §2.9)
 }
 
 // TodosState is the todo list and the session revision of its last change,
@@ -41,6 +42,7 @@ func (c *call) stateOf(s workspace.Session) State {
 		Revision:  s.Revision,
 		Todos:     TodosState{Items: items, Revision: s.TodosRevision},
 		Goal:      s.Goal.Snapshot(c.svc.Now()),
+		Queue:     queueOf(&s.Goal),
 	}
 }
 
@@ -64,7 +66,7 @@ func FreshState(stateDir, path, session string) (st State, ok bool, err error) {
 	if _, err := os.Stat(workspace.StateFile(stateDir, real)); !errors.Is(err, fs.ErrNotExist) {
 		return State{}, false, nil
 	}
-	return State{Workspace: workspace.URIFromPath(real), Session: session, Todos: TodosState{Items: []todo.Item{}}}, true, nil
+	return State{Workspace: workspace.URIFromPath(real), Session: session, Todos: TodosState{Items: []todo.Item{}}, Queue: queueOf(&goal.State{})}, true, nil
 }
 
 // SessionInfo is one row of agentd.sessions.

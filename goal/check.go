@@ -4,25 +4,25 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
-// The verification command of a goal (docs/runtime.md §2.9): a shell
+// The verification command of a goal (docs/runtime.md §2.10): a shell
 // command a person gives a goal, which agentd runs when the model marks
 // the goal complete. The rules here are pure: who may set it, when it
 // runs, what a run's result does to the goal. Running the process is the
 // service's (service/check.go).
 
-// MaxCheckBytes bounds a check command, in bytes after trim.
-const MaxCheckBytes = 4000
+// MaxCheckChars bounds a check command, of a goal or a queued goal, in
+// runes after trim (docs/runtime.md §2.9.1, §2.10).
+const MaxCheckChars = 2000
 
 // MaxCheckTailBytes bounds the output tail a check run keeps: the last
-// bytes of its combined stdout and stderr (docs/runtime.md §2.9.2).
+// bytes of its combined stdout and stderr (docs/runtime.md §2.10.2).
 const MaxCheckTailBytes = 4096
 
 // Check is a goal's verification command as it is stored and shown
-// (docs/runtime.md §2.9): the command, whether a run is in progress, and
+// (docs/runtime.md §2.10): the command, whether a run is in progress, and
 // the last run's result, nil before the first run.
 type Check struct {
 	Command string    `json:"command"`
@@ -64,38 +64,39 @@ func cloneCheck(c *Check) *Check {
 	return &out
 }
 
-// NormalizeCheck trims a check command; "" means no check. Refusals
-// (args.invalid): more than MaxCheckBytes bytes, or a control character
-// other than TAB and LF (a check may span lines, as a shell script does).
-func NormalizeCheck(command string) (string, error) {
-	command = strings.TrimSpace(command)
-	if i := strings.IndexFunc(command, func(r rune) bool { return unicode.IsControl(r) && r != '\t' && r != '\n' }); i >= 0 {
-		r, _ := utf8.DecodeRuneInString(command[i:])
-		return "", errorf(CodeArgsInvalid, fmt.Sprintf("the check command has the control character %U; write it as plain text (tabs and line breaks are fine)", r))
+// normalizeCheck trims a check command, of a goal or a queued goal
+// (docs/runtime.md §2.9.1, §2.10); nil is no check (""). A blank command, a
+// longer one than MaxCheckChars, or one with a line break or another
+// control character (TAB is fine) is args.invalid.
+func normalizeCheck(check *string) (string, error) {
+	if check == nil {
+		return "", nil
 	}
-	if !utf8.ValidString(command) {
-		return "", errorf(CodeArgsInvalid, "the check command must be valid UTF-8 text")
+	trimmed := strings.TrimSpace(*check)
+	switch {
+	case trimmed == "":
+		return "", errorf(CodeArgsInvalid, "the check is blank; give the command that proves the goal is done, or leave check out")
+	case utf8.RuneCountInString(trimmed) > MaxCheckChars:
+		return "", errorf(CodeArgsInvalid, fmt.Sprintf("the check is %d characters long; at most %d are allowed (put a longer script in a file and run that)", utf8.RuneCountInString(trimmed), MaxCheckChars))
 	}
-	if len(command) > MaxCheckBytes {
-		return "", errorf(CodeArgsInvalid, fmt.Sprintf("the check command is %d bytes long; at most %d are allowed (put a long script in a file and run that)", len(command), MaxCheckBytes))
+	if i := strings.IndexFunc(trimmed, func(r rune) bool { return isRefusedControl(r) || r == '\n' || r == '\r' }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(trimmed[i:])
+		return "", errorf(CodeArgsInvalid, fmt.Sprintf("the check has the control character %U; write it on one line", r))
 	}
-	return command, nil
+	return trimmed, nil
 }
 
 // SetCheck gives the current goal the check command, or removes its
-// check when command is nil or empty after trim, as the user
-// (docs/runtime.md §2.9). Setting the command it already has is a no-op;
-// a new command forgets the last run of the old one. Refusals:
-// args.invalid (NormalizeCheck), goal.not_found, goal.status_invalid (the
+// check when command is nil, as the user (docs/runtime.md §2.10). Setting
+// the command it already has is a no-op; a new command forgets the last
+// run of the old one. Refusals: args.invalid (normalizeCheck: blank, too
+// long, not one line), goal.not_found, goal.status_invalid (the
 // goal is complete), goal.check_running (a run of the check is in
 // progress: wait for it).
 func (s *State) SetCheck(command *string, now Instant) ([]Change, error) {
-	cmd := ""
-	if command != nil {
-		var err error
-		if cmd, err = NormalizeCheck(*command); err != nil {
-			return nil, err
-		}
+	cmd, err := normalizeCheck(command)
+	if err != nil {
+		return nil, err
 	}
 	g := s.Goal
 	switch {
@@ -131,7 +132,7 @@ type CheckStart struct {
 // (actor user) or before completing the goal (actor model), and returns
 // what to run. Refusals: goal.not_found, goal.no_check (the goal has no
 // check), goal.check_running (one run at a time per goal; docs/runtime.md
-// §2.9.1).
+// §2.10.1).
 func (s *State) StartCheck(actor Actor, now Instant) (CheckStart, []Change, error) {
 	g := s.Goal
 	switch {
@@ -171,7 +172,7 @@ func (s *State) FinishCheck(goalID string, run CheckRun, now Instant) ([]Change,
 }
 
 // CompletionCheck says whether c, a goal tool call, is an UpdateGoal
-// complete that the goal's check must pass first (docs/runtime.md §2.9.1):
+// complete that the goal's check must pass first (docs/runtime.md §2.10.1):
 // a call that is not refused or stale, of an active goal that has a check.
 // Any other call runs at once with CallTool.
 func (s *State) CompletionCheck(c ToolCall) bool {
@@ -218,7 +219,7 @@ func (s *State) CompleteAfterCheck(c ToolCall, goalID string, run CheckRun, reco
 }
 
 // RecoverCheck clears a running mark that no process will finish: the
-// process that ran the check ended before it did (docs/runtime.md §2.9.3).
+// process that ran the check ended before it did (docs/runtime.md §2.10.3).
 // It returns nil when the goal's check is not marked running.
 func (s *State) RecoverCheck(now Instant) []Change {
 	g := s.Goal

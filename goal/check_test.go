@@ -32,13 +32,15 @@ func updateComplete(t *testing.T, turnID string) ToolCall {
 
 func TestCreateWithCheck(t *testing.T) {
 	c := newClock()
-	s := withCheck(t, c, "  go test ./...\n")
+	s := withCheck(t, c, "  go test ./...\t")
 	if diff := cmp.Diff(&Check{Command: "go test ./..."}, s.Snapshot(c.now()).Check); diff != "" {
 		t.Errorf("snapshot check (-want +got):\n%s", diff)
 	}
 	for _, tt := range []struct{ command, want string }{
 		{"echo \x1b[31m", "control character U+001B"},
-		{strings.Repeat("x", MaxCheckBytes+1), "at most 4000"},
+		{"make check\nmake lint", "control character U+000A; write it on one line"},
+		{"   ", "the check is blank"},
+		{strings.Repeat("é", MaxCheckChars+1), "at most 2000"},
 	} {
 		var st State
 		_, err := st.Create(CreateParams{Objective: "o", Check: tt.command}, c.now())
@@ -50,8 +52,12 @@ func TestCreateWithCheck(t *testing.T) {
 		}
 	}
 	var st State
-	_, err := st.Create(CreateParams{Objective: "o", Check: "make check\n\tmake lint"}, c.now())
-	mustNoErr(t, err) // a check may span lines
+	_, err := st.Create(CreateParams{Objective: "o", Check: strings.Repeat("é", MaxCheckChars)}, c.now())
+	mustNoErr(t, err) // the bound counts characters
+	_, err = st.Create(CreateParams{Objective: "o", Replace: true}, c.now())
+	if mustNoErr(t, err); st.Goal.Check != nil {
+		t.Errorf("a goal created without a check has one: %+v", st.Goal.Check)
+	}
 }
 
 func TestSetCheck(t *testing.T) {
@@ -83,8 +89,11 @@ func TestSetCheck(t *testing.T) {
 	if s.Goal.Check != nil || cs[0].Reason != "check removed by the user" {
 		t.Errorf("removing: check %+v, change %+v", s.Goal.Check, cs)
 	}
-	if cs, err := s.SetCheck(strPtr(""), c.now()); err != nil || cs != nil {
+	if cs, err := s.SetCheck(nil, c.now()); err != nil || cs != nil {
 		t.Errorf("removing no check: %v, %v; want a no-op", cs, err)
+	}
+	if _, err := s.SetCheck(strPtr("  "), c.now()); codeOf(err) != CodeArgsInvalid {
+		t.Errorf("a blank check: %v, want args.invalid (null removes a check)", err)
 	}
 
 	_, _ = s.SetCheck(strPtr("make test"), c.now())
@@ -281,5 +290,34 @@ func TestCheckRunSummary(t *testing.T) {
 	cl.Goal.Check.LastRun.OutputTail = "y"
 	if s.Goal.Check.LastRun.OutputTail != "x" {
 		t.Errorf("Clone shares the check's last run")
+	}
+}
+
+// TestAdvanceAfterACheckPasses: a goal completed through its check
+// advances to the first queued goal, which takes the queued check (not
+// run yet).
+func TestAdvanceAfterACheckPasses(t *testing.T) {
+	c := newClock()
+	s := withCheck(t, c, "make test")
+	docs := "make docs"
+	_, err := s.Enqueue(QueueParams{Objective: "document it", Check: &docs}, c.now())
+	mustNoErr(t, err)
+	tc := updateComplete(t, "")
+	start, _, err := s.StartCheck(Model, c.now())
+	mustNoErr(t, err)
+	run := CheckRun{ExitCode: 0, DurationMs: 1000, At: c.advance(time.Second).Wall, OutputTail: "ok\n"}
+	recorded, ok := s.FinishCheck(start.GoalID, run, c.now())
+	res, cs := s.CompleteAfterCheck(tc, start.GoalID, run, ok, c.now())
+	if res.IsError || !strings.Contains(res.Output, "The next goal of the queue is now active") {
+		t.Fatalf("complete after the check: %+v", res)
+	}
+	if diff := cmp.Diff([]string{"check/runtime/active", "complete/model/complete", "advance/runtime/active"}, kinds(append(recorded, cs...))); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if done := cs[0].Goal; done.Check.LastRun == nil || *done.Check.LastRun != run || !strings.Contains(done.TerminalReason, "check passed") {
+		t.Errorf("the completed goal as recorded: %+v", done)
+	}
+	if diff := cmp.Diff(&Check{Command: "make docs"}, s.Goal.Check); diff != "" || s.Goal.Objective != "document it" {
+		t.Errorf("the next goal's check (-want +got):\n%s", diff)
 	}
 }

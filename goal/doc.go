@@ -4,8 +4,10 @@
 // Everything lives in State, a JSON value the workspace package stores per
 // session. Host lifecycle calls drive accounting: BeginTurn, BeginStep,
 // EndStep, EndTurn, AbandonTurn (docs/runtime.md §2.4–§2.6). User controls are
-// Create, Pause, Resume, Cancel and SetBudget; refusals are *Error with a
-// stable code. Models use NewCall, which decodes a tool's typed input once,
+// Create, Pause, Resume, Cancel and SetBudget, and for the queue of upcoming
+// goals Enqueue, Dequeue, MoveQueued and SetAutoAdvance (docs/runtime.md
+// §2.9; they return a QueueChange); refusals are *Error with a stable code. A
+// completion advances to the first queued goal in the same call. Models use NewCall, which decodes a tool's typed input once,
 // then CallTool; refusals are ToolResult values with IsError. Every
 // mutating method returns the visible changes ([]Change) for
 // the history and the agentd/goalChanged notification.

@@ -23,7 +23,7 @@ const (
 	CodeTaskFileOutside  = "goal.task_file_outside"
 	// CodeCheckFailed: the goal's check did not pass (it exited non-zero,
 	// ran out of time or did not start), so it was not completed
-	// (docs/runtime.md §2.9.1).
+	// (docs/runtime.md §2.10.1).
 	CodeCheckFailed = "goal.check_failed"
 	// CodeCheckRunning: the goal's check is running; one run at a time.
 	CodeCheckRunning = "goal.check_running"

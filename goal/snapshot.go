@@ -92,7 +92,7 @@ type Snapshot struct {
 	TerminalReason      string        `json:"terminalReason,omitempty"`
 	TaskFile            *TaskFileInfo `json:"taskFile,omitempty"`
 	// Check is the goal's verification command and its last run; absent
-	// when the goal has none (docs/runtime.md §2.9).
+	// when the goal has none (docs/runtime.md §2.10).
 	Check     *Check    `json:"check,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`

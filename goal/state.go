@@ -27,6 +27,12 @@ type State struct {
 	// Turns are the live turns and the last MaxEndedTurns ended ones, oldest
 	// first, so that lifecycle calls are idempotent per turnId.
 	Turns []Turn `json:"turns,omitempty"`
+	// Queue is the session's upcoming goals, first first (docs/runtime.md
+	// §2.9); at most MaxQueuedGoals.
+	Queue []QueuedGoal `json:"queue,omitempty"`
+	// AutoAdvanceOff: the user turned auto-advance off, so a complete goal
+	// stays current (docs/runtime.md §2.9). The zero value is on.
+	AutoAdvanceOff bool `json:"autoAdvanceOff,omitempty"`
 }
 
 // Goal is the stored form of a goal. Clients see it as a Snapshot.
@@ -42,7 +48,7 @@ type Goal struct {
 	Limits              Limits        `json:"limits"`
 	TerminalReason      string        `json:"terminalReason,omitempty"`
 	TaskFile            *TaskFileInfo `json:"taskFile,omitempty"`
-	Check               *Check        `json:"check,omitempty"` // the verification command, nil for none (§2.9)
+	Check               *Check        `json:"check,omitempty"` // the verification command, nil for none (§2.10)
 	CreatedAt           time.Time     `json:"createdAt"`
 	UpdatedAt           time.Time     `json:"updatedAt"` // last status, budget, check or task-file change; not counters
 	LastActor           Actor         `json:"lastActor"`
@@ -90,8 +96,11 @@ const (
 	ChangeBudget   ChangeKind = "budget"   // limits changed, status unchanged
 	ChangeTaskFile ChangeKind = "taskFile" // the task file changed on disk
 	// ChangeCheck: the goal's check was set or removed, began running, or
-	// a run ended (docs/runtime.md §2.9).
+	// a run ended (docs/runtime.md §2.10).
 	ChangeCheck ChangeKind = "check"
+	// ChangeAdvance: the goal completed and the first queued goal became
+	// the current goal, active (actor runtime; docs/runtime.md §2.9).
+	ChangeAdvance ChangeKind = "advance"
 	// ChangeProgress: only counters (turnsUsed, tokensUsed) or the task
 	// file's changedSinceLastTurn flag changed. Callers may store it quietly.
 	ChangeProgress ChangeKind = "progress"
@@ -123,6 +132,10 @@ func (s State) Clone() State {
 	}
 	if s.Turns != nil {
 		out.Turns = append([]Turn(nil), s.Turns...)
+	}
+	out.Queue = nil // an empty queue is nil, as the store reads it back
+	if len(s.Queue) > 0 {
+		out.Queue = append([]QueuedGoal(nil), s.Queue...)
 	}
 	return out
 }

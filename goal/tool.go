@@ -524,5 +524,10 @@ func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, no
 	ch := g.setStatus(to, Model, reason, now)
 	res.StopBatch = true
 	res.Output = fmt.Sprintf("Goal marked %s. %s %s", to, FormatStats(g.TurnsUsed, g.TokensUsed, g.WallClockMs), guidance)
-	return res, []Change{ch}
+	changes := []Change{ch}
+	if adv := s.advance(now); adv != nil {
+		changes = append(changes, adv...)
+		res.Output += fmt.Sprintf(" The next goal of the queue is now active and starts with the next turn: %q.", oneLine(s.Goal.Objective, 200))
+	}
+	return res, changes
 }

@@ -18,8 +18,8 @@ type CreateParams struct {
 	Replace             bool
 	TaskFile            *TaskFileInfo
 	// Check is the goal's verification command, set by a person only
-	// (docs/runtime.md §2.9); "" for none. It is normalized with
-	// NormalizeCheck.
+	// (docs/runtime.md §2.10); "" for none. A non-empty one follows the
+	// rule of normalizeCheck.
 	Check string
 }
 
@@ -82,9 +82,11 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) 
 	if err != nil {
 		return nil, err
 	}
-	check, err := NormalizeCheck(p.Check)
-	if err != nil {
-		return nil, err
+	var check string
+	if p.Check != "" {
+		if check, err = normalizeCheck(&p.Check); err != nil {
+			return nil, err
+		}
 	}
 	var cs changeSet
 	if old := s.Goal; old != nil {
@@ -93,26 +95,33 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) 
 		}
 		cs.add(s.clear(ChangeReplace, System, reasonReplaced, now))
 	}
-	s.Goal = &Goal{
-		ID:                  newID(),
-		Objective:           objective,
-		CompletionCriterion: criterion,
-		Status:              Active,
-		TaskFile:            cloneTaskFile(p.TaskFile),
-		CreatedAt:           now.Wall,
-		UpdatedAt:           now.Wall,
-		LastActor:           actor,
-	}
-	if check != "" {
-		s.Goal.Check = &Check{Command: check}
-	}
-	s.Goal.stamp(now)
+	s.Goal = newGoal(CreateParams{Objective: objective, CompletionCriterion: criterion, TaskFile: p.TaskFile, Check: check}, actor, now)
 	// The cancel notice is about an older goal; the new goal's reminder
 	// supersedes it.
 	s.CancelNoticePending = false
 	s.noteActivated(turnID, now)
 	cs.add(Change{Kind: ChangeCreate, Status: Active, Actor: actor, Goal: s.Goal.snapshot(now)})
 	return cs.list(), nil
+}
+
+// newGoal is a fresh active goal of p (already normalized) made by actor
+// at now: a new uuid, zero counters, no budgets, its wall clock running.
+func newGoal(p CreateParams, actor Actor, now Instant) *Goal {
+	g := &Goal{
+		ID:                  newID(),
+		Objective:           p.Objective,
+		CompletionCriterion: p.CompletionCriterion,
+		Status:              Active,
+		TaskFile:            cloneTaskFile(p.TaskFile),
+		CreatedAt:           now.Wall,
+		UpdatedAt:           now.Wall,
+		LastActor:           actor,
+	}
+	if p.Check != "" {
+		g.Check = &Check{Command: p.Check}
+	}
+	g.stamp(now)
+	return g
 }
 
 // clear removes the current goal, settling its clock, and reports it as it

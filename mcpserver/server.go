@@ -220,7 +220,7 @@ func (s *server) notified(method string, params json.RawMessage) {
 	switch method {
 	case commands.MethodTodoChanged:
 		s.markChanged(StateURI, TodoURI)
-	case commands.MethodGoalChanged, commands.MethodTaskFileChanged:
+	case commands.MethodGoalChanged, commands.MethodTaskFileChanged, commands.MethodQueueChanged:
 		s.markChanged(StateURI)
 	}
 }

@@ -17,12 +17,12 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// Goal checks (docs/runtime.md §2.9): the service runs a goal's check
+// Goal checks (docs/runtime.md §2.10): the service runs a goal's check
 // command as a child process, outside every transaction and outside the
 // session's lock, and records the result in a second transaction.
 
 // DefaultCheckTimeout is how long a check may run before it is killed,
-// unless AGENTD_CHECK_TIMEOUT says otherwise (docs/runtime.md §2.9.2).
+// unless AGENTD_CHECK_TIMEOUT says otherwise (docs/runtime.md §2.10.2).
 const DefaultCheckTimeout = 10 * time.Minute
 
 // CheckTimeoutEnv names the environment variable that sets the time
@@ -128,7 +128,7 @@ func (s *Service) closeChecks() {
 }
 
 // RunCheck runs the check of the current goal of session in ws on demand,
-// as the user (agentd.goal.runCheck, docs/runtime.md §2.9): it marks the
+// as the user (agentd.goal.runCheck, docs/runtime.md §2.10): it marks the
 // check running, calls started once that is committed, runs it, and
 // records the run; the goal's status does not change. The run is killed
 // when ctx ends. Errors: those of goal.State.StartCheck (goal.not_found,
@@ -210,7 +210,7 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 	return res, err
 }
 
-// execCheck runs start.Command once (docs/runtime.md §2.9.2): `sh -c` in
+// execCheck runs start.Command once (docs/runtime.md §2.10.2): `sh -c` in
 // the workspace folder, as this process's user, in a process group of its
 // own, with this process's environment and AGENTD_GOAL_ID,
 // AGENTD_SESSION and AGENTD_WORKSPACE, stdin empty, stdout and stderr

@@ -25,7 +25,7 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 	}
 	for _, sess := range sessions {
 		// A check marked running that no run of this process will
-		// finish was left by a process that ended (docs/runtime.md §2.9.3).
+		// finish was left by a process that ended (docs/runtime.md §2.10.3).
 		leftCheck := sess.Goal.CheckRunning() && !s.checks.runs(w.Root(), sess.Name)
 		if sess.Goal.Status() != goal.Active && !sess.Goal.HasLeftTurn(s.clock) && !leftCheck {
 			continue

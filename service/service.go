@@ -74,7 +74,7 @@ func (s *Service) Now() goal.Instant {
 }
 
 // Close kills the running goal checks and waits until each is recorded
-// (docs/runtime.md §2.9.3), stops the goal timers and closes every store
+// (docs/runtime.md §2.10.3), stops the goal timers and closes every store
 // of the registry.
 func (s *Service) Close() error {
 	s.closeChecks()
@@ -105,7 +105,30 @@ func StoredGoalChange(cs []goal.Change) workspace.Change {
 	for i, c := range cs {
 		payload[i] = map[string]any{"kind": c.Kind, "status": c.Status, "reason": c.Reason, "actor": c.Actor, "goal": c.Goal}
 	}
-	return workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Payload: payload}
+	ch := workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Payload: payload}
+	if last.Kind == goal.ChangeAdvance && len(cs) > 1 {
+		// The advance took the first queued goal (docs/runtime.md §2.9).
+		ch.Queue, ch.Completed = true, cs[len(cs)-2].Goal
+	}
+	return ch
+}
+
+// UpdateQueue runs fn on the goal state of session in ws and stores the
+// queue change it reports, as the user, in one transaction: history event
+// "queue." + kind, payload the change and the auto-advance setting after
+// it, and agentd/queueChanged to the clients (docs/protocol.md §4). When fn
+// reports no change (ok false), nothing is stored; an error of fn is
+// returned and nothing is stored; other errors are those of
+// workspace.Workspace.Update.
+func (s *Service) UpdateQueue(ws *workspace.Workspace, session string, fn func(g *goal.State) (ch goal.QueueChange, ok bool, err error)) (workspace.Session, error) {
+	return ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+		ch, ok, err := fn(&st.Goal)
+		if err != nil || !ok {
+			return workspace.Change{}, err
+		}
+		payload := map[string]any{"change": ch, "autoAdvance": st.Goal.AutoAdvance()}
+		return workspace.Change{Kind: ch.EventKind(), Actor: goal.User, Queue: true, Payload: payload}, nil
+	})
 }
 
 // UpdateGoal runs fn on the goal state of session in ws and stores the result with its changes in one

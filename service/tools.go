@@ -59,7 +59,7 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan 
 // workspace.Workspace.Update.
 //
 // An UpdateGoal complete of a goal that has a check runs the check first
-// (docs/runtime.md §2.9.1): started is called once the check is marked
+// (docs/runtime.md §2.10.1): started is called once the check is marked
 // running, before it runs (the caller may let later requests go ahead
 // meanwhile), and the call returns when the check has ended; the check is
 // killed when ctx ends. started is not called for any other call.

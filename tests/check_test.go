@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The goal check (docs/runtime.md §2.9) over the real binary.
+// The goal check (docs/runtime.md §2.10) over the real binary.
 
 type checkRun struct {
 	ExitCode   int       `json:"exitCode"`
@@ -535,4 +535,35 @@ func TestGoalCheckKilledWhenTheConnectionEnds(t *testing.T) {
 	p.Stdin.Close()
 	p.waitExit()
 	awaitGone(t, "after the end of input", shell, child)
+}
+
+// TestGoalQueueAdvanceAfterACheck: a goal completed through its check
+// advances to the first queued goal, which takes the queued check: its
+// own UpdateGoal complete runs that check (docs/runtime.md §2.9, §2.10).
+func TestGoalQueueAdvanceAfterACheck(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.Initialize(nil, e.ws)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": "echo shipped"}, nil)
+	c.MustExec("agentd.goal.queue.add", map[string]any{"objective": "document it", "check": "echo 'docs missing'; exit 3"}, nil)
+	res := c.tool("UpdateGoal", map[string]any{"status": "complete"})
+	if res.IsError || !strings.HasPrefix(res.Output, "Check passed: `echo shipped` exited 0") || !strings.Contains(res.Output, "The next goal of the queue is now active") {
+		t.Fatalf("UpdateGoal complete of the first goal = %+v", res)
+	}
+	adv := c.awaitGoal("advance")
+	if adv.Goal == nil || adv.Goal.Objective != "document it" {
+		t.Fatalf("goalChanged advance = %+v", adv)
+	}
+	if chk := c.checkOf(); chk == nil || chk.Command != "echo 'docs missing'; exit 3" || chk.LastRun != nil || chk.Running {
+		t.Fatalf("the next goal's check = %+v", chk)
+	}
+	// A goal tool call later in the same turn would be stale (§2.9.1); a
+	// call outside a turn acts on the new goal.
+	res = c.tool("UpdateGoal", map[string]any{"status": "complete"})
+	if res.ErrorCode != "goal.check_failed" || !strings.Contains(res.Output, "exited 3") || !strings.HasSuffix(res.Output, "docs missing\n") {
+		t.Fatalf("UpdateGoal complete of the advanced goal = %+v", res)
+	}
+	if g := c.goal(); g.Objective != "document it" || g.Status != "active" {
+		t.Fatalf("goal after its check failed = %+v", g)
+	}
 }

@@ -13,7 +13,7 @@ import (
 func TestCLIFlagOfAnotherCommand(t *testing.T) {
 	e := newEnv(t)
 	out, errOut, code := e.cli("state", "--criterion", "x", "--workspace", e.ws)
-	if code != 2 || out != "" || !strings.Contains(errOut, "--criterion is a flag of: goal create; agentd state does not take it") {
+	if code != 2 || out != "" || !strings.Contains(errOut, "--criterion is a flag of: goal create, goal queue; agentd state does not take it") {
 		t.Errorf("agentd state --criterion x: exit %d, stdout %q, stderr %q; want 2 naming goal create", code, out, errOut)
 	}
 	if _, err := os.Stat(e.stateDir); err == nil {
@@ -24,7 +24,7 @@ func TestCLIFlagOfAnotherCommand(t *testing.T) {
 		t.Fatalf("goal create: exit %d %q %q", code, out, errOut)
 	}
 	_, errOut, code = e.cli("goal", "pause", "--criterion", "x", "--workspace", e.ws)
-	if code != 2 || !strings.Contains(errOut, "--criterion is a flag of: goal create; agentd goal pause does not take it") {
+	if code != 2 || !strings.Contains(errOut, "--criterion is a flag of: goal create, goal queue; agentd goal pause does not take it") {
 		t.Errorf("agentd goal pause --criterion x: exit %d, stderr %q; want 2 naming goal create", code, errOut)
 	}
 	_, errOut, code = e.cli("goal", "create", "Other", "--replace", "--exit-code", "--workspace", e.ws)

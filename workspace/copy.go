@@ -42,6 +42,9 @@ func (w *Workspace) storedForm(name string, s Session, data []byte) (Session, er
 			ok = storedTime(t.ModifiedAt) && ok
 		}
 	}
+	for i := range c.Goal.Queue {
+		ok = storedTime(&c.Goal.Queue[i].AddedAt) && ok
+	}
 	if !ok {
 		return w.decodeSession(name, data)
 	}

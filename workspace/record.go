@@ -47,10 +47,20 @@ type todoUsageRecord struct {
 }
 
 type goalStateRecord struct {
-	Goal                    *goalRecord  `json:"goal"`
-	CancelNoticePending     bool         `json:"cancelNoticePending,omitempty"`
-	ContinuationOutstanding bool         `json:"continuationOutstanding,omitempty"`
-	Turns                   []turnRecord `json:"turns,omitempty"`
+	Goal                    *goalRecord        `json:"goal"`
+	CancelNoticePending     bool               `json:"cancelNoticePending,omitempty"`
+	ContinuationOutstanding bool               `json:"continuationOutstanding,omitempty"`
+	Turns                   []turnRecord       `json:"turns,omitempty"`
+	Queue                   []queuedGoalRecord `json:"queue,omitempty"`
+	AutoAdvanceOff          bool               `json:"autoAdvanceOff,omitempty"`
+}
+
+type queuedGoalRecord struct {
+	ID                  string    `json:"id"`
+	Objective           string    `json:"objective"`
+	CompletionCriterion string    `json:"completionCriterion,omitempty"`
+	Check               string    `json:"check,omitempty"`
+	AddedAt             time.Time `json:"addedAt"`
 }
 
 type goalRecord struct {
@@ -88,7 +98,7 @@ type taskFileRecord struct {
 	ChangedSinceLastTurn bool       `json:"changedSinceLastTurn"`
 }
 
-// checkRecord is a goal's verification command (docs/runtime.md §2.9).
+// checkRecord is a goal's verification command (docs/runtime.md §2.10).
 // Running is stored so that panels opened during a run see it; the next
 // daemon to open the folder clears a mark no process will finish.
 type checkRecord struct {
@@ -202,6 +212,10 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 	rec := goalStateRecord{
 		CancelNoticePending:     g.CancelNoticePending,
 		ContinuationOutstanding: g.ContinuationOutstanding,
+		AutoAdvanceOff:          g.AutoAdvanceOff,
+	}
+	for _, q := range g.Queue {
+		rec.Queue = append(rec.Queue, queuedGoalRecord(q))
 	}
 	if g.Goal != nil {
 		rec.Goal = &goalRecord{
@@ -266,6 +280,10 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 	g := goal.State{
 		CancelNoticePending:     rec.CancelNoticePending,
 		ContinuationOutstanding: rec.ContinuationOutstanding,
+		AutoAdvanceOff:          rec.AutoAdvanceOff,
+	}
+	for _, q := range rec.Queue {
+		g.Queue = append(g.Queue, goal.QueuedGoal(q))
 	}
 	if r := rec.Goal; r != nil {
 		g.Goal = &goal.Goal{

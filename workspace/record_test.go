@@ -55,6 +55,9 @@ func fullSession() Session {
 			},
 			CancelNoticePending: true, ContinuationOutstanding: true,
 			Turns: []goal.Turn{tu},
+			Queue: []goal.QueuedGoal{{ID: "queued-1", Objective: "then docs", CompletionCriterion: "docs build",
+				Check: "make docs", AddedAt: t0.Add(5 * time.Second)}},
+			AutoAdvanceOff: true,
 		},
 		UpdatedAt: t0.Add(4 * time.Second),
 	}

@@ -40,6 +40,13 @@ type Change struct {
 	// TaskFile: the goal's task file changed on disk; clients also get
 	// agentd/taskFileChanged (docs/protocol.md §4).
 	TaskFile bool
+	// Queue: the session's goal queue or its auto-advance changed; clients
+	// get agentd/queueChanged (docs/protocol.md §4).
+	Queue bool
+	// Completed is set with an advance (docs/runtime.md §2.9): the goal that
+	// completed in the same write, as it ended. Clients get its
+	// agentd/goalChanged of kind complete before the one of the advance.
+	Completed *goal.Snapshot
 }
 
 // Event is one entry of a session's history, newest has the highest Seq.

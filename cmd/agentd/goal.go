@@ -25,6 +25,8 @@ var goalUsage = `usage:
   agentd goal cancel
   agentd goal budget BUDGET          e.g. 20 turns, 50k tokens, 90 minutes, 1 hour, 2h, 1h30m, 1 day
   agentd goal budget off UNIT        remove that limit: off turns, off tokens, off time
+  agentd goal queue add|list|rm|mv|auto-advance ...   the queue of upcoming goals
+                                     (agentd goal queue help)
   agentd goal status [--json] [--exit-code]
                                      --exit-code: exit ` + commands.StatusExitCodes() + `;
                                      ` + strconv.Itoa(commands.ExitUnknownStatus) + ` a status this agentd does not know;
@@ -62,6 +64,9 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		fmt.Fprint(stdout, goalUsage)
 		return 0
 	}
+	if verb == "queue" {
+		return runGoalQueue(ctx, o, stateDir, log, rest, stdout, stderr, fail)
+	}
 	var id string
 	args := map[string]any{}
 	switch verb {
@@ -78,8 +83,8 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		if o.replace {
 			args["replace"] = true
 		}
-		if o.check != "" {
-			args["check"] = o.check
+		if o.check.set {
+			args["check"] = o.check.value
 		}
 	case "set-check":
 		switch {

@@ -99,9 +99,9 @@ type options struct {
 	criterion string
 	replace   bool
 	taskFile  string
-	check     string // goal create --check
-	clear     bool   // goal set-check --clear
+	clear     bool // goal set-check --clear
 	reason    string
+	check     optString // goal create --check, goal queue add --check
 	exitCode  bool
 	version   bool // --version, as agentd version
 	// agentd simulate
@@ -128,9 +128,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.criterion, "criterion", "", "goal create: completion criterion")
 	fs.BoolVar(&o.replace, "replace", false, "goal create: replace the current goal")
 	fs.StringVar(&o.taskFile, "task-file", "", "goal create: task file path")
-	fs.StringVar(&o.check, "check", "", "goal create: the goal's verification command")
 	fs.BoolVar(&o.clear, "clear", false, "goal set-check: remove the goal's check")
 	fs.StringVar(&o.reason, "reason", "", "goal pause: reason")
+	fs.Var(&o.check, "check", "goal create, goal queue add: the command that proves the goal is done")
 	fs.StringVar(&o.script, "script", "", "simulate: built-in script name or JSON file")
 	fs.BoolVar(&o.verbose, "verbose", false, "simulate: print whole injections and prompts")
 	fs.BoolVar(&o.user, "user", false, "setup: the agent's config in your home folder")
@@ -590,6 +590,10 @@ func formatState(st commands.State) string {
 	}
 	b.WriteString("\n")
 	b.WriteString(formatGoal(st))
+	if len(st.Queue.Items) > 0 {
+		b.WriteString("\n")
+		b.WriteString(formatQueue(st.Queue))
+	}
 	return b.String()
 }
 

@@ -28,6 +28,7 @@ var notifications = []struct {
 	{commands.MethodTodoChanged, reflect.TypeFor[commands.TodoChanged]()},
 	{commands.MethodGoalChanged, reflect.TypeFor[commands.GoalChanged]()},
 	{commands.MethodTaskFileChanged, reflect.TypeFor[commands.TaskFileChanged]()},
+	{commands.MethodQueueChanged, reflect.TypeFor[commands.QueueChanged]()},
 }
 
 // enums are the string types whose constants the clients get as a list
@@ -91,8 +92,9 @@ var limits = []struct {
 	{"minWallClockBudgetMs", goal.MinWallClockBudgetMs, "Smallest time budget, in milliseconds (goal.MinWallClockBudgetMs)."},
 	{"maxWallClockBudgetMs", goal.MaxWallClockBudgetMs, "Largest time budget, in milliseconds (goal.MaxWallClockBudgetMs)."},
 	{"maxCountBudget", goal.MaxCountBudget, "Largest turn or token budget (goal.MaxCountBudget)."},
-	{"maxCheckBytes", goal.MaxCheckBytes, "Bytes of a goal's check command after trimming (goal.MaxCheckBytes)."},
 	{"maxCheckTailBytes", goal.MaxCheckTailBytes, "Bytes of a check run's output tail (goal.MaxCheckTailBytes)."},
+	{"maxQueuedGoals", goal.MaxQueuedGoals, "Goals in one session's queue (goal.MaxQueuedGoals)."},
+	{"maxCheckChars", goal.MaxCheckChars, "Characters of a goal's or a queued goal's check command after trimming (goal.MaxCheckChars)."},
 	{"maxNameBytes", commands.MaxNameBytes, "Bytes of a session or agent name (commands.MaxNameBytes)."},
 }
 
@@ -107,6 +109,7 @@ var tsNames = map[reflect.Type]string{
 	reflect.TypeFor[commands.TodoChanged]():     "TodoChangedParams",
 	reflect.TypeFor[commands.GoalChanged]():     "GoalChangedParams",
 	reflect.TypeFor[commands.TaskFileChanged](): "TaskFileChangedParams",
+	reflect.TypeFor[commands.QueueChanged]():    "QueueChangedParams",
 }
 
 // protocol is everything the generated files hold.

@@ -57,6 +57,35 @@ end, { nargs = "*", bang = true, desc = "agentd: set the goal's check command (!
 cmd("AgentdCheck", function()
   a().goal_check()
 end, { nargs = 0, desc = "agentd: run the goal's check now" })
+cmd("AgentdQueueAdd", function(o)
+  a().queue_add(o.args)
+end, { nargs = "+", desc = "agentd: queue a goal (started when the current one completes)" })
+
+cmd("AgentdQueueRemove", function(o)
+  a().queue_remove(o.args)
+end, { nargs = 1, desc = "agentd: remove the n-th queued goal" })
+
+cmd("AgentdQueueMove", function(o)
+  if #o.fargs ~= 2 then
+    vim.notify("agentd: usage: :AgentdQueueMove {n} {to}", vim.log.levels.WARN)
+    return
+  end
+  a().queue_move(o.fargs[1], o.fargs[2])
+end, { nargs = "+", desc = "agentd: move the n-th queued goal to position {to}" })
+
+cmd("AgentdQueueAutoAdvance", function(o)
+  if o.args ~= "on" and o.args ~= "off" then
+    vim.notify("agentd: usage: :AgentdQueueAutoAdvance on|off", vim.log.levels.WARN)
+    return
+  end
+  a().queue_auto_advance(o.args == "on")
+end, {
+  nargs = 1,
+  complete = function()
+    return { "on", "off" }
+  end,
+  desc = "agentd: turn advancing to the first queued goal on or off",
+})
 
 cmd("AgentdTodoAdd", function(o)
   a().todo_add(o.args)

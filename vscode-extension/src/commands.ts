@@ -16,7 +16,9 @@ import {
   withItem,
   withoutItem,
   type BudgetUnit,
+  queueRows,
   type GoalRow,
+  type QueueRow,
   type TodoRow,
 } from './model';
 import type { PanelStore } from './store';
@@ -55,6 +57,12 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     [COMMANDS.goalOpenTaskFile]: (row) => c.openTaskFile(row as GoalRow | undefined),
     [COMMANDS.goalSetCheck]: () => c.goalSetCheck(),
     [COMMANDS.goalRunCheck]: () => c.goalRunCheck(),
+    [COMMANDS.queueAdd]: () => c.queueAdd(),
+    [COMMANDS.queueRemove]: (row) => c.queueRemove(row),
+    [COMMANDS.queueMoveUp]: (row) => c.queueMove(row, -1),
+    [COMMANDS.queueMoveDown]: (row) => c.queueMove(row, 1),
+    [COMMANDS.queueAutoAdvanceOn]: () => c.send(SERVER_COMMANDS.goalQueueSetAutoAdvance, { on: true }),
+    [COMMANDS.queueAutoAdvanceOff]: () => c.send(SERVER_COMMANDS.goalQueueSetAutoAdvance, { on: false }),
     [COMMANDS.pickSession]: () => c.pickSession(),
     [COMMANDS.refresh]: () => deps.store.refresh(),
     [COMMANDS.restartServer]: () => deps.client.restart(),
@@ -91,7 +99,7 @@ class PanelCommands {
   }
 
   /** Sends a state-changing server command; shows its State, or the error. */
-  private async send(command: StateCommand, args: object = {}): Promise<EditResult> {
+  async send(command: StateCommand, args: object = {}): Promise<EditResult> {
     try {
       const st = await this.d.client.execute(command, { ...this.d.store.baseArgs(), ...args });
       this.d.store.setState(st);
@@ -298,7 +306,7 @@ class PanelCommands {
   }
 
   /**
-   * Sets the goal's check (docs/runtime.md §2.9): an input box with the
+   * Sets the goal's check (docs/runtime.md §2.10): an input box with the
    * current command; an empty answer removes the check, after a
    * confirmation. Sends `agentd.goal.setCheck` as the user.
    */
@@ -312,7 +320,7 @@ class PanelCommands {
       prompt: 'A shell command that exits 0 when the goal is done; agentd runs it (sh -c, in the workspace folder) before the agent may complete the goal. Empty removes the check.',
       placeHolder: 'e.g. go test ./...',
       value: goal.check?.command ?? '',
-      validateInput: (v) => (new TextEncoder().encode(v.trim()).length > LIMITS.maxCheckBytes ? `At most ${LIMITS.maxCheckBytes} bytes: put a long script in a file and run that.` : undefined),
+      validateInput: (v) => ([...v.trim()].length > LIMITS.maxCheckChars ? `At most ${LIMITS.maxCheckChars} characters: put a long script in a file and run that.` : undefined),
     });
     if (text === undefined) {
       return undefined;
@@ -392,6 +400,86 @@ class PanelCommands {
       return undefined;
     }
     return this.send(SERVER_COMMANDS.goalSetBudget, budgetArgs(unit, Number(text.trim())));
+  }
+
+  /** The queued goal a command acts on: the clicked row, an index, or one picked from the queue. */
+  private async queueRowOf(arg: unknown, placeHolder: string): Promise<QueueRow | undefined> {
+    if (arg && typeof arg === 'object' && 'item' in arg && 'contextValue' in arg && 'id' in arg) {
+      return arg as QueueRow;
+    }
+    const rows = queueRows(this.state);
+    if (typeof arg === 'number') {
+      return rows[arg];
+    }
+    if (rows.length === 0) {
+      void this.d.ui.info('Nothing is queued.');
+      return undefined;
+    }
+    const picked = await this.d.ui.pick(
+      rows.map((r) => ({ label: `${r.index + 1}. ${r.label}`, description: r.description, row: r })),
+      { placeHolder },
+    );
+    return picked?.row;
+  }
+
+  /** Asks for a goal (objective, criterion, check) and appends it to the queue. */
+  async queueAdd(): Promise<EditResult> {
+    if (!this.requireState()) {
+      return undefined;
+    }
+    const objective = await this.d.ui.input({
+      title: 'Queue a goal (1/3): objective',
+      prompt: 'Started when the current goal completes (while auto-advance is on).',
+      placeHolder: 'e.g. Document the parser',
+      validateInput: (v) =>
+        v.trim() === ''
+          ? 'The objective cannot be empty.'
+          : v.trim().length > LIMITS.maxObjectiveChars
+            ? `At most ${LIMITS.maxObjectiveChars} characters: put long text in a file and reference its path.`
+            : undefined,
+    });
+    if (objective === undefined || objective.trim() === '') {
+      return undefined;
+    }
+    const criterion = await this.d.ui.input({
+      title: 'Queue a goal (2/3): completion criterion (optional)',
+      prompt: 'How will you know it is done? Leave empty for none.',
+    });
+    if (criterion === undefined) {
+      return undefined;
+    }
+    const check = await this.d.ui.input({
+      title: 'Queue a goal (3/3): check command (optional)',
+      prompt: 'A shell command that proves the goal is done. Leave empty for none.',
+      placeHolder: 'e.g. go test ./...',
+      validateInput: (v) => (v.trim().length > LIMITS.maxCheckChars ? `At most ${LIMITS.maxCheckChars} characters.` : undefined),
+    });
+    if (check === undefined) {
+      return undefined;
+    }
+    const args: Record<string, unknown> = { objective: objective.trim() };
+    if (criterion.trim()) {
+      args.completionCriterion = criterion.trim();
+    }
+    if (check.trim()) {
+      args.check = check.trim();
+    }
+    return this.send(SERVER_COMMANDS.goalQueueAdd, args);
+  }
+
+  async queueRemove(arg: unknown): Promise<EditResult> {
+    const row = await this.queueRowOf(arg, 'Remove from the queue');
+    return row ? this.send(SERVER_COMMANDS.goalQueueRemove, { id: row.id }) : undefined;
+  }
+
+  /** Moves a queued goal one place up (-1) or down (+1); nothing at either end. */
+  async queueMove(arg: unknown, by: -1 | 1): Promise<EditResult> {
+    const row = await this.queueRowOf(arg, by < 0 ? 'Move up' : 'Move down');
+    const n = this.state?.queue.items.length ?? 0;
+    if (!row || row.index + by < 0 || row.index + by >= n) {
+      return undefined;
+    }
+    return this.send(SERVER_COMMANDS.goalQueueMove, { id: row.id, index: row.index + by });
   }
 
   async openTaskFile(row: GoalRow | undefined): Promise<void> {

@@ -8,6 +8,7 @@ import { GoalStatusBar } from './statusBar';
 import { PanelStore } from './store';
 import { SwitchableUi } from './ui';
 import { GoalViewProvider } from './views/goalView';
+import { QueueViewProvider } from './views/queueView';
 import { TodoTreeProvider } from './views/todoTree';
 
 let running: AgentdClient | undefined;
@@ -19,6 +20,7 @@ export interface PanelApi {
   ui: SwitchableUi;
   todos: TodoTreeProvider;
   goal: GoalViewProvider;
+  queue: QueueViewProvider;
   statusBar: GoalStatusBar;
   /** Last values set for the `when`-clause context keys. */
   context: Record<string, unknown>;
@@ -75,6 +77,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
   const store = new PanelStore(client, readSettings().session);
   const todos = new TodoTreeProvider(store);
   const goal = new GoalViewProvider(store);
+  const queue = new QueueViewProvider(store);
   const statusBar = new GoalStatusBar(store);
   const mcp = mcpProvider();
   const keys: Record<string, unknown> = {};
@@ -102,6 +105,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
     store,
     todos,
     goal,
+    queue,
     statusBar,
     store.onDidChange(syncContext),
     client.onDidChangeStatus((s) => {
@@ -127,7 +131,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
   if (vscode.workspace.workspaceFolders?.length) {
     void client.start();
   }
-  return { client, store, ui, todos, goal, statusBar, context: keys, mcp };
+  return { client, store, ui, todos, goal, queue, statusBar, context: keys, mcp };
 }
 
 /** Stops agentd (shutdown and exit) before the window goes. */

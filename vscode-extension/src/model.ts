@@ -19,6 +19,7 @@ import {
   type GoalStatus,
   type NotificationMethod,
   type NotificationParams,
+  type QueuedGoal,
   type State,
   type TodoItem,
   type TodoStatus,
@@ -294,6 +295,71 @@ export function withItem(items: readonly TodoItem[], index: number, patch: Parti
   return items.map((it, i) => (i === index ? { ...it, ...patch } : { ...it }));
 }
 
+// ---------------------------------------------------------------------------
+// Up next (the goal queue)
+// ---------------------------------------------------------------------------
+
+/** One row of the Up next view: a queued goal (docs/runtime.md §2.9). */
+export interface QueueRow {
+  /** The queued goal's uuid: remove and move name it. */
+  id: string;
+  /** Position in the queue, 0 first. */
+  index: number;
+  label: string;
+  /** The completion criterion and the check, when set. */
+  description: string;
+  tooltip: string;
+  icon: IconSpec;
+  /**
+   * `queue.item`, with `.first` and/or `.last` appended for the ends of the
+   * queue (menus offer Move Up and Move Down by it), e.g. `queue.item.first.last`.
+   */
+  contextValue: string;
+  item: QueuedGoal;
+}
+
+/** Rows of the Up next view, first queued goal first. */
+export function queueRows(state: State | undefined): QueueRow[] {
+  const items = state?.queue?.items ?? [];
+  return items.map((item, index) => {
+    const parts = [item.completionCriterion ? `done when: ${oneLine(item.completionCriterion, 60)}` : '', item.check ? `check: ${oneLine(item.check, 60)}` : ''];
+    const tip = [`${index + 1}. ${item.objective}`];
+    if (item.completionCriterion) {
+      tip.push(`Done when: ${item.completionCriterion}`);
+    }
+    if (item.check) {
+      tip.push(`Check: ${item.check}`);
+    }
+    let contextValue = 'queue.item';
+    if (index === 0) {
+      contextValue += '.first';
+    }
+    if (index === items.length - 1) {
+      contextValue += '.last';
+    }
+    return {
+      id: item.id,
+      index,
+      label: oneLine(item.objective),
+      description: parts.filter(Boolean).join(' · '),
+      tooltip: tip.join('\n'),
+      icon: { id: index === 0 ? 'debug-step-over' : 'circle-small' },
+      contextValue,
+      item,
+    };
+  });
+}
+
+/** The Up next view's description: the count and whether auto-advance is on. */
+export function queueSummary(state: State | undefined): string {
+  const q = state?.queue;
+  if (!q) {
+    return '';
+  }
+  const n = q.items.length;
+  return `${n === 0 ? 'nothing queued' : `${n} queued`} · auto-advance ${q.autoAdvance ? 'on' : 'off'}`;
+}
+
 /** A copy of `items` without item `index`. */
 export function withoutItem(items: readonly TodoItem[], index: number): TodoItem[] {
   return items.filter((_, i) => i !== index).map((it) => ({ ...it }));
@@ -495,7 +561,7 @@ export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: numb
   return rows;
 }
 
-/** The state of a goal's check as the panel shows it (docs/runtime.md §2.9). */
+/** The state of a goal's check as the panel shows it (docs/runtime.md §2.10). */
 export type CheckState = 'running' | 'passed' | 'failed' | 'notRun';
 
 /** The state of `check`: running, else the last run's outcome, else notRun. */
@@ -636,10 +702,12 @@ export interface PanelContext {
   'agentdPanel.hasGoal': boolean;
   /** Goal status, or '' when there is no goal. */
   'agentdPanel.goalStatus': GoalStatus | '';
-  /** The goal has a check (docs/runtime.md §2.9) that is not running now. */
+  /** The goal has a check (docs/runtime.md §2.10) that is not running now. */
   'agentdPanel.hasCheck': boolean;
   'agentdPanel.hasTodos': boolean;
   'agentdPanel.multipleSessions': boolean;
+  /** The goal queue's auto-advance (docs/runtime.md §2.9); true until agentd answered. */
+  'agentdPanel.autoAdvance': boolean;
 }
 
 /** Context key values for a state (undefined = not connected yet) and the number of known sessions. */
@@ -651,6 +719,7 @@ export function panelContext(state: State | undefined, sessionCount: number): Pa
     'agentdPanel.hasCheck': !!state?.goal?.check && !state.goal.check.running,
     'agentdPanel.hasTodos': (state?.todos.items.length ?? 0) > 0,
     'agentdPanel.multipleSessions': sessionCount > 1,
+    'agentdPanel.autoAdvance': state?.queue?.autoAdvance ?? true,
   };
 }
 
@@ -741,6 +810,14 @@ export function reconcile(
         return { action: 'refresh' };
       }
       next.goal = p.goal;
+      return { action: 'apply', state: next };
+    }
+    case NOTIFICATIONS.queueChanged: {
+      const p = params as NotificationParams[typeof NOTIFICATIONS.queueChanged];
+      if (!Array.isArray(p.items)) {
+        return { action: 'refresh' };
+      }
+      next.queue = { items: p.items.map((i) => ({ ...i })), autoAdvance: p.autoAdvance !== false };
       return { action: 'apply', state: next };
     }
     case NOTIFICATIONS.taskFileChanged: {

@@ -22,6 +22,11 @@ export const SERVER_COMMANDS = {
   goalSetCheck: 'agentd.goal.setCheck',
   goalRunCheck: 'agentd.goal.runCheck',
   goalSetBudget: 'agentd.goal.setBudget',
+  goalQueueAdd: 'agentd.goal.queue.add',
+  goalQueueList: 'agentd.goal.queue.list',
+  goalQueueRemove: 'agentd.goal.queue.remove',
+  goalQueueMove: 'agentd.goal.queue.move',
+  goalQueueSetAutoAdvance: 'agentd.goal.queue.setAutoAdvance',
   turnBegin: 'agentd.turn.begin',
   stepBegin: 'agentd.step.begin',
   stepEnd: 'agentd.step.end',
@@ -49,7 +54,7 @@ export interface CommandResults {
   'agentd.todo.set': State;
   /** Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`. */
   'agentd.awaitChange': State;
-  /** Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.9); returns `State`. */
+  /** Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10); returns `State`. */
   'agentd.goal.create': State;
   /** Pauses the active goal as the user; returns `State`. */
   'agentd.goal.pause': State;
@@ -57,12 +62,22 @@ export interface CommandResults {
   'agentd.goal.resume': State;
   /** Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended. */
   'agentd.goal.cancel': CancelResult;
-  /** Sets or removes the goal's verification command as the user (docs/runtime.md §2.9); returns `State`. */
+  /** Sets or removes the goal's verification command as the user (docs/runtime.md §2.10); returns `State`. */
   'agentd.goal.setCheck': State;
-  /** Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.9); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`. */
+  /** Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`. */
   'agentd.goal.runCheck': CheckResult;
   /** Sets or removes budget limits as the user; returns `State`. */
   'agentd.goal.setBudget': State;
+  /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); returns `State`. */
+  'agentd.goal.queue.add': State;
+  /** The session's `State`, whose `queue` lists the upcoming goals. */
+  'agentd.goal.queue.list': State;
+  /** Removes the queued goal `id`; returns `State`. */
+  'agentd.goal.queue.remove': State;
+  /** Moves the queued goal `id` to `index`; returns `State`. */
+  'agentd.goal.queue.move': State;
+  /** Turns advancing to the first queued goal on completion on or off; returns `State`. */
+  'agentd.goal.queue.setAutoAdvance': State;
   /** Starts a turn; `{goalDriven, goal}` (docs/runtime.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md). */
   'agentd.turn.begin': TurnBeginResult;
   /** Before a model call: `{injections}` (goal_cancelled, goal, todo_list_reminder). */
@@ -78,6 +93,7 @@ export const NOTIFICATIONS = {
   todoChanged: 'agentd/todoChanged',
   goalChanged: 'agentd/goalChanged',
   taskFileChanged: 'agentd/taskFileChanged',
+  queueChanged: 'agentd/queueChanged',
 } as const;
 
 /** A notification method. */
@@ -88,6 +104,7 @@ export interface NotificationParams {
   'agentd/todoChanged': TodoChangedParams;
   'agentd/goalChanged': GoalChangedParams;
   'agentd/taskFileChanged': TaskFileChangedParams;
+  'agentd/queueChanged': QueueChangedParams;
 }
 
 /** Status of a goal (docs/runtime.md §2.1). [goal.Status] */
@@ -106,7 +123,7 @@ export type TodoStatus = (typeof TODO_STATUSES)[number];
  * ChangeKind says what happened to the goal. History event kinds are
  * "goal." + kind (see Change.EventKind). [goal.ChangeKind]
  */
-export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'check', 'progress'] as const;
+export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'check', 'advance', 'progress'] as const;
 
 /** One of GOAL_CHANGE_KINDS. */
 export type GoalChangeKind = (typeof GOAL_CHANGE_KINDS)[number];
@@ -185,10 +202,12 @@ export const LIMITS = {
   maxWallClockBudgetMs: 86400000,
   /** Largest turn or token budget (goal.MaxCountBudget). */
   maxCountBudget: 1125899906842624,
-  /** Bytes of a goal's check command after trimming (goal.MaxCheckBytes). */
-  maxCheckBytes: 4000,
   /** Bytes of a check run's output tail (goal.MaxCheckTailBytes). */
   maxCheckTailBytes: 4096,
+  /** Goals in one session's queue (goal.MaxQueuedGoals). */
+  maxQueuedGoals: 50,
+  /** Characters of a goal's or a queued goal's check command after trimming (goal.MaxCheckChars). */
+  maxCheckChars: 2000,
   /** Bytes of a session or agent name (commands.MaxNameBytes). */
   maxNameBytes: 256,
 } as const;
@@ -204,7 +223,7 @@ export interface CancelResult extends State {
 
 /**
  * Check is a goal's verification command as it is stored and shown
- * (docs/runtime.md §2.9): the command, whether a run is in progress, and
+ * (docs/runtime.md §2.10): the command, whether a run is in progress, and
  * the last run's result, nil before the first run. [goal.Check]
  */
 export interface Check {
@@ -215,7 +234,7 @@ export interface Check {
 
 /**
  * CheckResult is the answer of agentd.goal.runCheck: the State after the
- * run and the run itself (docs/runtime.md §2.9). The goal's status is
+ * run and the run itself (docs/runtime.md §2.10). The goal's status is
  * unchanged; Passed is run.exitCode == 0. [commands.CheckResult]
  */
 export interface CheckResult extends State {
@@ -303,7 +322,7 @@ export interface GoalSnapshot {
   taskFile?: TaskFileInfo;
   /**
    * Check is the goal's verification command and its last run; absent
-   * when the goal has none (docs/runtime.md §2.9).
+   * when the goal has none (docs/runtime.md §2.10).
    */
   check?: Check;
   createdAt: string;
@@ -346,6 +365,46 @@ export interface Injection {
   text: string;
 }
 
+/**
+ * QueueChanged is the params of agentd/queueChanged (docs/protocol.md §4):
+ * the session's goal queue after a change, as agentd.state has it. [commands.QueueChanged]
+ */
+export interface QueueChangedParams {
+  workspace: string;
+  session: string;
+  revision: number;
+  /** never null */
+  items: QueuedGoal[];
+  autoAdvance: boolean;
+  actor: Actor;
+}
+
+/**
+ * QueueState is the session's goal queue as clients read it
+ * (docs/protocol.md §3): the upcoming goals, first first, and whether a
+ * complete goal advances to the first of them (docs/runtime.md §2.9). [commands.QueueState]
+ */
+export interface QueueState {
+  /** never null */
+  items: QueuedGoal[];
+  autoAdvance: boolean;
+}
+
+/**
+ * QueuedGoal is one upcoming goal of a session's queue (docs/runtime.md
+ * §2.9): what becomes the active goal when the current one completes. ID is
+ * a uuid that stays the item's while it waits (remove and move name it);
+ * Check is the optional verification command a person gave it (docs/runtime.md
+ * §2.9.1); AddedAt is when it was queued (wall clock, UTC). [goal.QueuedGoal]
+ */
+export interface QueuedGoal {
+  id: string;
+  objective: string;
+  completionCriterion?: string;
+  check?: string;
+  addedAt: string;
+}
+
 /** SessionInfo is one row of agentd.sessions. [commands.SessionInfo] */
 export interface SessionInfo {
   session: string;
@@ -373,6 +432,8 @@ export interface State {
   todos: TodosState;
   /** null when there is no goal */
   goal: GoalSnapshot | null;
+  /** the upcoming goals (docs/runtime.md §2.9) */
+  queue: QueueState;
 }
 
 /**

@@ -143,7 +143,7 @@ function M.goal_budget(value, unit, cb)
 end
 
 --- :AgentdSetCheck {command} — agentd.goal.setCheck: the goal's verification command
---- (docs/runtime.md §2.9); clear (:AgentdSetCheck!) removes it.
+--- (docs/runtime.md §2.10); clear (:AgentdSetCheck!) removes it.
 function M.goal_set_check(command, clear, cb)
   command = vim.trim(command or "")
   if clear then
@@ -170,6 +170,62 @@ function M.goal_check(cb)
       cb(err, result)
     end
   end)
+end
+
+--- :AgentdQueueAdd {objective} — agentd.goal.queue.add; opts {criterion, check} optional.
+function M.queue_add(objective, opts, cb)
+  objective = vim.trim(objective or "")
+  opts = opts or {}
+  if objective == "" then
+    notify("usage: :AgentdQueueAdd {objective}", vim.log.levels.WARN)
+    return
+  end
+  local args = { objective = objective }
+  if opts.criterion and vim.trim(opts.criterion) ~= "" then
+    args.completionCriterion = vim.trim(opts.criterion)
+  end
+  if opts.check and vim.trim(opts.check) ~= "" then
+    args.check = vim.trim(opts.check)
+  end
+  goal_command(protocol.commands.goal_queue_add, args, "goal queued", cb)
+end
+
+--- The queued goal at 1-based position n of the shown queue, or nil after telling the user.
+local function queued_at(n)
+  local conn = M.conn()
+  local items = conn and conn.store.state and conn.store.state.queue.items or {}
+  local it = items[tonumber(n) or 0]
+  if not it then
+    notify(string.format("no queued goal %s; the queue has %d", tostring(n), #items), vim.log.levels.WARN)
+  end
+  return it
+end
+
+--- :AgentdQueueRemove {n} — agentd.goal.queue.remove of the n-th queued goal (1 is first).
+function M.queue_remove(n, cb)
+  local it = queued_at(n)
+  if it then
+    goal_command(protocol.commands.goal_queue_remove, { id = it.id }, "removed from the queue", cb)
+  end
+end
+
+--- :AgentdQueueMove {n} {to} — agentd.goal.queue.move: the n-th queued goal to position to (1-based).
+function M.queue_move(n, to, cb)
+  local it = queued_at(n)
+  to = tonumber(to)
+  if not it then
+    return
+  end
+  if not to then
+    notify("usage: :AgentdQueueMove {n} {to}", vim.log.levels.WARN)
+    return
+  end
+  goal_command(protocol.commands.goal_queue_move, { id = it.id, index = to - 1 }, nil, cb)
+end
+
+--- :AgentdQueueAutoAdvance on|off — agentd.goal.queue.setAutoAdvance.
+function M.queue_auto_advance(on, cb)
+  goal_command(protocol.commands.goal_queue_set_auto_advance, { on = on }, "auto-advance " .. (on and "on" or "off"), cb)
 end
 
 --- :AgentdTodoAdd {title} — appends a pending todo (agentd.todo.set with expectedRevision).

@@ -22,6 +22,11 @@ M.commands = {
   goal_set_check = "agentd.goal.setCheck",
   goal_run_check = "agentd.goal.runCheck",
   goal_set_budget = "agentd.goal.setBudget",
+  goal_queue_add = "agentd.goal.queue.add",
+  goal_queue_list = "agentd.goal.queue.list",
+  goal_queue_remove = "agentd.goal.queue.remove",
+  goal_queue_move = "agentd.goal.queue.move",
+  goal_queue_set_auto_advance = "agentd.goal.queue.setAutoAdvance",
   turn_begin = "agentd.turn.begin",
   step_begin = "agentd.step.begin",
   step_end = "agentd.step.end",
@@ -33,6 +38,7 @@ M.notifications = {
   todo_changed = "agentd/todoChanged",
   goal_changed = "agentd/goalChanged",
   task_file_changed = "agentd/taskFileChanged",
+  queue_changed = "agentd/queueChanged",
 }
 
 --- Every goal.Status, in declaration order.
@@ -42,7 +48,7 @@ M.goal_statuses = { "active", "paused", "blocked", "complete" }
 M.todo_statuses = { "pending", "in_progress", "done" }
 
 --- Every goal.ChangeKind, in declaration order.
-M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "check", "progress" }
+M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "check", "advance", "progress" }
 
 --- Every goal.Actor, in declaration order.
 M.actors = { "user", "model", "runtime", "system" }
@@ -90,8 +96,9 @@ M.limits = {
   min_wall_clock_budget_ms = 1000, -- Smallest time budget, in milliseconds (goal.MinWallClockBudgetMs).
   max_wall_clock_budget_ms = 86400000, -- Largest time budget, in milliseconds (goal.MaxWallClockBudgetMs).
   max_count_budget = 1125899906842624, -- Largest turn or token budget (goal.MaxCountBudget).
-  max_check_bytes = 4000, -- Bytes of a goal's check command after trimming (goal.MaxCheckBytes).
   max_check_tail_bytes = 4096, -- Bytes of a check run's output tail (goal.MaxCheckTailBytes).
+  max_queued_goals = 50, -- Goals in one session's queue (goal.MaxQueuedGoals).
+  max_check_chars = 2000, -- Characters of a goal's or a queued goal's check command after trimming (goal.MaxCheckChars).
   max_name_bytes = 256, -- Bytes of a session or agent name (commands.MaxNameBytes).
 }
 

@@ -246,7 +246,7 @@ M.help_line = "x cycle  a add  r rename  dd del  g? more"
 --- Lines of a check's output tail the sidebar shows under its last result.
 M.check_tail_lines = 4
 
---- A check run in a few words (docs/runtime.md §2.9): "passed in 12s", "failed: exit 1
+--- A check run in a few words (docs/runtime.md §2.10): "passed in 12s", "failed: exit 1
 --- after 2s", "did not finish (ran 10m00s)" for a run killed or not started (exit -1).
 ---@param run table {exitCode, durationMs, at, outputTail}
 function M.check_summary(run)
@@ -282,11 +282,11 @@ M.check_hl = { running = "AgentdCheckRunning", passed = "AgentdCheckPassed", fai
 --- Renders the sidebar.
 ---@param state table|nil State, nil when not read yet
 ---@param opts table|nil {root, connection = "ready"|"starting"|"stopped", error, elapsed_since_ms, help_line}
----@return table {lines, highlights = {{line0, col0, col_end, group}}, items = {[lnum] = idx}, item_lines = {[idx] = lnum}, task_file_line, task_file}
+---@return table {lines, highlights = {{line0, col0, col_end, group}}, items = {[lnum] = idx}, item_lines = {[idx] = lnum}, queue = {[lnum] = idx}, queue_lines = {[idx] = lnum}, task_file_line, task_file}
 function M.sidebar(state, opts)
   opts = opts or {}
   local lines, hls, items, item_lines = {}, {}, {}, {}
-  local res = { lines = lines, highlights = hls, items = items, item_lines = item_lines }
+  local res = { lines = lines, highlights = hls, items = items, item_lines = item_lines, queue = {}, queue_lines = {} }
 
   local function add(text, group)
     text = oneline(text)
@@ -420,8 +420,7 @@ function M.sidebar(state, opts)
     end
     local check = v(goal.check)
     if check and v(check.command) then
-      local cmd_lines = vim.split(tostring(check.command), "\n", { plain = true })
-      l = add("  check " .. cmd_lines[1] .. (#cmd_lines > 1 and " ..." or ""))
+      l = add("  check " .. check.command)
       hl(l, 2, 7, "AgentdLabel")
       res.check_line = l
       local st = M.check_state(check)
@@ -446,6 +445,31 @@ function M.sidebar(state, opts)
           add("        | " .. tail[i], "AgentdMuted")
         end
       end
+    end
+  end
+  add("")
+
+  -- Up next: the goal queue (docs/runtime.md §2.9). Every line of an item maps to it.
+  local q = v(state.queue) or {}
+  local queued = v(q.items) or {}
+  local summary = (#queued == 0 and "none" or (#queued .. " queued")) .. " · auto-advance " .. (v(q.autoAdvance) == false and "off" or "on")
+  l = add("Up next  " .. summary)
+  hl(l, 0, 7, "AgentdSection")
+  hl(l, 9, #lines[l], "AgentdMuted")
+  for i, it in ipairs(queued) do
+    local prefix = string.format("  %d. ", i)
+    l = add(prefix .. oneline(it.objective))
+    hl(l, 2, #prefix - 1, "AgentdLabel")
+    res.queue[l], res.queue_lines[i] = i, l
+    if v(it.completionCriterion) then
+      l = add("     done when: " .. it.completionCriterion)
+      hl(l, 5, 15, "AgentdLabel")
+      res.queue[l] = i
+    end
+    if v(it.check) then
+      l = add("     check: " .. it.check)
+      hl(l, 5, 11, "AgentdLabel")
+      res.queue[l] = i
     end
   end
   add("")

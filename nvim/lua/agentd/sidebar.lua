@@ -1,9 +1,11 @@
 -- agentd.sidebar: the `:AgentdToggle` view. A scratch buffer in a vertical split that
--- shows one workspace's goal and todo list (text from agentd.render), re-rendered on
--- every state change, with buffer-local keys that edit the list through
--- agentd.client (agentd.todo.set with expectedRevision) and open the task file.
+-- shows one workspace's goal, its queue (Up next) and todo list (text from agentd.render),
+-- re-rendered on every state change, with buffer-local keys that edit the list through
+-- agentd.client (agentd.todo.set with expectedRevision), edit the queue
+-- (agentd.goal.queue.*) and open the task file.
 local client = require("agentd.client")
 local config = require("agentd.config")
+local protocol = require("agentd.protocol")
 local render = require("agentd.render")
 
 local M = {}
@@ -20,6 +22,9 @@ M.layout = nil
 -- after it (the daemon may answer a write before it notifies) must not take
 -- the cursor there.
 local want_item, want_after = nil, nil
+-- want_queued: {id, pos}: the cursor goes to that queued goal once the state shows it at
+-- 1-based position pos (after a move).
+local want_queued = nil
 local timer = nil
 
 local highlight_links = {
@@ -180,6 +185,13 @@ function M.render()
   if shows_edit then
     want_item, want_after = nil, nil
   end
+  local queued = state and state.queue and state.queue.items or {}
+  if want_queued and queued[want_queued.pos] and queued[want_queued.pos].id == want_queued.id then
+    for _, w in ipairs(all_wins()) do
+      pcall(vim.api.nvim_win_set_cursor, w, { res.queue_lines[want_queued.pos], 0 })
+    end
+    want_queued = nil
+  end
   -- Tick the elapsed time while an active goal is on screen.
   local goal = state and state.goal
   if goal and render.clock_runs(goal.status) and #all_wins() > 0 then
@@ -247,6 +259,35 @@ local function trim(s)
   return (s or ""):gsub("^%s+", ""):gsub("%s+$", "")
 end
 
+--- The queued goal under the cursor (an Up next line): its 1-based position and item.
+local function queued_at_cursor()
+  if not M.layout then
+    return nil
+  end
+  local idx = M.layout.queue[vim.api.nvim_win_get_cursor(0)[1]]
+  local conn = conn_of_sidebar()
+  local items = conn and conn.store.state and conn.store.state.queue.items or {}
+  if idx and items[idx] then
+    return idx, items[idx]
+  end
+  return nil
+end
+
+--- Runs a queue command (agentd.goal.queue.*) on the sidebar's connection and shows its State.
+local function queue_command(command, args)
+  local conn = conn_of_sidebar()
+  if not conn then
+    return
+  end
+  client.execute(conn, command, args, function(err, result)
+    if err then
+      vim.notify("agentd: " .. client.describe_error(err), vim.log.levels.ERROR)
+    else
+      client._take_state(conn, result)
+    end
+  end)
+end
+
 M.actions = {}
 
 function M.actions.cycle()
@@ -256,6 +297,10 @@ function M.actions.cycle()
 end
 
 function M.actions.delete()
+  local _, queued = queued_at_cursor()
+  if queued then
+    return queue_command(protocol.commands.goal_queue_remove, { id = queued.id })
+  end
   edit_item(function(items, i)
     return render.delete(items, i)
   end)
@@ -299,6 +344,15 @@ function M.actions.add()
 end
 
 local function move(delta)
+  local qi, queued = queued_at_cursor()
+  if queued then
+    local n = #conn_of_sidebar().store.state.queue.items
+    if qi + delta >= 1 and qi + delta <= n then
+      want_queued = { id = queued.id, pos = qi + delta }
+      queue_command(protocol.commands.goal_queue_move, { id = queued.id, index = qi + delta - 1 })
+    end
+    return
+  end
   edit_item(function(items, i)
     local out, to = render.move(items, i, delta)
     want(to)
@@ -312,6 +366,48 @@ end
 
 function M.actions.move_up()
   move(-1)
+end
+
+--- Asks for a goal (objective, then optional criterion and check) and queues it.
+function M.actions.queue_add()
+  local conn = conn_of_sidebar()
+  if not conn or not conn.store.state then
+    vim.notify("agentd: the state has not been read yet", vim.log.levels.WARN)
+    return
+  end
+  vim.ui.input({ prompt = "Queue goal: " }, function(objective)
+    objective = trim(objective)
+    if objective == "" then
+      return
+    end
+    vim.ui.input({ prompt = "Done when (optional): " }, function(criterion)
+      if criterion == nil then
+        return
+      end
+      vim.ui.input({ prompt = "Check command (optional): " }, function(check)
+        if check == nil then
+          return
+        end
+        local args = { objective = objective }
+        if trim(criterion) ~= "" then
+          args.completionCriterion = trim(criterion)
+        end
+        if trim(check) ~= "" then
+          args.check = trim(check)
+        end
+        queue_command(protocol.commands.goal_queue_add, args)
+      end)
+    end)
+  end)
+end
+
+--- Turns auto-advance of the goal queue off when it is on, and on when it is off.
+function M.actions.auto_advance()
+  local conn = conn_of_sidebar()
+  local q = conn and conn.store.state and conn.store.state.queue
+  if q then
+    queue_command(protocol.commands.goal_queue_set_auto_advance, { on = q.autoAdvance == false })
+  end
 end
 
 function M.actions.refresh()
@@ -402,6 +498,8 @@ function M.actions.help()
     { k.move_up, "move the todo up" },
     { k.open_task_file, "open the goal's task file" },
     { k.run_check, "run the goal's check now (also <CR> on its line)" },
+    { k.queue_add, "queue a goal (Up next); on an Up next line dd, J, K remove and move it" },
+    { k.auto_advance, "turn auto-advance of the queue on or off" },
     { k.refresh, "re-read the state from agentd" },
     { k.close, "close the sidebar" },
   }

@@ -62,6 +62,8 @@ function M.set_state(store, state, force)
   state.goal = v(state.goal)
   state.todos = v(state.todos) or { items = {}, revision = 0 }
   state.todos.items = v(state.todos.items) or {}
+  state.queue = v(state.queue) or { items = {}, autoAdvance = true }
+  state.queue.items = v(state.queue.items) or {}
   store.state = state
   store.revision = rev
   return true
@@ -76,6 +78,8 @@ function M.apply(store, method, params)
     st.todos = { items = v(params.items) or {}, revision = rev }
   elseif method == protocol.notifications.goal_changed then
     st.goal = v(params.goal)
+  elseif method == protocol.notifications.queue_changed then
+    st.queue = { items = v(params.items) or {}, autoAdvance = v(params.autoAdvance) ~= false }
   elseif method == protocol.notifications.task_file_changed then
     if st.goal then
       local tf = v(st.goal.taskFile) or {}

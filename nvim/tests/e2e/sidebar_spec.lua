@@ -273,3 +273,72 @@ test(":AgentdTaskFile opens the goal's task file", function()
   H.eq(vim.fs.normalize(ws .. "/NOTES.md"), vim.fs.normalize(vim.api.nvim_buf_get_name(0)))
   vim.cmd("AgentdGoalCancel")
 end)
+
+test("Up next: A queues, K and dd reorder and remove, T toggles auto-advance; a completion advances to the first", function()
+  vim.cmd("AgentdGoal! Finish the parser")
+  H.wait(function()
+    local g = conn().store.state.goal
+    return g and g.objective == "Finish the parser"
+  end, "the goal", 10000, describe)
+  if not sidebar.is_open() then
+    vim.cmd("AgentdToggle")
+  end
+  wait_sidebar("Up next  none · auto-advance on")
+  local win = vim.fn.bufwinid(sidebar.buf)
+  vim.api.nvim_set_current_win(win)
+  H.feed("ADocument the parser<CR>docs build<CR>make docs<CR>")
+  vim.cmd("AgentdQueueAdd Tag the release")
+  H.agentd({ "goal", "queue", "add", "Announce it", "--workspace", ws })
+  wait_sidebar("Up next  3 queued · auto-advance on\n  1. Document the parser\n     done when: docs build\n     check: make docs\n  2. Tag the release\n  3. Announce it")
+  local function queued()
+    local out = {}
+    for _, it in ipairs(H.daemon_state().queue.items) do
+      table.insert(out, it.objective)
+    end
+    return out
+  end
+  H.eq("make docs", H.daemon_state().queue.items[1].check, "the check reached the daemon")
+
+  local function focus_queued(n)
+    vim.api.nvim_set_current_win(win)
+    vim.api.nvim_win_set_cursor(win, { sidebar.layout.queue_lines[n], 0 })
+  end
+  focus_queued(3)
+  H.feed("K")
+  H.wait(function()
+    return vim.deep_equal(queued(), { "Document the parser", "Announce it", "Tag the release" })
+  end, "daemon to have Announce it moved up", 10000, describe)
+  wait_sidebar("  2. Announce it\n  3. Tag the release")
+  H.wait(function()
+    return vim.api.nvim_get_current_line() == "  2. Announce it"
+  end, "cursor follows the moved queued goal", 10000, describe)
+  vim.cmd("AgentdQueueMove 1 3")
+  H.wait(function()
+    return vim.deep_equal(queued(), { "Announce it", "Tag the release", "Document the parser" })
+  end, "daemon to have Document the parser moved last", 10000, describe)
+  wait_sidebar("  1. Announce it\n  2. Tag the release\n  3. Document the parser")
+  focus_queued(1)
+  H.feed("dd")
+  H.wait(function()
+    return vim.deep_equal(queued(), { "Tag the release", "Document the parser" })
+  end, "daemon to have Announce it removed", 10000, describe)
+  wait_sidebar("Up next  2 queued")
+  vim.cmd("AgentdQueueMove 2 1")
+  wait_sidebar("  1. Document the parser")
+
+  vim.api.nvim_set_current_win(win)
+  H.feed("T")
+  wait_sidebar("Up next  2 queued · auto-advance off")
+  H.eq(false, H.daemon_state().queue.autoAdvance, "auto-advance off in the daemon")
+  vim.cmd("AgentdQueueAutoAdvance on")
+  wait_sidebar("Up next  2 queued · auto-advance on")
+
+  -- The model completes the goal: the first queued goal becomes the goal.
+  H.tool("UpdateGoal", { status = "complete" })
+  wait_sidebar("Goal  active\n  Document the parser\n  done when: docs build")
+  wait_sidebar("Up next  1 queued · auto-advance on\n  1. Tag the release")
+
+  vim.cmd("AgentdQueueRemove 1")
+  wait_sidebar("Up next  none")
+  vim.cmd("AgentdGoalCancel")
+end)

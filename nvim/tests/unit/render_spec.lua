@@ -212,8 +212,8 @@ test("check: summary of a run, and the sidebar lines of a check", function()
   H.contains(text, "  check make\n        running...")
   H.not_contains(text, "old", "no stale tail while it runs")
   local tail = "1\n2\n3\n4\n5\n--- FAIL: TestX\n"
-  text = lines({ command = "make\nmake lint", lastRun = { exitCode = 1, durationMs = 2000, at = "2026-03-01T09:00:05+01:00", outputTail = tail } })
-  H.contains(text, "  check make ...\n        failed: exit 1 after 2s · 09:00:05\n        | 3\n        | 4\n        | 5\n        | --- FAIL: TestX")
+  text = lines({ command = "make lint", lastRun = { exitCode = 1, durationMs = 2000, at = "2026-03-01T09:00:05+01:00", outputTail = tail } })
+  H.contains(text, "  check make lint\n        failed: exit 1 after 2s · 09:00:05\n        | 3\n        | 4\n        | 5\n        | --- FAIL: TestX")
   H.not_contains(text, "| 2")
   local _, r = lines({ command = "make", lastRun = { exitCode = 0, durationMs = 0, at = "2026-03-01T09:00:05Z", outputTail = "" } })
   local found
@@ -224,4 +224,24 @@ test("check: summary of a run, and the sidebar lines of a check", function()
   end
   H.ok(found, "the passed run is highlighted AgentdCheckPassed: " .. vim.inspect(r.highlights))
   H.not_contains(table.concat(render.sidebar(state(), {}).lines, "\n"), "check", "no check lines without a check")
+end)
+
+test("sidebar: Up next lists the queue between the goal and the todos, each line mapped to its item", function()
+  local s = state({ queue = { autoAdvance = false, items = {
+    { id = "q1", objective = "Document the parser", completionCriterion = "docs build", check = "make docs", addedAt = "t" },
+    { id = "q2", objective = "Tag the release", addedAt = "t" },
+  } } })
+  local res = render.sidebar(s, { root = "/w" })
+  local text = table.concat(res.lines, "\n")
+  H.contains(text, "Up next  2 queued · auto-advance off\n  1. Document the parser\n     done when: docs build\n     check: make docs\n  2. Tag the release\n")
+  local up = text:find("Up next", 1, true)
+  H.ok(text:find("Goal  active", 1, true) < up and up < text:find("Todos", 1, true), "Up next sits between Goal and Todos")
+  local first = res.queue_lines[1]
+  H.eq("  1. Document the parser", res.lines[first])
+  H.eq(1, res.queue[first + 1], "the criterion line belongs to item 1")
+  H.eq(1, res.queue[first + 2], "the check line belongs to item 1")
+  H.eq(2, res.queue[res.queue_lines[2]])
+  H.eq(nil, res.items[first], "a queue line is no todo line")
+  local empty = table.concat(render.sidebar(state({ queue = { items = {}, autoAdvance = true } }), {}).lines, "\n")
+  H.contains(empty, "Up next  none · auto-advance on")
 end)

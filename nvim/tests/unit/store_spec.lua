@@ -67,3 +67,16 @@ test("queued edits rebase only over our own writes", function()
   H.eq(false, store.edit_applies(s, 6))
   H.eq(true, store.edit_applies(s, 7))
 end)
+
+test("apply: queueChanged replaces the queue, the goal and todos stay; a state without a queue reads as empty", function()
+  local s = base(5)
+  H.eq({ items = {}, autoAdvance = true }, s.state.queue, "a State without a queue")
+  local todos = s.state.todos
+  store.apply(s, "agentd/queueChanged", {
+    session = "default", revision = 6, actor = "user", autoAdvance = false,
+    items = { { id = "q1", objective = "docs", addedAt = "t" } },
+  })
+  H.eq({ items = { { id = "q1", objective = "docs", addedAt = "t" } }, autoAdvance = false }, s.state.queue)
+  H.eq(6, s.revision)
+  H.eq(todos, s.state.todos, "a queue change leaves the todos")
+end)

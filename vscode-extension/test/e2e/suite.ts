@@ -557,6 +557,52 @@ test('create goal (input boxes, replace confirmation) and cancel it (confirmatio
   eq(api.context['agentdPanel.hasGoal'], false, 'context hasGoal');
 });
 
+test('Up next: queue goals, reorder, remove, toggle auto-advance; a completion advances to the first', async (api, ui) => {
+  const queued = (): string[] => api.queue.currentRows.map((r) => r.label);
+  await agentd('goal', 'create', 'Finish the parser', '--replace');
+  await waitFor('the goal in the view', () => api.goal.row('objective')?.label === 'Finish the parser');
+
+  ui.inputs.push('Document the parser', 'docs build', 'make docs');
+  await vscode.commands.executeCommand('agentdPanel.queue.add');
+  ui.inputs.push('Tag the release', '', '');
+  await vscode.commands.executeCommand('agentdPanel.queue.add');
+  await agentd('goal', 'queue', 'add', 'Announce it');
+  await waitFor('three queued goals in Up next', () => JSON.stringify(queued()) === JSON.stringify(['Document the parser', 'Tag the release', 'Announce it']));
+  const first = api.queue.currentRows[0];
+  eq(first.description, 'done when: docs build · check: make docs', 'criterion and check of the first row');
+  eq((await serverState()).queue.items[0].check, 'make docs', 'the check reached the daemon');
+  eq(api.queue.view.description, '3 queued · auto-advance on', 'view description');
+
+  await vscode.commands.executeCommand('agentdPanel.queue.moveUp', api.queue.currentRows[2]);
+  await waitFor('Announce it moved up', () => JSON.stringify(queued()) === JSON.stringify(['Document the parser', 'Announce it', 'Tag the release']));
+  await vscode.commands.executeCommand('agentdPanel.queue.moveDown', api.queue.currentRows[0]);
+  await waitFor('Document the parser moved down', () => JSON.stringify(queued()) === JSON.stringify(['Announce it', 'Document the parser', 'Tag the release']));
+  eq(
+    (await serverState()).queue.items.map((i) => i.objective),
+    ['Announce it', 'Document the parser', 'Tag the release'],
+    'the daemon has the new order',
+  );
+  await vscode.commands.executeCommand('agentdPanel.queue.remove', api.queue.currentRows[0]);
+  await waitFor('Announce it removed', () => JSON.stringify(queued()) === JSON.stringify(['Document the parser', 'Tag the release']));
+
+  await vscode.commands.executeCommand('agentdPanel.queue.autoAdvanceOff');
+  await waitFor('auto-advance off in the daemon and the context', async () => (await serverState()).queue.autoAdvance === false && api.context['agentdPanel.autoAdvance'] === false);
+  eq(api.queue.view.description, '2 queued · auto-advance off', 'view description with auto-advance off');
+  await vscode.commands.executeCommand('agentdPanel.queue.autoAdvanceOn');
+  await waitFor('auto-advance on again', () => api.context['agentdPanel.autoAdvance'] === true);
+
+  // The model completes the goal: the first queued goal becomes the goal.
+  await agentd('tool', 'UpdateGoal', JSON.stringify({ status: 'complete' }));
+  await waitFor('the queued goal in the Goal view', () => api.goal.row('objective')?.label === 'Document the parser' && api.store.state?.goal?.status === 'active');
+  eq(api.goal.row('criterion')?.description, 'docs build', 'criterion of the advanced goal');
+  await waitFor('Up next without it', () => JSON.stringify(queued()) === JSON.stringify(['Tag the release']));
+
+  // Leave no goal and an empty queue for the tests after this one.
+  await vscode.commands.executeCommand('agentdPanel.queue.remove', api.queue.currentRows[0]);
+  await agentd('goal', 'cancel');
+  await waitFor('nothing queued, no goal', () => api.queue.currentRows.length === 0 && api.goal.currentRows.length === 0);
+});
+
 test('a missing binary gives one error with the install command, and no restart loop', async (api, ui) => {
   const cfg = vscode.workspace.getConfiguration('agentd');
   const errorsBefore = ui.of('error').length;

@@ -18,6 +18,8 @@ import {
   normalizeFolder,
   oneLine,
   panelContext,
+  queueRows,
+  queueSummary,
   reconcile,
   statusBarText,
   statusBarTooltip,
@@ -47,6 +49,7 @@ function state(over: Partial<State> = {}): State {
       ],
     },
     goal: null,
+    queue: { items: [], autoAdvance: true },
     ...over,
   };
 }
@@ -331,6 +334,7 @@ describe('context keys', () => {
       'agentdPanel.hasCheck': false,
       'agentdPanel.hasTodos': false,
       'agentdPanel.multipleSessions': false,
+      'agentdPanel.autoAdvance': true,
     });
   });
   it('with a paused goal, todos and two sessions', () => {
@@ -432,5 +436,48 @@ describe('errors and budgets', () => {
     assert.match(validateBudgetInput('minutes', 'abc') ?? '', /number/);
     assert.match(validateBudgetInput('hours', '25') ?? '', /24 hours/);
     assert.equal(validateBudgetInput('minutes', '0.5'), undefined);
+  });
+});
+
+describe('Up next (the goal queue)', () => {
+  const items = [
+    { id: 'q1', objective: 'Document the parser', completionCriterion: 'docs build', check: 'make docs', addedAt: '2026-01-01T00:00:00Z' },
+    { id: 'q2', objective: 'Tag the release', addedAt: '2026-01-01T00:00:01Z' },
+    { id: 'q3', objective: 'Announce it', addedAt: '2026-01-01T00:00:02Z' },
+  ];
+
+  it('one row per queued goal, first first, with criterion and check; the ends are marked for Move Up/Down', () => {
+    const rows = queueRows(state({ queue: { items, autoAdvance: true } }));
+    assert.deepEqual(
+      rows.map((r) => [r.id, r.index, r.label, r.description, r.contextValue]),
+      [
+        ['q1', 0, 'Document the parser', 'done when: docs build · check: make docs', 'queue.item.first'],
+        ['q2', 1, 'Tag the release', '', 'queue.item'],
+        ['q3', 2, 'Announce it', '', 'queue.item.last'],
+      ],
+    );
+    assert.match(rows[0].tooltip, /Check: make docs/);
+    assert.equal(queueRows(state({ queue: { items: [items[0]], autoAdvance: true } }))[0].contextValue, 'queue.item.first.last');
+    assert.deepEqual(queueRows(undefined), []);
+  });
+
+  it('the summary says how many are queued and whether auto-advance is on', () => {
+    assert.equal(queueSummary(state({ queue: { items, autoAdvance: false } })), '3 queued · auto-advance off');
+    assert.equal(queueSummary(state()), 'nothing queued · auto-advance on');
+    assert.equal(panelContext(state({ queue: { items, autoAdvance: false } }), 1)['agentdPanel.autoAdvance'], false);
+  });
+
+  it('queueChanged replaces the queue; the goal and todos stay', () => {
+    const st = state({ goal: goal() });
+    const r = reconcile(st, 'default', NOTIFICATIONS.queueChanged, { workspace: WS, session: 'default', revision: 6, items, autoAdvance: false, actor: 'user' } as never);
+    assert.equal(r.action, 'apply');
+    if (r.action === 'apply') {
+      assert.deepEqual(r.state.queue, { items, autoAdvance: false });
+      assert.equal(r.state.goal, st.goal);
+      assert.equal(r.state.todos, st.todos);
+      assert.equal(r.state.revision, 6);
+    }
+    const bad = reconcile(st, 'default', NOTIFICATIONS.queueChanged, { workspace: WS, session: 'default', revision: 6 } as never);
+    assert.equal(bad.action, 'refresh');
   });
 });

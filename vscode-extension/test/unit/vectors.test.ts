@@ -27,7 +27,7 @@ function shownState(revision: number | null, session: string): State | undefined
   if (revision === null) {
     return undefined;
   }
-  return { workspace: 'file:///w', session, revision, todos: { items: [], revision }, goal: null };
+  return { workspace: 'file:///w', session, revision, todos: { items: [], revision }, goal: null, queue: { items: [], autoAdvance: true } };
 }
 
 describe('reconcile vectors', () => {

@@ -1,0 +1,165 @@
+package goal
+
+import (
+	"fmt"
+	"time"
+)
+
+// QueuedGoal is one upcoming goal of a session's queue (docs/runtime.md
+// §2.9): what becomes the active goal when the current one completes. ID is
+// a uuid that stays the item's while it waits (remove and move name it);
+// Check is the optional verification command a person gave it (docs/runtime.md
+// §2.9.1); AddedAt is when it was queued (wall clock, UTC).
+type QueuedGoal struct {
+	ID                  string    `json:"id"`
+	Objective           string    `json:"objective"`
+	CompletionCriterion string    `json:"completionCriterion,omitempty"`
+	Check               string    `json:"check,omitempty"`
+	AddedAt             time.Time `json:"addedAt"`
+}
+
+// MaxQueuedGoals bounds the items of one session's queue (docs/runtime.md
+// §2.9.1).
+const MaxQueuedGoals = 50
+
+// QueueParams are the inputs of adding a queued goal (agentd.goal.queue.add).
+// Check nil means no check.
+type QueueParams struct {
+	Objective           string
+	CompletionCriterion string
+	Check               *string
+}
+
+// QueueChange is one change of the queue, for the history event and the
+// agentd/queueChanged notification (docs/protocol.md §4): Kind is add,
+// remove, move or autoAdvance; Item is the item it is about (nil for
+// autoAdvance).
+type QueueChange struct {
+	Kind  string      `json:"kind"`
+	Item  *QueuedGoal `json:"item,omitempty"`
+	Index int         `json:"index"` // the item's index after the change (add, move), or before it (remove)
+}
+
+// The queue change kinds; history event kinds are "queue." + kind.
+const (
+	QueueAdd         = "add"
+	QueueRemove      = "remove"
+	QueueMove        = "move"
+	QueueAutoAdvance = "autoAdvance"
+)
+
+// EventKind is the history event kind, e.g. "queue.add".
+func (c QueueChange) EventKind() string { return "queue." + c.Kind }
+
+// AutoAdvance says whether a complete goal makes the first queued goal
+// active (docs/runtime.md §2.9); on unless the user turned it off.
+func (s *State) AutoAdvance() bool { return !s.AutoAdvanceOff }
+
+// QueueItems returns a copy of the queue, first item first; never nil.
+func (s *State) QueueItems() []QueuedGoal {
+	return append([]QueuedGoal{}, s.Queue...)
+}
+
+// Enqueue appends a goal to the queue for the user (docs/runtime.md §2.9).
+// The objective and criterion follow the rules of creating a goal (§2.2:
+// trimmed, the same lengths and codes); the check, when given, must be a
+// command (not blank after trim, at most MaxCheckChars runes, no
+// control character but TAB). Refusals: goal.objective_empty,
+// goal.objective_too_long, args.invalid (the queue is full, a bad check or
+// text).
+func (s *State) Enqueue(p QueueParams, now Instant) (QueueChange, error) {
+	objective, criterion, err := normalizeObjective(p.Objective, p.CompletionCriterion)
+	if err != nil {
+		return QueueChange{}, err
+	}
+	check, err := normalizeCheck(p.Check)
+	if err != nil {
+		return QueueChange{}, err
+	}
+	if len(s.Queue) >= MaxQueuedGoals {
+		return QueueChange{}, errorf(CodeArgsInvalid, fmt.Sprintf("the queue already holds %d goals, the most it may; remove one first", MaxQueuedGoals))
+	}
+	item := QueuedGoal{ID: newID(), Objective: objective, CompletionCriterion: criterion, Check: check, AddedAt: now.Wall}
+	s.Queue = append(s.Queue, item)
+	return QueueChange{Kind: QueueAdd, Item: &item, Index: len(s.Queue) - 1}, nil
+}
+
+// indexOf is the index of the queued goal with id, or an args.invalid
+// error naming it.
+func (s *State) indexOf(id string) (int, error) {
+	for i, q := range s.Queue {
+		if q.ID == id {
+			return i, nil
+		}
+	}
+	return 0, errorf(CodeArgsInvalid, fmt.Sprintf("no queued goal has the id %q; list the queue for the current ids", oneLine(id, 80)))
+}
+
+// Dequeue removes the queued goal with id for the user. Refusal:
+// args.invalid (no such item).
+func (s *State) Dequeue(id string) (QueueChange, error) {
+	i, err := s.indexOf(id)
+	if err != nil {
+		return QueueChange{}, err
+	}
+	item := s.Queue[i]
+	s.Queue = append(s.Queue[:i:i], s.Queue[i+1:]...)
+	return QueueChange{Kind: QueueRemove, Item: &item, Index: i}, nil
+}
+
+// MoveQueued moves the queued goal with id to index (0 is first), the
+// others keeping their order. Moving an item to where it is changes
+// nothing (ok false). Refusals: args.invalid (no such item, an index
+// outside 0 … len-1).
+func (s *State) MoveQueued(id string, index int) (ch QueueChange, ok bool, err error) {
+	i, err := s.indexOf(id)
+	if err != nil {
+		return QueueChange{}, false, err
+	}
+	if index < 0 || index >= len(s.Queue) {
+		return QueueChange{}, false, errorf(CodeArgsInvalid, fmt.Sprintf("index %d is outside the queue; use 0 to %d", index, len(s.Queue)-1))
+	}
+	if i == index {
+		return QueueChange{}, false, nil
+	}
+	item := s.Queue[i]
+	rest := append(s.Queue[:i:i], s.Queue[i+1:]...)
+	s.Queue = append(rest[:index:index], append([]QueuedGoal{item}, rest[index:]...)...)
+	return QueueChange{Kind: QueueMove, Item: &item, Index: index}, true, nil
+}
+
+// SetAutoAdvance turns auto-advance on or off for the user (docs/runtime.md
+// §2.9); ok is false when it already was so.
+func (s *State) SetAutoAdvance(on bool) (QueueChange, bool) {
+	if s.AutoAdvance() == on {
+		return QueueChange{}, false
+	}
+	s.AutoAdvanceOff = !on
+	return QueueChange{Kind: QueueAutoAdvance}, true
+}
+
+// createParams is the one place a queued goal becomes the parameters of
+// the goal it starts (docs/runtime.md §2.9): objective, criterion and
+// check (§2.10).
+func (q QueuedGoal) createParams() CreateParams {
+	return CreateParams{Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check}
+}
+
+// advance makes the first queued goal the current goal after the current
+// one completed, when auto-advance is on and the queue is not empty
+// (docs/runtime.md §2.9): a fresh active goal (new uuid, zero counters, no
+// budgets, no task file), actor runtime, change kind advance. The live
+// turns of the main agent become its starter turns, as for a goal created
+// mid-turn (§2.4), but the turn that completed the old goal keeps working
+// for that one, so a later goal tool call in it is a stale call (§2.8).
+// It returns the advance change, or nothing.
+func (s *State) advance(now Instant) []Change {
+	if s.Goal == nil || s.Goal.Status != Complete || !s.AutoAdvance() || len(s.Queue) == 0 {
+		return nil
+	}
+	next := s.Queue[0]
+	s.Queue = append([]QueuedGoal{}, s.Queue[1:]...)
+	s.Goal = newGoal(next.createParams(), Runtime, now)
+	s.noteActivated("", now)
+	return []Change{{Kind: ChangeAdvance, Status: Active, Reason: "the next goal of the queue", Actor: Runtime, Goal: s.Goal.snapshot(now)}}
+}
