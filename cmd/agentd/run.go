@@ -51,7 +51,7 @@ Usage:
                                         SetGoalBudget, UpdateGoal) and print its output;
                                         exit 1 when the tool answers an error
   agentd state [--json]                 print the todo list and goal
-  agentd goal create|pause|resume|cancel|budget|status ...
+  agentd goal create|pause|resume|cancel|budget|status|queue|set-check|check ...
                                         the user's goal controls (agentd goal for help)
   agentd simulate [--script NAME|FILE]  play a scripted agent loop (built-in: complete,
                                         turn-budget) and print injections and continuations
