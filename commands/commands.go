@@ -236,3 +236,22 @@ func checkName(field, v string) error {
 	}
 	return nil
 }
+
+// releaseKey is the context key of ReleaseOrder's function.
+type releaseKey struct{}
+
+// WithOrderRelease returns ctx carrying release, which lets the
+// following requests on the command's state run before the command
+// returns (docs/protocol.md §2.2): a command that waits a long time after
+// its change is committed (a goal check, docs/runtime.md §2.10) calls it
+// then. release must be safe to call more than once.
+func WithOrderRelease(ctx context.Context, release func()) context.Context {
+	return context.WithValue(ctx, releaseKey{}, release)
+}
+
+// releaseOrder calls the release function of ctx, if it has one.
+func releaseOrder(ctx context.Context) {
+	if release, ok := ctx.Value(releaseKey{}).(func()); ok {
+		release()
+	}
+}

@@ -57,7 +57,7 @@ func goalTool(info goal.Tool) tool {
 				desc.Display = gc.Description.Display
 			}
 			return toolCall{desc: desc, run: func(ctx context.Context, c *call, cur workspace.Session, turnID string) (ToolResult, error) {
-				return runGoalTool(c, info.Name, goal.ToolCall{Call: gc, TurnID: turnID}, cur)
+				return runGoalTool(ctx, c, info.Name, goal.ToolCall{Call: gc, TurnID: turnID}, cur)
 			}}, nil
 		},
 	}
@@ -65,8 +65,10 @@ func goalTool(info goal.Tool) tool {
 
 // runGoalTool runs a decoded call of the goal tool named name on the
 // session read as cur. CreateGoal's task file is resolved first, outside
-// the transaction (it reads the file).
-func runGoalTool(c *call, name string, tc goal.ToolCall, cur workspace.Session) (ToolResult, error) {
+// the transaction (it reads the file). An UpdateGoal complete that runs
+// the goal's check releases the request's place in the order once the
+// check is marked running (ReleaseOrder).
+func runGoalTool(ctx context.Context, c *call, name string, tc goal.ToolCall, cur workspace.Session) (ToolResult, error) {
 	if cg, ok := tc.Input.(goal.CreateGoalInput); ok {
 		tf, err := c.resolveTaskFile(cg.TaskFile, cg.Objective)
 		if err != nil {
@@ -74,7 +76,7 @@ func runGoalTool(c *call, name string, tc goal.ToolCall, cur workspace.Session) 
 		}
 		tc.TaskFile = tf
 	}
-	return c.svc.CallGoalTool(c.folder.ws, c.session, name, tc, cur)
+	return c.svc.CallGoalTool(ctx, c.folder.ws, c.session, name, tc, cur, func() { releaseOrder(ctx) })
 }
 
 // Exit codes of `agentd goal status --exit-code` (docs/protocol.md §1,
@@ -149,6 +151,21 @@ type goalCreateArgs struct {
 	CompletionCriterion string `json:"completionCriterion"`
 	Replace             bool   `json:"replace"`
 	TaskFile            string `json:"taskFile"`
+	Check               string `json:"check"`
+}
+
+type goalSetCheckArgs struct {
+	Common
+	Command *string `json:"command"` // nil (null or absent) removes the check
+}
+
+// CheckResult is the answer of agentd.goal.runCheck: the State after the
+// run and the run itself (docs/runtime.md §2.10). The goal's status is
+// unchanged; Passed is run.exitCode == 0.
+type CheckResult struct {
+	State
+	Run    goal.CheckRun `json:"run"`
+	Passed bool          `json:"passed"`
 }
 
 type goalPauseArgs struct {
@@ -177,14 +194,14 @@ func userGoal[A any, PA interface {
 }
 
 var goalCommands = []Command{
-	def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`", "Creates a goal as the user (docs/runtime.md §2.2); returns `State`.", true,
+	def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`, `check?`", "Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10); returns `State`.", true,
 		func(ctx context.Context, c *call, a *goalCreateArgs) (any, error) {
 			tf, err := c.resolveTaskFile(a.TaskFile, a.Objective)
 			if err != nil {
 				return nil, err
 			}
 			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
-				return g.Create(goal.CreateParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Replace: a.Replace, TaskFile: tf}, c.svc.Now())
+				return g.Create(goal.CreateParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Replace: a.Replace, TaskFile: tf, Check: a.Check}, c.svc.Now())
 			})
 			if err != nil {
 				return nil, err
@@ -213,6 +230,18 @@ var goalCommands = []Command{
 				return nil, err
 			}
 			return CancelResult{State: c.stateOf(s), Cancelled: ended}, nil
+		}),
+	userGoal("agentd.goal.setCheck", "`command` (a shell command, or `null` to remove the check)", "Sets or removes the goal's verification command as the user (docs/runtime.md §2.10); returns `State`.",
+		func(c *call, a *goalSetCheckArgs, g *goal.State) ([]goal.Change, error) {
+			return g.SetCheck(a.Command, c.svc.Now())
+		}),
+	def[CheckResult]("agentd.goal.runCheck", "-", "Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`.", true,
+		func(ctx context.Context, c *call, a *noArgs) (any, error) {
+			run, s, err := c.svc.RunCheck(ctx, c.folder.ws, c.session, func() { releaseOrder(ctx) })
+			if err != nil {
+				return nil, err
+			}
+			return CheckResult{State: c.stateOf(s), Run: run, Passed: run.Passed()}, nil
 		}),
 	userGoal("agentd.goal.setBudget", "`turns?`, `tokens?`, `wallClockMs?` (each a number, or `null` to remove)", "Sets or removes budget limits as the user; returns `State`.",
 		func(c *call, a *goalBudgetArgs, g *goal.State) ([]goal.Change, error) {

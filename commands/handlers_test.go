@@ -183,6 +183,28 @@ var handlerCases = []handlerCase{
 	{name: "undo refuses with nothing to undo", cmd: run{"agentd.undo", `{}`}, wantCode: "args.invalid"},
 	{name: "undo refuses a change newer than expectedRevision", setup: []run{{"agentd.todo.set", setTodos}}, cmd: run{"agentd.undo", `{"expectedRevision":0}`}, wantCode: "todo.conflict"},
 	{name: "undo refuses an unknown scope", setup: []run{{"agentd.todo.set", setTodos}}, cmd: run{"agentd.undo", `{"scope":"goals"}`}, wantCode: "args.invalid"},
+	{name: "goal.setCheck", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.setCheck", `{"command":"  test -d .  "}`}, check: func(t *testing.T, w wire) {
+		if c := get[string](t, w, "goal", "check", "command"); c != "test -d ." {
+			t.Errorf("check command %q, want it trimmed: test -d .", c)
+		}
+	}},
+	{name: "goal.setCheck refuses without a goal", cmd: run{"agentd.goal.setCheck", `{"command":"true"}`}, wantCode: "goal.not_found"},
+
+	{name: "goal.runCheck", setup: []run{{"agentd.goal.create", `{"objective":"o","check":"echo checked; exit 4"}`}}, cmd: run{"agentd.goal.runCheck", `{}`}, check: func(t *testing.T, w wire) {
+		if code := get[int](t, w, "run", "exitCode"); code != 4 {
+			t.Errorf("exit code %d, want 4", code)
+		}
+		if tail := get[string](t, w, "run", "outputTail"); tail != "checked\n" {
+			t.Errorf("output tail %q", tail)
+		}
+		if get[bool](t, w, "passed") || get[string](t, w, "goal", "status") != "active" {
+			t.Errorf("a failed check on demand: %v", w)
+		}
+		if code := get[int](t, w, "goal", "check", "lastRun", "exitCode"); code != 4 {
+			t.Errorf("lastRun exit code %d, want 4", code)
+		}
+	}},
+	{name: "goal.runCheck refuses a goal without a check", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.runCheck", `{}`}, wantCode: "goal.no_check"},
 
 	{name: "goal.setBudget", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.setBudget", `{"turns":5,"tokens":null}`}, check: func(t *testing.T, w wire) {
 		if b := get[int64](t, w, "goal", "budget", "turnBudget"); b != 5 {

@@ -160,6 +160,8 @@ func TestResultTypes(t *testing.T) {
 		{"agentd.callTool", `[{"name":"TodoList","input":{}}]`},
 		{"agentd.goal.create", `[{"objective":"o"}]`},
 		{"agentd.goal.setBudget", `[{"turns":5}]`},
+		{"agentd.goal.setCheck", `[{"command":"true"}]`},
+		{"agentd.goal.runCheck", ``},
 		{"agentd.goal.pause", ``},
 		{"agentd.goal.resume", ``},
 		{"agentd.turn.begin", `[{"turnId":"t1","origin":"user"}]`},

@@ -21,6 +21,14 @@ const (
 	CodeStaleCall        = "goal.stale_call"
 	CodeBudgetInvalid    = "goal.budget_invalid"
 	CodeTaskFileOutside  = "goal.task_file_outside"
+	// CodeCheckFailed: the goal's check did not pass (it exited non-zero,
+	// ran out of time or did not start), so it was not completed
+	// (docs/runtime.md §2.10.1).
+	CodeCheckFailed = "goal.check_failed"
+	// CodeCheckRunning: the goal's check is running; one run at a time.
+	CodeCheckRunning = "goal.check_running"
+	// CodeNoCheck: the goal has no check to run.
+	CodeNoCheck = "goal.no_check"
 	// CodeArgsInvalid is args.invalid, declared once in jsonin: a badly
 	// shaped input, a turn id or reason the rules refuse.
 	CodeArgsInvalid = jsonin.CodeArgsInvalid

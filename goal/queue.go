@@ -2,9 +2,7 @@ package goal
 
 import (
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // QueuedGoal is one upcoming goal of a session's queue (docs/runtime.md
@@ -20,11 +18,9 @@ type QueuedGoal struct {
 	AddedAt             time.Time `json:"addedAt"`
 }
 
-// Bounds of the queue (docs/runtime.md §2.9.1).
-const (
-	MaxQueuedGoals     = 50   // items in one session's queue
-	MaxQueueCheckChars = 2000 // runes of a queued goal's check command after trim
-)
+// MaxQueuedGoals bounds the items of one session's queue (docs/runtime.md
+// §2.9.1).
+const MaxQueuedGoals = 50
 
 // QueueParams are the inputs of adding a queued goal (agentd.goal.queue.add).
 // Check nil means no check.
@@ -67,7 +63,7 @@ func (s *State) QueueItems() []QueuedGoal {
 // Enqueue appends a goal to the queue for the user (docs/runtime.md §2.9).
 // The objective and criterion follow the rules of creating a goal (§2.2:
 // trimmed, the same lengths and codes); the check, when given, must be a
-// command (not blank after trim, at most MaxQueueCheckChars runes, no
+// command (not blank after trim, at most MaxCheckChars runes, no
 // control character but TAB). Refusals: goal.objective_empty,
 // goal.objective_too_long, args.invalid (the queue is full, a bad check or
 // text).
@@ -86,27 +82,6 @@ func (s *State) Enqueue(p QueueParams, now Instant) (QueueChange, error) {
 	item := QueuedGoal{ID: newID(), Objective: objective, CompletionCriterion: criterion, Check: check, AddedAt: now.Wall}
 	s.Queue = append(s.Queue, item)
 	return QueueChange{Kind: QueueAdd, Item: &item, Index: len(s.Queue) - 1}, nil
-}
-
-// normalizeCheck trims a queued goal's check command; nil is no check
-// (""). A blank command, a longer one than MaxQueueCheckChars, or one with
-// a line break or another control character (TAB is fine) is args.invalid.
-func normalizeCheck(check *string) (string, error) {
-	if check == nil {
-		return "", nil
-	}
-	trimmed := strings.TrimSpace(*check)
-	switch {
-	case trimmed == "":
-		return "", errorf(CodeArgsInvalid, "the check is blank; give the command that proves the goal is done, or leave check out")
-	case utf8.RuneCountInString(trimmed) > MaxQueueCheckChars:
-		return "", errorf(CodeArgsInvalid, fmt.Sprintf("the check is %d characters long; at most %d are allowed (put a longer script in a file and run that)", utf8.RuneCountInString(trimmed), MaxQueueCheckChars))
-	}
-	if i := strings.IndexFunc(trimmed, func(r rune) bool { return isRefusedControl(r) || r == '\n' || r == '\r' }); i >= 0 {
-		r, _ := utf8.DecodeRuneInString(trimmed[i:])
-		return "", errorf(CodeArgsInvalid, fmt.Sprintf("the check has the control character %U; write it on one line", r))
-	}
-	return trimmed, nil
 }
 
 // indexOf is the index of the queued goal with id, or an args.invalid
@@ -164,10 +139,10 @@ func (s *State) SetAutoAdvance(on bool) (QueueChange, bool) {
 }
 
 // createParams is the one place a queued goal becomes the parameters of
-// the goal it starts (docs/runtime.md §2.9): objective and criterion; the
-// check goes to the goal's check here too once goals carry one.
+// the goal it starts (docs/runtime.md §2.9): objective, criterion and
+// check (§2.10).
 func (q QueuedGoal) createParams() CreateParams {
-	return CreateParams{Objective: q.Objective, CompletionCriterion: q.CompletionCriterion}
+	return CreateParams{Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check}
 }
 
 // advance makes the first queued goal the current goal after the current

@@ -56,7 +56,7 @@ func TestEnqueue(t *testing.T) {
 		{"long objective", QueueParams{Objective: strings.Repeat("x", MaxObjectiveChars+1)}, CodeObjectiveTooLong, "at most 4000"},
 		{"control char", QueueParams{Objective: "a\x1bb"}, CodeArgsInvalid, "U+001B"},
 		{"blank check", QueueParams{Objective: "a", Check: ptr("   ")}, CodeArgsInvalid, "the check is blank"},
-		{"long check", QueueParams{Objective: "a", Check: ptr(strings.Repeat("y", MaxQueueCheckChars+1))}, CodeArgsInvalid, "at most 2000"},
+		{"long check", QueueParams{Objective: "a", Check: ptr(strings.Repeat("y", MaxCheckChars+1))}, CodeArgsInvalid, "at most 2000"},
 		{"check with newline", QueueParams{Objective: "a", Check: ptr("make\nrm -rf x")}, CodeArgsInvalid, "U+000A"},
 	} {
 		_, err := s.Enqueue(tc.p, c.now())

@@ -91,9 +91,12 @@ type Snapshot struct {
 	Budget              BudgetReport  `json:"budget"`
 	TerminalReason      string        `json:"terminalReason,omitempty"`
 	TaskFile            *TaskFileInfo `json:"taskFile,omitempty"`
-	CreatedAt           time.Time     `json:"createdAt"`
-	UpdatedAt           time.Time     `json:"updatedAt"`
-	LastActor           Actor         `json:"lastActor"`
+	// Check is the goal's verification command and its last run; absent
+	// when the goal has none (docs/runtime.md §2.10).
+	Check     *Check    `json:"check,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	LastActor Actor     `json:"lastActor"`
 	// Stalled: goal turns in a row made no change to the todo list or the
 	// task file (the stallTurns setting; docs/runtime.md §2.4.5).
 	Stalled bool `json:"stalled"`

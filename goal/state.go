@@ -48,8 +48,9 @@ type Goal struct {
 	Limits              Limits        `json:"limits"`
 	TerminalReason      string        `json:"terminalReason,omitempty"`
 	TaskFile            *TaskFileInfo `json:"taskFile,omitempty"`
+	Check               *Check        `json:"check,omitempty"` // the verification command, nil for none (§2.10)
 	CreatedAt           time.Time     `json:"createdAt"`
-	UpdatedAt           time.Time     `json:"updatedAt"` // last status, budget or task-file change; not counters
+	UpdatedAt           time.Time     `json:"updatedAt"` // last status, budget, check or task-file change; not counters
 	LastActor           Actor         `json:"lastActor"`
 	// ActiveClock and ActiveMono are, while active, the monotonic reading
 	// at the running stretch's start and the clock it was read from (see
@@ -106,6 +107,9 @@ const (
 	ChangeComplete ChangeKind = "complete" // → complete
 	ChangeBudget   ChangeKind = "budget"   // limits changed, status unchanged
 	ChangeTaskFile ChangeKind = "taskFile" // the task file changed on disk
+	// ChangeCheck: the goal's check was set or removed, began running, or
+	// a run ended (docs/runtime.md §2.10).
+	ChangeCheck ChangeKind = "check"
 	// ChangeAdvance: the goal completed and the first queued goal became
 	// the current goal, active (actor runtime; docs/runtime.md §2.9).
 	ChangeAdvance ChangeKind = "advance"
@@ -162,6 +166,7 @@ func (s State) Clone() State {
 func (g Goal) clone() Goal {
 	g.Limits = g.Limits.clone()
 	g.TaskFile = cloneTaskFile(g.TaskFile)
+	g.Check = cloneCheck(g.Check)
 	return g
 }
 
@@ -206,6 +211,7 @@ func (g *Goal) snapshot(now Instant) *Snapshot {
 		TerminalReason:      g.TerminalReason,
 		TaskFile:            cloneTaskFile(g.TaskFile),
 		Stalled:             g.Stalled,
+		Check:               cloneCheck(g.Check),
 		CreatedAt:           g.CreatedAt,
 		UpdatedAt:           g.UpdatedAt,
 		LastActor:           g.LastActor,

@@ -17,6 +17,10 @@ type CreateParams struct {
 	CompletionCriterion string
 	Replace             bool
 	TaskFile            *TaskFileInfo
+	// Check is the goal's verification command, set by a person only
+	// (docs/runtime.md §2.10); "" for none. A non-empty one follows the
+	// rule of normalizeCheck.
+	Check string
 }
 
 // Reasons the runtime gives (wording ours).
@@ -78,6 +82,12 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) 
 	if err != nil {
 		return nil, err
 	}
+	var check string
+	if p.Check != "" {
+		if check, err = normalizeCheck(&p.Check); err != nil {
+			return nil, err
+		}
+	}
 	var cs changeSet
 	if old := s.Goal; old != nil {
 		if old.Status != Complete && !p.Replace {
@@ -85,7 +95,7 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) 
 		}
 		cs.add(s.clear(ChangeReplace, System, reasonReplaced, now))
 	}
-	s.Goal = newGoal(CreateParams{Objective: objective, CompletionCriterion: criterion, TaskFile: p.TaskFile}, actor, now)
+	s.Goal = newGoal(CreateParams{Objective: objective, CompletionCriterion: criterion, TaskFile: p.TaskFile, Check: check}, actor, now)
 	// The cancel notice is about an older goal; the new goal's reminder
 	// supersedes it.
 	s.CancelNoticePending = false
@@ -106,6 +116,9 @@ func newGoal(p CreateParams, actor Actor, now Instant) *Goal {
 		CreatedAt:           now.Wall,
 		UpdatedAt:           now.Wall,
 		LastActor:           actor,
+	}
+	if p.Check != "" {
+		g.Check = &Check{Command: p.Check}
 	}
 	g.stamp(now)
 	return g

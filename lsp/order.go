@@ -33,6 +33,7 @@ type ticket struct {
 	folder, session string
 	after           []chan struct{} // the requests this one comes after
 	done            chan struct{}   // closed by finish
+	once            sync.Once
 }
 
 // take queues a request on session of folder, or on the whole folder when
@@ -89,8 +90,12 @@ func (t *ticket) wait(ctx context.Context) error {
 	return nil
 }
 
-// finish marks the request done: the requests after it may run.
-func (t *ticket) finish() {
+// finish marks the request done: the requests after it may run. A
+// request may finish before it returns (a goal check,
+// commands.WithOrderRelease); later calls do nothing.
+func (t *ticket) finish() { t.once.Do(t.release) }
+
+func (t *ticket) release() {
 	o := t.o
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -637,7 +637,7 @@ func (c *connection) executeCommand(req *jsonrpc.Request) (jsonrpc.Handler, bool
 			return nil, err
 		}
 		defer t.finish()
-		return run(ctx)
+		return run(commands.WithOrderRelease(ctx, t.finish))
 	}, false
 }
 

@@ -24,14 +24,22 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 		return err
 	}
 	for _, sess := range sessions {
-		if sess.Goal.Status() != goal.Active && !sess.Goal.HasLeftTurn(s.clock) {
+		// A check marked running that no run of this process will
+		// finish was left by a process that ended (docs/runtime.md §2.10.3).
+		leftCheck := sess.Goal.CheckRunning() && !s.checks.runs(w.Root(), sess.Name)
+		if sess.Goal.Status() != goal.Active && !sess.Goal.HasLeftTurn(s.clock) && !leftCheck {
 			continue
 		}
 		committed, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
 			now := s.Now()
 			before := st.Goal.Snapshot(now)
-			changed, cs := st.Goal.RecoverAfterRestart(now, st.UpdatedAt)
-			if !changed {
+			var cs []goal.Change
+			if leftCheck {
+				cs = st.Goal.RecoverCheck(now)
+			}
+			changed, more := st.Goal.RecoverAfterRestart(now, st.UpdatedAt)
+			cs = append(cs, more...)
+			if !changed && len(cs) == 0 {
 				return workspace.Change{}, nil
 			}
 			return StoredGoalChange(before, cs), nil

@@ -23,6 +23,9 @@ type Service struct {
 
 	timersMu sync.Mutex
 	timers   map[timerKey]*time.Timer // wall-clock budget timers
+
+	checks     checks // the goal checks running (check.go)
+	unsubCheck func()
 }
 
 // Role says what a process is to the state it opens.
@@ -55,8 +58,10 @@ func New(opts workspace.Options, role Role) *Service {
 		opts.OnOpen = s.recoverWorkspace
 		opts.OnTaskFile = s.taskFileChanged
 	}
+	s.checks = checks{running: map[checkKey]context.CancelCauseFunc{}, timeout: s.readCheckTimeout()}
 	s.reg = workspace.NewRegistry(opts)
 	s.unsub = s.reg.Subscribe(s.armWallClock)
+	s.unsubCheck = s.reg.Subscribe(s.stopEnded)
 	return s
 }
 
@@ -68,8 +73,12 @@ func (s *Service) Now() goal.Instant {
 	return goal.Instant{Wall: s.wall(), Mono: time.Since(s.start), Clock: s.clock}
 }
 
-// Close stops the goal timers and closes every store of the registry.
+// Close kills the running goal checks and waits until each is recorded
+// (docs/runtime.md §2.10.3), stops the goal timers and closes every store
+// of the registry.
 func (s *Service) Close() error {
+	s.closeChecks()
+	s.unsubCheck()
 	s.unsub()
 	s.timersMu.Lock()
 	for k, t := range s.timers {

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"errors"
 
 	"github.com/agentd/agentd/goal"
@@ -56,10 +57,19 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan 
 // that it never depends on a commit (a full disk). A refusal is a
 // ToolResult with IsError, not an error; errors are those of
 // workspace.Workspace.Update.
-func (s *Service) CallGoalTool(ws *workspace.Workspace, session, name string, tc goal.ToolCall, cur workspace.Session) (goal.ToolResult, error) {
-	if name == goal.GetGoalTool {
+//
+// An UpdateGoal complete of a goal that has a check runs the check first
+// (docs/runtime.md §2.10.1): started is called once the check is marked
+// running, before it runs (the caller may let later requests go ahead
+// meanwhile), and the call returns when the check has ended; the check is
+// killed when ctx ends. started is not called for any other call.
+func (s *Service) CallGoalTool(ctx context.Context, ws *workspace.Workspace, session, name string, tc goal.ToolCall, cur workspace.Session, started func()) (goal.ToolResult, error) {
+	switch name {
+	case goal.GetGoalTool:
 		res, _ := cur.Goal.CallTool(tc, s.Now())
 		return res, nil
+	case goal.UpdateGoalTool:
+		return s.completeWithCheck(ctx, ws, session, tc, started)
 	}
 	var res goal.ToolResult
 	_, err := s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {

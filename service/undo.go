@@ -51,11 +51,13 @@ func Undoable() []string {
 }
 
 // transparent are the goal events that only move counters, the task
-// file's record, the budget warnings fired or the stall mark (docs/runtime.md
-// §2.4.4, §2.4.5), which an undo keeps as they are: they are not changes of
+// file's record, the budget warnings fired, the stall mark or the check and
+// its runs (docs/runtime.md §2.4.4, §2.4.5, §2.10), which an undo keeps as
+// they are: they are not changes of
 // the goal scope, so an undo looks past them and they never conflict.
 var transparent = []string{"goal." + string(goal.ChangeProgress), "goal." + string(goal.ChangeTaskFile),
-	"goal." + string(goal.ChangeBudgetWarning), "goal." + string(goal.ChangeStall), "goal." + string(goal.ChangeStallCleared)}
+	"goal." + string(goal.ChangeBudgetWarning), "goal." + string(goal.ChangeStall), "goal." + string(goal.ChangeStallCleared),
+	"goal." + string(goal.ChangeCheck)}
 
 // UndoReverts is what an undo's history payload names of the change it
 // reverted ("reverts").

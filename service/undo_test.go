@@ -28,8 +28,8 @@ func undoCode(err error) string {
 	return ""
 }
 
-// TestUndoLooksPastProgress: progress, task-file, budget-warning and stall
-// events only move what an undo keeps, so a goal undo reverts the change
+// TestUndoLooksPastProgress: progress, task-file, budget-warning, stall and
+// check events only move what an undo keeps, so a goal undo reverts the change
 // before them.
 func TestUndoLooksPastProgress(t *testing.T) {
 	opts, root := folder(t)
@@ -43,6 +43,7 @@ func TestUndoLooksPastProgress(t *testing.T) {
 	store(t, ws, "goal.budgetWarning", service.GoalBefore{})
 	store(t, ws, "goal.stall", service.GoalBefore{})
 	store(t, ws, "goal.stallCleared", service.GoalBefore{})
+	store(t, ws, "goal.check", service.GoalBefore{})
 
 	s, undone, err := svc.Undo(ws, "", service.UndoGoal, nil)
 	if err != nil {

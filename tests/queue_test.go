@@ -358,7 +358,7 @@ func TestGoalQueueShell(t *testing.T) {
 			t.Errorf("agentd %v: %d %q, want a usage error", bad, code, errOut)
 		}
 	}
-	if _, errOut, code = e.cli("goal", "pause", "--check", "x", "--workspace", e.ws); code != 2 || !strings.Contains(errOut, "--check is a flag of: goal queue") {
+	if _, errOut, code = e.cli("goal", "pause", "--check", "x", "--workspace", e.ws); code != 2 || !strings.Contains(errOut, "--check is a flag of: goal create, goal queue") {
 		t.Errorf("goal pause --check: %d %q", code, errOut)
 	}
 }

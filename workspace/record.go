@@ -75,6 +75,7 @@ type goalRecord struct {
 	Limits              limitsRecord    `json:"limits"`
 	TerminalReason      string          `json:"terminalReason,omitempty"`
 	TaskFile            *taskFileRecord `json:"taskFile,omitempty"`
+	Check               *checkRecord    `json:"check,omitempty"`
 	CreatedAt           time.Time       `json:"createdAt"`
 	UpdatedAt           time.Time       `json:"updatedAt"`
 	LastActor           string          `json:"lastActor"`
@@ -113,6 +114,22 @@ type taskFileRecord struct {
 type checkboxesRecord struct {
 	Checked int `json:"checked"`
 	Total   int `json:"total"`
+}
+
+// checkRecord is a goal's verification command (docs/runtime.md §2.10).
+// Running is stored so that panels opened during a run see it; the next
+// daemon to open the folder clears a mark no process will finish.
+type checkRecord struct {
+	Command string          `json:"command"`
+	Running bool            `json:"running,omitempty"`
+	LastRun *checkRunRecord `json:"lastRun,omitempty"`
+}
+
+type checkRunRecord struct {
+	ExitCode   int       `json:"exitCode"`
+	DurationMs int64     `json:"durationMs"`
+	At         time.Time `json:"at"`
+	OutputTail string    `json:"outputTail"`
 }
 
 type turnRecord struct {
@@ -253,6 +270,12 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 				rec.Goal.TaskFile.Checkboxes = &checkboxesRecord{Checked: c.Checked, Total: c.Total}
 			}
 		}
+		if c := g.Goal.Check; c != nil {
+			rec.Goal.Check = &checkRecord{Command: c.Command, Running: c.Running}
+			if r := c.LastRun; r != nil {
+				rec.Goal.Check.LastRun = (*checkRunRecord)(r)
+			}
+		}
 	}
 	for _, t := range g.Turns {
 		rec.Turns = append(rec.Turns, turnRecord{
@@ -321,6 +344,12 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			g.Goal.TaskFile = &goal.TaskFileInfo{Path: t.Path, Exists: t.Exists, SHA256: t.SHA256, Size: t.Size, ModifiedAt: t.ModifiedAt, ChangedSinceLastTurn: t.ChangedSinceLastTurn}
 			if c := t.Checkboxes; c != nil {
 				g.Goal.TaskFile.Checkboxes = &goal.Checkboxes{Checked: c.Checked, Total: c.Total}
+			}
+		}
+		if c := r.Check; c != nil {
+			g.Goal.Check = &goal.Check{Command: c.Command, Running: c.Running}
+			if run := c.LastRun; run != nil {
+				g.Goal.Check.LastRun = (*goal.CheckRun)(run)
 			}
 		}
 	}

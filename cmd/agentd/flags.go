@@ -65,7 +65,7 @@ var globalFlags = []string{"state-dir", "log-file", "log-level"}
 
 // goalActions are the actions of `agentd goal`; "goal ACTION" is a command
 // of flagCommands.
-var goalActions = []string{"create", "pause", "resume", "cancel", "budget", "status", "queue"}
+var goalActions = []string{"create", "pause", "resume", "cancel", "budget", "status", "queue", "set-check", "check"}
 
 // flagCommands names, for every flag but the global ones, the commands
 // that take it: a subcommand ("serve" is agentd without one), "goal
@@ -82,9 +82,10 @@ var flagCommands = map[string][]string{
 	"listen":         {"serve"},
 	"listen.timeout": {"serve"},
 	"criterion":      {"goal create", "goal queue"},
-	"check":          {"goal queue"},
+	"check":          {"goal create", "goal queue"},
 	"replace":        {"goal create"},
 	"task-file":      {"goal create"},
+	"clear":          {"goal set-check"},
 	"reason":         {"goal pause"},
 	"exit-code":      {"goal status"},
 	"scope":          {"undo"},

@@ -14,7 +14,12 @@ import (
 )
 
 var goalUsage = `usage:
-  agentd goal create OBJECTIVE [--criterion TEXT] [--replace] [--task-file PATH]
+  agentd goal create OBJECTIVE [--criterion TEXT] [--replace] [--task-file PATH] [--check COMMAND]
+  agentd goal set-check COMMAND      the goal's verification command, run by sh -c in the
+                                     workspace folder when the agent marks the goal complete
+  agentd goal set-check --clear      remove it
+  agentd goal check                  run the check now and print its result; the goal's status
+                                     does not change; exit 0 passed, ` + strconv.Itoa(exitCheckFailed) + ` failed, 1 no check or an error
   agentd goal pause [--reason TEXT]
   agentd goal resume
   agentd goal cancel
@@ -36,6 +41,10 @@ named on stderr.
 // command line: a code none of the states has (docs/protocol.md §1.2.2); the
 // states' codes are commands.StatusExitCode's.
 const exitFailure = 4
+
+// exitCheckFailed is what `agentd goal check` exits with when the check
+// ran and did not pass (docs/commands.md).
+const exitCheckFailed = 3
 
 // runGoal runs `agentd goal ...`: the user's goal controls from a shell.
 // With --exit-code every failure exits exitFailure instead of 1 or 2.
@@ -74,6 +83,26 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		if o.replace {
 			args["replace"] = true
 		}
+		if o.check.set {
+			args["check"] = o.check.value
+		}
+	case "set-check":
+		switch {
+		case o.clear && len(rest) == 0:
+			args["command"] = nil
+		case !o.clear && len(rest) > 0:
+			args["command"] = strings.Join(rest, " ")
+		default:
+			fmt.Fprint(stderr, "agentd goal set-check: give the command, or --clear to remove the check: agentd goal set-check \"go test ./...\"\n")
+			return fail(2)
+		}
+		id = "agentd.goal.setCheck"
+	case "check":
+		if len(rest) != 0 {
+			fmt.Fprint(stderr, goalUsage)
+			return fail(2)
+		}
+		id = "agentd.goal.runCheck"
 	case "pause", "resume", "cancel":
 		if len(rest) != 0 {
 			fmt.Fprint(stderr, goalUsage)
@@ -120,6 +149,17 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd goal %s: %v\n", verb, err)
 		return fail(1)
+	}
+	if cr, ok := res.(commands.CheckResult); ok {
+		if o.jsonOut {
+			printJSON(stdout, cr.Run)
+		} else {
+			fmt.Fprint(stdout, formatCheckRun(cr))
+		}
+		if !cr.Passed {
+			return exitCheckFailed
+		}
+		return 0
 	}
 	if cr, ok := res.(commands.CancelResult); ok {
 		if o.jsonOut {
@@ -194,4 +234,25 @@ func formatCancelled(cr commands.CancelResult) string {
 		return "No goal.\n"
 	}
 	return fmt.Sprintf("Cancelled the goal: %s\n  It was %s; used %s.\n", g.Objective, g.Status, commands.FormatProgress(g))
+}
+
+// formatCheckRun is what `agentd goal check` says: the run's summary and
+// its output tail.
+func formatCheckRun(cr commands.CheckResult) string {
+	command := ""
+	if cr.Goal != nil && cr.Goal.Check != nil {
+		command = cr.Goal.Check.Command
+	}
+	word := "failed"
+	if cr.Passed {
+		word = "passed"
+	}
+	out := fmt.Sprintf("Check %s: %s\n", word, cr.Run.Summary(command))
+	if cr.Run.OutputTail != "" {
+		out += "Output (its end):\n" + cr.Run.OutputTail
+		if !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+	}
+	return out
 }

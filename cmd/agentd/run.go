@@ -51,7 +51,7 @@ Usage:
                                         SetGoalBudget, UpdateGoal) and print its output;
                                         exit 1 when the tool answers an error
   agentd state [--json]                 print the todo list and goal
-  agentd goal create|pause|resume|cancel|budget|status ...
+  agentd goal create|pause|resume|cancel|budget|status|queue|set-check|check ...
                                         the user's goal controls (agentd goal for help)
   agentd undo [--scope todo|goal] [--json]
                                         revert the newest change of the todo list or the goal
@@ -101,8 +101,9 @@ type options struct {
 	criterion string
 	replace   bool
 	taskFile  string
+	clear     bool // goal set-check --clear
 	reason    string
-	check     optString // goal queue add --check
+	check     optString // goal create --check, goal queue add --check
 	exitCode  bool
 	scope     string // agentd undo --scope
 	version   bool   // --version, as agentd version
@@ -130,8 +131,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.criterion, "criterion", "", "goal create: completion criterion")
 	fs.BoolVar(&o.replace, "replace", false, "goal create: replace the current goal")
 	fs.StringVar(&o.taskFile, "task-file", "", "goal create: task file path")
+	fs.BoolVar(&o.clear, "clear", false, "goal set-check: remove the goal's check")
 	fs.StringVar(&o.reason, "reason", "", "goal pause: reason")
-	fs.Var(&o.check, "check", "goal queue add: the command that proves the goal is done")
+	fs.Var(&o.check, "check", "goal create, goal queue add: the command that proves the goal is done")
 	fs.StringVar(&o.scope, "scope", "", "undo: todo or goal")
 	fs.StringVar(&o.script, "script", "", "simulate: built-in script name or JSON file")
 	fs.BoolVar(&o.verbose, "verbose", false, "simulate: print whole injections and prompts")
@@ -631,6 +633,15 @@ func formatGoal(st commands.State) string {
 	}
 	if g.Stalled {
 		b.WriteString("  Stalled: the last goal turns changed neither the todo list nor the task file\n")
+	}
+	if c := g.Check; c != nil {
+		fmt.Fprintf(&b, "  Check: %s\n", c.Command)
+		switch {
+		case c.Running:
+			b.WriteString("    running now\n")
+		case c.LastRun != nil:
+			fmt.Fprintf(&b, "    last run: %s at %s\n", c.LastRun.Summary(c.Command), c.LastRun.At.Local().Format(time.DateTime))
+		}
 	}
 	return b.String()
 }

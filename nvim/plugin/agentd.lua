@@ -50,6 +50,13 @@ end, {
   desc = "agentd: set a goal budget ({value|none} {unit})",
 })
 
+cmd("AgentdSetCheck", function(o)
+  a().goal_set_check(o.args, o.bang)
+end, { nargs = "*", bang = true, desc = "agentd: set the goal's check command (! removes it)" })
+
+cmd("AgentdCheck", function()
+  a().goal_check()
+end, { nargs = 0, desc = "agentd: run the goal's check now" })
 cmd("AgentdQueueAdd", function(o)
   a().queue_add(o.args)
 end, { nargs = "+", desc = "agentd: queue a goal (started when the current one completes)" })

@@ -19,6 +19,8 @@ export const COMMANDS = {
   goalCancel: 'agentdPanel.goal.cancel',
   goalSetBudget: 'agentdPanel.goal.setBudget',
   goalOpenTaskFile: 'agentdPanel.goal.openTaskFile',
+  goalSetCheck: 'agentdPanel.goal.setCheck',
+  goalRunCheck: 'agentdPanel.goal.runCheck',
   queueAdd: 'agentdPanel.queue.add',
   queueRemove: 'agentdPanel.queue.remove',
   queueMoveUp: 'agentdPanel.queue.moveUp',

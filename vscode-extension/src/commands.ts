@@ -17,6 +17,7 @@ import {
 import {
   GOAL_STATUS_VIEW,
   budgetArgs,
+  checkRunSummary,
   domainError,
   formatDurationLimit,
   formatTokens,
@@ -68,6 +69,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     [COMMANDS.goalCancel]: () => c.goalCancel(),
     [COMMANDS.goalSetBudget]: () => c.goalSetBudget(),
     [COMMANDS.goalOpenTaskFile]: (row) => c.openTaskFile(row as GoalRow | undefined),
+    [COMMANDS.goalSetCheck]: () => c.goalSetCheck(),
+    [COMMANDS.goalRunCheck]: () => c.goalRunCheck(),
     [COMMANDS.queueAdd]: () => c.queueAdd(),
     [COMMANDS.queueRemove]: (row) => c.queueRemove(row),
     [COMMANDS.queueMoveUp]: (row) => c.queueMove(row, -1),
@@ -354,6 +357,62 @@ class PanelCommands {
     return this.send(SERVER_COMMANDS.goalCancel, {});
   }
 
+  /**
+   * Sets the goal's check (docs/runtime.md §2.10): an input box with the
+   * current command; an empty answer removes the check, after a
+   * confirmation. Sends `agentd.goal.setCheck` as the user.
+   */
+  async goalSetCheck(): Promise<EditResult> {
+    const goal = this.requireState()?.goal;
+    if (!goal) {
+      return undefined;
+    }
+    const text = await this.d.ui.input({
+      title: 'Set goal check',
+      prompt: 'A shell command that exits 0 when the goal is done; agentd runs it (sh -c, in the workspace folder) before the agent may complete the goal. Empty removes the check.',
+      placeHolder: 'e.g. go test ./...',
+      value: goal.check?.command ?? '',
+      validateInput: (v) => ([...v.trim()].length > LIMITS.maxCheckChars ? `At most ${LIMITS.maxCheckChars} characters: put a long script in a file and run that.` : undefined),
+    });
+    if (text === undefined) {
+      return undefined;
+    }
+    if (text.trim() === '') {
+      if (!goal.check) {
+        return undefined;
+      }
+      const ok = await this.d.ui.confirm('Remove the goal check?', `The agent can then complete the goal without running: ${goal.check.command}`, 'Remove Check');
+      if (!ok) {
+        return undefined;
+      }
+      return this.send(SERVER_COMMANDS.goalSetCheck, { command: null });
+    }
+    return this.send(SERVER_COMMANDS.goalSetCheck, { command: text.trim() });
+  }
+
+  /**
+   * Runs the goal's check now (`agentd.goal.runCheck`), without completing
+   * the goal, and tells the result: information when it passed, a warning
+   * with the exit code when not. The Goal view shows it running meanwhile.
+   */
+  async goalRunCheck(): Promise<EditResult> {
+    const goal = this.requireState()?.goal;
+    if (!goal) {
+      return undefined;
+    }
+    const res = await this.send(SERVER_COMMANDS.goalRunCheck, {});
+    if (res && 'run' in res) {
+      const run = (res as CommandResults['agentd.goal.runCheck']).run;
+      const what = `Goal check ${checkRunSummary(run)}`;
+      if (run.exitCode === 0) {
+        void this.d.ui.info(what);
+      } else {
+        void this.d.ui.warn(`${what}. Hover the Check row for the output.`);
+      }
+    }
+    return res;
+  }
+
   async goalSetBudget(): Promise<EditResult> {
     const goal = this.state?.goal;
     if (!goal) {
@@ -445,7 +504,7 @@ class PanelCommands {
       title: 'Queue a goal (3/3): check command (optional)',
       prompt: 'A shell command that proves the goal is done. Leave empty for none.',
       placeHolder: 'e.g. go test ./...',
-      validateInput: (v) => (v.trim().length > LIMITS.maxQueueCheckChars ? `At most ${LIMITS.maxQueueCheckChars} characters.` : undefined),
+      validateInput: (v) => (v.trim().length > LIMITS.maxCheckChars ? `At most ${LIMITS.maxCheckChars} characters.` : undefined),
     });
     if (check === undefined) {
       return undefined;

@@ -13,6 +13,7 @@
 import {
   LIMITS,
   NOTIFICATIONS,
+  type Check,
   type GoalBudget,
   type GoalSnapshot,
   type GoalStatus,
@@ -377,7 +378,8 @@ export type GoalRowKind =
   | 'turns'
   | 'tokens'
   | 'elapsed'
-  | 'taskFile';
+  | 'taskFile'
+  | 'check';
 
 /** One row of the Goal view. */
 export interface GoalRow {
@@ -528,8 +530,8 @@ export function oneLine(text: string, max = 120): string {
 /**
  * Rows of the Goal view, top to bottom: objective, completion criterion (if
  * any), status (with terminalReason), turns, tokens, elapsed (each with its
- * budget when one is set) and the task file (if any). Empty when there is no
- * goal. Times are epoch milliseconds.
+ * budget when one is set), the task file (if any) and the check (if any:
+ * checkRow). Empty when there is no goal. Times are epoch milliseconds.
  */
 export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: number, now: number): GoalRow[] {
   if (!goal) {
@@ -623,7 +625,87 @@ export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: numb
       path: tf.path,
     });
   }
+  if (goal.check) {
+    rows.push(checkRow(goal.check));
+  }
   return rows;
+}
+
+/** The state of a goal's check as the panel shows it (docs/runtime.md §2.10). */
+export type CheckState = 'running' | 'passed' | 'failed' | 'notRun';
+
+/** The state of `check`: running, else the last run's outcome, else notRun. */
+export function checkState(check: Check): CheckState {
+  if (check.running) {
+    return 'running';
+  }
+  if (!check.lastRun) {
+    return 'notRun';
+  }
+  return check.lastRun.exitCode === 0 ? 'passed' : 'failed';
+}
+
+/**
+ * The last run in a few words: `passed in 12s`, `failed: exit 1 after 2s`,
+ * `did not finish (ran 10m00s)` for a run that was killed or did not start
+ * (exitCode -1).
+ */
+export function checkRunSummary(run: NonNullable<Check['lastRun']>): string {
+  const took = formatElapsed(run.durationMs);
+  if (run.exitCode === 0) {
+    return `passed in ${took}`;
+  }
+  if (run.exitCode < 0) {
+    return `did not finish (ran ${took})`;
+  }
+  return `failed: exit ${run.exitCode} after ${took}`;
+}
+
+/** Time of day of an ISO time, `HH:MM:SS` in local time. */
+function clockTime(iso: string): string {
+  const d = new Date(iso);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
+/**
+ * The check row: the command, a spinning icon and `running…` while it runs,
+ * else the last result (`passed in 12s · 14:03:07`) with the output tail in
+ * the tooltip. Its contextValue is `goal.check.<CheckState>`.
+ */
+export function checkRow(check: Check): GoalRow {
+  const state = checkState(check);
+  const run = check.lastRun;
+  const icon: Record<CheckState, IconSpec> = {
+    running: { id: 'sync~spin' },
+    passed: { id: 'pass', color: 'testing.iconPassed' },
+    failed: { id: 'error', color: 'testing.iconFailed' },
+    notRun: { id: 'beaker' },
+  };
+  let description = 'not run yet';
+  if (state === 'running') {
+    description = 'running…';
+  } else if (run) {
+    description = `${checkRunSummary(run)} · ${clockTime(run.at)}`;
+  }
+  const lines = [`Check: ${check.command}`];
+  if (state === 'running') {
+    lines.push('Running now.');
+  }
+  if (run) {
+    lines.push(`Last run: ${checkRunSummary(run)}, exit code ${run.exitCode}, ended ${new Date(run.at).toLocaleString()}`);
+    if (run.outputTail) {
+      lines.push('', 'Output (its end):', run.outputTail.replace(/\n$/, ''));
+    }
+  }
+  return {
+    kind: 'check',
+    label: `Check: ${oneLine(check.command, 60)}`,
+    description,
+    tooltip: lines.join('\n'),
+    icon: icon[state],
+    contextValue: `goal.check.${state}`,
+  };
 }
 
 function budgetTooltip(
@@ -707,6 +789,8 @@ export interface PanelContext {
   'agentdPanel.hasGoal': boolean;
   /** Goal status, or '' when there is no goal. */
   'agentdPanel.goalStatus': GoalStatus | '';
+  /** The goal has a check (docs/runtime.md §2.10) that is not running now. */
+  'agentdPanel.hasCheck': boolean;
   'agentdPanel.hasTodos': boolean;
   'agentdPanel.multipleSessions': boolean;
   /** The goal queue's auto-advance (docs/runtime.md §2.9); true until agentd answered. */
@@ -719,6 +803,7 @@ export function panelContext(state: State | undefined, sessionCount: number): Pa
     'agentdPanel.ready': state !== undefined,
     'agentdPanel.hasGoal': !!state?.goal,
     'agentdPanel.goalStatus': state?.goal?.status ?? '',
+    'agentdPanel.hasCheck': !!state?.goal?.check && !state.goal.check.running,
     'agentdPanel.hasTodos': (state?.todos.items.length ?? 0) > 0,
     'agentdPanel.multipleSessions': sessionCount > 1,
     'agentdPanel.autoAdvance': state?.queue?.autoAdvance ?? true,

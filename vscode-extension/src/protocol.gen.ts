@@ -19,6 +19,8 @@ export const SERVER_COMMANDS = {
   goalPause: 'agentd.goal.pause',
   goalResume: 'agentd.goal.resume',
   goalCancel: 'agentd.goal.cancel',
+  goalSetCheck: 'agentd.goal.setCheck',
+  goalRunCheck: 'agentd.goal.runCheck',
   goalSetBudget: 'agentd.goal.setBudget',
   goalQueueAdd: 'agentd.goal.queue.add',
   goalQueueList: 'agentd.goal.queue.list',
@@ -53,7 +55,7 @@ export interface CommandResults {
   'agentd.todo.set': State;
   /** Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`. */
   'agentd.awaitChange': State;
-  /** Creates a goal as the user (docs/runtime.md §2.2); returns `State`. */
+  /** Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10); returns `State`. */
   'agentd.goal.create': State;
   /** Pauses the active goal as the user; returns `State`. */
   'agentd.goal.pause': State;
@@ -61,6 +63,10 @@ export interface CommandResults {
   'agentd.goal.resume': State;
   /** Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended. */
   'agentd.goal.cancel': CancelResult;
+  /** Sets or removes the goal's verification command as the user (docs/runtime.md §2.10); returns `State`. */
+  'agentd.goal.setCheck': State;
+  /** Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`. */
+  'agentd.goal.runCheck': CheckResult;
   /** Sets or removes budget limits as the user; returns `State`. */
   'agentd.goal.setBudget': State;
   /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); returns `State`. */
@@ -120,7 +126,7 @@ export type TodoStatus = (typeof TODO_STATUSES)[number];
  * ChangeKind says what happened to the goal. History event kinds are
  * "goal." + kind (see Change.EventKind). [goal.ChangeKind]
  */
-export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'advance', 'budgetWarning', 'stall', 'stallCleared', 'progress', 'undo'] as const;
+export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'check', 'advance', 'budgetWarning', 'stall', 'stallCleared', 'progress', 'undo'] as const;
 
 /** One of GOAL_CHANGE_KINDS. */
 export type GoalChangeKind = (typeof GOAL_CHANGE_KINDS)[number];
@@ -169,6 +175,9 @@ export const ERROR_CODES = {
   goalStaleCall: 'goal.stale_call',
   goalBudgetInvalid: 'goal.budget_invalid',
   goalTaskFileOutside: 'goal.task_file_outside',
+  goalCheckFailed: 'goal.check_failed',
+  goalCheckRunning: 'goal.check_running',
+  goalNoCheck: 'goal.no_check',
   workspaceLocked: 'workspace.locked',
   workspaceCorrupt: 'workspace.corrupt',
 } as const;
@@ -196,10 +205,12 @@ export const LIMITS = {
   maxWallClockBudgetMs: 86400000,
   /** Largest turn or token budget (goal.MaxCountBudget). */
   maxCountBudget: 1125899906842624,
+  /** Bytes of a check run's output tail (goal.MaxCheckTailBytes). */
+  maxCheckTailBytes: 4096,
   /** Goals in one session's queue (goal.MaxQueuedGoals). */
   maxQueuedGoals: 50,
-  /** Characters of a queued goal's check command after trimming (goal.MaxQueueCheckChars). */
-  maxQueueCheckChars: 2000,
+  /** Characters of a goal's or a queued goal's check command after trimming (goal.MaxCheckChars). */
+  maxCheckChars: 2000,
   /** Bytes of a session or agent name (commands.MaxNameBytes). */
   maxNameBytes: 256,
   /** Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning). */
@@ -215,6 +226,42 @@ export const LIMITS = {
  */
 export interface CancelResult extends State {
   cancelled: GoalSnapshot | null;
+}
+
+/**
+ * Check is a goal's verification command as it is stored and shown
+ * (docs/runtime.md §2.10): the command, whether a run is in progress, and
+ * the last run's result, nil before the first run. [goal.Check]
+ */
+export interface Check {
+  command: string;
+  running?: boolean;
+  lastRun?: CheckRun;
+}
+
+/**
+ * CheckResult is the answer of agentd.goal.runCheck: the State after the
+ * run and the run itself (docs/runtime.md §2.10). The goal's status is
+ * unchanged; Passed is run.exitCode == 0. [commands.CheckResult]
+ */
+export interface CheckResult extends State {
+  run: CheckRun;
+  passed: boolean;
+}
+
+/**
+ * CheckRun is the result of one run of a check. ExitCode is the command's
+ * exit status; -1 when it did not exit by itself (killed at the time
+ * limit, or when the goal ended) or did not start, and OutputTail then ends
+ * with a line that says so. DurationMs is the time it ran, At when it
+ * ended. OutputTail is at most MaxCheckTailBytes of the end of its output,
+ * valid UTF-8. [goal.CheckRun]
+ */
+export interface CheckRun {
+  exitCode: number;
+  durationMs: number;
+  at: string;
+  outputTail: string;
 }
 
 /**
@@ -294,6 +341,11 @@ export interface GoalSnapshot {
   budget: GoalBudget;
   terminalReason?: string;
   taskFile?: TaskFileInfo;
+  /**
+   * Check is the goal's verification command and its last run; absent
+   * when the goal has none (docs/runtime.md §2.10).
+   */
+  check?: Check;
   createdAt: string;
   updatedAt: string;
   lastActor: Actor;

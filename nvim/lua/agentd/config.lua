@@ -37,6 +37,7 @@ M.defaults = {
       move_down = "J",
       move_up = "K",
       open_task_file = "gf",
+      run_check = "C",
       queue_add = "A",
       auto_advance = "T",
       refresh = "R",

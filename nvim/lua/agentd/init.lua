@@ -142,6 +142,36 @@ function M.goal_budget(value, unit, cb)
   goal_command(protocol.commands.goal_set_budget, args, "budget set", cb)
 end
 
+--- :AgentdSetCheck {command} — agentd.goal.setCheck: the goal's verification command
+--- (docs/runtime.md §2.10); clear (:AgentdSetCheck!) removes it.
+function M.goal_set_check(command, clear, cb)
+  command = vim.trim(command or "")
+  if clear then
+    goal_command(protocol.commands.goal_set_check, { command = vim.NIL }, "check removed", cb)
+    return
+  end
+  if command == "" then
+    notify("usage: :AgentdSetCheck {command} (:AgentdSetCheck! removes the check)", vim.log.levels.WARN)
+    return
+  end
+  goal_command(protocol.commands.goal_set_check, { command = command }, "check set", cb)
+end
+
+--- :AgentdCheck — agentd.goal.runCheck: runs the goal's check now, without completing
+--- the goal; the sidebar shows it running, then its result. Waits as long as the check
+--- runs (the daemon's time limit), not timeout_ms.
+function M.goal_check(cb)
+  goal_command(protocol.commands.goal_run_check, {}, nil, function(err, result)
+    if not err and result and result.run then
+      local what = "check " .. render.check_summary(result.run)
+      notify(what, result.passed and vim.log.levels.INFO or vim.log.levels.WARN)
+    end
+    if cb then
+      cb(err, result)
+    end
+  end)
+end
+
 --- :AgentdQueueAdd {objective} — agentd.goal.queue.add; opts {criterion, check} optional.
 function M.queue_add(objective, opts, cb)
   objective = vim.trim(objective or "")

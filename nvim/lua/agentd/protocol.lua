@@ -19,6 +19,8 @@ M.commands = {
   goal_pause = "agentd.goal.pause",
   goal_resume = "agentd.goal.resume",
   goal_cancel = "agentd.goal.cancel",
+  goal_set_check = "agentd.goal.setCheck",
+  goal_run_check = "agentd.goal.runCheck",
   goal_set_budget = "agentd.goal.setBudget",
   goal_queue_add = "agentd.goal.queue.add",
   goal_queue_list = "agentd.goal.queue.list",
@@ -47,7 +49,7 @@ M.goal_statuses = { "active", "paused", "blocked", "complete" }
 M.todo_statuses = { "pending", "in_progress", "done" }
 
 --- Every goal.ChangeKind, in declaration order.
-M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "advance", "budgetWarning", "stall", "stallCleared", "progress", "undo" }
+M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "check", "advance", "budgetWarning", "stall", "stallCleared", "progress", "undo" }
 
 --- Every goal.Actor, in declaration order.
 M.actors = { "user", "model", "runtime", "system" }
@@ -77,6 +79,9 @@ M.errors = {
   goal_stale_call = "goal.stale_call",
   goal_budget_invalid = "goal.budget_invalid",
   goal_task_file_outside = "goal.task_file_outside",
+  goal_check_failed = "goal.check_failed",
+  goal_check_running = "goal.check_running",
+  goal_no_check = "goal.no_check",
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
 }
@@ -92,8 +97,9 @@ M.limits = {
   min_wall_clock_budget_ms = 1000, -- Smallest time budget, in milliseconds (goal.MinWallClockBudgetMs).
   max_wall_clock_budget_ms = 86400000, -- Largest time budget, in milliseconds (goal.MaxWallClockBudgetMs).
   max_count_budget = 1125899906842624, -- Largest turn or token budget (goal.MaxCountBudget).
+  max_check_tail_bytes = 4096, -- Bytes of a check run's output tail (goal.MaxCheckTailBytes).
   max_queued_goals = 50, -- Goals in one session's queue (goal.MaxQueuedGoals).
-  max_queue_check_chars = 2000, -- Characters of a queued goal's check command after trimming (goal.MaxQueueCheckChars).
+  max_check_chars = 2000, -- Characters of a goal's or a queued goal's check command after trimming (goal.MaxCheckChars).
   max_name_bytes = 256, -- Bytes of a session or agent name (commands.MaxNameBytes).
   first_budget_warning = 50, -- Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning).
   final_budget_warning = 80, -- Percent of a budget at which the goal warns again and the model is told to wrap up; panels show it as an error (goal.FinalBudgetWarning).

@@ -279,6 +279,42 @@ end
 
 M.help_line = "x cycle  a add  r rename  dd del  g? more"
 
+--- Lines of a check's output tail the sidebar shows under its last result.
+M.check_tail_lines = 4
+
+--- A check run in a few words (docs/runtime.md §2.10): "passed in 12s", "failed: exit 1
+--- after 2s", "did not finish (ran 10m00s)" for a run killed or not started (exit -1).
+---@param run table {exitCode, durationMs, at, outputTail}
+function M.check_summary(run)
+  local took = M.duration(tonumber(v(run.durationMs)) or 0)
+  local code = tonumber(v(run.exitCode)) or -1
+  if code == 0 then
+    return "passed in " .. took
+  elseif code < 0 then
+    return "did not finish (ran " .. took .. ")"
+  end
+  return string.format("failed: exit %d after %s", code, took)
+end
+
+--- "HH:MM:SS" of an RFC 3339 time as the daemon wrote it (its clock's zone), or "".
+function M.clock_time(at)
+  return type(at) == "string" and at:match("T(%d%d:%d%d:%d%d)") or ""
+end
+
+--- The state of a goal's check: "running", "passed", "failed" or "not_run".
+function M.check_state(check)
+  if v(check.running) then
+    return "running"
+  end
+  local run = v(check.lastRun)
+  if not run then
+    return "not_run"
+  end
+  return (tonumber(v(run.exitCode)) == 0) and "passed" or "failed"
+end
+
+M.check_hl = { running = "AgentdCheckRunning", passed = "AgentdCheckPassed", failed = "AgentdCheckFailed", not_run = "AgentdMuted" }
+
 --- Renders the sidebar.
 ---@param state table|nil State, nil when not read yet
 ---@param opts table|nil {root, connection = "ready"|"starting"|"stopped", error, elapsed_since_ms, help_line}
@@ -435,6 +471,34 @@ function M.sidebar(state, opts)
       end
       res.task_file_line = l
       res.task_file = tf.path
+    end
+    local check = v(goal.check)
+    if check and v(check.command) then
+      l = add("  check " .. check.command)
+      hl(l, 2, 7, "AgentdLabel")
+      res.check_line = l
+      local st = M.check_state(check)
+      local run = v(check.lastRun)
+      local text
+      if st == "running" then
+        text = "running..."
+      elseif run then
+        text = M.check_summary(run)
+        local at = M.clock_time(v(run.at))
+        if at ~= "" then
+          text = text .. " · " .. at
+        end
+      else
+        text = "not run yet"
+      end
+      l = add("        " .. text)
+      hl(l, 8, #lines[l], M.check_hl[st])
+      if st ~= "running" and run and v(run.outputTail) then
+        local tail = vim.split(tostring(run.outputTail):gsub("\n$", ""), "\n", { plain = true })
+        for i = math.max(1, #tail - M.check_tail_lines + 1), #tail do
+          add("        | " .. tail[i], "AgentdMuted")
+        end
+      end
     end
   end
   add("")

@@ -46,6 +46,9 @@ local highlight_links = {
   AgentdBudgetWarn = "DiagnosticWarn",
   AgentdBudgetError = "DiagnosticError",
   AgentdStalled = "DiagnosticWarn",
+  AgentdCheckRunning = "DiagnosticWarn",
+  AgentdCheckPassed = "DiagnosticOk",
+  AgentdCheckFailed = "DiagnosticError",
 }
 
 function M.define_highlights()
@@ -464,10 +467,18 @@ function M.open_file(path)
   end
 end
 
+--- Runs the goal's check now (agentd.goal.runCheck), as :AgentdCheck does.
+function M.actions.run_check()
+  require("agentd").goal_check()
+end
+
 function M.actions.activate()
   local lnum = vim.api.nvim_win_get_cursor(0)[1]
   if M.layout and M.layout.task_file_line == lnum then
     return M.actions.open_task_file()
+  end
+  if M.layout and M.layout.check_line == lnum then
+    return M.actions.run_check()
   end
   if M.layout and M.layout.items[lnum] then
     return M.actions.cycle()
@@ -494,13 +505,14 @@ function M.actions.help()
   local k = config.get().sidebar.keys
   local rows = {
     { k.cycle, "cycle status: [ ] pending -> [~] in progress -> [x] done" },
-    { k.activate, "cycle the item, or open the task file on its line" },
+    { k.activate, "cycle the item, open the task file or run the check on its line" },
     { k.add, "add a todo below the cursor" },
     { k.rename, "rename the todo" },
     { k.delete, "delete the todo" },
     { k.move_down, "move the todo down" },
     { k.move_up, "move the todo up" },
     { k.open_task_file, "open the goal's task file" },
+    { k.run_check, "run the goal's check now (also <CR> on its line)" },
     { k.queue_add, "queue a goal (Up next); on an Up next line dd, J, K remove and move it" },
     { k.auto_advance, "turn auto-advance of the queue on or off" },
     { k.refresh, "re-read the state from agentd" },

@@ -2,6 +2,7 @@
 -- `agentd state --json`; the statusline; goal changes from a shell; :checkhealth.
 local agentd = require("agentd")
 local client = require("agentd.client")
+local sidebar = require("agentd.sidebar")
 
 local ws = H.ws
 local conn = H.enter_workspace()
@@ -194,6 +195,57 @@ test("a task file change reaches the sidebar", function()
   H.wait(function()
     return H.sidebar_text():find("task file PLAN.md  (missing)", 1, true)
   end, "sidebar to mark the task file missing", 10000, describe)
+  vim.cmd("AgentdGoalCancel")
+  wait_statusline("")
+end)
+
+test(":AgentdSetCheck, then C in the sidebar runs the check: running, then its result and output", function()
+  vim.cmd("AgentdGoal! Check the checks")
+  wait_goal(function(x)
+    return x and x.objective == "Check the checks"
+  end, "the goal")
+  local release = vim.fn.tempname()
+  local command = "echo \"checking $AGENTD_GOAL_ID\"; while [ ! -f '" .. release .. "' ]; do sleep 0.05; done; echo 'FAIL: parser_test.go:12'; exit 1"
+  vim.cmd("AgentdSetCheck " .. command)
+  wait_goal(function(x)
+    return x and x.check and x.check.command == command
+  end, "the check in the daemon")
+  if not sidebar.is_open() then
+    vim.cmd("AgentdToggle")
+  end
+  H.wait(function()
+    return H.sidebar_text():find("  check echo", 1, true) and H.sidebar_text():find("not run yet", 1, true)
+  end, "sidebar to show the check", 10000, describe)
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(sidebar.buf))
+  H.clear_notifications()
+  H.feed("C")
+  H.wait(function()
+    return H.sidebar_text():find("        running...", 1, true)
+  end, "sidebar to show the check running", 10000, describe)
+  H.ok(H.daemon_state().goal.check.running, "the daemon says it runs")
+  vim.fn.writefile({}, release)
+  H.wait(function()
+    return H.sidebar_text():find("        failed: exit 1 after %d+s · %d%d:%d%d:%d%d") ~= nil
+  end, "sidebar to show the failed run", 10000, describe)
+  local text = H.sidebar_text()
+  H.contains(text, "        | checking " .. goal().goalId)
+  H.contains(text, "        | FAIL: parser_test.go:12")
+  H.wait(function()
+    return H.find_notification("check failed: exit 1", vim.log.levels.WARN) ~= nil
+  end, "the failed run notified", 10000, describe)
+  H.eq("active", goal().status, "a check on demand does not change the status")
+  vim.cmd("AgentdSetCheck test -d .")
+  vim.cmd("AgentdCheck")
+  H.wait(function()
+    return H.sidebar_text():find("        passed in %d+s") ~= nil
+  end, "sidebar to show the passed run", 10000, describe)
+  vim.cmd("AgentdSetCheck!")
+  wait_goal(function(x)
+    return x and x.check == nil
+  end, "the check removed")
+  H.wait(function()
+    return not H.sidebar_text():find("  check ", 1, true)
+  end, "sidebar without the check", 10000, describe)
   vim.cmd("AgentdGoalCancel")
   wait_statusline("")
 end)

@@ -250,6 +250,35 @@ test("sidebar: connection states", function()
   H.contains(text, "[x] write parser", "the last state stays visible")
 end)
 
+test("check: summary of a run, and the sidebar lines of a check", function()
+  H.eq("passed in 12s", render.check_summary({ exitCode = 0, durationMs = 12000 }))
+  H.eq("failed: exit 2 after 1m01s", render.check_summary({ exitCode = 2, durationMs = 61000 }))
+  H.eq("did not finish (ran 10m00s)", render.check_summary({ exitCode = -1, durationMs = 600000 }))
+  local function lines(check)
+    local res = render.sidebar(state({ goal = goal({ check = check }) }), { help_line = false })
+    return table.concat(res.lines, "\n"), res
+  end
+  local text, res = lines({ command = "go test ./..." })
+  H.contains(text, "  check go test ./...\n        not run yet")
+  H.eq("  check go test ./...", res.lines[res.check_line])
+  text = lines({ command = "make", running = true, lastRun = { exitCode = 1, durationMs = 2000, at = "2026-03-01T09:00:05+01:00", outputTail = "old\n" } })
+  H.contains(text, "  check make\n        running...")
+  H.not_contains(text, "old", "no stale tail while it runs")
+  local tail = "1\n2\n3\n4\n5\n--- FAIL: TestX\n"
+  text = lines({ command = "make lint", lastRun = { exitCode = 1, durationMs = 2000, at = "2026-03-01T09:00:05+01:00", outputTail = tail } })
+  H.contains(text, "  check make lint\n        failed: exit 1 after 2s · 09:00:05\n        | 3\n        | 4\n        | 5\n        | --- FAIL: TestX")
+  H.not_contains(text, "| 2")
+  local _, r = lines({ command = "make", lastRun = { exitCode = 0, durationMs = 0, at = "2026-03-01T09:00:05Z", outputTail = "" } })
+  local found
+  for _, h in ipairs(r.highlights) do
+    if h[1] == r.check_line and h[4] == "AgentdCheckPassed" then
+      found = true
+    end
+  end
+  H.ok(found, "the passed run is highlighted AgentdCheckPassed: " .. vim.inspect(r.highlights))
+  H.not_contains(table.concat(render.sidebar(state(), {}).lines, "\n"), "check", "no check lines without a check")
+end)
+
 test("sidebar: Up next lists the queue between the goal and the todos, each line mapped to its item", function()
   local s = state({ queue = { autoAdvance = false, items = {
     { id = "q1", objective = "Document the parser", completionCriterion = "docs build", check = "make docs", addedAt = "t" },

@@ -486,6 +486,47 @@ test('budget rows and the status bar take the warning colour from 50 % and the e
   await waitFor('no colour without a budget', () => colour() === undefined && background() === undefined);
 });
 
+test('goal check: set it, run it from the view (running, then the result and its output), remove it', async (api, ui) => {
+  const release = path.join(DIR, 'check-release');
+  fs.rmSync(release, { force: true });
+  const command = `echo "checking $AGENTD_GOAL_ID"; while [ ! -f '${release}' ]; do sleep 0.05; done; echo 'FAIL: parser_test.go:12'; exit 1`;
+  ui.inputs.push(command);
+  await vscode.commands.executeCommand('agentdPanel.goal.setCheck');
+  await waitFor('the check in the daemon', async () => (await serverState()).goal?.check?.command === command);
+  await waitFor('the Check row, not run yet', () => api.goal.row('check')?.description === 'not run yet');
+  await waitFor('context hasCheck', () => api.context['agentdPanel.hasCheck'] === true);
+
+  const running = vscode.commands.executeCommand('agentdPanel.goal.runCheck');
+  await waitFor('the Check row running', () => api.goal.row('check')?.description === 'running…' && api.goal.row('check')?.icon.id === 'sync~spin');
+  eq(api.goal.row('check')?.contextValue, 'goal.check.running', 'context value while running');
+  await waitFor('context hasCheck off while it runs', () => api.context['agentdPanel.hasCheck'] === false);
+  fs.writeFileSync(release, '');
+  await running;
+  const row = await waitFor('the failed result in the row', () => {
+    const r = api.goal.row('check');
+    return r && /^failed: exit 1 after \d+s · \d\d:\d\d:\d\d$/.test(r.description) ? r : undefined;
+  });
+  const goalId = api.store.state?.goal?.goalId ?? '';
+  ok(row.tooltip.includes(`Output (its end):\nchecking ${goalId}\nFAIL: parser_test.go:12`), `tooltip: ${row.tooltip}`);
+  eq(row.icon.id, 'error', 'failed icon');
+  ok(ui.of('warn').some((m) => m.startsWith('Goal check failed: exit 1 after')), `warnings: ${describe(ui.of('warn'))}`);
+  const last = (await serverState()).goal?.check?.lastRun;
+  eq([last?.exitCode, (await serverState()).goal?.status], [1, api.store.state?.goal?.status], 'the run is stored, the status unchanged');
+
+  ui.inputs.push('test -d .');
+  await vscode.commands.executeCommand('agentdPanel.goal.setCheck');
+  await waitFor('the new check in the row', () => api.goal.row('check')?.label === 'Check: test -d .' && api.goal.row('check')?.description === 'not run yet');
+  await vscode.commands.executeCommand('agentdPanel.goal.runCheck');
+  await waitFor('passed in the row', () => /^passed in \d+s · /.test(api.goal.row('check')?.description ?? ''));
+  ok(ui.of('info').some((m) => /^Goal check passed in \d+s$/.test(m)), `infos: ${describe(ui.of('info'))}`);
+
+  ui.inputs.push('');
+  ui.confirms.push(true);
+  await vscode.commands.executeCommand('agentdPanel.goal.setCheck');
+  await waitFor('no check in the daemon', async () => !(await serverState()).goal?.check);
+  await waitFor('no Check row', () => !api.goal.row('check'));
+});
+
 test('session picker switches the views to another session', async (api, ui) => {
   await setTodosAsAgent([{ title: 'Review the other branch', status: 'in_progress' }], 'review');
   await waitFor('two sessions known', () => api.store.sessions.length >= 2 && api.context['agentdPanel.multipleSessions'] === true);

@@ -1,0 +1,237 @@
+package goal
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The verification command of a goal (docs/runtime.md §2.10): a shell
+// command a person gives a goal, which agentd runs when the model marks
+// the goal complete. The rules here are pure: who may set it, when it
+// runs, what a run's result does to the goal. Running the process is the
+// service's (service/check.go).
+
+// MaxCheckChars bounds a check command, of a goal or a queued goal, in
+// runes after trim (docs/runtime.md §2.9.1, §2.10).
+const MaxCheckChars = 2000
+
+// MaxCheckTailBytes bounds the output tail a check run keeps: the last
+// bytes of its combined stdout and stderr (docs/runtime.md §2.10.2).
+const MaxCheckTailBytes = 4096
+
+// Check is a goal's verification command as it is stored and shown
+// (docs/runtime.md §2.10): the command, whether a run is in progress, and
+// the last run's result, nil before the first run.
+type Check struct {
+	Command string    `json:"command"`
+	Running bool      `json:"running,omitempty"`
+	LastRun *CheckRun `json:"lastRun,omitempty"`
+}
+
+// CheckRun is the result of one run of a check. ExitCode is the command's
+// exit status; -1 when it did not exit by itself (killed at the time
+// limit, or when the goal ended) or did not start, and OutputTail then ends
+// with a line that says so. DurationMs is the time it ran, At when it
+// ended. OutputTail is at most MaxCheckTailBytes of the end of its output,
+// valid UTF-8.
+type CheckRun struct {
+	ExitCode   int       `json:"exitCode"`
+	DurationMs int64     `json:"durationMs"`
+	At         time.Time `json:"at"`
+	OutputTail string    `json:"outputTail"`
+}
+
+// Passed says whether the run proves the goal done: exit code 0.
+func (r CheckRun) Passed() bool { return r.ExitCode == 0 }
+
+// Summary is the run in a few words: "`go test ./...` exited 1 after 2.1s".
+func (r CheckRun) Summary(command string) string {
+	took := FormatElapsed(r.DurationMs)
+	if r.ExitCode < 0 {
+		return fmt.Sprintf("`%s` did not finish (ran %s)", oneLine(command, 200), took)
+	}
+	return fmt.Sprintf("`%s` exited %d after %s", oneLine(command, 200), r.ExitCode, took)
+}
+
+func cloneCheck(c *Check) *Check {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.LastRun = clonePtr(c.LastRun)
+	return &out
+}
+
+// normalizeCheck trims a check command, of a goal or a queued goal
+// (docs/runtime.md §2.9.1, §2.10); nil is no check (""). A blank command, a
+// longer one than MaxCheckChars, or one with a line break or another
+// control character (TAB is fine) is args.invalid.
+func normalizeCheck(check *string) (string, error) {
+	if check == nil {
+		return "", nil
+	}
+	trimmed := strings.TrimSpace(*check)
+	switch {
+	case trimmed == "":
+		return "", errorf(CodeArgsInvalid, "the check is blank; give the command that proves the goal is done, or leave check out")
+	case utf8.RuneCountInString(trimmed) > MaxCheckChars:
+		return "", errorf(CodeArgsInvalid, fmt.Sprintf("the check is %d characters long; at most %d are allowed (put a longer script in a file and run that)", utf8.RuneCountInString(trimmed), MaxCheckChars))
+	}
+	if i := strings.IndexFunc(trimmed, func(r rune) bool { return isRefusedControl(r) || r == '\n' || r == '\r' }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(trimmed[i:])
+		return "", errorf(CodeArgsInvalid, fmt.Sprintf("the check has the control character %U; write it on one line", r))
+	}
+	return trimmed, nil
+}
+
+// SetCheck gives the current goal the check command, or removes its
+// check when command is nil, as the user (docs/runtime.md §2.10). Setting
+// the command it already has is a no-op; a new command forgets the last
+// run of the old one. Refusals: args.invalid (normalizeCheck: blank, too
+// long, not one line), goal.not_found, goal.status_invalid (the
+// goal is complete), goal.check_running (a run of the check is in
+// progress: wait for it).
+func (s *State) SetCheck(command *string, now Instant) ([]Change, error) {
+	cmd, err := normalizeCheck(command)
+	if err != nil {
+		return nil, err
+	}
+	g := s.Goal
+	switch {
+	case g == nil:
+		return nil, errorf(CodeNotFound, "there is no goal to give a check")
+	case g.Status == Complete:
+		return nil, errorf(CodeStatusInvalid, "the goal is complete; a check only verifies a goal that is not")
+	case g.Check != nil && g.Check.Running:
+		return nil, errorf(CodeCheckRunning, "the goal's check is running; wait for its result before changing it")
+	case g.Check == nil && cmd == "", g.Check != nil && g.Check.Command == cmd:
+		return nil, nil
+	}
+	reason := "check removed by the user"
+	g.Check = nil
+	if cmd != "" {
+		g.Check = &Check{Command: cmd}
+		reason = "check set by the user: " + oneLine(cmd, 200)
+	}
+	g.settle(now)
+	g.UpdatedAt = now.Wall
+	g.LastActor = User
+	return []Change{{Kind: ChangeCheck, Status: g.Status, Reason: reason, Actor: User, Goal: g.snapshot(now)}}, nil
+}
+
+// CheckStart is a run of a check that may begin: the command and the goal
+// it verifies.
+type CheckStart struct {
+	GoalID  string
+	Command string
+}
+
+// StartCheck marks the current goal's check running, for a run on demand
+// (actor user) or before completing the goal (actor model), and returns
+// what to run. Refusals: goal.not_found, goal.no_check (the goal has no
+// check), goal.check_running (one run at a time per goal; docs/runtime.md
+// §2.10.1).
+func (s *State) StartCheck(actor Actor, now Instant) (CheckStart, []Change, error) {
+	g := s.Goal
+	switch {
+	case g == nil:
+		return CheckStart{}, nil, errorf(CodeNotFound, "there is no goal whose check could run")
+	case g.Check == nil:
+		return CheckStart{}, nil, errorf(CodeNoCheck, "the goal has no check; a person sets one with agentd goal set-check COMMAND")
+	case g.Check.Running:
+		return CheckStart{}, nil, errorf(CodeCheckRunning, "the goal's check is already running; wait for its result")
+	}
+	g.settle(now)
+	g.Check.Running = true
+	reason := "check started: " + oneLine(g.Check.Command, 200)
+	ch := Change{Kind: ChangeCheck, Status: g.Status, Reason: reason, Actor: actor, Goal: g.snapshot(now)}
+	return CheckStart{GoalID: g.ID, Command: g.Check.Command}, []Change{ch}, nil
+}
+
+// FinishCheck records run, the result of the run StartCheck began for the
+// goal goalID, and clears running (actor runtime). It returns false, and
+// changes nothing, when that goal is no longer current or its check is not
+// running any more (the goal was replaced or cancelled, or its check
+// changed).
+func (s *State) FinishCheck(goalID string, run CheckRun, now Instant) ([]Change, bool) {
+	g := s.Goal
+	if g == nil || g.ID != goalID || g.Check == nil || !g.Check.Running {
+		return nil, false
+	}
+	g.settle(now)
+	g.Check.Running = false
+	g.Check.LastRun = &run
+	word := "check failed: "
+	if run.Passed() {
+		word = "check passed: "
+	}
+	ch := Change{Kind: ChangeCheck, Status: g.Status, Reason: word + run.Summary(g.Check.Command), Actor: Runtime, Goal: g.snapshot(now)}
+	return []Change{ch}, true
+}
+
+// CompletionCheck says whether c, a goal tool call, is an UpdateGoal
+// complete that the goal's check must pass first (docs/runtime.md §2.10.1):
+// a call that is not refused or stale, of an active goal that has a check.
+// Any other call runs at once with CallTool.
+func (s *State) CompletionCheck(c ToolCall) bool {
+	in, ok := c.Input.(UpdateGoalInput)
+	if !ok || Status(in.Status) != Complete || s.Goal == nil || s.Goal.Check == nil || s.Goal.Status != Active {
+		return false
+	}
+	_, stale := s.stale(c.TurnID)
+	return !stale
+}
+
+// CompleteAfterCheck answers c, the UpdateGoal complete that started a
+// check of the goal goalID with StartCheck, now that the check ran as run
+// (and was recorded with FinishCheck when recorded is true). A run that
+// passed completes the goal as UpdateGoal does, the check's summary in the
+// reason (so the history keeps the command, exit code, duration and output
+// tail in the goal it records); a run that failed is refused with
+// goal.check_failed and the output tail, and the goal stays active. When
+// the goal changed while the check ran, nothing changes: goal.stale_call,
+// as for a stale call.
+func (s *State) CompleteAfterCheck(c ToolCall, goalID string, run CheckRun, recorded bool, now Instant) (ToolResult, []Change) {
+	res := ToolResult{Description: c.Description.Description}
+	g := s.Goal
+	if !recorded || g == nil || g.ID != goalID {
+		res.Output = "Goal not updated: the goal changed while its check ran (it was cancelled, replaced, or its check changed). Nothing was changed. Call GetGoal to see where things stand before using another goal tool."
+		res.ErrorCode = CodeStaleCall
+		return res, nil
+	}
+	if !run.Passed() {
+		return res.fail(CodeCheckFailed, fmt.Sprintf("Goal not complete: its check %s, so the goal stays active. Keep working: fix what the output shows, then call UpdateGoal with complete again.\n\nOutput (the last %d bytes at most):\n%s", run.Summary(g.Check.Command), MaxCheckTailBytes, run.OutputTail)), nil
+	}
+	res, cs := s.updateTool(res, UpdateGoalInput{Status: string(Complete)}, c.TurnID, now, true)
+	for i := range cs {
+		if cs[i].Kind == ChangeComplete {
+			cs[i].Reason = reasonComplete + "; check passed: " + run.Summary(g.Check.Command)
+			g.TerminalReason = cs[i].Reason
+			cs[i].Goal = g.snapshot(now)
+		}
+	}
+	if !res.IsError {
+		res.Output = "Check passed: " + run.Summary(g.Check.Command) + ". " + res.Output
+	}
+	return res, cs
+}
+
+// RecoverCheck clears a running mark that no process will finish: the
+// process that ran the check ended before it did (docs/runtime.md §2.10.3).
+// It returns nil when the goal's check is not marked running.
+func (s *State) RecoverCheck(now Instant) []Change {
+	g := s.Goal
+	if g == nil || g.Check == nil || !g.Check.Running {
+		return nil
+	}
+	g.settle(now)
+	g.Check.Running = false
+	return []Change{{Kind: ChangeCheck, Status: g.Status, Reason: "check stopped: the agentd process that ran it ended before it did", Actor: Runtime, Goal: g.snapshot(now)}}
+}
+
+// CheckRunning says whether the current goal's check is marked running.
+func (s *State) CheckRunning() bool {
+	return s.Goal != nil && s.Goal.Check != nil && s.Goal.Check.Running
+}

@@ -1,0 +1,348 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/workspace"
+)
+
+// Goal checks (docs/runtime.md §2.10): the service runs a goal's check
+// command as a child process, outside every transaction and outside the
+// session's lock, and records the result in a second transaction.
+
+// DefaultCheckTimeout is how long a check may run before it is killed,
+// unless AGENTD_CHECK_TIMEOUT says otherwise (docs/runtime.md §2.10.2).
+const DefaultCheckTimeout = 10 * time.Minute
+
+// CheckTimeoutEnv names the environment variable that sets the time
+// limit of checks for the process: a Go duration such as 30s or 20m,
+// from 1s to 24h.
+const CheckTimeoutEnv = "AGENTD_CHECK_TIMEOUT"
+
+// readCheckTimeout reads CheckTimeoutEnv; a value that is not a duration in
+// range is logged and the default is used.
+func (s *Service) readCheckTimeout() time.Duration {
+	v := os.Getenv(CheckTimeoutEnv)
+	if v == "" {
+		return DefaultCheckTimeout
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d > 24*time.Hour {
+		s.log.Warn("ignoring "+CheckTimeoutEnv+": not a duration from 1s to 24h; checks get the default", "value", v, "default", DefaultCheckTimeout)
+		return DefaultCheckTimeout
+	}
+	return d
+}
+
+// Why a check that did not exit by itself was stopped: the cause of its
+// context, and the last line of its output tail.
+var (
+	errGoalEnded     = errors.New("the goal was cancelled or replaced")
+	errStopping      = errors.New("agentd is stopping")
+	errCallCancelled = errors.New("the request that ran it was cancelled")
+)
+
+// checkKey names one goal's check in the service's table of runs.
+type checkKey struct{ root, session, goalID string }
+
+// checks are the check runs of one service.
+type checks struct {
+	mu      sync.Mutex
+	closed  bool
+	running map[checkKey]context.CancelCauseFunc
+	wg      sync.WaitGroup // one per run, from start to its recording
+	timeout time.Duration
+}
+
+// begin registers a run of key; false once the service is closing.
+func (c *checks) begin(key checkKey, cancel context.CancelCauseFunc) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.running[key] = cancel
+	c.wg.Add(1)
+	return true
+}
+
+func (c *checks) end(key checkKey) {
+	c.mu.Lock()
+	delete(c.running, key)
+	c.mu.Unlock()
+	c.wg.Done()
+}
+
+// runs says whether a run of session of root is registered.
+func (c *checks) runs(root, session string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.running {
+		if k.root == root && k.session == session {
+			return true
+		}
+	}
+	return false
+}
+
+// stopEnded kills the check of a session whose goal is no longer the one
+// it verifies (cancelled or replaced): called on every committed goal
+// change, under the session's lock, so it only cancels contexts.
+func (s *Service) stopEnded(n workspace.Notice) {
+	if !n.Change.Goal {
+		return
+	}
+	cur := ""
+	if g := n.Session.Goal.Goal; g != nil {
+		cur = g.ID
+	}
+	s.checks.mu.Lock()
+	defer s.checks.mu.Unlock()
+	for k, cancel := range s.checks.running {
+		if k.root == n.Workspace.Root() && k.session == n.Session.Name && k.goalID != cur {
+			cancel(errGoalEnded)
+		}
+	}
+}
+
+// closeChecks kills every running check and waits until each is recorded.
+func (s *Service) closeChecks() {
+	s.checks.mu.Lock()
+	s.checks.closed = true
+	for _, cancel := range s.checks.running {
+		cancel(errStopping)
+	}
+	s.checks.mu.Unlock()
+	s.checks.wg.Wait()
+}
+
+// RunCheck runs the check of the current goal of session in ws on demand,
+// as the user (agentd.goal.runCheck, docs/runtime.md §2.10): it marks the
+// check running, calls started once that is committed, runs it, and
+// records the run; the goal's status does not change. The run is killed
+// when ctx ends. Errors: those of goal.State.StartCheck (goal.not_found,
+// goal.no_check, goal.check_running) and of workspace.Workspace.Update; a
+// run whose goal was cancelled or replaced meanwhile is returned but not
+// recorded (the returned session is then the one of the start).
+func (s *Service) RunCheck(ctx context.Context, ws *workspace.Workspace, session string, started func()) (goal.CheckRun, workspace.Session, error) {
+	var start goal.CheckStart
+	st, err := s.UpdateGoal(ws, session, func(g *goal.State) (cs []goal.Change, err error) {
+		start, cs, err = g.StartCheck(goal.User, s.Now())
+		return cs, err
+	})
+	if err != nil {
+		return goal.CheckRun{}, workspace.Session{}, err
+	}
+	started()
+	key := checkKey{ws.Root(), session, start.GoalID}
+	run, registered := s.execCheck(ctx, key, start)
+	if registered {
+		defer s.checks.end(key)
+	}
+	after, err := s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {
+		cs, _ := g.FinishCheck(start.GoalID, run, s.Now())
+		return cs, nil
+	})
+	if err != nil {
+		return run, st, err
+	}
+	return run, after, nil
+}
+
+// completeWithCheck runs an UpdateGoal complete of a goal that has a
+// check (goal.State.CompletionCheck): the check is marked running in one
+// transaction, started is called, the check runs, and its result and the
+// call's answer (goal.State.CompleteAfterCheck) are stored in a second
+// transaction. A check already running refuses the call with
+// goal.check_running.
+func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace, session string, tc goal.ToolCall, started func()) (goal.ToolResult, error) {
+	var start goal.CheckStart
+	var res goal.ToolResult
+	var needed bool
+	_, err := s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {
+		if needed = g.CompletionCheck(tc); !needed {
+			var cs []goal.Change
+			res, cs = g.CallTool(tc, s.Now())
+			return cs, nil
+		}
+		var cs []goal.Change
+		var err error
+		start, cs, err = g.StartCheck(goal.Model, s.Now())
+		if err != nil {
+			needed = false
+			code := goal.CodeCheckRunning
+			if e := (*goal.Error)(nil); errors.As(err, &e) {
+				code = e.Code
+			}
+			res = goal.ToolResult{Description: tc.Description.Description, IsError: true, ErrorCode: code,
+				Output: "Goal not complete: " + err.Error() + ". Keep working, and call UpdateGoal with complete again once it has finished."}
+			return nil, nil
+		}
+		return cs, nil
+	})
+	if err != nil || !needed {
+		return res, err
+	}
+	started()
+	key := checkKey{ws.Root(), session, start.GoalID}
+	run, registered := s.execCheck(ctx, key, start)
+	if registered {
+		defer s.checks.end(key)
+	}
+	_, err = s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {
+		now := s.Now()
+		cs, recorded := g.FinishCheck(start.GoalID, run, now)
+		var more []goal.Change
+		res, more = g.CompleteAfterCheck(tc, start.GoalID, run, recorded, now)
+		return append(cs, more...), nil
+	})
+	return res, err
+}
+
+// execCheck runs start.Command once (docs/runtime.md §2.10.2): `sh -c` in
+// the workspace folder, as this process's user, in a process group of its
+// own, with this process's environment and AGENTD_GOAL_ID,
+// AGENTD_SESSION and AGENTD_WORKSPACE, stdin empty, stdout and stderr
+// together. It is killed, with its whole group, at the time limit, when
+// ctx ends, when its goal ends or when the service closes; whatever is
+// left of the group when the command exits is killed too. registered is
+// false when the service was already closing: then nothing ran.
+func (s *Service) execCheck(ctx context.Context, key checkKey, start goal.CheckStart) (goal.CheckRun, bool) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	began := time.Now()
+	result := func(code int, tail *tailBuffer, note string) goal.CheckRun {
+		return goal.CheckRun{ExitCode: code, DurationMs: time.Since(began).Milliseconds(), At: s.wall(), OutputTail: tail.text(note)}
+	}
+	if !s.checks.begin(key, cancel) {
+		return result(-1, &tailBuffer{}, "agentd: the check did not run: "+errStopping.Error()), false
+	}
+	timeout := s.checks.timeout
+	tail := &tailBuffer{}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
+	}
+	cmd := exec.Command("sh", "-c", start.Command)
+	cmd.Dir = key.root
+	cmd.Env = append(os.Environ(), "AGENTD_GOAL_ID="+key.goalID, "AGENTD_SESSION="+key.session, "AGENTD_WORKSPACE="+key.root)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
+	}
+	pw.Close()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		io.Copy(tail, pr)
+	}()
+	pgid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var stopped error
+	select {
+	case err = <-exited:
+	case <-timer.C:
+		stopped = fmt.Errorf("it ran out of its time limit of %v", timeout)
+	case <-ctx.Done():
+		stopped = context.Cause(ctx)
+		if errors.Is(stopped, context.Canceled) || errors.Is(stopped, context.DeadlineExceeded) {
+			stopped = errCallCancelled
+		}
+	}
+	// The whole group goes: the command itself when it was stopped, and
+	// whatever it left running in the background when it exited.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	if stopped != nil {
+		<-exited
+	}
+	// A process that left the group may still hold the pipe: stop reading
+	// after a moment rather than wait for it.
+	select {
+	case <-read:
+	case <-time.After(2 * time.Second):
+		pr.Close()
+		<-read
+	}
+	pr.Close()
+	if stopped != nil {
+		return result(-1, tail, "agentd: the check was killed: "+stopped.Error()), true
+	}
+	code := cmd.ProcessState.ExitCode()
+	if code < 0 {
+		return result(-1, tail, "agentd: the check ended by a signal: "+cmd.ProcessState.String()), true
+	}
+	return result(code, tail, ""), true
+}
+
+// tailBuffer keeps the last bytes written to it: at most
+// 2×goal.MaxCheckTailBytes in memory, however much a check prints.
+type tailBuffer struct {
+	mu    sync.Mutex
+	buf   []byte
+	total int64
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.total += int64(len(p))
+	const keep = goal.MaxCheckTailBytes
+	if len(p) >= keep {
+		t.buf = append(t.buf[:0], p[len(p)-keep:]...)
+		return len(p), nil
+	}
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*keep {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-keep:]...)
+	}
+	return len(p), nil
+}
+
+// text is the stored tail: the end of the output and then note (when not
+// ""), at most goal.MaxCheckTailBytes in all, valid UTF-8, starting at a
+// character boundary.
+func (t *tailBuffer) text(note string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if note != "" {
+		note += "\n"
+	}
+	room := goal.MaxCheckTailBytes - len(note)
+	out := t.buf
+	if len(out) > room {
+		out = out[len(out)-room:]
+		for len(out) > 0 && !utf8.RuneStart(out[0]) {
+			out = out[1:]
+		}
+	}
+	s := strings.ToValidUTF8(string(out), "\uFFFD")
+	for len(s)+len(note) > goal.MaxCheckTailBytes { // a replacement grew it
+		_, n := utf8.DecodeRuneInString(s)
+		s = s[n:]
+	}
+	if note != "" && s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+		if len(s)+len(note) > goal.MaxCheckTailBytes {
+			_, n := utf8.DecodeRuneInString(s)
+			s = s[n:]
+		}
+	}
+	return s + note
+}
