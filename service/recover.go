@@ -30,6 +30,9 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 		if sess.Goal.Status() != goal.Active && !sess.Goal.HasLeftTurn(s.clock) && !leftCheck {
 			continue
 		}
+		if p, goalID, ok := sess.Goal.LeftCheck(); leftCheck && ok && killLeftCheck(p, goalID) {
+			s.log.Info("killed the process group of a check an ended agentd left running", "workspace", w.Root(), "session", sess.Name, "pgid", p.Pgid)
+		}
 		committed, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
 			now := s.Now()
 			before := st.Goal.Snapshot(now)

@@ -567,3 +567,73 @@ func TestGoalQueueAdvanceAfterACheck(t *testing.T) {
 		t.Fatalf("goal after its check failed = %+v", g)
 	}
 }
+
+// TestGoalCheckKilledAfterAgentdWasKilled: agentd killed with SIGKILL
+// during a check leaves the check's process group running; the next
+// agentd that opens the folder kills it, grandchild too, and clears the
+// running mark (docs/runtime.md §2.10.3).
+func TestGoalCheckKilledAfterAgentdWasKilled(t *testing.T) {
+	e := newEnv(t)
+	p := e.start()
+	c := p.connect()
+	c.Initialize(nil, e.ws)
+	dir := t.TempDir()
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": sleeperCheck(dir)}, nil)
+	pending := c.asyncTool("UpdateGoal", map[string]any{"status": "complete"})
+	c.awaitCheck(true)
+	shell, child := readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
+	t.Cleanup(func() { syscall.Kill(-shell, syscall.SIGKILL) })
+	if err := p.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitExit()
+	<-pending
+	if processGone(shell) || processGone(child) {
+		t.Fatal("the check ended with agentd; this test needs it left running")
+	}
+
+	c2 := e.start().connect()
+	c2.Initialize(nil, e.ws)
+	awaitGone(t, "after the next agentd opened the folder", shell, child)
+	if chk := c2.checkOf(); chk.Running {
+		t.Errorf("check after the restart = %+v", chk)
+	}
+}
+
+// TestGoalCheckKilledAfterAgentdWasKilledLeaderGone: the same when the
+// check's shell exited after agentd was killed but left a child in its
+// group: the next agentd still finds and kills the group.
+func TestGoalCheckKilledAfterAgentdWasKilledLeaderGone(t *testing.T) {
+	e := newEnv(t)
+	p := e.start()
+	c := p.connect()
+	c.Initialize(nil, e.ws)
+	dir := t.TempDir()
+	release := filepath.Join(dir, "release")
+	check := fmt.Sprintf(`sleep 300 & echo $! > %q; echo $$ > %q; while [ ! -e %q ]; do sleep 0.05; done`, filepath.Join(dir, "child.pid"), filepath.Join(dir, "shell.pid"), release)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": check}, nil)
+	if err := c.SendBody(`{"jsonrpc":"2.0","id":9001,"method":"workspace/executeCommand","params":{"command":"agentd.goal.runCheck","arguments":[{}]}}`); err != nil {
+		t.Fatal(err)
+	}
+	c.awaitCheck(true)
+	shell, child := readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
+	t.Cleanup(func() { syscall.Kill(-shell, syscall.SIGKILL) })
+	if err := p.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitExit()
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	awaitGone(t, "the check's shell after the release", shell)
+	if processGone(child) {
+		t.Fatal("the check's child ended with its shell; this test needs it left running")
+	}
+
+	c2 := e.start().connect()
+	c2.Initialize(nil, e.ws)
+	awaitGone(t, "after the next agentd opened the folder", child)
+	if chk := c2.checkOf(); chk.Running {
+		t.Errorf("check after the restart = %+v", chk)
+	}
+}

@@ -123,6 +123,14 @@ type checkRecord struct {
 	Command string          `json:"command"`
 	Running bool            `json:"running,omitempty"`
 	LastRun *checkRunRecord `json:"lastRun,omitempty"`
+	// Process is goal.Check.Process: the running check's process group,
+	// which the next daemon kills when it clears the mark.
+	Process *checkProcessRecord `json:"process,omitempty"`
+}
+
+type checkProcessRecord struct {
+	Pgid  int    `json:"pgid"`
+	Start uint64 `json:"start"`
 }
 
 type checkRunRecord struct {
@@ -275,6 +283,9 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			if r := c.LastRun; r != nil {
 				rec.Goal.Check.LastRun = (*checkRunRecord)(r)
 			}
+			if p := c.Process; p != nil {
+				rec.Goal.Check.Process = &checkProcessRecord{Pgid: p.Pgid, Start: p.Start}
+			}
 		}
 	}
 	for _, t := range g.Turns {
@@ -350,6 +361,9 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			g.Goal.Check = &goal.Check{Command: c.Command, Running: c.Running}
 			if run := c.LastRun; run != nil {
 				g.Goal.Check.LastRun = (*goal.CheckRun)(run)
+			}
+			if p := c.Process; p != nil {
+				g.Goal.Check.Process = &goal.CheckProcess{Pgid: p.Pgid, Start: p.Start}
 			}
 		}
 	}
