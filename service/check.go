@@ -260,6 +260,9 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 	if err != nil {
 		pr.Close()
 		gw.Close()
+		if _, serr := os.Stat(key.root); serr != nil {
+			err = fmt.Errorf("the workspace folder is gone: %w", serr) // exec blames sh for a failed chdir
+		}
 		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
 	}
 	read := make(chan struct{})

@@ -637,3 +637,27 @@ func TestGoalCheckKilledAfterAgentdWasKilledLeaderGone(t *testing.T) {
 		t.Errorf("check after the restart = %+v", chk)
 	}
 }
+
+// TestGoalCheckFolderGone: a check whose workspace folder was deleted does
+// not start, and its output tail says the folder is gone (not that sh is
+// missing); agentd stays up.
+func TestGoalCheckFolderGone(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.Initialize(nil, e.ws)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": "true"}, nil)
+	if err := os.RemoveAll(e.ws); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Run    checkRun `json:"run"`
+		Passed bool     `json:"passed"`
+	}
+	c.MustExec("agentd.goal.runCheck", nil, &res)
+	if res.Passed || res.Run.ExitCode != -1 || !strings.Contains(res.Run.OutputTail, "agentd: the check did not start: the workspace folder is gone: ") {
+		t.Errorf("run in a deleted folder = %+v", res)
+	}
+	if chk := c.checkOf(); chk.Running || chk.LastRun == nil || chk.LastRun.OutputTail != res.Run.OutputTail {
+		t.Errorf("check after the run = %+v", chk)
+	}
+}
