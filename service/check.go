@@ -220,9 +220,9 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 // ctx ends, when its goal ends or when the service closes; whatever is
 // left of the group when the command exits is killed too. Once it has
 // started, its group is recorded with the running mark (a quiet write,
-// goal.State.CheckStarted), for the next daemon to kill should this process
-// end first (recoverWorkspace). registered is false when the service was
-// already closing: then nothing ran.
+// goal.State.CheckStarted), for the next agentd process to kill should
+// this one end first (recoverWorkspace, recoverChecks). registered is false
+// when the service was already closing: then nothing ran.
 func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key checkKey, start goal.CheckStart) (goal.CheckRun, bool) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

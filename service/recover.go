@@ -30,8 +30,8 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 		if sess.Goal.Status() != goal.Active && !sess.Goal.HasLeftTurn(s.clock) && !leftCheck {
 			continue
 		}
-		if p, goalID, ok := sess.Goal.LeftCheck(); leftCheck && ok && killLeftCheck(p, goalID) {
-			s.log.Info("killed the process group of a check an ended agentd left running", "workspace", w.Root(), "session", sess.Name, "pgid", p.Pgid)
+		if leftCheck {
+			s.killLeft(w, sess)
 		}
 		committed, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
 			now := s.Now()
@@ -53,6 +53,39 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 		s.arm(w, committed)
 	}
 	return nil
+}
+
+// recoverChecks runs each time a one-shot process opens a workspace store
+// (docs/runtime.md §2.10.3): the file lock keeps every other process off
+// the store, so a check marked running there was left by a process that
+// ended; its process group is killed and the mark cleared, as
+// recoverWorkspace does. Turns and goals are left to the next serving
+// process (§2.3.2).
+func (s *Service) recoverChecks(w *workspace.Workspace) error {
+	sessions, err := w.Sessions()
+	if err != nil {
+		return err
+	}
+	for _, sess := range sessions {
+		if !sess.Goal.CheckRunning() || s.checks.runs(w.Root(), sess.Name) {
+			continue
+		}
+		s.killLeft(w, sess)
+		if _, err := s.UpdateGoal(w, sess.Name, func(g *goal.State) ([]goal.Change, error) {
+			return g.RecoverCheck(s.Now()), nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// killLeft kills the process group recorded for the running check of sess,
+// which a process that ended left (killLeftCheck).
+func (s *Service) killLeft(w *workspace.Workspace, sess workspace.Session) {
+	if p, goalID, ok := sess.Goal.LeftCheck(); ok && killLeftCheck(p, goalID) {
+		s.log.Info("killed the process group of a check an ended agentd left running", "workspace", w.Root(), "session", sess.Name, "pgid", p.Pgid)
+	}
 }
 
 // armWallClock re-arms a session's wall-clock timer on every committed goal

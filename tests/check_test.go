@@ -661,3 +661,37 @@ func TestGoalCheckFolderGone(t *testing.T) {
 		t.Errorf("check after the run = %+v", chk)
 	}
 }
+
+// TestGoalCheckKilledAfterTheShellWasKilled: `agentd goal check` run with
+// no daemon and killed with SIGKILL leaves its check running; the next
+// shell command that opens the folder kills the check's group and clears
+// the mark, so the goal is not stuck with a check that never ends
+// (docs/runtime.md §2.10.3).
+func TestGoalCheckKilledAfterTheShellWasKilled(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	ws := []string{"--workspace", e.ws}
+	if _, errOut, code := e.cli(append([]string{"goal", "create", "ship it", "--check", sleeperCheck(dir)}, ws...)...); code != 0 {
+		t.Fatalf("goal create --check: %d %s", code, errOut)
+	}
+	cmd := e.command(append([]string{"goal", "check"}, ws...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	shell, child := readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
+	t.Cleanup(func() { syscall.Kill(-shell, syscall.SIGKILL) })
+	cmd.Process.Kill()
+	cmd.Wait()
+	if processGone(shell) || processGone(child) {
+		t.Fatal("the check ended with agentd; this test needs it left running")
+	}
+
+	if _, errOut, code := e.cli(append([]string{"goal", "set-check", "exit 0"}, ws...)...); code != 0 {
+		t.Fatalf("goal set-check after the kill: %d %s", code, errOut)
+	}
+	awaitGone(t, "after the next shell command", shell, child)
+	out, _, code := e.cli(append([]string{"goal", "check"}, ws...)...)
+	if code != 0 || !strings.Contains(out, "Check passed: `exit 0` exited 0") {
+		t.Errorf("goal check after the recovery = %d %q", code, out)
+	}
+}

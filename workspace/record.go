@@ -118,13 +118,14 @@ type checkboxesRecord struct {
 
 // checkRecord is a goal's verification command (docs/runtime.md §2.10).
 // Running is stored so that panels opened during a run see it; the next
-// daemon to open the folder clears a mark no process will finish.
+// agentd process to open the folder clears a mark no process will finish.
 type checkRecord struct {
 	Command string          `json:"command"`
 	Running bool            `json:"running,omitempty"`
 	LastRun *checkRunRecord `json:"lastRun,omitempty"`
 	// Process is goal.Check.Process: the running check's process group,
-	// which the next daemon kills when it clears the mark.
+	// which the next agentd process to open the folder kills when it
+	// clears the mark.
 	Process *checkProcessRecord `json:"process,omitempty"`
 }
 
