@@ -729,12 +729,31 @@ func (t *teamStore) resync() (int64, error) {
 			t.peerGone(id)
 		}
 	}
+	byKey := map[string][]byte{}
 	for _, kv := range resp.Kvs {
-		if rest, ok := strings.CutPrefix(string(kv.Key), t.keys.sessions()); ok {
-			if name, err := url.PathUnescape(rest); err == nil {
-				t.w.applyRemote(name, kv.Value, kv.ModRevision, nil, nil)
-			}
+		byKey[string(kv.Key)] = kv.Value
+	}
+	for _, kv := range resp.Kvs {
+		rest, ok := strings.CutPrefix(string(kv.Key), t.keys.sessions())
+		if !ok {
+			continue
 		}
+		name, err := url.PathUnescape(rest)
+		if err != nil {
+			continue
+		}
+		// The change flags and event of the session's last change, when
+		// they are of its revision, say what it was.
+		var flags *changeFlags
+		var ev []byte
+		if s, _, err := decodeSessionRecord(kv.Value); err == nil {
+			var f changeFlags
+			if json.Unmarshal(byKey[t.keys.change(name)], &f) == nil && f.Revision == s.Revision {
+				flags = &f
+			}
+			ev = byKey[t.keys.event(name, s.Revision)]
+		}
+		t.w.applyRemote(name, kv.Value, kv.ModRevision, flags, ev)
 	}
 	return resp.Header.Revision, nil
 }
@@ -817,6 +836,7 @@ func (w *Workspace) applyRemote(name string, data []byte, ver int64, flags *chan
 	if prev != nil {
 		was = prev.Revision
 	}
+	w.reg.watch.watchTaskFile(w, name, w.watchedTaskFile(s.Goal))
 	if s.Revision <= was {
 		return // a quiet change: counters only
 	}
@@ -830,4 +850,22 @@ func (w *Workspace) applyRemote(name string, data []byte, ver int64, flags *chan
 		}
 	}
 	w.reg.publish(Notice{Workspace: w, Session: cloneSession(*s), Change: ch})
+}
+
+// watchedTaskFile is the task file this process watches for goal g: the one
+// it references (referencedTaskFile), except that in a team folder only the
+// daemon whose agent drives the goal (a live turn of its Identity) watches
+// and records it, each machine having its own checkout (docs/team.md).
+func (w *Workspace) watchedTaskFile(g goal.State) *goal.TaskFileInfo {
+	tf := referencedTaskFile(g)
+	if w.team == nil || tf == nil {
+		return tf
+	}
+	id := w.reg.opts.Identity
+	for _, t := range g.Turns {
+		if !t.Ended && id != "" && t.Owner == id {
+			return tf
+		}
+	}
+	return nil
 }

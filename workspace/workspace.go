@@ -282,6 +282,13 @@ func (w *Workspace) View(session string) (Session, error) {
 // keeps reading as before, and the changes of other sessions that shared
 // the transaction are written again without it. fn runs under the session
 // lock: it must be quick, do no I/O and not call Update of the same session.
+//
+// A team folder (docs/team.md) writes with compare-and-set: when another
+// daemon wrote the session since this one read it, fn runs again on what
+// that daemon wrote (at most maxUpdateAttempts times), so fn must be pure:
+// set what it reports to the caller, never accumulate across calls. With
+// etcd unreachable the change fails with an *Error of code CodeUnavailable
+// wrapping ErrNotSaved, and nothing is written on this machine.
 func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) (Session, error) {
 	name := sessionName(session)
 	if w.closed.Load() {
@@ -389,7 +396,7 @@ func (w *Workspace) update(name string, st *sessionState, cur *Session, fn func(
 	st.historyBytes, st.historyCounted = p.held.bytes, p.held.counted
 	st.cur.Store(&stored)
 	st.ver = p.ver
-	w.reg.watch.watchTaskFile(w, name, referencedTaskFile(stored.Goal))
+	w.reg.watch.watchTaskFile(w, name, w.watchedTaskFile(stored.Goal))
 	return &stored, ch, nil
 }
 

@@ -61,7 +61,10 @@ func isNumber(a string) bool {
 }
 
 // globalFlags go with every command.
-var globalFlags = []string{"state-dir", "log-file", "log-level"}
+var globalFlags = []string{"state-dir", "log-file", "log-level", "etcd-endpoints", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-user"}
+
+// teamActions are the actions of `agentd team` (docs/team.md).
+var teamActions = []string{"init", "status"}
 
 // goalActions are the actions of `agentd goal`; "goal ACTION" is a command
 // of flagCommands.
@@ -76,7 +79,7 @@ var goalActions = []string{"create", "pause", "resume", "cancel", "budget", "sta
 var flagCommands = map[string][]string{
 	"workspace":      {"serve", "tool", "state", "goal", "simulate", "mcp", "hook", "setup"},
 	"session":        {"tool", "state", "goal", "simulate", "mcp", "hook"},
-	"json":           {"tool", "state", "goal"},
+	"json":           {"tool", "state", "goal", "team status"},
 	"remote":         {"serve", "tool", "state", "goal", "mcp", "hook"},
 	"stdio":          {"serve"},
 	"listen":         {"serve"},
@@ -92,6 +95,7 @@ var flagCommands = map[string][]string{
 	"print":          {"setup"},
 	"remove":         {"setup"},
 	"version":        {"version"},
+	"etcd":           {"team init"},
 }
 
 // commandOf is the command that the positional arguments pos name, as
@@ -108,6 +112,10 @@ func commandOf(pos []string) (cmd string, ok bool) {
 	case "goal":
 		if len(pos) > 1 && slices.Contains(goalActions, pos[1]) {
 			return "goal " + pos[1], true
+		}
+	case "team":
+		if len(pos) > 1 && slices.Contains(teamActions, pos[1]) {
+			return "team " + pos[1], true
 		}
 	}
 	return "", false

@@ -81,7 +81,7 @@ func TestFlagsOfCommands(t *testing.T) {
 		{args: []string{"--stdio", "--session", "s"}, code: 2,
 			err: "agentd: --session is a flag of: tool, state, goal, simulate, mcp, hook; agentd serve does not take it (see agentd serve --help)\n"},
 		{args: []string{"mcp", "--json"}, code: 2,
-			err: "agentd: --json is a flag of: tool, state, goal; agentd mcp does not take it (see agentd mcp --help)\n"},
+			err: "agentd: --json is a flag of: tool, state, goal, team status; agentd mcp does not take it (see agentd mcp --help)\n"},
 		{args: []string{"state", "--version"}, code: 2,
 			err: "agentd: --version is a flag of: agentd alone (agentd --version is agentd version); agentd state does not take it (see agentd state --help)\n"},
 	} {

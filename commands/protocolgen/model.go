@@ -28,6 +28,7 @@ var notifications = []struct {
 	{commands.MethodTodoChanged, reflect.TypeFor[commands.TodoChanged]()},
 	{commands.MethodGoalChanged, reflect.TypeFor[commands.GoalChanged]()},
 	{commands.MethodTaskFileChanged, reflect.TypeFor[commands.TaskFileChanged]()},
+	{commands.MethodStoreChanged, reflect.TypeFor[commands.StoreChanged]()},
 }
 
 // enums are the string types whose constants the clients get as a list
@@ -105,6 +106,7 @@ var tsNames = map[reflect.Type]string{
 	reflect.TypeFor[commands.TodoChanged]():     "TodoChangedParams",
 	reflect.TypeFor[commands.GoalChanged]():     "GoalChangedParams",
 	reflect.TypeFor[commands.TaskFileChanged](): "TaskFileChangedParams",
+	reflect.TypeFor[commands.StoreChanged]():    "StoreChangedParams",
 }
 
 // protocol is everything the generated files hold.

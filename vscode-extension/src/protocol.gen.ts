@@ -72,6 +72,7 @@ export const NOTIFICATIONS = {
   todoChanged: 'agentd/todoChanged',
   goalChanged: 'agentd/goalChanged',
   taskFileChanged: 'agentd/taskFileChanged',
+  storeChanged: 'agentd/storeChanged',
 } as const;
 
 /** A notification method. */
@@ -82,6 +83,7 @@ export interface NotificationParams {
   'agentd/todoChanged': TodoChangedParams;
   'agentd/goalChanged': GoalChangedParams;
   'agentd/taskFileChanged': TaskFileChangedParams;
+  'agentd/storeChanged': StoreChangedParams;
 }
 
 /** Status of a goal (docs/runtime.md §2.1). [goal.Status] */
@@ -151,6 +153,7 @@ export const ERROR_CODES = {
   goalTaskFileOutside: 'goal.task_file_outside',
   workspaceLocked: 'workspace.locked',
   workspaceCorrupt: 'workspace.corrupt',
+  workspaceUnavailable: 'workspace.unavailable',
 } as const;
 
 /** A stable error code. */
@@ -319,6 +322,11 @@ export interface State {
   todos: TodosState;
   /** null when there is no goal */
   goal: GoalSnapshot | null;
+  /**
+   * Stale: the folder's team store (docs/team.md) does not answer; this is
+   * the last state this daemon saw. Absent otherwise.
+   */
+  stale?: boolean;
 }
 
 /**
@@ -338,6 +346,17 @@ export interface StepEndResult {
   stopTurn: boolean;
   graceStep: boolean;
   injections: Injection[];
+}
+
+/**
+ * StoreChanged is the params of agentd/storeChanged (docs/protocol.md §4.2):
+ * the store of a team folder (docs/team.md) became unreachable, so what the
+ * client shows may be behind (stale), or reachable again. [commands.StoreChanged]
+ */
+export interface StoreChangedParams {
+  workspace: string;
+  /** true: etcd does not answer; reads serve the last state seen, writes fail with workspace.unavailable */
+  stale: boolean;
 }
 
 /** TaskFileChanged is the params of agentd/taskFileChanged (docs/protocol.md §4). [commands.TaskFileChanged] */

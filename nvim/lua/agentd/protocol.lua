@@ -31,6 +31,7 @@ M.notifications = {
   todo_changed = "agentd/todoChanged",
   goal_changed = "agentd/goalChanged",
   task_file_changed = "agentd/taskFileChanged",
+  store_changed = "agentd/storeChanged",
 }
 
 --- Every goal.Status, in declaration order.
@@ -72,6 +73,7 @@ M.errors = {
   goal_task_file_outside = "goal.task_file_outside",
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
+  workspace_unavailable = "workspace.unavailable",
 }
 
 --- Limits the server enforces, for checks before sending and for messages.
