@@ -77,7 +77,7 @@ var goalActions = []string{"create", "pause", "resume", "cancel", "budget", "sta
 // takes --workspace without using it (the LSP client names the folders):
 // a command line that starts agentd for one folder may carry it.
 var flagCommands = map[string][]string{
-	"workspace":      {"serve", "tool", "state", "goal", "simulate", "mcp", "hook", "setup"},
+	"workspace":      {"serve", "tool", "state", "goal", "simulate", "mcp", "hook", "setup", "team init", "team status"},
 	"session":        {"tool", "state", "goal", "simulate", "mcp", "hook"},
 	"json":           {"tool", "state", "goal", "team status"},
 	"remote":         {"serve", "tool", "state", "goal", "mcp", "hook"},

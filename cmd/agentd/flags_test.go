@@ -77,7 +77,7 @@ func TestFlagsOfCommands(t *testing.T) {
 			err: "agentd: --exit-code is a flag of: goal status; agentd goal create does not take it (see agentd goal --help)\n"},
 		{args: []string{"--workspace", "w", "--stdio"}},
 		{args: []string{"version", "--workspace", "w"}, code: 2,
-			err: "agentd: --workspace is a flag of: serve, tool, state, goal, simulate, mcp, hook, setup; agentd version does not take it (see agentd version --help)\n"},
+			err: "agentd: --workspace is a flag of: serve, tool, state, goal, simulate, mcp, hook, setup, team init, team status; agentd version does not take it (see agentd version --help)\n"},
 		{args: []string{"--stdio", "--session", "s"}, code: 2,
 			err: "agentd: --session is a flag of: tool, state, goal, simulate, mcp, hook; agentd serve does not take it (see agentd serve --help)\n"},
 		{args: []string{"mcp", "--json"}, code: 2,

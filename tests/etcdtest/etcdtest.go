@@ -15,12 +15,14 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,14 +41,19 @@ type Cluster struct {
 	tls     *TLS
 }
 
-// Member is one embedded etcd server.
+// Member is one embedded etcd server. Clients reach it through a TCP relay
+// of this package (clientURL), which Stop closes first with every
+// connection through it, as a crash would: the member itself then stops
+// at once instead of waiting out its clients' watch streams.
 type Member struct {
 	c         *Cluster
 	Name      string
 	dir       string
-	clientURL url.URL
+	clientURL url.URL // the relay's
+	listenURL url.URL // the member's own client URL
 	peerURL   url.URL
 	etcd      *embed.Etcd // nil while stopped
+	relay     *relay
 }
 
 // TLS is a certificate authority made by the test and the files of a
@@ -80,6 +87,7 @@ func Start(t testing.TB, n int, opts ...Option) *Cluster {
 	for i := range n {
 		m := &Member{c: c, Name: fmt.Sprintf("m%d", i), dir: filepath.Join(root, fmt.Sprintf("m%d", i))}
 		m.clientURL = url.URL{Scheme: scheme, Host: freeAddr(t)}
+		m.listenURL = url.URL{Scheme: scheme, Host: freeAddr(t)}
 		m.peerURL = url.URL{Scheme: "http", Host: freeAddr(t)}
 		initial = append(initial, m.Name+"="+m.peerURL.String())
 		c.Members = append(c.Members, m)
@@ -105,11 +113,14 @@ func (c *Cluster) Endpoints() []string {
 	return out
 }
 
-// Stop stops every running member.
+// Stop stops every running member, all at once (one by one, each of the
+// last ones would wait for its gone peers).
 func (c *Cluster) Stop() {
+	var wg sync.WaitGroup
 	for _, m := range c.Members {
-		m.Stop()
+		wg.Go(m.Stop)
 	}
+	wg.Wait()
 }
 
 // Restart starts every stopped member again, from its data, and waits until
@@ -135,7 +146,12 @@ func (m *Member) Endpoint() string { return m.clientURL.String() }
 
 // Stop stops the member (its data stays for Restart); no-op when stopped.
 func (m *Member) Stop() {
+	if m.relay != nil {
+		m.relay.close()
+		m.relay = nil
+	}
 	if m.etcd != nil {
+		m.etcd.Server.HardStop() // no leadership transfer: a crash
 		m.etcd.Close()
 		m.etcd = nil
 	}
@@ -147,7 +163,7 @@ func (m *Member) start(initialCluster, state string) error {
 	cfg.Dir = m.dir
 	// Quiet: a member stopped by a test logs its closed listeners as errors.
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cfg.ListenClientUrls = []url.URL{m.clientURL}
+	cfg.ListenClientUrls = []url.URL{m.listenURL}
 	cfg.AdvertiseClientUrls = []url.URL{m.clientURL}
 	cfg.ListenPeerUrls = []url.URL{m.peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{m.peerURL}
@@ -175,7 +191,63 @@ func (m *Member) start(initialCluster, state string) error {
 		return err
 	}
 	m.etcd = e
+	r, err := startRelay(m.clientURL.Host, m.listenURL.Host)
+	if err != nil {
+		e.Close()
+		m.etcd = nil
+		return err
+	}
+	m.relay = r
 	return nil
+}
+
+// relay copies TCP connections from one address to another.
+type relay struct {
+	l     net.Listener
+	to    string
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+	wg    sync.WaitGroup
+}
+
+func startRelay(from, to string) (*relay, error) {
+	l, err := net.Listen("tcp", from)
+	if err != nil {
+		return nil, err
+	}
+	r := &relay{l: l, to: to, conns: map[net.Conn]bool{}}
+	r.wg.Go(r.accept)
+	return r, nil
+}
+
+func (r *relay) accept() {
+	for {
+		in, err := r.l.Accept()
+		if err != nil {
+			return
+		}
+		out, err := net.Dial("tcp", r.to)
+		if err != nil {
+			in.Close()
+			continue
+		}
+		r.mu.Lock()
+		r.conns[in], r.conns[out] = true, true
+		r.mu.Unlock()
+		r.wg.Go(func() { io.Copy(out, in); out.Close(); in.Close() })
+		r.wg.Go(func() { io.Copy(in, out); in.Close(); out.Close() })
+	}
+}
+
+// close stops accepting and closes every relayed connection.
+func (r *relay) close() {
+	r.l.Close()
+	r.mu.Lock()
+	for c := range r.conns {
+		c.Close()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
 }
 
 func (m *Member) waitReady() {
