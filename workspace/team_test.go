@@ -1,11 +1,14 @@
 package workspace
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/tests/etcdtest"
@@ -305,5 +308,50 @@ func TestTeamTLS(t *testing.T) {
 	bad := newRegistry(t, t.TempDir(), func(o *Options) { o.Team = TeamOptions{CACert: certs.CAFile} })
 	if _, err := bad.Open(root); errorCode(err) != CodeUnavailable {
 		t.Fatalf("open without a client certificate: %v, want %s", err, CodeUnavailable)
+	}
+}
+
+// TestTeamWatchBehindCompaction: a daemon cut off from the cluster while
+// the other writes and the history of revisions is compacted resumes its
+// watch below the compaction: it re-reads the sessions and tells its
+// subscribers the newest state.
+func TestTeamWatchBehindCompaction(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	id := NewTeamID()
+	eps := c.Endpoints()
+	ra := newRegistry(t, t.TempDir(), func(o *Options) { o.Team.Endpoints = eps[1:] })
+	a := openWorkspace(t, ra, teamFolder(t, id, eps))
+	rb := newRegistry(t, t.TempDir(), func(o *Options) { o.Team.Endpoints = eps[:1] })
+	b := openWorkspace(t, rb, teamFolder(t, id, eps))
+	seen := notices(t, b, "s")
+	setTodos(t, a, "s", items("1"))
+	waitNotice(t, seen, func(n Notice) bool { return n.Store == nil && n.Session.Revision == 1 })
+
+	c.Members[0].Stop() // b's only member
+	for i := 2; i <= 5; i++ {
+		setTodos(t, a, "s", items(fmt.Sprint(i)))
+	}
+	setTodos(t, a, "other", items("later")) // the compaction goes past s's last write
+	cli, err := clientv3.New(clientv3.Config{Endpoints: eps[1:], DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := cli.Get(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatal(err)
+	}
+	c.Restart()
+	n := waitNotice(t, seen, func(n Notice) bool { return n.Store == nil && n.Session.Revision == 5 })
+	if !n.Change.Todos || n.Session.Todos[0].Title != "5" || n.Change.Kind != "todo.set" {
+		t.Fatalf("notice after the re-read: %+v", n)
+	}
+	if s := mustView(t, b, "s"); s.Revision != 5 {
+		t.Fatalf("b reads revision %d, want 5", s.Revision)
 	}
 }
