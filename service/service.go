@@ -55,7 +55,7 @@ func New(opts workspace.Options, role Role) *Service {
 		opts.OnOpen = s.recoverWorkspace
 		opts.OnTaskFile = s.taskFileChanged
 		// In team folders this daemon's turns are known by its clock, held
-		// under a lease (docs/team.md, Liveness).
+		// under a lease (docs/team.md, "Liveness").
 		opts.Identity = s.clock
 		opts.OnPeerGone = s.peerGone
 	}

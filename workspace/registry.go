@@ -53,7 +53,7 @@ type Options struct {
 	// OnPeerGone, if set, is called when the live key of another daemon of
 	// a team folder disappears (its lease expired: it died, or it closed
 	// the folder), on a goroutine of its own; agentd applies the restart
-	// rule to the turns it left live (docs/team.md, Liveness).
+	// rule to the turns it left live (docs/team.md, "Liveness").
 	OnPeerGone func(w *Workspace, identity string)
 
 	maxSize int // tests: bbolt's MaxSize, to make commits fail

@@ -51,7 +51,7 @@ const TeamFile = ".agentd/team.json"
 // TeamLeaseTTL is the time-to-live of the lease a daemon holds on each
 // team folder it has open (its live key): when the daemon dies its lease
 // expires within this time, and another daemon applies the restart rule to
-// the turns it left live (docs/team.md, Liveness).
+// the turns it left live (docs/team.md, "Liveness").
 const TeamLeaseTTL = 5 * time.Second
 
 // Bounds of etcd calls: each call gets teamOpTimeout before it fails with
@@ -70,7 +70,7 @@ type Team struct {
 }
 
 // TeamOptions are a machine's settings for the team folders it opens
-// (docs/team.md, Configuration): the cluster's endpoints, if they differ
+// (docs/team.md, "Configuration"): the cluster's endpoints, if they differ
 // from team.json's, and how to authenticate.
 type TeamOptions struct {
 	Endpoints []string // replaces team.json's endpoints when not empty (AGENTD_ETCD_ENDPOINTS)
@@ -401,7 +401,7 @@ func (w *Workspace) Team() (id string, endpoints []string, ok bool) {
 }
 
 // Stale says whether w's state may be behind: a team store that cannot
-// reach etcd serves the last state it saw (docs/team.md, Faults). Always
+// reach etcd serves the last state it saw (docs/team.md, "Faults"). Always
 // false for bbolt.
 func (w *Workspace) Stale() bool { return w.team != nil && w.team.stale.Load() }
 
@@ -840,7 +840,7 @@ func (w *Workspace) applyRemote(name string, data []byte, ver int64, flags *chan
 	if s.Revision <= was {
 		return // a quiet change: counters only
 	}
-	ch := Change{Kind: "sync", Goal: true, Todos: prev == nil || s.TodosRevision != prev.TodosRevision}
+	ch := Change{Kind: "goal.progress", Goal: true, Todos: prev == nil || s.TodosRevision != prev.TodosRevision}
 	if flags != nil && flags.Revision == s.Revision {
 		ch.Todos, ch.Goal, ch.TaskFile = flags.Todos, flags.Goal, flags.TaskFile
 	}

@@ -30,7 +30,7 @@ type TeamInit struct {
 }
 
 // InitTeam makes the folder at root a team folder served by the etcd
-// cluster at endpoints (docs/team.md, Starting a team): it takes the
+// cluster at endpoints (docs/team.md, "Starting a team"): it takes the
 // folder's bbolt file (its lock: a process serving the folder makes it fail
 // with CodeLocked), copies every session and its whole history under a new
 // team id, writes the team's meta key last (the copy is complete once it

@@ -31,7 +31,7 @@ func (o options) storeOptions(stateDir string, log *slog.Logger) workspace.Optio
 }
 
 // teamOptions are this machine's etcd settings (docs/team.md,
-// Configuration): each flag, else its environment variable; the password
+// "Configuration"): each flag, else its environment variable; the password
 // only from AGENTD_ETCD_PASSWORD, which a process list does not show.
 func (o options) teamOptions() workspace.TeamOptions {
 	pick := func(flag, env string) string {
