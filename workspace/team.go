@@ -516,10 +516,12 @@ func (t *teamStore) commit(p *pendingCommit) error {
 	idx := t.index(p.name)
 	var rec []byte
 	keep := 0
-	if !p.quiet {
+	if !p.quiet && (!idx.loaded || idx.last+1 < p.seq) { // events of other daemons to learn first
 		if err := t.catchUp(ctx, p.name, idx); err != nil {
 			return t.unavailable(fmt.Sprintf("reading the history of session %q", p.name), err, true)
 		}
+	}
+	if !p.quiet {
 		rec = p.ev.withSeq(p.seq)
 		keep = idx.keepFrom(p.seq, int64(len(rec)))
 		flags, _ := json.Marshal(p.flags)

@@ -34,9 +34,20 @@ import (
 // cluster elects a leader within a few election timeouts).
 const readyTimeout = 30 * time.Second
 
+// T is what Start needs of a test: testing.TB has it, and so may a
+// program that is not a test (tests/bench).
+type T interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	TempDir() string
+	Cleanup(func())
+}
+
+var _ T = testing.TB(nil)
+
 // Cluster is a set of embedded etcd members that know each other.
 type Cluster struct {
-	t       testing.TB
+	t       T
 	Members []*Member
 	tls     *TLS
 }
@@ -72,7 +83,7 @@ func WithTLS(tls *TLS) Option { return func(c *Cluster) { c.tls = tls } }
 
 // Start starts n members (1 or 3, say) on free ports of 127.0.0.1 and waits
 // until every one is ready. They are stopped at the end of the test.
-func Start(t testing.TB, n int, opts ...Option) *Cluster {
+func Start(t T, n int, opts ...Option) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t}
 	for _, o := range opts {
@@ -262,7 +273,7 @@ func (m *Member) waitReady() {
 }
 
 // freeAddr returns 127.0.0.1:<a port free right now>.
-func freeAddr(t testing.TB) string {
+func freeAddr(t T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
