@@ -289,3 +289,32 @@ func TestTeamTLS(t *testing.T) {
 		t.Fatalf("team status with the certificates: exit %d, %q", code, out)
 	}
 }
+
+// TestTeamTaskFileRecordedByDriver: each machine has its own checkout, so
+// only the daemon whose agent drives the goal records its task file: an
+// edit in the other clone is not recorded, an edit in the driver's clone
+// is, and reaches the other daemon's client.
+func TestTeamTaskFileRecordedByDriver(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	e1, e2 := newEnv(t), newEnv(t)
+	writeTeamFile(t, testTeamID, c.Endpoints(), e1, e2)
+	e1.tfWrite("TASKS.md", "- one\n")
+	e2.tfWrite("TASKS.md", "- one\n")
+	c1 := e1.start().connect()
+	c1.Initialize(nil, e1.ws)
+	c1.MustExec("agentd.goal.create", map[string]any{"objective": "work through the task file", "taskFile": "TASKS.md"}, nil)
+	if _, driven := newHost(c1).beginTurn("user"); !driven {
+		t.Fatal("turn is not goal-driven")
+	}
+	c2 := e2.start().connect()
+	c2.Initialize(nil, e2.ws)
+	e2.tfWrite("TASKS.md", "- edited on the machine that does not drive\n")
+	driver := "- edited on the driving machine\n"
+	e1.tfWrite("TASKS.md", driver)
+	c2.awaitTaskFile(0, "TASKS.md", tfPtr(driver))
+	for _, n := range append(c1.tfNotes(), c2.tfNotes()...) {
+		if !tfMatches(n, "TASKS.md", tfPtr(driver)) {
+			t.Fatalf("a task file change that is not the driver's was recorded: %+v", n)
+		}
+	}
+}
