@@ -391,15 +391,6 @@ func (w *Workspace) Alive(identity string) bool {
 	return resp.Count > 0
 }
 
-// Team returns the team id and the endpoints serving w, or ok false for a
-// folder served by its bbolt file.
-func (w *Workspace) Team() (id string, endpoints []string, ok bool) {
-	if w.team == nil {
-		return "", nil, false
-	}
-	return w.team.id, w.team.endpoints, true
-}
-
 // Stale says whether w's state may be behind: a team store that cannot
 // reach etcd serves the last state it saw (docs/team.md, "Faults"). Always
 // false for bbolt.
