@@ -420,7 +420,7 @@ func (t *teamStore) unavailable(what string, err error, write bool) error {
 		cause = fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
 	return &Error{Code: CodeUnavailable, Path: t.w.path, Err: cause,
-		Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s), which did not answer: %s failed: %v; nothing was written locally; check the cluster or this machine's etcd settings (docs/team.md)",
+		Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s), which did not answer or refused this machine: %s failed: %v; nothing was written locally; check the cluster or this machine's etcd settings (docs/team.md)",
 			t.w.root, t.id, strings.Join(t.endpoints, ","), what, err)}
 }
 

@@ -355,3 +355,35 @@ func TestTeamWatchBehindCompaction(t *testing.T) {
 		t.Fatalf("b reads revision %d, want 5", s.Revision)
 	}
 }
+
+// TestTeamAuth: a cluster with authentication on serves the user and
+// password of TeamOptions, and refuses a wrong password with
+// workspace.unavailable naming etcd's reason.
+func TestTeamAuth(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, step := range []func() error{
+		func() error { _, err := cli.RoleAdd(ctx, "root"); return err },
+		func() error { _, err := cli.UserAdd(ctx, "root", "s3cret"); return err },
+		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := cli.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatalf("enabling etcd authentication: %v", err)
+		}
+	}
+	root := teamFolder(t, NewTeamID(), c.Endpoints())
+	good := newRegistry(t, t.TempDir(), func(o *Options) { o.Team = TeamOptions{User: "root", Password: "s3cret"} })
+	setTodos(t, openWorkspace(t, good, root), "s", items("authenticated"))
+	bad := newRegistry(t, t.TempDir(), func(o *Options) { o.Team = TeamOptions{User: "root", Password: "wrong"} })
+	_, err = bad.Open(root)
+	if errorCode(err) != CodeUnavailable || !strings.Contains(err.Error(), "authentication failed") {
+		t.Fatalf("open with a wrong password: %v, want %s naming the authentication failure", err, CodeUnavailable)
+	}
+}
