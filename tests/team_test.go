@@ -132,9 +132,10 @@ func TestTeamCompareAndSetAcrossDaemons(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	var st teamState
-	c1.MustExec("agentd.state", nil, &st)
 	total := ok[0] + ok[1]
+	// The other daemon's last write reaches c1's daemon through its watch.
+	var st teamState
+	c1.MustExec("agentd.awaitChange", map[string]any{"afterRevision": total - 1, "timeoutMs": 10000}, &st)
 	if len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != strconv.Itoa(total) || st.Revision != uint64(total) {
 		t.Fatalf("after %d acknowledged increments (%d conflicts): %+v", total, conflicts[0]+conflicts[1], st)
 	}

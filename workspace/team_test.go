@@ -98,6 +98,7 @@ func TestTeamSharesOneStateAcrossDaemons(t *testing.T) {
 func TestTeamCompareAndSet(t *testing.T) {
 	c := etcdtest.Start(t, 1)
 	a, b := teamPair(t, c.Endpoints())
+	seen := notices(t, a, "n")
 	const each = 250
 	var wg sync.WaitGroup
 	var runs [2]int
@@ -123,6 +124,10 @@ func TestTeamCompareAndSet(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// b's last write reaches a's cache through its watch.
+	if mustView(t, a, "n").Revision < 2*each {
+		waitNotice(t, seen, func(n Notice) bool { return n.Session.Revision == 2*each })
+	}
 	got := mustView(t, a, "n")
 	if got.Todos[0].Title != fmt.Sprint(2*each) || got.Revision != 2*each {
 		t.Fatalf("after %d increments: %q at revision %d", 2*each, got.Todos[0].Title, got.Revision)
