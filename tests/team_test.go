@@ -319,3 +319,22 @@ func TestTeamTaskFileRecordedByDriver(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamEndpointsOverride: AGENTD_ETCD_ENDPOINTS replaces team.json's
+// endpoints on this machine (and --etcd-endpoints replaces both).
+func TestTeamEndpointsOverride(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	e := newEnv(t)
+	writeTeamFile(t, testTeamID, []string{"http://127.0.0.1:1"}, e)
+	if out, _, code := e.cli("team", "status", "--workspace", e.ws); code != 1 || !strings.Contains(out, "reachable: no") {
+		t.Fatalf("team status with team.json's dead endpoint: exit %d, %q", code, out)
+	}
+	real := strings.Join(c.Endpoints(), ",")
+	t.Setenv("AGENTD_ETCD_ENDPOINTS", real)
+	if out, _, code := e.cli("team", "status", "--workspace", e.ws); code != 0 || !strings.Contains(out, "at "+real+"\nreachable: yes") {
+		t.Fatalf("team status with AGENTD_ETCD_ENDPOINTS: exit %d, %q", code, out)
+	}
+	if out, _, code := e.cli("team", "status", "--workspace", e.ws, "--etcd-endpoints", "http://127.0.0.1:1"); code != 1 || !strings.Contains(out, "reachable: no") {
+		t.Fatalf("team status with --etcd-endpoints over the environment: exit %d, %q", code, out)
+	}
+}
