@@ -28,6 +28,11 @@ type Check struct {
 	Command string    `json:"command"`
 	Running bool      `json:"running,omitempty"`
 	LastRun *CheckRun `json:"lastRun,omitempty"`
+	// RunBy is the clock (Instant.Clock) of the agentd process running
+	// the check while Running: in a team folder another daemon leaves the
+	// mark alone while that process holds its lease (CheckLeft). Stored,
+	// not shown to clients.
+	RunBy string `json:"-"`
 }
 
 // CheckRun is the result of one run of a check. ExitCode is the command's
@@ -144,7 +149,7 @@ func (s *State) StartCheck(actor Actor, now Instant) (CheckStart, []Change, erro
 		return CheckStart{}, nil, errorf(CodeCheckRunning, "the goal's check is already running; wait for its result")
 	}
 	g.settle(now)
-	g.Check.Running = true
+	g.Check.Running, g.Check.RunBy = true, now.Clock
 	reason := "check started: " + oneLine(g.Check.Command, 200)
 	ch := Change{Kind: ChangeCheck, Status: g.Status, Reason: reason, Actor: actor, Goal: g.snapshot(now)}
 	return CheckStart{GoalID: g.ID, Command: g.Check.Command}, []Change{ch}, nil
@@ -161,7 +166,7 @@ func (s *State) FinishCheck(goalID string, run CheckRun, now Instant) ([]Change,
 		return nil, false
 	}
 	g.settle(now)
-	g.Check.Running = false
+	g.Check.Running, g.Check.RunBy = false, ""
 	g.Check.LastRun = &run
 	word := "check failed: "
 	if run.Passed() {
@@ -227,8 +232,24 @@ func (s *State) RecoverCheck(now Instant) []Change {
 		return nil
 	}
 	g.settle(now)
-	g.Check.Running = false
+	g.Check.Running, g.Check.RunBy = false, ""
 	return []Change{{Kind: ChangeCheck, Status: g.Status, Reason: "check stopped: the agentd process that ran it ended before it did", Actor: Runtime, Goal: g.snapshot(now)}}
+}
+
+// CheckLeft reports whether the current goal's check is marked running by
+// a process that will not finish it (docs/runtime.md §2.10.3): this
+// process (clock) when running, whether it runs the check, is false; or
+// another process, unless alive says it still holds its lease (a team
+// folder, docs/team.md; alive nil: no other process runs).
+func (s *State) CheckLeft(clock string, running bool, alive func(owner string) bool) bool {
+	if !s.CheckRunning() {
+		return false
+	}
+	by := s.Goal.Check.RunBy
+	if by == "" || by == clock {
+		return !running
+	}
+	return alive == nil || !alive(by)
 }
 
 // CheckRunning says whether the current goal's check is marked running.

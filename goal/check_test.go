@@ -280,6 +280,44 @@ func TestRecoverCheck(t *testing.T) {
 	}
 }
 
+// TestCheckLeft: a running mark is left when its own process runs no check,
+// or when another process holds no lease (team folders); never while the
+// process that runs it is alive (docs/runtime.md §2.10.3).
+func TestCheckLeft(t *testing.T) {
+	c := newClock()
+	s := withCheck(t, c, "make test")
+	if s.CheckLeft(c.id, false, nil) {
+		t.Errorf("a check that is not running is left")
+	}
+	_, _, _ = s.StartCheck(Model, c.now())
+	if s.Goal.Check.RunBy != c.id {
+		t.Fatalf("RunBy = %q, want the running process %q", s.Goal.Check.RunBy, c.id)
+	}
+	alive := map[string]bool{c.id: true}
+	isAlive := func(owner string) bool { return alive[owner] }
+	for _, tc := range []struct {
+		name    string
+		clock   string
+		running bool
+		alive   func(string) bool
+		want    bool
+	}{
+		{"its own process runs it", c.id, true, nil, false},
+		{"its own process runs none", c.id, false, isAlive, true},
+		{"another process, one machine", "next-process", false, nil, true},
+		{"another daemon holding its lease", "other-daemon", false, isAlive, false},
+		{"another daemon whose lease is gone", "other-daemon", false, func(string) bool { return false }, true},
+	} {
+		if got := s.CheckLeft(tc.clock, tc.running, tc.alive); got != tc.want {
+			t.Errorf("%s: CheckLeft = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	s.RecoverCheck(c.now())
+	if s.Goal.Check.RunBy != "" {
+		t.Errorf("RunBy after the recovery = %q", s.Goal.Check.RunBy)
+	}
+}
+
 func TestCheckRunSummary(t *testing.T) {
 	if got := (CheckRun{ExitCode: -1, DurationMs: 600000}).Summary("make"); got != "`make` did not finish (ran 10m00s)" {
 		t.Errorf("summary %q", got)

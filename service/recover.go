@@ -1,6 +1,7 @@
 package service
 
 import (
+	"errors"
 	"time"
 
 	"github.com/agentd/agentd/goal"
@@ -18,26 +19,34 @@ import (
 // goal is taken over, as a one-shot command may have stamped it, and its
 // wall-clock timer is armed. A pause is published like any change; the
 // clients opening the folder are told too (commands.Client.FolderURI).
+//
+// In a team folder (docs/team.md) other daemons serve the same sessions at
+// once: the turns of a daemon that holds its lease (workspace.Workspace.Alive)
+// are not left, and the goal clock it runs is not taken over
+// (goal.State.RecoverLeftTurns). The same recovery runs again when a
+// daemon's lease is gone (peerGone).
 func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 	sessions, err := w.Sessions()
 	if err != nil {
 		return err
 	}
+	alive := func(owner string) bool { return w.Alive(owner) }
 	for _, sess := range sessions {
 		// A check marked running that no run of this process will
-		// finish was left by a process that ended (docs/runtime.md §2.10.3).
-		leftCheck := sess.Goal.CheckRunning() && !s.checks.runs(w.Root(), sess.Name)
-		if sess.Goal.Status() != goal.Active && !sess.Goal.HasLeftTurn(s.clock) && !leftCheck {
+		// finish, and no live daemon of a team runs, was left by a process
+		// that ended (docs/runtime.md §2.10.3).
+		leftCheck := sess.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive)
+		if sess.Goal.Status() != goal.Active && !sess.Goal.HasTurnLeftBy(s.clock, alive) && !leftCheck {
 			continue
 		}
 		committed, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
 			now := s.Now()
 			before := st.Goal.Snapshot(now)
 			var cs []goal.Change
-			if leftCheck {
+			if st.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
 				cs = st.Goal.RecoverCheck(now)
 			}
-			changed, more := st.Goal.RecoverAfterRestart(now, st.UpdatedAt)
+			changed, more := st.Goal.RecoverLeftTurns(now, st.UpdatedAt, alive)
 			cs = append(cs, more...)
 			if !changed && len(cs) == 0 {
 				return workspace.Change{}, nil
@@ -50,6 +59,16 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 		s.arm(w, committed)
 	}
 	return nil
+}
+
+// peerGone applies the restart rule to the turns another daemon of w's
+// team left live when its lease went (workspace.Options.OnPeerGone): every
+// daemon still serving the folder tries, and compare-and-set lets the first
+// pause the goal; the others then find nothing left to end.
+func (s *Service) peerGone(w *workspace.Workspace, identity string) {
+	if err := s.recoverWorkspace(w); err != nil && !errors.Is(err, workspace.ErrClosed) {
+		s.log.Warn("cannot recover the turns of a daemon that is gone", "workspace", w.Root(), "daemon", identity, "err", err)
+	}
 }
 
 // armWallClock re-arms a session's wall-clock timer on every committed goal

@@ -122,6 +122,7 @@ type checkboxesRecord struct {
 type checkRecord struct {
 	Command string          `json:"command"`
 	Running bool            `json:"running,omitempty"`
+	RunBy   string          `json:"runBy,omitempty"`
 	LastRun *checkRunRecord `json:"lastRun,omitempty"`
 }
 
@@ -271,7 +272,7 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			}
 		}
 		if c := g.Goal.Check; c != nil {
-			rec.Goal.Check = &checkRecord{Command: c.Command, Running: c.Running}
+			rec.Goal.Check = &checkRecord{Command: c.Command, Running: c.Running, RunBy: c.RunBy}
 			if r := c.LastRun; r != nil {
 				rec.Goal.Check.LastRun = (*checkRunRecord)(r)
 			}
@@ -347,7 +348,7 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			}
 		}
 		if c := r.Check; c != nil {
-			g.Goal.Check = &goal.Check{Command: c.Command, Running: c.Running}
+			g.Goal.Check = &goal.Check{Command: c.Command, Running: c.Running, RunBy: c.RunBy}
 			if run := c.LastRun; run != nil {
 				g.Goal.Check.LastRun = (*goal.CheckRun)(run)
 			}

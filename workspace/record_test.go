@@ -50,7 +50,7 @@ func fullSession() Session {
 				TaskFile: &goal.TaskFileInfo{Path: "TASK.md", Exists: true, SHA256: "ab12", Size: 45,
 					ModifiedAt: timePtr(t0.Add(time.Second)), ChangedSinceLastTurn: true,
 					Checkboxes: &goal.Checkboxes{Checked: 3, Total: 7}},
-				Check: &goal.Check{Command: "go test ./...", Running: true,
+				Check: &goal.Check{Command: "go test ./...", Running: true, RunBy: "agentd-1234",
 					LastRun: &goal.CheckRun{ExitCode: 1, DurationMs: 2100, At: t0.Add(5 * time.Second), OutputTail: "FAIL\n"}},
 				CreatedAt: t0.Add(2 * time.Second), UpdatedAt: t0.Add(3 * time.Second), LastActor: goal.Runtime,
 				ActiveClock: "clock-1", ActiveMono: 1500 * time.Millisecond,
