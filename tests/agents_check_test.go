@@ -5,10 +5,12 @@ package tests
 // first UpdateGoal complete is refused by the check, the agent's own write
 // tool makes the check pass, the second complete completes the goal and the
 // queue's next goal becomes active, which the hooks continue the agent
-// toward. Skipped unless AGENTD_AGENTS is set (tests/agents/ci.sh).
+// toward; and a check that outlasts the agent's MCP tool timeout. Skipped
+// unless AGENTD_AGENTS is set (tests/agents/ci.sh).
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,7 +159,7 @@ func TestRealClaudeCodeGoalCheck(t *testing.T) {
 	a := newAgentEnv(t)
 	model := newScriptedModel(t, checkScript("mcp__agentd__UpdateGoal", "mcp__agentd__GetGoal", "Write",
 		map[string]any{"file_path": filepath.Join(a.ws, "done.txt"), "content": "done\n"}))
-	lc, claude := claudeRun(t, a, model, "Write")
+	lc, claude := claudeRun(t, a, model, []string{"Write"})
 	checkGoals(t, a)
 	if out := claude("Work on the goal."); !strings.Contains(out, "The parser is documented.") {
 		t.Errorf("claude -p output: %q, want the last turn's answer", out)
@@ -274,4 +276,100 @@ func geminiToolResults(t *testing.T, log string) []geminiToolResult {
 		out = append(out, r)
 	}
 	return out
+}
+
+// The agent's MCP tool timeout in the time-out tests, shorter than the
+// check they run.
+const agentToolTimeoutMs = 3000
+
+// timeoutScript: UpdateGoal complete, which outlasts the agent's tool
+// timeout, then a closing text in each of the goal's two turns.
+func timeoutScript(update string) []reply {
+	return []reply{
+		{tool: update, input: map[string]any{"status": "complete"}, tokens: 7},
+		{text: "The check did not answer in time.", tokens: 5},
+		{text: "Turn two done.", tokens: 5},
+	}
+}
+
+// timeoutGoal creates the user's goal with a 2-turn budget and a check
+// that outlasts the agent's tool timeout: its shell and a child write
+// their pids to the returned folder and sleep.
+func timeoutGoal(t *testing.T, a *agentEnv) string {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"goal", "create", checkObjective, "--check", sleeperCheck(dir)}, {"goal", "budget", "2", "turns"}} {
+		if out, errOut, code := a.cli(append(args, "--workspace", a.ws)...); code != 0 {
+			t.Fatalf("agentd %v: %s%s", args, out, errOut)
+		}
+	}
+	return dir
+}
+
+// checkTimeoutOutcome: when the agent gave up on UpdateGoal complete, its
+// MCP cancel killed the check with its whole process group; the run is
+// recorded (exit -1, the cancelled request) and the editor told; the goal
+// was never completed: it ran its two turns and its budget blocked it.
+func checkTimeoutOutcome(t *testing.T, a *agentEnv, lc *client, dir string) {
+	awaitGone(t, "after the agent's tool timeout", readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid")))
+	chk := lc.awaitCheck(false)
+	if chk.LastRun == nil || chk.LastRun.ExitCode != -1 || !strings.HasSuffix(chk.LastRun.OutputTail, "sleeping\nagentd: the check was killed: the request that ran it was cancelled\n") {
+		t.Errorf("the editor's check after the run = %+v", chk)
+	}
+	if g := lc.goal(); g.Status != "blocked" || g.TurnsUsed != 2 || g.TerminalReason != "budget reached: turn budget of 2 turns" {
+		t.Errorf("goal after the agent: %+v, want blocked by its budget after 2 turns", g)
+	}
+}
+
+// TestRealClaudeCodeCheckOutlastsToolTimeout: with MCP_TOOL_TIMEOUT at
+// 3 s, Claude Code gives up on an UpdateGoal complete whose check sleeps:
+// the model gets a time-out error, agentd kills the check (no process
+// left), records the run and leaves the goal active for its next turn.
+func TestRealClaudeCodeCheckOutlastsToolTimeout(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newScriptedModel(t, timeoutScript("mcp__agentd__UpdateGoal"))
+	lc, claude := claudeRun(t, a, model, nil, fmt.Sprintf("MCP_TOOL_TIMEOUT=%d", agentToolTimeoutMs))
+	dir := timeoutGoal(t, a)
+	if out := claude("Work on the goal."); !strings.Contains(out, "Turn two done.") {
+		t.Errorf("claude -p output: %q, want the last turn's answer", out)
+	}
+	calls := model.calls()
+	if len(calls) != 3 {
+		t.Fatalf("%d model calls, want 3", len(calls))
+	}
+	if got := lastMessage(calls[1]); !strings.Contains(got, `"is_error":true`) || !strings.Contains(got, "timed out") {
+		t.Errorf("what the model got for the complete that timed out: %s", got)
+	}
+	checkTimeoutOutcome(t, a, lc, dir)
+}
+
+// TestRealGeminiCLICheckOutlastsToolTimeout: as
+// TestRealClaudeCodeCheckOutlastsToolTimeout, with the `timeout` of
+// agentd's entry in Gemini CLI's settings at 3 s.
+func TestRealGeminiCLICheckOutlastsToolTimeout(t *testing.T) {
+	a := newAgentEnv(t)
+	lc, gemini := geminiRun(t, a, timeoutScript("mcp_agentd_UpdateGoal"))
+	settingsPath := filepath.Join(a.ws, ".gemini", "settings.json")
+	var settings struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	var all map[string]any
+	b, err := os.ReadFile(settingsPath)
+	if err != nil || json.Unmarshal(b, &all) != nil || json.Unmarshal(b, &settings) != nil || settings.MCPServers["agentd"] == nil {
+		t.Fatalf("%s: %v %s", settingsPath, err, b)
+	}
+	settings.MCPServers["agentd"]["timeout"] = agentToolTimeoutMs
+	all["mcpServers"] = settings.MCPServers
+	b, _ = json.Marshal(all)
+	if err := os.WriteFile(settingsPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	afterTool := geminiLogHook(t, a, "AfterTool")
+	dir := timeoutGoal(t, a)
+	if out, calls := gemini("Work on the goal."); !strings.Contains(out, "Turn two done.") || len(calls) != 3 {
+		t.Errorf("gemini -p: %d model calls, output %q; want 3 and the last turn's answer", len(calls), out)
+	}
+	if res := geminiToolResults(t, afterTool); len(res) != 1 || !res[0].refused || !strings.Contains(res[0].content, "timed out") {
+		t.Errorf("what the model got for the complete that timed out: %+v", res)
+	}
+	checkTimeoutOutcome(t, a, lc, dir)
 }

@@ -118,8 +118,9 @@ const (
 // claudeRun sets Claude Code up in a with agentd (setup, the folder's trust
 // and its project server accepted), an editor's client on the folder
 // first, and returns the client and a func that runs `claude -p` with
-// agentd's tools and the tools named in allowed (e.g. Write) allowed.
-func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel, allowed ...string) (*client, func(prompt string) string) {
+// agentd's tools and the tools named in allowed (e.g. Write) allowed, and
+// extraEnv (e.g. MCP_TOOL_TIMEOUT=3000) in its environment.
+func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel, allowed []string, extraEnv ...string) (*client, func(prompt string) string) {
 	claude := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
 	_, lc := a.forwarder()
 	lc.Initialize(nil, a.ws)
@@ -129,7 +130,7 @@ func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel, allowed ...strin
 	if err := os.WriteFile(filepath.Join(a.home, ".claude.json"), claudeJSON, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := a.environ("ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false")
+	env := a.environ(append([]string{"ANTHROPIC_BASE_URL=" + model.url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false"}, extraEnv...)...)
 	return lc, func(prompt string) string {
 		return a.run(env, claude, "-p", prompt, "--allowedTools", strings.Join(append([]string{"mcp__agentd"}, allowed...), ","))
 	}
@@ -175,7 +176,7 @@ func checkBudgetOutcome(t *testing.T, a *agentEnv, lc *client, tokens int64) {
 func TestRealClaudeCodeTurnBudget(t *testing.T) {
 	a := newAgentEnv(t)
 	model := newScriptedModel(t, []reply{{text: "Turn one done.", tokens: 11}, {text: "Turn two done.", tokens: 13}, {text: "Turn three done.", tokens: 17}})
-	lc, claude := claudeRun(t, a, model)
+	lc, claude := claudeRun(t, a, model, nil)
 	userGoal(t, a)
 	out := claude("Work on the goal.")
 	if !strings.Contains(out, "Turn three done.") {
@@ -224,7 +225,7 @@ func staleScript() []reply {
 func TestRealClaudeCodeStaleReminder(t *testing.T) {
 	a := newAgentEnv(t)
 	model := newScriptedModel(t, staleScript())
-	_, claude := claudeRun(t, a, model)
+	_, claude := claudeRun(t, a, model, nil)
 	if out := claude("Write the parser."); !strings.Contains(out, "Parser written.") {
 		t.Errorf("claude -p output: %q", out)
 	}
