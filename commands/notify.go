@@ -17,6 +17,7 @@ const (
 	MethodGoalChanged     = "agentd/goalChanged"
 	MethodTaskFileChanged = "agentd/taskFileChanged"
 	MethodQueueChanged    = "agentd/queueChanged"
+	MethodStoreChanged    = "agentd/storeChanged"
 )
 
 // Notification is one server→client notification (docs/protocol.md §4).
@@ -79,10 +80,21 @@ type QueueChanged struct {
 	Actor       goal.Actor        `json:"actor"`
 }
 
+// StoreChanged is the params of agentd/storeChanged (docs/protocol.md §4.3):
+// the store of a team folder (docs/team.md) became unreachable, so what the
+// client shows may be behind (stale), or reachable again.
+type StoreChanged struct {
+	Workspace string `json:"workspace"`
+	Stale     bool   `json:"stale"` // true: etcd does not answer; reads serve the last state seen, writes fail with workspace.unavailable
+}
+
 // Notifications returns what a client that has n's workspace folder open as
 // folderURI must be sent about n, in order; now is the service's clock
 // (service.Service.Now), which the goal snapshot is taken at.
 func Notifications(n workspace.Notice, folderURI string, now goal.Instant) []Notification {
+	if n.Store != nil {
+		return []Notification{{Method: MethodStoreChanged, Params: StoreChanged{Workspace: folderURI, Stale: n.Store.Stale}}}
+	}
 	var out []Notification
 	if n.Change.Todos {
 		items := todo.Clone(n.Session.Todos)

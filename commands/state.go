@@ -22,6 +22,9 @@ type State struct {
 	Todos     TodosState     `json:"todos"`
 	Goal      *goal.Snapshot `json:"goal"`  // null when there is no goal
 	Queue     QueueState     `json:"queue"` // the upcoming goals (docs/runtime.md §2.9)
+	// Stale: the folder's team store (docs/team.md) does not answer; this is
+	// the last state this daemon saw. Absent otherwise.
+	Stale bool `json:"stale,omitempty"`
 }
 
 // TodosState is the todo list and the session revision of its last change,
@@ -44,6 +47,7 @@ func (c *call) stateOf(s workspace.Session) State {
 		Todos:     TodosState{Items: items, Revision: s.TodosRevision},
 		Goal:      s.Goal.Snapshot(c.svc.Now()),
 		Queue:     queueOf(&s.Goal),
+		Stale:     c.folder.ws.Stale(),
 	}
 }
 
@@ -66,6 +70,9 @@ func FreshState(stateDir, path, session string) (st State, ok bool, err error) {
 	}
 	if _, err := os.Stat(workspace.StateFile(stateDir, real)); !errors.Is(err, fs.ErrNotExist) {
 		return State{}, false, nil
+	}
+	if team, err := workspace.ReadTeam(real); team != nil || err != nil {
+		return State{}, false, nil // a team folder's state is in etcd (docs/team.md)
 	}
 	return State{Workspace: workspace.URIFromPath(real), Session: session, Todos: TodosState{Items: []todo.Item{}}, Queue: queueOf(&goal.State{})}, true, nil
 }
@@ -164,6 +171,7 @@ var stateCommands = []Command{
 			}
 			var conflict *workspace.Session
 			s, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
+				conflict = nil // a team store may run this again on a newer state
 				if a.ExpectedRevision != nil && *a.ExpectedRevision != s.TodosRevision {
 					cp := *s
 					conflict = &cp

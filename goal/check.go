@@ -28,6 +28,11 @@ type Check struct {
 	Command string    `json:"command"`
 	Running bool      `json:"running,omitempty"`
 	LastRun *CheckRun `json:"lastRun,omitempty"`
+	// RunBy is the clock (Instant.Clock) of the agentd process running
+	// the check while Running: in a team folder another daemon leaves the
+	// mark alone while that process holds its lease (CheckLeft). Stored,
+	// not shown to clients.
+	RunBy string `json:"-"`
 	// Process is the running check's process group, once the service
 	// has started it (CheckStarted); stored, never shown.
 	Process *CheckProcess `json:"-"`
@@ -38,10 +43,13 @@ type Check struct {
 // (docs/runtime.md §2.10.3): Pgid is the group's id, the pid of the shell
 // that leads it; Start is that shell's start time in clock ticks after
 // boot (field 22 of /proc/PID/stat on Linux), which tells it from a later
-// process that got the same pid.
+// process that got the same pid; Boot is the machine's boot id
+// (/proc/sys/kernel/random/boot_id), which tells this machine and boot
+// from another (a team folder's other daemons, a reboot).
 type CheckProcess struct {
 	Pgid  int
 	Start uint64
+	Boot  string
 }
 
 // CheckRun is the result of one run of a check. ExitCode is the command's
@@ -159,7 +167,7 @@ func (s *State) StartCheck(actor Actor, now Instant) (CheckStart, []Change, erro
 		return CheckStart{}, nil, errorf(CodeCheckRunning, "the goal's check is already running; wait for its result")
 	}
 	g.settle(now)
-	g.Check.Running = true
+	g.Check.Running, g.Check.RunBy = true, now.Clock
 	reason := "check started: " + oneLine(g.Check.Command, 200)
 	ch := Change{Kind: ChangeCheck, Status: g.Status, Reason: reason, Actor: actor, Goal: g.snapshot(now)}
 	return CheckStart{GoalID: g.ID, Command: g.Check.Command}, []Change{ch}, nil
@@ -176,7 +184,7 @@ func (s *State) FinishCheck(goalID string, run CheckRun, now Instant) ([]Change,
 		return nil, false
 	}
 	g.settle(now)
-	g.Check.Running, g.Check.Process = false, nil
+	g.Check.Running, g.Check.RunBy, g.Check.Process = false, "", nil
 	g.Check.LastRun = &run
 	word := "check failed: "
 	if run.Passed() {
@@ -248,25 +256,41 @@ func (s *State) CompleteAfterCheck(c ToolCall, goalID string, run CheckRun, reco
 // RecoverCheck clears a running mark that no process will finish: the
 // process that ran the check ended before it did (docs/runtime.md §2.10.3).
 // It returns nil when the goal's check is not marked running. The caller
-// kills the check's process group (LeftCheck) first.
+// kills the check's process group (RunningCheckProcess) first.
 func (s *State) RecoverCheck(now Instant) []Change {
 	g := s.Goal
 	if g == nil || g.Check == nil || !g.Check.Running {
 		return nil
 	}
 	g.settle(now)
-	g.Check.Running, g.Check.Process = false, nil
+	g.Check.Running, g.Check.RunBy, g.Check.Process = false, "", nil
 	return []Change{{Kind: ChangeCheck, Status: g.Status, Reason: "check stopped: the agentd process that ran it ended before it did", Actor: Runtime, Goal: g.snapshot(now)}}
 }
 
-// LeftCheck is the process group recorded for the current goal's running
-// check (CheckStarted) and the goal's id; ok is false when the check is not
-// running or no group was recorded.
-func (s *State) LeftCheck() (p CheckProcess, goalID string, ok bool) {
+// RunningCheckProcess is the process group recorded for the current goal's
+// running check (CheckStarted) and the goal's id; ok is false when the
+// check is not running or no group was recorded.
+func (s *State) RunningCheckProcess() (p CheckProcess, goalID string, ok bool) {
 	if !s.CheckRunning() || s.Goal.Check.Process == nil {
 		return CheckProcess{}, "", false
 	}
 	return *s.Goal.Check.Process, s.Goal.ID, true
+}
+
+// CheckLeft reports whether the current goal's check is marked running by
+// a process that will not finish it (docs/runtime.md §2.10.3): this
+// process (clock) when running, whether it runs the check, is false; or
+// another process, unless alive says it still holds its lease (a team
+// folder, docs/team.md; alive nil: no other process runs).
+func (s *State) CheckLeft(clock string, running bool, alive func(owner string) bool) bool {
+	if !s.CheckRunning() {
+		return false
+	}
+	by := s.Goal.Check.RunBy
+	if by == "" || by == clock {
+		return !running
+	}
+	return alive == nil || !alive(by)
 }
 
 // CheckRunning says whether the current goal's check is marked running.

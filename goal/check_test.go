@@ -286,7 +286,7 @@ func TestRecoverCheck(t *testing.T) {
 func TestCheckProcess(t *testing.T) {
 	c := newClock()
 	s := withCheck(t, c, "make test")
-	p := CheckProcess{Pgid: 4242, Start: 99}
+	p := CheckProcess{Pgid: 4242, Start: 99, Boot: "boot-1"}
 	if s.CheckStarted(s.Goal.ID, p) {
 		t.Error("recorded a process of a check that is not running")
 	}
@@ -294,20 +294,20 @@ func TestCheckProcess(t *testing.T) {
 	if s.CheckStarted("other", p) {
 		t.Error("recorded a process for another goal")
 	}
-	if _, _, ok := s.LeftCheck(); ok {
+	if _, _, ok := s.RunningCheckProcess(); ok {
 		t.Error("a left check before any process was recorded")
 	}
 	if !s.CheckStarted(start.GoalID, p) {
 		t.Fatal("did not record the process of the running check")
 	}
-	if got, id, ok := s.LeftCheck(); !ok || got != p || id != start.GoalID {
-		t.Errorf("LeftCheck = %+v %q %v", got, id, ok)
+	if got, id, ok := s.RunningCheckProcess(); !ok || got != p || id != start.GoalID {
+		t.Errorf("RunningCheckProcess = %+v %q %v", got, id, ok)
 	}
 	if b, _ := json.Marshal(s.Snapshot(c.now())); strings.Contains(string(b), "4242") {
 		t.Errorf("the snapshot shows the process: %s", b)
 	}
 	s.RecoverCheck(c.now())
-	if _, _, ok := s.LeftCheck(); ok || s.Goal.Check.Process != nil {
+	if _, _, ok := s.RunningCheckProcess(); ok || s.Goal.Check.Process != nil {
 		t.Error("the process outlived the running mark RecoverCheck cleared")
 	}
 	start, _, _ = s.StartCheck(Model, c.now())
@@ -315,6 +315,44 @@ func TestCheckProcess(t *testing.T) {
 	s.FinishCheck(start.GoalID, CheckRun{ExitCode: 0}, c.now())
 	if s.Goal.Check.Process != nil {
 		t.Error("the process outlived the run FinishCheck recorded")
+	}
+}
+
+// TestCheckLeft: a running mark is left when its own process runs no check,
+// or when another process holds no lease (team folders); never while the
+// process that runs it is alive (docs/runtime.md §2.10.3).
+func TestCheckLeft(t *testing.T) {
+	c := newClock()
+	s := withCheck(t, c, "make test")
+	if s.CheckLeft(c.id, false, nil) {
+		t.Errorf("a check that is not running is left")
+	}
+	_, _, _ = s.StartCheck(Model, c.now())
+	if s.Goal.Check.RunBy != c.id {
+		t.Fatalf("RunBy = %q, want the running process %q", s.Goal.Check.RunBy, c.id)
+	}
+	alive := map[string]bool{c.id: true}
+	isAlive := func(owner string) bool { return alive[owner] }
+	for _, tc := range []struct {
+		name    string
+		clock   string
+		running bool
+		alive   func(string) bool
+		want    bool
+	}{
+		{"its own process runs it", c.id, true, nil, false},
+		{"its own process runs none", c.id, false, isAlive, true},
+		{"another process, one machine", "next-process", false, nil, true},
+		{"another daemon holding its lease", "other-daemon", false, isAlive, false},
+		{"another daemon whose lease is gone", "other-daemon", false, func(string) bool { return false }, true},
+	} {
+		if got := s.CheckLeft(tc.clock, tc.running, tc.alive); got != tc.want {
+			t.Errorf("%s: CheckLeft = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	s.RecoverCheck(c.now())
+	if s.Goal.Check.RunBy != "" {
+		t.Errorf("RunBy after the recovery = %q", s.Goal.Check.RunBy)
 	}
 }
 

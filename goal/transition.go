@@ -317,11 +317,26 @@ func (s *State) noteActivated(turnID string, now Instant) {
 // ended turns (the host it was returned to is gone). It reports whether
 // the state changed (store it) and the goal's changes.
 func (s *State) RecoverAfterRestart(now Instant, lastSeen time.Time) (bool, []Change) {
-	changed := s.Adopt(now, lastSeen)
+	return s.RecoverLeftTurns(now, lastSeen, nil)
+}
+
+// RecoverLeftTurns is RecoverAfterRestart for a folder that several
+// serving processes hold at once (a team folder, docs/team.md): alive
+// reports whether the process whose clock is owner still runs (it holds its
+// lease). The turns such a process holds stay live, and an active goal
+// whose clock it runs is not adopted; only the turns of processes that are
+// gone are ended, and the goal one of them drove is paused. A nil alive is
+// RecoverAfterRestart: no other process is running.
+func (s *State) RecoverLeftTurns(now Instant, lastSeen time.Time, alive func(owner string) bool) (bool, []Change) {
+	other := func(owner string) bool { return owner != "" && owner != now.Clock && alive != nil && alive(owner) }
+	changed := false
+	if g := s.Goal; g == nil || !other(g.ActiveClock) {
+		changed = s.Adopt(now, lastSeen)
+	}
 	driven, ended := false, false
 	for i := range s.Turns {
 		t := &s.Turns[i]
-		if t.Ended || t.heldBy(now.Clock) {
+		if t.Ended || t.heldBy(now.Clock) || other(t.Owner) {
 			continue
 		}
 		if t.isMain() && s.drivenGoal(t) != nil {
@@ -345,8 +360,14 @@ func (s *State) RecoverAfterRestart(now Instant, lastSeen time.Time) (bool, []Ch
 // whose clock is clock does not hold (Turn.heldBy): one RecoverAfterRestart
 // ends.
 func (s *State) HasLeftTurn(clock string) bool {
+	return s.HasTurnLeftBy(clock, nil)
+}
+
+// HasTurnLeftBy is HasLeftTurn where alive (RecoverLeftTurns) says which
+// other processes still run: their turns are not left.
+func (s *State) HasTurnLeftBy(clock string, alive func(owner string) bool) bool {
 	for i := range s.Turns {
-		if t := &s.Turns[i]; !t.Ended && !t.heldBy(clock) {
+		if t := &s.Turns[i]; !t.Ended && !t.heldBy(clock) && !(alive != nil && t.Owner != "" && t.Owner != clock && alive(t.Owner)) {
 			return true
 		}
 	}

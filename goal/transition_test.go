@@ -736,3 +736,35 @@ func TestStateJSONRoundTrip(t *testing.T) {
 		t.Errorf("snapshot of no goal is not nil")
 	}
 }
+
+// TestRecoverLeftTurns: in a team folder, a second process opening the
+// folder leaves the turns of a process that still holds its lease live and
+// the goal active; once that process is gone, its driving turn is ended
+// and the goal paused, as after a restart.
+func TestRecoverLeftTurns(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	driver := c.now()
+	beginTurn(t, s, "t1", driver)
+	step(t, s, "t1", 5, FinishToolCalls, c.advance(time.Second))
+	other := c.restart(time.Second) // a second daemon, on another machine
+	if other.Clock == driver.Clock {
+		t.Fatal("the test needs two clocks")
+	}
+	alive := map[string]bool{driver.Clock: true}
+	isAlive := func(owner string) bool { return alive[owner] }
+	if s.HasTurnLeftBy(other.Clock, isAlive) {
+		t.Error("HasTurnLeftBy: the driver's turn reads as left while it is alive")
+	}
+	if changed, cs := s.RecoverLeftTurns(other, c.wall, isAlive); changed || cs != nil || s.Goal.Status != Active || s.OpenTurn("") != "t1" || s.Goal.ActiveClock != driver.Clock {
+		t.Fatalf("opened while the driver lives: changed %v, changes %v, status %s, open turn %q, clock taken %v", changed, cs, s.Goal.Status, s.OpenTurn(""), s.Goal.ActiveClock != driver.Clock)
+	}
+	delete(alive, driver.Clock) // its lease expired
+	if !s.HasTurnLeftBy(other.Clock, isAlive) {
+		t.Error("HasTurnLeftBy: the gone driver's turn does not read as left")
+	}
+	_, cs := s.RecoverLeftTurns(other, c.wall, isAlive)
+	if len(cs) != 1 || cs[0].Kind != ChangePause || s.Goal.Status != Paused || s.OpenTurn("") != "" {
+		t.Fatalf("after the driver is gone: changes %v, status %s, open turn %q; want one pause, paused, none", cs, s.Goal.Status, s.OpenTurn(""))
+	}
+}

@@ -97,7 +97,7 @@ func (s *State) bringBack(before *Snapshot, reason string, now Instant) ([]Chang
 		LastActor:           User,
 	}
 	if g.Check != nil { // its run, if any, ended with the change undone
-		g.Check.Running, g.Check.Process = false, nil
+		g.Check.Running, g.Check.RunBy, g.Check.Process = false, "", nil
 	}
 	if g.Status == Active {
 		if err := s.canRun(g, now); err != nil {

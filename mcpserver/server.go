@@ -273,10 +273,15 @@ func (s *server) execute(ctx context.Context, command string, args map[string]an
 	return sess.Execute(ctx, command, args)
 }
 
+// metaErrorCode is the _meta key of a refused tool call's agentd error code
+// (docs/mcp.md, What it serves), e.g. goal.check_failed.
+const metaErrorCode = "agentd/errorCode"
+
 // callTool runs a tool as the model (agentd.callTool). The tool's output is
-// the text content; a refusal is an isError result with its reason, and so
-// is any error on the way (no agentd server, a refused folder, bad input),
-// so that the model reads it and the session goes on.
+// the text content; a refusal is an isError result with its reason (and
+// its error code, when agentd gave one, in _meta under metaErrorCode), and
+// so is any error on the way (no agentd server, a refused folder, bad
+// input), so that the model reads it and the session goes on.
 func (s *server) callTool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		input := req.Params.Arguments
@@ -291,7 +296,11 @@ func (s *server) callTool(name string) mcp.ToolHandler {
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return errorResult(fmt.Errorf("reading the result of %s: %w", name, err)), nil
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Output}}, IsError: res.IsError}, nil
+		out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Output}}, IsError: res.IsError}
+		if res.IsError && res.ErrorCode != "" {
+			out.Meta = mcp.Meta{metaErrorCode: res.ErrorCode}
+		}
+		return out, nil
 	}
 }
 

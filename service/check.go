@@ -271,9 +271,9 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 		io.Copy(tail, pr)
 	}()
 	pgid := cmd.Process.Pid
-	if _, started, ok := procStat(pgid); ok {
+	if _, started, ok := procStat(pgid); ok && bootID() != "" {
 		_, err := ws.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {
-			if !st.Goal.CheckStarted(key.goalID, goal.CheckProcess{Pgid: pgid, Start: started}) {
+			if !st.Goal.CheckStarted(key.goalID, goal.CheckProcess{Pgid: pgid, Start: started, Boot: bootID()}) {
 				return workspace.Change{}, nil
 			}
 			return workspace.Change{Kind: "goal.checkProcess", Quiet: true}, nil
@@ -346,6 +346,15 @@ func procStat(pid int) (pgrp int, start uint64, ok bool) {
 	return pgrp, start, err1 == nil && err2 == nil
 }
 
+// bootID is this machine's boot id, "" where there is none to read.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
 // killLeftCheck kills the process group p of a check of the goal goalID
 // that an agentd process that ended left running (docs/runtime.md
 // §2.10.3), if it is still that check's group: its leader is the same
@@ -353,8 +362,8 @@ func procStat(pid int) (pgrp int, start uint64, ok bool) {
 // group started no earlier and has the goal's AGENTD_GOAL_ID. It says
 // whether it killed the group.
 func killLeftCheck(p goal.CheckProcess, goalID string) bool {
-	if p.Pgid <= 1 {
-		return false
+	if p.Pgid <= 1 || p.Boot == "" || p.Boot != bootID() {
+		return false // another machine's process (a team folder), or gone with a reboot
 	}
 	if _, start, ok := procStat(p.Pgid); ok {
 		if start != p.Start {

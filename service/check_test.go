@@ -62,7 +62,13 @@ func TestProcStat(t *testing.T) {
 	if _, _, ok := procStat(1 << 30); ok {
 		t.Error("procStat of a pid that does not run is ok")
 	}
-	if killLeftCheck(goal.CheckProcess{Pgid: os.Getpid(), Start: start + 1}, "g") {
+	if bootID() == "" {
+		t.Fatal("no boot id")
+	}
+	if killLeftCheck(goal.CheckProcess{Pgid: os.Getpid(), Start: start + 1, Boot: bootID()}, "g") {
 		t.Error("killLeftCheck killed a group whose leader's start time differs")
+	}
+	if killLeftCheck(goal.CheckProcess{Pgid: 1 << 30, Start: start, Boot: "another machine"}, "g") {
+		t.Error("killLeftCheck acted on a process of another machine")
 	}
 }

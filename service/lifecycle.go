@@ -73,8 +73,11 @@ func (s *Service) AbandonTurn(ws *workspace.Workspace, session, turnID string) {
 // goal.State.EndStep and of workspace.Workspace.Update.
 func (s *Service) EndStep(ws *workspace.Workspace, session, agent, turnID string, outputTokens int64, finish goal.FinishReason) (goal.StepEnd, []reminder.Injection, error) {
 	var res goal.StepEnd
-	injections := []reminder.Injection{}
+	var injections []reminder.Injection
 	_, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+		// This may run more than once (another daemon of a team wrote the
+		// session meanwhile): it sets what it returns, never adds to it.
+		injections = []reminder.Injection{}
 		var err error
 		now := s.Now()
 		before := st.Goal.Snapshot(now)

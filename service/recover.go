@@ -1,6 +1,7 @@
 package service
 
 import (
+	"errors"
 	"time"
 
 	"github.com/agentd/agentd/goal"
@@ -18,16 +19,24 @@ import (
 // goal is taken over, as a one-shot command may have stamped it, and its
 // wall-clock timer is armed. A pause is published like any change; the
 // clients opening the folder are told too (commands.Client.FolderURI).
+//
+// In a team folder (docs/team.md) other daemons serve the same sessions at
+// once: the turns of a daemon that holds its lease (workspace.Workspace.Alive)
+// are not left, and the goal clock it runs is not taken over
+// (goal.State.RecoverLeftTurns). The same recovery runs again when a
+// daemon's lease is gone (peerGone).
 func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 	sessions, err := w.Sessions()
 	if err != nil {
 		return err
 	}
+	alive := func(owner string) bool { return w.Alive(owner) }
 	for _, sess := range sessions {
 		// A check marked running that no run of this process will
-		// finish was left by a process that ended (docs/runtime.md §2.10.3).
-		leftCheck := sess.Goal.CheckRunning() && !s.checks.runs(w.Root(), sess.Name)
-		if sess.Goal.Status() != goal.Active && !sess.Goal.HasLeftTurn(s.clock) && !leftCheck {
+		// finish, and no live daemon of a team runs, was left by a process
+		// that ended (docs/runtime.md §2.10.3).
+		leftCheck := sess.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive)
+		if sess.Goal.Status() != goal.Active && !sess.Goal.HasTurnLeftBy(s.clock, alive) && !leftCheck {
 			continue
 		}
 		if leftCheck {
@@ -37,10 +46,10 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 			now := s.Now()
 			before := st.Goal.Snapshot(now)
 			var cs []goal.Change
-			if leftCheck {
+			if st.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
 				cs = st.Goal.RecoverCheck(now)
 			}
-			changed, more := st.Goal.RecoverAfterRestart(now, st.UpdatedAt)
+			changed, more := st.Goal.RecoverLeftTurns(now, st.UpdatedAt, alive)
 			cs = append(cs, more...)
 			if !changed && len(cs) == 0 {
 				return workspace.Change{}, nil
@@ -56,9 +65,10 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 }
 
 // recoverChecks runs each time a one-shot process opens a workspace store
-// (docs/runtime.md §2.10.3): the file lock keeps every other process off
-// the store, so a check marked running there was left by a process that
-// ended; its process group is killed and the mark cleared, as
+// (docs/runtime.md §2.10.3): a check marked running there that CheckLeft
+// says no process will finish (in a bbolt folder the file lock keeps every
+// other process off the store; in a team folder the daemon that runs it
+// holds its lease) has its process group killed and its mark cleared, as
 // recoverWorkspace does. Turns and goals are left to the next serving
 // process (§2.3.2).
 func (s *Service) recoverChecks(w *workspace.Workspace) error {
@@ -66,12 +76,16 @@ func (s *Service) recoverChecks(w *workspace.Workspace) error {
 	if err != nil {
 		return err
 	}
+	alive := func(owner string) bool { return w.Alive(owner) }
 	for _, sess := range sessions {
-		if !sess.Goal.CheckRunning() || s.checks.runs(w.Root(), sess.Name) {
+		if !sess.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
 			continue
 		}
 		s.killLeft(w, sess)
 		if _, err := s.UpdateGoal(w, sess.Name, func(g *goal.State) ([]goal.Change, error) {
+			if !g.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
+				return nil, nil
+			}
 			return g.RecoverCheck(s.Now()), nil
 		}); err != nil {
 			return err
@@ -83,8 +97,18 @@ func (s *Service) recoverChecks(w *workspace.Workspace) error {
 // killLeft kills the process group recorded for the running check of sess,
 // which a process that ended left (killLeftCheck).
 func (s *Service) killLeft(w *workspace.Workspace, sess workspace.Session) {
-	if p, goalID, ok := sess.Goal.LeftCheck(); ok && killLeftCheck(p, goalID) {
+	if p, goalID, ok := sess.Goal.RunningCheckProcess(); ok && killLeftCheck(p, goalID) {
 		s.log.Info("killed the process group of a check an ended agentd left running", "workspace", w.Root(), "session", sess.Name, "pgid", p.Pgid)
+	}
+}
+
+// peerGone applies the restart rule to the turns another daemon of w's
+// team left live when its lease went (workspace.Options.OnPeerGone): every
+// daemon still serving the folder tries, and compare-and-set lets the first
+// pause the goal; the others then find nothing left to end.
+func (s *Service) peerGone(w *workspace.Workspace, identity string) {
+	if err := s.recoverWorkspace(w); err != nil && !errors.Is(err, workspace.ErrClosed) {
+		s.log.Warn("cannot recover the turns of a daemon that is gone", "workspace", w.Root(), "daemon", identity, "err", err)
 	}
 }
 

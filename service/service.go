@@ -60,6 +60,10 @@ func New(opts workspace.Options, role Role) *Service {
 	if role == Daemon {
 		opts.OnOpen = s.recoverWorkspace
 		opts.OnTaskFile = s.taskFileChanged
+		// In team folders this daemon's turns are known by its clock, held
+		// under a lease (docs/team.md, "Liveness").
+		opts.Identity = s.clock
+		opts.OnPeerGone = s.peerGone
 	} else {
 		opts.OnOpen = s.recoverChecks
 	}

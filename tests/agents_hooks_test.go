@@ -112,12 +112,15 @@ const (
 	markGoal         = "You are working under an active goal."
 	markContinuation = "Continue working toward the active goal."
 	markStale        = "Your todo list has not been updated for a while."
+	markWrapUp       = "The goal's budget is nearly spent (80 % or more used: turns: 3 used of 3"
 )
 
 // claudeRun sets Claude Code up in a with agentd (setup, the folder's trust
 // and its project server accepted), an editor's client on the folder
-// first, and returns the client and a func that runs `claude -p`.
-func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel) (*client, func(prompt string) string) {
+// first, and returns the client and a func that runs `claude -p` with
+// agentd's tools and the tools named in allowed (e.g. Write) allowed, and
+// extraEnv (e.g. MCP_TOOL_TIMEOUT=3000) in its environment.
+func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel, allowed []string, extraEnv ...string) (*client, func(prompt string) string) {
 	claude := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
 	_, lc := a.forwarder()
 	lc.Initialize(nil, a.ws)
@@ -127,9 +130,9 @@ func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel) (*client, func(p
 	if err := os.WriteFile(filepath.Join(a.home, ".claude.json"), claudeJSON, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := a.environ("ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false")
+	env := a.environ(append([]string{"ANTHROPIC_BASE_URL=" + model.url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false"}, extraEnv...)...)
 	return lc, func(prompt string) string {
-		return a.run(env, claude, "-p", prompt, "--allowedTools", "mcp__agentd")
+		return a.run(env, claude, "-p", prompt, "--allowedTools", strings.Join(append([]string{"mcp__agentd"}, allowed...), ","))
 	}
 }
 
@@ -173,7 +176,7 @@ func checkBudgetOutcome(t *testing.T, a *agentEnv, lc *client, tokens int64) {
 func TestRealClaudeCodeTurnBudget(t *testing.T) {
 	a := newAgentEnv(t)
 	model := newScriptedModel(t, []reply{{text: "Turn one done.", tokens: 11}, {text: "Turn two done.", tokens: 13}, {text: "Turn three done.", tokens: 17}})
-	lc, claude := claudeRun(t, a, model)
+	lc, claude := claudeRun(t, a, model, nil)
 	userGoal(t, a)
 	out := claude("Work on the goal.")
 	if !strings.Contains(out, "Turn three done.") {
@@ -190,6 +193,11 @@ func TestRealClaudeCodeTurnBudget(t *testing.T) {
 		}
 		if cont := strings.Contains(last, markContinuation); cont != (i > 0) {
 			t.Errorf("call %d: continuation prompt present %v, want %v", i+1, cont, i > 0)
+		}
+		// Turn 3 of 3 reaches 80 % of the budget as it begins
+		// (docs/runtime.md §2.4.4): its call gets the wrap-up note, once.
+		if wrap := strings.Contains(last, markWrapUp); wrap != (i == 2) {
+			t.Errorf("call %d: wrap-up note present %v, want %v", i+1, wrap, i == 2)
 		}
 	}
 	checkBudgetOutcome(t, a, lc, 11+13+17)
@@ -217,7 +225,7 @@ func staleScript() []reply {
 func TestRealClaudeCodeStaleReminder(t *testing.T) {
 	a := newAgentEnv(t)
 	model := newScriptedModel(t, staleScript())
-	_, claude := claudeRun(t, a, model)
+	_, claude := claudeRun(t, a, model, nil)
 	if out := claude("Write the parser."); !strings.Contains(out, "Parser written.") {
 		t.Errorf("claude -p output: %q", out)
 	}
@@ -280,20 +288,7 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 	if err := os.WriteFile(filepath.Join(a.home, ".gemini", "trustedFolders.json"), trusted, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	log := filepath.Join(a.home, "before-model.jsonl")
-	settingsPath := filepath.Join(a.ws, ".gemini", "settings.json")
-	var settings map[string]any
-	b, err := os.ReadFile(settingsPath)
-	if err != nil || json.Unmarshal(b, &settings) != nil {
-		t.Fatalf("%s: %v", settingsPath, err)
-	}
-	hooks := settings["hooks"].(map[string]any)
-	hooks["BeforeModel"] = append(hooks["BeforeModel"].([]any), map[string]any{"sequential": true, "hooks": []any{map[string]any{
-		"type": "command", "command": fmt.Sprintf("tr -d '\\n' >> '%s'; echo >> '%s'", log, log)}}})
-	b, _ = json.Marshal(settings)
-	if err := os.WriteFile(settingsPath, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	log := geminiLogHook(t, a, "BeforeModel")
 	var lines []string
 	for _, r := range script {
 		part := map[string]any{"text": r.text}
@@ -327,6 +322,28 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 		}
 		return out, calls
 	}
+}
+
+// geminiLogHook adds to the folder's Gemini CLI settings a hook on event,
+// run after agentd's, that appends each event's input as one JSON line to
+// a file in the test's home, and returns that file's path.
+func geminiLogHook(t *testing.T, a *agentEnv, event string) string {
+	log := filepath.Join(a.home, strings.ToLower(event)+".jsonl")
+	settingsPath := filepath.Join(a.ws, ".gemini", "settings.json")
+	var settings map[string]any
+	b, err := os.ReadFile(settingsPath)
+	if err != nil || json.Unmarshal(b, &settings) != nil {
+		t.Fatalf("%s: %v", settingsPath, err)
+	}
+	hooks := settings["hooks"].(map[string]any)
+	group, _ := hooks[event].([]any)
+	hooks[event] = append(group, map[string]any{"sequential": true, "hooks": []any{map[string]any{
+		"type": "command", "command": fmt.Sprintf("tr -d '\\n' >> '%s'; echo >> '%s'", log, log)}}})
+	b, _ = json.Marshal(settings)
+	if err := os.WriteFile(settingsPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return log
 }
 
 type geminiMessage struct {
@@ -364,6 +381,11 @@ func TestRealGeminiCLITurnBudget(t *testing.T) {
 		}
 		if cont := strings.Contains(last, markContinuation); cont != (i > 0) {
 			t.Errorf("call %d: continuation prompt present %v, want %v", i+1, cont, i > 0)
+		}
+		// Turn 3 of 3 reaches 80 % of the budget as it begins
+		// (docs/runtime.md §2.4.4): its call gets the wrap-up note, once.
+		if wrap := strings.Contains(last, markWrapUp); wrap != (i == 2) {
+			t.Errorf("call %d: wrap-up note present %v, want %v", i+1, wrap, i == 2)
 		}
 	}
 	checkBudgetOutcome(t, a, lc, 11+13+17)

@@ -433,7 +433,8 @@ func TestGoalCheckFromTheShell(t *testing.T) {
 
 // TestMCPGoalCheck: through agentd mcp (one LSP session to the shared
 // daemon), UpdateGoal complete waits for the check while the agent's other
-// tool calls go on; a failing check answers isError with its output tail.
+// tool calls go on; a failing check answers isError with its output tail
+// and the code goal.check_failed in _meta.
 func TestMCPGoalCheck(t *testing.T) {
 	e := newEnv(t)
 	_, lc := e.forwarder()
@@ -443,8 +444,8 @@ func TestMCPGoalCheck(t *testing.T) {
 	lc.MustExec("agentd.goal.create", map[string]any{"objective": "ship it",
 		"check": fmt.Sprintf(`echo waiting; while [ ! -f %q ]; do sleep 0.05; done; echo 'FAIL: TestParse'; exit 1`, release)}, nil)
 	type answer struct {
-		text    string
-		isError bool
+		text, code string
+		isError    bool
 	}
 	done := make(chan answer, 1)
 	go func() {
@@ -456,7 +457,8 @@ func TestMCPGoalCheck(t *testing.T) {
 			return
 		}
 		text, _ := res.Content[0].(*mcp.TextContent)
-		done <- answer{text: text.Text, isError: res.IsError}
+		code, _ := res.Meta["agentd/errorCode"].(string)
+		done <- answer{text: text.Text, code: code, isError: res.IsError}
 	}()
 	lc.awaitCheck(true)
 	c.good("TodoList", map[string]any{"todos": []item{{"while the check runs", "in_progress"}}})
@@ -465,7 +467,7 @@ func TestMCPGoalCheck(t *testing.T) {
 	}
 	select {
 	case a := <-done:
-		if !a.isError || !strings.Contains(a.text, "Goal not complete") || !strings.HasSuffix(a.text, "waiting\nFAIL: TestParse\n") {
+		if !a.isError || a.code != "goal.check_failed" || !strings.Contains(a.text, "Goal not complete") || !strings.HasSuffix(a.text, "waiting\nFAIL: TestParse\n") {
 			t.Fatalf("UpdateGoal complete over MCP = %+v", a)
 		}
 	case <-time.After(waitLimit):

@@ -22,7 +22,7 @@ var importRules = map[string][]string{
 	"todo":                 {module + "jsonin", "github.com/google/uuid"},
 	"goal":                 {module + "jsonin", "github.com/google/uuid"},
 	"reminder":             {module + "todo", module + "goal"},
-	"workspace":            {module + "todo", module + "goal", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify"},
+	"workspace":            {module + "todo", module + "goal", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify", "go.etcd.io/etcd/client/v3", "go.uber.org/zap"},
 	"service":              {module + "todo", module + "goal", module + "reminder", module + "workspace"},
 	"commands":             {module + "jsonin", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "service"},
 	"commands/protocolgen": {module + "commands", module + "goal", module + "jsonin", module + "todo", module + "workspace"},
@@ -37,10 +37,18 @@ var importRules = map[string][]string{
 	// The test client speaks only the wire; go.lsp.dev/jsonrpc2 checks what
 	// the server writes.
 	"tests/lsptest": {"go.lsp.dev/jsonrpc2"},
+	// The embedded etcd server of the team tests (docs/team.md).
+	"tests/etcdtest": {"go.etcd.io/etcd/server/v3/embed", "go.uber.org/zap"},
 }
 
 // testOnly may also be imported by _test.go files of any package.
 var testOnly = []string{"github.com/google/go-cmp/"}
+
+// testImports may also be imported by the _test.go files of one package:
+// only workspace's tests start etcd members in their own process.
+var testImports = map[string][]string{
+	"workspace": {module + "tests/etcdtest"},
+}
 
 func TestImportRules(t *testing.T) {
 	root := repoRoot(t)
@@ -53,7 +61,7 @@ func TestImportRules(t *testing.T) {
 			for _, file := range files {
 				isTest := strings.HasSuffix(file, "_test.go")
 				for _, imp := range importsOf(t, file) {
-					if isStd(imp) || imp == module+pkg || allowedBy(imp, allowed) || (isTest && allowedBy(imp, testOnly)) {
+					if isStd(imp) || imp == module+pkg || allowedBy(imp, allowed) || (isTest && (allowedBy(imp, testOnly) || allowedBy(imp, testImports[pkg]))) {
 						continue
 					}
 					t.Errorf("%s imports %s; docs/architecture.md allows %s only %v", rel(root, file), imp, pkg, allowed)

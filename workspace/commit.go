@@ -37,6 +37,17 @@ type pendingCommit struct {
 	quiet  bool         // no event
 	before history      // the history's size before the change (the session's)
 
+	// For a team store (team.go): the event's Seq (the session's new
+	// Revision), the version the change was made on, and what clients of
+	// other daemons are told; set on return: ver once committed, fresh and
+	// freshVer on errConflict.
+	seq      uint64
+	base     int64
+	flags    changeFlags
+	ver      int64
+	fresh    []byte
+	freshVer int64
+
 	// Set by the leader before wake is closed.
 	held history // the history's size after the change, once committed
 	err  error   // nil: committed; else an *Error refusal or an ErrNotSaved error

@@ -40,4 +40,12 @@
 // share the next one, one fsync for all (group commit, commit.go). View reads an in-memory copy of the last commit and
 // never waits for an Update. No file I/O other than bbolt's happens inside
 // a transaction, and bytes read from bbolt are copied before it ends.
+//
+// # Team folders (docs/team.md)
+//
+// A folder with a .agentd/team.json is served from etcd instead (team.go):
+// the same records under /agentd/<team id>/, compare-and-set writes, a
+// watch that relays the changes of other daemons to this process's
+// subscribers, and a lease per daemon for the restart rule. The store
+// behind a Workspace is the backend interface (backend.go).
 package workspace

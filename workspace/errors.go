@@ -11,6 +11,10 @@ const (
 	// not be moved aside, a session record that does not decode, or a schema
 	// written by a newer agentd.
 	CodeCorrupt = "workspace.corrupt"
+	// CodeUnavailable: the etcd cluster of a team folder (docs/team.md) did
+	// not answer in time: a write was not acknowledged and nothing of it
+	// was kept on this machine; a read could not be made.
+	CodeUnavailable = "workspace.unavailable"
 )
 
 // A call that asks for what a limit refuses (a new session beyond
@@ -20,7 +24,7 @@ const (
 // Error is a refusal of this package that carries a stable code. Callers
 // detect the code through the ErrorCode method; Unwrap gives the cause.
 type Error struct {
-	Code string // CodeLocked, CodeCorrupt or goal.CodeArgsInvalid
+	Code string // CodeLocked, CodeCorrupt, CodeUnavailable or goal.CodeArgsInvalid
 	Msg  string // the whole message for the user: what happened (with the cause's text where it helps) and what to do
 	Path string // the state file concerned
 	Pid  int    // CodeLocked: the pid of the process holding the lock, 0 when unknown

@@ -122,6 +122,7 @@ type checkboxesRecord struct {
 type checkRecord struct {
 	Command string          `json:"command"`
 	Running bool            `json:"running,omitempty"`
+	RunBy   string          `json:"runBy,omitempty"`
 	LastRun *checkRunRecord `json:"lastRun,omitempty"`
 	// Process is goal.Check.Process: the running check's process group,
 	// which the next agentd process to open the folder kills when it
@@ -132,6 +133,7 @@ type checkRecord struct {
 type checkProcessRecord struct {
 	Pgid  int    `json:"pgid"`
 	Start uint64 `json:"start"`
+	Boot  string `json:"boot"`
 }
 
 type checkRunRecord struct {
@@ -280,12 +282,12 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			}
 		}
 		if c := g.Goal.Check; c != nil {
-			rec.Goal.Check = &checkRecord{Command: c.Command, Running: c.Running}
+			rec.Goal.Check = &checkRecord{Command: c.Command, Running: c.Running, RunBy: c.RunBy}
 			if r := c.LastRun; r != nil {
 				rec.Goal.Check.LastRun = (*checkRunRecord)(r)
 			}
 			if p := c.Process; p != nil {
-				rec.Goal.Check.Process = &checkProcessRecord{Pgid: p.Pgid, Start: p.Start}
+				rec.Goal.Check.Process = &checkProcessRecord{Pgid: p.Pgid, Start: p.Start, Boot: p.Boot}
 			}
 		}
 	}
@@ -359,12 +361,12 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			}
 		}
 		if c := r.Check; c != nil {
-			g.Goal.Check = &goal.Check{Command: c.Command, Running: c.Running}
+			g.Goal.Check = &goal.Check{Command: c.Command, Running: c.Running, RunBy: c.RunBy}
 			if run := c.LastRun; run != nil {
 				g.Goal.Check.LastRun = (*goal.CheckRun)(run)
 			}
 			if p := c.Process; p != nil {
-				g.Goal.Check.Process = &goal.CheckProcess{Pgid: p.Pgid, Start: p.Start}
+				g.Goal.Check.Process = &goal.CheckProcess{Pgid: p.Pgid, Start: p.Start, Boot: p.Boot}
 			}
 		}
 	}

@@ -43,6 +43,19 @@ type Options struct {
 	// docs/task-files.md.
 	OnTaskFile func(w *Workspace, rel string, info goal.TaskFileInfo)
 
+	// Team is this machine's etcd settings for team folders (docs/team.md).
+	Team TeamOptions
+	// Identity names this process in the teams of the folders it opens: a
+	// daemon's live key, held under a lease of TeamLeaseTTL while the
+	// folder is open (agentd uses its service clock, the Owner of the turns
+	// it drives). "" takes no lease (a one-shot command).
+	Identity string
+	// OnPeerGone, if set, is called when the live key of another daemon of
+	// a team folder disappears (its lease expired: it died, or it closed
+	// the folder), on a goroutine of its own; agentd applies the restart
+	// rule to the turns it left live (docs/team.md, "Liveness").
+	OnPeerGone func(w *Workspace, identity string)
+
 	maxSize int // tests: bbolt's MaxSize, to make commits fail
 }
 
@@ -257,6 +270,12 @@ func (r *Registry) publish(n Notice) {
 			s.fn(n)
 		}()
 	}
+}
+
+// publishStore tells subscribers that w's team store became stale (etcd
+// unreachable) or fresh again: a Notice with Store set and no session.
+func (r *Registry) publishStore(w *Workspace, stale bool) {
+	r.publish(Notice{Workspace: w, Store: &StoreStatus{Stale: stale}})
 }
 
 // release drops one reference of w; the last closes its store.

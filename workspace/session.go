@@ -79,9 +79,18 @@ type Event struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
-// Notice is published to subscribers after a change has been committed.
+// Notice is published to subscribers after a change has been committed,
+// here or, for a team folder, by another daemon (docs/team.md). A Notice
+// with Store set reports a change of the store's status instead: Session
+// and Change are then zero.
 type Notice struct {
 	Workspace *Workspace
 	Session   Session // the session as committed (a private copy)
 	Change    Change
+	Store     *StoreStatus
+}
+
+// StoreStatus is the status of a team folder's store (Workspace.Stale).
+type StoreStatus struct {
+	Stale bool // etcd does not answer: reads serve the last state seen
 }

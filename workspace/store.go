@@ -71,6 +71,13 @@ func (r *Registry) openStore(w *Workspace) error {
 	if r.opts.StateDir == "" {
 		return errors.New("workspace: Options.StateDir is empty")
 	}
+	team, err := ReadTeam(w.root)
+	if err != nil {
+		return err
+	}
+	if team != nil {
+		return r.openTeam(w, team)
+	}
 	w.path = StateFile(r.opts.StateDir, w.root)
 	w.dir = filepath.Dir(w.path)
 	if err := os.MkdirAll(w.dir, 0o700); err != nil {
@@ -82,6 +89,7 @@ func (r *Registry) openStore(w *Workspace) error {
 		return err
 	}
 	w.db = db
+	w.store = boltStore{w}
 
 	now := r.now()
 	if err := writeJSONAtomic(filepath.Join(w.dir, ownerFile), ownerInfo{Pid: os.Getpid(), StartedAt: now}, false); err != nil {

@@ -877,13 +877,13 @@ func (w *Workspace) watchStoredTaskFiles() {
 		return
 	}
 	for _, s := range sessions {
-		if referencedTaskFile(s.Goal) == nil {
+		if w.watchedTaskFile(s.Goal) == nil {
 			continue
 		}
 		st := w.state(s.Name)
 		st.mu.Lock()
 		if cur, err := w.load(s.Name, st); err == nil {
-			w.reg.watch.watchTaskFile(w, s.Name, referencedTaskFile(cur.Goal))
+			w.reg.watch.watchTaskFile(w, s.Name, w.watchedTaskFile(cur.Goal))
 		}
 		st.mu.Unlock()
 	}

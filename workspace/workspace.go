@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -56,9 +57,11 @@ const defaultHistoryLimit = 50
 type Workspace struct {
 	reg       *Registry
 	root      string
-	dir       string // <StateDir>/workspaces/<FolderKey(root)>
-	path      string // dir/state.db
-	db        *bbolt.DB
+	dir       string    // <StateDir>/workspaces/<FolderKey(root)>
+	path      string    // dir/state.db
+	db        *bbolt.DB // the bbolt file; nil when a team store serves the folder
+	store     backend   // boltStore{w} or the team store (team.go)
+	team      *teamStore
 	recovered string
 
 	// Guarded by reg.mu.
@@ -86,6 +89,9 @@ type sessionState struct {
 	// the file while the workspace is open (the file lock).
 	historyBytes   int64
 	historyCounted bool
+	// ver is the version of cur (backend.get): for a team store, the etcd
+	// revision of the session's last write, which an Update compares.
+	ver int64
 }
 
 // Root returns the folder path: absolute and cleaned.
@@ -104,8 +110,8 @@ func (w *Workspace) closeStore() error {
 	w.closeOnce.Do(func() {
 		w.reg.watch.dropWorkspace(w)
 		w.closed.Store(true)
-		if w.db != nil {
-			w.closeErr = w.db.Close()
+		if w.store != nil {
+			w.closeErr = w.store.close()
 		}
 	})
 	return w.closeErr
@@ -145,22 +151,37 @@ func (w *Workspace) load(name string, st *sessionState) (*Session, error) {
 	if s := st.cur.Load(); s != nil {
 		return s, nil
 	}
-	var data []byte
-	err := w.db.View(func(tx *bbolt.Tx) error {
-		data = bytes.Clone(tx.Bucket(bucketSessions).Get([]byte(name)))
-		return nil
-	})
+	data, ver, err := w.store.get(name)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: reading session %q: %w", w.root, name, err)
+		return nil, w.readError(fmt.Sprintf("reading session %q", name), err)
 	}
+	return w.setLoaded(name, st, data, ver)
+}
+
+// setLoaded decodes data, the stored record of session name at version
+// ver (nil: none), and makes it the cached session. st.mu must be held.
+func (w *Workspace) setLoaded(name string, st *sessionState, data []byte, ver int64) (*Session, error) {
 	s := newSession(name)
 	if data != nil {
+		var err error
 		if s, err = w.decodeSession(name, data); err != nil {
 			return nil, err
 		}
 	}
 	st.cur.Store(&s)
+	st.ver = ver
 	return &s, nil
+}
+
+// readError wraps an error of reading the store: an *Error of code
+// CodeUnavailable when a team store cannot reach etcd, else the cause with
+// what was being read.
+func (w *Workspace) readError(what string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf("workspace %s: %s: %w", w.root, what, err)
 }
 
 func newSession(name string) Session {
@@ -263,6 +284,13 @@ func (w *Workspace) View(session string) (Session, error) {
 // keeps reading as before, and the changes of other sessions that shared
 // the transaction are written again without it. fn runs under the session
 // lock: it must be quick, do no I/O and not call Update of the same session.
+//
+// A team folder (docs/team.md) writes with compare-and-set: when another
+// daemon wrote the session since this one read it, fn runs again on what
+// that daemon wrote (at most maxUpdateAttempts times), so fn must be pure:
+// set what it reports to the caller, never accumulate across calls. With
+// etcd unreachable the change fails with an *Error of code CodeUnavailable
+// wrapping ErrNotSaved, and nothing is written on this machine.
 func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) (Session, error) {
 	name := sessionName(session)
 	if w.closed.Load() {
@@ -275,14 +303,49 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 	if err != nil {
 		return Session{}, err
 	}
+	for attempt := 1; ; attempt++ {
+		committed, ch, err := w.update(name, st, cur, fn)
+		if errors.Is(err, errConflict) && attempt < maxUpdateAttempts {
+			// Another daemon of the team wrote the session: run fn again
+			// on what it wrote (p.fresh, now the cached session).
+			if cur = st.cur.Load(); cur != nil {
+				continue
+			}
+		}
+		if errors.Is(err, errConflict) {
+			return Session{}, &Error{Code: CodeUnavailable, Err: fmt.Errorf("%w: %w", ErrNotSaved, err),
+				Msg: fmt.Sprintf("session %q of workspace %s kept changing under this change (%d attempts): nothing was written; try again", name, w.root, attempt)}
+		}
+		if err != nil || committed == nil {
+			if err == nil {
+				return cloneSession(*cur), nil
+			}
+			return Session{}, err
+		}
+		if !ch.Quiet {
+			w.reg.publish(Notice{Workspace: w, Session: *committed, Change: ch})
+		}
+		return cloneSession(*committed), nil
+	}
+}
 
+// maxUpdateAttempts bounds how often Update runs its function when other
+// daemons of a team keep writing the same session (compare-and-set
+// conflicts, docs/team.md).
+const maxUpdateAttempts = 100
+
+// update is one attempt of Update on cur, the cached session: it runs fn,
+// and writes what it did. committed is nil when fn changed nothing (or
+// failed). A team store's errConflict leaves the session it found cached.
+// st.mu must be held.
+func (w *Workspace) update(name string, st *sessionState, cur *Session, fn func(s *Session) (Change, error)) (committed *Session, ch Change, err error) {
 	s := cloneSession(*cur)
-	ch, err := fn(&s)
+	ch, err = fn(&s)
 	if err != nil {
-		return Session{}, err
+		return nil, ch, err
 	}
 	if ch.Kind == "" && !ch.Quiet {
-		return cloneSession(*cur), nil
+		return nil, ch, nil
 	}
 
 	s.Name = name
@@ -304,41 +367,48 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 		e := Event{At: now, Actor: string(ch.Actor), Kind: ch.Kind, Reason: ch.Reason, Revision: s.Revision}
 		if ch.Payload != nil {
 			if e.Payload, err = json.Marshal(ch.Payload); err != nil {
-				return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the history payload of %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
+				return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the history payload of %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
 			}
 		}
 		if ch.Before != nil {
 			if e.Before, err = json.Marshal(ch.Before); err != nil {
-				return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the state before %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
+				return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the state before %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
 			}
 		}
 		// Encoded here, outside the transaction, which only adds the Seq.
 		if ev, err = encodeEventRecord(e); err != nil {
-			return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the history event: %w", ErrNotSaved, name, w.root, err)
+			return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the history event: %w", ErrNotSaved, name, w.root, err)
 		}
 	}
 	data, err := encodeSession(s)
 	if err != nil {
-		return Session{}, fmt.Errorf("%w: session %q of workspace %s: encoding the session: %w", ErrNotSaved, name, w.root, err)
+		return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the session: %w", ErrNotSaved, name, w.root, err)
 	}
-	committed, err := w.storedForm(name, s, data)
+	stored, err := w.storedForm(name, s, data)
 	if err != nil {
-		return Session{}, fmt.Errorf("%w: %w", ErrNotSaved, err)
+		return nil, ch, fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
 
-	p := &pendingCommit{name: name, data: data, ev: ev, quiet: ch.Quiet,
+	flags, err := flagsOf(s.Revision, ch)
+	if err != nil {
+		return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the change: %w", ErrNotSaved, name, w.root, err)
+	}
+	p := &pendingCommit{name: name, data: data, ev: ev, quiet: ch.Quiet, seq: s.Revision, base: st.ver,
+		flags:  flags,
 		before: history{bytes: st.historyBytes, counted: st.historyCounted}}
-	if err := w.commit(p); err != nil {
-		return Session{}, err
+	if err := w.store.commit(p); err != nil {
+		if errors.Is(err, errConflict) {
+			if _, derr := w.setLoaded(name, st, p.fresh, p.freshVer); derr != nil {
+				return nil, ch, derr
+			}
+		}
+		return nil, ch, err
 	}
 	st.historyBytes, st.historyCounted = p.held.bytes, p.held.counted
-	st.cur.Store(&committed)
-	w.reg.watch.watchTaskFile(w, name, referencedTaskFile(committed.Goal))
-
-	if !ch.Quiet {
-		w.reg.publish(Notice{Workspace: w, Session: committed, Change: ch})
-	}
-	return cloneSession(committed), nil
+	st.cur.Store(&stored)
+	st.ver = p.ver
+	w.reg.watch.watchTaskFile(w, name, w.watchedTaskFile(stored.Goal))
+	return &stored, ch, nil
 }
 
 // history is what a session's history holds: the total size of its stored
@@ -405,22 +475,12 @@ func (w *Workspace) Sessions() ([]Session, error) {
 	if w.closed.Load() {
 		return nil, w.errClosed()
 	}
-	type kv struct {
-		name string
-		data []byte
-	}
-	var raw []kv
-	err := w.db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
-			raw = append(raw, kv{string(k), bytes.Clone(v)})
-			return nil
-		})
-	})
+	raw, err := w.store.list()
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: listing sessions: %w", w.root, err)
+		return nil, w.readError("listing sessions", err)
 	}
 	out := make([]Session, 0, len(raw))
-	for _, r := range raw { // bbolt iterates in key order
+	for _, r := range raw {
 		s, err := w.decodeSession(r.name, r.data)
 		if err != nil {
 			return nil, err
@@ -451,35 +511,9 @@ func (w *Workspace) History(session string, limit int, before uint64) (HistoryPa
 	if limit <= 0 {
 		limit = defaultHistoryLimit
 	}
-	var raw [][]byte
-	var more bool
-	err := w.db.View(func(tx *bbolt.Tx) error {
-		hb := tx.Bucket(bucketHistory).Bucket([]byte(name))
-		if hb == nil {
-			return nil
-		}
-		c := hb.Cursor()
-		k, v := c.Last()
-		if before > 0 {
-			if k, v = c.Seek(seqKey(before)); k == nil {
-				k, v = c.Last()
-			} else {
-				k, v = c.Prev()
-			}
-		}
-		var size int
-		for ; k != nil; k, v = c.Prev() {
-			if len(raw) == limit || len(raw) > 0 && size+len(v) > MaxHistoryPageBytes {
-				more = true
-				break
-			}
-			size += len(v)
-			raw = append(raw, bytes.Clone(v))
-		}
-		return nil
-	})
+	raw, more, err := w.store.history(name, limit, before)
 	if err != nil {
-		return HistoryPage{}, fmt.Errorf("workspace %s: reading the history of session %q: %w", w.root, name, err)
+		return HistoryPage{}, w.readError(fmt.Sprintf("reading the history of session %q", name), err)
 	}
 	page := HistoryPage{Events: make([]Event, 0, len(raw)), More: more}
 	for _, data := range raw {

@@ -61,7 +61,10 @@ func isNumber(a string) bool {
 }
 
 // globalFlags go with every command.
-var globalFlags = []string{"state-dir", "log-file", "log-level"}
+var globalFlags = []string{"state-dir", "log-file", "log-level", "etcd-endpoints", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-user"}
+
+// teamActions are the actions of `agentd team` (docs/team.md).
+var teamActions = []string{"init", "status"}
 
 // goalActions are the actions of `agentd goal`; "goal ACTION" is a command
 // of flagCommands.
@@ -74,9 +77,9 @@ var goalActions = []string{"create", "pause", "resume", "cancel", "budget", "sta
 // takes --workspace without using it (the LSP client names the folders):
 // a command line that starts agentd for one folder may carry it.
 var flagCommands = map[string][]string{
-	"workspace":      {"serve", "tool", "state", "goal", "undo", "simulate", "mcp", "hook", "setup"},
+	"workspace":      {"serve", "tool", "state", "goal", "undo", "simulate", "mcp", "hook", "setup", "team init", "team status"},
 	"session":        {"tool", "state", "goal", "undo", "simulate", "mcp", "hook"},
-	"json":           {"tool", "state", "goal", "undo"},
+	"json":           {"tool", "state", "goal", "undo", "team status"},
 	"remote":         {"serve", "tool", "state", "goal", "undo", "mcp", "hook"},
 	"stdio":          {"serve"},
 	"listen":         {"serve"},
@@ -95,6 +98,7 @@ var flagCommands = map[string][]string{
 	"print":          {"setup"},
 	"remove":         {"setup"},
 	"version":        {"version"},
+	"etcd":           {"team init"},
 }
 
 // commandOf is the command that the positional arguments pos name, as
@@ -111,6 +115,10 @@ func commandOf(pos []string) (cmd string, ok bool) {
 	case "goal":
 		if len(pos) > 1 && slices.Contains(goalActions, pos[1]) {
 			return "goal " + pos[1], true
+		}
+	case "team":
+		if len(pos) > 1 && slices.Contains(teamActions, pos[1]) {
+			return "team " + pos[1], true
 		}
 	}
 	return "", false

@@ -11,7 +11,6 @@ import (
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/mcpserver"
 	"github.com/agentd/agentd/service"
-	"github.com/agentd/agentd/workspace"
 )
 
 // runMCP runs `agentd mcp` (docs/mcp.md): an MCP server on stdin/stdout for
@@ -31,7 +30,7 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 	}
 	var dial func(context.Context) (io.ReadWriteCloser, error)
 	if o.remote == "off" {
-		svc := service.New(workspace.Options{StateDir: stateDir, Logger: log}, service.Daemon)
+		svc := service.New(o.storeOptions(stateDir, log), service.Daemon)
 		defer svc.Close()
 		srv := lsp.NewServer(svc, agentdVersion(), log)
 		defer srv.Close()

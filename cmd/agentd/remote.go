@@ -25,7 +25,6 @@ import (
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/lsp/daemon"
 	"github.com/agentd/agentd/service"
-	"github.com/agentd/agentd/workspace"
 )
 
 // unixPath parses the value of --listen or --remote=unix:PATH.
@@ -69,7 +68,7 @@ func serveDaemon(ctx context.Context, o options, stateDir string, log *slog.Logg
 		return 1
 	}
 	defer d.Close()
-	svc := service.New(workspace.Options{StateDir: stateDir, Logger: log}, service.Daemon)
+	svc := service.New(o.storeOptions(stateDir, log), service.Daemon)
 	defer svc.Close()
 	srv := lsp.NewServer(svc, agentdVersion(), log)
 	defer srv.Close()
@@ -154,7 +153,7 @@ func dialShared(ctx context.Context, o options, path string, explicit bool, stat
 // startDaemon starts `agentd serve` on the auto socket, detached: its own
 // session, stdin and stdout on /dev/null, stderr appended to daemon.log in
 // the socket's directory, no other descriptor of the forwarder's, and the
-// forwarder's state dir and log flags.
+// forwarder's state dir, log and etcd flags.
 func startDaemon(o options, path, stateDir string) daemon.StartFunc {
 	return func() (<-chan error, error) {
 		exe, err := os.Executable()
@@ -166,6 +165,7 @@ func startDaemon(o options, path, stateDir string) daemon.StartFunc {
 		}
 		args := []string{"serve", "--listen=unix:" + path, "--listen.timeout=" + daemon.DefaultIdleTimeout.String(),
 			"--state-dir", stateDir, "--log-level", o.logLevel}
+		args = append(args, o.etcdFlags()...)
 		if o.logFile != "" {
 			logFile, err := filepath.Abs(o.logFile)
 			if err != nil {

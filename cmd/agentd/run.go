@@ -65,6 +65,9 @@ Usage:
   agentd setup claude|gemini|codex|cursor [--user] [--print] [--remove]
                                         register agentd mcp in that agent's config (the
                                         project's; --user: yours) or take it out
+  agentd team init --etcd URL[,URL...]  share this folder's goal and todo lists through etcd:
+                                        writes .agentd/team.json and copies the state (docs/team.md)
+  agentd team status [--json]           which store serves the folder, reachable, round trip
   agentd version                        print the version (also agentd --version)
   agentd SUB --help                     that subcommand's usage (also agentd help SUB)
 
@@ -80,6 +83,10 @@ subcommand does not take is refused, naming the subcommands that take it):
   --log-level LEVEL    debug, info, warn or error (default info)
   --remote unix:PATH   tool/state/goal: use the daemon on that socket (default: the shared
                        daemon when one answers, else the state directly)
+  --etcd-endpoints, --etcd-cacert, --etcd-cert, --etcd-key, --etcd-user
+                       this machine's etcd settings for team folders (also AGENTD_ETCD_ENDPOINTS,
+                       AGENTD_ETCD_CACERT, AGENTD_ETCD_CERT, AGENTD_ETCD_KEY, AGENTD_ETCD_USER,
+                       AGENTD_ETCD_PASSWORD; docs/team.md)
 
 Docs: README.md and docs/ in the agentd repository.
 `
@@ -112,6 +119,10 @@ type options struct {
 	verbose bool
 	// agentd setup
 	user, print, remove bool
+	// team folders (docs/team.md): agentd team init --etcd, and this
+	// machine's etcd settings (teamOptions)
+	etcd                                                   string
+	etcdEndpoints, etcdCACert, etcdCert, etcdKey, etcdUser string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -142,6 +153,12 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.remove, "remove", false, "setup: take agentd's entry out")
 	fs.BoolVar(&o.exitCode, "exit-code", false, "goal status: exit "+commands.StatusExitCodes()+"; "+strconv.Itoa(exitFailure)+" a failure")
 	fs.BoolVar(&o.version, "version", false, "print the version")
+	fs.StringVar(&o.etcd, "etcd", "", "team init: the etcd endpoints for team.json, URL[,URL...]")
+	fs.StringVar(&o.etcdEndpoints, "etcd-endpoints", "", "team folders: this machine's etcd endpoints, URL[,URL...] (else AGENTD_ETCD_ENDPOINTS, else team.json's)")
+	fs.StringVar(&o.etcdCACert, "etcd-cacert", "", "team folders: CA certificate file of the etcd members (else AGENTD_ETCD_CACERT)")
+	fs.StringVar(&o.etcdCert, "etcd-cert", "", "team folders: client certificate file (else AGENTD_ETCD_CERT)")
+	fs.StringVar(&o.etcdKey, "etcd-key", "", "team folders: client key file (else AGENTD_ETCD_KEY)")
+	fs.StringVar(&o.etcdUser, "etcd-user", "", "team folders: etcd user; the password comes from AGENTD_ETCD_PASSWORD (else AGENTD_ETCD_USER)")
 	return fs
 }
 
@@ -214,7 +231,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case o.remote != "":
 			return forward(ctx, o, stateDir, log, stdin, stdout, stderr)
 		}
-		return serveStdio(ctx, stateDir, log, stdin, stdout, stderr)
+		return serveStdio(ctx, o, stateDir, log, stdin, stdout, stderr)
 	case "tool":
 		return runTool(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "state":
@@ -231,6 +248,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runHook(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
 	case "setup":
 		return runSetup(o, stateDir, pos, stdout, stderr)
+	case "team":
+		return runTeam(o, stateDir, log, pos, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
 	return fail(2)
@@ -273,6 +292,8 @@ func usageOf(pos []string) string {
 		return setupUsage
 	case "simulate":
 		return simulateUsage
+	case "team":
+		return teamUsage
 	}
 	return usage
 }
@@ -412,10 +433,10 @@ func terminalHint(stdin io.Reader, stderr io.Writer, hint string) {
 	}
 }
 
-func serveStdio(ctx context.Context, stateDir string, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+func serveStdio(ctx context.Context, o options, stateDir string, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
 	terminalHint(stdin, stderr, "agentd is a language server for agents' todo lists and goals; it now waits for LSP messages on stdin.\n"+
 		"Editors start it for you. From a shell, try: agentd tool TodoList, agentd state, agentd --help. Press Ctrl-D to quit.\n")
-	svc := service.New(workspace.Options{StateDir: stateDir, Logger: log}, service.Daemon)
+	svc := service.New(o.storeOptions(stateDir, log), service.Daemon)
 	defer svc.Close()
 	srv := lsp.NewServer(svc, agentdVersion(), log)
 	defer srv.Close()
@@ -475,7 +496,7 @@ func noteFolder(stderr io.Writer, folder string) {
 
 // direct runs one command on the state of folder abs, opened in this process.
 func direct(ctx context.Context, o options, stateDir string, log *slog.Logger, abs, id string, args map[string]any) (json.RawMessage, error) {
-	svc := service.New(workspace.Options{StateDir: stateDir, Logger: log}, service.OneShot)
+	svc := service.New(o.storeOptions(stateDir, log), service.OneShot)
 	defer svc.Close()
 	cl := commands.NewClient(svc, commands.Defaults{})
 	defer cl.Close()

@@ -15,7 +15,6 @@ import (
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/loop"
 	"github.com/agentd/agentd/service"
-	"github.com/agentd/agentd/workspace"
 )
 
 // scripts are the example conversations `agentd simulate` plays.
@@ -71,7 +70,7 @@ func runSimulate(ctx context.Context, o options, stateDir string, log *slog.Logg
 		os.Mkdir(dir, 0o700)
 	}
 	abs, _ := filepath.Abs(dir)
-	svc := service.New(workspace.Options{StateDir: stateDir, Logger: log}, service.OneShot)
+	svc := service.New(o.storeOptions(stateDir, log), service.OneShot)
 	defer svc.Close()
 	session := o.session
 	if session == "" {

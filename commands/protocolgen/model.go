@@ -29,6 +29,7 @@ var notifications = []struct {
 	{commands.MethodGoalChanged, reflect.TypeFor[commands.GoalChanged]()},
 	{commands.MethodTaskFileChanged, reflect.TypeFor[commands.TaskFileChanged]()},
 	{commands.MethodQueueChanged, reflect.TypeFor[commands.QueueChanged]()},
+	{commands.MethodStoreChanged, reflect.TypeFor[commands.StoreChanged]()},
 }
 
 // enums are the string types whose constants the clients get as a list
@@ -112,6 +113,7 @@ var tsNames = map[reflect.Type]string{
 	reflect.TypeFor[commands.GoalChanged]():     "GoalChangedParams",
 	reflect.TypeFor[commands.TaskFileChanged](): "TaskFileChangedParams",
 	reflect.TypeFor[commands.QueueChanged]():    "QueueChangedParams",
+	reflect.TypeFor[commands.StoreChanged]():    "StoreChangedParams",
 }
 
 // protocol is everything the generated files hold.

@@ -5,8 +5,11 @@
 # its native linux-x64 binary, which is called directly, and Gemini CLI
 # 0.61.x) into tests/agents/node_modules (gitignored), then runs the Go tests
 # TestRealClaudeCode* and TestRealGeminiCLI* (tests/agents_test.go: the MCP
-# tools; tests/agents_hooks_test.go: the hooks, a 3-turn goal budget, the stale
-# todo reminder at call 12, agentd unreachable): each runs `agentd setup`, then
+# tools; tests/agents_hooks_test.go: the hooks, a 3-turn goal budget and its
+# wrap-up note, the stale todo reminder at call 12, agentd unreachable;
+# tests/agents_check_test.go: a goal check that fails, then passes, and the
+# goal queue's advance; a check that outlasts the agent's tool timeout):
+# each runs `agentd setup`, then
 # the agent's whole loop on scripted model output (a small Messages API on
 # 127.0.0.1 for Claude Code, --fake-responses for Gemini CLI), with HOME, state
 # and runtime folders private to the test.
@@ -27,4 +30,4 @@ passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
 failed=$(grep -c '^--- FAIL: TestReal' <<<"$out")
 if [ "$code" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
-[ "$code" = 0 ] && [ "$passed" = 8 ]
+[ "$code" = 0 ] && [ "$passed" = 12 ]

@@ -92,7 +92,7 @@ var scenarios = []scenario{
 	{"fanout", "fan-out", (*bench).fanout}, {"concurrent", "concurrent writers", (*bench).concurrent},
 	{"mcp", "MCP", (*bench).mcp}, {"memory", "memory", (*bench).memory},
 	{"rss", "shared daemon memory", (*bench).sharedMemory}, {"startup", "start-up", (*bench).startup},
-	{"hook", "agent hooks", (*bench).hookEvent},
+	{"hook", "agent hooks", (*bench).hookEvent}, {"team", "team folder on etcd", (*bench).team},
 }
 
 func scenarioNames() string {

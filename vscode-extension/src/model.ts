@@ -29,8 +29,14 @@ import {
 // Wire types: generated from the Go declarations (protocol.gen.ts)
 // ---------------------------------------------------------------------------
 
-/** Fields every agentd notification carries. */
-export type NotificationBase = Pick<NotificationParams[NotificationMethod], 'workspace' | 'session' | 'revision'>;
+/**
+ * A notification of one session's change: every method but
+ * `agentd/storeChanged`, which is folder-wide (docs/protocol.md §4.3).
+ */
+export type SessionNotificationMethod = Exclude<NotificationMethod, typeof NOTIFICATIONS.storeChanged>;
+
+/** Fields every notification of a session's change carries. */
+export type NotificationBase = Pick<NotificationParams[SessionNotificationMethod], 'workspace' | 'session' | 'revision'>;
 
 // ---------------------------------------------------------------------------
 // Formatting
@@ -764,6 +770,28 @@ export function statusBarBackground(goal: GoalSnapshot, elapsedMs: number): stri
     return 'statusBarItem.errorBackground';
   }
   return level === 'warning' || goal.stalled || GOAL_STATUS_VIEW[goal.status].warning ? 'statusBarItem.warningBackground' : undefined;
+}
+
+/**
+ * What the views and the status bar add while the folder's team store (etcd,
+ * docs/team.md) does not answer: the state shown is the last one agentd saw
+ * (`State.stale`, `agentd/storeChanged`; docs/protocol.md §4.3).
+ */
+export const STALE_LABEL = 'stale';
+
+/** Tooltip line of a stale state. */
+export const STALE_TOOLTIP = "The folder's team store (etcd) does not answer: this is the last state agentd saw; edits fail until it is back.";
+
+/**
+ * The description of a view: the non-empty `parts` joined with ' · ', then
+ * `STALE_LABEL` when `stale`; undefined when nothing is left.
+ */
+export function viewDescription(parts: (string | undefined)[], stale: boolean): string | undefined {
+  const shown = parts.filter((p): p is string => !!p);
+  if (stale) {
+    shown.push(STALE_LABEL);
+  }
+  return shown.join(' · ') || undefined;
 }
 
 /** Plain-text tooltip of the status-bar item: status, objective, progress as agentd writes it (`formatProgress`), reason. */

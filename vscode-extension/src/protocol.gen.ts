@@ -97,6 +97,7 @@ export const NOTIFICATIONS = {
   goalChanged: 'agentd/goalChanged',
   taskFileChanged: 'agentd/taskFileChanged',
   queueChanged: 'agentd/queueChanged',
+  storeChanged: 'agentd/storeChanged',
 } as const;
 
 /** A notification method. */
@@ -108,6 +109,7 @@ export interface NotificationParams {
   'agentd/goalChanged': GoalChangedParams;
   'agentd/taskFileChanged': TaskFileChangedParams;
   'agentd/queueChanged': QueueChangedParams;
+  'agentd/storeChanged': StoreChangedParams;
 }
 
 /** Status of a goal (docs/runtime.md §2.1). [goal.Status] */
@@ -180,6 +182,7 @@ export const ERROR_CODES = {
   goalNoCheck: 'goal.no_check',
   workspaceLocked: 'workspace.locked',
   workspaceCorrupt: 'workspace.corrupt',
+  workspaceUnavailable: 'workspace.unavailable',
 } as const;
 
 /** A stable error code. */
@@ -470,6 +473,11 @@ export interface State {
   goal: GoalSnapshot | null;
   /** the upcoming goals (docs/runtime.md §2.9) */
   queue: QueueState;
+  /**
+   * Stale: the folder's team store (docs/team.md) does not answer; this is
+   * the last state this daemon saw. Absent otherwise.
+   */
+  stale?: boolean;
 }
 
 /**
@@ -489,6 +497,17 @@ export interface StepEndResult {
   stopTurn: boolean;
   graceStep: boolean;
   injections: Injection[];
+}
+
+/**
+ * StoreChanged is the params of agentd/storeChanged (docs/protocol.md §4.3):
+ * the store of a team folder (docs/team.md) became unreachable, so what the
+ * client shows may be behind (stale), or reachable again. [commands.StoreChanged]
+ */
+export interface StoreChangedParams {
+  workspace: string;
+  /** true: etcd does not answer; reads serve the last state seen, writes fail with workspace.unavailable */
+  stale: boolean;
 }
 
 /** TaskFileChanged is the params of agentd/taskFileChanged (docs/protocol.md §4). [commands.TaskFileChanged] */

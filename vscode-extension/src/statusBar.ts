@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { liveElapsedMs, statusBarBackground, statusBarText, statusBarTooltip } from './model';
+import { liveElapsedMs, STALE_LABEL, STALE_TOOLTIP, statusBarBackground, statusBarText, statusBarTooltip } from './model';
 import type { PanelStore } from './store';
 
 /** Command of the status-bar item: focuses the Goal view (VS Code makes `<viewId>.focus`). */
@@ -40,11 +40,12 @@ export class GoalStatusBar implements vscode.Disposable {
       }
       return;
     }
-    this.item.text = text;
-    this.item.tooltip = statusBarTooltip(goal, this.store.session);
+    const stale = this.store.stale;
+    this.item.text = stale ? `${text} · ${STALE_LABEL}` : text;
+    this.item.tooltip = stale ? `${statusBarTooltip(goal, this.store.session)}\n${STALE_TOOLTIP}` : statusBarTooltip(goal, this.store.session);
     const background = statusBarBackground(goal, elapsed);
     this.item.backgroundColor = background ? new vscode.ThemeColor(background) : undefined;
-    this.item.accessibilityInformation = { label: text.replace(/\$\([^)]*\)\s*/g, '') };
+    this.item.accessibilityInformation = { label: this.item.text.replace(/\$\([^)]*\)\s*/g, '') };
     if (!this.visible) {
       this.item.show();
       this.visible = true;

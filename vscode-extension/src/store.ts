@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { AgentdClient, AgentdNotification } from './client';
 import { reconcile, takesState, GOAL_STATUS_VIEW, type NotificationBase } from './model';
-import { NOTIFICATIONS, SERVER_COMMANDS, type SessionInfo, type State } from './protocol.gen';
+import { NOTIFICATIONS, SERVER_COMMANDS, type SessionInfo, type State, type StoreChangedParams } from './protocol.gen';
 
 /**
  * The state the views show: the last `State` of the selected session, when it
@@ -19,6 +19,11 @@ export class PanelStore implements vscode.Disposable {
   sessions: SessionInfo[] = [];
   /** Last error of `agentd.state`, shown in the views' welcome. */
   lastError: string | undefined;
+  /**
+   * The folder's team store does not answer (`State.stale`, then
+   * `agentd/storeChanged`): the views say "stale" (docs/protocol.md §4.3).
+   */
+  stale = false;
   private sessionValue: string;
   private sessionPinned = false;
   private refreshing: Promise<void> | undefined;
@@ -94,6 +99,7 @@ export class PanelStore implements vscode.Disposable {
       return;
     }
     this.state = state;
+    this.stale = state.stale === true;
     this.receivedAt = Date.now();
     this.lastError = undefined;
     this.emitter.fire();
@@ -125,6 +131,7 @@ export class PanelStore implements vscode.Disposable {
       const state = await this.client.execute(SERVER_COMMANDS.state, this.baseArgs());
       if (session === this.sessionValue && state) {
         this.state = state;
+        this.stale = state.stale === true;
         this.receivedAt = Date.now();
         this.lastError = undefined;
       }
@@ -150,6 +157,15 @@ export class PanelStore implements vscode.Disposable {
   private onNotification(n: AgentdNotification): void {
     const params = n.params as NotificationBase;
     if (!params || typeof params !== 'object') {
+      return;
+    }
+    if (n.method === NOTIFICATIONS.storeChanged) {
+      // Folder-wide, no session: back to fresh, re-read what changed meanwhile.
+      this.stale = (n.params as StoreChangedParams).stale === true;
+      this.emitter.fire();
+      if (!this.stale) {
+        void this.refresh();
+      }
       return;
     }
     if (params.session !== this.sessionValue) {

@@ -40,6 +40,7 @@ M.notifications = {
   goal_changed = "agentd/goalChanged",
   task_file_changed = "agentd/taskFileChanged",
   queue_changed = "agentd/queueChanged",
+  store_changed = "agentd/storeChanged",
 }
 
 --- Every goal.Status, in declaration order.
@@ -84,6 +85,7 @@ M.errors = {
   goal_no_check = "goal.no_check",
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
+  workspace_unavailable = "workspace.unavailable",
 }
 
 --- Limits the server enforces, for checks before sending and for messages.

@@ -342,8 +342,17 @@ function M.sidebar(state, opts)
   end
   local session = (state and v(state.session)) or opts.session or "default"
   local head = string.format("agentd  %s  [%s]", name, session)
+  -- A team folder whose etcd does not answer: the last state agentd saw
+  -- (State.stale; docs/protocol.md §4.3).
+  local stale = state and v(state.stale) == true
+  if stale then
+    head = head .. "  stale"
+  end
   local l = add(head)
   hl(l, 0, 6, "AgentdTitle")
+  if stale then
+    hl(l, #head - 5, #head, "AgentdWarn")
+  end
 
   local conn = opts.connection or "ready"
   if conn ~= "ready" then

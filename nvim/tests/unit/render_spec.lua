@@ -117,6 +117,21 @@ test("todo edits return new lists and leave the input alone", function()
   end, "no todo item 3")
 end)
 
+test("sidebar: a stale state (team store unreachable) says so in the header", function()
+  local st = state()
+  st.stale = true
+  local res = render.sidebar(st, { root = "/home/u/proj", connection = "ready" })
+  H.eq("agentd  proj  [default]  stale", res.lines[1])
+  local warned = false
+  for _, h in ipairs(res.highlights) do
+    if h[1] == 0 and h[4] == "AgentdWarn" then
+      warned = res.lines[1]:sub(h[2] + 1, h[3]) == "stale"
+    end
+  end
+  H.ok(warned, "the word stale is highlighted AgentdWarn")
+  H.eq("agentd  proj  [default]", render.sidebar(state(), { root = "/home/u/proj", connection = "ready" }).lines[1])
+end)
+
 test("sidebar: goal block and todo list with markers and a line map", function()
   local res = render.sidebar(state(), { root = "/home/u/proj", connection = "ready" })
   local text = table.concat(res.lines, "\n")

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { goalRows, type GoalRow, type GoalRowKind } from '../model';
+import { goalRows, viewDescription, type GoalRow, type GoalRowKind } from '../model';
 import type { PanelStore } from '../store';
 import { themeIcon } from './icons';
 
@@ -40,7 +40,7 @@ export class GoalViewProvider implements vscode.TreeDataProvider<GoalRow>, vscod
   update(): void {
     this.rows = this.compute();
     const s = this.store.session;
-    this.view.description = s !== 'default' || this.store.sessions.length > 1 ? `session ${s}` : undefined;
+    this.view.description = viewDescription([s !== 'default' || this.store.sessions.length > 1 ? `session ${s}` : undefined], this.store.stale);
     this.view.message = this.store.lastError ? `agentd: ${this.store.lastError}` : undefined;
     this.emitter.fire(undefined);
   }

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { todoRows, todoSummary, type TodoRow } from '../model';
+import { todoRows, todoSummary, viewDescription, type TodoRow } from '../model';
 import type { PanelStore } from '../store';
 import { themeIcon } from './icons';
 
@@ -30,7 +30,7 @@ export class TodoTreeProvider implements vscode.TreeDataProvider<TodoRow>, vscod
     this.rows = todoRows(this.store.state);
     const summary = todoSummary(this.store.state?.todos.items ?? []);
     const session = this.store.session !== 'default' || this.store.sessions.length > 1 ? `session ${this.store.session}` : '';
-    this.view.description = [session, summary].filter(Boolean).join(' · ') || undefined;
+    this.view.description = viewDescription([session, summary], this.store.stale);
     this.emitter.fire(undefined);
   }
 

@@ -17,6 +17,7 @@ function goal(patch: Partial<GoalSnapshot>): GoalSnapshot {
     createdAt: '2026-03-01T09:00:00Z',
     updatedAt: '2026-03-01T09:00:00Z',
     lastActor: 'user',
+    stalled: false,
     ...patch,
   };
 }

@@ -33,6 +33,8 @@ import {
   todoSummary,
   validateBudgetInput,
   validateTodoTitle,
+  viewDescription,
+  STALE_LABEL,
   withItem,
   withoutItem,
 } from '../../src/model';
@@ -332,6 +334,16 @@ describe('status bar', () => {
       budget: { ...emptyBudget(), tokenBudget: 2000, remainingTokens: 766, wallClockBudgetMs: 3_600_000, remainingWallClockMs: 1 },
     });
     assert.equal(statusBarText(g, 245_000), '$(warning) Goal blocked · 3 turns · 1.2k/2.0k tok · 4m/1h');
+  });
+});
+
+describe('stale team store', () => {
+  it('adds "stale" last to a view description, which is otherwise unchanged', () => {
+    assert.equal(STALE_LABEL, 'stale');
+    assert.equal(viewDescription(['session x', '2 of 5 done'], false), 'session x · 2 of 5 done');
+    assert.equal(viewDescription(['session x', '2 of 5 done'], true), 'session x · 2 of 5 done · stale');
+    assert.equal(viewDescription([undefined, ''], true), 'stale');
+    assert.equal(viewDescription([undefined, ''], false), undefined);
   });
 });
 

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/workspace"
+)
+
+// teamUsage is the usage of `agentd team`.
+const teamUsage = `usage: agentd team init --etcd URL[,URL...] [--workspace DIR]
+       agentd team status [--json] [--workspace DIR]
+  init: makes the folder a team folder (docs/team.md): copies its todo lists, goals and history
+        to etcd under a new team id and writes .agentd/team.json, to commit with the repository;
+        run it with no agentd serving the folder; a team folder already is left as it is
+  status: which store serves the folder (bbolt or etcd), whether it answers, and the round trip;
+        exit 1 when it does not answer
+  this machine's etcd settings: --etcd-endpoints, --etcd-cacert, --etcd-cert, --etcd-key,
+  --etcd-user, or AGENTD_ETCD_ENDPOINTS, AGENTD_ETCD_CACERT, AGENTD_ETCD_CERT, AGENTD_ETCD_KEY,
+  AGENTD_ETCD_USER, AGENTD_ETCD_PASSWORD
+`
+
+// storeOptions are the workspace options of this process: the state
+// directory, the logger and the machine's etcd settings.
+func (o options) storeOptions(stateDir string, log *slog.Logger) workspace.Options {
+	return workspace.Options{StateDir: stateDir, Logger: log, Team: o.teamOptions()}
+}
+
+// teamOptions are this machine's etcd settings (docs/team.md,
+// "Configuration"): each flag, else its environment variable; the password
+// only from AGENTD_ETCD_PASSWORD, which a process list does not show.
+func (o options) teamOptions() workspace.TeamOptions {
+	pick := func(flag, env string) string {
+		if flag != "" {
+			return flag
+		}
+		return os.Getenv(env)
+	}
+	t := workspace.TeamOptions{
+		CACert:   pick(o.etcdCACert, "AGENTD_ETCD_CACERT"),
+		Cert:     pick(o.etcdCert, "AGENTD_ETCD_CERT"),
+		Key:      pick(o.etcdKey, "AGENTD_ETCD_KEY"),
+		User:     pick(o.etcdUser, "AGENTD_ETCD_USER"),
+		Password: os.Getenv("AGENTD_ETCD_PASSWORD"),
+	}
+	if eps := pick(o.etcdEndpoints, "AGENTD_ETCD_ENDPOINTS"); eps != "" {
+		t.Endpoints = splitList(eps)
+	}
+	return t
+}
+
+// etcdFlags are the etcd flags given to this process, for a daemon it
+// starts (which inherits the environment too).
+func (o options) etcdFlags() []string {
+	var out []string
+	for _, f := range []struct{ name, v string }{
+		{"etcd-endpoints", o.etcdEndpoints}, {"etcd-cacert", o.etcdCACert}, {"etcd-cert", o.etcdCert},
+		{"etcd-key", o.etcdKey}, {"etcd-user", o.etcdUser},
+	} {
+		if f.v != "" {
+			out = append(out, "--"+f.name+"="+f.v)
+		}
+	}
+	return out
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func runTeam(o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
+	if len(pos) != 1 || (pos[0] != "init" && pos[0] != "status") {
+		fmt.Fprint(stderr, teamUsage)
+		return 2
+	}
+	folder, err := workspaceFolder(o, stateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd team %s: %v\n", pos[0], err)
+		return 1
+	}
+	noteFolder(stderr, folder)
+	opts := o.storeOptions(stateDir, log)
+	if pos[0] == "status" {
+		st, err := workspace.StatusOf(opts, folder)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd team status: %v\n", err)
+			return 1
+		}
+		if o.jsonOut {
+			printJSON(stdout, st)
+		} else {
+			switch {
+			case st.Store == "bbolt":
+				fmt.Fprintf(stdout, "store: bbolt (this machine only) %s\n", st.StateFile)
+			case st.Reachable:
+				fmt.Fprintf(stdout, "store: etcd, team %s at %s\nreachable: yes, round trip %.2f ms\n", st.Team, strings.Join(st.Endpoints, ","), st.RTTMs)
+			default:
+				fmt.Fprintf(stdout, "store: etcd, team %s at %s\nreachable: no (%s)\n", st.Team, strings.Join(st.Endpoints, ","), st.Error)
+			}
+		}
+		if !st.Reachable {
+			return 1
+		}
+		return 0
+	}
+	if o.etcd == "" {
+		fmt.Fprintf(stderr, "agentd team init: --etcd URL[,URL...] is required: the client URLs of the etcd cluster (docs/team.md)\n")
+		return 2
+	}
+	res, err := workspace.InitTeam(opts, folder, splitList(o.etcd))
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd team init: %v\n", err)
+		if commands.ErrorCode(err) == commands.CodeArgsInvalid {
+			return 2
+		}
+		return 1
+	}
+	if res.Already {
+		fmt.Fprintf(stdout, "already a team folder: team %s at %s (%s); nothing copied\n", res.Team.ID, strings.Join(res.Team.Etcd, ","), workspace.TeamFile)
+		return 0
+	}
+	fmt.Fprintf(stdout, "team %s at %s: copied %d sessions and %d history events; commit %s so that other clones share them\n",
+		res.Team.ID, strings.Join(res.Team.Etcd, ","), res.Sessions, res.Events, workspace.TeamFile)
+	return 0
+}

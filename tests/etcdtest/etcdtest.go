@@ -1,0 +1,347 @@
+// Package etcdtest runs real etcd members in the test process (the embedded
+// server, go.etcd.io/etcd/server/v3/embed) on 127.0.0.1, in temporary
+// directories, for the tests of team mode (docs/team.md). A test starts a
+// Cluster of one or three members, stops and restarts members to make
+// faults, and reads its client endpoints; everything is stopped by
+// t.Cleanup. Nothing waits by sleeping: Start and Restart return once each
+// member says it is ready (its ReadyNotify).
+package etcdtest
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// readyTimeout bounds the wait for a member to be ready (a 3-member
+// cluster elects a leader within a few election timeouts).
+const readyTimeout = 30 * time.Second
+
+// T is what Start needs of a test: testing.TB has it, and so may a
+// program that is not a test (tests/bench).
+type T interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	TempDir() string
+	Cleanup(func())
+}
+
+var _ T = testing.TB(nil)
+
+// Cluster is a set of embedded etcd members that know each other.
+type Cluster struct {
+	t       T
+	Members []*Member
+	tls     *TLS
+}
+
+// Member is one embedded etcd server. Clients reach it through a TCP relay
+// of this package (clientURL), which Stop closes first with every
+// connection through it, as a crash would: the member itself then stops
+// at once instead of waiting out its clients' watch streams.
+type Member struct {
+	c         *Cluster
+	Name      string
+	dir       string
+	clientURL url.URL // the relay's
+	listenURL url.URL // the member's own client URL
+	peerURL   url.URL
+	etcd      *embed.Etcd // nil while stopped
+	relay     *relay
+}
+
+// TLS is a certificate authority made by the test and the files of a
+// server certificate (for 127.0.0.1) and a client certificate it signed,
+// all PEM files in a temporary directory.
+type TLS struct {
+	CAFile, ServerCert, ServerKey, ClientCert, ClientKey string
+}
+
+// Option changes how Start configures the members.
+type Option func(*Cluster)
+
+// WithTLS serves clients over TLS with the certificates of tls and requires
+// a client certificate signed by its CA.
+func WithTLS(tls *TLS) Option { return func(c *Cluster) { c.tls = tls } }
+
+// Start starts n members (1 or 3, say) on free ports of 127.0.0.1 and waits
+// until every one is ready. They are stopped at the end of the test.
+func Start(t T, n int, opts ...Option) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t}
+	for _, o := range opts {
+		o(c)
+	}
+	scheme := "http"
+	if c.tls != nil {
+		scheme = "https"
+	}
+	root := t.TempDir()
+	var initial []string
+	for i := range n {
+		m := &Member{c: c, Name: fmt.Sprintf("m%d", i), dir: filepath.Join(root, fmt.Sprintf("m%d", i))}
+		m.clientURL = url.URL{Scheme: scheme, Host: freeAddr(t)}
+		m.listenURL = url.URL{Scheme: scheme, Host: freeAddr(t)}
+		m.peerURL = url.URL{Scheme: "http", Host: freeAddr(t)}
+		initial = append(initial, m.Name+"="+m.peerURL.String())
+		c.Members = append(c.Members, m)
+	}
+	t.Cleanup(c.Stop)
+	for _, m := range c.Members {
+		if err := m.start(strings.Join(initial, ","), embed.ClusterStateFlagNew); err != nil {
+			t.Fatalf("etcdtest: starting member %s: %v", m.Name, err)
+		}
+	}
+	for _, m := range c.Members {
+		m.waitReady()
+	}
+	return c
+}
+
+// Endpoints returns the client URLs of every member.
+func (c *Cluster) Endpoints() []string {
+	var out []string
+	for _, m := range c.Members {
+		out = append(out, m.clientURL.String())
+	}
+	return out
+}
+
+// Stop stops every running member, all at once (one by one, each of the
+// last ones would wait for its gone peers).
+func (c *Cluster) Stop() {
+	var wg sync.WaitGroup
+	for _, m := range c.Members {
+		wg.Go(m.Stop)
+	}
+	wg.Wait()
+}
+
+// Restart starts every stopped member again, from its data, and waits until
+// all are ready.
+func (c *Cluster) Restart() {
+	c.t.Helper()
+	var stopped []*Member
+	for _, m := range c.Members {
+		if m.etcd == nil {
+			if err := m.start("", embed.ClusterStateFlagExisting); err != nil {
+				c.t.Fatalf("etcdtest: restarting member %s: %v", m.Name, err)
+			}
+			stopped = append(stopped, m)
+		}
+	}
+	for _, m := range stopped {
+		m.waitReady()
+	}
+}
+
+// Endpoint is the member's client URL.
+func (m *Member) Endpoint() string { return m.clientURL.String() }
+
+// Stop stops the member (its data stays for Restart); no-op when stopped.
+func (m *Member) Stop() {
+	if m.relay != nil {
+		m.relay.close()
+		m.relay = nil
+	}
+	if m.etcd != nil {
+		m.etcd.Server.HardStop() // no leadership transfer: a crash
+		m.etcd.Close()
+		m.etcd = nil
+	}
+}
+
+func (m *Member) start(initialCluster, state string) error {
+	cfg := embed.NewConfig()
+	cfg.Name = m.Name
+	cfg.Dir = m.dir
+	// Quiet: a member stopped by a test logs its closed listeners as errors.
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.ListenClientUrls = []url.URL{m.listenURL}
+	cfg.AdvertiseClientUrls = []url.URL{m.clientURL}
+	cfg.ListenPeerUrls = []url.URL{m.peerURL}
+	cfg.AdvertisePeerUrls = []url.URL{m.peerURL}
+	cfg.ClusterState = state
+	cfg.InitialClusterToken = "etcdtest"
+	if initialCluster != "" {
+		cfg.InitialCluster = initialCluster
+	} else {
+		var all []string
+		for _, o := range m.c.Members {
+			all = append(all, o.Name+"="+o.peerURL.String())
+		}
+		cfg.InitialCluster = strings.Join(all, ",")
+	}
+	// Short heartbeats keep elections quick on loopback.
+	cfg.TickMs, cfg.ElectionMs = 50, 500
+	// The cheapest password hashing: etcd's default cost takes seconds per
+	// authentication under the race detector, beyond agentd's dial bound.
+	cfg.BcryptCost = 4
+	if tls := m.c.tls; tls != nil {
+		cfg.ClientTLSInfo.CertFile = tls.ServerCert
+		cfg.ClientTLSInfo.KeyFile = tls.ServerKey
+		cfg.ClientTLSInfo.TrustedCAFile = tls.CAFile
+		cfg.ClientTLSInfo.ClientCertAuth = true
+	}
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return err
+	}
+	m.etcd = e
+	r, err := startRelay(m.clientURL.Host, m.listenURL.Host)
+	if err != nil {
+		e.Close()
+		m.etcd = nil
+		return err
+	}
+	m.relay = r
+	return nil
+}
+
+// relay copies TCP connections from one address to another.
+type relay struct {
+	l     net.Listener
+	to    string
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+	wg    sync.WaitGroup
+}
+
+func startRelay(from, to string) (*relay, error) {
+	l, err := net.Listen("tcp", from)
+	if err != nil {
+		return nil, err
+	}
+	r := &relay{l: l, to: to, conns: map[net.Conn]bool{}}
+	r.wg.Go(r.accept)
+	return r, nil
+}
+
+func (r *relay) accept() {
+	for {
+		in, err := r.l.Accept()
+		if err != nil {
+			return
+		}
+		out, err := net.Dial("tcp", r.to)
+		if err != nil {
+			in.Close()
+			continue
+		}
+		r.mu.Lock()
+		r.conns[in], r.conns[out] = true, true
+		r.mu.Unlock()
+		r.wg.Go(func() { io.Copy(out, in); out.Close(); in.Close() })
+		r.wg.Go(func() { io.Copy(in, out); in.Close(); out.Close() })
+	}
+}
+
+// close stops accepting and closes every relayed connection.
+func (r *relay) close() {
+	r.l.Close()
+	r.mu.Lock()
+	for c := range r.conns {
+		c.Close()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+}
+
+func (m *Member) waitReady() {
+	m.c.t.Helper()
+	select {
+	case <-m.etcd.Server.ReadyNotify():
+	case err := <-m.etcd.Err():
+		m.c.t.Fatalf("etcdtest: member %s failed: %v", m.Name, err)
+	case <-time.After(readyTimeout):
+		m.c.t.Fatalf("etcdtest: member %s not ready after %s", m.Name, readyTimeout)
+	}
+}
+
+// freeAddr returns 127.0.0.1:<a port free right now>.
+func freeAddr(t T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("etcdtest: no free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// NewTLS makes a certificate authority, a server certificate for
+// 127.0.0.1 and a client certificate, in a temporary directory.
+func NewTLS(t testing.TB) *TLS {
+	t.Helper()
+	dir := t.TempDir()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "etcdtest CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &TLS{CAFile: filepath.Join(dir, "ca.pem")}
+	writePEM(t, out.CAFile, "CERTIFICATE", caDER)
+	leaf := func(serial int64, name string, usage x509.ExtKeyUsage) (certFile, keyFile string) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		certFile, keyFile = filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
+		writePEM(t, certFile, "CERTIFICATE", der)
+		writePEM(t, keyFile, "PRIVATE KEY", kder)
+		return certFile, keyFile
+	}
+	out.ServerCert, out.ServerKey = leaf(2, "server", x509.ExtKeyUsageServerAuth)
+	out.ClientCert, out.ClientKey = leaf(3, "client", x509.ExtKeyUsageClientAuth)
+	return out
+}
+
+func writePEM(t testing.TB, path, kind string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

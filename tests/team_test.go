@@ -1,0 +1,408 @@
+package tests
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentd/agentd/tests/etcdtest"
+	"github.com/agentd/agentd/tests/lsptest"
+)
+
+// End-to-end tests of team mode (docs/team.md): "two machines" are two
+// envs, each with its own state and runtime directories and its own clone
+// of the folder, sharing .agentd/team.json, served by an embedded etcd.
+
+// writeTeamFile gives each env's folder the same team file.
+func writeTeamFile(t testing.TB, id string, eps []string, envs ...*env) {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"id": id, "etcd": eps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range envs {
+		if err := os.MkdirAll(filepath.Join(e.ws, ".agentd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(e.ws, ".agentd", "team.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const testTeamID = "6f1c1a52-3c38-4b8e-9a53-0d2c5a1e7b10"
+
+// teamClients starts a stdio agentd in each of two envs sharing one team
+// and returns a client of each with its folder open.
+func teamClients(t *testing.T, eps []string) (*env, *client, *env, *client) {
+	t.Helper()
+	e1, e2 := newEnv(t), newEnv(t)
+	writeTeamFile(t, testTeamID, eps, e1, e2)
+	c1 := e1.start().connect()
+	c1.Initialize(nil, e1.ws)
+	c2 := e2.start().connect()
+	c2.Initialize(nil, e2.ws)
+	return e1, c1, e2, c2
+}
+
+type teamState struct {
+	Revision uint64
+	Stale    bool
+	Todos    struct {
+		Items []struct {
+			Title  string `json:"title"`
+			Status string `json:"status"`
+		}
+		Revision uint64
+	}
+}
+
+// TestTeamWriteReachesOtherDaemon: a write through one daemon reaches an
+// LSP client of the other as agentd/todoChanged, and both read one state.
+func TestTeamWriteReachesOtherDaemon(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	_, c1, _, c2 := teamClients(t, c.Endpoints())
+	c1.MustExec("agentd.todo.set", map[string]any{"items": []map[string]string{{"title": "shared", "status": "pending"}}}, nil)
+	raw := c2.Await("agentd/todoChanged", revisionAtLeast(1))
+	var n struct {
+		Revision uint64
+		Items    []struct{ Title string }
+		Actor    string
+	}
+	if err := json.Unmarshal(raw, &n); err != nil || n.Revision != 1 || len(n.Items) != 1 || n.Items[0].Title != "shared" || n.Actor != "user" {
+		t.Fatalf("todoChanged on the other daemon: %s", raw)
+	}
+	var st teamState
+	c2.MustExec("agentd.state", nil, &st)
+	if st.Revision != 1 || st.Stale {
+		t.Fatalf("state on the other daemon: %+v", st)
+	}
+}
+
+// TestTeamCompareAndSetAcrossDaemons: clients of both daemons increment
+// one counter (the list's only title) with agentd.todo.set and
+// expectedRevision, 250 attempts each; every acknowledged increment is
+// kept: the final value is the number of successes.
+func TestTeamCompareAndSetAcrossDaemons(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	_, c1, _, c2 := teamClients(t, c.Endpoints())
+	const attempts = 250
+	var wg sync.WaitGroup
+	var ok, conflicts [2]int
+	for i, cl := range []*client{c1, c2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var cur teamState
+			if err := cl.Exec("agentd.state", nil, &cur); err != nil {
+				t.Error(err)
+				return
+			}
+			for range attempts {
+				n := 0
+				if len(cur.Todos.Items) == 1 {
+					n, _ = strconv.Atoi(cur.Todos.Items[0].Title)
+				}
+				var got teamState
+				err := cl.Exec("agentd.todo.set", map[string]any{"items": []map[string]string{{"title": strconv.Itoa(n + 1), "status": "pending"}}, "expectedRevision": cur.Todos.Revision}, &got)
+				var we *lsptest.Error
+				if errors.As(err, &we) && we.DataCode() == "todo.conflict" {
+					var data struct{ State teamState }
+					if json.Unmarshal(we.Data, &data) != nil {
+						t.Errorf("conflict without a state: %s", we.Data)
+						return
+					}
+					cur = data.State
+					conflicts[i]++
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				cur = got
+				ok[i]++
+			}
+		}()
+	}
+	wg.Wait()
+	total := ok[0] + ok[1]
+	// The other daemon's last write reaches c1's daemon through its watch.
+	var st teamState
+	c1.MustExec("agentd.awaitChange", map[string]any{"afterRevision": total - 1, "timeoutMs": 10000}, &st)
+	if len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != strconv.Itoa(total) || st.Revision != uint64(total) {
+		t.Fatalf("after %d acknowledged increments (%d conflicts): %+v", total, conflicts[0]+conflicts[1], st)
+	}
+	if conflicts[0]+conflicts[1] == 0 {
+		t.Fatalf("no conflict in %d concurrent attempts: the test did not race", 2*attempts)
+	}
+	t.Logf("%d increments acknowledged, %d conflicts answered", total, conflicts[0]+conflicts[1])
+}
+
+// TestTeamSecondMachineDoesNotPause: a goal driven by a turn on one daemon
+// stays active when a second machine opens the folder; when the driving
+// daemon is killed (SIGKILL), its lease expires and the other daemon
+// pauses the goal with the restart rule's reason.
+func TestTeamSecondMachineDoesNotPause(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	e1, e2 := newEnv(t), newEnv(t)
+	writeTeamFile(t, testTeamID, c.Endpoints(), e1, e2)
+	p1 := e1.start()
+	c1 := p1.connect()
+	c1.Initialize(nil, e1.ws)
+	c1.MustExec("agentd.goal.create", map[string]any{"objective": "shared work"}, nil)
+	h := newHost(c1)
+	turn, driven := h.beginTurn("user")
+	if !driven {
+		t.Fatal("turn is not goal-driven")
+	}
+	h.beginStep(turn)
+	c2 := e2.start().connect()
+	c2.Initialize(nil, e2.ws)
+	if g := c2.goal(); g == nil || g.Status != "active" {
+		t.Fatalf("goal on the second machine: %+v, want active (its driver is alive)", g)
+	}
+	p1.Cmd.Process.Kill()
+	p1.waitExit()
+	gc := c2.awaitGoal("pause")
+	if gc.Change.Reason != restartReason || gc.Change.Actor != "runtime" {
+		t.Fatalf("pause after the driver died: %+v", gc)
+	}
+}
+
+// TestTeamUnavailable: with every member down, a write answers
+// workspace.unavailable, agentd.state answers the last state with stale,
+// and clients get agentd/storeChanged; once the cluster is back, writes go
+// through and the other daemon's client converges.
+func TestTeamUnavailable(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	_, c1, _, c2 := teamClients(t, c.Endpoints())
+	c1.MustExec("agentd.todo.set", map[string]any{"items": []map[string]string{{"title": "before", "status": "pending"}}}, nil)
+	c2.Await("agentd/todoChanged", revisionAtLeast(1))
+	c.Stop()
+	err := c1.Exec("agentd.todo.set", map[string]any{"items": []map[string]string{{"title": "lost", "status": "pending"}}}, nil)
+	var we *lsptest.Error
+	if !errors.As(err, &we) || we.DataCode() != "workspace.unavailable" {
+		t.Fatalf("write with the cluster down: %v, want workspace.unavailable", err)
+	}
+	c1.Await("agentd/storeChanged", func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"stale":true`) })
+	var st teamState
+	c1.MustExec("agentd.state", nil, &st)
+	if !st.Stale || st.Revision != 1 || st.Todos.Items[0].Title != "before" {
+		t.Fatalf("state with the cluster down: %+v, want the last state, stale", st)
+	}
+	c.Restart()
+	c1.Await("agentd/storeChanged", func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"stale":false`) })
+	c1.MustExec("agentd.todo.set", map[string]any{"items": []map[string]string{{"title": "after", "status": "pending"}}}, nil)
+	raw := c2.Await("agentd/todoChanged", revisionAtLeast(2))
+	if !strings.Contains(string(raw), `"after"`) {
+		t.Fatalf("the other daemon's client got %s", raw)
+	}
+}
+
+// TestTeamInitMigration: agentd team init copies a folder's local state
+// (list, goal, history) to etcd and writes team.json; a clone on another
+// machine reads it all; a second init changes nothing; team status says
+// which store serves the folder.
+func TestTeamInitMigration(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	e1, e2 := newEnv(t), newEnv(t)
+	if _, errOut, code := e1.cli("goal", "create", "ship team mode", "--workspace", e1.ws); code != 0 {
+		t.Fatalf("goal create: %d %s", code, errOut)
+	}
+	if _, errOut, code := e1.cli("tool", "TodoList", `{"todos":[{"title":"migrate","status":"in_progress"}]}`, "--workspace", e1.ws); code != 0 {
+		t.Fatalf("TodoList: %d %s", code, errOut)
+	}
+	out, errOut, code := e1.cli("team", "status", "--json", "--workspace", e1.ws)
+	if code != 0 || !strings.Contains(out, `"store": "bbolt"`) {
+		t.Fatalf("team status before init: %d %s %s", code, out, errOut)
+	}
+	eps := strings.Join(c.Endpoints(), ",")
+	out, errOut, code = e1.cli("team", "init", "--etcd", eps, "--workspace", e1.ws)
+	if code != 0 || !strings.Contains(out, "copied 1 sessions and 2 history events") {
+		t.Fatalf("team init: exit %d, %q %q", code, out, errOut)
+	}
+	data, err := os.ReadFile(filepath.Join(e1.ws, ".agentd", "team.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var team struct {
+		ID   string
+		Etcd []string
+	}
+	if err := json.Unmarshal(data, &team); err != nil || team.ID == "" || strings.Join(team.Etcd, ",") != eps {
+		t.Fatalf("team.json = %s (%v)", data, err)
+	}
+	if out, _, code := e1.cli("team", "init", "--etcd", eps, "--workspace", e1.ws); code != 0 || !strings.Contains(out, "already a team folder: team "+team.ID) {
+		t.Fatalf("second team init: exit %d, %q", code, out)
+	}
+	// The clone on the other machine.
+	if err := os.MkdirAll(filepath.Join(e2.ws, ".agentd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e2.ws, ".agentd", "team.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = e2.cli("state", "--json", "--workspace", e2.ws)
+	if code != 0 || !strings.Contains(out, `"migrate"`) || !strings.Contains(out, `"ship team mode"`) {
+		t.Fatalf("state on the clone: %d %s %s", code, out, errOut)
+	}
+	c2 := e2.start().connect()
+	c2.Initialize(nil, e2.ws)
+	if kinds := c2.historyKinds(); fmt.Sprint(kinds) != "[todo.write goal.create]" {
+		t.Fatalf("history on the clone: %v", kinds)
+	}
+	out, _, code = e2.cli("team", "status", "--json", "--workspace", e2.ws)
+	var st struct {
+		Store, Team string
+		Reachable   bool
+		RTTMs       float64
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Store != "etcd" || st.Team != team.ID || !st.Reachable || st.RTTMs <= 0 {
+		t.Fatalf("team status on the clone: %d %s", code, out)
+	}
+}
+
+// TestTeamTLS: a cluster that requires client certificates serves a daemon
+// given the CA, certificate and key in AGENTD_ETCD_*; team status without
+// them says it is not reachable.
+func TestTeamTLS(t *testing.T) {
+	certs := etcdtest.NewTLS(t)
+	c := etcdtest.Start(t, 1, etcdtest.WithTLS(certs))
+	e := newEnv(t)
+	writeTeamFile(t, testTeamID, c.Endpoints(), e)
+	if out, _, code := e.cli("team", "status", "--workspace", e.ws, "--etcd-cacert", certs.CAFile); code != 1 || !strings.Contains(out, "reachable: no") {
+		t.Fatalf("team status without a client certificate: exit %d, %q", code, out)
+	}
+	t.Setenv("AGENTD_ETCD_CACERT", certs.CAFile)
+	t.Setenv("AGENTD_ETCD_CERT", certs.ClientCert)
+	t.Setenv("AGENTD_ETCD_KEY", certs.ClientKey)
+	if out, errOut, code := e.cli("tool", "TodoList", `{"todos":[{"title":"over tls","status":"pending"}]}`, "--workspace", e.ws); code != 0 {
+		t.Fatalf("TodoList over TLS: %d %s %s", code, out, errOut)
+	}
+	if out, _, code := e.cli("team", "status", "--workspace", e.ws); code != 0 || !strings.Contains(out, "reachable: yes") {
+		t.Fatalf("team status with the certificates: exit %d, %q", code, out)
+	}
+}
+
+// TestTeamTaskFileRecordedByDriver: each machine has its own checkout, so
+// only the daemon whose agent drives the goal records its task file: an
+// edit in the other clone is not recorded, an edit in the driver's clone
+// is, and reaches the other daemon's client.
+func TestTeamTaskFileRecordedByDriver(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	e1, e2 := newEnv(t), newEnv(t)
+	writeTeamFile(t, testTeamID, c.Endpoints(), e1, e2)
+	e1.tfWrite("TASKS.md", "- one\n")
+	e2.tfWrite("TASKS.md", "- one\n")
+	c1 := e1.start().connect()
+	c1.Initialize(nil, e1.ws)
+	c1.MustExec("agentd.goal.create", map[string]any{"objective": "work through the task file", "taskFile": "TASKS.md"}, nil)
+	if _, driven := newHost(c1).beginTurn("user"); !driven {
+		t.Fatal("turn is not goal-driven")
+	}
+	c2 := e2.start().connect()
+	c2.Initialize(nil, e2.ws)
+	e2.tfWrite("TASKS.md", "- edited on the machine that does not drive\n")
+	driver := "- edited on the driving machine\n"
+	e1.tfWrite("TASKS.md", driver)
+	c2.awaitTaskFile(0, "TASKS.md", tfPtr(driver))
+	for _, n := range append(c1.tfNotes(), c2.tfNotes()...) {
+		if !tfMatches(n, "TASKS.md", tfPtr(driver)) {
+			t.Fatalf("a task file change that is not the driver's was recorded: %+v", n)
+		}
+	}
+}
+
+// TestTeamEndpointsOverride: AGENTD_ETCD_ENDPOINTS replaces team.json's
+// endpoints on this machine (and --etcd-endpoints replaces both).
+func TestTeamEndpointsOverride(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	e := newEnv(t)
+	writeTeamFile(t, testTeamID, []string{"http://127.0.0.1:1"}, e)
+	if out, _, code := e.cli("team", "status", "--workspace", e.ws); code != 1 || !strings.Contains(out, "reachable: no") {
+		t.Fatalf("team status with team.json's dead endpoint: exit %d, %q", code, out)
+	}
+	real := strings.Join(c.Endpoints(), ",")
+	t.Setenv("AGENTD_ETCD_ENDPOINTS", real)
+	if out, _, code := e.cli("team", "status", "--workspace", e.ws); code != 0 || !strings.Contains(out, "at "+real+"\nreachable: yes") {
+		t.Fatalf("team status with AGENTD_ETCD_ENDPOINTS: exit %d, %q", code, out)
+	}
+	if out, _, code := e.cli("team", "status", "--workspace", e.ws, "--etcd-endpoints", "http://127.0.0.1:1"); code != 1 || !strings.Contains(out, "reachable: no") {
+		t.Fatalf("team status with --etcd-endpoints over the environment: exit %d, %q", code, out)
+	}
+}
+
+// TestTeamCheckRunsOnItsDaemon: a goal check running on one machine stays
+// marked running when a second daemon opens the folder (its daemon holds
+// its lease); once that daemon is killed and its lease expires, the other
+// clears the mark (docs/runtime.md §2.10.3, docs/team.md).
+func TestTeamCheckRunsOnItsDaemon(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	e1, e2 := newEnv(t), newEnv(t)
+	writeTeamFile(t, testTeamID, c.Endpoints(), e1, e2)
+	p1 := e1.start()
+	c1 := p1.connect()
+	c1.Initialize(nil, e1.ws)
+	release := filepath.Join(t.TempDir(), "release")
+	// The killed daemon's check ends once the test does.
+	t.Cleanup(func() { _ = os.WriteFile(release, nil, 0o600) })
+	check := fmt.Sprintf("while [ ! -f %q ]; do sleep 0.05; done", release)
+	c1.MustExec("agentd.goal.create", map[string]any{"objective": "shared work", "check": check}, nil)
+	c1.asyncTool("UpdateGoal", map[string]any{"status": "complete"})
+	c1.awaitCheck(true)
+
+	c2 := e2.start().connect()
+	c2.Initialize(nil, e2.ws)
+	if chk := c2.checkOf(); chk == nil || !chk.Running {
+		t.Fatalf("check on the second machine: %+v, want running (its daemon is alive)", chk)
+	}
+	p1.Cmd.Process.Kill()
+	p1.waitExit()
+	if chk := c2.awaitCheck(false); chk.Command != check {
+		t.Fatalf("check after its daemon died: %+v", chk)
+	}
+	if chk := c2.checkOf(); chk.Running {
+		t.Fatalf("the mark stayed: %+v", chk)
+	}
+}
+
+// TestTeamQueueAndAdvanceReachOtherDaemon: a queue change made through one
+// daemon reaches the other's client as agentd/queueChanged, and an advance
+// as its three notifications in order (docs/protocol.md §4.2): what a
+// change told clients travels with it (docs/team.md).
+func TestTeamQueueAndAdvanceReachOtherDaemon(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	_, c1, _, c2 := teamClients(t, c.Endpoints())
+	c1.MustExec("agentd.goal.create", map[string]any{"objective": "first"}, nil)
+	rev, _ := c1.queueCall("agentd.goal.queue.add", map[string]any{"objective": "second"})
+	if qc := c2.awaitQueue(rev); qc.Actor != "user" || len(qc.Items) != 1 || qc.Items[0].Objective != "second" {
+		t.Fatalf("queueChanged on the other daemon: %+v", qc)
+	}
+	if res := c1.tool("UpdateGoal", map[string]any{"status": "complete"}); res.IsError {
+		t.Fatalf("UpdateGoal complete: %+v", res)
+	}
+	var kinds []string
+	c2.Await("agentd/queueChanged", func(raw json.RawMessage) bool {
+		var q queueChanged
+		return json.Unmarshal(raw, &q) == nil && q.Revision > rev && len(q.Items) == 0
+	})
+	for _, n := range c2.Conn.NotesOf("agentd/goalChanged") {
+		var g goalChanged
+		if json.Unmarshal(n, &g) == nil && g.Revision > rev {
+			kinds = append(kinds, g.Change.Kind)
+		}
+	}
+	if strings.Join(kinds, ",") != "complete,advance" {
+		t.Fatalf("goalChanged kinds of the advance on the other daemon = %v, want complete, advance", kinds)
+	}
+	if g := c2.goal(); g == nil || g.Objective != "second" || g.Status != "active" {
+		t.Fatalf("goal on the other daemon after the advance: %+v", g)
+	}
+}

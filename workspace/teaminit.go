@@ -1,0 +1,210 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/agentd/agentd/goal"
+)
+
+// Bounds of one Txn of InitTeam's copy, below etcd's limits (128
+// operations, 1.5 MiB per request).
+const (
+	copyTxnOps   = 100
+	copyTxnBytes = 1 << 20
+)
+
+// TeamInit is what InitTeam did.
+type TeamInit struct {
+	Team     Team
+	Already  bool // the folder was a team folder already: nothing was copied
+	Sessions int  // sessions copied
+	Events   int  // history events copied
+}
+
+// InitTeam makes the folder at root a team folder served by the etcd
+// cluster at endpoints (docs/team.md, "Starting a team"): it takes the
+// folder's bbolt file (its lock: a process serving the folder makes it fail
+// with CodeLocked), copies every session and its whole history under a new
+// team id, writes the team's meta key last (the copy is complete once it
+// exists), then writes .agentd/team.json. A folder that already has a team
+// file is left as it is (Already). The bbolt file is kept, unused. opts are
+// those of the registry (StateDir, Team for TLS and credentials; its
+// endpoints override endpoints as for any open).
+func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
+	if t, err := ReadTeam(root); err != nil || t != nil {
+		if t != nil {
+			return TeamInit{Team: *t, Already: true}, nil
+		}
+		return TeamInit{}, err
+	}
+	if err := checkEndpoints(endpoints); err != nil {
+		return TeamInit{}, &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("agentd team init --etcd: %v", err)}
+	}
+	opts.OnOpen, opts.OnTaskFile, opts.OnPeerGone, opts.Identity = nil, nil, nil, ""
+	reg := NewRegistry(opts)
+	defer reg.Close()
+	w, err := reg.Open(root)
+	if err != nil {
+		return TeamInit{}, err
+	}
+	defer w.Release()
+	if w.team != nil {
+		return TeamInit{}, fmt.Errorf("workspace %s: a team file appeared while team init ran", root)
+	}
+
+	team := Team{ID: NewTeamID(), Etcd: endpoints}
+	cli, eps, err := dialTeam(&team, opts.Team)
+	if err != nil {
+		return TeamInit{}, err
+	}
+	defer cli.Close()
+	keys := keysOf(team.ID)
+	unreachable := func(what string, err error) error {
+		return &Error{Code: CodeUnavailable, Err: err,
+			Msg: fmt.Sprintf("team init of workspace %s: %s on etcd %s failed: %v; nothing was changed in the folder", root, what, strings.Join(eps, ","), err)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if n, err := cli.Get(ctx, keys.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil {
+		return TeamInit{}, unreachable("checking the new team's keys", err)
+	} else if n.Count > 0 {
+		return TeamInit{}, fmt.Errorf("team init of workspace %s: etcd already holds %d keys under %s: refusing to write over them", root, n.Count, keys.prefix)
+	}
+
+	sessions, err := w.store.list()
+	if err != nil {
+		return TeamInit{}, err
+	}
+	out := TeamInit{Team: team}
+	var ops []clientv3.Op
+	size := 0
+	flush := func() error {
+		if len(ops) == 0 {
+			return nil
+		}
+		if _, err := cli.Txn(ctx).Then(ops...).Commit(); err != nil {
+			return unreachable("copying the state", err)
+		}
+		ops, size = ops[:0], 0
+		return nil
+	}
+	add := func(key string, value []byte) error {
+		if len(ops) == copyTxnOps || size+len(value) > copyTxnBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		ops = append(ops, clientv3.OpPut(key, string(value)))
+		size += len(key) + len(value)
+		return nil
+	}
+	for _, s := range sessions {
+		if _, err := w.decodeSession(s.name, s.data); err != nil {
+			return TeamInit{}, err
+		}
+		var events [][]byte // newest first, page by page
+		for before := uint64(0); ; {
+			page, more, err := w.store.history(s.name, MaxHistory, before)
+			if err != nil {
+				return TeamInit{}, err
+			}
+			events = append(events, page...)
+			if !more || len(page) == 0 {
+				break
+			}
+			last, err := w.decodeEvent(s.name, page[len(page)-1])
+			if err != nil {
+				return TeamInit{}, err
+			}
+			before = last.Seq
+		}
+		slices.Reverse(events) // oldest first
+		for _, data := range events {
+			ev, err := w.decodeEvent(s.name, data)
+			if err != nil {
+				return TeamInit{}, err
+			}
+			if err := add(keys.event(s.name, ev.Seq), data); err != nil {
+				return TeamInit{}, err
+			}
+			out.Events++
+		}
+		if err := add(keys.session(s.name), s.data); err != nil {
+			return TeamInit{}, err
+		}
+		out.Sessions++
+	}
+	if err := flush(); err != nil {
+		return TeamInit{}, err
+	}
+	meta, _ := json.Marshal(teamMeta{Schema: currentSchema()})
+	resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(keys.meta()), "=", 0)).
+		Then(clientv3.OpPut(keys.meta(), string(meta))).Commit()
+	if err != nil {
+		return TeamInit{}, unreachable("writing the team's meta key", err)
+	}
+	if !resp.Succeeded {
+		return TeamInit{}, fmt.Errorf("team init of workspace %s: another process wrote the meta key of team %s meanwhile", root, team.ID)
+	}
+	if err := WriteTeam(root, team); err != nil {
+		return TeamInit{}, fmt.Errorf("team init of workspace %s: the state is copied to team %s, but writing %s failed: %w", root, team.ID, TeamFile, err)
+	}
+	return out, nil
+}
+
+// TeamStatus says which store serves a folder (agentd team status).
+type TeamStatus struct {
+	Store     string   `json:"store"`               // "bbolt" or "etcd"
+	StateFile string   `json:"stateFile,omitempty"` // bbolt: the state file
+	Team      string   `json:"team,omitempty"`      // etcd: the team id
+	Endpoints []string `json:"endpoints,omitempty"` // etcd: the endpoints used (this machine's override, else team.json's)
+	Reachable bool     `json:"reachable"`           // bbolt: always; etcd: a linearizable read answered
+	RTTMs     float64  `json:"rttMs,omitempty"`     // etcd: the round-trip time of that read, in milliseconds
+	Error     string   `json:"error,omitempty"`     // etcd: why it is not reachable
+}
+
+// StatusOf reports the store of the folder at root with this machine's
+// options, reading the meta key once (a linearizable read, at most
+// teamOpTimeout) for an etcd store. It opens nothing of the folder.
+func StatusOf(opts Options, root string) (TeamStatus, error) {
+	t, err := ReadTeam(root)
+	if err != nil {
+		return TeamStatus{}, err
+	}
+	if t == nil {
+		return TeamStatus{Store: "bbolt", StateFile: StateFile(opts.StateDir, root), Reachable: true}, nil
+	}
+	cli, eps, err := dialTeam(t, opts.Team)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Code == CodeUnavailable {
+			return TeamStatus{Store: "etcd", Team: t.ID, Endpoints: t.Etcd, Error: err.Error()}, nil
+		}
+		return TeamStatus{}, err
+	}
+	defer cli.Close()
+	st := TeamStatus{Store: "etcd", Team: t.ID, Endpoints: eps}
+	ctx, cancel := context.WithTimeout(context.Background(), teamOpTimeout)
+	defer cancel()
+	// The first read also connects; the second is the round trip.
+	if _, err := cli.Get(ctx, keysOf(t.ID).meta()); err != nil {
+		st.Error = err.Error()
+		return st, nil
+	}
+	start := time.Now()
+	if _, err := cli.Get(ctx, keysOf(t.ID).meta()); err != nil {
+		st.Error = err.Error()
+		return st, nil
+	}
+	st.Reachable = true
+	st.RTTMs = float64(time.Since(start).Microseconds()) / 1000
+	return st, nil
+}
