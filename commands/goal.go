@@ -156,7 +156,7 @@ type goalCreateArgs struct {
 
 type goalSetCheckArgs struct {
 	Common
-	Command *string `json:"command"` // nil (null or absent) removes the check
+	Command *string `json:"command" jsonin:"given"` // null removes the check; absent is args.invalid
 }
 
 // CheckResult is the answer of agentd.goal.runCheck: the State after the

@@ -189,6 +189,7 @@ var handlerCases = []handlerCase{
 		}
 	}},
 	{name: "goal.setCheck refuses without a goal", cmd: run{"agentd.goal.setCheck", `{"command":"true"}`}, wantCode: "goal.not_found"},
+	{name: "goal.setCheck refuses arguments without command", setup: []run{{"agentd.goal.create", `{"objective":"o","check":"true"}`}}, cmd: run{"agentd.goal.setCheck", `{}`}, wantCode: "args.invalid"},
 
 	{name: "goal.runCheck", setup: []run{{"agentd.goal.create", `{"objective":"o","check":"echo checked; exit 4"}`}}, cmd: run{"agentd.goal.runCheck", `{}`}, check: func(t *testing.T, w wire) {
 		if code := get[int](t, w, "run", "exitCode"); code != 4 {

@@ -33,6 +33,23 @@ type Check struct {
 	// mark alone while that process holds its lease (CheckLeft). Stored,
 	// not shown to clients.
 	RunBy string `json:"-"`
+	// Process is the running check's process group, once the service
+	// has started it (CheckStarted); stored, never shown.
+	Process *CheckProcess `json:"-"`
+}
+
+// CheckProcess is the process group of a running check, recorded so that
+// the next agentd kills what a process that ended left running
+// (docs/runtime.md §2.10.3): Pgid is the group's id, the pid of the shell
+// that leads it; Start is that shell's start time in clock ticks after
+// boot (field 22 of /proc/PID/stat on Linux), which tells it from a later
+// process that got the same pid; Boot is the machine's boot id
+// (/proc/sys/kernel/random/boot_id), which tells this machine and boot
+// from another (a team folder's other daemons, a reboot).
+type CheckProcess struct {
+	Pgid  int
+	Start uint64
+	Boot  string
 }
 
 // CheckRun is the result of one run of a check. ExitCode is the command's
@@ -66,6 +83,7 @@ func cloneCheck(c *Check) *Check {
 	}
 	out := *c
 	out.LastRun = clonePtr(c.LastRun)
+	out.Process = clonePtr(c.Process)
 	return &out
 }
 
@@ -166,7 +184,7 @@ func (s *State) FinishCheck(goalID string, run CheckRun, now Instant) ([]Change,
 		return nil, false
 	}
 	g.settle(now)
-	g.Check.Running, g.Check.RunBy = false, ""
+	g.Check.Running, g.Check.RunBy, g.Check.Process = false, "", nil
 	g.Check.LastRun = &run
 	word := "check failed: "
 	if run.Passed() {
@@ -174,6 +192,18 @@ func (s *State) FinishCheck(goalID string, run CheckRun, now Instant) ([]Change,
 	}
 	ch := Change{Kind: ChangeCheck, Status: g.Status, Reason: word + run.Summary(g.Check.Command), Actor: Runtime, Goal: g.snapshot(now)}
 	return []Change{ch}, true
+}
+
+// CheckStarted records p, the process group of the run StartCheck began
+// for the goal goalID; false, and nothing changes, when that goal is no
+// longer current or its check is not running (FinishCheck's rule).
+func (s *State) CheckStarted(goalID string, p CheckProcess) bool {
+	g := s.Goal
+	if g == nil || g.ID != goalID || g.Check == nil || !g.Check.Running {
+		return false
+	}
+	g.Check.Process = &p
+	return true
 }
 
 // CompletionCheck says whether c, a goal tool call, is an UpdateGoal
@@ -225,15 +255,26 @@ func (s *State) CompleteAfterCheck(c ToolCall, goalID string, run CheckRun, reco
 
 // RecoverCheck clears a running mark that no process will finish: the
 // process that ran the check ended before it did (docs/runtime.md §2.10.3).
-// It returns nil when the goal's check is not marked running.
+// It returns nil when the goal's check is not marked running. The caller
+// kills the check's process group (RunningCheckProcess) first.
 func (s *State) RecoverCheck(now Instant) []Change {
 	g := s.Goal
 	if g == nil || g.Check == nil || !g.Check.Running {
 		return nil
 	}
 	g.settle(now)
-	g.Check.Running, g.Check.RunBy = false, ""
+	g.Check.Running, g.Check.RunBy, g.Check.Process = false, "", nil
 	return []Change{{Kind: ChangeCheck, Status: g.Status, Reason: "check stopped: the agentd process that ran it ended before it did", Actor: Runtime, Goal: g.snapshot(now)}}
+}
+
+// RunningCheckProcess is the process group recorded for the current goal's
+// running check (CheckStarted) and the goal's id; ok is false when the
+// check is not running or no group was recorded.
+func (s *State) RunningCheckProcess() (p CheckProcess, goalID string, ok bool) {
+	if !s.CheckRunning() || s.Goal.Check.Process == nil {
+		return CheckProcess{}, "", false
+	}
+	return *s.Goal.Check.Process, s.Goal.ID, true
 }
 
 // CheckLeft reports whether the current goal's check is marked running by

@@ -280,6 +280,44 @@ func TestRecoverCheck(t *testing.T) {
 	}
 }
 
+// TestCheckProcess: the process group of a running check is recorded for
+// that goal's run only, kept until the run ends or the mark is cleared, and
+// never shown in the snapshot.
+func TestCheckProcess(t *testing.T) {
+	c := newClock()
+	s := withCheck(t, c, "make test")
+	p := CheckProcess{Pgid: 4242, Start: 99, Boot: "boot-1"}
+	if s.CheckStarted(s.Goal.ID, p) {
+		t.Error("recorded a process of a check that is not running")
+	}
+	start, _, _ := s.StartCheck(Model, c.now())
+	if s.CheckStarted("other", p) {
+		t.Error("recorded a process for another goal")
+	}
+	if _, _, ok := s.RunningCheckProcess(); ok {
+		t.Error("a left check before any process was recorded")
+	}
+	if !s.CheckStarted(start.GoalID, p) {
+		t.Fatal("did not record the process of the running check")
+	}
+	if got, id, ok := s.RunningCheckProcess(); !ok || got != p || id != start.GoalID {
+		t.Errorf("RunningCheckProcess = %+v %q %v", got, id, ok)
+	}
+	if b, _ := json.Marshal(s.Snapshot(c.now())); strings.Contains(string(b), "4242") {
+		t.Errorf("the snapshot shows the process: %s", b)
+	}
+	s.RecoverCheck(c.now())
+	if _, _, ok := s.RunningCheckProcess(); ok || s.Goal.Check.Process != nil {
+		t.Error("the process outlived the running mark RecoverCheck cleared")
+	}
+	start, _, _ = s.StartCheck(Model, c.now())
+	s.CheckStarted(start.GoalID, p)
+	s.FinishCheck(start.GoalID, CheckRun{ExitCode: 0}, c.now())
+	if s.Goal.Check.Process != nil {
+		t.Error("the process outlived the run FinishCheck recorded")
+	}
+}
+
 // TestCheckLeft: a running mark is left when its own process runs no check,
 // or when another process holds no lease (team folders); never while the
 // process that runs it is alive (docs/runtime.md §2.10.3).

@@ -8,7 +8,8 @@ import (
 // Undo of a goal change (docs/runtime.md §6). The history event of every
 // goal change keeps the goal as it stood before the change (a Snapshot, or
 // none); undoing the change restores what a person sees of that goal: which
-// goal there is, its status, terminal reason and limits. The counters
+// goal there is, its status, terminal reason and limits (and a goal brought
+// back keeps its check, not running). The counters
 // (turns, tokens, wall clock) and the task file's record are progress, not
 // edits: they stay as they are now, except when the undo brings back a
 // goal that was cleared, which returns as it was when it was cleared.
@@ -90,9 +91,13 @@ func (s *State) bringBack(before *Snapshot, reason string, now Instant) ([]Chang
 		Limits:              limitsOf(before.Budget),
 		TerminalReason:      before.TerminalReason,
 		TaskFile:            cloneTaskFile(before.TaskFile),
+		Check:               cloneCheck(before.Check),
 		CreatedAt:           before.CreatedAt,
 		UpdatedAt:           now.Wall,
 		LastActor:           User,
+	}
+	if g.Check != nil { // its run, if any, ended with the change undone
+		g.Check.Running, g.Check.RunBy, g.Check.Process = false, "", nil
 	}
 	if g.Status == Active {
 		if err := s.canRun(g, now); err != nil {

@@ -63,6 +63,29 @@ func TestRestoreCancel(t *testing.T) {
 
 // TestRestoreReplace: undoing a create that replaced a goal clears the new
 // goal (a replace change, actor system) and brings back the old one.
+// TestRestoreCancelKeepsTheCheck: a goal an undo brings back keeps the
+// check a person gave it, not running (its run, if any, was killed with
+// the cancel), so the model cannot complete it unverified.
+func TestRestoreCancelKeepsTheCheck(t *testing.T) {
+	c := newClock()
+	s := withCheck(t, c, "make test")
+	start, _, err := s.StartCheck(Model, c.now())
+	mustNoErr(t, err)
+	s.CheckStarted(start.GoalID, CheckProcess{Pgid: 77, Start: 1})
+	before := s.Snapshot(c.now())
+	_, err = s.Cancel(c.now())
+	mustNoErr(t, err)
+
+	_, err = s.Restore(before, "undo of goal.cancel", c.now())
+	mustNoErr(t, err)
+	if chk := s.Goal.Check; chk == nil || chk.Command != "make test" || chk.Running || chk.Process != nil {
+		t.Fatalf("check after undo: %+v", chk)
+	}
+	if !s.CompletionCheck(updateComplete(t, "")) {
+		t.Error("the goal brought back completes without its check")
+	}
+}
+
 func TestRestoreReplace(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)

@@ -91,7 +91,8 @@ func DecodeLenient(raw json.RawMessage, dst any, what string) error {
 // duplicate keys, wrong types, required fields left out and trailing data
 // are refused with an *Error that names the place; what says what is being
 // decoded ("arguments", "TodoList input") for the message. A struct field
-// tagged `jsonin:"required"` must be present and not null.
+// tagged `jsonin:"required"` must be present and not null; one tagged
+// `jsonin:"given"` must be present, and may be null.
 //
 // The rules besides encoding/json's (docs/protocol.md §3.1):
 //   - an empty array where an object (struct or map) is expected is the
@@ -164,6 +165,7 @@ type field struct {
 	name     string
 	typ      reflect.Type
 	required bool  // tagged `jsonin:"required"`
+	given    bool  // tagged `jsonin:"given"`: present, null allowed
 	index    []int // for reflect.Value.FieldByIndex
 	// own is false for a field whose key encoding/json might read
 	// otherwise than Decode's pass (an embedded field not flattened here,
@@ -207,7 +209,7 @@ func jsonFields(t reflect.Type, index []int) []field {
 			name = f.Name
 		}
 		own := !f.Anonymous && !strings.Contains(","+opts+",", ",string,")
-		out = append(out, field{name: name, typ: f.Type, required: f.Tag.Get("jsonin") == "required", index: at, own: own})
+		out = append(out, field{name: name, typ: f.Type, required: f.Tag.Get("jsonin") == "required", given: f.Tag.Get("jsonin") == "given", index: at, own: own})
 	}
 	return out
 }

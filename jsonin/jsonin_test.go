@@ -85,6 +85,31 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
+// TestDecodeGiven: a field tagged `jsonin:"given"` must be present and
+// may be null.
+func TestDecodeGiven(t *testing.T) {
+	type given struct {
+		Command *string `json:"command" jsonin:"given"`
+	}
+	for raw, want := range map[string]string{
+		`{}`:                 `in: field "command" is required (null is allowed)`,
+		`[]`:                 `in: field "command" is required (null is allowed)`,
+		`null`:               `in: field "command" is required (null is allowed)`,
+		`{"command":null}`:   "",
+		`{"command":"true"}`: "",
+	} {
+		var g given
+		err := Decode(json.RawMessage(raw), &g, "in")
+		var got *Error
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("Decode(%s) = %v", raw, err)
+		case want != "" && (!errors.As(err, &got) || got.Problem != Missing || got.Field != "command" || got.Error() != want):
+			t.Errorf("Decode(%s) = %v, want %q", raw, err, want)
+		}
+	}
+}
+
 // TestFields: the JSON names in declaration order, embedded fields
 // included, and the required ones.
 func TestFields(t *testing.T) {

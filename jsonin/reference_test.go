@@ -126,6 +126,9 @@ func refNormalizeObject(raw json.RawMessage, t reflect.Type, where string) (json
 		if f.required && !present[f.name] {
 			return nil, errorOf(Missing, f.name, "", "%s: field %q is required", where, f.name)
 		}
+		if f.given && !seen[f.name] {
+			return nil, errorOf(Missing, f.name, "", "%s: field %q is required (null is allowed)", where, f.name)
+		}
 	}
 	return append(out, '}'), nil
 }

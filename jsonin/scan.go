@@ -276,7 +276,7 @@ func (s *scanner) object(i int, m mode, t reflect.Type, v reflect.Value, at *pla
 	}
 	i = s.skipSpace(i + 1)
 	if i < len(s.data) && s.data[i] == '}' {
-		return s.required(fields, present, at, i+1)
+		return s.required(fields, present, seenFields, at, i+1)
 	}
 	for {
 		if i >= len(s.data) || s.data[i] != '"' {
@@ -344,18 +344,22 @@ func (s *scanner) object(i int, m mode, t reflect.Type, v reflect.Value, at *pla
 		case ',':
 			i = s.skipSpace(i + 1)
 		case '}':
-			return s.required(fields, present, at, i+1)
+			return s.required(fields, present, seenFields, at, i+1)
 		default:
 			return 0, errSyntax
 		}
 	}
 }
 
-// required refuses a required field left out of an object, else returns end.
-func (s *scanner) required(fields []field, present []bool, at *place, end int) (int, error) {
+// required refuses a required field left out of an object (absent or
+// null; absent only for a field that may be null), else returns end.
+func (s *scanner) required(fields []field, present, seen []bool, at *place, end int) (int, error) {
 	for k, f := range fields {
-		if f.required && !present[k] {
+		switch {
+		case f.required && !present[k]:
 			return 0, errorOf(Missing, f.name, "", "%s: field %q is required", at, f.name)
+		case f.given && !seen[k]:
+			return 0, errorOf(Missing, f.name, "", "%s: field %q is required (null is allowed)", at, f.name)
 		}
 	}
 	return end, nil

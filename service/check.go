@@ -1,12 +1,14 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -146,7 +148,7 @@ func (s *Service) RunCheck(ctx context.Context, ws *workspace.Workspace, session
 	}
 	started()
 	key := checkKey{ws.Root(), session, start.GoalID}
-	run, registered := s.execCheck(ctx, key, start)
+	run, registered := s.execCheck(ctx, ws, key, start)
 	if registered {
 		defer s.checks.end(key)
 	}
@@ -196,7 +198,7 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 	}
 	started()
 	key := checkKey{ws.Root(), session, start.GoalID}
-	run, registered := s.execCheck(ctx, key, start)
+	run, registered := s.execCheck(ctx, ws, key, start)
 	if registered {
 		defer s.checks.end(key)
 	}
@@ -216,9 +218,12 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 // AGENTD_SESSION and AGENTD_WORKSPACE, stdin empty, stdout and stderr
 // together. It is killed, with its whole group, at the time limit, when
 // ctx ends, when its goal ends or when the service closes; whatever is
-// left of the group when the command exits is killed too. registered is
-// false when the service was already closing: then nothing ran.
-func (s *Service) execCheck(ctx context.Context, key checkKey, start goal.CheckStart) (goal.CheckRun, bool) {
+// left of the group when the command exits is killed too. Once it has
+// started, its group is recorded with the running mark (a quiet write,
+// goal.State.CheckStarted), for the next agentd process to kill should
+// this one end first (recoverWorkspace, recoverChecks). registered is false
+// when the service was already closing: then nothing ran.
+func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key checkKey, start goal.CheckStart) (goal.CheckRun, bool) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	began := time.Now()
@@ -234,23 +239,51 @@ func (s *Service) execCheck(ctx context.Context, key checkKey, start goal.CheckS
 	if err != nil {
 		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
 	}
-	cmd := exec.Command("sh", "-c", start.Command)
-	cmd.Dir = key.root
-	cmd.Env = append(os.Environ(), "AGENTD_GOAL_ID="+key.goalID, "AGENTD_SESSION="+key.session, "AGENTD_WORKSPACE="+key.root)
-	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	// The command waits at a gate (fd 3) until its group is recorded: a
+	// process that dies before that closes the gate, and the shell exits
+	// without running the command.
+	gr, gw, err := os.Pipe()
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
 	}
+	cmd := exec.Command("sh", "-c", `read -r _ <&3 && exec 3<&- sh -c "$1"`, "sh", start.Command)
+	cmd.Dir = key.root
+	cmd.Env = append(os.Environ(), "AGENTD_GOAL_ID="+key.goalID, "AGENTD_SESSION="+key.session, "AGENTD_WORKSPACE="+key.root)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.ExtraFiles = []*os.File{gr}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
 	pw.Close()
+	gr.Close()
+	if err != nil {
+		pr.Close()
+		gw.Close()
+		if _, serr := os.Stat(key.root); serr != nil {
+			err = fmt.Errorf("the workspace folder is gone: %w", serr) // exec blames sh for a failed chdir
+		}
+		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
+	}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
 		io.Copy(tail, pr)
 	}()
 	pgid := cmd.Process.Pid
+	if _, started, ok := procStat(pgid); ok && bootID() != "" {
+		_, err := ws.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {
+			if !st.Goal.CheckStarted(key.goalID, goal.CheckProcess{Pgid: pgid, Start: started, Boot: bootID()}) {
+				return workspace.Change{}, nil
+			}
+			return workspace.Change{Kind: "goal.checkProcess", Quiet: true}, nil
+		})
+		if err != nil {
+			s.log.Warn("recording the check's process group failed; should agentd be killed during the run, the next one cannot stop it", "workspace", key.root, "session", key.session, "pgid", pgid, "err", err)
+		}
+	}
+	gw.WriteString("go\n")
+	gw.Close()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	timer := time.NewTimer(timeout)
@@ -289,6 +322,74 @@ func (s *Service) execCheck(ctx context.Context, key checkKey, start goal.CheckS
 		return result(-1, tail, "agentd: the check ended by a signal: "+cmd.ProcessState.String()), true
 	}
 	return result(code, tail, ""), true
+}
+
+// procStat reads the process group (field 5) and the start time in clock
+// ticks after boot (field 22) of process pid from /proc/PID/stat; ok is
+// false when there is no such process or no /proc.
+func procStat(pid int) (pgrp int, start uint64, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	// pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3
+	if len(f) < 20 {
+		return 0, 0, false
+	}
+	pgrp, err1 := strconv.Atoi(f[2])
+	start, err2 := strconv.ParseUint(f[19], 10, 64)
+	return pgrp, start, err1 == nil && err2 == nil
+}
+
+// bootID is this machine's boot id, "" where there is none to read.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// killLeftCheck kills the process group p of a check of the goal goalID
+// that an agentd process that ended left running (docs/runtime.md
+// §2.10.3), if it is still that check's group: its leader is the same
+// process (the same start time), or, the leader gone, a process of the
+// group started no earlier and has the goal's AGENTD_GOAL_ID. It says
+// whether it killed the group.
+func killLeftCheck(p goal.CheckProcess, goalID string) bool {
+	if p.Pgid <= 1 || p.Boot == "" || p.Boot != bootID() {
+		return false // another machine's process (a team folder), or gone with a reboot
+	}
+	if _, start, ok := procStat(p.Pgid); ok {
+		if start != p.Start {
+			return false // the pid is another process's now
+		}
+		return syscall.Kill(-p.Pgid, syscall.SIGKILL) == nil
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	mark := []byte("\x00AGENTD_GOAL_ID=" + goalID + "\x00")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pgrp, start, ok := procStat(pid); !ok || pgrp != p.Pgid || start < p.Start {
+			continue
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err == nil && bytes.Contains(append([]byte{0}, env...), mark) {
+			return syscall.Kill(-p.Pgid, syscall.SIGKILL) == nil
+		}
+	}
+	return false
 }
 
 // tailBuffer keeps the last bytes written to it: at most

@@ -1,7 +1,9 @@
 package service
 
 import (
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 
@@ -44,5 +46,29 @@ func TestTailBuffer(t *testing.T) {
 	var none tailBuffer
 	if got := none.text("agentd: the check did not start: x"); got != "agentd: the check did not start: x\n" {
 		t.Errorf("empty tail with a note: %q", got)
+	}
+}
+
+// TestProcStat: the process group and start time of this process, as
+// killLeftCheck compares them; none for a pid that does not run.
+func TestProcStat(t *testing.T) {
+	pgrp, start, ok := procStat(os.Getpid())
+	if !ok || pgrp != syscall.Getpgrp() || start == 0 {
+		t.Errorf("procStat(self) = %d %d %v, want group %d and a start time", pgrp, start, ok, syscall.Getpgrp())
+	}
+	if _, again, _ := procStat(os.Getpid()); again != start {
+		t.Errorf("start time changed: %d then %d", start, again)
+	}
+	if _, _, ok := procStat(1 << 30); ok {
+		t.Error("procStat of a pid that does not run is ok")
+	}
+	if bootID() == "" {
+		t.Fatal("no boot id")
+	}
+	if killLeftCheck(goal.CheckProcess{Pgid: os.Getpid(), Start: start + 1, Boot: bootID()}, "g") {
+		t.Error("killLeftCheck killed a group whose leader's start time differs")
+	}
+	if killLeftCheck(goal.CheckProcess{Pgid: 1 << 30, Start: start, Boot: "another machine"}, "g") {
+		t.Error("killLeftCheck acted on a process of another machine")
 	}
 }

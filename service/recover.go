@@ -39,6 +39,9 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 		if sess.Goal.Status() != goal.Active && !sess.Goal.HasTurnLeftBy(s.clock, alive) && !leftCheck {
 			continue
 		}
+		if leftCheck {
+			s.killLeft(w, sess)
+		}
 		committed, err := w.Update(sess.Name, func(st *workspace.Session) (workspace.Change, error) {
 			now := s.Now()
 			before := st.Goal.Snapshot(now)
@@ -59,6 +62,44 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 		s.arm(w, committed)
 	}
 	return nil
+}
+
+// recoverChecks runs each time a one-shot process opens a workspace store
+// (docs/runtime.md §2.10.3): a check marked running there that CheckLeft
+// says no process will finish (in a bbolt folder the file lock keeps every
+// other process off the store; in a team folder the daemon that runs it
+// holds its lease) has its process group killed and its mark cleared, as
+// recoverWorkspace does. Turns and goals are left to the next serving
+// process (§2.3.2).
+func (s *Service) recoverChecks(w *workspace.Workspace) error {
+	sessions, err := w.Sessions()
+	if err != nil {
+		return err
+	}
+	alive := func(owner string) bool { return w.Alive(owner) }
+	for _, sess := range sessions {
+		if !sess.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
+			continue
+		}
+		s.killLeft(w, sess)
+		if _, err := s.UpdateGoal(w, sess.Name, func(g *goal.State) ([]goal.Change, error) {
+			if !g.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
+				return nil, nil
+			}
+			return g.RecoverCheck(s.Now()), nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// killLeft kills the process group recorded for the running check of sess,
+// which a process that ended left (killLeftCheck).
+func (s *Service) killLeft(w *workspace.Workspace, sess workspace.Session) {
+	if p, goalID, ok := sess.Goal.RunningCheckProcess(); ok && killLeftCheck(p, goalID) {
+		s.log.Info("killed the process group of a check an ended agentd left running", "workspace", w.Root(), "session", sess.Name, "pgid", p.Pgid)
+	}
 }
 
 // peerGone applies the restart rule to the turns another daemon of w's

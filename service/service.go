@@ -38,13 +38,16 @@ const (
 	// docs/runtime.md §2.3.2), and task files are watched
 	// (docs/runtime.md §4).
 	Daemon Role = iota
-	// OneShot runs one shell command and exits: it changes nothing at open.
+	// OneShot runs one shell command and exits: at open it only clears the
+	// running mark of a check a process that ended left, killing its process
+	// group (docs/runtime.md §2.10.3).
 	OneShot
 )
 
 // New opens a workspace registry with opts and returns a Service on it.
 // opts.OnOpen and opts.OnTaskFile are set by the service according to role
-// (a Daemon recovers and watches task files); Now and Logger may be nil
+// (a Daemon recovers and watches task files, a OneShot recovers left
+// checks); Now and Logger may be nil
 // (time.Now, and no logs).
 func New(opts workspace.Options, role Role) *Service {
 	if opts.Now == nil {
@@ -61,6 +64,8 @@ func New(opts workspace.Options, role Role) *Service {
 		// under a lease (docs/team.md, "Liveness").
 		opts.Identity = s.clock
 		opts.OnPeerGone = s.peerGone
+	} else {
+		opts.OnOpen = s.recoverChecks
 	}
 	s.checks = checks{running: map[checkKey]context.CancelCauseFunc{}, timeout: s.readCheckTimeout()}
 	s.reg = workspace.NewRegistry(opts)

@@ -569,3 +569,131 @@ func TestGoalQueueAdvanceAfterACheck(t *testing.T) {
 		t.Fatalf("goal after its check failed = %+v", g)
 	}
 }
+
+// TestGoalCheckKilledAfterAgentdWasKilled: agentd killed with SIGKILL
+// during a check leaves the check's process group running; the next
+// agentd that opens the folder kills it, grandchild too, and clears the
+// running mark (docs/runtime.md §2.10.3).
+func TestGoalCheckKilledAfterAgentdWasKilled(t *testing.T) {
+	e := newEnv(t)
+	p := e.start()
+	c := p.connect()
+	c.Initialize(nil, e.ws)
+	dir := t.TempDir()
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": sleeperCheck(dir)}, nil)
+	pending := c.asyncTool("UpdateGoal", map[string]any{"status": "complete"})
+	c.awaitCheck(true)
+	shell, child := readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
+	t.Cleanup(func() { syscall.Kill(-shell, syscall.SIGKILL) })
+	if err := p.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitExit()
+	<-pending
+	if processGone(shell) || processGone(child) {
+		t.Fatal("the check ended with agentd; this test needs it left running")
+	}
+
+	c2 := e.start().connect()
+	c2.Initialize(nil, e.ws)
+	awaitGone(t, "after the next agentd opened the folder", shell, child)
+	if chk := c2.checkOf(); chk.Running {
+		t.Errorf("check after the restart = %+v", chk)
+	}
+}
+
+// TestGoalCheckKilledAfterAgentdWasKilledLeaderGone: the same when the
+// check's shell exited after agentd was killed but left a child in its
+// group: the next agentd still finds and kills the group.
+func TestGoalCheckKilledAfterAgentdWasKilledLeaderGone(t *testing.T) {
+	e := newEnv(t)
+	p := e.start()
+	c := p.connect()
+	c.Initialize(nil, e.ws)
+	dir := t.TempDir()
+	release := filepath.Join(dir, "release")
+	check := fmt.Sprintf(`sleep 300 & echo $! > %q; echo $$ > %q; while [ ! -e %q ]; do sleep 0.05; done`, filepath.Join(dir, "child.pid"), filepath.Join(dir, "shell.pid"), release)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": check}, nil)
+	if err := c.SendBody(`{"jsonrpc":"2.0","id":9001,"method":"workspace/executeCommand","params":{"command":"agentd.goal.runCheck","arguments":[{}]}}`); err != nil {
+		t.Fatal(err)
+	}
+	c.awaitCheck(true)
+	shell, child := readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
+	t.Cleanup(func() { syscall.Kill(-shell, syscall.SIGKILL) })
+	if err := p.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitExit()
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	awaitGone(t, "the check's shell after the release", shell)
+	if processGone(child) {
+		t.Fatal("the check's child ended with its shell; this test needs it left running")
+	}
+
+	c2 := e.start().connect()
+	c2.Initialize(nil, e.ws)
+	awaitGone(t, "after the next agentd opened the folder", child)
+	if chk := c2.checkOf(); chk.Running {
+		t.Errorf("check after the restart = %+v", chk)
+	}
+}
+
+// TestGoalCheckFolderGone: a check whose workspace folder was deleted does
+// not start, and its output tail says the folder is gone (not that sh is
+// missing); agentd stays up.
+func TestGoalCheckFolderGone(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.Initialize(nil, e.ws)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": "true"}, nil)
+	if err := os.RemoveAll(e.ws); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Run    checkRun `json:"run"`
+		Passed bool     `json:"passed"`
+	}
+	c.MustExec("agentd.goal.runCheck", nil, &res)
+	if res.Passed || res.Run.ExitCode != -1 || !strings.Contains(res.Run.OutputTail, "agentd: the check did not start: the workspace folder is gone: ") {
+		t.Errorf("run in a deleted folder = %+v", res)
+	}
+	if chk := c.checkOf(); chk.Running || chk.LastRun == nil || chk.LastRun.OutputTail != res.Run.OutputTail {
+		t.Errorf("check after the run = %+v", chk)
+	}
+}
+
+// TestGoalCheckKilledAfterTheShellWasKilled: `agentd goal check` run with
+// no daemon and killed with SIGKILL leaves its check running; the next
+// shell command that opens the folder kills the check's group and clears
+// the mark, so the goal is not stuck with a check that never ends
+// (docs/runtime.md §2.10.3).
+func TestGoalCheckKilledAfterTheShellWasKilled(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	ws := []string{"--workspace", e.ws}
+	if _, errOut, code := e.cli(append([]string{"goal", "create", "ship it", "--check", sleeperCheck(dir)}, ws...)...); code != 0 {
+		t.Fatalf("goal create --check: %d %s", code, errOut)
+	}
+	cmd := e.command(append([]string{"goal", "check"}, ws...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	shell, child := readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
+	t.Cleanup(func() { syscall.Kill(-shell, syscall.SIGKILL) })
+	cmd.Process.Kill()
+	cmd.Wait()
+	if processGone(shell) || processGone(child) {
+		t.Fatal("the check ended with agentd; this test needs it left running")
+	}
+
+	if _, errOut, code := e.cli(append([]string{"goal", "set-check", "exit 0"}, ws...)...); code != 0 {
+		t.Fatalf("goal set-check after the kill: %d %s", code, errOut)
+	}
+	awaitGone(t, "after the next shell command", shell, child)
+	out, _, code := e.cli(append([]string{"goal", "check"}, ws...)...)
+	if code != 0 || !strings.Contains(out, "Check passed: `exit 0` exited 0") {
+		t.Errorf("goal check after the recovery = %d %q", code, out)
+	}
+}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -212,5 +213,36 @@ func TestUndoCLI(t *testing.T) {
 	}
 	if _, stderr, code := e.cli("undo", "--scope", "x", "--workspace", e.ws); code != 1 || !strings.Contains(stderr, `scope "x" is not an undo scope`) {
 		t.Errorf("bad scope: exit %d, %q", code, stderr)
+	}
+}
+
+// TestUndoCancelKeepsTheCheck: undoing the cancel of a goal whose check
+// was running brings the goal back with its check, not running, and the
+// model's complete runs it again (docs/runtime.md §6).
+func TestUndoCancelKeepsTheCheck(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.Initialize(nil, e.ws)
+	dir := t.TempDir()
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": sleeperCheck(dir)}, nil)
+	pending := c.asyncTool("UpdateGoal", map[string]any{"status": "complete"})
+	c.awaitCheck(true)
+	shell := readPid(t, filepath.Join(dir, "shell.pid"))
+	c.MustExec("agentd.goal.cancel", nil, nil)
+	c.awaitAsync(pending, "UpdateGoal complete")
+	awaitGone(t, "after the cancel", shell)
+
+	var res undoResult
+	c.MustExec("agentd.undo", map[string]any{"scope": "goal"}, &res)
+	if res.Undone.Kind != "goal.cancel" {
+		t.Fatalf("undone = %+v, want goal.cancel", res.Undone)
+	}
+	chk := c.checkOf()
+	if chk == nil || chk.Command != sleeperCheck(dir) || chk.Running {
+		t.Fatalf("check after the undo = %+v", chk)
+	}
+	c.MustExec("agentd.goal.setCheck", map[string]any{"command": "exit 3"}, nil)
+	if res := c.tool("UpdateGoal", map[string]any{"status": "complete"}); res.ErrorCode != "goal.check_failed" {
+		t.Errorf("complete of the goal brought back = %+v, want goal.check_failed", res)
 	}
 }

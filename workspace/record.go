@@ -118,12 +118,22 @@ type checkboxesRecord struct {
 
 // checkRecord is a goal's verification command (docs/runtime.md §2.10).
 // Running is stored so that panels opened during a run see it; the next
-// daemon to open the folder clears a mark no process will finish.
+// agentd process to open the folder clears a mark no process will finish.
 type checkRecord struct {
 	Command string          `json:"command"`
 	Running bool            `json:"running,omitempty"`
 	RunBy   string          `json:"runBy,omitempty"`
 	LastRun *checkRunRecord `json:"lastRun,omitempty"`
+	// Process is goal.Check.Process: the running check's process group,
+	// which the next agentd process to open the folder kills when it
+	// clears the mark.
+	Process *checkProcessRecord `json:"process,omitempty"`
+}
+
+type checkProcessRecord struct {
+	Pgid  int    `json:"pgid"`
+	Start uint64 `json:"start"`
+	Boot  string `json:"boot"`
 }
 
 type checkRunRecord struct {
@@ -276,6 +286,9 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			if r := c.LastRun; r != nil {
 				rec.Goal.Check.LastRun = (*checkRunRecord)(r)
 			}
+			if p := c.Process; p != nil {
+				rec.Goal.Check.Process = &checkProcessRecord{Pgid: p.Pgid, Start: p.Start, Boot: p.Boot}
+			}
 		}
 	}
 	for _, t := range g.Turns {
@@ -351,6 +364,9 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			g.Goal.Check = &goal.Check{Command: c.Command, Running: c.Running, RunBy: c.RunBy}
 			if run := c.LastRun; run != nil {
 				g.Goal.Check.LastRun = (*goal.CheckRun)(run)
+			}
+			if p := c.Process; p != nil {
+				g.Goal.Check.Process = &goal.CheckProcess{Pgid: p.Pgid, Start: p.Start, Boot: p.Boot}
 			}
 		}
 	}
