@@ -97,20 +97,21 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 			return fail(2)
 		}
 		id = "agentd.goal.setCheck"
-	case "check":
+	case "check", "pause", "resume", "cancel", "status":
 		if len(rest) != 0 {
 			fmt.Fprint(stderr, goalUsage)
 			return fail(2)
 		}
-		id = "agentd.goal.runCheck"
-	case "pause", "resume", "cancel":
-		if len(rest) != 0 {
-			fmt.Fprint(stderr, goalUsage)
-			return fail(2)
-		}
-		id = "agentd.goal." + verb
-		if verb == "pause" && o.reason != "" {
-			args["reason"] = o.reason
+		switch verb {
+		case "check":
+			id = "agentd.goal.runCheck"
+		case "status":
+			id = "agentd.state"
+		default:
+			id = "agentd.goal." + verb
+			if verb == "pause" && o.reason != "" {
+				args["reason"] = o.reason
+			}
 		}
 	case "budget":
 		if len(rest) == 0 {
@@ -123,12 +124,6 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 			return fail(2)
 		}
 		id = "agentd.goal.setBudget"
-	case "status":
-		if len(rest) != 0 {
-			fmt.Fprint(stderr, goalUsage)
-			return fail(2)
-		}
-		id = "agentd.state"
 	default:
 		fmt.Fprintf(stderr, "agentd goal: unknown action %q\n%s", verb, goalUsage)
 		return fail(2)
