@@ -4,15 +4,9 @@
 -- and the commands below them talk to the client.
 local protocol = require("agentd.protocol")
 local render = require("agentd.render")
+local v = require("agentd.store").value
 
 local M = {}
-
-local function v(x)
-  if x == vim.NIL then
-    return nil
-  end
-  return x
-end
 
 local actors = { user = "you", model = "the agent", runtime = "agentd", system = "agentd" }
 
