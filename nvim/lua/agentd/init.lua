@@ -92,8 +92,7 @@ local function goal_command(command, args, done_msg, cb)
   client.execute(conn, command, args, function(err, result)
     if err then
       local msg = client.describe_error(err)
-      local code = type(err.data) == "table" and err.data.code or nil
-      if code == protocol.errors.goal_already_exists then
+      if client.error_code(err) == protocol.errors.goal_already_exists then
         msg = msg .. " (use :AgentdGoal! to replace it)"
       end
       notify(msg, vim.log.levels.ERROR)
