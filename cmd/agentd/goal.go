@@ -97,20 +97,21 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 			return fail(2)
 		}
 		id = "agentd.goal.setCheck"
-	case "check":
+	case "check", "pause", "resume", "cancel", "status":
 		if len(rest) != 0 {
 			fmt.Fprint(stderr, goalUsage)
 			return fail(2)
 		}
-		id = "agentd.goal.runCheck"
-	case "pause", "resume", "cancel":
-		if len(rest) != 0 {
-			fmt.Fprint(stderr, goalUsage)
-			return fail(2)
-		}
-		id = "agentd.goal." + verb
-		if verb == "pause" && o.reason != "" {
-			args["reason"] = o.reason
+		switch verb {
+		case "check":
+			id = "agentd.goal.runCheck"
+		case "status":
+			id = "agentd.state"
+		default:
+			id = "agentd.goal." + verb
+			if verb == "pause" && o.reason != "" {
+				args["reason"] = o.reason
+			}
 		}
 	case "budget":
 		if len(rest) == 0 {
@@ -123,31 +124,19 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 			return fail(2)
 		}
 		id = "agentd.goal.setBudget"
-	case "status":
-		if len(rest) != 0 {
-			fmt.Fprint(stderr, goalUsage)
-			return fail(2)
-		}
-		id = "agentd.state"
 	default:
 		fmt.Fprintf(stderr, "agentd goal: unknown action %q\n%s", verb, goalUsage)
 		return fail(2)
 	}
-	folder, err := workspaceFolder(o, stateDir)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd goal %s: %v\n", verb, err)
-		return fail(1)
-	}
+	var withFolder func(folder string) error
 	if verb == "create" && o.taskFile != "" {
-		if args["taskFile"], err = taskFileArg(folder, o.taskFile); err != nil {
-			fmt.Fprintf(stderr, "agentd goal create: %v\n", err)
-			return fail(1)
+		withFolder = func(folder string) (err error) {
+			args["taskFile"], err = taskFileArg(folder, o.taskFile)
+			return err
 		}
 	}
-	noteFolder(stderr, folder)
-	res, err := oneShot(ctx, o, stateDir, log, folder, id, args)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd goal %s: %v\n", verb, err)
+	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal "+verb, id, args, withFolder)
+	if !ok {
 		return fail(1)
 	}
 	if cr, ok := res.(commands.CheckResult); ok {

@@ -94,15 +94,8 @@ func runGoalQueue(ctx context.Context, o options, stateDir string, log *slog.Log
 	default:
 		return usage(fmt.Sprintf("unknown action %q", verb))
 	}
-	folder, err := workspaceFolder(o, stateDir)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd goal queue %s: %v\n", verb, err)
-		return fail(1)
-	}
-	noteFolder(stderr, folder)
-	res, err := oneShot(ctx, o, stateDir, log, folder, id, args)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd goal queue %s: %v\n", verb, err)
+	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal queue "+verb, id, args, nil)
+	if !ok {
 		return fail(1)
 	}
 	st := res.(commands.State)

@@ -470,6 +470,27 @@ func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	return resultOf(id, raw)
 }
 
+// oneShotHere runs command id with args (oneShot) on the workspace folder of
+// the command line (workspaceFolder), which it names on stderr (noteFolder)
+// after withFolder, when not nil, has completed args with that folder. Any
+// failure is printed on stderr as "agentd NAME: ERROR" and ok is false: the
+// caller exits 1.
+func oneShotHere(ctx context.Context, o options, stateDir string, log *slog.Logger, stderr io.Writer, name, id string, args map[string]any, withFolder func(folder string) error) (res any, ok bool) {
+	folder, err := workspaceFolder(o, stateDir)
+	if err == nil && withFolder != nil {
+		err = withFolder(folder)
+	}
+	if err == nil {
+		noteFolder(stderr, folder)
+		res, err = oneShot(ctx, o, stateDir, log, folder, id, args)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd %s: %v\n", name, err)
+		return nil, false
+	}
+	return res, true
+}
+
 // workspaceFolder is the folder a command works on: --workspace when given,
 // else the one workspace.FindFolder finds from the current folder (the rule
 // of docs/protocol.md §1.3).
@@ -530,15 +551,8 @@ func runTool(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 			return 2
 		}
 	}
-	folder, err := workspaceFolder(o, stateDir)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd tool: %v\n", err)
-		return 1
-	}
-	noteFolder(stderr, folder)
-	res, err := oneShot(ctx, o, stateDir, log, folder, "agentd.callTool", map[string]any{"name": pos[0], "input": input})
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd tool: %v\n", err)
+	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "tool", "agentd.callTool", map[string]any{"name": pos[0], "input": input}, nil)
+	if !ok {
 		return 1
 	}
 	tr := res.(commands.ToolResult)

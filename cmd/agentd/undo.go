@@ -27,15 +27,8 @@ func runUndo(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	if o.scope != "" {
 		args["scope"] = o.scope
 	}
-	folder, err := workspaceFolder(o, stateDir)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd undo: %v\n", err)
-		return 1
-	}
-	noteFolder(stderr, folder)
-	res, err := oneShot(ctx, o, stateDir, log, folder, "agentd.undo", args)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd undo: %v\n", err)
+	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "undo", "agentd.undo", args, nil)
+	if !ok {
 		return 1
 	}
 	ur := res.(commands.UndoResult)

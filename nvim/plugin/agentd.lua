@@ -16,6 +16,11 @@ end
 
 local cmd = vim.api.nvim_create_user_command
 
+--- Warns with a command's usage (text, e.g. ":AgentdQueueMove {n} {to}").
+local function usage(text)
+  vim.notify("agentd: usage: " .. text, vim.log.levels.WARN)
+end
+
 cmd("AgentdToggle", function()
   a().toggle()
 end, { desc = "agentd: toggle the goal and todo sidebar" })
@@ -38,8 +43,7 @@ end, { nargs = 0, desc = "agentd: cancel the goal" })
 
 cmd("AgentdBudget", function(o)
   if #o.fargs ~= 2 then
-    vim.notify("agentd: usage: :AgentdBudget {value} {turns|tokens|seconds|minutes|hours}", vim.log.levels.WARN)
-    return
+    return usage(":AgentdBudget {value} {turns|tokens|seconds|minutes|hours}")
   end
   a().goal_budget(o.fargs[1], o.fargs[2])
 end, {
@@ -67,16 +71,14 @@ end, { nargs = 1, desc = "agentd: remove the n-th queued goal" })
 
 cmd("AgentdQueueMove", function(o)
   if #o.fargs ~= 2 then
-    vim.notify("agentd: usage: :AgentdQueueMove {n} {to}", vim.log.levels.WARN)
-    return
+    return usage(":AgentdQueueMove {n} {to}")
   end
   a().queue_move(o.fargs[1], o.fargs[2])
 end, { nargs = "+", desc = "agentd: move the n-th queued goal to position {to}" })
 
 cmd("AgentdQueueAutoAdvance", function(o)
   if o.args ~= "on" and o.args ~= "off" then
-    vim.notify("agentd: usage: :AgentdQueueAutoAdvance on|off", vim.log.levels.WARN)
-    return
+    return usage(":AgentdQueueAutoAdvance on|off")
   end
   a().queue_auto_advance(o.args == "on")
 end, {

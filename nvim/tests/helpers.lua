@@ -219,6 +219,14 @@ function M.sidebar_text()
   return table.concat(M.sidebar_lines(), "\n")
 end
 
+--- Waits until the sidebar shows text (plain, not a pattern); fails with msg (default
+--- "sidebar to show TEXT") and describe() after 10 s.
+function M.wait_sidebar(text, msg, describe)
+  M.wait(function()
+    return M.sidebar_text():find(text, 1, true) ~= nil
+  end, msg or ("sidebar to show " .. text), 10000, describe)
+end
+
 --- Feeds keys as typed by the user and runs them.
 function M.feed(keys)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "xt", false)

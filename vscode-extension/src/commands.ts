@@ -24,6 +24,7 @@ import {
   todoRows,
   todoStatusLabel,
   validateBudgetInput,
+  validateObjective,
   validateTodoTitle,
   withItem,
   withoutItem,
@@ -287,31 +288,50 @@ class PanelCommands {
     return this.setTodos(withoutItem(row.items, row.index), row.todosRevision);
   }
 
+  /**
+   * Asks for a goal's objective (required, validateObjective) and then its
+   * completion criterion (optional) in input boxes with the given titles and
+   * prompts. Returns the arguments they make, `{ objective,
+   * completionCriterion? }` trimmed, for `agentd.goal.create` and
+   * `agentd.goal.queue.add`; undefined when the user cancels either box.
+   */
+  private async askGoal(
+    objectiveBox: vscode.InputBoxOptions,
+    criterionBox: vscode.InputBoxOptions,
+  ): Promise<Record<string, unknown> | undefined> {
+    const objective = await this.d.ui.input({ ...objectiveBox, validateInput: validateObjective });
+    if (objective === undefined || objective.trim() === '') {
+      return undefined;
+    }
+    const criterion = await this.d.ui.input(criterionBox);
+    if (criterion === undefined) {
+      return undefined;
+    }
+    const args: Record<string, unknown> = { objective: objective.trim() };
+    if (criterion.trim()) {
+      args.completionCriterion = criterion.trim();
+    }
+    return args;
+  }
+
   async goalCreate(): Promise<EditResult> {
     const st = this.requireState();
     if (!st) {
       return undefined;
     }
-    const objective = await this.d.ui.input({
-      title: 'Create goal (1/2): objective',
-      prompt: 'What should the agent achieve? Keep it short; reference a long spec by its file path.',
-      placeHolder: 'e.g. Make the test suite in tests/ pass',
-      validateInput: (v) =>
-        v.trim() === ''
-          ? 'The objective cannot be empty.'
-          : v.trim().length > LIMITS.maxObjectiveChars
-            ? `At most ${LIMITS.maxObjectiveChars} characters: put long text in a file and reference its path.`
-            : undefined,
-    });
-    if (objective === undefined || objective.trim() === '') {
-      return undefined;
-    }
-    const criterion = await this.d.ui.input({
-      title: 'Create goal (2/2): completion criterion (optional)',
-      prompt: 'How will you know it is done? Leave empty for none.',
-      placeHolder: 'e.g. `go test ./...` passes',
-    });
-    if (criterion === undefined) {
+    const args = await this.askGoal(
+      {
+        title: 'Create goal (1/2): objective',
+        prompt: 'What should the agent achieve? Keep it short; reference a long spec by its file path.',
+        placeHolder: 'e.g. Make the test suite in tests/ pass',
+      },
+      {
+        title: 'Create goal (2/2): completion criterion (optional)',
+        prompt: 'How will you know it is done? Leave empty for none.',
+        placeHolder: 'e.g. `go test ./...` passes',
+      },
+    );
+    if (!args) {
       return undefined;
     }
     let replace = false;
@@ -325,10 +345,6 @@ class PanelCommands {
       if (!replace) {
         return undefined;
       }
-    }
-    const args: Record<string, unknown> = { objective: objective.trim() };
-    if (criterion.trim()) {
-      args.completionCriterion = criterion.trim();
     }
     if (replace) {
       args.replace = true;
@@ -479,25 +495,18 @@ class PanelCommands {
     if (!this.requireState()) {
       return undefined;
     }
-    const objective = await this.d.ui.input({
-      title: 'Queue a goal (1/3): objective',
-      prompt: 'Started when the current goal completes (while auto-advance is on).',
-      placeHolder: 'e.g. Document the parser',
-      validateInput: (v) =>
-        v.trim() === ''
-          ? 'The objective cannot be empty.'
-          : v.trim().length > LIMITS.maxObjectiveChars
-            ? `At most ${LIMITS.maxObjectiveChars} characters: put long text in a file and reference its path.`
-            : undefined,
-    });
-    if (objective === undefined || objective.trim() === '') {
-      return undefined;
-    }
-    const criterion = await this.d.ui.input({
-      title: 'Queue a goal (2/3): completion criterion (optional)',
-      prompt: 'How will you know it is done? Leave empty for none.',
-    });
-    if (criterion === undefined) {
+    const args = await this.askGoal(
+      {
+        title: 'Queue a goal (1/3): objective',
+        prompt: 'Started when the current goal completes (while auto-advance is on).',
+        placeHolder: 'e.g. Document the parser',
+      },
+      {
+        title: 'Queue a goal (2/3): completion criterion (optional)',
+        prompt: 'How will you know it is done? Leave empty for none.',
+      },
+    );
+    if (!args) {
       return undefined;
     }
     const check = await this.d.ui.input({
@@ -508,10 +517,6 @@ class PanelCommands {
     });
     if (check === undefined) {
       return undefined;
-    }
-    const args: Record<string, unknown> = { objective: objective.trim() };
-    if (criterion.trim()) {
-      args.completionCriterion = criterion.trim();
     }
     if (check.trim()) {
       args.check = check.trim();

@@ -1012,6 +1012,18 @@ export function validateBudgetInput(unit: BudgetUnit, text: string): string | un
   return undefined;
 }
 
+/** Validation message for a goal's objective, or undefined when it is fine (non-blank, at most LIMITS.maxObjectiveChars characters after trim). */
+export function validateObjective(text: string): string | undefined {
+  const t = text.trim();
+  if (t === '') {
+    return 'The objective cannot be empty.';
+  }
+  if (t.length > LIMITS.maxObjectiveChars) {
+    return `At most ${LIMITS.maxObjectiveChars} characters: put long text in a file and reference its path.`;
+  }
+  return undefined;
+}
+
 /** Validation message for a todo title, or undefined when it is fine (non-blank, at most LIMITS.maxTodoTitleChars characters after trim). */
 export function validateTodoTitle(text: string): string | undefined {
   const t = text.trim();

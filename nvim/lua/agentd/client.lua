@@ -154,6 +154,22 @@ local function take_state(conn, state, force)
 end
 M._take_state = take_state
 
+--- The domain error code of a JSON-RPC error (err.data.code, e.g. "todo.conflict"), or
+--- nil when it carries none.
+function M.error_code(err)
+  return type(err.data) == "table" and err.data.code or nil
+end
+
+--- After a todo.conflict error (agentd.todo.set, agentd.undo; docs/protocol.md §3): takes
+--- the current State the error carries in data.state, or re-reads it when there is none.
+function M.take_conflict_state(conn, err)
+  if type(err.data.state) == "table" then
+    take_state(conn, err.data.state, true)
+  else
+    M.refresh(conn)
+  end
+end
+
 --- Sends workspace/executeCommand `command` with ARGS `args`; cb(err, result).
 --- Waits for the client to be initialized; fails at once when it is not running.
 ---@param conn agentd.Conn
@@ -469,14 +485,9 @@ function M._pump(conn)
   M.execute(conn, protocol.commands.todo_set, { items = items, expectedRevision = before }, function(err, result)
     conn.editing = false
     if err then
-      local code = type(err.data) == "table" and err.data.code or nil
-      if code == protocol.errors.todo_conflict then
+      if M.error_code(err) == protocol.errors.todo_conflict then
         conn.edits = {}
-        if type(err.data.state) == "table" then
-          take_state(conn, err.data.state, true)
-        else
-          M.refresh(conn)
-        end
+        M.take_conflict_state(conn, err)
         notify("the todo list was changed elsewhere; showing the current list (your edit was not applied)", vim.log.levels.WARN)
       else
         notify("todo edit failed: " .. M.describe_error(err), vim.log.levels.ERROR)
@@ -500,7 +511,7 @@ function M.describe_error(err)
     return tostring(err)
   end
   local msg = err.message or "unknown error"
-  local code = type(err.data) == "table" and err.data.code or nil
+  local code = M.error_code(err)
   if code and code ~= vim.NIL and not msg:find(code, 1, true) then
     msg = msg .. " [" .. code .. "]"
   end

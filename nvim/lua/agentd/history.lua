@@ -4,15 +4,9 @@
 -- and the commands below them talk to the client.
 local protocol = require("agentd.protocol")
 local render = require("agentd.render")
+local v = require("agentd.store").value
 
 local M = {}
-
-local function v(x)
-  if x == vim.NIL then
-    return nil
-  end
-  return x
-end
 
 local actors = { user = "you", model = "the agent", runtime = "agentd", system = "agentd" }
 
@@ -176,13 +170,8 @@ function M.undo(conn, scope, cb)
   local args = { scope = scope, expectedRevision = shown and v(shown.revision) or nil }
   client.execute(conn, protocol.commands.undo, args, function(err, result)
     if err then
-      local code = type(err.data) == "table" and err.data.code or nil
-      if code == protocol.errors.todo_conflict then
-        if type(err.data.state) == "table" then
-          client._take_state(conn, err.data.state, true)
-        else
-          client.refresh(conn)
-        end
+      if client.error_code(err) == protocol.errors.todo_conflict then
+        client.take_conflict_state(conn, err)
         notify("nothing was undone, a newer change came in: " .. client.describe_error(err), vim.log.levels.WARN)
       else
         notify("undo: " .. client.describe_error(err), vim.log.levels.ERROR)

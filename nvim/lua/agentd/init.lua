@@ -92,8 +92,7 @@ local function goal_command(command, args, done_msg, cb)
   client.execute(conn, command, args, function(err, result)
     if err then
       local msg = client.describe_error(err)
-      local code = type(err.data) == "table" and err.data.code or nil
-      if code == protocol.errors.goal_already_exists then
+      if client.error_code(err) == protocol.errors.goal_already_exists then
         msg = msg .. " (use :AgentdGoal! to replace it)"
       end
       notify(msg, vim.log.levels.ERROR)
@@ -109,11 +108,21 @@ local function goal_command(command, args, done_msg, cb)
   end)
 end
 
---- :AgentdGoal {objective} — agentd.goal.create (replace with bang).
-function M.goal_create(objective, replace, cb)
+--- The objective of a goal typed after :{command}, trimmed; nil (after showing the
+--- command's usage) when it is blank.
+local function objective_arg(objective, command)
   objective = vim.trim(objective or "")
   if objective == "" then
-    notify("usage: :AgentdGoal {objective}", vim.log.levels.WARN)
+    notify("usage: :" .. command .. " {objective}", vim.log.levels.WARN)
+    return nil
+  end
+  return objective
+end
+
+--- :AgentdGoal {objective} — agentd.goal.create (replace with bang).
+function M.goal_create(objective, replace, cb)
+  objective = objective_arg(objective, "AgentdGoal")
+  if not objective then
     return
   end
   goal_command(protocol.commands.goal_create, { objective = objective, replace = replace or nil }, "goal created", cb)
@@ -174,10 +183,9 @@ end
 
 --- :AgentdQueueAdd {objective} — agentd.goal.queue.add; opts {criterion, check} optional.
 function M.queue_add(objective, opts, cb)
-  objective = vim.trim(objective or "")
+  objective = objective_arg(objective, "AgentdQueueAdd")
   opts = opts or {}
-  if objective == "" then
-    notify("usage: :AgentdQueueAdd {objective}", vim.log.levels.WARN)
+  if not objective then
     return
   end
   local args = { objective = objective }

@@ -4,6 +4,7 @@
 -- summary, and edits todo lists as values. Must not touch buffers, windows or the
 -- client: everything here is testable without a server.
 local protocol = require("agentd.protocol")
+local v = require("agentd.store").value
 
 local M = {}
 
@@ -25,15 +26,6 @@ function M.clock_runs(status)
   local s = M.goal_status[status]
   return s ~= nil and s.clock_runs
 end
-
---- JSON null arrives as vim.NIL inside arrays (and nil inside objects); treat both as nil.
-local function v(x)
-  if x == vim.NIL then
-    return nil
-  end
-  return x
-end
-M.value = v
 
 --- Highlight of a budget's used/limit per level (docs/runtime.md §2.4.4); "none" has none.
 M.budget_hl = { warning = "AgentdBudgetWarn", error = "AgentdBudgetError" }

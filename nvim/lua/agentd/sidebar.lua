@@ -291,6 +291,17 @@ local function queue_command(command, args)
   end)
 end
 
+--- The sidebar's connection once its state has been read; else nil, after warning that
+--- what ("the todo list", "the state": what the action needs) has not been read yet.
+local function read_conn_of_sidebar(what)
+  local conn = conn_of_sidebar()
+  if not conn or not conn.store.state then
+    vim.notify("agentd: " .. what .. " has not been read yet", vim.log.levels.WARN)
+    return nil
+  end
+  return conn
+end
+
 M.actions = {}
 
 function M.actions.cycle()
@@ -328,9 +339,8 @@ function M.actions.rename()
 end
 
 function M.actions.add()
-  local conn = conn_of_sidebar()
-  if not conn or not conn.store.state then
-    vim.notify("agentd: the todo list has not been read yet", vim.log.levels.WARN)
+  local conn = read_conn_of_sidebar("the todo list")
+  if not conn then
     return
   end
   local idx = item_at_cursor()
@@ -373,9 +383,7 @@ end
 
 --- Asks for a goal (objective, then optional criterion and check) and queues it.
 function M.actions.queue_add()
-  local conn = conn_of_sidebar()
-  if not conn or not conn.store.state then
-    vim.notify("agentd: the state has not been read yet", vim.log.levels.WARN)
+  if not read_conn_of_sidebar("the state") then
     return
   end
   vim.ui.input({ prompt = "Queue goal: " }, function(objective)

@@ -7,12 +7,15 @@ local protocol = require("agentd.protocol")
 
 local M = {}
 
-local function v(x)
+--- JSON null arrives as vim.NIL inside arrays (and nil inside objects): value(x) is nil
+--- for both, else x. Every module that reads the server's State reads nulls with it.
+function M.value(x)
   if x == vim.NIL then
     return nil
   end
   return x
 end
+local v = M.value
 
 ---@class agentd.Store
 ---@field session string session whose notifications apply

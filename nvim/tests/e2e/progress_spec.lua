@@ -15,9 +15,7 @@ local function describe()
 end
 
 local function wait_sidebar(text, msg)
-  H.wait(function()
-    return H.sidebar_text():find(text, 1, true) ~= nil
-  end, msg or ("sidebar to show " .. text), 10000, describe)
+  H.wait_sidebar(text, msg, describe)
 end
 
 local function exec(command, args)

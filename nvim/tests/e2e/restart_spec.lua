@@ -12,9 +12,7 @@ local function describe()
 end
 
 local function wait_sidebar(text)
-  H.wait(function()
-    return H.sidebar_text():find(text, 1, true) ~= nil
-  end, "sidebar to show " .. text, 10000, describe)
+  H.wait_sidebar(text, nil, describe)
 end
 
 --- Counts agentd.state reads.

@@ -11,6 +11,14 @@ local function base(rev)
   return s
 end
 
+test("value reads a JSON null (vim.NIL) as nil and keeps every other value", function()
+  H.eq(nil, store.value(vim.NIL))
+  H.eq(nil, store.value(nil))
+  H.eq(false, store.value(false))
+  H.eq(0, store.value(0))
+  H.eq("x", store.value("x"))
+end)
+
 test("before the first read every notification asks for a read", function()
   local s = store.new("default")
   H.eq("gap", store.classify(s, { session = "default", revision = 1, items = {} }))

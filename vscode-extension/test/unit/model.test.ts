@@ -32,6 +32,7 @@ import {
   todoRows,
   todoSummary,
   validateBudgetInput,
+  validateObjective,
   validateTodoTitle,
   viewDescription,
   STALE_LABEL,
@@ -172,6 +173,13 @@ describe('todo rows', () => {
     assert.match(validateTodoTitle('   ') ?? '', /title/);
     assert.match(validateTodoTitle('x'.repeat(501)) ?? '', /500/);
     assert.equal(validateTodoTitle(` ${'x'.repeat(500)} `), undefined);
+  });
+
+  it('objective validation', () => {
+    assert.equal(validateObjective('Make the build green'), undefined);
+    assert.equal(validateObjective('   '), 'The objective cannot be empty.');
+    assert.match(validateObjective('x'.repeat(4001)) ?? '', /At most 4000 characters/);
+    assert.equal(validateObjective(` ${'x'.repeat(4000)} `), undefined);
   });
 });
 
