@@ -42,7 +42,7 @@ import (
 // An Update is one Txn: compare the session key's ModRevision with the one
 // it read, then put the session, its event and change flags, and delete the
 // history beyond its bounds with one range delete: 4 operations (etcd
-// refuses more than 128) and, for the largest session, about 0.6 MiB (etcd
+// refuses more than 128) and, for the largest session, about 0.8 MiB (etcd
 // refuses requests over 1.5 MiB).
 
 // TeamFile is the path of a folder's team file, relative to the folder.

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -307,8 +309,10 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 		committed, ch, err := w.update(name, st, cur, fn)
 		if errors.Is(err, errConflict) && attempt < maxUpdateAttempts {
 			// Another daemon of the team wrote the session: run fn again
-			// on what it wrote (p.fresh, now the cached session).
+			// on what it wrote (p.fresh, now the cached session), after a
+			// pause that lets two daemons writing in a loop take turns.
 			if cur = st.cur.Load(); cur != nil {
+				time.Sleep(conflictBackoff(attempt))
 				continue
 			}
 		}
@@ -333,6 +337,15 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 // daemons of a team keep writing the same session (compare-and-set
 // conflicts, docs/team.md).
 const maxUpdateAttempts = 100
+
+// conflictBackoff is the pause before Update's next attempt after its
+// attempt-th conflict: random, below 1 ms doubled per conflict up to 32 ms.
+// Without it the daemon that just wrote, its cache already fresh, wins
+// every race against the one that must run fn again, which can lose
+// maxUpdateAttempts times in a row.
+func conflictBackoff(attempt int) time.Duration {
+	return rand.N(time.Millisecond << min(attempt-1, 5))
+}
 
 // update is one attempt of Update on cur, the cached session: it runs fn,
 // and writes what it did. committed is nil when fn changed nothing (or

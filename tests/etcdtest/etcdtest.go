@@ -152,6 +152,44 @@ func (c *Cluster) Restart() {
 	}
 }
 
+// AwaitLeader waits until every running member follows one leader that is
+// running: after a member's Stop, the others first elect a new one, and a
+// write in between fails (etcd's "request timed out", "leader changed").
+func (c *Cluster) AwaitLeader() {
+	c.t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(readyTimeout)
+	for {
+		if c.leader() {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			c.t.Fatalf("etcdtest: no leader among the running members after %s", readyTimeout)
+		}
+	}
+}
+
+// leader says whether the running members agree on a running leader.
+func (c *Cluster) leader() bool {
+	running := map[uint64]bool{}
+	var lead uint64
+	for _, m := range c.Members {
+		if m.etcd == nil {
+			continue
+		}
+		running[uint64(m.etcd.Server.MemberID())] = true
+		l := uint64(m.etcd.Server.Leader())
+		if l == 0 || (lead != 0 && l != lead) {
+			return false
+		}
+		lead = l
+	}
+	return lead != 0 && running[lead]
+}
+
 // Endpoint is the member's client URL.
 func (m *Member) Endpoint() string { return m.clientURL.String() }
 
