@@ -281,6 +281,9 @@ func usageOf(pos []string) string {
 	case "state":
 		return stateUsage
 	case "goal":
+		if len(pos) > 1 && pos[1] == "queue" {
+			return queueUsage
+		}
 		return goalUsage
 	case "undo":
 		return undoUsage
