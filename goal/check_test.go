@@ -173,6 +173,16 @@ func TestCompleteAfterCheck(t *testing.T) {
 		}
 	}
 
+	// A failed check that printed nothing says so rather than showing an
+	// empty output.
+	start, _, _ = s.StartCheck(Model, c.now())
+	silent := CheckRun{ExitCode: 1, DurationMs: 1000, At: c.advance(time.Second).Wall}
+	_, recorded = s.FinishCheck(start.GoalID, silent, c.now())
+	res, _ = s.CompleteAfterCheck(tc, start.GoalID, silent, recorded, c.now())
+	if res.ErrorCode != CodeCheckFailed || !strings.Contains(res.Output, "The check printed nothing") || strings.Contains(res.Output, "Output (the last") {
+		t.Errorf("failed check with no output: %q", res.Output)
+	}
+
 	start, _, _ = s.StartCheck(Model, c.now())
 	passed := CheckRun{ExitCode: 0, DurationMs: 3000, At: c.advance(3 * time.Second).Wall, OutputTail: "ok\n"}
 	recordedCs, recorded := s.FinishCheck(start.GoalID, passed, c.now())

@@ -206,6 +206,31 @@ func TestTeamUnavailable(t *testing.T) {
 	}
 }
 
+// TestTeamStaleShellState: with etcd down and an editor holding the team
+// folder open in the shared daemon, agentd state answers the last state and
+// says it is stale; agentd goal status says so on stderr.
+func TestTeamStaleShellState(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	e := newEnv(t)
+	e.useDaemon()
+	writeTeamFile(t, testTeamID, c.Endpoints(), e)
+	cl := e.start().connect()
+	cl.Initialize(nil, e.ws)
+	cl.MustExec("agentd.todo.set", map[string]any{"items": []map[string]string{{"title": "before", "status": "pending"}}}, nil)
+	if out, errOut, code := e.cli("state", "--workspace", e.ws); code != 0 || strings.Contains(out, "Stale: etcd") {
+		t.Fatalf("agentd state with etcd up: exit %d %q %q, want no stale note", code, out, errOut)
+	}
+	c.Stop()
+	cl.Await("agentd/storeChanged", func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"stale":true`) })
+	out, errOut, code := e.cli("state", "--workspace", e.ws)
+	if code != 0 || !strings.Contains(out, "[pending] before") || !strings.Contains(out, "Stale: etcd does not answer") {
+		t.Fatalf("agentd state with etcd down: exit %d %q %q, want the last state and the stale note", code, out, errOut)
+	}
+	if _, errOut, code := e.cli("goal", "status", "--workspace", e.ws); code != 0 || !strings.Contains(errOut, "Stale: etcd does not answer") {
+		t.Fatalf("agentd goal status with etcd down: exit %d, stderr %q, want the stale note", code, errOut)
+	}
+}
+
 // TestTeamInitMigration: agentd team init copies a folder's local state
 // (list, goal, history) to etcd and writes team.json; a clone on another
 // machine reads it all; a second init changes nothing; team status says

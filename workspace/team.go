@@ -441,12 +441,16 @@ func (t *teamStore) setStale(v bool) {
 }
 
 // unavailable is the error of an etcd call that failed: CodeUnavailable;
-// write says whether a change was refused (it then wraps ErrNotSaved).
+// write says whether a change was refused (it then wraps ErrNotSaved). It
+// marks an open store stale; a store still opening serves no state, so
+// its failure to open marks nothing and tells no client.
 func (t *teamStore) unavailable(what string, err error, write bool) error {
 	if t.ctx.Err() != nil {
 		return t.w.errClosed()
 	}
-	t.setStale(true)
+	if t.w.team == t {
+		t.setStale(true)
+	}
 	cause := err
 	if write {
 		cause = fmt.Errorf("%w: %w", ErrNotSaved, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -379,6 +380,27 @@ func TestTeamWatchBehindCompaction(t *testing.T) {
 	}
 	if s := mustView(t, b, "s"); s.Revision != 5 {
 		t.Fatalf("b reads revision %d, want 5", s.Revision)
+	}
+}
+
+// TestTeamOpenUnreachable: a team folder whose etcd does not answer fails
+// to open with workspace.unavailable, and no client is told of a stale
+// store, since it never served a state.
+func TestTeamOpenUnreachable(t *testing.T) {
+	root := teamFolder(t, NewTeamID(), []string{"http://127.0.0.1:1"})
+	r := newRegistry(t, t.TempDir())
+	var notices atomic.Int32
+	defer r.Subscribe(func(n Notice) {
+		if n.Store != nil {
+			notices.Add(1)
+		}
+	})()
+	_, err := r.Open(root)
+	if errorCode(err) != CodeUnavailable || !strings.Contains(err.Error(), "opening the team state failed") {
+		t.Fatalf("open with etcd unreachable: %v, want %s", err, CodeUnavailable)
+	}
+	if n := notices.Load(); n != 0 {
+		t.Errorf("a folder that never opened published %d store notices, want 0", n)
 	}
 }
 

@@ -152,6 +152,8 @@ func TestVersionAndGoalHelp(t *testing.T) {
 		"goal --help":       goalUsage,
 		"goal pause --help": goalUsage,
 		"help goal":         goalUsage,
+		"goal queue --help": queueUsage,
+		"goal queue mv -h":  queueUsage,
 		"state --help":      stateUsage,
 		"--help":            usage,
 	} {

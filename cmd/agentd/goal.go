@@ -165,6 +165,9 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	} else {
 		fmt.Fprint(stdout, formatGoal(st))
 	}
+	if st.Stale {
+		fmt.Fprint(stderr, staleNote)
+	}
 	if verb == "status" && o.exitCode {
 		code, err := commands.StatusExitCode(st.Goal)
 		if err != nil {

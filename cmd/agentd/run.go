@@ -281,6 +281,9 @@ func usageOf(pos []string) string {
 	case "state":
 		return stateUsage
 	case "goal":
+		if len(pos) > 1 && pos[1] == "queue" {
+			return queueUsage
+		}
 		return goalUsage
 	case "undo":
 		return undoUsage
@@ -622,7 +625,11 @@ func formatState(st commands.State) string {
 	if err != nil {
 		path = st.Workspace
 	}
-	fmt.Fprintf(&b, "Workspace %s, session %q, revision %d\n\n", path, st.Session, st.Revision)
+	fmt.Fprintf(&b, "Workspace %s, session %q, revision %d\n", path, st.Session, st.Revision)
+	if st.Stale {
+		b.WriteString(staleNote)
+	}
+	b.WriteString("\n")
 	if len(st.Todos.Items) == 0 {
 		b.WriteString("Todo list is empty.\n")
 	} else {
@@ -639,6 +646,10 @@ func formatState(st commands.State) string {
 	}
 	return b.String()
 }
+
+// staleNote is what the human views say of a State with Stale set: the
+// folder's etcd does not answer (docs/team.md, "Faults").
+const staleNote = "Stale: etcd does not answer; this is the last state this machine saw, and changes fail until it is back (docs/team.md)\n"
 
 // formatGoal is the human view of a session's goal.
 func formatGoal(st commands.State) string {
