@@ -33,12 +33,15 @@ const reasonRestoredReplaced = "replaced by the goal an undo brought back"
 //     back as it was when it was cleared; the current one, if any, is
 //     cleared first. A pending cancel notice is dropped.
 //   - before is the current goal: its status, terminal reason and limits
-//     become before's; counters stay.
+//     become before's, and so does its check when its command differs (the
+//     change set, changed or removed it; docs/runtime.md §2.10); counters
+//     stay.
 //
 // A goal the undo leaves active must be allowed to run: a spent budget (the
 // limits restored, the counters as they are now) refuses the undo with
 // goal.not_resumable, as Resume does. Other refusals:
-// goal.not_found (no goal now and none before: nothing to restore).
+// goal.not_found (no goal now and none before: nothing to restore);
+// goal.check_running (the check's command would change while it runs).
 // Nothing changes when it refuses.
 func (s *State) Restore(before *Snapshot, reason string, now Instant) ([]Change, error) {
 	cur := s.Goal
@@ -54,6 +57,10 @@ func (s *State) Restore(before *Snapshot, reason string, now Instant) ([]Change,
 		return s.bringBack(before, reason, now)
 	}
 	limits := limitsOf(before.Budget)
+	check := !sameCheckCommand(cur.Check, before.Check)
+	if check && cur.Check != nil && cur.Check.Running {
+		return nil, errorf(CodeCheckRunning, "the goal's check is running; wait for its result before undoing the change of its command")
+	}
 	if before.Status == Active {
 		trial := cur.clone()
 		trial.Limits = limits
@@ -63,6 +70,12 @@ func (s *State) Restore(before *Snapshot, reason string, now Instant) ([]Change,
 	}
 	cur.settle(now)
 	cur.Limits = limits
+	if check { // the change set, changed or removed the command: its run before it comes back
+		cur.Check = cloneCheck(before.Check)
+		if cur.Check != nil {
+			cur.Check.Running, cur.Check.RunBy, cur.Check.Process = false, "", nil
+		}
+	}
 	if cur.Status != before.Status {
 		cur.setStatus(before.Status, User, before.TerminalReason, now)
 		if before.Status == Active {
@@ -72,6 +85,15 @@ func (s *State) Restore(before *Snapshot, reason string, now Instant) ([]Change,
 	cur.TerminalReason = before.TerminalReason
 	cur.UpdatedAt, cur.LastActor = now.Wall, User
 	return []Change{{Kind: ChangeUndo, Status: cur.Status, Reason: reason, Actor: User, Goal: cur.snapshot(now)}}, nil
+}
+
+// sameCheckCommand says whether a and b have the same check command (nil:
+// none).
+func sameCheckCommand(a, b *Check) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Command == b.Command
 }
 
 // bringBack makes before the current goal again, clearing the current one

@@ -86,6 +86,36 @@ func TestRestoreCancelKeepsTheCheck(t *testing.T) {
 	}
 }
 
+// TestRestoreCheck: undoing a person's change of the check brings the
+// command before it back (a cleared check returns, a set one goes), and is
+// refused while the check runs.
+func TestRestoreCheck(t *testing.T) {
+	c := newClock()
+	s := withCheck(t, c, "make test")
+	withCmd := s.Snapshot(c.now())
+	_, err := s.SetCheck(nil, c.now())
+	mustNoErr(t, err)
+	cs, err := s.Restore(withCmd, "undo of goal.check", c.now())
+	mustNoErr(t, err)
+	if chk := s.Goal.Check; chk == nil || chk.Command != "make test" || len(cs) != 1 || cs[0].Kind != ChangeUndo {
+		t.Fatalf("after undoing the removal: check %+v, changes %v", chk, kinds(cs))
+	}
+
+	other := "go test ./..."
+	noCmd := withCmd
+	noCmd.Check = nil
+	_, err = s.SetCheck(&other, c.now())
+	mustNoErr(t, err)
+	_, _, err = s.StartCheck(User, c.now())
+	mustNoErr(t, err)
+	if _, err := s.Restore(noCmd, "undo of goal.check", c.now()); codeOf(err) != CodeCheckRunning {
+		t.Fatalf("undo while the check runs: %v, want %s", err, CodeCheckRunning)
+	}
+	if s.Goal.Check.Command != other || !s.Goal.Check.Running {
+		t.Fatalf("a refused undo changed the check: %+v", s.Goal.Check)
+	}
+}
+
 func TestRestoreReplace(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)

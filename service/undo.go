@@ -44,20 +44,56 @@ const (
 func UndoScopes() []UndoScope { return []UndoScope{UndoTodo, UndoGoal} }
 
 // Undoable returns the history event kinds an undo reverts, in the order
-// of docs/runtime.md §6. An undo of an undo is a redo.
+// of docs/runtime.md §6. An undo of an undo is a redo. goal.check is
+// undone when it set or removed the command (transparentEvent).
 func Undoable() []string {
 	return []string{"todo.write", "todo.set", "todo.undo",
-		"goal.create", "goal.cancel", "goal.pause", "goal.resume", "goal.block", "goal.complete", "goal.budget", "goal.undo"}
+		"goal.create", "goal.cancel", "goal.pause", "goal.resume", "goal.block", "goal.complete", "goal.budget", "goal.check", "goal.undo"}
 }
 
 // transparent are the goal events that only move counters, the task
-// file's record, the budget warnings fired, the stall mark or the check and
-// its runs (docs/runtime.md §2.4.4, §2.4.5, §2.10), which an undo keeps as
-// they are: they are not changes of
-// the goal scope, so an undo looks past them and they never conflict.
+// file's record, the budget warnings fired or the stall mark
+// (docs/runtime.md §2.4.4, §2.4.5), which an undo keeps as they are: they
+// are not changes of the goal scope, so an undo looks past them and they
+// never conflict.
 var transparent = []string{"goal." + string(goal.ChangeProgress), "goal." + string(goal.ChangeTaskFile),
-	"goal." + string(goal.ChangeBudgetWarning), "goal." + string(goal.ChangeStall), "goal." + string(goal.ChangeStallCleared),
-	"goal." + string(goal.ChangeCheck)}
+	"goal." + string(goal.ChangeBudgetWarning), "goal." + string(goal.ChangeStall), "goal." + string(goal.ChangeStallCleared)}
+
+// transparentEvent says whether an undo looks past ev: a kind of
+// transparent, or a goal.check that only began or ended a run of the check
+// (its command the same before and after, docs/runtime.md §2.10). A
+// goal.check that set, changed or removed the command (a person's
+// agentd.goal.setCheck) is a change of the goal, which an undo reverts.
+func transparentEvent(ev workspace.Event) bool {
+	if ev.Kind == "goal."+string(goal.ChangeCheck) {
+		return checkCommand(ev.Before, true) == checkCommand(ev.Payload, false)
+	}
+	return slices.Contains(transparent, ev.Kind)
+}
+
+// checkCommand is the goal's check command in an event's before (a
+// GoalBefore) or, with before false, after its payload (the goal of its
+// last change); "" for none or what cannot be read.
+func checkCommand(raw json.RawMessage, before bool) string {
+	var g *goal.Snapshot
+	if before {
+		var b GoalBefore
+		if json.Unmarshal(raw, &b) == nil {
+			g = b.Goal
+		}
+	} else {
+		var cs []struct {
+			Goal *goal.Snapshot `json:"goal"`
+		}
+		if json.Unmarshal(raw, &cs) == nil && len(cs) > 0 {
+			g = cs[len(cs)-1].Goal
+		}
+	}
+	if g == nil || g.Check == nil {
+		return ""
+	}
+	return g.Check.Command
+}
 
 // UndoReverts is what an undo's history payload names of the change it
 // reverted ("reverts").
@@ -154,7 +190,7 @@ func scopeName(scope UndoScope) string {
 // inScope says whether ev is a change of scope that an undo considers.
 func inScope(ev workspace.Event, scope UndoScope) bool {
 	todoEv := strings.HasPrefix(ev.Kind, "todo.")
-	goalEv := strings.HasPrefix(ev.Kind, "goal.") && !slices.Contains(transparent, ev.Kind)
+	goalEv := strings.HasPrefix(ev.Kind, "goal.") && !transparentEvent(ev)
 	switch scope {
 	case UndoTodo:
 		return todoEv

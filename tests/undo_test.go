@@ -246,3 +246,31 @@ func TestUndoCancelKeepsTheCheck(t *testing.T) {
 		t.Errorf("complete of the goal brought back = %+v, want goal.check_failed", res)
 	}
 }
+
+// TestUndoCheckChange: undoing a person's removal of the goal's check
+// brings the check back (it does not reach past it to the create and
+// clear the goal); a run of the check is looked past (docs/runtime.md §6).
+func TestUndoCheckChange(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.Initialize(nil, e.ws)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": "true"}, nil)
+	c.MustExec("agentd.goal.runCheck", nil, nil)
+	c.MustExec("agentd.goal.setCheck", map[string]any{"command": nil}, nil)
+	var res undoResult
+	c.MustExec("agentd.undo", map[string]any{"scope": "goal"}, &res)
+	if res.Undone.Kind != "goal.check" {
+		t.Fatalf("undone = %+v, want the check's removal (goal.check)", res.Undone)
+	}
+	if chk := c.checkOf(); chk == nil || chk.Command != "true" || chk.Running {
+		t.Fatalf("check after undoing its removal = %+v, want true back", chk)
+	}
+	// Undo again: a redo of the removal, not a step back past the run.
+	c.MustExec("agentd.undo", map[string]any{"scope": "goal"}, &res)
+	if res.Undone.Kind != "goal.undo" || c.checkOf() != nil {
+		t.Fatalf("second undo undid %+v; check %+v, want the removal redone", res.Undone, c.checkOf())
+	}
+	if g := c.goal(); g == nil || g.Status != "active" {
+		t.Fatalf("the goal after the undos: %+v, want it active", g)
+	}
+}
