@@ -583,21 +583,38 @@ func TestGoalCheckKilledAfterAgentdWasKilled(t *testing.T) {
 	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": sleeperCheck(dir)}, nil)
 	pending := c.asyncTool("UpdateGoal", map[string]any{"status": "complete"})
 	c.awaitCheck(true)
-	shell, child := readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
+	shell, child := killMidCheck(t, p, dir)
+	<-pending
+	if processGone(shell) || processGone(child) {
+		t.Fatal("the check ended with agentd; this test needs it left running")
+	}
+	reopenKills(t, e, shell, child)
+}
+
+// killMidCheck kills agentd p with SIGKILL while the check of sleeperCheck
+// (or one writing the same pid files in dir) runs, and returns the pids of
+// the check's shell and child; the check's group is killed when the test
+// ends, whatever the test left.
+func killMidCheck(t *testing.T, p *proc, dir string) (shell, child int) {
+	t.Helper()
+	shell, child = readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
 	t.Cleanup(func() { syscall.Kill(-shell, syscall.SIGKILL) })
 	if err := p.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	p.waitExit()
-	<-pending
-	if processGone(shell) || processGone(child) {
-		t.Fatal("the check ended with agentd; this test needs it left running")
-	}
+	return shell, child
+}
 
-	c2 := e.start().connect()
-	c2.Initialize(nil, e.ws)
-	awaitGone(t, "after the next agentd opened the folder", shell, child)
-	if chk := c2.checkOf(); chk.Running {
+// reopenKills starts the next agentd in e and opens the folder: it kills
+// what the killed one's check left running (pids) and clears the running
+// mark (docs/runtime.md §2.10.3).
+func reopenKills(t *testing.T, e *env, pids ...int) {
+	t.Helper()
+	c := e.start().connect()
+	c.Initialize(nil, e.ws)
+	awaitGone(t, "after the next agentd opened the folder", pids...)
+	if chk := c.checkOf(); chk.Running {
 		t.Errorf("check after the restart = %+v", chk)
 	}
 }
@@ -618,12 +635,7 @@ func TestGoalCheckKilledAfterAgentdWasKilledLeaderGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.awaitCheck(true)
-	shell, child := readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
-	t.Cleanup(func() { syscall.Kill(-shell, syscall.SIGKILL) })
-	if err := p.Cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	p.waitExit()
+	shell, child := killMidCheck(t, p, dir)
 	if err := os.WriteFile(release, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -631,13 +643,7 @@ func TestGoalCheckKilledAfterAgentdWasKilledLeaderGone(t *testing.T) {
 	if processGone(child) {
 		t.Fatal("the check's child ended with its shell; this test needs it left running")
 	}
-
-	c2 := e.start().connect()
-	c2.Initialize(nil, e.ws)
-	awaitGone(t, "after the next agentd opened the folder", child)
-	if chk := c2.checkOf(); chk.Running {
-		t.Errorf("check after the restart = %+v", chk)
-	}
+	reopenKills(t, e, child)
 }
 
 // TestGoalCheckFolderGone: a check whose workspace folder was deleted does
