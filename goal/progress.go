@@ -161,13 +161,18 @@ func (g *Goal) progressed(now Instant) []Change {
 // active (docs/runtime.md §2.4.5): a turn after which neither the todo list
 // nor the task file changed since the previous one counts; stallTurns
 // such turns in a row (0 or less: never) stall the goal (a stall change,
-// actor runtime).
+// actor runtime). A stalled goal whose turn ends with the setting at 0 is
+// no longer stalled (a stallCleared change): detection is off.
 func (g *Goal) countTurn(stallTurns int, now Instant) []Change {
 	if g.Progressed {
 		g.Progressed, g.QuietTurns = false, 0
 		return nil
 	}
 	g.QuietTurns++
+	if stallTurns <= 0 && g.Stalled {
+		g.Stalled = false
+		return []Change{{Kind: ChangeStallCleared, Status: g.Status, Reason: "stall detection is off (stallTurns is 0)", Actor: Runtime, Goal: g.snapshot(now)}}
+	}
 	if stallTurns <= 0 || g.Stalled || g.QuietTurns < stallTurns {
 		return nil
 	}

@@ -257,6 +257,13 @@ func TestStall(t *testing.T) {
 	if got := play(1); !slices.Equal(got, []string{"stall"}) {
 		t.Errorf("stallTurns lowered to 1 after 6 quiet turns: %v", got)
 	}
+	// Turned off while stalled: the next turn end clears it, once.
+	if got := play(0); !slices.Equal(got, []string{"stallCleared"}) || s.Goal.Stalled {
+		t.Errorf("stallTurns 0 on a stalled goal: %v, stalled %v", got, s.Goal.Stalled)
+	}
+	if got := play(0); got != nil {
+		t.Errorf("stallTurns 0 again: %v", got)
+	}
 }
 
 // TestStallCountsOnlyGoingOnTurns: turns that pause or block the goal,
