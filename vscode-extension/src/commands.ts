@@ -4,7 +4,6 @@ import { COMMANDS, type CommandId } from './commandIds';
 import { undoneMessage } from './history';
 import {
   ERROR_CODES,
-  LIMITS,
   SERVER_COMMANDS,
   type CommandResults,
   type HistoryEvent,
@@ -24,6 +23,7 @@ import {
   todoRows,
   todoStatusLabel,
   validateBudgetInput,
+  validateCheck,
   validateObjective,
   validateTodoTitle,
   withItem,
@@ -388,7 +388,7 @@ class PanelCommands {
       prompt: 'A shell command that exits 0 when the goal is done; agentd runs it (sh -c, in the workspace folder) before the agent may complete the goal. Empty removes the check.',
       placeHolder: 'e.g. go test ./...',
       value: goal.check?.command ?? '',
-      validateInput: (v) => ([...v.trim()].length > LIMITS.maxCheckChars ? `At most ${LIMITS.maxCheckChars} characters: put a long script in a file and run that.` : undefined),
+      validateInput: validateCheck,
     });
     if (text === undefined) {
       return undefined;
@@ -513,7 +513,7 @@ class PanelCommands {
       title: 'Queue a goal (3/3): check command (optional)',
       prompt: 'A shell command that proves the goal is done. Leave empty for none.',
       placeHolder: 'e.g. go test ./...',
-      validateInput: (v) => (v.trim().length > LIMITS.maxCheckChars ? `At most ${LIMITS.maxCheckChars} characters.` : undefined),
+      validateInput: validateCheck,
     });
     if (check === undefined) {
       return undefined;

@@ -1012,16 +1012,31 @@ export function validateBudgetInput(unit: BudgetUnit, text: string): string | un
   return undefined;
 }
 
-/** Validation message for a goal's objective, or undefined when it is fine (non-blank, at most LIMITS.maxObjectiveChars characters after trim). */
+/**
+ * Validation message for a goal's objective, or undefined when it is fine (non-blank, at most
+ * LIMITS.maxObjectiveChars characters after trim, counted as agentd counts them: code points,
+ * docs/runtime.md §2.2).
+ */
 export function validateObjective(text: string): string | undefined {
   const t = text.trim();
   if (t === '') {
     return 'The objective cannot be empty.';
   }
-  if (t.length > LIMITS.maxObjectiveChars) {
+  if ([...t].length > LIMITS.maxObjectiveChars) {
     return `At most ${LIMITS.maxObjectiveChars} characters: put long text in a file and reference its path.`;
   }
   return undefined;
+}
+
+/**
+ * Validation message for a check command, or undefined when it is fine: at most
+ * LIMITS.maxCheckChars code points after trim (docs/runtime.md §2.10). Blank is fine here: the
+ * callers read it as "no check".
+ */
+export function validateCheck(text: string): string | undefined {
+  return [...text.trim()].length > LIMITS.maxCheckChars
+    ? `At most ${LIMITS.maxCheckChars} characters: put a long script in a file and run that.`
+    : undefined;
 }
 
 /** Validation message for a todo title, or undefined when it is fine (non-blank, at most LIMITS.maxTodoTitleChars characters after trim). */

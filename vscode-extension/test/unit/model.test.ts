@@ -32,6 +32,7 @@ import {
   todoRows,
   todoSummary,
   validateBudgetInput,
+  validateCheck,
   validateObjective,
   validateTodoTitle,
   viewDescription,
@@ -39,7 +40,7 @@ import {
   withItem,
   withoutItem,
 } from '../../src/model';
-import { NOTIFICATIONS, type GoalSnapshot, type State } from '../../src/protocol.gen';
+import { LIMITS, NOTIFICATIONS, type GoalSnapshot, type State } from '../../src/protocol.gen';
 
 const WS = 'file:///tmp/ws';
 
@@ -178,8 +179,17 @@ describe('todo rows', () => {
   it('objective validation', () => {
     assert.equal(validateObjective('Make the build green'), undefined);
     assert.equal(validateObjective('   '), 'The objective cannot be empty.');
+    assert.equal(validateObjective('🎯'.repeat(LIMITS.maxObjectiveChars)), undefined, 'code points, as agentd counts');
+    assert.match(validateObjective('a'.repeat(LIMITS.maxObjectiveChars + 1)) ?? '', /^At most/);
     assert.match(validateObjective('x'.repeat(4001)) ?? '', /At most 4000 characters/);
     assert.equal(validateObjective(` ${'x'.repeat(4000)} `), undefined);
+  });
+
+  it('check validation', () => {
+    assert.equal(validateCheck(''), undefined, 'blank is no check');
+    assert.equal(validateCheck('✓'.repeat(LIMITS.maxCheckChars) + '  '), undefined);
+    assert.equal(validateCheck('😀'.repeat(LIMITS.maxCheckChars)), undefined, 'code points, not UTF-16 units');
+    assert.match(validateCheck('x'.repeat(LIMITS.maxCheckChars + 1)) ?? '', /^At most 2000 characters/);
   });
 });
 
