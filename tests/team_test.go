@@ -250,7 +250,7 @@ func TestTeamInitMigration(t *testing.T) {
 	}
 	eps := strings.Join(c.Endpoints(), ",")
 	out, errOut, code = e1.cli("team", "init", "--etcd", eps, "--workspace", e1.ws)
-	if code != 0 || !strings.Contains(out, "copied 1 sessions and 2 history events") {
+	if code != 0 || !strings.Contains(out, "copied the folder's state (sessions: 1, history events: 2)") {
 		t.Fatalf("team init: exit %d, %q %q", code, out, errOut)
 	}
 	data, err := os.ReadFile(filepath.Join(e1.ws, ".agentd", "team.json"))

@@ -129,7 +129,7 @@ func runTeam(o options, stateDir string, log *slog.Logger, pos []string, stdout,
 		fmt.Fprintf(stdout, "already a team folder: team %s at %s (%s); nothing copied\n", res.Team.ID, strings.Join(res.Team.Etcd, ","), workspace.TeamFile)
 		return 0
 	}
-	fmt.Fprintf(stdout, "team %s at %s: copied %d sessions and %d history events; commit %s so that other clones share them\n",
+	fmt.Fprintf(stdout, "team %s at %s: copied the folder's state (sessions: %d, history events: %d); commit %s so that other clones share them\n",
 		res.Team.ID, strings.Join(res.Team.Etcd, ","), res.Sessions, res.Events, workspace.TeamFile)
 	return 0
 }
