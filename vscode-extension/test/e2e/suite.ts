@@ -7,13 +7,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PanelApi } from '../../src/extension';
-import type { TodoRow } from '../../src/model';
+import { STALE_LABEL, type TodoRow } from '../../src/model';
 import { SERVER_COMMANDS, type State, type TodoItem } from '../../src/protocol.gen';
 import type { Ui } from '../../src/ui';
 
 const BIN = process.env.AGENTD_E2E_BIN ?? 'agentd';
 const WS = process.env.AGENTD_E2E_WORKSPACE ?? '';
 const DIR = process.env.AGENTD_E2E_DIR ?? '';
+/** The team run (run.mjs E2E_TEAM=1): WS is a team folder on an etcd member the driver runs. */
+const TEAM = process.env.AGENTD_E2E_TEAM === '1';
 
 // ---------------------------------------------------------------------------
 // helpers
@@ -142,23 +144,39 @@ async function agentTurn(api: PanelApi, tokens: number): Promise<void> {
   await api.client.execute(SERVER_COMMANDS.turnEnd, { turnId, outcome: 'completed' });
 }
 
-/** Asks the driver for DOM checks and a screenshot; resolves when it answered. */
-async function screenshot(req: Record<string, unknown>): Promise<void> {
-  const replyFile = path.join(DIR, `screenshot-${String(req.name)}.json`);
-  console.log(`@@e2e screenshot ${JSON.stringify({ ...req, replyFile })}`);
-  const reply = await waitFor(`the driver's screenshot of ${String(req.name)}`, () => fs.existsSync(replyFile), 60_000).then(
+/** Asks the driver for `kind` (`@@e2e KIND {...req, replyFile}`); resolves when it answered `{ok: true}`. */
+async function askDriver(kind: string, name: string, req: Record<string, unknown>): Promise<void> {
+  const replyFile = path.join(DIR, `${kind}-${name}.json`);
+  console.log(`@@e2e ${kind} ${JSON.stringify({ ...req, replyFile })}`);
+  const reply = await waitFor(`the driver's ${kind} ${name}`, () => fs.existsSync(replyFile), 60_000).then(
     () => JSON.parse(fs.readFileSync(replyFile, 'utf8')) as { ok: boolean; error: string },
   );
   ok(reply.ok, `driver: ${reply.error}`);
 }
 
+/** Asks the driver for DOM checks and a screenshot; resolves when it answered. */
+async function screenshot(req: Record<string, unknown>): Promise<void> {
+  await askDriver('screenshot', String(req.name), req);
+}
+
+let etcdSeq = 0;
+
+/** Team run: has the driver stop the folder's etcd member (as a crash would) or start it again; resolves once it is stopped or ready. */
+async function etcd(what: 'stop' | 'start'): Promise<void> {
+  await askDriver('etcd', `${what}-${++etcdSeq}`, { do: what });
+}
+
 // ---------------------------------------------------------------------------
 // tests
 
-type Test = { name: string; fn: (api: PanelApi, ui: ScriptedUi) => Promise<void> };
+type Test = { name: string; fn: (api: PanelApi, ui: ScriptedUi) => Promise<void>; team?: boolean };
 const tests: Test[] = [];
 const test = (name: string, fn: Test['fn']): void => {
   tests.push({ name, fn });
+};
+/** A test of the team run only (TEAM); the other tests run only outside it, except the first. */
+const teamTest = (name: string, fn: Test['fn']): void => {
+  tests.push({ name, fn, team: true });
 };
 
 const SEEDED = ['Read the task file', 'Port the parser to the new AST', 'Update the golden files'];
@@ -769,6 +787,37 @@ test('a binary that exits at once gives one error and is not restarted in a loop
   await waitFor('running again', () => api.client.status === 'running' && api.store.state, 20_000);
 });
 
+// Team run: the seeded state is in etcd (docs/team.md "Faults").
+teamTest('team folder: with etcd stopped the status bar and the views say stale; with etcd back the mark goes and a write shows up', async (api) => {
+  await waitFor('seeded todos in the tree', () => JSON.stringify(titles(api)) === JSON.stringify(SEEDED));
+  await waitFor('the status bar shown for the seeded goal', () => api.statusBar.isVisible);
+  ok(!api.store.stale, 'not stale while etcd answers');
+  ok(!api.statusBar.item.text.includes(STALE_LABEL), `status bar: ${api.statusBar.item.text}`);
+  ok(!(api.todos.view.description ?? '').includes(STALE_LABEL), `Todos description: ${api.todos.view.description}`);
+
+  await etcd('stop');
+  await waitFor('the store marked stale', () => api.store.stale);
+  await waitFor('the status bar to say stale', () => api.statusBar.item.text.endsWith(` · ${STALE_LABEL}`));
+  await waitFor('the Todos view description to say stale', () => api.todos.view.description?.endsWith(STALE_LABEL));
+  eq(api.goal.view.description, STALE_LABEL, 'Goal view description');
+  eq(titles(api), SEEDED, 'the last state stays in the tree');
+  await vscode.commands.executeCommand('workbench.view.extension.agentd');
+  await screenshot({ name: 'team-stale', reveal: 'agentd', rows: [SEEDED[0]], statusBar: `· ${STALE_LABEL}` });
+
+  await etcd('start');
+  await waitFor(
+    'the stale mark to go from the store, the status bar and both views',
+    () => !api.store.stale && !api.statusBar.item.text.includes(STALE_LABEL) && !(api.todos.view.description ?? '').includes(STALE_LABEL) && api.goal.view.description === undefined,
+  );
+  await setTodosAsAgent([
+    { title: 'Read the task file', status: 'done' },
+    { title: 'Port the parser to the new AST', status: 'done' },
+    { title: 'Written after etcd came back', status: 'pending' },
+  ]);
+  await waitFor('the write in the tree', () => titles(api).includes('Written after etcd came back'));
+  eq(statuses(api), ['done', 'done', 'pending'], 'statuses after the write');
+});
+
 // ---------------------------------------------------------------------------
 
 /** Entry point called by VS Code's test runner (the test-electron contract). */
@@ -787,6 +836,9 @@ export async function run(): Promise<void> {
   const only = process.env.E2E_ONLY ? new RegExp(process.env.E2E_ONLY) : undefined;
   let connected = true;
   for (const t of tests) {
+    if (t !== tests[0] && (t.team === true) !== TEAM) {
+      continue;
+    }
     if (only && !only.test(t.name) && t !== tests[0]) {
       continue;
     }
