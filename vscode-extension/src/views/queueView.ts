@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { queueRows, queueSummary, type QueueRow } from '../model';
+import { queueRows, queueSummary, viewDescription, type QueueRow } from '../model';
 import type { PanelStore } from '../store';
 import { themeIcon } from './icons';
 
@@ -28,7 +28,7 @@ export class QueueViewProvider implements vscode.TreeDataProvider<QueueRow>, vsc
   /** Recomputes the rows from the store and redraws. */
   update(): void {
     this.rows = queueRows(this.store.state);
-    this.view.description = queueSummary(this.store.state) || undefined;
+    this.view.description = viewDescription([queueSummary(this.store.state)], this.store.stale);
     this.emitter.fire(undefined);
   }
 

@@ -788,7 +788,7 @@ test('a binary that exits at once gives one error and is not restarted in a loop
 });
 
 // Team run: the seeded state is in etcd (docs/team.md "Faults").
-teamTest('team folder: with etcd stopped the status bar and the views say stale; with etcd back the mark goes and a write shows up', async (api) => {
+teamTest('team folder: with etcd stopped the status bar and the three views say stale; with etcd back the mark goes and a write shows up', async (api) => {
   await waitFor('seeded todos in the tree', () => JSON.stringify(titles(api)) === JSON.stringify(SEEDED));
   await waitFor('the status bar shown for the seeded goal', () => api.statusBar.isVisible);
   ok(!api.store.stale, 'not stale while etcd answers');
@@ -800,6 +800,7 @@ teamTest('team folder: with etcd stopped the status bar and the views say stale;
   await waitFor('the status bar to say stale', () => api.statusBar.item.text.endsWith(` · ${STALE_LABEL}`));
   await waitFor('the Todos view description to say stale', () => api.todos.view.description?.endsWith(STALE_LABEL));
   eq(api.goal.view.description, STALE_LABEL, 'Goal view description');
+  ok(api.queue.view.description?.endsWith(` · ${STALE_LABEL}`), `Up next description: ${api.queue.view.description}`);
   eq(titles(api), SEEDED, 'the last state stays in the tree');
   await vscode.commands.executeCommand('workbench.view.extension.agentd');
   await screenshot({ name: 'team-stale', reveal: 'agentd', rows: [SEEDED[0]], statusBar: `· ${STALE_LABEL}` });
@@ -807,7 +808,12 @@ teamTest('team folder: with etcd stopped the status bar and the views say stale;
   await etcd('start');
   await waitFor(
     'the stale mark to go from the store, the status bar and both views',
-    () => !api.store.stale && !api.statusBar.item.text.includes(STALE_LABEL) && !(api.todos.view.description ?? '').includes(STALE_LABEL) && api.goal.view.description === undefined,
+    () =>
+      !api.store.stale &&
+      !api.statusBar.item.text.includes(STALE_LABEL) &&
+      !(api.todos.view.description ?? '').includes(STALE_LABEL) &&
+      !(api.queue.view.description ?? '').includes(STALE_LABEL) &&
+      api.goal.view.description === undefined,
   );
   await setTodosAsAgent([
     { title: 'Read the task file', status: 'done' },
