@@ -336,17 +336,12 @@ func (s *scanner) object(i int, m mode, t reflect.Type, v reflect.Value, at *pla
 				present[fi] = string(s.data[start:i]) != "null"
 			}
 		}
-		i = s.skipSpace(i)
-		if i >= len(s.data) {
-			return 0, errSyntax
+		var closed bool
+		if i, closed, err = s.after(i, '}'); err != nil {
+			return 0, err
 		}
-		switch s.data[i] {
-		case ',':
-			i = s.skipSpace(i + 1)
-		case '}':
-			return s.required(fields, present, seenFields, at, i+1)
-		default:
-			return 0, errSyntax
+		if closed {
+			return s.required(fields, present, seenFields, at, i)
 		}
 	}
 }
@@ -395,19 +390,28 @@ func (s *scanner) array(i int, m mode, elem reflect.Type, v reflect.Value, field
 		if err != nil {
 			return 0, err
 		}
-		i = s.skipSpace(i)
-		if i >= len(s.data) {
-			return 0, errSyntax
-		}
-		switch s.data[i] {
-		case ',':
-			i = s.skipSpace(i + 1)
-		case ']':
-			return i + 1, nil
-		default:
-			return 0, errSyntax
+		var closed bool
+		if i, closed, err = s.after(i, ']'); err != nil || closed {
+			return i, err
 		}
 	}
+}
+
+// after reads what follows an element of an object or array at data[i]: a
+// comma, and then i is the start of the next element, or the close byte,
+// and then closed is true and i is just past it; anything else is
+// errSyntax.
+func (s *scanner) after(i int, close byte) (next int, closed bool, err error) {
+	i = s.skipSpace(i)
+	switch {
+	case i >= len(s.data):
+		return 0, false, errSyntax
+	case s.data[i] == ',':
+		return s.skipSpace(i + 1), false, nil
+	case s.data[i] == close:
+		return i + 1, true, nil
+	}
+	return 0, false, errSyntax
 }
 
 // str scans the string at data[i] (a '"').
@@ -612,16 +616,13 @@ func each(raw []byte, open, close byte, item func(s *scanner, i int) (int, bool)
 		if i, ok = item(&s, i); !ok {
 			return false
 		}
-		if i = s.skipSpace(i); i >= len(raw) {
+		var closed bool
+		var err error
+		if i, closed, err = s.after(i, close); err != nil {
 			return false
 		}
-		switch raw[i] {
-		case ',':
-			i = s.skipSpace(i + 1)
-		case close:
-			return s.skipSpace(i+1) == len(raw)
-		default:
-			return false
+		if closed {
+			return s.skipSpace(i) == len(raw)
 		}
 	}
 }
