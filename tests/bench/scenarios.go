@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -195,7 +196,17 @@ func (b *bench) concurrent() error {
 		}
 		return err
 	}
-	batch := func(n int) func() (json.RawMessage, error) {
+	// Who spends the CPU of a block: the daemon, the forwarders, the bench
+	// (its clients' reads and writes).
+	pids := [3][]int{{d.proc.Cmd.Process.Pid}, nil, {os.Getpid()}}
+	for _, c := range clients {
+		pids[1] = append(pids[1], c.proc.Cmd.Process.Pid)
+	}
+	type spent struct {
+		cpu    [3]time.Duration
+		writes int
+	}
+	batch := func(n int, sp *spent) func() (json.RawMessage, error) {
 		return func() (json.RawMessage, error) {
 			var ready, done sync.WaitGroup
 			start, errs := make(chan struct{}), make([]error, n)
@@ -204,14 +215,24 @@ func (b *bench) concurrent() error {
 				done.Go(func() { errs[k] = run(k, writers*perWriter/n, &ready, start) })
 			}
 			ready.Wait()
+			var c0 [3]time.Duration
+			for i := range pids {
+				c0[i] = cpuTime(pids[i]...)
+			}
 			t0 := time.Now()
 			close(start)
 			done.Wait()
-			return fmt.Appendf(nil, `{"ns":%d}`, time.Since(t0)/(writers*perWriter)), errors.Join(errs...)
+			wall := time.Since(t0)
+			for i := range pids {
+				sp.cpu[i] += cpuTime(pids[i]...) - c0[i]
+			}
+			sp.writes += writers * perWriter
+			return fmt.Appendf(nil, `{"ns":%d}`, wall/(writers*perWriter)), errors.Join(errs...)
 		}
 	}
-	one := &op{label: "1 writer", inner: true, fn: batch(1)}
-	many := &op{label: fmt.Sprintf("%d writers", writers), inner: true, fn: batch(writers)}
+	var spentOne, spentMany spent
+	one := &op{label: "1 writer", inner: true, fn: batch(1, &spentOne)}
+	many := &op{label: fmt.Sprintf("%d writers", writers), inner: true, fn: batch(writers, &spentMany)}
 	if err := interleaveRounds(1, max(b.n/40, 10), 1, one, many); err != nil {
 		return err
 	}
@@ -221,7 +242,45 @@ func (b *bench) concurrent() error {
 	speedup := math.Round(float64(p1)/float64(pN)*100) / 100
 	b.rep.value(fmt.Sprintf("throughput, %d writers against 1", writers), fmt.Sprintf("concurrent_%d_speedup", writers), speedup,
 		fmt.Sprintf("%.2f× (%.0f against %.0f writes/s)", speedup, float64(time.Second)/float64(pN), float64(time.Second)/float64(p1)))
+	// The CPU every write costs the machine bounds the throughput of any
+	// number of writers: at most cores / (CPU per write) writes per second.
+	perWrite := func(label, key string, sp spent) time.Duration {
+		var all time.Duration
+		for _, c := range sp.cpu {
+			all += c
+		}
+		w := time.Duration(max(sp.writes, 1))
+		us := func(d time.Duration) float64 { return math.Round(float64(d/w)/100) / 10 }
+		b.rep.value(label, key, us(all), fmt.Sprintf("%.1f µs (daemon %.1f, forwarders %.1f, bench clients %.1f)",
+			us(all), us(sp.cpu[0]), us(sp.cpu[1]), us(sp.cpu[2])))
+		return all / w
+	}
+	perWrite("1 writer: CPU per write, all processes", "concurrent_1_cpu_us_per_write", spentOne)
+	cpuN := perWrite(fmt.Sprintf("%d writers: CPU per write, all processes", writers), fmt.Sprintf("concurrent_%d_cpu_us_per_write", writers), spentMany)
+	cores := runtime.NumCPU()
+	ceiling := math.Round(float64(cores)*float64(p1)/float64(cpuN)*100) / 100
+	b.rep.value(fmt.Sprintf("CPU ceiling on %d cores: %d writers' best throughput against 1 writer's", cores, writers),
+		fmt.Sprintf("concurrent_%d_cpu_ceiling_speedup", writers), ceiling,
+		fmt.Sprintf("%.2f× (%d cores / %.1f µs per write = %.0f writes/s)", ceiling, cores, float64(cpuN)/1e3, float64(cores)*float64(time.Second)/float64(cpuN)))
 	return nil
+}
+
+// cpuTime is the CPU time the processes pids have run so far, all their
+// threads (the first field of /proc/PID/task/TID/schedstat, in ns); 0 for a
+// process that is gone.
+func cpuTime(pids ...int) time.Duration {
+	var sum time.Duration
+	for _, pid := range pids {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+		for _, t := range tasks {
+			raw, err := os.ReadFile(t)
+			if f := strings.Fields(string(raw)); err == nil && len(f) > 0 {
+				ns, _ := strconv.ParseInt(f[0], 10, 64)
+				sum += time.Duration(ns)
+			}
+		}
+	}
+	return sum
 }
 
 // mcp measures a TodoList write made as an MCP tools/call through `agentd
