@@ -216,6 +216,7 @@ func TestInheritedDescriptorsLeftAsFound(t *testing.T) {
 		{"stdio pipe", nil, false},
 		{"forwarder pipe", []string{"--remote=auto"}, false},
 		{"stdio socket", nil, true},
+		{"forwarder socket", []string{"--remote=auto"}, true}, // the daemon serves it (docs/shared-daemon.md, "Handoff")
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -233,7 +234,7 @@ func (d *Daemon) adopt(ctx context.Context, c *net.UnixConn, m *firstMessage, re
 	}
 	p := &adoptedPipes{}
 	for i, fd := range m.fds {
-		f, wasBlocking, err := pollable(fd, []string{"adopted stdin", "adopted stdout"}[i])
+		f, wasBlocking, err := pollable(fd, i == 0, []string{"stdin", "stdout"}[i])
 		if err != nil {
 			closeFds(m.fds[i:])
 			p.finish()
@@ -267,13 +268,33 @@ func checkStdio(fd int, in bool) error {
 	return nil
 }
 
-// pollable makes fd non-blocking and an *os.File on the runtime's poller,
-// so that closing it ends a read or write waiting on it (a blocking one
-// would keep the session, and the daemon's stop, waiting for the editor).
-// wasBlocking says whether it was blocking before: the mode belongs to
-// the file description, which the forwarder's descriptor shares, and
-// finish sets it back.
-func pollable(fd int, name string) (f *os.File, wasBlocking bool, err error) {
+// pollable makes fd an *os.File on the runtime's poller, non-blocking, so
+// that closing it ends a read or write waiting on it (a blocking one would
+// keep the session, and the daemon's stop, waiting for the editor). The
+// mode belongs to the open file description, which the forwarder's own
+// descriptor shares (and maybe the editor's other children): a pipe is
+// opened anew (/proc/self/fd/N, for reading when in, else for writing), so
+// that the mode is set on a description of the daemon's own, and fd is
+// closed; a socket, which cannot be opened anew, is switched to
+// non-blocking, and wasBlocking says to switch it back (finish). On error
+// fd is left open.
+func pollable(fd int, in bool, name string) (f *os.File, wasBlocking bool, err error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, false, err
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFIFO {
+		mode := syscall.O_WRONLY
+		if in {
+			mode = syscall.O_RDONLY
+		}
+		own, err := syscall.Open(fmt.Sprintf("/proc/self/fd/%d", fd), mode|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
+		if err != nil { // ENXIO for stdout: the editor has closed its end already
+			return nil, false, fmt.Errorf("%s: cannot open the pipe anew: %w", name, err)
+		}
+		syscall.Close(fd)
+		return os.NewFile(uintptr(own), name), false, nil
+	}
 	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFL, 0)
 	if errno != 0 {
 		return nil, false, errno
@@ -289,9 +310,11 @@ func pollable(fd int, name string) (f *os.File, wasBlocking bool, err error) {
 // session's input and output ended.
 type adoptedPipes struct {
 	files       [adoptFds]*os.File // stdin, stdout; nil until made
-	blocking    [adoptFds]bool     // the descriptor was blocking when received
-	inputEnded  atomic.Bool        // reading stdin reached its end
-	writeFailed atomic.Bool        // writing stdout failed (the editor closed it)
+	blocking    [adoptFds]bool     // a socket that was blocking when received
+	closed      [adoptFds]sync.Once
+	dups        [adoptFds]int // of a blocking socket, kept past its close to switch it back (finish); 0 none
+	inputEnded  atomic.Bool   // reading stdin reached its end
+	writeFailed atomic.Bool   // writing stdout failed (the editor closed it)
 }
 
 func (p *adoptedPipes) Read(b []byte) (int, error) {
@@ -312,32 +335,47 @@ func (p *adoptedPipes) Write(b []byte) (int, error) {
 
 // Close ends reading, which ends the session's read loop; stdout stays
 // open for what is still queued, until finish.
-func (p *adoptedPipes) Close() error { return p.files[0].Close() }
+func (p *adoptedPipes) Close() error {
+	p.close(0)
+	return nil
+}
 
-// finish closes both descriptors, once the session has ended, and sets a
-// descriptor that was blocking when received blocking again, after every
-// read and write on it has stopped (through a duplicate: the mode is the
-// file description's, shared with the forwarder's own descriptor).
-func (p *adoptedPipes) finish() {
-	var dups []int
-	for i, f := range p.files {
+// close closes descriptor i, once; of a socket to switch back to blocking
+// it first keeps a duplicate (the daemon's stdin is /dev/null, so a
+// duplicate is never descriptor 0).
+func (p *adoptedPipes) close(i int) {
+	p.closed[i].Do(func() {
+		f := p.files[i]
 		if f == nil {
-			continue
+			return
 		}
 		if p.blocking[i] {
 			if raw, err := f.SyscallConn(); err == nil {
 				raw.Control(func(fd uintptr) {
 					if dup, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_DUPFD_CLOEXEC, 0); errno == 0 {
-						dups = append(dups, int(dup))
+						p.dups[i] = int(dup)
 					}
 				})
 			}
 		}
 		f.Close()
+	})
+}
+
+// finish closes both descriptors, once the session has ended, and then,
+// when every read and write on them has stopped, switches a socket that
+// was blocking when received back to blocking (through its duplicate: the
+// mode is the file description's, shared with the forwarder's own
+// descriptor).
+func (p *adoptedPipes) finish() {
+	for i := range p.files {
+		p.close(i)
 	}
-	for _, fd := range dups {
-		syscall.SetNonblock(fd, false)
-		syscall.Close(fd)
+	for _, fd := range p.dups {
+		if fd > 0 {
+			syscall.SetNonblock(fd, false)
+			syscall.Close(fd)
+		}
 	}
 }
 
