@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentd/agentd/tests/lsptest"
@@ -114,5 +115,71 @@ func TestHandoffRelaysToRegularFile(t *testing.T) {
 	data, _ := os.ReadFile(outPath)
 	if n := strings.Count(string(data), "Content-Length:"); n != 2 {
 		t.Fatalf("the file holds %d messages, want the 2 answers:\n%s", n, data)
+	}
+}
+
+// explicitDaemon starts `agentd serve` on a socket of the env's and waits
+// until it answers.
+func explicitDaemon(t *testing.T, e *env) (*proc, string) {
+	t.Helper()
+	e.stopDaemonsAtEnd()
+	sock := e.socketPath()
+	d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
+	t.Cleanup(func() { d.Cmd.Process.Signal(syscall.SIGTERM) }) // before Stop's wait on its stdin
+	waitFor(t, "the daemon to answer", func() bool { return len(e.daemonPids()) == 1 && answersAt(sock) })
+	return d, sock
+}
+
+// TestHandoffExplicitSocket: editor-like clients through `agentd
+// --remote=unix:SOCK` on pipes, served by the daemon on their own pipes:
+// a change made through one reaches the other, and each forwarder ends
+// with the code a stdio server would (0 after shutdown and exit, 1 after
+// exit alone, 0 at the end of input).
+func TestHandoffExplicitSocket(t *testing.T) {
+	e := newEnv(t)
+	_, sock := explicitDaemon(t, e)
+	daemon := e.oneDaemon()
+	for _, tc := range []struct {
+		name string
+		end  func(p *proc, c *client)
+		want int
+	}{
+		{"shutdown and exit", func(p *proc, c *client) { c.Shutdown() }, 0},
+		{"exit alone", func(p *proc, c *client) { c.MustNotify("exit", nil) }, 1},
+		{"end of input", func(p *proc, c *client) { p.Stdin.Close() }, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := e.start("--remote=unix:" + sock)
+			c := p.connect()
+			c.Initialize(nil, e.ws)
+			if stdin := fdTarget(t, p.Cmd.Process.Pid, 0); !holds(daemon, stdin) {
+				t.Fatalf("the daemon does not hold the forwarder's stdin %s", stdin)
+			}
+			other := e.start("--remote=unix:" + sock).connect()
+			other.Initialize(nil, e.ws)
+			other.tool("TodoList", map[string]any{"todos": []item{{tc.name, "pending"}}})
+			c.awaitTodo(e.ws, tc.name)
+			tc.end(p, c)
+			wantExit(t, p, tc.want)
+		})
+	}
+}
+
+// TestHandoffDaemonKilled: a daemon killed while it serves a forwarder's
+// pipes leaves the forwarder without a code: it exits 1 saying it lost
+// the shared daemon.
+func TestHandoffDaemonKilled(t *testing.T) {
+	e := newEnv(t)
+	d, sock := explicitDaemon(t, e)
+	p := e.start("--remote=unix:" + sock)
+	c := p.connect()
+	c.Initialize(nil, e.ws)
+	if stdin := fdTarget(t, p.Cmd.Process.Pid, 0); !holds(e.oneDaemon(), stdin) {
+		t.Fatalf("the daemon does not hold the forwarder's stdin %s", stdin)
+	}
+	d.Cmd.Process.Kill()
+	wantExit(t, p, 1)
+	if msg := p.Stderr.String(); !strings.Contains(msg, "agentd: lost the shared daemon at "+sock) {
+		t.Fatalf("forwarder stderr = %q, want it to say it lost the shared daemon", msg)
 	}
 }
