@@ -70,6 +70,11 @@ type ConnOptions struct {
 	// goroutine (so they must not block). The shared daemon serves
 	// agentd/handover so (package lsp/daemon).
 	Ungated map[string]jsonrpc.Handler
+	// OnExit, when not nil, is called when the client's exit notification
+	// ends the connection, before it ends: the shared daemon tells a
+	// session it serves on an editor's own pipes ended by exit from one
+	// whose input ended (docs/shared-daemon.md, "Handoff").
+	OnExit func()
 }
 
 // ServeConn serves one LSP connection until it ends (exit, end of input, a
@@ -530,6 +535,9 @@ func (c *connection) shutdown(ctx context.Context, req *jsonrpc.Request) (any, e
 }
 
 func (c *connection) exit(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	if c.opts.OnExit != nil {
+		c.opts.OnExit()
+	}
 	c.cancel()
 	return nil, nil
 }

@@ -747,13 +747,14 @@ func TestDaemonStoppedShellCommandsExit(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// The forwarder gives up 10 s after the client's initialize, which it
-	// may have read after the shell commands began: its own bound, then
-	// waitLimit for a loaded machine.
+	// The forwarder gives up 10 s after it asked the daemon to adopt its
+	// pipes (agentd/adopt: they are pipes here), which may have been after
+	// the shell commands began: its own bound, then waitLimit for a loaded
+	// machine.
 	if code := fwd.waitExitWithin(10*time.Second + waitLimit); code != 1 {
 		t.Errorf("forwarder exit code %d with a stopped daemon, want 1", code)
 	}
-	if msg := fwd.Stderr.String(); !strings.Contains(msg, want) || !strings.Contains(msg, "initialize within 10s") {
+	if msg := fwd.Stderr.String(); !strings.Contains(msg, want) || !strings.Contains(msg, "agentd/adopt within 10s") {
 		t.Errorf("forwarder stderr = %q, want %q and the 10 s wait", msg, want)
 	}
 	syscall.Kill(pid, syscall.SIGCONT)

@@ -216,6 +216,7 @@ func TestInheritedDescriptorsLeftAsFound(t *testing.T) {
 		{"stdio pipe", nil, false},
 		{"forwarder pipe", []string{"--remote=auto"}, false},
 		{"stdio socket", nil, true},
+		{"forwarder socket", []string{"--remote=auto"}, true}, // the daemon serves it (docs/shared-daemon.md, "Handoff")
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -388,8 +389,18 @@ func TestInvisibleProcessIDNotTakenForDead(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.MustNotify("initialized", map[string]any{})
+			// The daemon watches the processId of a forwarder's editor,
+			// whose pipes it serves (docs/shared-daemon.md, "Handoff"): the
+			// line is in its log.
+			logged := func() string {
+				if len(tc.args) > 0 {
+					data, _ := os.ReadFile(filepath.Join(e.runDir, "agentd", "daemon.log"))
+					return string(data)
+				}
+				return p.Stderr.String()
+			}
 			waitFor(t, "agentd to log that it does not watch the processId", func() bool {
-				return strings.Contains(p.Stderr.String(), "not watching it") && strings.Contains(p.Stderr.String(), "processId="+strconv.Itoa(tc.pid))
+				return strings.Contains(logged(), "not watching it") && strings.Contains(logged(), "processId="+strconv.Itoa(tc.pid))
 			})
 			c.tool("TodoList", map[string]any{"todos": []item{{"still served", "pending"}}})
 			select {

@@ -87,6 +87,9 @@ func TestDaemonUpgrade(t *testing.T) {
 			a.tool("TodoList", map[string]any{"todos": []item{{"acknowledged", "in_progress"}}})
 			liveGoalTurn(t, a)
 			old := e.oneDaemon()
+			if stdin := fdTarget(t, pa.Cmd.Process.Pid, 0); !holds(old, stdin) { // the handoff (docs/shared-daemon.md)
+				t.Fatalf("the old daemon does not serve the old forwarder's stdin %s itself", stdin)
+			}
 			if unversioned { // as a daemon of agentd before version records wrote it
 				lock := e.socketPath() + ".lock"
 				data, err := os.ReadFile(lock)

@@ -97,16 +97,30 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	if info.Version != "" && info.Version != agentdVersion() {
 		log.Warn("the shared daemon runs another agentd version than this one", "daemonVersion", info.Version, "version", agentdVersion(), "pid", info.Pid, "socket", path)
 	}
-	log.Debug("relaying to the shared daemon", "socket", path, "pid", info.Pid)
-	in, restore := pollableStdin(stdin)
-	defer restore()
 	// A daemon that ends the connection before it answered (it was dying
 	// or stopping when dialled) is replaced the way this one was reached.
 	redial := func(ctx context.Context) (*net.UnixConn, error) {
 		c, _, err := dialShared(ctx, o, path, explicit, stateDir, log)
 		return c, err
 	}
+	if stdin == os.Stdin && stdout == os.Stdout && daemon.Adoptable(os.Stdin) && daemon.Adoptable(os.Stdout) {
+		// The daemon serves the editor's pipes itself (docs/shared-daemon.md, "Handoff").
+		code, relay, err := daemon.Handoff(ctx, os.Stdin, os.Stdout, conn, redial, log)
+		if relay == nil {
+			return forwardEnd(code, err, path, info, stderr)
+		}
+		conn = relay
+	}
+	log.Debug("relaying to the shared daemon", "socket", path, "pid", info.Pid)
+	in, restore := pollableStdin(stdin)
+	defer restore()
 	code, err := daemon.Forward(ctx, in, stdout, conn, redial, log)
+	return forwardEnd(code, err, path, info, stderr)
+}
+
+// forwardEnd is the forwarder's exit code once daemon.Forward or
+// daemon.Handoff returned code and err; err is said on stderr.
+func forwardEnd(code int, err error, path string, info daemon.Info, stderr io.Writer) int {
 	var silent *daemon.SilentError
 	if errors.As(err, &silent) {
 		fmt.Fprintf(stderr, "agentd: %v\n", silentDaemon(path, info, err))

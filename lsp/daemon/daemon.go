@@ -442,7 +442,7 @@ func (d *Daemon) Serve(ctx context.Context, srv *lsp.Server) error {
 			mu.Unlock()
 			go func() {
 				defer conns.Done()
-				srv.ServeConn(ctx, closeLater{c}, connOpts)
+				d.serveConn(ctx, srv, c, connOpts)
 				c.Close()
 				mu.Lock()
 				active--
@@ -508,9 +508,23 @@ wait:
 // socket open until ServeConn has returned, having released the client's
 // folders and settled its turns. A forwarder that sees the socket close can
 // then count on that cleanup, as an editor can on a stdio process's exit.
-type closeLater struct{ *net.UnixConn }
+// Reading returns first the bytes the daemon read to see the connection's
+// first message (serveConn).
+type closeLater struct {
+	*net.UnixConn
+	first []byte
+}
 
-func (c closeLater) Close() error { return c.CloseRead() }
+func (c *closeLater) Read(p []byte) (int, error) {
+	if len(c.first) > 0 {
+		n := copy(p, c.first)
+		c.first = c.first[n:]
+		return n, nil
+	}
+	return c.UnixConn.Read(p)
+}
+
+func (c *closeLater) Close() error { return c.CloseRead() }
 
 // peerAllowed refuses a connection from another user id (SO_PEERCRED).
 func (d *Daemon) peerAllowed(c *net.UnixConn) bool {

@@ -3,7 +3,9 @@
 // its lock file, Serve serves each connection with an lsp.Server, the
 // upgrade handover of agentd/handover), and the client side (Dial,
 // DialOrStart and DialCurrent, which spawn or replace a daemon under the
-// spawn lock; Forward, the stdio forwarder of `agentd --remote`; Call, the
+// spawn lock; Handoff, which hands the editor's pipes to the daemon
+// (agentd/adopt, docs/shared-daemon.md "Handoff"), and Forward, the stdio
+// relay of `agentd --remote` when it does not take them; Call, the
 // one-shot client of the shell commands; Session, the client that agentd mcp
 // and agentd hook keep open). None of it opens a state file.
 //

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -24,12 +25,14 @@ import (
 
 // forwarder runs daemon.Forward in this process with pipes for the editor.
 type forwarder struct {
-	t    testing.TB
-	in   *io.PipeWriter // the editor's writes
-	out  *bufio.Reader  // what the editor reads
-	done chan struct{}
-	code int
-	err  error
+	t     testing.TB
+	in    io.WriteCloser // the editor's writes
+	out   *bufio.Reader  // what the editor reads
+	done  chan struct{}
+	code  int
+	err   error
+	relay *net.UnixConn // Handoff's (startHandoff)
+	outR  *os.File      // the editor's end of its stdout pipe (startHandoff)
 }
 
 func startForward(t testing.TB, path string) *forwarder {

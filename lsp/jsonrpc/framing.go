@@ -20,6 +20,12 @@ func framed(body []byte) []byte {
 	return append(f, body...)
 }
 
+// Frame returns body framed as one message, as Conn writes it: its header
+// block "Content-Length: N\r\n\r\n", then body. For a peer that writes
+// the odd message itself (the shared daemon's control messages, package
+// lsp/daemon).
+func Frame(body []byte) []byte { return framed(body) }
+
 // FramingError is a broken header block: no Content-Length header, a
 // length that is not a decimal number of bytes, or a line that is not a
 // header. Conn answers it with -32700 (id null); the Reader skips to the
