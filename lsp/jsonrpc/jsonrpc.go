@@ -40,6 +40,14 @@ const (
 	drainTimeout = 2 * time.Second // how long Run waits for handlers and the writer when it ends
 )
 
+// maxIdleWorkers is how many handler goroutines a Conn keeps for the next
+// handlers once theirs have returned. A handler's goroutine grows its stack
+// as deep as the handler goes (encoding/json, bbolt); a new goroutine for
+// every request grew it again, copying the stack each time it doubled (a
+// quarter of a GetGoal read's CPU, docs/performance.md "Handler
+// goroutines"). Handlers beyond these run in new goroutines, as before.
+const maxIdleWorkers = 2
+
 // JSON-RPC and LSP error codes.
 const (
 	CodeParseError           = -32700
@@ -143,6 +151,9 @@ type Conn struct {
 	started    atomic.Bool
 	nextID     atomic.Int64
 	handlers   sync.WaitGroup
+
+	wmu  sync.Mutex
+	idle []chan task // workers waiting for a handler, the last idle first; guarded by wmu
 
 	closeOnce sync.Once
 	closeErr  error
@@ -754,17 +765,73 @@ func (c *Conn) cancelRequest(params json.RawMessage) {
 	}
 }
 
-func (c *Conn) dispatch(ctx context.Context, req *Request) {
-	start := func(inline bool, f func()) {
-		if inline {
-			f()
+// task runs one handler and returns the reply to send, nil for none.
+type task func() (reply []byte)
+
+// goHandler runs t outside the read goroutine, on an idle worker when
+// there is one, else on a new one. t counts in c.handlers until its reply
+// is queued.
+func (c *Conn) goHandler(t task) {
+	c.handlers.Add(1)
+	c.wmu.Lock()
+	if n := len(c.idle); n > 0 {
+		w := c.idle[n-1]
+		c.idle = c.idle[:n-1]
+		c.wmu.Unlock()
+		w <- t // buffered: never waits
+		return
+	}
+	c.wmu.Unlock()
+	w := make(chan task, 1)
+	w <- t
+	go c.worker(w)
+}
+
+// worker runs the tasks given on w. Once a task has returned it is idle
+// again before the task's reply is queued, so a peer that sends its next
+// request on the reply finds it idle, unless maxIdleWorkers others are:
+// then it ends. It ends too when the read loop has ended (no task comes
+// after that).
+func (c *Conn) worker(w chan task) {
+	for {
+		var t task
+		select {
+		case t = <-w:
+		case <-c.readDone:
+			select {
+			case t = <-w: // given just before the read loop ended
+			default:
+				return
+			}
+		}
+		reply := t()
+		c.wmu.Lock()
+		keep := len(c.idle) < maxIdleWorkers
+		if keep {
+			c.idle = append(c.idle, w)
+		}
+		c.wmu.Unlock()
+		if reply != nil {
+			c.send(reply)
+		}
+		c.handlers.Done()
+		if !keep {
 			return
 		}
-		c.handlers.Go(f)
+	}
+}
+
+func (c *Conn) dispatch(ctx context.Context, req *Request) {
+	start := func(inline bool, t task) {
+		if !inline {
+			c.goHandler(t)
+		} else if reply := t(); reply != nil {
+			c.send(reply)
+		}
 	}
 	if !req.IsCall() {
 		if h, inline := c.routeSafe(req); h != nil {
-			start(inline, func() { c.runNotification(ctx, h, req) })
+			start(inline, func() []byte { c.runNotification(ctx, h, req); return nil })
 		}
 		return
 	}
@@ -796,10 +863,10 @@ func (c *Conn) dispatch(ctx context.Context, req *Request) {
 		c.send(rpcReplyBody(req.ID, nil, NewError(CodeMethodNotFound, "method not found: %s", req.Method)))
 		return
 	}
-	start(inline, func() {
+	start(inline, func() []byte {
 		body := c.answer(hctx, h, req)
 		done()
-		c.send(body)
+		return body
 	})
 }
 

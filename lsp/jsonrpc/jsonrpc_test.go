@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -757,6 +758,39 @@ func TestSlowCallDoesNotDelayLaterCall(t *testing.T) {
 	close(release)
 	if diff := cmp.Diff(rpcReply{ID: "1", HasResult: true, Result: `"slow"`}, p.nextReply()); diff != "" {
 		t.Errorf("second reply (-want +got):\n%s", diff)
+	}
+}
+
+// goroutineID is the number runtime.Stack gives the calling goroutine.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	return strings.Fields(string(buf[:runtime.Stack(buf, false)]))[1]
+}
+
+// TestHandlerGoroutinesReused: calls sent one after the other, each on the
+// reply to the one before, run on one goroutine (whose stack has already
+// grown); a call that arrives while another runs gets a goroutine of its
+// own; the goroutines end with the connection (TestNoGoroutineLeak).
+func TestHandlerGoroutinesReused(t *testing.T) {
+	release := make(chan struct{})
+	who := func(context.Context, *jsonrpc.Request) (any, error) { return goroutineID(), nil }
+	hold := func(context.Context, *jsonrpc.Request) (any, error) { <-release; return goroutineID(), nil }
+	p := startRPC(t, routes(map[string]jsonrpc.Handler{"who": who, "hold": hold}), jsonrpc.Options{})
+	var seq []string
+	for i := range 20 {
+		p.send(rpcCall(i, "who", ""))
+		seq = append(seq, p.nextReply().Result)
+	}
+	if want := slices.Repeat(seq[:1], len(seq)); !slices.Equal(seq, want) {
+		t.Errorf("goroutines of calls sent one after the other: got %v, want one", seq)
+	}
+	p.send(rpcCall(100, "hold", ""))
+	p.send(rpcCall(101, "who", ""))
+	quick := p.nextReply() // 101, while 100 holds its goroutine
+	close(release)
+	held := p.nextReply()
+	if quick.ID != "101" || held.ID != "100" || quick.Result == held.Result {
+		t.Errorf("got replies %+v then %+v, want 101 then 100 from different goroutines", quick, held)
 	}
 }
 
