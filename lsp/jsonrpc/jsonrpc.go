@@ -141,11 +141,12 @@ type Conn struct {
 	queuedMsgs  int           // messages queued or being written; guarded by qmu
 	queuedBytes int           // their bytes; guarded by qmu
 	queueReady  chan struct{} // 1-buffered: the queue has messages
+	writing     bool          // a goroutine is writing: the writer, or a worker writing its reply (writeReply); guarded by qmu
 
 	stopping   chan struct{} // closed: no more outgoing messages are accepted
 	stopOnce   sync.Once
 	writerDone chan struct{}
-	writeErr   error         // first write failure; touched by the writer only
+	writeErr   error         // first write failure; touched only by the goroutine that is writing
 	readDone   chan struct{} // closed when the read loop has ended; waiting Calls fail
 	done       chan struct{} // closed when Run has returned
 	started    atomic.Bool
@@ -442,56 +443,103 @@ func (c *Conn) enqueueFrame(frame []byte, optional bool) error {
 	return nil
 }
 
-// writeLoop is the only writer: one Write per message, in queue order. After a
-// write fails it closes the transport and drops the rest.
+// writeLoop writes what is queued, one Write per message, in queue order,
+// whenever no worker is writing its reply itself (writeReply). After a
+// write fails the transport is closed and the rest dropped.
 func (c *Conn) writeLoop() {
 	defer close(c.writerDone)
-	write := func(f []byte) {
-		if c.writeErr != nil {
-			return
-		}
-		if _, err := c.rwc.Write(f); err != nil {
-			c.writeErr = err
-			c.mu.Lock()
-			closed := c.closed
-			c.mu.Unlock()
-			if !closed {
-				c.log.Error("jsonrpc: write failed; closing the connection", "err", err)
-			}
-			c.closeTransport(fmt.Errorf("jsonrpc: writing message: %w", err))
-		}
-	}
 	for {
 		select {
 		case <-c.queueReady:
-			c.writeQueued(write)
+			c.writeQueued()
 		case <-c.stopping:
-			c.writeQueued(write)
+			c.writeQueued()
 			return
 		}
 	}
 }
 
-// writeQueued writes what the queue holds until it is empty. A message
+// write writes one framed message; only the goroutine that set c.writing
+// calls it.
+func (c *Conn) write(f []byte) {
+	if c.writeErr != nil {
+		return
+	}
+	if _, err := c.rwc.Write(f); err != nil {
+		c.writeErr = err
+		c.mu.Lock()
+		closed := c.closed
+		c.mu.Unlock()
+		if !closed {
+			c.log.Error("jsonrpc: write failed; closing the connection", "err", err)
+		}
+		c.closeTransport(fmt.Errorf("jsonrpc: writing message: %w", err))
+	}
+}
+
+// writeQueued writes what the queue holds until it is empty, unless
+// another goroutine is writing (it empties the queue itself). A message
 // counts against the queue's bounds until it has been written.
-func (c *Conn) writeQueued(write func([]byte)) {
-	for {
-		c.qmu.Lock()
+func (c *Conn) writeQueued() {
+	c.qmu.Lock()
+	if c.writing {
+		c.qmu.Unlock()
+		return
+	}
+	c.writing = true
+	c.drainLocked()
+}
+
+// drainLocked writes the queue until it is empty, then gives up the
+// writing; it is called with qmu held and c.writing set, and returns
+// with qmu released.
+func (c *Conn) drainLocked() {
+	for len(c.queue) > 0 {
 		batch := c.queue
 		c.queue = nil
 		c.qmu.Unlock()
-		if len(batch) == 0 {
-			return
-		}
 		for i, f := range batch {
-			write(f)
+			c.write(f)
 			batch[i] = nil
 			c.qmu.Lock()
 			c.queuedMsgs--
 			c.queuedBytes -= len(f)
 			c.qmu.Unlock()
 		}
+		c.qmu.Lock()
 	}
+	c.writing = false
+	c.qmu.Unlock()
+}
+
+// writeReply is send for a worker: when nothing is queued or being
+// written, the worker writes its reply itself, without waking the writer
+// (docs/performance.md "Replies written by their worker"), and then what
+// was queued meanwhile; otherwise the reply is queued. Only a worker may
+// call it: it may wait for the peer to read, and the read goroutine must
+// never wait for that.
+func (c *Conn) writeReply(body []byte) {
+	select {
+	case <-c.stopping:
+		return // the connection has ended: dropped, as send drops it
+	default:
+	}
+	c.qmu.Lock()
+	if c.writing || len(c.queue) > 0 {
+		c.qmu.Unlock()
+		c.send(body)
+		return
+	}
+	f := framed(body)
+	c.writing = true
+	c.queuedMsgs++
+	c.queuedBytes += len(f)
+	c.qmu.Unlock()
+	c.write(f)
+	c.qmu.Lock()
+	c.queuedMsgs--
+	c.queuedBytes -= len(f)
+	c.drainLocked()
 }
 
 func (c *Conn) readLoop(ctx context.Context) error {
@@ -812,7 +860,7 @@ func (c *Conn) worker(w chan task) {
 		}
 		c.wmu.Unlock()
 		if reply != nil {
-			c.send(reply)
+			c.writeReply(reply)
 		}
 		c.handlers.Done()
 		if !keep {

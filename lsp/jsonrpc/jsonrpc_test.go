@@ -794,6 +794,55 @@ func TestHandlerGoroutinesReused(t *testing.T) {
 	}
 }
 
+// writerConn records which goroutine made each Write.
+type writerConn struct {
+	net.Conn
+	mu      sync.Mutex
+	writers []string
+}
+
+func (w *writerConn) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	w.writers = append(w.writers, goroutineID())
+	w.mu.Unlock()
+	return w.Conn.Write(b)
+}
+
+// TestReplyWrittenByItsWorker: with nothing else queued, a worker writes
+// its reply itself, in one Write, instead of waking the writer goroutine.
+func TestReplyWrittenByItsWorker(t *testing.T) {
+	server, client := net.Pipe()
+	wc := &writerConn{Conn: server}
+	c := jsonrpc.NewConn(wc, routes(map[string]jsonrpc.Handler{
+		"who": func(context.Context, *jsonrpc.Request) (any, error) { return goroutineID(), nil },
+	}), jsonrpc.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); client.Close(); <-done }()
+	client.SetDeadline(time.Now().Add(rpcWait))
+	r := bufio.NewReader(client)
+	for i := range 3 {
+		if _, err := io.WriteString(client, rpcMsg(rpcCall(i, "who", ""))); err != nil {
+			t.Fatal(err)
+		}
+		body, err := readFrame(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reply struct{ Result string }
+		if err := json.Unmarshal(body, &reply); err != nil {
+			t.Fatalf("reply %s: %v", body, err)
+		}
+		wc.mu.Lock()
+		writers := slices.Clone(wc.writers)
+		wc.mu.Unlock()
+		if want := []string{reply.Result}; !slices.Equal(writers[i:], want) {
+			t.Errorf("call %d: got writes from goroutines %v, want one from the handler's, %v", i, writers[i:], want)
+		}
+	}
+}
+
 func TestInlineHandlersRunInOrder(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
