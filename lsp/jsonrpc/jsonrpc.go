@@ -264,7 +264,8 @@ func (c *Conn) Close() error {
 }
 
 // Settle waits until every handler started so far has returned and its
-// reply is queued, or ctx ends (then it returns ctx.Err()). Called from an
+// reply is queued (or, written by its worker, written), or ctx ends (then
+// it returns ctx.Err()). Called from an
 // inline Handler, during which no message is read and so no handler starts,
 // it puts that handler's reply after the replies of every request received
 // before it (shutdown uses it, docs/protocol.md §2.2). Called from a Handler in its own
@@ -517,7 +518,9 @@ func (c *Conn) drainLocked() {
 // (docs/performance.md "Replies written by their worker"), and then what
 // was queued meanwhile; otherwise the reply is queued. Only a worker may
 // call it: it may wait for the peer to read, and the read goroutine must
-// never wait for that.
+// never wait for that. The worker's handler counts in c.handlers until
+// this returns, so Run lets that write end (within its 2 s) before it
+// closes the transport.
 func (c *Conn) writeReply(body []byte) {
 	select {
 	case <-c.stopping:
