@@ -250,3 +250,46 @@ func BenchmarkReads(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSteps runs the step pair of tests/bench's core figures through a
+// whole LSP connection over io.Pipe: agentd.step.begin and agentd.step.end
+// (100 output tokens) of an open turn of a session with a goal, one after
+// the other, each committed with fsync; step.end also appends a history
+// event and sends agentd/goalChanged. It reports the server's and client's
+// CPU per pair (cpu-µs/op; docs/performance.md "step.end").
+func BenchmarkSteps(b *testing.B) {
+	exec := func(command string, args any) []byte {
+		params, err := json.Marshal(map[string]any{"command": command, "arguments": []any{args}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"workspace/executeCommand","params":%s}`, params)
+	}
+	send, reply := benchConn(b)
+	for _, req := range [][]byte{
+		exec("agentd.goal.create", map[string]any{"session": "goal", "objective": "Ship the new config format"}),
+		exec("agentd.turn.begin", map[string]any{"session": "goal", "turnId": "t1", "origin": "user"}),
+	} {
+		send(req)
+		if r := reply(); bytes.Contains(r, []byte(`"error":`)) {
+			b.Fatalf("setup %s: %s", req, r)
+		}
+	}
+	steps := [][]byte{
+		exec("agentd.step.begin", map[string]any{"session": "goal", "turnId": "t1"}),
+		exec("agentd.step.end", map[string]any{"session": "goal", "turnId": "t1", "outputTokens": 100, "finishReason": "tool_calls"}),
+	}
+	b.ResetTimer()
+	start := cpuTime(b)
+	for i := 0; i < b.N; i++ {
+		for _, req := range steps {
+			send(req)
+			if r := reply(); bytes.Contains(r, []byte(`"error":`)) {
+				b.Fatalf("%s: %s", req, r)
+			}
+		}
+	}
+	cpu := cpuTime(b) - start
+	b.StopTimer()
+	b.ReportMetric(float64((cpu / time.Duration(b.N)).Microseconds()), "cpu-µs/op")
+}

@@ -40,6 +40,14 @@ const (
 	drainTimeout = 2 * time.Second // how long Run waits for handlers and the writer when it ends
 )
 
+// maxIdleWorkers is how many handler goroutines a Conn keeps for the next
+// handlers once theirs have returned. A handler's goroutine grows its stack
+// as deep as the handler goes (encoding/json, bbolt); a new goroutine for
+// every request grew it again, copying the stack each time it doubled (a
+// quarter of a GetGoal read's CPU, docs/performance.md "Handler
+// goroutines"). Handlers beyond these run in new goroutines, as before.
+const maxIdleWorkers = 2
+
 // JSON-RPC and LSP error codes.
 const (
 	CodeParseError           = -32700
@@ -133,16 +141,20 @@ type Conn struct {
 	queuedMsgs  int           // messages queued or being written; guarded by qmu
 	queuedBytes int           // their bytes; guarded by qmu
 	queueReady  chan struct{} // 1-buffered: the queue has messages
+	writing     bool          // a goroutine is writing: the writer, or a worker writing its reply (writeReply); guarded by qmu
 
 	stopping   chan struct{} // closed: no more outgoing messages are accepted
 	stopOnce   sync.Once
 	writerDone chan struct{}
-	writeErr   error         // first write failure; touched by the writer only
+	writeErr   error         // first write failure; touched only by the goroutine that is writing
 	readDone   chan struct{} // closed when the read loop has ended; waiting Calls fail
 	done       chan struct{} // closed when Run has returned
 	started    atomic.Bool
 	nextID     atomic.Int64
 	handlers   sync.WaitGroup
+
+	wmu  sync.Mutex
+	idle []chan task // workers waiting for a handler, the last idle first; guarded by wmu
 
 	closeOnce sync.Once
 	closeErr  error
@@ -252,7 +264,8 @@ func (c *Conn) Close() error {
 }
 
 // Settle waits until every handler started so far has returned and its
-// reply is queued, or ctx ends (then it returns ctx.Err()). Called from an
+// reply is queued (or, written by its worker, written), or ctx ends (then
+// it returns ctx.Err()). Called from an
 // inline Handler, during which no message is read and so no handler starts,
 // it puts that handler's reply after the replies of every request received
 // before it (shutdown uses it, docs/protocol.md §2.2). Called from a Handler in its own
@@ -431,56 +444,105 @@ func (c *Conn) enqueueFrame(frame []byte, optional bool) error {
 	return nil
 }
 
-// writeLoop is the only writer: one Write per message, in queue order. After a
-// write fails it closes the transport and drops the rest.
+// writeLoop writes what is queued, one Write per message, in queue order,
+// whenever no worker is writing its reply itself (writeReply). After a
+// write fails the transport is closed and the rest dropped.
 func (c *Conn) writeLoop() {
 	defer close(c.writerDone)
-	write := func(f []byte) {
-		if c.writeErr != nil {
-			return
-		}
-		if _, err := c.rwc.Write(f); err != nil {
-			c.writeErr = err
-			c.mu.Lock()
-			closed := c.closed
-			c.mu.Unlock()
-			if !closed {
-				c.log.Error("jsonrpc: write failed; closing the connection", "err", err)
-			}
-			c.closeTransport(fmt.Errorf("jsonrpc: writing message: %w", err))
-		}
-	}
 	for {
 		select {
 		case <-c.queueReady:
-			c.writeQueued(write)
+			c.writeQueued()
 		case <-c.stopping:
-			c.writeQueued(write)
+			c.writeQueued()
 			return
 		}
 	}
 }
 
-// writeQueued writes what the queue holds until it is empty. A message
+// write writes one framed message; only the goroutine that set c.writing
+// calls it.
+func (c *Conn) write(f []byte) {
+	if c.writeErr != nil {
+		return
+	}
+	if _, err := c.rwc.Write(f); err != nil {
+		c.writeErr = err
+		c.mu.Lock()
+		closed := c.closed
+		c.mu.Unlock()
+		if !closed {
+			c.log.Error("jsonrpc: write failed; closing the connection", "err", err)
+		}
+		c.closeTransport(fmt.Errorf("jsonrpc: writing message: %w", err))
+	}
+}
+
+// writeQueued writes what the queue holds until it is empty, unless
+// another goroutine is writing (it empties the queue itself). A message
 // counts against the queue's bounds until it has been written.
-func (c *Conn) writeQueued(write func([]byte)) {
-	for {
-		c.qmu.Lock()
+func (c *Conn) writeQueued() {
+	c.qmu.Lock()
+	if c.writing {
+		c.qmu.Unlock()
+		return
+	}
+	c.writing = true
+	c.drainLocked()
+}
+
+// drainLocked writes the queue until it is empty, then gives up the
+// writing; it is called with qmu held and c.writing set, and returns
+// with qmu released.
+func (c *Conn) drainLocked() {
+	for len(c.queue) > 0 {
 		batch := c.queue
 		c.queue = nil
 		c.qmu.Unlock()
-		if len(batch) == 0 {
-			return
-		}
 		for i, f := range batch {
-			write(f)
+			c.write(f)
 			batch[i] = nil
 			c.qmu.Lock()
 			c.queuedMsgs--
 			c.queuedBytes -= len(f)
 			c.qmu.Unlock()
 		}
+		c.qmu.Lock()
 	}
+	c.writing = false
+	c.qmu.Unlock()
+}
+
+// writeReply is send for a worker: when nothing is queued or being
+// written, the worker writes its reply itself, without waking the writer
+// (docs/performance.md "Replies written by their worker"), and then what
+// was queued meanwhile; otherwise the reply is queued. Only a worker may
+// call it: it may wait for the peer to read, and the read goroutine must
+// never wait for that. The worker's handler counts in c.handlers until
+// this returns, so Run lets that write end (within its 2 s) before it
+// closes the transport.
+func (c *Conn) writeReply(body []byte) {
+	select {
+	case <-c.stopping:
+		return // the connection has ended: dropped, as send drops it
+	default:
+	}
+	c.qmu.Lock()
+	if c.writing || len(c.queue) > 0 {
+		c.qmu.Unlock()
+		c.send(body)
+		return
+	}
+	f := framed(body)
+	c.writing = true
+	c.queuedMsgs++
+	c.queuedBytes += len(f)
+	c.qmu.Unlock()
+	c.write(f)
+	c.qmu.Lock()
+	c.queuedMsgs--
+	c.queuedBytes -= len(f)
+	c.drainLocked()
 }
 
 func (c *Conn) readLoop(ctx context.Context) error {
@@ -754,17 +816,73 @@ func (c *Conn) cancelRequest(params json.RawMessage) {
 	}
 }
 
-func (c *Conn) dispatch(ctx context.Context, req *Request) {
-	start := func(inline bool, f func()) {
-		if inline {
-			f()
+// task runs one handler and returns the reply to send, nil for none.
+type task func() (reply []byte)
+
+// goHandler runs t outside the read goroutine, on an idle worker when
+// there is one, else on a new one. t counts in c.handlers until its reply
+// is queued.
+func (c *Conn) goHandler(t task) {
+	c.handlers.Add(1)
+	c.wmu.Lock()
+	if n := len(c.idle); n > 0 {
+		w := c.idle[n-1]
+		c.idle = c.idle[:n-1]
+		c.wmu.Unlock()
+		w <- t // buffered: never waits
+		return
+	}
+	c.wmu.Unlock()
+	w := make(chan task, 1)
+	w <- t
+	go c.worker(w)
+}
+
+// worker runs the tasks given on w. Once a task has returned it is idle
+// again before the task's reply is queued, so a peer that sends its next
+// request on the reply finds it idle, unless maxIdleWorkers others are:
+// then it ends. It ends too when the read loop has ended (no task comes
+// after that).
+func (c *Conn) worker(w chan task) {
+	for {
+		var t task
+		select {
+		case t = <-w:
+		case <-c.readDone:
+			select {
+			case t = <-w: // given just before the read loop ended
+			default:
+				return
+			}
+		}
+		reply := t()
+		c.wmu.Lock()
+		keep := len(c.idle) < maxIdleWorkers
+		if keep {
+			c.idle = append(c.idle, w)
+		}
+		c.wmu.Unlock()
+		if reply != nil {
+			c.writeReply(reply)
+		}
+		c.handlers.Done()
+		if !keep {
 			return
 		}
-		c.handlers.Go(f)
+	}
+}
+
+func (c *Conn) dispatch(ctx context.Context, req *Request) {
+	start := func(inline bool, t task) {
+		if !inline {
+			c.goHandler(t)
+		} else if reply := t(); reply != nil {
+			c.send(reply)
+		}
 	}
 	if !req.IsCall() {
 		if h, inline := c.routeSafe(req); h != nil {
-			start(inline, func() { c.runNotification(ctx, h, req) })
+			start(inline, func() []byte { c.runNotification(ctx, h, req); return nil })
 		}
 		return
 	}
@@ -796,10 +914,10 @@ func (c *Conn) dispatch(ctx context.Context, req *Request) {
 		c.send(rpcReplyBody(req.ID, nil, NewError(CodeMethodNotFound, "method not found: %s", req.Method)))
 		return
 	}
-	start(inline, func() {
+	start(inline, func() []byte {
 		body := c.answer(hctx, h, req)
 		done()
-		c.send(body)
+		return body
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -757,6 +758,88 @@ func TestSlowCallDoesNotDelayLaterCall(t *testing.T) {
 	close(release)
 	if diff := cmp.Diff(rpcReply{ID: "1", HasResult: true, Result: `"slow"`}, p.nextReply()); diff != "" {
 		t.Errorf("second reply (-want +got):\n%s", diff)
+	}
+}
+
+// goroutineID is the number runtime.Stack gives the calling goroutine.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	return strings.Fields(string(buf[:runtime.Stack(buf, false)]))[1]
+}
+
+// TestHandlerGoroutinesReused: calls sent one after the other, each on the
+// reply to the one before, run on one goroutine (whose stack has already
+// grown); a call that arrives while another runs gets a goroutine of its
+// own; the goroutines end with the connection (TestNoGoroutineLeak).
+func TestHandlerGoroutinesReused(t *testing.T) {
+	release := make(chan struct{})
+	who := func(context.Context, *jsonrpc.Request) (any, error) { return goroutineID(), nil }
+	hold := func(context.Context, *jsonrpc.Request) (any, error) { <-release; return goroutineID(), nil }
+	p := startRPC(t, routes(map[string]jsonrpc.Handler{"who": who, "hold": hold}), jsonrpc.Options{})
+	var seq []string
+	for i := range 20 {
+		p.send(rpcCall(i, "who", ""))
+		seq = append(seq, p.nextReply().Result)
+	}
+	if want := slices.Repeat(seq[:1], len(seq)); !slices.Equal(seq, want) {
+		t.Errorf("goroutines of calls sent one after the other: got %v, want one", seq)
+	}
+	p.send(rpcCall(100, "hold", ""))
+	p.send(rpcCall(101, "who", ""))
+	quick := p.nextReply() // 101, while 100 holds its goroutine
+	close(release)
+	held := p.nextReply()
+	if quick.ID != "101" || held.ID != "100" || quick.Result == held.Result {
+		t.Errorf("got replies %+v then %+v, want 101 then 100 from different goroutines", quick, held)
+	}
+}
+
+// writerConn records which goroutine made each Write.
+type writerConn struct {
+	net.Conn
+	mu      sync.Mutex
+	writers []string
+}
+
+func (w *writerConn) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	w.writers = append(w.writers, goroutineID())
+	w.mu.Unlock()
+	return w.Conn.Write(b)
+}
+
+// TestReplyWrittenByItsWorker: with nothing else queued, a worker writes
+// its reply itself, in one Write, instead of waking the writer goroutine.
+func TestReplyWrittenByItsWorker(t *testing.T) {
+	server, client := net.Pipe()
+	wc := &writerConn{Conn: server}
+	c := jsonrpc.NewConn(wc, routes(map[string]jsonrpc.Handler{
+		"who": func(context.Context, *jsonrpc.Request) (any, error) { return goroutineID(), nil },
+	}), jsonrpc.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); client.Close(); <-done }()
+	client.SetDeadline(time.Now().Add(rpcWait))
+	r := bufio.NewReader(client)
+	for i := range 3 {
+		if _, err := io.WriteString(client, rpcMsg(rpcCall(i, "who", ""))); err != nil {
+			t.Fatal(err)
+		}
+		body, err := readFrame(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reply struct{ Result string }
+		if err := json.Unmarshal(body, &reply); err != nil {
+			t.Fatalf("reply %s: %v", body, err)
+		}
+		wc.mu.Lock()
+		writers := slices.Clone(wc.writers)
+		wc.mu.Unlock()
+		if want := []string{reply.Result}; !slices.Equal(writers[i:], want) {
+			t.Errorf("call %d: got writes from goroutines %v, want one from the handler's, %v", i, writers[i:], want)
+		}
 	}
 }
 
