@@ -13,9 +13,9 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/agentd/agentd/commands"
-	"github.com/agentd/agentd/lsp/daemon"
-	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/lsp/daemon/client"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // The mapping of events to the lifecycle (docs/hooks.md):
@@ -114,7 +114,7 @@ type engine struct {
 	folder string
 	ev     event
 	c      cursor
-	sess   *daemon.Session
+	sess   *client.Session
 }
 
 func (e *engine) close() {
@@ -148,7 +148,7 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return outcome{}, err
 	}
-	unlock, err := daemon.LockFile(ctx, path+".lock", e.opts.Timeout)
+	unlock, err := client.LockFile(ctx, path+".lock", e.opts.Timeout)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -171,7 +171,7 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 		}
 	}
 	// The cursor records what agentd did, even when a later call failed.
-	if serr := workspace.WriteJSONAtomic(path, e.c, false); serr != nil && err == nil {
+	if serr := wsfolder.WriteJSONAtomic(path, e.c, false); serr != nil && err == nil {
 		err = serr
 	}
 	return o, err
@@ -228,7 +228,7 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 		return outcome{}, err
 	case kindGate:
 		if e.c.Turn != "" && e.c.Grace {
-			return outcome{deny: commands.GraceStepRefusal(e.ev.tool).Output}, nil
+			return outcome{deny: goal.GraceStepRefusal(e.ev.tool).Output}, nil
 		}
 		return outcome{}, nil
 	}
@@ -365,11 +365,11 @@ func (e *engine) gateSubagent(ctx context.Context) (outcome, error) {
 	if name == "" || name == todoListTool {
 		return outcome{}, nil
 	}
-	var res commands.ToolResult
+	var res goal.ToolResult
 	if err := e.exec(ctx, "agentd.callTool", map[string]any{"name": name, "input": map[string]any{}, "agent": e.ev.subagent}, &res); err != nil {
 		return outcome{}, err
 	}
-	if res.IsError && res.ErrorCode == commands.CodeUnsupportedAgent {
+	if res.IsError && res.ErrorCode == goal.CodeUnsupportedAgent {
 		return outcome{deny: res.Output}, nil
 	}
 	return outcome{}, nil
@@ -380,7 +380,7 @@ const todoListTool = "TodoList"
 
 // mirrorTodos writes the agent's own todo list into agentd's, as the model.
 func (e *engine) mirrorTodos(ctx context.Context) error {
-	var res commands.ToolResult
+	var res goal.ToolResult
 	if err := e.exec(ctx, "agentd.callTool", map[string]any{"name": todoListTool, "input": map[string]any{"todos": e.ev.todos}}, &res); err != nil {
 		return err
 	}

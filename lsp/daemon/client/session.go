@@ -1,4 +1,4 @@
-package daemon
+package client
 
 // This file is the client side of one LSP session with an agentd server: the
 // shell commands run one command in a short session (Call), and the
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/lsp/jsonrpc"
-	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // SessionOptions configure OpenSession.
@@ -58,7 +58,7 @@ func OpenSession(ctx context.Context, conn io.ReadWriteCloser, opts SessionOptio
 		s.rpc.Run(runCtx)
 		close(s.runDone)
 	}()
-	uri := workspace.URIFromPath(opts.Folder)
+	uri := wsfolder.URIFromPath(opts.Folder)
 	name := opts.ClientName
 	if name == "" {
 		name = "agentd-cli"
@@ -88,8 +88,8 @@ func OpenSession(ctx context.Context, conn io.ReadWriteCloser, opts SessionOptio
 }
 
 // Execute runs workspace/executeCommand with one ARGS object and returns
-// its result. A refusal comes back as a *commands.Error with the code and
-// data the server sent (commands.ErrorCode works on it); other JSON-RPC
+// its result. A refusal comes back as a *coded.Error with the code and
+// data the server sent (coded.ErrorCode works on it); other JSON-RPC
 // errors as an error with the server's message; a connection that ended
 // before the answer as an error saying the command may or may not have run;
 // arguments too large for one message (DefaultMaxMessageBytes) as an error
