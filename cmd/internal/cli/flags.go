@@ -35,7 +35,7 @@ func ParseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		f := fs.Lookup(name)
 		if f == nil {
-			return nil, fmt.Errorf("unknown flag %s (see agentd --help; to pass text that starts with -, put it after --)", a)
+			return nil, fmt.Errorf("unknown flag %s (see %s --help; to pass text that starts with -, put it after --)", a, fs.Name())
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			continue
