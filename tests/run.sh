@@ -20,7 +20,7 @@ go vet ./...
 
 step "build"
 mkdir -p bin
-go build -o bin/agentd ./cmd/agentd
+go build -o bin/ ./cmd/agentd ./cmd/agentd-hook   # agentd-hook beside agentd, as installed (README, Install)
 export AGENTD_BIN="$root/bin/agentd"
 
 step "go test -race"

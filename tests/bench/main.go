@@ -27,6 +27,7 @@ import (
 // bench is one run: its files, settings and figures.
 type bench struct {
 	tmp, bin, trivial string   // the run's directory, agentd, a Go program that exits at once
+	hookBin           string   // agentd-hook, beside bin
 	stateDir          string   // of the stdio agentd of the main figures
 	env               []string // agentd's: private XDG dirs
 	log               *os.File // agentd's stderr
@@ -169,11 +170,13 @@ func (b *bench) build() error {
 	if err != nil || root == "." {
 		return fmt.Errorf("run from inside the agentd module (go env GOMOD: %v)", err)
 	}
-	b.bin = filepath.Join(b.tmp, "agentd")
-	cmd := exec.Command("go", "build", "-o", b.bin, "./cmd/agentd")
+	// agentd-hook beside agentd, as installed (README, Install): the hook
+	// scenario runs it, and it starts that agentd.
+	b.bin, b.hookBin = filepath.Join(b.tmp, "agentd"), filepath.Join(b.tmp, "agentd-hook")
+	cmd := exec.Command("go", "build", "-o", b.tmp+"/", "./cmd/agentd", "./cmd/agentd-hook")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/agentd: %v\n%s", err, out)
+		return fmt.Errorf("go build ./cmd/agentd ./cmd/agentd-hook: %v\n%s", err, out)
 	}
 	if b.trivial, err = buildTrivial(b.tmp); err != nil {
 		return err
