@@ -171,6 +171,12 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 		}
 	}
 	// The cursor records what agentd did, even when a later call failed.
+	// It is written without an fsync (durable false): it is where the hook
+	// was, not state agentd acknowledged (the daemon's commits are durable),
+	// the rename keeps it whole through a crash of any process, and only a
+	// crash of the machine, which ends the agent too, can lose the last
+	// event's update (docs/hooks.md, "The turn a hook opened"). An fsync
+	// would cost every event a disk flush for that case.
 	if serr := wsfolder.WriteJSONAtomic(path, e.c, false); serr != nil && err == nil {
 		err = serr
 	}

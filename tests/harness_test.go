@@ -29,11 +29,20 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	agentdBin, hookBin = filepath.Join(dir, "agentd"), filepath.Join(dir, "agentd-hook")
-	build := exec.Command("go", "build", "-o", dir+"/", "../cmd/agentd", "../cmd/agentd-hook")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building agentd and agentd-hook:", err)
-		os.Exit(1)
+	// Built as README's Install builds them: agentd-hook static (no cgo).
+	for _, b := range []struct {
+		out, pkg string
+		static   bool
+	}{{agentdBin, "../cmd/agentd", false}, {hookBin, "../cmd/agentd-hook", true}} {
+		build := exec.Command("go", "build", "-o", b.out, b.pkg)
+		if b.static {
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building", b.pkg+":", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

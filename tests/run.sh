@@ -20,7 +20,8 @@ go vet ./...
 
 step "build"
 mkdir -p bin
-go build -o bin/ ./cmd/agentd ./cmd/agentd-hook   # agentd-hook beside agentd, as installed (README, Install)
+go build -o bin/agentd ./cmd/agentd
+CGO_ENABLED=0 go build -o bin/agentd-hook ./cmd/agentd-hook   # beside agentd, static, as installed (README, Install)
 export AGENTD_BIN="$root/bin/agentd"
 
 step "go test -race"

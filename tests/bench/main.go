@@ -170,13 +170,21 @@ func (b *bench) build() error {
 	if err != nil || root == "." {
 		return fmt.Errorf("run from inside the agentd module (go env GOMOD: %v)", err)
 	}
-	// agentd-hook beside agentd, as installed (README, Install): the hook
-	// scenario runs it, and it starts that agentd.
+	// agentd-hook beside agentd, static, as installed (README, Install):
+	// the hook scenario runs it.
 	b.bin, b.hookBin = filepath.Join(b.tmp, "agentd"), filepath.Join(b.tmp, "agentd-hook")
-	cmd := exec.Command("go", "build", "-o", b.tmp+"/", "./cmd/agentd", "./cmd/agentd-hook")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/agentd ./cmd/agentd-hook: %v\n%s", err, out)
+	for _, p := range []struct {
+		out, pkg string
+		static   bool
+	}{{b.bin, "./cmd/agentd", false}, {b.hookBin, "./cmd/agentd-hook", true}} {
+		cmd := exec.Command("go", "build", "-o", p.out, p.pkg)
+		cmd.Dir = root
+		if p.static {
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", p.pkg, err, out)
+		}
 	}
 	if b.trivial, err = buildTrivial(b.tmp); err != nil {
 		return err
