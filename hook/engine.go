@@ -117,9 +117,12 @@ type engine struct {
 	sess   *client.Session
 }
 
+// close ends the event's session: dropped, without LSP's goodbye, since
+// the hook's turns are detached and outlive the connection anyway
+// (client.Session.Drop).
 func (e *engine) close() {
 	if e.sess != nil {
-		e.sess.Close()
+		e.sess.Drop()
 	}
 }
 

@@ -128,6 +128,15 @@ func (s *Session) Close() error {
 	return nil
 }
 
+// Drop ends the session without LSP's goodbye (shutdown, exit): it closes
+// the connection, which the server reads as its client gone, as when a
+// client dies (docs/protocol.md §2): the server releases the folders and
+// ends the turns the connection began, but not detached ones. For a client
+// all of whose turns are detached and that runs once per event (agentd
+// hook, docs/hooks.md), where the goodbye would cost each event two more
+// exchanges with the server.
+func (s *Session) Drop() { s.end() }
+
 // end closes the connection and waits for its read loop.
 func (s *Session) end() {
 	s.rpc.Close()
