@@ -166,3 +166,28 @@ func TestVersionAndGoalHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestHookFlagsAsAgentd: agentd-hook's flags (cli.HookFlags) are exactly
+// those `agentd hook` takes, the global ones and those flagCommands gives
+// hook, with agentd's defaults.
+func TestHookFlagsAsAgentd(t *testing.T) {
+	var o options
+	agentd := newFlagSet(&o, io.Discard)
+	var f cli.HookFlags
+	lean := f.FlagSet("agentd-hook", io.Discard)
+	var want, got []string
+	agentd.VisitAll(func(fl *flag.Flag) {
+		if slices.Contains(globalFlags, fl.Name) || slices.Contains(flagCommands[fl.Name], "hook") {
+			want = append(want, fl.Name)
+		}
+	})
+	lean.VisitAll(func(fl *flag.Flag) {
+		got = append(got, fl.Name)
+		if a := agentd.Lookup(fl.Name); a != nil && a.DefValue != fl.DefValue {
+			t.Errorf("--%s defaults to %q in agentd-hook, %q in agentd", fl.Name, fl.DefValue, a.DefValue)
+		}
+	})
+	if !slices.Equal(got, want) {
+		t.Errorf("agentd-hook's flags %v, want those of agentd hook %v", got, want)
+	}
+}
