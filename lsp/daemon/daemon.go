@@ -11,15 +11,14 @@ package daemon
 //	PATH        the socket, mode 0600, removed when the daemon ends, made
 //	            again by the daemon when something else removed it
 //	PATH.lock   held (flock) by the running daemon for its whole life;
-//	            holds Info as JSON (pid, state dir, version)
+//	            holds client.Info as JSON (pid, state dir, version)
 //
-// A PATH longer than a Unix socket address holds (maxSocketPath) is bound
-// and dialled through its directory (socketAddr), so that any runtime dir
-// works.
+// A PATH longer than a Unix socket address holds is bound and dialled
+// through its directory (client.SocketAddr), so that any runtime dir works.
 //
-// The auto socket (client.AutoSocketPath) lives in a directory that only the user
-// can enter (client.SecureDir); connections from another user id are refused all
-// the same (SO_PEERCRED).
+// The auto socket (client.AutoSocketPath) lives in a directory that only
+// the user can enter (client.SecureDir); connections from another user id
+// are refused all the same (SO_PEERCRED).
 
 import (
 	"context"
@@ -73,7 +72,7 @@ type Daemon struct {
 	log     *slog.Logger
 	uid     int
 	ln      *net.UnixListener
-	lnAddr  func() // releases the listener's address (socketAddr)
+	lnAddr  func() // releases the listener's address (client.SocketAddr)
 	ino     uint64 // the inode of ln's socket file
 	foreign bool   // the socket path names another file than ln's (keepSocket)
 	lock    *os.File
@@ -181,7 +180,7 @@ func (d *Daemon) listen(stateDir string) error {
 }
 
 // bind listens on the socket path, which must be free, with mode 0600, and
-// returns the listener, the release of its address (socketAddr) and the
+// returns the listener, the release of its address (client.SocketAddr) and the
 // inode of the socket file it made.
 func (d *Daemon) bind() (*net.UnixListener, func(), uint64, error) {
 	addr, release, err := client.SocketAddr(d.path)
