@@ -17,7 +17,7 @@ import (
 // runMCP runs `agentd mcp` (docs/mcp.md): an MCP server on stdin/stdout for
 // one workspace folder (--workspace, else workspaceFolder's rule) and
 // session. --remote=auto (the default) and unix:PATH reach the shared
-// daemon as the forwarder does (cli.Daemon.Dial); --remote=off serves the state
+// daemon as the forwarder does (dialShared); --remote=off serves the state
 // from this process, as `agentd` on stdio does.
 func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
@@ -49,7 +49,7 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 			return 2
 		}
 		dial = func(dctx context.Context) (io.ReadWriteCloser, error) {
-			conn, _, err := o.daemon(stateDir, log).Dial(dctx, path, explicit)
+			conn, _, err := dialShared(dctx, o, path, explicit, stateDir, log)
 			if err != nil {
 				return nil, err
 			}

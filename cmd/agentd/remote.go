@@ -65,7 +65,7 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	}
 	terminalHint(stdin, stderr, "agentd --remote is an editor's connection to the shared agentd daemon; it now waits for LSP messages on stdin.\n"+
 		"Editors start it for you (docs/shared-daemon.md). From a shell, try: agentd tool TodoList, agentd state, agentd --help. Press Ctrl-D to quit.\n")
-	conn, info, err := o.daemon(stateDir, log).Dial(ctx, path, explicit)
+	conn, info, err := dialShared(ctx, o, path, explicit, stateDir, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 1
@@ -79,7 +79,7 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	// A daemon that ends the connection before it answered (it was dying
 	// or stopping when dialled) is replaced the way this one was reached.
 	redial := func(ctx context.Context) (*net.UnixConn, error) {
-		c, _, err := o.daemon(stateDir, log).Dial(ctx, path, explicit)
+		c, _, err := dialShared(ctx, o, path, explicit, stateDir, log)
 		return c, err
 	}
 	code, err := daemon.Forward(ctx, in, stdout, conn, redial, log)
@@ -93,6 +93,13 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		return 1
 	}
 	return code
+}
+
+// dialShared connects to the shared daemon at path (cli.RemoteSocket of
+// --remote), as the forwarder and `agentd mcp` do: cli.Daemon.Dial with
+// this command line's daemon.
+func dialShared(ctx context.Context, o options, path string, explicit bool, stateDir string, log *slog.Logger) (*net.UnixConn, client.Info, error) {
+	return o.daemon(stateDir, log).Dial(ctx, path, explicit)
 }
 
 // daemon is how this command reaches the shared daemon: started, when
