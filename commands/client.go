@@ -13,6 +13,7 @@ import (
 	"github.com/agentd/agentd/reminder"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // Defaults are a client's defaults for the common arguments (docs/protocol.md §2,
@@ -120,7 +121,7 @@ func (c *Client) AddFolder(uriOrPath string) error {
 	}
 	f := &folder{uri: uriOrPath, path: path}
 	if strings.HasPrefix(uriOrPath, "/") {
-		f.uri = workspace.URIFromPath(path)
+		f.uri = wsfolder.URIFromPath(path)
 	}
 	c.folders = append(c.folders, f)
 	c.mu.Unlock()
@@ -309,7 +310,7 @@ func folderPath(uriOrPath string) (string, error) {
 	p := filepath.Clean(uriOrPath)
 	if !strings.HasPrefix(uriOrPath, "/") {
 		var err error
-		if p, err = workspace.PathFromURI(uriOrPath); err != nil {
+		if p, err = wsfolder.PathFromURI(uriOrPath); err != nil {
 			return "", argsErrorf("workspace folder %q: %v", uriOrPath, err)
 		}
 	}

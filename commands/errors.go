@@ -4,34 +4,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentd/agentd/commands/coded"
 	"github.com/agentd/agentd/jsonin"
 )
 
-// Error is a refusal with a stable code (docs/runtime.md §3). Data holds extra
-// fields a client may use (e.g. "state" for todo.conflict); the lsp package
-// sends them as the JSON-RPC error's data next to "code".
-type Error struct {
-	Code string
-	Msg  string
-	Data map[string]any
-	Err  error // the cause, if any
-}
-
-func (e *Error) Error() string {
-	if e.Err != nil && e.Msg == "" {
-		return e.Err.Error()
-	}
-	return e.Msg
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// ErrorCode is the stable code, e.g. "todo.conflict".
-func (e *Error) ErrorCode() string { return e.Code }
-
-// ErrorData is the extra data for the client, or nil.
-func (e *Error) ErrorData() map[string]any { return e.Data }
+// Error is a refusal with a stable code (docs/runtime.md §3): coded.Error,
+// named here for the commands and the packages above them.
+type Error = coded.Error
 
 // CodeArgsInvalid is the code of a badly shaped argument; the lsp package
 // answers it with JSON-RPC -32602 (docs/protocol.md §3). It is jsonin's, the one

@@ -14,6 +14,7 @@ import (
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // FuzzUnwrapArguments: for any raw `arguments`, UnwrapArguments answers
@@ -126,7 +127,7 @@ func fuzzExecuteSeeds(root string) []fuzzSeed {
 			out = append(out, fuzzSeed{index(id), a})
 		}
 	}
-	ws, _ := json.Marshal(workspace.URIFromPath(root))
+	ws, _ := json.Marshal(wsfolder.URIFromPath(root))
 	add("agentd.tools", ``, `[]`, `[{"session":"s"}]`)
 	add("agentd.callTool",
 		`[{"name":"TodoList","input":{"todos":[{"title":"a","status":"pending"}]}}]`,

@@ -12,6 +12,7 @@ import (
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // State is what clients read of a session (docs/protocol.md §3).
@@ -68,13 +69,13 @@ func FreshState(stateDir, path, session string) (st State, ok bool, err error) {
 	if err != nil {
 		return State{}, false, err
 	}
-	if _, err := os.Stat(workspace.StateFile(stateDir, real)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(wsfolder.StateFile(stateDir, real)); !errors.Is(err, fs.ErrNotExist) {
 		return State{}, false, nil
 	}
 	if team, err := workspace.ReadTeam(real); team != nil || err != nil {
 		return State{}, false, nil // a team folder's state is in etcd (docs/team.md)
 	}
-	return State{Workspace: workspace.URIFromPath(real), Session: session, Todos: TodosState{Items: []todo.Item{}}, Queue: queueOf(&goal.State{})}, true, nil
+	return State{Workspace: wsfolder.URIFromPath(real), Session: session, Todos: TodosState{Items: []todo.Item{}}, Queue: queueOf(&goal.State{})}, true, nil
 }
 
 // SessionInfo is one row of agentd.sessions.

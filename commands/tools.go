@@ -190,15 +190,6 @@ func runTodo(c *call, in todo.Input, desc string, cur workspace.Session) (ToolRe
 	return ToolResult{Output: plan.Output(s.Todos), Description: desc}, nil
 }
 
-// CodeUnsupportedAgent is the code of a goal tool called by a subagent
-// (docs/runtime.md §2.8).
-const CodeUnsupportedAgent = goal.CodeUnsupportedAgent
-
-// GraceStepRefusal is the answer to a tool call made during a grace step
-// (docs/runtime.md §2.4), for a host that runs that tool itself (agentd hook
-// refuses the agent's own tools with it); description is the tool's.
-func GraceStepRefusal(description string) ToolResult { return goal.GraceStepRefusal(description) }
-
 // refusal is a model-facing refusal (docs/protocol.md §3: inside agentd.callTool a
 // refusal is a normal result with isError).
 func refusal(code, desc, output string) ToolResult {

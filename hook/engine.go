@@ -13,9 +13,9 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/agentd/agentd/commands"
-	"github.com/agentd/agentd/lsp/daemon"
-	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/lsp/daemon/client"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // The mapping of events to the lifecycle (docs/hooks.md):
@@ -114,12 +114,15 @@ type engine struct {
 	folder string
 	ev     event
 	c      cursor
-	sess   *daemon.Session
+	sess   *client.Session
 }
 
+// close ends the event's session: dropped, without LSP's goodbye, since
+// the hook's turns are detached and outlive the connection anyway
+// (client.Session.Drop).
 func (e *engine) close() {
 	if e.sess != nil {
-		e.sess.Close()
+		e.sess.Drop()
 	}
 }
 
@@ -148,7 +151,7 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return outcome{}, err
 	}
-	unlock, err := daemon.LockFile(ctx, path+".lock", e.opts.Timeout)
+	unlock, err := client.LockFile(ctx, path+".lock", e.opts.Timeout)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -171,7 +174,13 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 		}
 	}
 	// The cursor records what agentd did, even when a later call failed.
-	if serr := workspace.WriteJSONAtomic(path, e.c, false); serr != nil && err == nil {
+	// It is written without an fsync (durable false): it is where the hook
+	// was, not state agentd acknowledged (the daemon's commits are durable),
+	// the rename keeps it whole through a crash of any process, and only a
+	// crash of the machine, which ends the agent too, can lose the last
+	// event's update (docs/hooks.md, "The turn a hook opened"). An fsync
+	// would cost every event a disk flush for that case.
+	if serr := wsfolder.WriteJSONAtomic(path, e.c, false); serr != nil && err == nil {
 		err = serr
 	}
 	return o, err
@@ -228,7 +237,7 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 		return outcome{}, err
 	case kindGate:
 		if e.c.Turn != "" && e.c.Grace {
-			return outcome{deny: commands.GraceStepRefusal(e.ev.tool).Output}, nil
+			return outcome{deny: goal.GraceStepRefusal(e.ev.tool).Output}, nil
 		}
 		return outcome{}, nil
 	}
@@ -365,11 +374,11 @@ func (e *engine) gateSubagent(ctx context.Context) (outcome, error) {
 	if name == "" || name == todoListTool {
 		return outcome{}, nil
 	}
-	var res commands.ToolResult
+	var res goal.ToolResult
 	if err := e.exec(ctx, "agentd.callTool", map[string]any{"name": name, "input": map[string]any{}, "agent": e.ev.subagent}, &res); err != nil {
 		return outcome{}, err
 	}
-	if res.IsError && res.ErrorCode == commands.CodeUnsupportedAgent {
+	if res.IsError && res.ErrorCode == goal.CodeUnsupportedAgent {
 		return outcome{deny: res.Output}, nil
 	}
 	return outcome{}, nil
@@ -380,7 +389,7 @@ const todoListTool = "TodoList"
 
 // mirrorTodos writes the agent's own todo list into agentd's, as the model.
 func (e *engine) mirrorTodos(ctx context.Context) error {
-	var res commands.ToolResult
+	var res goal.ToolResult
 	if err := e.exec(ctx, "agentd.callTool", map[string]any{"name": todoListTool, "input": map[string]any{"todos": e.ev.todos}}, &res); err != nil {
 		return err
 	}

@@ -8,12 +8,14 @@
 // keeps the agent going, a stop when a budget is spent.
 //
 // It is an adapter beside package lsp, never below it: every call is an
-// agentd command sent through an LSP session (daemon.OpenSession) on a
+// agentd command sent through an LSP session (client.OpenSession) on a
 // connection Options.Dial opens, to the shared daemon, as the forwarder and
 // `agentd mcp` do. The rules, texts and counts are the daemon's; only the
 // per-agent JSON shapes (claude.go, gemini.go, codex.go) and the mapping of
-// events to lifecycle calls are made here. It imports lsp, commands and
-// workspace.
+// events to lifecycle calls are made here. It imports lsp/daemon/client,
+// goal (the grace step's refusal, goal.GraceStepRefusal, and the subagent's
+// code) and workspace/wsfolder, and nothing that links the store:
+// agentd-hook runs it once per agent event (docs/hooks.md, "The program").
 //
 // It never breaks the agent: bad input, an unreachable daemon or a run over
 // Options.Timeout print nothing and exit 0; the reason goes to the log.
@@ -30,8 +32,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/lsp/daemon"
-	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/lsp/daemon/client"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // DefaultTimeout is how long one event may take, from reading stdin to
@@ -50,7 +52,7 @@ var Hosts = []string{"claude", "gemini", "codex"}
 type Options struct {
 	Host string // one of Hosts
 	// Folder is the workspace folder (--workspace); "" means the one
-	// workspace.FindFolder finds from the event's cwd.
+	// wsfolder.FindFolder finds from the event's cwd.
 	Folder   string
 	Session  string // the agentd session; "" is "default"
 	StateDir string // agentd's state dir: cursors live under StateDir/hooks
@@ -72,7 +74,7 @@ func Run(ctx context.Context, opts Options, in io.Reader, out io.Writer) {
 		opts.Timeout = DefaultTimeout
 	}
 	if opts.Session == "" {
-		opts.Session = workspace.DefaultSession
+		opts.Session = wsfolder.DefaultSession
 	}
 	log := opts.Logger.With("host", opts.Host)
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
@@ -199,7 +201,7 @@ func handle(ctx context.Context, opts Options, in io.Reader) ([]byte, error) {
 		if cwd == "" {
 			cwd = "."
 		}
-		if folder, err = workspace.FindFolder(opts.StateDir, cwd); err != nil {
+		if folder, err = wsfolder.FindFolder(opts.StateDir, cwd); err != nil {
 			return nil, err
 		}
 	}
@@ -298,7 +300,7 @@ func marshal(v any) ([]byte, error) {
 }
 
 // dialSession opens an LSP session on the folder.
-func dialSession(ctx context.Context, opts Options, folder string) (*daemon.Session, error) {
+func dialSession(ctx context.Context, opts Options, folder string) (*client.Session, error) {
 	if opts.Dial == nil {
 		return nil, errors.New("no way to reach agentd")
 	}
@@ -306,7 +308,7 @@ func dialSession(ctx context.Context, opts Options, folder string) (*daemon.Sess
 	if err != nil {
 		return nil, err
 	}
-	return daemon.OpenSession(ctx, conn, daemon.SessionOptions{Folder: folder, Session: opts.Session, ClientName: "agentd-hook"})
+	return client.OpenSession(ctx, conn, client.SessionOptions{Folder: folder, Session: opts.Session, ClientName: "agentd-hook"})
 }
 
 func errMissing(field string) error { return fmt.Errorf("field %s is missing", field) }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // pipeRWC is one end of a connection made of two io.Pipes.
@@ -155,7 +156,7 @@ func benchConn(b *testing.B) (send func(body []byte), reply func() []byte) {
 			}
 		}
 	}
-	folders, _ := json.Marshal(map[string]any{"workspaceFolders": []map[string]string{{"uri": workspace.URIFromPath(root), "name": "work"}}})
+	folders, _ := json.Marshal(map[string]any{"workspaceFolders": []map[string]string{{"uri": wsfolder.URIFromPath(root), "name": "work"}}})
 	send(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":%s}`, folders))
 	reply()
 	send([]byte(`{"jsonrpc":"2.0","method":"initialized","params":{}}`))

@@ -6,7 +6,7 @@
 // It is an adapter beside package lsp, never below it: every MCP request
 // becomes the same agentd command an editor would send (agentd.callTool
 // with actor model, agentd.state, agentd.goal.create as the user), run
-// through an LSP session (daemon.OpenSession) on a connection that Options.Dial
+// through an LSP session (client.OpenSession) on a connection that Options.Dial
 // opens, to the shared daemon or to a server in this process. The tool
 // list, the texts and the refusals come from package commands; only the MCP
 // shapes are made here. It imports lsp, commands, workspace and the SDK.
@@ -27,7 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/commands"
-	"github.com/agentd/agentd/lsp/daemon"
+	"github.com/agentd/agentd/lsp/daemon/client"
 	lsprpc "github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/workspace"
 )
@@ -47,7 +47,7 @@ const instructions = "agentd keeps this workspace's todo list and goal, shared l
 
 // Options configure Serve.
 type Options struct {
-	Folder  string // the workspace folder, an absolute path (workspace.FindFolder)
+	Folder  string // the workspace folder, an absolute path (wsfolder.FindFolder)
 	Session string // the agentd session; "" is "default"
 	Version string // serverInfo.version
 	// Dial opens a connection to an agentd LSP server: the shared daemon,
@@ -125,7 +125,7 @@ type server struct {
 	mcp  *mcp.Server
 
 	mu   sync.Mutex
-	sess *daemon.Session // nil until connected, and after its connection ended
+	sess *client.Session // nil until connected, and after its connection ended
 
 	pendingMu sync.Mutex
 	pending   map[string]bool // resource URIs changed and not yet announced
@@ -142,7 +142,7 @@ func mcpTool(info commands.ToolInfo) *mcp.Tool {
 }
 
 // session returns the live LSP session, opening one when there is none.
-func (s *server) session(ctx context.Context) (*daemon.Session, error) {
+func (s *server) session(ctx context.Context) (*client.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sess != nil {
@@ -157,7 +157,7 @@ func (s *server) session(ctx context.Context) (*daemon.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess, err := daemon.OpenSession(ctx, conn, daemon.SessionOptions{
+	sess, err := client.OpenSession(ctx, conn, client.SessionOptions{
 		Folder: s.opts.Folder, Session: s.opts.Session, ClientName: "agentd-mcp", OnNotify: s.notified,
 	})
 	if err != nil {

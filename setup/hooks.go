@@ -11,7 +11,8 @@ import (
 )
 
 // The hooks setup installs beside the MCP server (docs/hooks.md): each
-// event `agentd hook AGENT` handles gets one matcher group running it, in
+// event `agentd hook AGENT` handles gets one matcher group running it
+// (as `agentd-hook AGENT` when agentd-hook sits beside agentd), in
 // the agent's documented hooks format, merged by the same rules as the MCP
 // entry.
 //
@@ -61,9 +62,30 @@ func hooksPath(opts Options) (string, error) {
 	return filepath.Join(base, ".claude", "settings.json"), nil
 }
 
-// hookCommand is the shell command line the agent runs for a hook.
-func hookCommand(command, agent string) string {
-	return shellQuote(command) + " hook " + agent
+// hookCommand is the shell command line the agent runs for a hook:
+// `agentd-hook AGENT` when opts names agentd-hook (HookCommand), else
+// `agentd hook AGENT`.
+func hookCommand(opts Options) string {
+	if opts.HookCommand != "" {
+		return shellQuote(opts.HookCommand) + " " + opts.Agent
+	}
+	return shellQuote(opts.Command) + " hook " + opts.Agent
+}
+
+// HookCommandFor is Options.HookCommand for an agentd whose executable is
+// exe and whose config entries name command (Options.Command): agentd-hook
+// named the way command names agentd (plain, for a PATH lookup, or by the
+// path beside command's) when an agentd-hook sits beside exe, else "",
+// which keeps `agentd hook AGENT`.
+func HookCommandFor(exe, command string) string {
+	fi, err := os.Stat(filepath.Join(filepath.Dir(exe), HookProgram))
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return ""
+	}
+	if filepath.IsAbs(command) {
+		return filepath.Join(filepath.Dir(command), HookProgram)
+	}
+	return HookProgram
 }
 
 // shellQuote is s as one shell word.
@@ -77,8 +99,9 @@ func shellQuote(s string) string {
 }
 
 // ourGroup says whether a matcher group read from a file is one setup
-// wrote for ev: the group hookGroup makes, for a command whose base name is
-// agentd (another agentd binary, or the same one before it moved).
+// wrote for ev: the group hookGroup makes, for `W hook AGENT` where W's base
+// name is agentd, or `W AGENT` where it is agentd-hook (another agentd
+// binary, the same one before it moved, or the other of the two forms).
 func ourGroup(agent string, ev hookEvent, g any) bool {
 	m, _ := g.(map[string]any)
 	hs, _ := m["hooks"].([]any)
@@ -87,22 +110,27 @@ func ourGroup(agent string, ev hookEvent, g any) bool {
 	}
 	h, _ := hs[0].(map[string]any)
 	line, _ := h["command"].(string)
-	word, ok := strings.CutSuffix(line, " hook "+agent)
+	word, ok := strings.CutSuffix(line, " "+agent)
 	if !ok {
 		return false
+	}
+	program := HookProgram
+	if w, ok := strings.CutSuffix(word, " hook"); ok {
+		word, program = w, ServerName
 	}
 	cmd := word
 	if q, ok := strings.CutPrefix(word, "'"); ok && strings.HasSuffix(q, "'") {
 		cmd = strings.ReplaceAll(strings.TrimSuffix(q, "'"), `'\''`, "'")
 	}
-	return filepath.Base(cmd) == ServerName && same(g, hookGroup(agent, cmd, ev))
+	return filepath.Base(cmd) == program && same(g, hookGroup(agent, line, ev))
 }
 
-// hookGroup is the matcher group setup writes for one event.
-func hookGroup(agent, command string, ev hookEvent) object {
+// hookGroup is the matcher group setup writes for one event, running the
+// command line line.
+func hookGroup(agent, line string, ev hookEvent) object {
 	var h, g object
 	h.set("type", mustJSON("command"))
-	h.set("command", mustJSON(hookCommand(command, agent)))
+	h.set("command", mustJSON(line))
 	h.set("timeout", mustJSON(hookTimeout[agent]))
 	if ev.matcher != "" {
 		g.set("matcher", mustJSON(ev.matcher))
@@ -181,7 +209,7 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 	marker := "hook " + opts.Agent
 	action := Already
 	for _, ev := range hookEvents[opts.Agent] {
-		want := hookGroup(opts.Agent, opts.Command, ev)
+		want := hookGroup(opts.Agent, hookCommand(opts), ev)
 		var groups []json.RawMessage
 		if raw, ok := hooks.get(ev.name); ok {
 			if err := json.Unmarshal(raw, &groups); err != nil {

@@ -274,3 +274,91 @@ func TestUserCommandTemporaryBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestHookCommandFor: agentd-hook is named only when it sits beside the
+// running agentd as an executable file, the way the entries name agentd.
+func TestHookCommandFor(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "agentd")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := HookCommandFor(exe, exe); got != "" {
+		t.Errorf("no agentd-hook beside agentd: %q, want \"\"", got)
+	}
+	lean := filepath.Join(dir, HookProgram)
+	if err := os.WriteFile(lean, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := HookCommandFor(exe, exe); got != "" {
+		t.Errorf("agentd-hook not executable: %q, want \"\"", got)
+	}
+	if err := os.Chmod(lean, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for command, want := range map[string]string{exe: lean, "agentd": HookProgram, "/usr/local/bin/agentd": "/usr/local/bin/agentd-hook"} {
+		if got := HookCommandFor(exe, command); got != want {
+			t.Errorf("HookCommandFor(%s, %s) = %q, want %q", exe, command, got, want)
+		}
+	}
+}
+
+// TestHooksLeanProgram: with agentd-hook, every event runs `agentd-hook
+// AGENT`; again is a no-op; either form is setup's own, so setup from an
+// agentd with or without agentd-hook beside it updates the other form in
+// place, and remove takes out either; an edited agentd-hook group is
+// refused as not setup's.
+func TestHooksLeanProgram(t *testing.T) {
+	for agent, rel := range map[string]string{"claude": ".claude/settings.json", "gemini": ".gemini/settings.json", "codex": ".codex/hooks.json"} {
+		t.Run(agent, func(t *testing.T) {
+			ws := t.TempDir()
+			path := filepath.Join(ws, rel)
+			lean := Options{Agent: agent, Workspace: ws, Command: "agentd", HookCommand: "/opt/agent d/agentd-hook"}
+			plain := Options{Agent: agent, Workspace: ws, Command: "agentd"}
+			check := func(when, want string) {
+				t.Helper()
+				got := hookCommands(t, path)
+				for _, ev := range hookEvents[agent] {
+					if w := ev.matcher + "|command|" + want; len(got[ev.name]) != 1 || got[ev.name][0] != w {
+						t.Errorf("%s: hooks.%s = %q, want [%q]", when, ev.name, got[ev.name], w)
+					}
+				}
+			}
+			applyAll(t, lean)
+			check("setup with agentd-hook", "'/opt/agent d/agentd-hook' "+agent)
+			for _, c := range applyAll(t, lean) {
+				if c.Action != Already {
+					t.Errorf("second setup of %s: %s", c.Path, c.Action)
+				}
+			}
+			for _, step := range []struct {
+				opts Options
+				want string
+			}{{plain, "agentd hook " + agent}, {lean, "'/opt/agent d/agentd-hook' " + agent}} {
+				var hooks Action
+				for _, c := range applyAll(t, step.opts) {
+					if c.Path == path {
+						hooks = c.Action
+					}
+				}
+				if hooks != Updated {
+					t.Errorf("setup to %q: the hooks file is %s, want updated", step.want, hooks)
+				}
+				check("setup to "+step.want, step.want)
+			}
+			plain.Remove = true
+			applyAll(t, plain)
+			if entries, _ := os.ReadDir(ws); len(entries) != 0 {
+				t.Errorf("remove without agentd-hook left %v", entries)
+			}
+			edited := `{"hooks": {"` + hookEvents[agent][0].name + `": [{"hooks": [{"type": "command", "command": "agentd-hook ` + agent + `", "timeout": 99}]}]}}`
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := PlanAll(lean); err == nil || !strings.Contains(err.Error(), "did not write") {
+				t.Errorf("an edited agentd-hook group: %v, want a refusal", err)
+			}
+		})
+	}
+}

@@ -39,6 +39,10 @@ var Agents = []string{"claude", "gemini", "codex", "cursor"}
 // ServerName is the name agentd's entry has in every config file.
 const ServerName = "agentd"
 
+// HookProgram is the lean program of agentd's hooks, installed beside
+// agentd (docs/hooks.md).
+const HookProgram = "agentd-hook"
+
 // Options say what to set up.
 type Options struct {
 	Agent     string // one of Agents
@@ -49,7 +53,11 @@ type Options struct {
 	// Command is the program the agent starts: "agentd" on the PATH for a
 	// project file, which others share, or an absolute path.
 	Command string
-	Remove  bool // take the entry out instead
+	// HookCommand is the program the agent's hooks run with the agent as
+	// its one argument: agentd-hook, named as Command names agentd
+	// (HookCommandFor); "" runs `Command hook AGENT` (docs/hooks.md).
+	HookCommand string
+	Remove      bool // take the entry out instead
 }
 
 // Action is what a Change does.

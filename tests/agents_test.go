@@ -86,6 +86,12 @@ func (a *agentEnv) setup(agent string) {
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "added") {
 		a.t.Fatalf("agentd setup %s: %v %s", agent, err, out)
 	}
+	// The agent's hooks run agentd-hook, which sits beside agentd (docs/hooks.md).
+	if hooks := map[string]string{"claude": ".claude/settings.json", "gemini": ".gemini/settings.json"}[agent]; hooks != "" {
+		if b, err := os.ReadFile(filepath.Join(a.ws, hooks)); err != nil || !strings.Contains(string(b), `"agentd-hook `+agent+`"`) {
+			a.t.Fatalf("%s after agentd setup %s: %v\n%s\nwant its hooks to run agentd-hook %s", hooks, agent, err, b, agent)
+		}
+	}
 }
 
 // checkOutcome checks what the scripted model did through agentd: the

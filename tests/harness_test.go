@@ -17,8 +17,10 @@ import (
 	"github.com/agentd/agentd/tests/lsptest"
 )
 
-// agentdBin is the binary under test, built once by TestMain.
-var agentdBin string
+// agentdBin is the binary under test, and hookBin agentd-hook beside it
+// (what agentd setup writes into the agents' hooks, docs/hooks.md), built
+// once by TestMain.
+var agentdBin, hookBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "agentd-e2e-bin-")
@@ -26,12 +28,21 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	agentdBin = filepath.Join(dir, "agentd")
-	build := exec.Command("go", "build", "-o", agentdBin, "../cmd/agentd")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building agentd:", err)
-		os.Exit(1)
+	agentdBin, hookBin = filepath.Join(dir, "agentd"), filepath.Join(dir, "agentd-hook")
+	// Built as README's Install builds them: agentd-hook static (no cgo).
+	for _, b := range []struct {
+		out, pkg string
+		static   bool
+	}{{agentdBin, "../cmd/agentd", false}, {hookBin, "../cmd/agentd-hook", true}} {
+		build := exec.Command("go", "build", "-o", b.out, b.pkg)
+		if b.static {
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building", b.pkg+":", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -52,6 +63,8 @@ type env struct {
 	// stopsDaemons: a cleanup that stops the env's daemons is registered (stopDaemonsAtEnd)
 	stopsDaemons bool
 	bin          string // the agentd binary this env runs (agentdBin unless a test installs another)
+	// hookViaAgentd: hook() runs `agentd hook` instead of agentd-hook
+	hookViaAgentd bool
 }
 
 func newEnv(t testing.TB) *env {

@@ -3,12 +3,15 @@ package tests
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -53,18 +56,30 @@ type goalCounts struct {
 	TerminalReason string `json:"terminalReason,omitempty"`
 }
 
-// hook runs `agentd hook HOST` on one event in e's workspace and returns
-// its stdout and stderr; it must exit 0, whatever happens.
+// hook runs `agentd-hook HOST` (what agentd setup installs), or `agentd
+// hook HOST` when e.hookViaAgentd, on one event in e's workspace and
+// returns its stdout and stderr; it must exit 0, whatever happens.
 func (e *env) hook(host, event string, args ...string) (string, string) {
 	e.t.Helper()
-	cmd := e.command(append([]string{"hook", host}, args...)...)
+	cmd := e.hookCommand(append([]string{host}, args...)...)
+	if e.hookViaAgentd {
+		cmd = e.command(append([]string{"hook", host}, args...)...)
+	}
 	cmd.Stdin = strings.NewReader(event)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		e.t.Fatalf("agentd hook %s: %v (it must exit 0); stderr:\n%s", host, err, errb.String())
+		e.t.Fatalf("agentd-hook %s: %v (it must exit 0); stderr:\n%s", host, err, errb.String())
 	}
 	return out.String(), errb.String()
+}
+
+// hookCommand is an agentd-hook command line in this env (state dir set):
+// hookBin, whose sibling agentd is agentdBin.
+func (e *env) hookCommand(args ...string) *exec.Cmd {
+	cmd := exec.Command(hookBin, append(args, "--state-dir", e.stateDir)...)
+	cmd.Env = e.environ()
+	return cmd
 }
 
 // elapsed matches the elapsed times of goal texts (goal.FormatElapsed),
@@ -108,7 +123,15 @@ func TestHookFixtures(t *testing.T) {
 			if err := json.Unmarshal(raw, &sc); err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
-			playHookScenario(t, &sc)
+			// What setup installs, and `agentd hook`, which must answer
+			// alike (one code, cli.Hook); the second checks the first's
+			// wanted outputs, never rewrites them.
+			t.Run("agentd-hook", func(t *testing.T) { playHookScenario(t, &sc, false) })
+			t.Run("agentd hook", func(t *testing.T) {
+				again := sc
+				again.Steps = slices.Clone(sc.Steps)
+				playHookScenario(t, &again, true)
+			})
 			if *updateHooks {
 				var b bytes.Buffer
 				enc := json.NewEncoder(&b)
@@ -125,8 +148,11 @@ func TestHookFixtures(t *testing.T) {
 	}
 }
 
-func playHookScenario(t *testing.T, sc *hookScenario) {
+// playHookScenario plays sc through agentd-hook, or through `agentd hook`
+// with viaAgentd.
+func playHookScenario(t *testing.T, sc *hookScenario, viaAgentd bool) {
 	e := newEnv(t)
+	e.hookViaAgentd = viaAgentd
 	_, editor := e.forwarder() // the daemon is up with the folder open before any goal is made
 	editor.Initialize(nil, e.ws)
 	transcript := filepath.Join(e.runDir, "transcript.jsonl")
@@ -472,5 +498,111 @@ func TestHookOpenTurnRulesForUntaggedCalls(t *testing.T) {
 	editor.MustExec("agentd.state", map[string]any{}, &st)
 	if len(st.Todos.Items) != 0 {
 		t.Errorf("the refused call changed the list: %v", st.Todos.Items)
+	}
+}
+
+// TestHookProgramCommandLine: agentd-hook takes the command lines `agentd
+// hook` takes, with the same exit codes (0 for help, 1 for no agent, never
+// 2 for a run, 2 for a bad flag) and the same usage, named for itself.
+func TestHookProgramCommandLine(t *testing.T) {
+	e := newEnv(t)
+	run := func(cmd *exec.Cmd) (string, string, int) {
+		var out, errb bytes.Buffer
+		cmd.Stdin = strings.NewReader("")
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var exitErr *exec.ExitError
+		if err != nil && !errors.As(err, &exitErr) {
+			t.Fatalf("%v: %v", cmd.Args, err)
+		}
+		return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"help", []string{"--help"}, 0},
+		{"help after the agent", []string{"claude", "-h"}, 0},
+		{"no agent", nil, 1},
+		{"unknown agent", []string{"cursor"}, 1},
+		{"two agents", []string{"claude", "gemini"}, 1},
+		{"remote off", []string{"claude", "--remote=off"}, 1},
+		{"a flag of another subcommand", []string{"claude", "--json"}, 2},
+		{"no such flag", []string{"claude", "--colour"}, 2},
+		{"a flag without its value", []string{"claude", "--session"}, 2},
+		{"bad log level", []string{"claude", "--log-level=loud"}, 2},
+		{"an empty event", []string{"gemini", "--workspace", e.ws}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lout, lerr, lcode := run(e.hookCommand(tc.args...))
+			aout, aerr, acode := run(e.command(append([]string{"hook"}, tc.args...)...))
+			if lcode != tc.code || acode != tc.code {
+				t.Errorf("agentd-hook %q exits %d, agentd hook %d; want %d\nagentd-hook: %s\nagentd hook: %s", tc.args, lcode, acode, tc.code, lerr, aerr)
+			}
+			if lout != strings.ReplaceAll(aout, "agentd hook", "agentd-hook") {
+				t.Errorf("stdout: agentd-hook %q, agentd hook %q", lout, aout)
+			}
+			if tc.code == 1 && (!strings.Contains(lerr, "usage: agentd-hook claude|gemini|codex") || lerr != strings.ReplaceAll(aerr, "agentd hook", "agentd-hook")) {
+				t.Errorf("stderr: agentd-hook %q, agentd hook %q; want the same usage", lerr, aerr)
+			}
+		})
+	}
+}
+
+// TestHookProgramStartsAgentdBeside: with no daemon running, agentd-hook
+// starts `agentd serve` with the agentd beside it (it never serves), and
+// answers the event through it.
+func TestHookProgramStartsAgentdBeside(t *testing.T) {
+	e := newEnv(t)
+	e.stopDaemonsAtEnd()
+	if out, errOut, code := e.cli("goal", "create", "Ship it", "--workspace", e.ws); code != 0 {
+		t.Fatalf("agentd goal create: %s%s", out, errOut)
+	}
+	if pids := e.daemonPids(); len(pids) != 0 {
+		t.Fatalf("daemons before the hook: %v", pids)
+	}
+	event := `{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"go"}`
+	out, errOut := e.hook("claude", event)
+	if !strings.Contains(out, "Ship it") {
+		t.Errorf("the prompt's answer %q carries no goal reminder; log:\n%s", out, errOut)
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", e.oneDaemon()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := filepath.EvalSymlinks(agentdBin); exe != want {
+		t.Errorf("the daemon agentd-hook started runs %s, want the agentd beside it, %s", exe, want)
+	}
+}
+
+// TestHookProgramWithoutAgentd: an agentd-hook with no agentd beside it
+// starts no daemon; the agent goes on (exit 0, nothing on stdout) and the
+// log names the missing program.
+func TestHookProgramWithoutAgentd(t *testing.T) {
+	e := newEnv(t)
+	e.stopDaemonsAtEnd()
+	alone := filepath.Join(t.TempDir(), "agentd-hook")
+	b, err := os.ReadFile(hookBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(alone, "claude", "--state-dir", e.stateDir, "--workspace", e.ws)
+	cmd.Env = e.environ()
+	cmd.Stdin = strings.NewReader(`{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"go"}`)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("agentd-hook alone: %v (it must exit 0); stderr:\n%s", err, errb.String())
+	}
+	missing := filepath.Join(filepath.Dir(alone), "agentd")
+	if out.Len() != 0 || !strings.Contains(errb.String(), "there is no agentd program at "+missing) {
+		t.Errorf("stdout %q, log %q: want nothing, and the log naming %s", out.String(), errb.String(), missing)
+	}
+	if pids := e.daemonPids(); len(pids) != 0 {
+		t.Errorf("daemons after agentd-hook alone: %v, want none", pids)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -22,18 +24,23 @@ var importRules = map[string][]string{
 	"todo":                 {module + "jsonin", "github.com/google/uuid"},
 	"goal":                 {module + "jsonin", "github.com/google/uuid"},
 	"reminder":             {module + "todo", module + "goal"},
-	"workspace":            {module + "todo", module + "goal", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify", "go.etcd.io/etcd/client/v3", "go.uber.org/zap"},
+	"workspace/wsfolder":   {},
+	"workspace":            {module + "todo", module + "goal", module + "workspace/wsfolder", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify", "go.etcd.io/etcd/client/v3", "go.uber.org/zap"},
 	"service":              {module + "todo", module + "goal", module + "reminder", module + "workspace"},
-	"commands":             {module + "jsonin", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "service"},
+	"commands/coded":       {},
+	"commands":             {module + "jsonin", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "workspace/wsfolder", module + "service", module + "commands/coded"},
 	"commands/protocolgen": {module + "commands", module + "goal", module + "jsonin", module + "todo", module + "workspace"},
 	"lsp/jsonrpc":          {module + "jsonin"},
-	"lsp":                  {module + "lsp/jsonrpc", module + "jsonin", module + "commands", module + "service", module + "workspace", "go.lsp.dev/"},
-	"lsp/daemon":           {module + "lsp", module + "lsp/jsonrpc", module + "commands", module + "service", module + "workspace"},
-	"mcpserver":            {module + "lsp/daemon", module + "lsp/jsonrpc", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
-	"hook":                 {module + "lsp/daemon", module + "commands", module + "workspace"},
+	"lsp":                  {module + "lsp/jsonrpc", module + "jsonin", module + "commands", module + "service", module + "workspace", module + "workspace/wsfolder", "go.lsp.dev/"},
+	"lsp/daemon/client":    {module + "lsp/jsonrpc", module + "commands/coded", module + "workspace/wsfolder"},
+	"lsp/daemon":           {module + "lsp", module + "lsp/jsonrpc", module + "lsp/daemon/client", module + "commands", module + "service", module + "workspace", module + "workspace/wsfolder"},
+	"mcpserver":            {module + "lsp/daemon/client", module + "lsp/jsonrpc", module + "commands", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
+	"hook":                 {module + "lsp/daemon/client", module + "goal", module + "workspace/wsfolder"},
 	"setup":                {"github.com/pelletier/go-toml/v2"},
 	"loop":                 {module + "commands"},
-	"cmd/agentd":           {module + "lsp", module + "lsp/daemon", module + "mcpserver", module + "hook", module + "setup", module + "commands", module + "service", module + "workspace", module + "loop"},
+	"cmd/internal/cli":     {module + "hook", module + "lsp/daemon/client", module + "workspace/wsfolder"},
+	"cmd/agentd":           {module + "cmd/internal/cli", module + "lsp", module + "lsp/daemon", module + "lsp/daemon/client", module + "mcpserver", module + "setup", module + "commands", module + "service", module + "workspace", module + "workspace/wsfolder", module + "loop"},
+	"cmd/agentd-hook":      {module + "cmd/internal/cli"},
 	// The test client speaks only the wire; go.lsp.dev/jsonrpc2 checks what
 	// the server writes.
 	"tests/lsptest": {"go.lsp.dev/jsonrpc2"},
@@ -129,6 +136,38 @@ func TestRulesCatchAViolation(t *testing.T) {
 	}
 	if !allowedBy("go.etcd.io/bbolt/errors", []string{"go.etcd.io/bbolt"}) {
 		t.Errorf("a rule allowing go.etcd.io/bbolt refuses go.etcd.io/bbolt/errors")
+	}
+}
+
+// heavyModules are what agentd-hook must not link (docs/hooks.md, docs/performance.md):
+// the store and its etcd client, gRPC and protobuf under it, the MCP SDK.
+var heavyModules = []string{"go.etcd.io/etcd", "google.golang.org/grpc", "google.golang.org/protobuf",
+	"github.com/modelcontextprotocol", "go.etcd.io/bbolt", "github.com/fsnotify/fsnotify"}
+
+// TestHookProgramIsLean: the dependency closure of cmd/agentd-hook (go list
+// -deps) holds none of heavyModules, while agentd's holds each of them, so
+// that the check finds what it looks for.
+func TestHookProgramIsLean(t *testing.T) {
+	deps := func(pkg string) []string {
+		cmd := exec.Command("go", "list", "-deps", "./"+pkg)
+		cmd.Dir = repoRoot(t)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./%s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
+	links := func(deps []string, prefix string) bool {
+		return slices.ContainsFunc(deps, func(d string) bool { return d == prefix || strings.HasPrefix(d, prefix+"/") })
+	}
+	lean, full := deps("cmd/agentd-hook"), deps("cmd/agentd")
+	for _, m := range heavyModules {
+		if links(lean, m) {
+			t.Errorf("cmd/agentd-hook links %s; it must not (docs/hooks.md)", m)
+		}
+		if !links(full, m) {
+			t.Errorf("cmd/agentd does not link %s: heavyModules is out of date", m)
+		}
 	}
 }
 

@@ -21,6 +21,7 @@ go vet ./...
 step "build"
 mkdir -p bin
 go build -o bin/agentd ./cmd/agentd
+CGO_ENABLED=0 go build -o bin/agentd-hook ./cmd/agentd-hook   # beside agentd, static, as installed (README, Install)
 export AGENTD_BIN="$root/bin/agentd"
 
 step "go test -race"

@@ -134,7 +134,56 @@ func TestSetupGeminiComments(t *testing.T) {
 		t.Errorf("%s was changed:\n%s", path, b)
 	}
 	out, stderr, code := e.cli("setup", "gemini", "--workspace", e.ws, "--print")
-	if code != 0 || !strings.Contains(out, "has comments") || !strings.Contains(out, `"mcpServers"`) || !strings.Contains(out, "agentd hook gemini") || !strings.Contains(out, `"theme": "GitHub"`) {
+	if code != 0 || !strings.Contains(out, "has comments") || !strings.Contains(out, `"mcpServers"`) || !strings.Contains(out, "agentd-hook gemini") || !strings.Contains(out, `"theme": "GitHub"`) {
 		t.Errorf("setup gemini --print on a file with comments: exit %d, %s %s", code, out, stderr)
+	}
+}
+
+// TestSetupHookProgram: `agentd setup claude --user` from an agentd with no
+// agentd-hook beside it writes `agentd hook claude`; once agentd-hook sits
+// beside it, setup updates the hooks to that agentd-hook in place, and
+// --remove takes them out: both forms are setup's own.
+func TestSetupHookProgram(t *testing.T) {
+	e := newEnv(t)
+	home := filepath.Join(e.ws, "home")
+	os.MkdirAll(home, 0o700)
+	dir := filepath.Join(e.ws, "bin")
+	bin, lean := filepath.Join(dir, "agentd"), filepath.Join(dir, "agentd-hook")
+	setup := func(args ...string) string {
+		t.Helper()
+		cmd := e.command(append([]string{"setup", "claude", "--user"}, args...)...)
+		cmd.Env = append(cmd.Env, "HOME="+home, "TMPDIR="+filepath.Join(e.ws, "tmp")) // the copies last
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("setup claude --user %v: %v %s", args, err, b)
+		}
+		return string(b)
+	}
+	hooksFile := filepath.Join(home, ".claude", "settings.json")
+	hooks := func() string {
+		b, _ := os.ReadFile(hooksFile)
+		return string(b)
+	}
+	e.install(agentdBin, bin)
+	setup()
+	if h := hooks(); !strings.Contains(h, bin+"' hook claude") || strings.Contains(h, "agentd-hook") {
+		t.Errorf("without agentd-hook beside agentd, %s =\n%s\nwant %s hook claude", hooksFile, h, bin)
+	}
+	e.install(hookBin, lean)
+	e.install(agentdBin, bin)
+	if out := setup(); !strings.Contains(out, hooksFile+": updated") {
+		t.Errorf("setup once agentd-hook is beside agentd: %s, want the hooks updated", out)
+	}
+	if h := hooks(); !strings.Contains(h, lean+"' claude") || strings.Contains(h, " hook claude") {
+		t.Errorf("with agentd-hook beside agentd, %s =\n%s\nwant %s claude on every event", hooksFile, h, lean)
+	}
+	if out := setup(); !strings.Contains(out, "already") {
+		t.Errorf("second setup: %s", out)
+	}
+	if out := setup("--remove"); strings.Count(out, "removed") != 2 {
+		t.Errorf("--remove: %s", out)
+	}
+	if _, err := os.Stat(hooksFile); !os.IsNotExist(err) {
+		t.Errorf("%s still there after --remove (%v)", hooksFile, err)
 	}
 }

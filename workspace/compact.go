@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentd/agentd/workspace/wsfolder"
 	"go.etcd.io/bbolt"
 )
 
@@ -48,7 +49,7 @@ const compactTxBytes = 4 << 20
 
 // compactPrefix starts the name of the temporary copy, in the state
 // directory of the folder.
-const compactPrefix = "." + stateFile + ".compact-"
+const compactPrefix = "." + wsfolder.StateFileName + ".compact-"
 
 // freeSpace returns the file's size and its free bytes: the pages on
 // bbolt's freelist (free and pending). The unused tail past the data is not

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/workspace/wsfolder"
 	"github.com/google/go-cmp/cmp"
 	"go.etcd.io/bbolt"
 )
@@ -48,7 +49,7 @@ func sparseStore(t *testing.T) (stateDir, root string, size int64) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(filepath.Join(stateDir, workspacesDir, FolderKey(root), stateFile))
+	fi, err := os.Stat(filepath.Join(stateDir, wsfolder.WorkspacesDir, wsfolder.FolderKey(root), wsfolder.StateFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func viewStore(t *testing.T, w *Workspace) storeView {
 }
 
 func statePath(stateDir, root string) string {
-	return filepath.Join(stateDir, workspacesDir, FolderKey(root), stateFile)
+	return filepath.Join(stateDir, wsfolder.WorkspacesDir, wsfolder.FolderKey(root), wsfolder.StateFileName)
 }
 
 func logTo(buf *bytes.Buffer) func(*Options) {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // TestFindFolder: the rule of docs/protocol.md §1.3. A
@@ -38,7 +40,7 @@ func TestFindFolder(t *testing.T) {
 	}
 	check := func(what, dir, want string) {
 		t.Helper()
-		got, err := FindFolder(stateDir, dir)
+		got, err := wsfolder.FindFolder(stateDir, dir)
 		if err != nil {
 			t.Fatalf("%s: FindFolder(%s): %v", what, dir, err)
 		}
@@ -64,14 +66,14 @@ func TestFindFolder(t *testing.T) {
 	check("neither: the folder itself", plain, plain)
 
 	closeTop := open(top)
-	if !HasState(stateDir, top) || !Served(stateDir, top) || HasState(stateDir, repo) {
+	if !wsfolder.HasState(stateDir, top) || !wsfolder.Served(stateDir, top) || wsfolder.HasState(stateDir, repo) {
 		t.Fatalf("top: HasState %v, Served %v (want both); repo: HasState %v (want false)",
-			HasState(stateDir, top), Served(stateDir, top), HasState(stateDir, repo))
+			wsfolder.HasState(stateDir, top), wsfolder.Served(stateDir, top), wsfolder.HasState(stateDir, repo))
 	}
 	check("a served folder above the repository", sub, top)
 	closeTop()
-	if !HasState(stateDir, top) || Served(stateDir, top) {
-		t.Fatalf("top after Release: HasState %v (want true), Served %v (want false)", HasState(stateDir, top), Served(stateDir, top))
+	if !wsfolder.HasState(stateDir, top) || wsfolder.Served(stateDir, top) {
+		t.Fatalf("top after Release: HasState %v (want true), Served %v (want false)", wsfolder.HasState(stateDir, top), wsfolder.Served(stateDir, top))
 	}
 	check("state above the repository, not served, does not capture it", sub, repo)
 
@@ -90,7 +92,7 @@ func TestFindFolder(t *testing.T) {
 	defer open(top)()
 	check("a nearer folder with state wins over a served one above", sub, mid)
 
-	if _, err := FindFolder(stateDir, filepath.Join(base, "missing")); err == nil {
+	if _, err := wsfolder.FindFolder(stateDir, filepath.Join(base, "missing")); err == nil {
 		t.Error("FindFolder of a missing folder: no error")
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // schema1State is a state file written by the agentd release before the
@@ -31,7 +32,7 @@ func openSchema1(t *testing.T) (*Workspace, string) {
 		t.Fatal(err)
 	}
 	stateDir, root := t.TempDir(), folder(t)
-	path := StateFile(stateDir, root)
+	path := wsfolder.StateFile(stateDir, root)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}

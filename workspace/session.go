@@ -6,10 +6,12 @@ import (
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
-// DefaultSession is the session used when a caller names none (docs/runtime.md, scope).
-const DefaultSession = "default"
+// DefaultSession is the session used when a caller names none (docs/runtime.md,
+// scope); it is folder's, named here for the packages above workspace.
+const DefaultSession = wsfolder.DefaultSession
 
 // Session is the state of one session of one workspace folder. It is a
 // value: Update hands the callback a private copy, and View returns one.

@@ -1,8 +1,6 @@
 package workspace
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/workspace/wsfolder"
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -23,11 +22,10 @@ import (
 //	<StateDir>/workspaces/<key>/workspace.json  {"path", "createdAt"}
 //	<StateDir>/workspaces/<key>/owner.json      {"pid", "startedAt"} of the last process that took the lock
 //
-// where key is the hex of the first 16 bytes of the SHA-256 of the folder's
-// absolute, cleaned path.
+// where key is wsfolder.FolderKey, the hex of the first 16 bytes of the
+// SHA-256 of the folder's absolute, cleaned path (wsfolder.WorkspacesDir and
+// wsfolder.StateFileName name the rest).
 const (
-	workspacesDir = "workspaces"
-	stateFile     = "state.db"
 	folderFile    = "workspace.json"
 	ownerFile     = "owner.json"
 	corruptSuffix = ".corrupt-" // + UTC time, e.g. state.db.corrupt-20250102T150405Z
@@ -39,20 +37,6 @@ const (
 // this limit (sessions are small and history is bounded by MaxHistoryBytes),
 // so a larger file only skips the walk, keeping the truncation check.
 const checkLimit = 32 << 20
-
-// FolderKey returns the name of the directory, under <StateDir>/workspaces,
-// that holds the state of the folder at root: the hex of the first 16 bytes
-// of the SHA-256 of filepath.Clean(root).
-func FolderKey(root string) string {
-	sum := sha256.Sum256([]byte(filepath.Clean(root)))
-	return hex.EncodeToString(sum[:16])
-}
-
-// StateFile is the path of the state file of the folder at root (an
-// absolute path) under stateDir, whether or not it exists yet.
-func StateFile(stateDir, root string) string {
-	return filepath.Join(stateDir, workspacesDir, FolderKey(root), stateFile)
-}
 
 type folderInfo struct {
 	Path      string    `json:"path"`
@@ -78,7 +62,7 @@ func (r *Registry) openStore(w *Workspace) error {
 	if team != nil {
 		return r.openTeam(w, team)
 	}
-	w.path = StateFile(r.opts.StateDir, w.root)
+	w.path = wsfolder.StateFile(r.opts.StateDir, w.root)
 	w.dir = filepath.Dir(w.path)
 	if err := os.MkdirAll(w.dir, 0o700); err != nil {
 		return fmt.Errorf("workspace %s: creating the state directory: %w", w.root, err)
@@ -92,7 +76,7 @@ func (r *Registry) openStore(w *Workspace) error {
 	w.store = boltStore{w}
 
 	now := r.now()
-	if err := writeJSONAtomic(filepath.Join(w.dir, ownerFile), ownerInfo{Pid: os.Getpid(), StartedAt: now}, false); err != nil {
+	if err := wsfolder.WriteJSONAtomic(filepath.Join(w.dir, ownerFile), ownerInfo{Pid: os.Getpid(), StartedAt: now}, false); err != nil {
 		r.log.Warn("cannot record the state file's owner", "workspace", w.root, "err", err)
 	}
 	r.ensureFolderInfo(w, now)
@@ -298,44 +282,7 @@ func (r *Registry) ensureFolderInfo(w *Workspace, now time.Time) {
 		}
 		return
 	}
-	if err := writeJSONAtomic(p, folderInfo{Path: w.root, CreatedAt: now}, true); err != nil {
+	if err := wsfolder.WriteJSONAtomic(p, folderInfo{Path: w.root, CreatedAt: now}, true); err != nil {
 		r.log.Warn("cannot write workspace.json", "workspace", w.root, "err", err)
 	}
-}
-
-// WriteJSONAtomic writes v as JSON to path through a temporary file and a
-// rename (see writeJSONAtomic), for files kept beside the state (agentd
-// hook's cursors).
-func WriteJSONAtomic(path string, v any, durable bool) error {
-	return writeJSONAtomic(path, v, durable)
-}
-
-// writeJSONAtomic writes v as JSON to path through a temporary file and a
-// rename, so a reader never sees a partial file. durable adds an fsync
-// before the rename; owner.json, advisory and rewritten at every open, skips
-// it (it cost ~4 ms per folder at initialize, docs/performance.md).
-func writeJSONAtomic(path string, v any, durable bool) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(append(data, '\n'))
-	if err == nil && durable {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
 }

@@ -16,13 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/workspace/wsfolder"
 	"github.com/google/go-cmp/cmp"
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
 
 func stateDBPath(stateDir, root string) string {
-	return filepath.Join(stateDir, workspacesDir, FolderKey(root), stateFile)
+	return filepath.Join(stateDir, wsfolder.WorkspacesDir, wsfolder.FolderKey(root), wsfolder.StateFileName)
 }
 
 func TestOnDiskLayout(t *testing.T) {
@@ -32,10 +33,10 @@ func TestOnDiskLayout(t *testing.T) {
 	if w.Root() != root {
 		t.Errorf("Root: got %q, want %q", w.Root(), root)
 	}
-	if key := FolderKey(root); len(key) != 32 {
+	if key := wsfolder.FolderKey(root); len(key) != 32 {
 		t.Errorf("FolderKey: got %q, want 32 hex digits", key)
 	}
-	for _, dir := range []string{stateDir, filepath.Join(stateDir, workspacesDir), filepath.Dir(stateDBPath(stateDir, root))} {
+	for _, dir := range []string{stateDir, filepath.Join(stateDir, wsfolder.WorkspacesDir), filepath.Dir(stateDBPath(stateDir, root))} {
 		fi, err := os.Stat(dir)
 		if err != nil {
 			t.Fatal(err)

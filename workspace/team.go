@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // Team mode (docs/team.md): a folder whose .agentd/team.json names a team id
@@ -145,7 +146,7 @@ func WriteTeam(root string, t Team) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return writeJSONAtomic(path, t, true)
+	return wsfolder.WriteJSONAtomic(path, t, true)
 }
 
 // teamKeys builds the keys of one team (see the layout above).

@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // Bounds of one Txn of InitTeam's copy, below etcd's limits (128
@@ -162,13 +163,13 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 
 // TeamStatus says which store serves a folder (agentd team status).
 type TeamStatus struct {
-	Store     string   `json:"store"`               // "bbolt" or "etcd"
-	StateFile string   `json:"stateFile,omitempty"` // bbolt: the state file
-	Team      string   `json:"team,omitempty"`      // etcd: the team id
-	Endpoints []string `json:"endpoints,omitempty"` // etcd: the endpoints used (this machine's override, else team.json's)
-	Reachable bool     `json:"reachable"`           // bbolt: always; etcd: a linearizable read answered
-	RTTMs     float64  `json:"rttMs,omitempty"`     // etcd: the round-trip time of that read, in milliseconds
-	Error     string   `json:"error,omitempty"`     // etcd: why it is not reachable
+	Store     string   `json:"store"`                            // "bbolt" or "etcd"
+	StateFile string   `json:"wsfolder.StateFileName,omitempty"` // bbolt: the state file
+	Team      string   `json:"team,omitempty"`                   // etcd: the team id
+	Endpoints []string `json:"endpoints,omitempty"`              // etcd: the endpoints used (this machine's override, else team.json's)
+	Reachable bool     `json:"reachable"`                        // bbolt: always; etcd: a linearizable read answered
+	RTTMs     float64  `json:"rttMs,omitempty"`                  // etcd: the round-trip time of that read, in milliseconds
+	Error     string   `json:"error,omitempty"`                  // etcd: why it is not reachable
 }
 
 // StatusOf reports the store of the folder at root with this machine's
@@ -180,7 +181,7 @@ func StatusOf(opts Options, root string) (TeamStatus, error) {
 		return TeamStatus{}, err
 	}
 	if t == nil {
-		return TeamStatus{Store: "bbolt", StateFile: StateFile(opts.StateDir, root), Reachable: true}, nil
+		return TeamStatus{Store: "bbolt", StateFile: wsfolder.StateFile(opts.StateDir, root), Reachable: true}, nil
 	}
 	cli, eps, err := dialTeam(t, opts.Team)
 	if err != nil {

@@ -59,7 +59,7 @@ const defaultHistoryLimit = 50
 type Workspace struct {
 	reg       *Registry
 	root      string
-	dir       string    // <StateDir>/workspaces/<FolderKey(root)>
+	dir       string    // <StateDir>/workspaces/<wsfolder.FolderKey(root)>
 	path      string    // dir/state.db
 	db        *bbolt.DB // the bbolt file; nil when a team store serves the folder
 	store     backend   // boltStore{w} or the team store (team.go)

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/cmd/internal/cli"
 )
 
 // TestParseInterspersed: flags before and after the arguments; "--" ends
@@ -38,14 +40,14 @@ func TestParseInterspersed(t *testing.T) {
 	} {
 		var o options
 		fs := newFlagSet(&o, io.Discard)
-		pos, err := parseInterspersed(fs, tt.args)
+		pos, err := cli.ParseInterspersed(fs, tt.args)
 		switch {
 		case tt.err == "" && err != nil, tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
-			t.Errorf("parseInterspersed(%q): error %v, want %q", tt.args, err, tt.err)
+			t.Errorf("cli.ParseInterspersed(%q): error %v, want %q", tt.args, err, tt.err)
 		case tt.err == "help requested" && !errors.Is(err, flag.ErrHelp):
-			t.Errorf("parseInterspersed(%q): error %v, want flag.ErrHelp", tt.args, err)
+			t.Errorf("cli.ParseInterspersed(%q): error %v, want flag.ErrHelp", tt.args, err)
 		case !slices.Equal(pos, tt.pos) || o.replace != tt.replace || o.reason != tt.reason:
-			t.Errorf("parseInterspersed(%q) = %q, replace %v, reason %q; want %q, %v, %q", tt.args, pos, o.replace, o.reason, tt.pos, tt.replace, tt.reason)
+			t.Errorf("cli.ParseInterspersed(%q) = %q, replace %v, reason %q; want %q, %v, %q", tt.args, pos, o.replace, o.reason, tt.pos, tt.replace, tt.reason)
 		}
 	}
 }
@@ -90,9 +92,9 @@ func TestFlagsOfCommands(t *testing.T) {
 	} {
 		var o options
 		set := newFlagSet(&o, io.Discard)
-		pos, err := parseInterspersed(set, tt.args)
+		pos, err := cli.ParseInterspersed(set, tt.args)
 		if err != nil {
-			t.Fatalf("parseInterspersed(%q): %v", tt.args, err)
+			t.Fatalf("cli.ParseInterspersed(%q): %v", tt.args, err)
 		}
 		cmd, ok := commandOf(pos)
 		if !ok {
@@ -162,5 +164,30 @@ func TestVersionAndGoalHelp(t *testing.T) {
 		if code != 0 || stdout.String() != want || stderr.Len() != 0 {
 			t.Errorf("agentd %s: exit %d, stdout %q, stderr %q; want exit 0 and %q", args, code, stdout.String(), stderr.String(), want)
 		}
+	}
+}
+
+// TestHookFlagsAsAgentd: agentd-hook's flags (cli.HookFlags) are exactly
+// those `agentd hook` takes, the global ones and those flagCommands gives
+// hook, with agentd's defaults.
+func TestHookFlagsAsAgentd(t *testing.T) {
+	var o options
+	agentd := newFlagSet(&o, io.Discard)
+	var f cli.HookFlags
+	lean := f.FlagSet("agentd-hook", io.Discard)
+	var want, got []string
+	agentd.VisitAll(func(fl *flag.Flag) {
+		if slices.Contains(globalFlags, fl.Name) || slices.Contains(flagCommands[fl.Name], "hook") {
+			want = append(want, fl.Name)
+		}
+	})
+	lean.VisitAll(func(fl *flag.Flag) {
+		got = append(got, fl.Name)
+		if a := agentd.Lookup(fl.Name); a != nil && a.DefValue != fl.DefValue {
+			t.Errorf("--%s defaults to %q in agentd-hook, %q in agentd", fl.Name, fl.DefValue, a.DefValue)
+		}
+	})
+	if !slices.Equal(got, want) {
+		t.Errorf("agentd-hook's flags %v, want those of agentd hook %v", got, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 
+	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/mcpserver"
 	"github.com/agentd/agentd/service"
@@ -42,7 +43,7 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 			return client, nil
 		}
 	} else {
-		path, explicit, err := remoteSocket(o.remote)
+		path, explicit, err := cli.RemoteSocket(o.remote)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
 			return 2

@@ -9,34 +9,25 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/commands"
-	"github.com/agentd/agentd/hook"
 	"github.com/agentd/agentd/lsp"
-	"github.com/agentd/agentd/lsp/daemon"
+	"github.com/agentd/agentd/lsp/daemon/client"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; else the
 // module version from the build info.
 var version = ""
 
-func agentdVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "0.1.0-dev"
-}
+func agentdVersion() string { return cli.Version(version) }
 
 const usage = `agentd keeps AI agents' todo lists and goals per workspace folder and
 serves them to editors and agents over LSP (JSON-RPC with Content-Length framing).
@@ -137,7 +128,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.jsonOut, "json", false, "print JSON")
 	fs.BoolVar(&o.stdio, "stdio", false, "serve LSP on stdin/stdout (the default)")
 	fs.StringVar(&o.listen, "listen", "", "serve the shared daemon on unix:PATH")
-	fs.DurationVar(&o.listenTimeout, "listen.timeout", daemon.DefaultIdleTimeout, "daemon: exit after this long without clients (0: never)")
+	fs.DurationVar(&o.listenTimeout, "listen.timeout", client.DefaultIdleTimeout, "daemon: exit after this long without clients (0: never)")
 	fs.StringVar(&o.remote, "remote", "", "relay to the shared daemon: auto or unix:PATH")
 	fs.StringVar(&o.criterion, "criterion", "", "goal create: completion criterion")
 	fs.BoolVar(&o.replace, "replace", false, "goal create: replace the current goal")
@@ -175,7 +166,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return code
 	}
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cli.ParseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, usageOf(pos))
 		return 0
@@ -205,13 +196,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usageOf(pos))
 		return 0
 	}
-	log, closeLog, err := openLog(o, stderr)
+	log, closeLog, err := cli.OpenLog(o.logFile, o.logLevel, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return fail(2)
 	}
 	defer closeLog()
-	stateDir, err := resolveStateDir(o.stateDir)
+	stateDir, err := cli.ResolveStateDir(o.stateDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return fail(2)
@@ -264,11 +255,6 @@ const (
 	simulateUsage = "usage: agentd simulate [--script NAME|FILE] [--workspace DIR] [--session S] [--verbose]\n  plays a scripted agent loop (built-in: complete, turn-budget) and prints what the agent sees\n"
 )
 
-// hookUsage is the usage of `agentd hook`.
-func hookUsage() string {
-	return fmt.Sprintf("usage: agentd hook %s [--workspace DIR] [--session S] [--remote=auto|unix:PATH]\n  runs one agent hook event: the event on stdin, the answer on stdout (docs/hooks.md)\n", strings.Join(hook.Hosts, "|"))
-}
-
 // usageOf is the help for the command line pos (its positional arguments):
 // the subcommand's usage when it has one, else agentd's.
 func usageOf(pos []string) string {
@@ -290,7 +276,7 @@ func usageOf(pos []string) string {
 	case "mcp":
 		return mcpUsage
 	case "hook":
-		return hookUsage()
+		return cli.HookUsage("agentd hook")
 	case "setup":
 		return setupUsage
 	case "simulate":
@@ -304,7 +290,7 @@ func usageOf(pos []string) string {
 // exitCodeAsked says whether args asks for `goal status --exit-code`: a
 // flag before "--" named exit-code (not set to false), or one whose name
 // starts with "exit", which can only be a misspelling of it (a name with
-// a space is text, as parseInterspersed reads it).
+// a space is text, as cli.ParseInterspersed reads it).
 func exitCodeAsked(args []string) bool {
 	for _, a := range args {
 		if a == "--" {
@@ -319,43 +305,6 @@ func exitCodeAsked(args []string) bool {
 		}
 	}
 	return false
-}
-
-func openLog(o options, stderr io.Writer) (*slog.Logger, func(), error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", o.logLevel)
-	}
-	w, closeFile := stderr, func() {}
-	if o.logFile != "" {
-		f, err := os.OpenFile(o.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--log-file: %v", err)
-		}
-		w, closeFile = f, func() { f.Close() }
-	}
-	sink := newLogSink(w)
-	closeFn := func() {
-		sink.Close()
-		closeFile()
-	}
-	return slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: level})), closeFn, nil
-}
-
-// resolveStateDir applies docs/protocol.md §1: --state-dir, else
-// $XDG_STATE_HOME/agentd, else ~/.local/state/agentd.
-func resolveStateDir(flagValue string) (string, error) {
-	if flagValue != "" {
-		return filepath.Abs(flagValue)
-	}
-	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "agentd"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("no state directory: set --state-dir or XDG_STATE_HOME (%v)", err)
-	}
-	return filepath.Join(home, ".local", "state", "agentd"), nil
 }
 
 // stdio joins stdin and stdout into one connection. Close closes stdin when
@@ -455,7 +404,7 @@ func serveStdio(ctx context.Context, o options, stateDir string, log *slog.Logge
 // (resultOf), and a refusal is an error that carries its code
 // (commands.ErrorCode).
 func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, abs, id string, args map[string]any) (any, error) {
-	if _, explicit, err := remoteSocket(o.remote); err == nil && !explicit && id == "agentd.state" {
+	if _, explicit, err := cli.RemoteSocket(o.remote); err == nil && !explicit && id == "agentd.state" {
 		// No state file: nothing holds state for the folder, not even a
 		// daemon (which creates the file when it opens a folder). Answer
 		// the empty state without creating one.
@@ -495,20 +444,10 @@ func oneShotHere(ctx context.Context, o options, stateDir string, log *slog.Logg
 }
 
 // workspaceFolder is the folder a command works on: --workspace when given,
-// else the one workspace.FindFolder finds from the current folder (the rule
+// else the one wsfolder.FindFolder finds from the current folder (the rule
 // of docs/protocol.md §1.3).
 func workspaceFolder(o options, stateDir string) (string, error) {
-	if o.workspace == "" {
-		return workspace.FindFolder(stateDir, ".")
-	}
-	abs, err := filepath.Abs(o.workspace)
-	if err != nil {
-		return "", err
-	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("--workspace %s is not a folder", o.workspace)
-	}
-	return abs, nil
+	return cli.WorkspaceFolder(o.workspace, stateDir)
 }
 
 // noteFolder tells, on stderr, which workspace folder a shell command that
@@ -603,7 +542,7 @@ func taskFileNow(st *commands.State) {
 	if st.Goal == nil || st.Goal.TaskFile == nil {
 		return
 	}
-	root, err := workspace.PathFromURI(st.Workspace)
+	root, err := wsfolder.PathFromURI(st.Workspace)
 	if err != nil {
 		return
 	}
@@ -621,7 +560,7 @@ func printJSON(w io.Writer, v any) {
 // formatState is the human view of `agentd state`.
 func formatState(st commands.State) string {
 	var b strings.Builder
-	path, err := workspace.PathFromURI(st.Workspace)
+	path, err := wsfolder.PathFromURI(st.Workspace)
 	if err != nil {
 		path = st.Workspace
 	}

@@ -59,6 +59,11 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 		}
 		opts.Workspace = folder
 	}
+	// The hooks run agentd-hook when it sits beside this agentd: one exec
+	// per agent event that links no store (docs/hooks.md).
+	if exe, err := os.Executable(); err == nil {
+		opts.HookCommand = setup.HookCommandFor(exe, opts.Command)
+	}
 	changes, err := setup.PlanAll(opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd setup %s: %v\n", opts.Agent, err)
@@ -104,9 +109,12 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 			hint += "-user"
 		}
 		fmt.Fprintln(stdout, setupHints[hint])
-		if opts.Command == "agentd" {
-			if _, err := exec.LookPath("agentd"); err != nil {
-				fmt.Fprintf(stderr, "agentd setup: note: agentd is not on your PATH, so %s cannot start it: install it (README, Install), or run an installed agentd's setup with --user, which writes its full path\n", opts.Agent)
+		for _, program := range []string{opts.Command, opts.HookCommand} {
+			if program != setup.ServerName && program != setup.HookProgram {
+				continue
+			}
+			if _, err := exec.LookPath(program); err != nil {
+				fmt.Fprintf(stderr, "agentd setup: note: %s is not on your PATH, so %s cannot start it: install it (README, Install), or run an installed agentd's setup with --user, which writes its full path\n", program, opts.Agent)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/workspace"
 )
@@ -56,16 +57,7 @@ func (o options) teamOptions() workspace.TeamOptions {
 // etcdFlags are the etcd flags given to this process, for a daemon it
 // starts (which inherits the environment too).
 func (o options) etcdFlags() []string {
-	var out []string
-	for _, f := range []struct{ name, v string }{
-		{"etcd-endpoints", o.etcdEndpoints}, {"etcd-cacert", o.etcdCACert}, {"etcd-cert", o.etcdCert},
-		{"etcd-key", o.etcdKey}, {"etcd-user", o.etcdUser},
-	} {
-		if f.v != "" {
-			out = append(out, "--"+f.name+"="+f.v)
-		}
-	}
-	return out
+	return cli.EtcdFlags(o.etcdEndpoints, o.etcdCACert, o.etcdCert, o.etcdKey, o.etcdUser)
 }
 
 func splitList(s string) []string {

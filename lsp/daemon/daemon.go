@@ -11,15 +11,14 @@ package daemon
 //	PATH        the socket, mode 0600, removed when the daemon ends, made
 //	            again by the daemon when something else removed it
 //	PATH.lock   held (flock) by the running daemon for its whole life;
-//	            holds Info as JSON (pid, state dir, version)
+//	            holds client.Info as JSON (pid, state dir, version)
 //
-// A PATH longer than a Unix socket address holds (maxSocketPath) is bound
-// and dialled through its directory (socketAddr), so that any runtime dir
-// works.
+// A PATH longer than a Unix socket address holds is bound and dialled
+// through its directory (client.SocketAddr), so that any runtime dir works.
 //
-// The auto socket (AutoSocketPath) lives in a directory that only the user
-// can enter (SecureDir); connections from another user id are refused all
-// the same (SO_PEERCRED).
+// The auto socket (client.AutoSocketPath) lives in a directory that only
+// the user can enter (client.SecureDir); connections from another user id
+// are refused all the same (SO_PEERCRED).
 
 import (
 	"context"
@@ -36,107 +35,9 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/daemon/client"
 	"github.com/agentd/agentd/lsp/jsonrpc"
 )
-
-// DefaultIdleTimeout is how long a daemon waits with no connection before it
-// exits (`--listen.timeout`, docs/protocol.md §1).
-const DefaultIdleTimeout = time.Minute
-
-// maxSocketPath is the longest Unix socket path Linux accepts (sun_path less
-// its terminating NUL).
-const maxSocketPath = 107
-
-// socketAddr is the address to bind or dial for the socket at path, and a
-// release to call once that is done (for a listener: after it is closed,
-// since closing it removes the socket file by that address). A path of up
-// to maxSocketPath bytes is its own address. A longer one is reached
-// through its directory: it is opened, and the address is
-// /proc/self/fd/N/NAME, the same socket file by a short name. That
-// directory's error (fs.ErrNotExist when it is missing) is returned as it
-// is.
-func socketAddr(path string) (addr string, release func(), err error) {
-	if len(path) <= maxSocketPath {
-		return path, func() {}, nil
-	}
-	fd, err := syscall.Open(filepath.Dir(path), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return "", nil, &fs.PathError{Op: "open", Path: filepath.Dir(path), Err: err}
-	}
-	release = func() { syscall.Close(fd) }
-	dirAddr := fmt.Sprintf("/proc/self/fd/%d", fd)
-	addr = dirAddr + "/" + filepath.Base(path)
-	if _, err := os.Stat(dirAddr); err != nil || len(addr) > maxSocketPath {
-		release()
-		return "", nil, fmt.Errorf("socket path %s is %d bytes long, more than the %d of a Unix socket address, and cannot be reached by a shorter name (%s, through /proc): choose a shorter path", path, len(path), maxSocketPath, addr)
-	}
-	return addr, release, nil
-}
-
-// AutoSocketPath is the socket of the user's shared daemon (`--remote=auto`):
-// $XDG_RUNTIME_DIR/agentd/daemon.sock when XDG_RUNTIME_DIR is an absolute
-// path, else <os.TempDir()>/agentd-<uid>/daemon.sock.
-func AutoSocketPath() string {
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "agentd", "daemon.sock")
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("agentd-%d", os.Getuid()), "daemon.sock")
-}
-
-// SecureDir checks that dir is a directory (not a symbolic link) owned by
-// the current user with mode 0700, so that no other user can reach a socket
-// in it. With create it first makes dir (and missing parents) with mode
-// 0700.
-func SecureDir(dir string, create bool) error {
-	if create {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("cannot create the socket directory: %w", err)
-		}
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("socket directory %s is a symbolic link: refusing to use it; remove it, or set XDG_RUNTIME_DIR to a private directory", dir)
-	case !fi.IsDir():
-		return fmt.Errorf("socket directory %s is not a directory: refusing to use it; remove it", dir)
-	case !ok:
-		return fmt.Errorf("socket directory %s: cannot read its owner", dir)
-	case int(st.Uid) != os.Getuid():
-		return fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d): refusing to use it; remove it, or set XDG_RUNTIME_DIR to a private directory", dir, st.Uid, os.Getuid())
-	case fi.Mode().Perm() != 0o700:
-		return fmt.Errorf("socket directory %s has mode %#o, want 0700 so that only you can reach the socket: refusing to use it; run `chmod 700 %s`", dir, fi.Mode().Perm(), dir)
-	}
-	return nil
-}
-
-// Info is what a running daemon records in PATH.lock. Read it with
-// ReadInfo once connected: while a daemon answers on PATH, the file
-// is its own.
-type Info struct {
-	Pid       int       `json:"pid"`
-	StateDir  string    `json:"stateDir"`
-	StartedAt time.Time `json:"startedAt"`
-	// Version is the daemon's agentd version (`agentd version`); "" for a
-	// daemon older than this field.
-	Version string `json:"version,omitempty"`
-}
-
-// ReadInfo reads the Info of the daemon at socket path.
-func ReadInfo(path string) (Info, error) {
-	var info Info
-	data, err := os.ReadFile(path + ".lock")
-	if err != nil {
-		return info, err
-	}
-	if err := json.Unmarshal(data, &info); err != nil || info.Pid <= 0 {
-		return info, fmt.Errorf("%s.lock holds no daemon record", path)
-	}
-	return info, nil
-}
 
 // RunningError is returned by Listen when another daemon
 // already serves the socket.
@@ -171,7 +72,7 @@ type Daemon struct {
 	log     *slog.Logger
 	uid     int
 	ln      *net.UnixListener
-	lnAddr  func() // releases the listener's address (socketAddr)
+	lnAddr  func() // releases the listener's address (client.SocketAddr)
 	ino     uint64 // the inode of ln's socket file
 	foreign bool   // the socket path names another file than ln's (keepSocket)
 	lock    *os.File
@@ -188,15 +89,15 @@ const lockWait = 3 * time.Second
 // when another daemon already answers there (*RunningError), removes a
 // stale socket file left by a daemon that died, and listens with mode 0600
 // (the directory, when missing, is created with mode 0700; the auto socket's
-// directory must pass SecureDir).
+// directory must pass client.SecureDir).
 func Listen(opts Options) (*Daemon, error) {
 	path := opts.Path
 	if !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("socket path %q is not absolute", path)
 	}
 	dir := filepath.Dir(path)
-	if path == AutoSocketPath() {
-		if err := SecureDir(dir, true); err != nil {
+	if path == client.AutoSocketPath() {
+		if err := client.SecureDir(dir, true); err != nil {
 			return nil, err
 		}
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -222,9 +123,9 @@ func Listen(opts Options) (*Daemon, error) {
 // claimLock takes PATH.lock. While another process holds it and nothing
 // answers on the socket, it waits up to lockWait.
 func (d *Daemon) claimLock() (*os.File, error) {
-	f, err := waitFlock(context.Background(), d.path+".lock", lockWait, func() bool { return answers(d.path) })
-	if errors.Is(err, errLockHeld) {
-		info, _ := ReadInfo(d.path)
+	f, err := client.WaitFlock(context.Background(), d.path+".lock", lockWait, func() bool { return answers(d.path) })
+	if errors.Is(err, client.ErrLockHeld) {
+		info, _ := client.ReadInfo(d.path)
 		return nil, &RunningError{Path: d.path, Pid: info.Pid}
 	}
 	if err != nil {
@@ -235,7 +136,7 @@ func (d *Daemon) claimLock() (*os.File, error) {
 
 // answers reports whether something accepts connections on the socket.
 func answers(path string) bool {
-	addr, release, err := socketAddr(path)
+	addr, release, err := client.SocketAddr(path)
 	if err != nil {
 		return false
 	}
@@ -251,7 +152,7 @@ func answers(path string) bool {
 // listen records the daemon's info, clears a stale socket file and listens.
 // It runs with PATH.lock held.
 func (d *Daemon) listen(stateDir string) error {
-	data, _ := json.Marshal(Info{Pid: os.Getpid(), StateDir: stateDir, StartedAt: time.Now().UTC(), Version: d.version})
+	data, _ := json.Marshal(client.Info{Pid: os.Getpid(), StateDir: stateDir, StartedAt: time.Now().UTC(), Version: d.version})
 	if err := d.lock.Truncate(0); err != nil {
 		return fmt.Errorf("cannot write %s: %w", d.lock.Name(), err)
 	}
@@ -279,10 +180,10 @@ func (d *Daemon) listen(stateDir string) error {
 }
 
 // bind listens on the socket path, which must be free, with mode 0600, and
-// returns the listener, the release of its address (socketAddr) and the
+// returns the listener, the release of its address (client.SocketAddr) and the
 // inode of the socket file it made.
 func (d *Daemon) bind() (*net.UnixListener, func(), uint64, error) {
-	addr, release, err := socketAddr(d.path)
+	addr, release, err := client.SocketAddr(d.path)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -384,8 +285,8 @@ func (d *Daemon) Serve(ctx context.Context, srv *lsp.Server) error {
 		conns     sync.WaitGroup
 	)
 	idle := make(chan struct{}, 1) // a tick of the idle timer; re-checked under mu
-	handover := make(chan handoverParams, 1)
-	connOpts := lsp.ConnOptions{Ungated: map[string]jsonrpc.Handler{handoverMethod: serveHandover(handover)}}
+	handover := make(chan client.HandoverParams, 1)
+	connOpts := lsp.ConnOptions{Ungated: map[string]jsonrpc.Handler{client.HandoverMethod: serveHandover(handover)}}
 	var timer *time.Timer
 	if d.idle > 0 {
 		timer = time.AfterFunc(d.idle, func() {
@@ -528,7 +429,7 @@ func (c *closeLater) Close() error { return c.CloseRead() }
 
 // peerAllowed refuses a connection from another user id (SO_PEERCRED).
 func (d *Daemon) peerAllowed(c *net.UnixConn) bool {
-	uid, pid, err := peerCred(c)
+	uid, pid, err := client.PeerCred(c)
 	if err != nil {
 		d.log.Warn("refused a connection: cannot read its credentials", "err", err)
 		return false
@@ -539,26 +440,6 @@ func (d *Daemon) peerAllowed(c *net.UnixConn) bool {
 	}
 	d.log.Debug("connection accepted", "pid", pid)
 	return true
-}
-
-// peerCred returns the uid and pid of the process at the other end of c,
-// as the kernel recorded them when it connected.
-func peerCred(c *net.UnixConn) (uid, pid int, err error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return 0, 0, err
-	}
-	var cred *syscall.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return 0, 0, err
-	}
-	if credErr != nil {
-		return 0, 0, credErr
-	}
-	return int(cred.Uid), int(cred.Pid), nil
 }
 
 // Close stops listening (removing the socket file) and releases PATH.lock.

@@ -19,9 +19,11 @@ import (
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/lsp/daemon"
+	"github.com/agentd/agentd/lsp/daemon/client"
 	"github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // shortDir is a private directory with a short path: Unix socket paths are
@@ -117,7 +119,7 @@ type note struct {
 
 func dialClient(t testing.TB, path string) *lspClient {
 	t.Helper()
-	nc, err := daemon.Dial(path)
+	nc, err := client.Dial(path)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -157,7 +159,7 @@ func (c *lspClient) initialize(folders ...string) {
 	c.t.Helper()
 	var wf []map[string]string
 	for _, f := range folders {
-		wf = append(wf, map[string]string{"uri": workspace.URIFromPath(f), "name": filepath.Base(f)})
+		wf = append(wf, map[string]string{"uri": wsfolder.URIFromPath(f), "name": filepath.Base(f)})
 	}
 	if err := c.call("initialize", map[string]any{"processId": nil, "capabilities": map[string]any{}, "workspaceFolders": wf}, nil); err != nil {
 		c.t.Fatalf("initialize: %v", err)
@@ -259,7 +261,7 @@ func TestDaemonSocketAndLock(t *testing.T) {
 			t.Errorf("%s: mode %v (%v), want %#o", p, fi.Mode(), err, want)
 		}
 	}
-	info, err := daemon.ReadInfo(path)
+	info, err := client.ReadInfo(path)
 	if err != nil || info.Pid != os.Getpid() || info.StateDir != td.stateDir {
 		t.Errorf("ReadInfo = %+v, %v; want this pid and state dir %s", info, err, td.stateDir)
 	}
@@ -446,7 +448,7 @@ func TestDaemonFanOutSameBytesInOrder(t *testing.T) {
 	clients := make([]*lspClient, conns)
 	recs := make([]*recordingConn, conns)
 	for i := range clients {
-		nc, err := daemon.Dial(sock)
+		nc, err := client.Dial(sock)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -522,10 +524,10 @@ func TestDaemonFanOutSameBytesInOrder(t *testing.T) {
 func TestSecureDir(t *testing.T) {
 	base := shortDir(t)
 	ok := filepath.Join(base, "ok", "agentd")
-	if err := daemon.SecureDir(ok, true); err != nil {
+	if err := client.SecureDir(ok, true); err != nil {
 		t.Fatalf("SecureDir(create) = %v", err)
 	}
-	if err := daemon.SecureDir(ok, false); err != nil {
+	if err := client.SecureDir(ok, false); err != nil {
 		t.Fatalf("SecureDir on the made dir = %v", err)
 	}
 	open := filepath.Join(base, "open")
@@ -536,18 +538,18 @@ func TestSecureDir(t *testing.T) {
 	file := filepath.Join(base, "file")
 	os.WriteFile(file, nil, 0o600)
 	for dir, want := range map[string]string{open: "chmod 700", link: "symbolic link", file: "not a directory"} {
-		if err := daemon.SecureDir(dir, true); err == nil || !strings.Contains(err.Error(), want) {
+		if err := client.SecureDir(dir, true); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("SecureDir(%s) = %v, want an error saying %q", filepath.Base(dir), err, want)
 		}
 	}
-	if err := daemon.SecureDir(filepath.Join(base, "missing"), false); !errors.Is(err, os.ErrNotExist) {
+	if err := client.SecureDir(filepath.Join(base, "missing"), false); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("SecureDir(missing, false) = %v, want not exist", err)
 	}
 	if os.Getuid() == 0 {
 		other := filepath.Join(base, "other")
 		mkdirs(t, other)
 		if err := os.Chown(other, 65534, 65534); err == nil {
-			if err := daemon.SecureDir(other, false); err == nil || !strings.Contains(err.Error(), "uid 65534") {
+			if err := client.SecureDir(other, false); err == nil || !strings.Contains(err.Error(), "uid 65534") {
 				t.Errorf("SecureDir on another user's dir = %v, want a refusal naming uid 65534", err)
 			}
 		}
@@ -557,12 +559,12 @@ func TestSecureDir(t *testing.T) {
 // TestAutoSocketPath follows XDG_RUNTIME_DIR, else the temp dir per uid.
 func TestAutoSocketPath(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", "/run/user/7")
-	if got := daemon.AutoSocketPath(); got != "/run/user/7/agentd/daemon.sock" {
+	if got := client.AutoSocketPath(); got != "/run/user/7/agentd/daemon.sock" {
 		t.Errorf("with XDG_RUNTIME_DIR: %s", got)
 	}
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	want := filepath.Join(os.TempDir(), "agentd-"+strconv.Itoa(os.Getuid()), "daemon.sock")
-	if got := daemon.AutoSocketPath(); got != want {
+	if got := client.AutoSocketPath(); got != want {
 		t.Errorf("without XDG_RUNTIME_DIR: %s, want %s", got, want)
 	}
 }
@@ -614,10 +616,10 @@ func TestDaemonLongSocketPath(t *testing.T) {
 	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket still there after the daemon stopped: %v", err)
 	}
-	if _, err := daemon.Dial(path); !errors.Is(err, daemon.ErrNoDaemon) {
+	if _, err := client.Dial(path); !errors.Is(err, client.ErrNoDaemon) {
 		t.Errorf("Dial after the stop: %v, want ErrNoDaemon", err)
 	}
-	if _, err := daemon.Dial(filepath.Join(dir, "missing", "daemon.sock")); !errors.Is(err, daemon.ErrNoDaemon) {
+	if _, err := client.Dial(filepath.Join(dir, "missing", "daemon.sock")); !errors.Is(err, client.ErrNoDaemon) {
 		t.Errorf("Dial in a missing long directory: %v, want ErrNoDaemon", err)
 	}
 }

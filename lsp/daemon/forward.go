@@ -1,186 +1,25 @@
 package daemon
 
-// This file is the client side of the shared daemon: `agentd --remote=...`
-// relays an editor's stdio to the daemon's socket (Forward), starting the
-// daemon when none answers (DialOrStart), and the shell commands run one
-// command through it (Call). None of it opens a state file.
+// This file is the stdio forwarder: `agentd --remote=...` relays an editor's
+// stdio to the daemon's socket (Forward), which the caller dialled with
+// package client (starting the daemon when none answers). None of it opens
+// a state file.
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/daemon/client"
 	"github.com/agentd/agentd/lsp/jsonrpc"
 )
-
-// ErrNoDaemon is wrapped by the errors of Dial and Call when no
-// daemon answers on the socket (no socket file, a stale one, or a daemon
-// that ended before the session began): a shell command may then open the
-// state itself.
-var ErrNoDaemon = errors.New("no daemon answers")
-
-// Dial connects to the daemon socket at path (of any length, see
-// socketAddr).
-func Dial(path string) (*net.UnixConn, error) {
-	addr, release, err := socketAddr(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w at %s", ErrNoDaemon, path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	c, err := net.DialTimeout("unix", addr, 2*time.Second)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("%w at %s", ErrNoDaemon, path)
-		}
-		var opErr *net.OpError
-		if errors.As(err, &opErr) { // its text names addr, which may not be path
-			err = fmt.Errorf("connect: %w", opErr.Err)
-		}
-		return nil, err
-	}
-	return c.(*net.UnixConn), nil
-}
-
-// StartFunc starts a daemon for DialOrStart. exited, when not nil, yields
-// the daemon process's end should it end.
-type StartFunc func() (exited <-chan error, err error)
-
-// startWait bounds how long DialOrStart waits for a daemon it started.
-const startWait = 5 * time.Second
-
-// SpawnLockName is the lock file, beside the auto socket, that forwarders
-// hold while they dial or start the daemon.
-const SpawnLockName = "daemon.lock"
-
-// DialOrStart connects to the daemon at path. When none answers, it takes
-// the lock file daemon.lock beside the socket (so that forwarders racing
-// each other end with one daemon), dials again, calls start, and dials
-// with backoff until the new daemon answers (at most about 5 s).
-func DialOrStart(ctx context.Context, path string, start StartFunc) (*net.UnixConn, error) {
-	if c, err := Dial(path); !errors.Is(err, ErrNoDaemon) {
-		return c, err
-	}
-	unlock, err := lockFile(ctx, filepath.Join(filepath.Dir(path), SpawnLockName), 2*startWait)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	return dialOrStartLocked(ctx, path, start)
-}
-
-// dialOrStartLocked is DialOrStart once daemon.lock is held.
-func dialOrStartLocked(ctx context.Context, path string, start StartFunc) (*net.UnixConn, error) {
-	if c, err := Dial(path); !errors.Is(err, ErrNoDaemon) {
-		return c, err // started by another forwarder while this one waited
-	}
-	exited, err := start()
-	if err != nil {
-		return nil, fmt.Errorf("cannot start the shared daemon: %w", err)
-	}
-	deadline := time.NewTimer(startWait)
-	defer deadline.Stop()
-	backoff := 10 * time.Millisecond
-	for {
-		c, err := Dial(path)
-		if !errors.Is(err, ErrNoDaemon) {
-			return c, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case werr := <-exited:
-			if c, err := Dial(path); err == nil { // it found another daemon serving
-				return c, nil
-			}
-			return nil, fmt.Errorf("the shared daemon ended as it started (%v); see daemon.log in %s", werr, filepath.Dir(path))
-		case <-deadline.C:
-			return nil, fmt.Errorf("the shared daemon did not answer at %s within %v; see daemon.log in %s", path, startWait, filepath.Dir(path))
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 200*time.Millisecond)
-	}
-}
-
-// lockFile takes an exclusive flock on path, waiting at most wait.
-func lockFile(ctx context.Context, path string, wait time.Duration) (unlock func(), err error) {
-	f, err := waitFlock(ctx, path, wait, nil)
-	if errors.Is(err, errLockHeld) {
-		return nil, fmt.Errorf("another agentd has held %s for over %v", path, wait)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return func() { f.Close() }, nil // closing the file releases the lock
-}
-
-// LockFile takes an exclusive flock on path, waiting at most wait; the
-// returned func releases it. For adapters that keep small files beside the
-// state (agentd hook's cursors).
-func LockFile(ctx context.Context, path string, wait time.Duration) (unlock func(), err error) {
-	return lockFile(ctx, path, wait)
-}
-
-// errLockHeld: another process kept the lock for the whole wait.
-var errLockHeld = errors.New("lock held by another process")
-
-// waitFlock opens path and takes an exclusive flock on it, retrying until
-// wait has passed, ctx ends, or giveUp (may be nil) says to stop; then the
-// error is errLockHeld. The lock lasts until the returned file is closed.
-func waitFlock(ctx context.Context, path string, wait time.Duration, giveUp func() bool) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(wait)
-	for {
-		locked, err := tryFlock(f)
-		switch {
-		case err != nil:
-			f.Close()
-			return nil, err
-		case locked:
-			return f, nil
-		case time.Now().After(deadline) || giveUp != nil && giveUp():
-			f.Close()
-			return nil, errLockHeld
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// tryFlock takes an exclusive flock on f without waiting; false when
-// another open file holds it.
-func tryFlock(f *os.File) (bool, error) {
-	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, syscall.EWOULDBLOCK):
-		return false, nil
-	}
-	return false, fmt.Errorf("cannot lock %s: %w", f.Name(), err)
-}
 
 // forwardInitWait is how long Forward waits, after the client's
 // initialize, for the daemon's first bytes.
@@ -192,7 +31,7 @@ const forwardDrain = 3 * time.Second
 
 // Redial connects Forward to the daemon again, the way its first
 // connection was made (DialCurrent for the auto socket, which starts a
-// daemon when none answers; Dial for a socket named by the user).
+// daemon when none answers; client.Dial for a socket named by the user).
 type Redial func(ctx context.Context) (*net.UnixConn, error)
 
 // maxRedials bounds how many times Forward connects again to a daemon that
@@ -225,7 +64,7 @@ const maxReplay = maxSniffBytes + 4<<10
 //     its side (or after 3 s), so that the daemon has settled the
 //     connection (paused a goal-driven turn left open) by then;
 //   - the daemon sends nothing within 10 s of the client's `initialize`
-//     (it is stopped or stuck): 1 and a *SilentError.
+//     (it is stopped or stuck): 1 and a *client.SilentError.
 //
 // Forward closes conn (and any connection redial made), and in when it is
 // an io.Closer.
@@ -375,7 +214,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 		settle("the client's process ended")
 		return 1, nil
 	case <-silent:
-		return 1, &SilentError{What: "initialize", Wait: forwardInitWait}
+		return 1, &client.SilentError{What: "initialize", Wait: forwardInitWait}
 	case <-ctx.Done():
 		settle("agentd was told to stop")
 		return 1, nil
@@ -658,99 +497,4 @@ func (f flushingReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return f.r.Read(p)
-}
-
-// CallWaits bound how long Call waits for a daemon's answers. A zero
-// field is the one of DefaultCallWaits.
-type CallWaits struct {
-	Begin   time.Duration // for the answer to initialize
-	Command time.Duration // for the answer to the command
-}
-
-// DefaultCallWaits are the shell commands' bounds (docs/shared-daemon.md,
-// "Troubleshooting"): 5 s for initialize, 30 s for a command, which may
-// wait about a second for a file lock.
-var DefaultCallWaits = CallWaits{Begin: 5 * time.Second, Command: 30 * time.Second}
-
-// SilentError is Call's or Forward's error when a daemon
-// accepted the connection but did not answer What within Wait: it is
-// stopped (SIGSTOP) or stuck.
-type SilentError struct {
-	What string // "initialize" or the command
-	Wait time.Duration
-	// MayHaveRun: the command was sent, and may or may not have run.
-	MayHaveRun bool
-}
-
-func (e *SilentError) Error() string {
-	msg := fmt.Sprintf("the daemon accepted the connection but did not answer %s within %v", e.What, e.Wait)
-	if e.MayHaveRun {
-		msg += "; the command may or may not have run"
-	}
-	return msg
-}
-
-// Call runs one command through a daemon connection, as a short LSP
-// session (OpenSession with folder, an absolute path, and session when set;
-// Session.Execute; Session.Close), waiting at most waits for the answers.
-// It closes conn.
-//
-// When the session cannot begin, the error wraps ErrNoDaemon: the command
-// was not sent. A daemon that does not answer in time gives a
-// *SilentError. A refusal of the command comes back as a
-// *commands.Error with the code and data the daemon sent
-// (commands.ErrorCode works on it); other JSON-RPC errors as an error with
-// the daemon's message.
-func Call(ctx context.Context, conn io.ReadWriteCloser, folder, session, command string, args any, waits CallWaits) (json.RawMessage, error) {
-	waits.Begin = cmp.Or(waits.Begin, DefaultCallWaits.Begin)
-	waits.Command = cmp.Or(waits.Command, DefaultCallWaits.Command)
-	beginCtx, cancel := context.WithTimeout(ctx, waits.Begin)
-	s, err := OpenSession(beginCtx, conn, SessionOptions{Folder: folder, Session: session, ClientName: "agentd-cli"})
-	cancel()
-	if err != nil {
-		if ctx.Err() == nil && errors.Is(beginCtx.Err(), context.DeadlineExceeded) {
-			return nil, &SilentError{What: "initialize", Wait: waits.Begin}
-		}
-		return nil, err
-	}
-	cmdCtx, cancel := context.WithTimeout(ctx, waits.Command)
-	defer cancel()
-	res, err := s.Execute(cmdCtx, command, args)
-	if err != nil && ctx.Err() == nil && errors.Is(cmdCtx.Err(), context.DeadlineExceeded) {
-		s.end() // no polite end with a daemon that does not answer
-		return nil, &SilentError{What: command, Wait: waits.Command, MayHaveRun: true}
-	}
-	s.Close()
-	return res, err
-}
-
-// commandError rebuilds the command error a daemon answered: a JSON-RPC
-// error with data.code becomes a *commands.Error carrying that code, its
-// message, and the rest of data.
-func commandError(err error) error {
-	var e *jsonrpc.Error
-	if !errors.As(err, &e) {
-		return err
-	}
-	var data map[string]any
-	switch d := e.Data.(type) {
-	case json.RawMessage:
-		_ = json.Unmarshal(d, &data)
-	case map[string]any:
-		data = d
-	}
-	code, _ := data["code"].(string)
-	if code == "" {
-		return errors.New(e.Message)
-	}
-	rest := map[string]any{}
-	for k, v := range data {
-		if k != "code" {
-			rest[k] = v
-		}
-	}
-	if len(rest) == 0 {
-		rest = nil
-	}
-	return &commands.Error{Code: code, Msg: e.Message, Data: rest}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp/daemon"
+	"github.com/agentd/agentd/lsp/daemon/client"
 	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
@@ -43,7 +44,7 @@ func startForward(t testing.TB, path string) *forwarder {
 // startForwardRedial is startForward with redial for Forward.
 func startForwardRedial(t testing.TB, path string, redial daemon.Redial) *forwarder {
 	t.Helper()
-	conn, err := daemon.Dial(path)
+	conn, err := client.Dial(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestForwardLostDaemon(t *testing.T) {
 	td := startDaemon(t, path, 0)
 	f := startForwardRedial(t, path, func(context.Context) (*net.UnixConn, error) {
 		t.Error("Forward connected again after the daemon had answered")
-		return nil, daemon.ErrNoDaemon
+		return nil, client.ErrNoDaemon
 	})
 	f.send(initMsg)
 	f.next()
@@ -227,7 +228,7 @@ func endingDaemon(t testing.TB, until string) string {
 func countingRedial(path string, calls *atomic.Int32) daemon.Redial {
 	return func(context.Context) (*net.UnixConn, error) {
 		calls.Add(1)
-		return daemon.Dial(path)
+		return client.Dial(path)
 	}
 }
 
@@ -315,7 +316,7 @@ func TestForwardRedialsBounded(t *testing.T) {
 		var calls atomic.Int32
 		f := startForwardRedial(t, endingDaemon(t, `"initialize"`), func(context.Context) (*net.UnixConn, error) {
 			calls.Add(1)
-			return daemon.Dial(endingDaemon(t, `"initialize"`))
+			return client.Dial(endingDaemon(t, `"initialize"`))
 		})
 		f.send(initMsg)
 		code, err := f.wait()
@@ -331,7 +332,7 @@ func TestForwardRedialsBounded(t *testing.T) {
 		f := startForwardRedial(t, endingDaemon(t, `"initialize"`), countingRedial(filepath.Join(shortDir(t), "none.sock"), &calls))
 		f.send(initMsg)
 		code, err := f.wait()
-		if code != 1 || !errors.Is(err, daemon.ErrNoDaemon) || !strings.Contains(err.Error(), "connecting again failed") {
+		if code != 1 || !errors.Is(err, client.ErrNoDaemon) || !strings.Contains(err.Error(), "connecting again failed") {
 			t.Fatalf("code %d, err %v; want 1 and an error saying connecting again failed (no daemon)", code, err)
 		}
 		if n := calls.Load(); n != 1 {
@@ -415,7 +416,7 @@ func TestDialOrStartStartsOne(t *testing.T) {
 	errs := make(chan error, n)
 	for range n {
 		wg.Go(func() {
-			c, err := daemon.DialOrStart(context.Background(), path, start)
+			c, err := client.DialOrStart(context.Background(), path, start)
 			if err == nil {
 				c.Close()
 			}
@@ -440,7 +441,7 @@ func TestDialOrStartReportsEarlyExit(t *testing.T) {
 	path := filepath.Join(shortDir(t), "d.sock")
 	exited := make(chan error, 1)
 	exited <- errors.New("exit status 1")
-	_, err := daemon.DialOrStart(context.Background(), path, func() (<-chan error, error) { return exited, nil })
+	_, err := client.DialOrStart(context.Background(), path, func() (<-chan error, error) { return exited, nil })
 	if err == nil || !strings.Contains(err.Error(), "ended as it started") {
 		t.Fatalf("got %v, want an error saying the daemon ended as it started", err)
 	}
@@ -449,7 +450,7 @@ func TestDialOrStartReportsEarlyExit(t *testing.T) {
 // TestDialDaemonNoDaemon: no socket and a stale one both mean ErrNoDaemon.
 func TestDialDaemonNoDaemon(t *testing.T) {
 	dir := shortDir(t)
-	if _, err := daemon.Dial(filepath.Join(dir, "none.sock")); !errors.Is(err, daemon.ErrNoDaemon) {
+	if _, err := client.Dial(filepath.Join(dir, "none.sock")); !errors.Is(err, client.ErrNoDaemon) {
 		t.Errorf("missing socket: %v, want ErrNoDaemon", err)
 	}
 	stale := filepath.Join(dir, "stale.sock")
@@ -459,7 +460,7 @@ func TestDialDaemonNoDaemon(t *testing.T) {
 	}
 	ln.SetUnlinkOnClose(false)
 	ln.Close()
-	if _, err := daemon.Dial(stale); !errors.Is(err, daemon.ErrNoDaemon) {
+	if _, err := client.Dial(stale); !errors.Is(err, client.ErrNoDaemon) {
 		t.Errorf("stale socket: %v, want ErrNoDaemon", err)
 	}
 }
@@ -477,11 +478,11 @@ func TestCallDaemon(t *testing.T) {
 	watcher.initialize(ws)
 
 	call := func(id string, args any) (json.RawMessage, error) {
-		conn, err := daemon.Dial(path)
+		conn, err := client.Dial(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return daemon.Call(context.Background(), conn, ws, "s1", id, args, daemon.CallWaits{})
+		return client.Call(context.Background(), conn, ws, "s1", id, args, client.CallWaits{})
 	}
 	raw, err := call("agentd.todo.set", map[string]any{"items": []any{map[string]any{"title": "a", "status": "pending"}}, "expectedRevision": 0})
 	var st commands.State
@@ -512,13 +513,13 @@ func TestCallDaemonTooLarge(t *testing.T) {
 	path := filepath.Join(dir, "d.sock")
 	startDaemon(t, path, 0)
 	call := func(args any) (json.RawMessage, error) {
-		conn, err := daemon.Dial(path)
+		conn, err := client.Dial(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		return daemon.Call(ctx, conn, ws, "s1", "agentd.todo.set", args, daemon.CallWaits{})
+		return client.Call(ctx, conn, ws, "s1", "agentd.todo.set", args, client.CallWaits{})
 	}
 	title := strings.Repeat("t", int(jsonrpc.DefaultMaxMessageBytes)+1)
 	_, err := call(map[string]any{"items": []any{map[string]any{"title": title, "status": "pending"}}})
@@ -535,11 +536,11 @@ func TestCallDaemonTooLarge(t *testing.T) {
 // (the command was not sent), so a shell command may go on without it.
 func TestCallDaemonNoSession(t *testing.T) {
 	path := closingListener(t)
-	conn, err := daemon.Dial(path)
+	conn, err := client.Dial(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := daemon.Call(context.Background(), conn, "/tmp", "", "agentd.state", nil, daemon.CallWaits{}); !errors.Is(err, daemon.ErrNoDaemon) {
+	if _, err := client.Call(context.Background(), conn, "/tmp", "", "agentd.state", nil, client.CallWaits{}); !errors.Is(err, client.ErrNoDaemon) {
 		t.Fatalf("got %v, want ErrNoDaemon", err)
 	}
 }
@@ -550,7 +551,7 @@ func TestCallDaemonNoSession(t *testing.T) {
 // answer initialize, after waits.Begin.
 func TestCallDaemonCommandWait(t *testing.T) {
 	for _, answerInit := range []bool{true, false} {
-		client, peer := net.Pipe()
+		conn, peer := net.Pipe()
 		go func() { // a daemon that answers initialize (or not) and nothing else
 			defer peer.Close()
 			br := bufio.NewReader(peer)
@@ -581,15 +582,15 @@ func TestCallDaemonCommandWait(t *testing.T) {
 				}
 			}
 		}()
-		waits := daemon.CallWaits{Begin: 300 * time.Millisecond, Command: 200 * time.Millisecond}
+		waits := client.CallWaits{Begin: 300 * time.Millisecond, Command: 200 * time.Millisecond}
 		began := time.Now()
-		_, err := daemon.Call(context.Background(), client, "/tmp", "", "agentd.state", map[string]any{}, waits)
-		var silent *daemon.SilentError
-		want := daemon.SilentError{What: "agentd.state", Wait: waits.Command, MayHaveRun: true}
+		_, err := client.Call(context.Background(), conn, "/tmp", "", "agentd.state", map[string]any{}, waits)
+		var silent *client.SilentError
+		want := client.SilentError{What: "agentd.state", Wait: waits.Command, MayHaveRun: true}
 		if !answerInit {
-			want = daemon.SilentError{What: "initialize", Wait: waits.Begin}
+			want = client.SilentError{What: "initialize", Wait: waits.Begin}
 		}
-		if !errors.As(err, &silent) || *silent != want || errors.Is(err, daemon.ErrNoDaemon) {
+		if !errors.As(err, &silent) || *silent != want || errors.Is(err, client.ErrNoDaemon) {
 			t.Fatalf("answerInit=%v: %v, want %+v", answerInit, err, want)
 		}
 		if took := time.Since(began); took > 5*time.Second {

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/lsp"
+	"github.com/agentd/agentd/lsp/daemon/client"
 	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
@@ -220,7 +221,7 @@ func (d *Daemon) adopt(ctx context.Context, c *net.UnixConn, m *firstMessage, re
 	case json.Unmarshal(m.params, &params) != nil || params.Pid <= 0:
 		return refuse("%s needs params {pid: number}", adoptMethod)
 	}
-	_, pid, err := peerCred(c)
+	_, pid, err := client.PeerCred(c)
 	if err != nil {
 		return refuse("cannot read the forwarder's credentials: %v", err)
 	}
@@ -479,7 +480,7 @@ func Adoptable(f *os.File) bool {
 //     adopted nothing): Handoff connects again with redial (when not nil;
 //     at most 3 times, 0.1 s apart and more) and asks again;
 //   - no answer within 10 s (the daemon is stopped or stuck): 1 and a
-//     *SilentError.
+//     *client.SilentError.
 //
 // Handoff closes conn, and the connections redial made, unless it returns
 // one as relay.
@@ -517,7 +518,7 @@ func Handoff(ctx context.Context, in, out *os.File, conn *net.UnixConn, redial R
 			conn = next
 		case <-a.silent.C:
 			conn.Close()
-			return 1, nil, &SilentError{What: adoptMethod, Wait: forwardInitWait}
+			return 1, nil, &client.SilentError{What: adoptMethod, Wait: forwardInitWait}
 		case <-ctx.Done():
 			// The daemon may adopt them yet: the control connection's end
 			// then ends the session at once.

@@ -18,9 +18,11 @@ import (
 
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/lsp/daemon"
+	"github.com/agentd/agentd/lsp/daemon/client"
 	"github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // startHandoff runs daemon.Handoff in this process on conn, with real
@@ -54,7 +56,7 @@ func startHandoff(t testing.TB, ctx context.Context, conn *net.UnixConn, redial 
 // dialHandoff is startHandoff on a new connection to the daemon at path.
 func dialHandoff(t testing.TB, path string) *forwarder {
 	t.Helper()
-	conn, err := daemon.Dial(path)
+	conn, err := client.Dial(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func (f *forwarder) outputEnds() {
 
 // initIn is an initialize request with folder as rootUri.
 func initIn(folder string) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":%q,"capabilities":{}}}`, workspace.URIFromPath(folder))
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":%q,"capabilities":{}}}`, wsfolder.URIFromPath(folder))
 }
 
 // awaitTodoTitle reads the editor's output until agentd/todoChanged
@@ -195,7 +197,7 @@ func TestHandoffRefusedRelays(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			conn, err := daemon.Dial(tt.path(t))
+			conn, err := client.Dial(tt.path(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,7 +325,7 @@ func TestAdoptBadRequests(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fds := tt.fds(t)
 			before := openFds(t)
-			c, err := daemon.Dial(path)
+			c, err := client.Dial(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -398,7 +400,7 @@ func TestAdoptControlMistakes(t *testing.T) {
 			before := openFds(t)
 			inR, inW, _ := os.Pipe()
 			outR, outW, _ := os.Pipe()
-			c, err := daemon.Dial(path)
+			c, err := client.Dial(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -444,7 +446,7 @@ func TestHandoffLostDaemon(t *testing.T) {
 func TestHandoffStopped(t *testing.T) {
 	path := filepath.Join(shortDir(t), "d.sock")
 	startDaemon(t, path, 0)
-	conn, err := daemon.Dial(path)
+	conn, err := client.Dial(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +467,7 @@ func TestHandoffStopped(t *testing.T) {
 func TestHandoffRedials(t *testing.T) {
 	next := filepath.Join(shortDir(t), "d.sock")
 	startDaemon(t, next, 0)
-	conn, err := daemon.Dial(endingDaemon(t, "agentd/adopt"))
+	conn, err := client.Dial(endingDaemon(t, "agentd/adopt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +491,7 @@ func TestHandoffRedials(t *testing.T) {
 // ends with 1 and an error that says so.
 func TestHandoffRedialsBounded(t *testing.T) {
 	path := closingListener(t)
-	conn, err := daemon.Dial(path)
+	conn, err := client.Dial(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +504,7 @@ func TestHandoffRedialsBounded(t *testing.T) {
 	if n := calls.Load(); n != 3 {
 		t.Errorf("redialled %d times, want 3", n)
 	}
-	if errors.Is(err, daemon.ErrNoDaemon) {
+	if errors.Is(err, client.ErrNoDaemon) {
 		t.Errorf("err %v wraps ErrNoDaemon", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/lsp/daemon"
+	"github.com/agentd/agentd/lsp/daemon/client"
 )
 
 func TestOlderVersion(t *testing.T) {
@@ -38,7 +39,7 @@ func TestOlderVersion(t *testing.T) {
 		{"1.0", "1.0.1", false},
 		{"1.0.0-", "1.0.1", false},
 	} {
-		if got := daemon.OlderVersion(tc.a, tc.b); got != tc.older {
+		if got := client.OlderVersion(tc.a, tc.b); got != tc.older {
 			t.Errorf("OlderVersion(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.older)
 		}
 	}
@@ -58,7 +59,7 @@ func TestDialCurrentHandsOver(t *testing.T) {
 	c.writeTodos(folder, "kept")
 
 	starts := 0
-	start := func(version string) daemon.StartFunc {
+	start := func(version string) client.StartFunc {
 		return func() (<-chan error, error) {
 			starts++
 			startDaemonWith(t, daemon.Options{Path: path, StateDir: stateDir, Version: version})
@@ -66,17 +67,17 @@ func TestDialCurrentHandsOver(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ version, stateDir string }{{"0.1.0", stateDir}, {"0.0.9", stateDir}, {"0.2.0", "/elsewhere"}} {
-		conn, err := daemon.DialCurrent(context.Background(), path, tc.version, tc.stateDir, start(tc.version), nil)
+		conn, err := client.DialCurrent(context.Background(), path, tc.version, tc.stateDir, start(tc.version), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		conn.Close()
-		if info, _ := daemon.ReadInfo(path); starts != 0 || info.Version != "0.1.0" {
+		if info, _ := client.ReadInfo(path); starts != 0 || info.Version != "0.1.0" {
 			t.Fatalf("DialCurrent of %s (state %s) replaced the daemon of 0.1.0 (now %q)", tc.version, tc.stateDir, info.Version)
 		}
 	}
 
-	conn, err := daemon.DialCurrent(context.Background(), path, "0.2.0", stateDir, start("0.2.0"), nil)
+	conn, err := client.DialCurrent(context.Background(), path, "0.2.0", stateDir, start("0.2.0"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestDialCurrentHandsOver(t *testing.T) {
 	if err := old.wait(); err != nil {
 		t.Fatalf("the old daemon's Serve: %v", err)
 	}
-	if info, err := daemon.ReadInfo(path); err != nil || starts != 1 || info.Version != "0.2.0" {
+	if info, err := client.ReadInfo(path); err != nil || starts != 1 || info.Version != "0.2.0" {
 		t.Fatalf("after the handover: %d starts, %+v %v; want the daemon of 0.2.0", starts, info, err)
 	}
 	c.await("window/showMessage", func(params json.RawMessage) bool {

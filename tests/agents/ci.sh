@@ -9,7 +9,8 @@
 # wrap-up note, the stale todo reminder at call 12, agentd unreachable;
 # tests/agents_check_test.go: a goal check that fails, then passes, and the
 # goal queue's advance; a check that outlasts the agent's tool timeout):
-# each runs `agentd setup`, then
+# each runs `agentd setup` (whose hooks run agentd-hook, which the tests
+# build beside agentd), then
 # the agent's whole loop on scripted model output (a small Messages API on
 # 127.0.0.1 for Claude Code, --fake-responses for Gemini CLI), with HOME, state
 # and runtime folders private to the test.

@@ -18,7 +18,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/agentd/agentd/lsp/jsonrpc"
-	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // roleEnv set to "floor" makes the bench binary the floor server.
@@ -131,7 +131,7 @@ type stored struct{ Session, Event []byte }
 // readStored opens a state file agentd has closed and returns the session
 // record of name and its newest history event (layout: workspace/schema.go).
 func readStored(stateDir, folder, name string) (stored, error) {
-	path := filepath.Join(stateDir, "workspaces", workspace.FolderKey(folder), "state.db")
+	path := filepath.Join(stateDir, "workspaces", wsfolder.FolderKey(folder), "state.db")
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
 	if err != nil {
 		return stored{}, err

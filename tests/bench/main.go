@@ -27,6 +27,7 @@ import (
 // bench is one run: its files, settings and figures.
 type bench struct {
 	tmp, bin, trivial string   // the run's directory, agentd, a Go program that exits at once
+	hookBin           string   // agentd-hook, beside bin
 	stateDir          string   // of the stdio agentd of the main figures
 	env               []string // agentd's: private XDG dirs
 	log               *os.File // agentd's stderr
@@ -169,11 +170,21 @@ func (b *bench) build() error {
 	if err != nil || root == "." {
 		return fmt.Errorf("run from inside the agentd module (go env GOMOD: %v)", err)
 	}
-	b.bin = filepath.Join(b.tmp, "agentd")
-	cmd := exec.Command("go", "build", "-o", b.bin, "./cmd/agentd")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/agentd: %v\n%s", err, out)
+	// agentd-hook beside agentd, static, as installed (README, Install):
+	// the hook scenario runs it.
+	b.bin, b.hookBin = filepath.Join(b.tmp, "agentd"), filepath.Join(b.tmp, "agentd-hook")
+	for _, p := range []struct {
+		out, pkg string
+		static   bool
+	}{{b.bin, "./cmd/agentd", false}, {b.hookBin, "./cmd/agentd-hook", true}} {
+		cmd := exec.Command("go", "build", "-o", p.out, p.pkg)
+		cmd.Dir = root
+		if p.static {
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", p.pkg, err, out)
+		}
 	}
 	if b.trivial, err = buildTrivial(b.tmp); err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/loop"
-	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // op is one measured operation.
@@ -324,7 +324,7 @@ func (b *bench) fullHistory() error {
 	if err != nil {
 		return err
 	}
-	fi, err := os.Stat(filepath.Join(b.stateDir, "workspaces", workspace.FolderKey(folder), "state.db"))
+	fi, err := os.Stat(filepath.Join(b.stateDir, "workspaces", wsfolder.FolderKey(folder), "state.db"))
 	if err != nil {
 		return err
 	}

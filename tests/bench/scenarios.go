@@ -452,11 +452,11 @@ func (b *bench) startup() error {
 	return nil
 }
 
-// hookEvent times one `agentd hook claude` event, exec to exit, against exec
-// to exit of a trivial Go program, one of each per round: a PostToolBatch
-// (agentd.step.end and agentd.step.begin of a detached turn) through a
-// shared daemon that a client (an agent's MCP server) keeps the folder open
-// in.
+// hookEvent times one `agentd-hook claude` event (what agentd setup
+// installs, docs/hooks.md), exec to exit, against exec to exit of a trivial
+// Go program, one of each per round: a PostToolBatch (agentd.step.end and
+// agentd.step.begin of a detached turn) through a shared daemon that a
+// client (an agent's MCP server) keeps the folder open in.
 func (b *bench) hookEvent() error {
 	d, err := b.serveDaemon("hook", "--listen.timeout=0")
 	if err != nil {
@@ -471,20 +471,21 @@ func (b *bench) hookEvent() error {
 	defer keeper.close()
 	n := 0
 	event := func(body string) (json.RawMessage, error) {
-		cmd := b.agentd(d.stateDir, "hook", "claude", "--remote=unix:"+d.sock, "--workspace", folder)
+		cmd := exec.Command(b.hookBin, "claude", "--remote=unix:"+d.sock, "--workspace", folder, "--state-dir", d.stateDir)
+		cmd.Env = b.env
 		cmd.Stdin = strings.NewReader(`{"session_id":"bench","transcript_path":"","cwd":` + strconv.Quote(folder) + `,` + body + `}`)
 		var out, errb strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := cmd.Run(); err != nil || strings.Contains(errb.String(), "not handled") {
-			return nil, fmt.Errorf("agentd hook: %v %s", err, errb.String())
+			return nil, fmt.Errorf("agentd-hook: %v %s", err, errb.String())
 		}
 		return nil, nil
 	}
 	if _, err := event(`"hook_event_name":"UserPromptSubmit","prompt":"go"`); err != nil {
-		b.rep.missing("agentd hook", "this agentd has no working `hook` command", "hook_p50_us", "hook_p99_us", "hook_ratio")
+		b.rep.missing("agentd-hook", "this agentd-hook does not answer a hook event", "hook_p50_us", "hook_p99_us", "hook_ratio")
 		return nil
 	}
-	batch := &op{label: "agentd hook claude PostToolBatch, exec → exit", fn: func() (json.RawMessage, error) {
+	batch := &op{label: "agentd-hook claude PostToolBatch, exec → exit", fn: func() (json.RawMessage, error) {
 		n++
 		return event(fmt.Sprintf(`"hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Read","tool_input":{},"tool_use_id":"toolu_%d"}]`, n))
 	}}

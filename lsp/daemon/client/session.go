@@ -1,4 +1,4 @@
-package daemon
+package client
 
 // This file is the client side of one LSP session with an agentd server: the
 // shell commands run one command in a short session (Call), and the
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/lsp/jsonrpc"
-	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // SessionOptions configure OpenSession.
@@ -58,7 +58,7 @@ func OpenSession(ctx context.Context, conn io.ReadWriteCloser, opts SessionOptio
 		s.rpc.Run(runCtx)
 		close(s.runDone)
 	}()
-	uri := workspace.URIFromPath(opts.Folder)
+	uri := wsfolder.URIFromPath(opts.Folder)
 	name := opts.ClientName
 	if name == "" {
 		name = "agentd-cli"
@@ -88,8 +88,8 @@ func OpenSession(ctx context.Context, conn io.ReadWriteCloser, opts SessionOptio
 }
 
 // Execute runs workspace/executeCommand with one ARGS object and returns
-// its result. A refusal comes back as a *commands.Error with the code and
-// data the server sent (commands.ErrorCode works on it); other JSON-RPC
+// its result. A refusal comes back as a *coded.Error with the code and
+// data the server sent (coded.ErrorCode works on it); other JSON-RPC
 // errors as an error with the server's message; a connection that ended
 // before the answer as an error saying the command may or may not have run;
 // arguments too large for one message (DefaultMaxMessageBytes) as an error
@@ -127,6 +127,15 @@ func (s *Session) Close() error {
 	s.end()
 	return nil
 }
+
+// Drop ends the session without LSP's goodbye (shutdown, exit): it closes
+// the connection, which the server reads as its client gone, as when a
+// client dies (docs/protocol.md §2): the server releases the folders and
+// ends the turns the connection began, but not detached ones. For a client
+// all of whose turns are detached and that runs once per event (agentd
+// hook, docs/hooks.md), where the goodbye would cost each event two more
+// exchanges with the server.
+func (s *Session) Drop() { s.end() }
 
 // end closes the connection and waits for its read loop.
 func (s *Session) end() {

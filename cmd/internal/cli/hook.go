@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/agentd/agentd/hook"
+)
+
+// HookLine is what `agentd hook AGENT` and agentd-hook read from their
+// command line besides the agent and the global flags.
+type HookLine struct {
+	Workspace string // --workspace; "" is the folder FindFolder finds from the event's cwd
+	Session   string // --session
+	Remote    string // --remote: "" or auto, or unix:PATH
+}
+
+// HookUsage is the usage of `agentd hook` (name "agentd hook") and of
+// agentd-hook (name "agentd-hook").
+func HookUsage(name string) string {
+	return fmt.Sprintf("usage: %s %s [--workspace DIR] [--session S] [--remote=auto|unix:PATH]\n  runs one agent hook event: the event on stdin, the answer on stdout (docs/hooks.md)\n", name, strings.Join(hook.Hosts, "|"))
+}
+
+// Hook runs `agentd hook claude|gemini|codex` (docs/hooks.md), name being
+// how its usage names it: one agent hook event on stdin, its answer on
+// stdout, through the shared daemon (started with d.Program when none
+// runs, as the forwarder does). pos are the positional arguments after
+// "hook". It exits 0 whatever happens to the event, so the agent goes on;
+// only a command line that names no agent exits 1 (never 2, which the
+// agents read as "block").
+func Hook(ctx context.Context, name string, pos []string, line HookLine, d Daemon, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(pos) != 1 || !slices.Contains(hook.Hosts, pos[0]) || line.Remote == "off" {
+		fmt.Fprint(stderr, HookUsage(name))
+		return 1
+	}
+	log := d.Logger
+	opts := hook.Options{Host: pos[0], Session: line.Session, StateDir: d.StateDir, Logger: log}
+	if line.Workspace != "" {
+		folder, err := WorkspaceFolder(line.Workspace, d.StateDir)
+		if err != nil {
+			log.Warn("hook event not handled; the agent goes on without agentd", "err", err)
+			return 0
+		}
+		opts.Folder = folder
+	}
+	path, explicit, err := RemoteSocket(line.Remote)
+	if err != nil {
+		log.Warn("hook event not handled; the agent goes on without agentd", "err", err)
+		return 0
+	}
+	opts.Dial = func(dctx context.Context) (io.ReadWriteCloser, error) {
+		conn, _, err := d.Dial(dctx, path, explicit)
+		if err != nil {
+			return nil, err
+		}
+		return conn, nil
+	}
+	hook.Run(ctx, opts, stdin, stdout)
+	return 0
+}
+
+// HookFlags are agentd-hook's flags: those `agentd hook` takes, with the
+// names, defaults and meaning agentd gives them (cmd/agentd's flag set;
+// TestHookFlagsAsAgentd keeps the two alike).
+type HookFlags struct {
+	HookLine
+	StateDir, LogFile, LogLevel                            string
+	EtcdEndpoints, EtcdCACert, EtcdCert, EtcdKey, EtcdUser string
+}
+
+// FlagSet is the flag set of f, for agentd-hook.
+func (f *HookFlags) FlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, HookUsage(name)) }
+	fs.StringVar(&f.StateDir, "state-dir", "", "state directory")
+	fs.StringVar(&f.LogFile, "log-file", "", "log file")
+	fs.StringVar(&f.LogLevel, "log-level", "info", "log level")
+	fs.StringVar(&f.Workspace, "workspace", "", "workspace folder")
+	fs.StringVar(&f.Session, "session", "", "session")
+	fs.StringVar(&f.Remote, "remote", "", "the shared daemon: auto or unix:PATH")
+	fs.StringVar(&f.EtcdEndpoints, "etcd-endpoints", "", "team folders: this machine's etcd endpoints, for a daemon agentd-hook starts")
+	fs.StringVar(&f.EtcdCACert, "etcd-cacert", "", "team folders: CA certificate file of the etcd members")
+	fs.StringVar(&f.EtcdCert, "etcd-cert", "", "team folders: client certificate file")
+	fs.StringVar(&f.EtcdKey, "etcd-key", "", "team folders: client key file")
+	fs.StringVar(&f.EtcdUser, "etcd-user", "", "team folders: etcd user")
+	return fs
+}
+
+// EtcdFlags are the etcd flags given, as --NAME=VALUE, for a daemon this
+// process starts (which inherits the environment too).
+func EtcdFlags(endpoints, caCert, cert, key, user string) []string {
+	var out []string
+	for _, f := range []struct{ name, v string }{
+		{"etcd-endpoints", endpoints}, {"etcd-cacert", caCert}, {"etcd-cert", cert},
+		{"etcd-key", key}, {"etcd-user", user},
+	} {
+		if f.v != "" {
+			out = append(out, "--"+f.name+"="+f.v)
+		}
+	}
+	return out
+}
