@@ -78,7 +78,8 @@ func (s *Service) AbandonTurn(ws *workspace.Workspace, session, turnID string) {
 // EndStep ends the open step of turn turnID of agent in session of ws
 // (goal.State.EndStep: outputTokens count against the token budget,
 // docs/runtime.md §2.4) and counts the step for the main agent's stale
-// todo reminder (docs/runtime.md §1.1). The injections are the budget-stop
+// todo reminder (docs/runtime.md §1.1); a retry (no step open) counts
+// nothing (docs/runtime.md §2.4.2). The injections are the budget-stop
 // notice of a grace step, else none (never nil). Errors: those of
 // goal.State.EndStep and of workspace.Workspace.Update.
 func (s *Service) EndStep(ws *workspace.Workspace, session, agent, turnID string, outputTokens int64, finish goal.FinishReason) (goal.StepEnd, []reminder.Injection, error) {
@@ -108,7 +109,7 @@ func endStep(st *workspace.Session, agent, turnID string, outputTokens int64, fi
 	if err != nil {
 		return goal.StepEnd{}, nil, err
 	}
-	if agent == goal.MainAgent {
+	if agent == goal.MainAgent && !res.Retry {
 		st.TodoUsage.EndStep()
 	}
 	injections := []reminder.Injection{}
