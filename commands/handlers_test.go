@@ -279,6 +279,17 @@ var handlerCases = []handlerCase{
 	}},
 	{name: "step.end refuses negative tokens", setup: []run{{"agentd.turn.begin", beginTurn}, {"agentd.step.begin", `{"turnId":"t1"}`}}, cmd: run{"agentd.step.end", `{"turnId":"t1","outputTokens":-1,"finishReason":"stop"}`}, wantCode: "args.invalid"},
 
+	{name: "step.next", setup: []run{{"agentd.goal.create", withGoal}, {"agentd.turn.begin", beginTurn}, {"agentd.step.begin", `{"turnId":"t1"}`}}, cmd: run{"agentd.step.next", `{"turnId":"t1","outputTokens":1200,"finishReason":"tool_calls"}`}, check: func(t *testing.T, w wire) {
+		if get[bool](t, w, "end", "stopTurn") || get[bool](t, w, "end", "graceStep") {
+			t.Errorf("a step within budget stops the turn: %v", w)
+		}
+		if inj := get[[]any](t, w, "begin", "injections"); inj == nil {
+			t.Errorf("no next step begun: %v", w)
+		}
+	}},
+	{name: "step.next refuses a step that stops", setup: []run{{"agentd.turn.begin", beginTurn}, {"agentd.step.begin", `{"turnId":"t1"}`}}, cmd: run{"agentd.step.next", `{"turnId":"t1","outputTokens":1,"finishReason":"stop"}`}, wantCode: "args.invalid"},
+	{name: "step.next refuses negative tokens", setup: []run{{"agentd.turn.begin", beginTurn}, {"agentd.step.begin", `{"turnId":"t1"}`}}, cmd: run{"agentd.step.next", `{"turnId":"t1","outputTokens":-1,"finishReason":"tool_calls"}`}, wantCode: "args.invalid"},
+
 	{name: "turn.end continues an active goal", setup: []run{{"agentd.goal.create", withGoal}, {"agentd.turn.begin", beginTurn}, {"agentd.step.begin", `{"turnId":"t1"}`}, {"agentd.step.end", `{"turnId":"t1","outputTokens":10,"finishReason":"stop"}`}},
 		cmd: run{"agentd.turn.end", `{"turnId":"t1","outcome":"completed"}`}, check: func(t *testing.T, w wire) {
 			if v := get[string](t, w, "continuation", "variant"); v == "" {

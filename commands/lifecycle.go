@@ -34,6 +34,13 @@ type stepEndArgs struct {
 	FinishReason goal.FinishReason `json:"finishReason"`
 }
 
+type stepNextArgs struct {
+	Common
+	TurnID       string            `json:"turnId"`
+	OutputTokens int64             `json:"outputTokens"`
+	FinishReason goal.FinishReason `json:"finishReason"`
+}
+
 type turnEndArgs struct {
 	Common
 	TurnID  string       `json:"turnId"`
@@ -63,6 +70,14 @@ type StepEndResult struct {
 	StopTurn   bool                 `json:"stopTurn"`
 	GraceStep  bool                 `json:"graceStep"`
 	Injections []reminder.Injection `json:"injections"`
+}
+
+// StepNextResult is the answer of agentd.step.next: what agentd.step.end
+// and then agentd.step.begin would have answered, in one commit. Begin is
+// null when End.StopTurn (no next step was begun).
+type StepNextResult struct {
+	End   StepEndResult    `json:"end"`
+	Begin *StepBeginResult `json:"begin"`
 }
 
 // TurnEndResult is the answer of agentd.turn.end.
@@ -117,6 +132,27 @@ var lifecycleCommands = []Command{
 				return nil, err
 			}
 			return StepEndResult{StopTurn: res.StopTurn, GraceStep: res.GraceStep, Injections: injections}, nil
+		}),
+	def[StepNextResult]("agentd.step.next", "`turnId`, `outputTokens`, `finishReason` (`tool_calls`)", "At a step boundary: `agentd.step.end` then, unless it stops the turn, `agentd.step.begin`, in one commit; `{end, begin}`, `begin` null after a `stopTurn` (docs/protocol.md §3).", true,
+		func(ctx context.Context, c *call, a *stepNextArgs) (any, error) {
+			if err := requireTurnID("agentd.step.next", a.TurnID); err != nil {
+				return nil, err
+			}
+			if a.OutputTokens < 0 {
+				return nil, argsErrorf("agentd.step.next: outputTokens must be 0 or more, got %d", a.OutputTokens)
+			}
+			if a.FinishReason != goal.FinishToolCalls {
+				return nil, argsErrorf("agentd.step.next: finishReason %q is not valid here; a step boundary is a step that ended with tool_calls (end a step that stops with agentd.step.end)", a.FinishReason)
+			}
+			res, err := c.svc.NextStep(c.folder.ws, c.session, c.agent, a.TurnID, a.OutputTokens, a.FinishReason, c.defaults.Settings)
+			if err != nil {
+				return nil, err
+			}
+			out := StepNextResult{End: StepEndResult{StopTurn: res.End.StopTurn, GraceStep: res.End.GraceStep, Injections: res.EndInjections}}
+			if !res.End.StopTurn {
+				out.Begin = &StepBeginResult{Injections: res.BeginInjections}
+			}
+			return out, nil
 		}),
 	def[TurnEndResult]("agentd.turn.end", "`turnId`, `outcome` (`completed`/`cancelled`/`failed`/`blocked`/`stepLimit`), `error?: {kind, message}`", "Ends a turn: `{continuation: {variant, prompt} or null, goal}` (docs/runtime.md §2.5, §2.6).", true,
 		func(ctx context.Context, c *call, a *turnEndArgs) (any, error) {

@@ -166,6 +166,7 @@ func TestResultTypes(t *testing.T) {
 		{"agentd.goal.resume", ``},
 		{"agentd.turn.begin", `[{"turnId":"t1","origin":"user"}]`},
 		{"agentd.step.begin", `[{"turnId":"t1"}]`},
+		{"agentd.step.next", `[{"turnId":"t1","outputTokens":3,"finishReason":"tool_calls"}]`},
 		{"agentd.step.end", `[{"turnId":"t1","outputTokens":3,"finishReason":"stop"}]`},
 		{"agentd.turn.end", `[{"turnId":"t1","outcome":"completed"}]`},
 		{"agentd.goal.cancel", ``},

@@ -165,7 +165,10 @@ type StepEnd struct {
 	// Goal); its tool calls are rejected (docs/runtime.md §2.4).
 	GraceStep bool      `json:"graceStep"`
 	Goal      *Snapshot `json:"goal"`
-	Changes   []Change  `json:"-"`
+	// Retry: no step was open, so this answered the previous step end
+	// again and counted nothing.
+	Retry   bool     `json:"-"`
+	Changes []Change `json:"-"`
 }
 
 // TurnEnd is the answer to EndTurn (agentd.turn.end).
@@ -360,7 +363,7 @@ func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, 
 		if t.Steps == 0 {
 			return StepEnd{}, errorf(CodeArgsInvalid, fmt.Sprintf("turn %q has no step to end; call agentd.step.begin first", turnID))
 		}
-		return StepEnd{StopTurn: t.LastStepEnd.StopTurn, GraceStep: t.LastStepEnd.GraceStep, Goal: s.Snapshot(now)}, nil
+		return StepEnd{StopTurn: t.LastStepEnd.StopTurn, GraceStep: t.LastStepEnd.GraceStep, Goal: s.Snapshot(now), Retry: true}, nil
 	}
 	s.settleClock(now)
 	t.StepOpen = false

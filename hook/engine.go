@@ -24,8 +24,8 @@ import (
 //	          turn.begin (user, or continuation after a continued stop) and
 //	          step.begin: the injections are the context for the model
 //	boundary  step.end (tool_calls, the step's output tokens), then step.begin
-//	          of the next model call; a stopTurn ends the turn and stops the
-//	          agent
+//	          of the next model call, in one agentd.step.next when the daemon
+//	          serves it; a stopTurn ends the turn and stops the agent
 //	stop      step.end (stop), turn.end (completed): a continuation keeps the
 //	          agent going
 //	failure   step.end, turn.end (failed, with the error's kind)
@@ -274,11 +274,42 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 	if err != nil || !fresh {
 		return outcome{}, err // a repeated or late event: the step was ended
 	}
-	var end stepEndResult
-	if err := e.exec(ctx, "agentd.step.end", map[string]any{"turnId": e.c.Turn, "outputTokens": tokens, "finishReason": "tool_calls"}, &end); err != nil {
+	sess, err := e.session(ctx)
+	if err != nil {
 		return outcome{}, err
 	}
-	e.c.StepOpen = false
+	args := map[string]any{"turnId": e.c.Turn, "outputTokens": tokens, "finishReason": "tool_calls"}
+	var end stepEndResult
+	var injs []injection
+	if sess.Serves(stepNext) {
+		// The end and the next begin in one commit (docs/protocol.md §3).
+		var next struct {
+			End   stepEndResult `json:"end"`
+			Begin *struct {
+				Injections []injection `json:"injections"`
+			} `json:"begin"`
+		}
+		if err := e.exec(ctx, stepNext, args, &next); err != nil {
+			return outcome{}, err
+		}
+		end = next.End
+		e.c.StepOpen = false
+		if next.Begin != nil {
+			injs = next.Begin.Injections
+			e.c.StepOpen, e.c.Pending, e.c.Responded = true, 0, false
+		}
+	} else {
+		// An agentd older than agentd.step.next: the two calls.
+		if err := e.exec(ctx, "agentd.step.end", args, &end); err != nil {
+			return outcome{}, err
+		}
+		e.c.StepOpen = false
+		if !end.StopTurn {
+			if injs, err = e.beginStep(ctx); err != nil {
+				return outcome{}, err
+			}
+		}
+	}
 	if end.StopTurn {
 		te, err := e.endTurn(ctx, "completed", nil)
 		if err != nil {
@@ -286,13 +317,13 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 		}
 		return outcome{stop: stopReason(te)}, nil
 	}
-	injs, err := e.beginStep(ctx)
-	if err != nil {
-		return outcome{}, err
-	}
 	e.c.Grace = end.GraceStep
 	return outcome{context: joinInjections(end.Injections, injs)}, nil
 }
+
+// stepNext is the command of a step boundary in one commit; an older
+// agentd does not list it in its initialize result.
+const stepNext = "agentd.step.next"
 
 func (e *engine) stop(ctx context.Context) (outcome, error) {
 	if e.c.Turn == "" {
@@ -399,16 +430,25 @@ func (e *engine) mirrorTodos(ctx context.Context) error {
 	return nil
 }
 
-// exec runs one agentd command on the session, opened at the first call.
-func (e *engine) exec(ctx context.Context, cmd string, args map[string]any, result any) error {
+// session is the event's session with agentd, opened at the first call.
+func (e *engine) session(ctx context.Context) (*client.Session, error) {
 	if e.sess == nil {
 		s, err := dialSession(ctx, e.opts, e.folder)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		e.sess = s
 	}
-	raw, err := e.sess.Execute(ctx, cmd, args)
+	return e.sess, nil
+}
+
+// exec runs one agentd command on the event's session.
+func (e *engine) exec(ctx context.Context, cmd string, args map[string]any, result any) error {
+	sess, err := e.session(ctx)
+	if err != nil {
+		return err
+	}
+	raw, err := sess.Execute(ctx, cmd, args)
 	if err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}

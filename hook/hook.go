@@ -1,8 +1,8 @@
 // Package hook is `agentd hook claude|gemini|codex` (docs/hooks.md): a
 // short-lived command that a coding agent runs on its loop's events. It reads
 // one event as JSON on stdin, turns it into agentd's turn and step lifecycle
-// (agentd.turn.begin, agentd.step.begin, agentd.step.end, agentd.turn.end,
-// docs/protocol.md §3) and mirrors the agent's own todo tool into agentd's list,
+// (agentd.turn.begin, agentd.step.begin, agentd.step.end or
+// agentd.step.next at a boundary, agentd.turn.end, docs/protocol.md §3) and mirrors the agent's own todo tool into agentd's list,
 // then prints exactly the JSON that agent expects for that event: the
 // injections as context for the model, a continuation as the prompt that
 // keeps the agent going, a stop when a budget is spent.

@@ -1,7 +1,7 @@
 // Package loop is the one host loop of agentd: it plays an agent host's
 // side of the lifecycle commands of docs/protocol.md §3 (agentd.turn.begin,
 // agentd.step.begin, tool calls through agentd.callTool, agentd.step.end,
-// agentd.turn.end) and follows the continuations agentd answers
+// or agentd.step.next at a step boundary, agentd.turn.end) and follows the continuations agentd answers
 // (docs/runtime.md §2.5), against an Executor.
 //
 // `agentd simulate` runs it in-process on a commands.Client; the
@@ -104,6 +104,17 @@ func (h *Host) CallTool(ctx context.Context, turn, name string, input any) (comm
 func (h *Host) EndStep(ctx context.Context, turn string, outputTokens int64, finishReason string) (commands.StepEndResult, error) {
 	var res commands.StepEndResult
 	err := h.Exec(ctx, "agentd.step.end", map[string]any{"turnId": turn, "outputTokens": outputTokens, "finishReason": finishReason}, &res)
+	return res, err
+}
+
+// NextStep ends the current step of turn, which ended with tool calls,
+// with the model's output tokens and, unless agentd answers stopTurn,
+// begins the next step, in one commit (agentd.step.next, docs/protocol.md
+// §3): the answer is what EndStep and then BeginStep would have answered,
+// Begin nil after a stopTurn.
+func (h *Host) NextStep(ctx context.Context, turn string, outputTokens int64) (commands.StepNextResult, error) {
+	var res commands.StepNextResult
+	err := h.Exec(ctx, "agentd.step.next", map[string]any{"turnId": turn, "outputTokens": outputTokens, "finishReason": "tool_calls"}, &res)
 	return res, err
 }
 

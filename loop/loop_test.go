@@ -124,17 +124,23 @@ func TestHostRefusalNamesTheCommand(t *testing.T) {
 
 // TestPlayFollowsContinuationsAndStops plays three turns: the first ends
 // with a continuation, so the second (no origin) is a continuation turn;
-// agentd stops the second after its first step, so its second step is
-// never played and it ends completed although the script says stepLimit;
-// the third has an origin of its own and a failure.
+// agentd stops the second at its first step boundary (agentd.step.next
+// answers stopTurn and no begin), so its second step is never played and
+// it ends completed although the script says stepLimit; the third has an
+// origin of its own, a step boundary whose agentd.step.next begins the
+// next step (observed with that begin's injections), and a failure. A last
+// step that ended with tool calls (turn 1) ends with agentd.step.end.
 func TestPlayFollowsContinuationsAndStops(t *testing.T) {
 	turnEnds := 0
 	f := &fake{answer: func(command string, args map[string]any) (any, error) {
 		switch command {
 		case "agentd.goal.create", "agentd.goal.setBudget", "agentd.state":
 			return map[string]any{"revision": 3, "session": "sim"}, nil
-		case "agentd.step.end":
-			return map[string]any{"stopTurn": args["turnId"] == "p-turn-2"}, nil
+		case "agentd.step.next":
+			if args["turnId"] == "p-turn-2" {
+				return map[string]any{"end": map[string]any{"stopTurn": true}, "begin": nil}, nil
+			}
+			return map[string]any{"end": map[string]any{}, "begin": map[string]any{"injections": []map[string]string{{"variant": "goal", "text": "g"}}}}, nil
 		case "agentd.turn.end":
 			turnEnds++
 			if turnEnds == 1 {
@@ -148,7 +154,7 @@ func TestPlayFollowsContinuationsAndStops(t *testing.T) {
 		Turns: []Turn{
 			{Steps: []Step{{OutputTokens: 10, FinishReason: "tool_calls", Tools: []Tool{{Name: "TodoList", Input: json.RawMessage(`{"todos":[]}`)}}}}},
 			{Steps: []Step{{OutputTokens: 20, FinishReason: "tool_calls"}, {OutputTokens: 30, FinishReason: "stop"}}, Outcome: "stepLimit"},
-			{Origin: "resume", Steps: []Step{{OutputTokens: 5, FinishReason: "stop"}}, Outcome: "failed", Error: &Failure{Kind: "rate_limit", Message: "429"}},
+			{Origin: "resume", Steps: []Step{{OutputTokens: 4, FinishReason: "tool_calls"}, {OutputTokens: 5, FinishReason: "stop"}}, Outcome: "failed", Error: &Failure{Kind: "rate_limit", Message: "429"}},
 		},
 	}
 	var seen []string
@@ -157,8 +163,8 @@ func TestPlayFollowsContinuationsAndStops(t *testing.T) {
 		TurnBegan: func(turn int, origin string, _ commands.TurnBeginResult) {
 			seen = append(seen, fmt.Sprintf("turn %d %s", turn, origin))
 		},
-		StepBegan: func(turn, step int, _ commands.StepBeginResult) {
-			seen = append(seen, fmt.Sprintf("step %d.%d", turn, step))
+		StepBegan: func(turn, step int, res commands.StepBeginResult) {
+			seen = append(seen, fmt.Sprintf("step %d.%d %d injections", turn, step, len(res.Injections)))
 		},
 		ToolCalled: func(turn, step int, tool Tool, _ commands.ToolResult) {
 			seen = append(seen, fmt.Sprintf("tool %d.%d %s", turn, step, tool.Name))
@@ -176,9 +182,9 @@ func TestPlayFollowsContinuationsAndStops(t *testing.T) {
 	}
 	wantSeen := []string{
 		"goal rev 3",
-		"turn 1 user", "step 1.1", "tool 1.1 TodoList", "end 1.1 10 stop=false", "turn end 1 continuation=true",
-		"turn 2 continuation", "step 2.1", "end 2.1 20 stop=true", "turn end 2 continuation=false",
-		"turn 3 resume", "step 3.1", "end 3.1 5 stop=false", "turn end 3 continuation=false",
+		"turn 1 user", "step 1.1 0 injections", "tool 1.1 TodoList", "end 1.1 10 stop=false", "turn end 1 continuation=true",
+		"turn 2 continuation", "step 2.1 0 injections", "end 2.1 20 stop=true", "turn end 2 continuation=false",
+		"turn 3 resume", "step 3.1 0 injections", "end 3.1 4 stop=false", "step 3.2 1 injections", "end 3.2 5 stop=false", "turn end 3 continuation=false",
 	}
 	if d := cmp.Diff(wantSeen, seen); d != "" {
 		t.Errorf("observed (-want +got):\n%s", d)
@@ -193,10 +199,11 @@ func TestPlayFollowsContinuationsAndStops(t *testing.T) {
 		{"agentd.turn.end", `{"outcome":"completed","turnId":"p-turn-1"}`},
 		{"agentd.turn.begin", `{"origin":"continuation","turnId":"p-turn-2"}`},
 		{"agentd.step.begin", `{"turnId":"p-turn-2"}`},
-		{"agentd.step.end", `{"finishReason":"tool_calls","outputTokens":20,"turnId":"p-turn-2"}`},
+		{"agentd.step.next", `{"finishReason":"tool_calls","outputTokens":20,"turnId":"p-turn-2"}`},
 		{"agentd.turn.end", `{"outcome":"completed","turnId":"p-turn-2"}`},
 		{"agentd.turn.begin", `{"origin":"resume","turnId":"p-turn-3"}`},
 		{"agentd.step.begin", `{"turnId":"p-turn-3"}`},
+		{"agentd.step.next", `{"finishReason":"tool_calls","outputTokens":4,"turnId":"p-turn-3"}`},
 		{"agentd.step.end", `{"finishReason":"stop","outputTokens":5,"turnId":"p-turn-3"}`},
 		{"agentd.turn.end", `{"error":{"kind":"rate_limit","message":"429"},"outcome":"failed","turnId":"p-turn-3"}`},
 		{"agentd.state", `{}`},

@@ -62,7 +62,9 @@ type Observer struct {
 
 // Play runs sc on h as a host would: it creates the script's goal (with
 // replace) and budget, then plays every turn. Each step begins, calls its
-// tools in the turn and ends; when agentd answers stopTurn, the turn's
+// tools in the turn and ends; a step that ends with tool_calls and has a
+// next step ends with that step's begin in one agentd.step.next (Host.NextStep),
+// observed as the end and then the begin; when agentd answers stopTurn, the turn's
 // remaining steps are skipped and it ends "completed". A turn without an
 // origin follows the previous turn's continuation (docs/runtime.md §2.5).
 // Play returns the session's state after the last turn; it stops at the
@@ -122,11 +124,15 @@ func Play(ctx context.Context, h *Host, sc *Script, obs Observer) (commands.Stat
 // playSteps plays the steps of turn n; stopped says agentd answered
 // stopTurn.
 func playSteps(ctx context.Context, h *Host, turn string, n int, steps []Step, obs Observer) (stopped bool, err error) {
+	var sb commands.StepBeginResult
+	begun := false // the step.next that ended the previous step began this one
 	for j, s := range steps {
-		sb, err := h.BeginStep(ctx, turn)
-		if err != nil {
-			return false, err
+		if !begun {
+			if sb, err = h.BeginStep(ctx, turn); err != nil {
+				return false, err
+			}
 		}
+		begun = false
 		if obs.StepBegan != nil {
 			obs.StepBegan(n, j+1, sb)
 		}
@@ -139,8 +145,17 @@ func playSteps(ctx context.Context, h *Host, turn string, n int, steps []Step, o
 				obs.ToolCalled(n, j+1, tool, tr)
 			}
 		}
-		se, err := h.EndStep(ctx, turn, s.OutputTokens, s.FinishReason)
-		if err != nil {
+		var se commands.StepEndResult
+		if s.FinishReason == "tool_calls" && j+1 < len(steps) {
+			next, err := h.NextStep(ctx, turn, s.OutputTokens)
+			if err != nil {
+				return false, err
+			}
+			se = next.End
+			if next.Begin != nil {
+				sb, begun = *next.Begin, true
+			}
+		} else if se, err = h.EndStep(ctx, turn, s.OutputTokens, s.FinishReason); err != nil {
 			return false, err
 		}
 		if obs.StepEnded != nil {

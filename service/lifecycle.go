@@ -38,17 +38,27 @@ func (s *Service) BeginStep(ws *workspace.Workspace, session, agent, turnID stri
 	_, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
 		now := s.Now()
 		before := st.Goal.Snapshot(now)
-		res, err := st.Goal.BeginStep(turnID, now)
+		var cs []goal.Change
+		var err error
+		out, cs, err = beginStep(st, agent, turnID, settings, now)
 		if err != nil {
 			return workspace.Change{}, err
 		}
-		out = reminder.StepInjections(res, &st.TodoUsage, st.Todos, settings, agent)
-		return StoredGoalChange(before, res.Changes), nil
+		return StoredGoalChange(before, cs), nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// beginStep is BeginStep on st, the session inside its transaction.
+func beginStep(st *workspace.Session, agent, turnID string, settings reminder.Settings, now goal.Instant) ([]reminder.Injection, []goal.Change, error) {
+	res, err := st.Goal.BeginStep(turnID, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	return reminder.StepInjections(res, &st.TodoUsage, st.Todos, settings, agent), res.Changes, nil
 }
 
 // AbandonTurn ends turn turnID of session in ws as if cancelled, for a
@@ -68,7 +78,8 @@ func (s *Service) AbandonTurn(ws *workspace.Workspace, session, turnID string) {
 // EndStep ends the open step of turn turnID of agent in session of ws
 // (goal.State.EndStep: outputTokens count against the token budget,
 // docs/runtime.md §2.4) and counts the step for the main agent's stale
-// todo reminder (docs/runtime.md §1.1). The injections are the budget-stop
+// todo reminder (docs/runtime.md §1.1); a retry (no step open) counts
+// nothing (docs/runtime.md §2.4.2). The injections are the budget-stop
 // notice of a grace step, else none (never nil). Errors: those of
 // goal.State.EndStep and of workspace.Workspace.Update.
 func (s *Service) EndStep(ws *workspace.Workspace, session, agent, turnID string, outputTokens int64, finish goal.FinishReason) (goal.StepEnd, []reminder.Injection, error) {
@@ -77,19 +88,12 @@ func (s *Service) EndStep(ws *workspace.Workspace, session, agent, turnID string
 	_, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
 		// This may run more than once (another daemon of a team wrote the
 		// session meanwhile): it sets what it returns, never adds to it.
-		injections = []reminder.Injection{}
 		var err error
 		now := s.Now()
 		before := st.Goal.Snapshot(now)
-		res, err = st.Goal.EndStep(turnID, outputTokens, finish, now)
+		res, injections, err = endStep(st, agent, turnID, outputTokens, finish, now)
 		if err != nil {
 			return workspace.Change{}, err
-		}
-		if agent == goal.MainAgent {
-			st.TodoUsage.EndStep()
-		}
-		if res.GraceStep && res.Goal != nil {
-			injections = append(injections, reminder.BudgetStop(res.Goal.ModelView()))
 		}
 		return StoredGoalChange(before, res.Changes), nil
 	})
@@ -97,6 +101,70 @@ func (s *Service) EndStep(ws *workspace.Workspace, session, agent, turnID string
 		return goal.StepEnd{}, nil, err
 	}
 	return res, injections, nil
+}
+
+// endStep is EndStep on st, the session inside its transaction.
+func endStep(st *workspace.Session, agent, turnID string, outputTokens int64, finish goal.FinishReason, now goal.Instant) (goal.StepEnd, []reminder.Injection, error) {
+	res, err := st.Goal.EndStep(turnID, outputTokens, finish, now)
+	if err != nil {
+		return goal.StepEnd{}, nil, err
+	}
+	if agent == goal.MainAgent && !res.Retry {
+		st.TodoUsage.EndStep()
+	}
+	injections := []reminder.Injection{}
+	if res.GraceStep && res.Goal != nil {
+		injections = append(injections, reminder.BudgetStop(res.Goal.ModelView()))
+	}
+	return res, injections, nil
+}
+
+// StepNext is the answer of NextStep: the step end, and the next step's
+// begin (nil when the end stopped the turn).
+type StepNext struct {
+	End           goal.StepEnd
+	EndInjections []reminder.Injection
+	// BeginInjections is what to inject before the next model call, in the
+	// order of reminder.StepInjections; nil when End.StopTurn.
+	BeginInjections []reminder.Injection
+}
+
+// NextStep is EndStep then, unless that end stops the turn, BeginStep of
+// the next step, on one session state in one transaction (one commit):
+// agentd.step.next at a step boundary (docs/protocol.md §3). The state,
+// the answers, the history event and the notifications are those of the
+// two calls in sequence: a step begun after the turn's first adds no
+// visible goal change (goal.State.BeginStep), so the one stored change is
+// the end's (its goal changes, or quiet bookkeeping), and the begin's
+// bookkeeping (the open step, consumed notices, the stale reminder's
+// delivery) is stored with it. Errors: those of EndStep and of BeginStep
+// (a begin refused after an end that was only a retry, of a turn already
+// ended), each refusing the whole: nothing is stored.
+func (s *Service) NextStep(ws *workspace.Workspace, session, agent, turnID string, outputTokens int64, finish goal.FinishReason, settings reminder.Settings) (StepNext, error) {
+	var res StepNext
+	_, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+		// Set, never added to: this may run more than once (EndStep).
+		res = StepNext{}
+		now := s.Now()
+		before := st.Goal.Snapshot(now)
+		var err error
+		if res.End, res.EndInjections, err = endStep(st, agent, turnID, outputTokens, finish, now); err != nil {
+			return workspace.Change{}, err
+		}
+		cs := res.End.Changes
+		if !res.End.StopTurn {
+			var begun []goal.Change
+			if res.BeginInjections, begun, err = beginStep(st, agent, turnID, settings, now); err != nil {
+				return workspace.Change{}, err
+			}
+			cs = append(cs, begun...)
+		}
+		return StoredGoalChange(before, cs), nil
+	})
+	if err != nil {
+		return StepNext{}, err
+	}
+	return res, nil
 }
 
 // EndTurn ends turn turnID of session in ws with outcome (and the host's

@@ -38,6 +38,12 @@ func TestTurnLifecycle(t *testing.T) {
 	if got := view(t, ws).TodoUsage.StepsSinceWrite; got != 1 {
 		t.Errorf("main agent's step: %d steps since the todo write, want 1", got)
 	}
+	if again, _, err := svc.EndStep(ws, session, goal.MainAgent, "t1", 40, goal.FinishStop); err != nil || again.StopTurn != step.StopTurn {
+		t.Fatalf("EndStep retried: %+v %v", again, err)
+	}
+	if got := view(t, ws).TodoUsage.StepsSinceWrite; got != 1 {
+		t.Errorf("a retried step end counted for the todo reminder: %d steps since the todo write, want 1", got)
+	}
 	end, cont, err := svc.EndTurn(ws, session, "t1", goal.OutcomeCompleted, "", "", settings)
 	if err != nil || cont == nil || cont.Variant != goal.ContinuationNormal || !strings.Contains(cont.Prompt, "ship the parser") {
 		t.Fatalf("EndTurn: %+v %+v %v; want the normal continuation naming the objective", end, cont, err)

@@ -31,6 +31,7 @@ export const SERVER_COMMANDS = {
   turnBegin: 'agentd.turn.begin',
   stepBegin: 'agentd.step.begin',
   stepEnd: 'agentd.step.end',
+  stepNext: 'agentd.step.next',
   turnEnd: 'agentd.turn.end',
 } as const;
 
@@ -87,6 +88,8 @@ export interface CommandResults {
   'agentd.step.begin': StepBeginResult;
   /** After a step's tools ran: `{stopTurn, graceStep, injections}` (docs/runtime.md §2.4). */
   'agentd.step.end': StepEndResult;
+  /** At a step boundary: `agentd.step.end` then, unless it stops the turn, `agentd.step.begin`, in one commit; `{end, begin}`, `begin` null after a `stopTurn` (docs/protocol.md §3). */
+  'agentd.step.next': StepNextResult;
   /** Ends a turn: `{continuation: {variant, prompt} or null, goal}` (docs/runtime.md §2.5, §2.6). */
   'agentd.turn.end': TurnEndResult;
 }
@@ -497,6 +500,16 @@ export interface StepEndResult {
   stopTurn: boolean;
   graceStep: boolean;
   injections: Injection[];
+}
+
+/**
+ * StepNextResult is the answer of agentd.step.next: what agentd.step.end
+ * and then agentd.step.begin would have answered, in one commit. Begin is
+ * null when End.StopTurn (no next step was begun). [commands.StepNextResult]
+ */
+export interface StepNextResult {
+  end: StepEndResult;
+  begin: StepBeginResult | null;
 }
 
 /**

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/agentd/agentd/lsp/jsonrpc"
@@ -37,13 +38,17 @@ type Session struct {
 	rpc     *jsonrpc.Conn
 	runDone chan struct{}
 	cancel  context.CancelFunc
+	// commands are the ids the initialize result listed in
+	// capabilities.executeCommandProvider.commands.
+	commands []string
 }
 
 // OpenSession begins an LSP session on conn: initialize with opts.Folder
 // as rootUri and the one workspace folder, initializationOptions
 // {session} when opts.Session is set, then initialized. Requests the server
 // sends (none unless the client declares capabilities) are answered with
-// null. When the session cannot begin, conn is closed and the error wraps
+// null; the commands the initialize result lists are kept (Serves). When
+// the session cannot begin, conn is closed and the error wraps
 // ErrNoDaemon.
 func OpenSession(ctx context.Context, conn io.ReadWriteCloser, opts SessionOptions) (*Session, error) {
 	route := func(req *jsonrpc.Request) (jsonrpc.Handler, bool) {
@@ -73,13 +78,26 @@ func OpenSession(ctx context.Context, conn io.ReadWriteCloser, opts SessionOptio
 	if opts.Session != "" {
 		params["initializationOptions"] = map[string]any{"session": opts.Session}
 	}
-	if _, err := s.rpc.Call(ctx, "initialize", params); err != nil {
+	res, err := s.rpc.Call(ctx, "initialize", params)
+	if err != nil {
 		s.end()
 		if ctx.Err() != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: initialize: %v", ErrNoDaemon, err)
 	}
+	var init struct {
+		Capabilities struct {
+			ExecuteCommandProvider struct {
+				Commands []string `json:"commands"`
+			} `json:"executeCommandProvider"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(res, &init); err != nil {
+		s.end()
+		return nil, fmt.Errorf("%w: the initialize result does not decode: %v", ErrNoDaemon, err)
+	}
+	s.commands = init.Capabilities.ExecuteCommandProvider.Commands
 	if err := s.rpc.Notify("initialized", map[string]any{}); err != nil {
 		s.end()
 		return nil, fmt.Errorf("%w: initialized: %v", ErrNoDaemon, err)
@@ -107,6 +125,12 @@ func (s *Session) Execute(ctx context.Context, command string, args any) (json.R
 	}
 	return res, nil
 }
+
+// Serves reports whether the server listed command in the
+// capabilities.executeCommandProvider.commands of its initialize result:
+// a client that has a newer command and its older equivalent asks before
+// using the newer (agentd.step.next, docs/protocol.md §3).
+func (s *Session) Serves(command string) bool { return slices.Contains(s.commands, command) }
 
 // Done is closed when the session's connection has ended (the server
 // stopped or died, or Close).

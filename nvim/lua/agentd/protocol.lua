@@ -31,6 +31,7 @@ M.commands = {
   turn_begin = "agentd.turn.begin",
   step_begin = "agentd.step.begin",
   step_end = "agentd.step.end",
+  step_next = "agentd.step.next",
   turn_end = "agentd.turn.end",
 }
 
