@@ -454,9 +454,10 @@ func (b *bench) startup() error {
 
 // hookEvent times one `agentd-hook claude` event (what agentd setup
 // installs, docs/hooks.md), exec to exit, against exec to exit of a trivial
-// Go program, one of each per round: a PostToolBatch (agentd.step.end and
-// agentd.step.begin of a detached turn) through a shared daemon that a
-// client (an agent's MCP server) keeps the folder open in.
+// Go program, one of each per round: a PostToolBatch (one agentd.step.next
+// of a detached turn: the step's end and the next one's begin) through a
+// shared daemon that a client (an agent's MCP server) keeps the folder open
+// in.
 func (b *bench) hookEvent() error {
 	d, err := b.serveDaemon("hook", "--listen.timeout=0")
 	if err != nil {
