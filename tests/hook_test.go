@@ -550,6 +550,46 @@ func TestHookProgramCommandLine(t *testing.T) {
 	}
 }
 
+// TestHookSetupFailureLetsTheAgentGoOn: a hook whose state directory
+// cannot be found (no HOME, no XDG_STATE_HOME, no --state-dir) or whose
+// --log-file cannot be opened is an event not handled, in both programs:
+// exit 0 (2 would block the agent), nothing on stdout, the reason on
+// stderr (docs/hooks.md, "Never breaking the agent").
+func TestHookSetupFailureLetsTheAgentGoOn(t *testing.T) {
+	e := newEnv(t)
+	event := `{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"go"}`
+	var noHome []string
+	for _, kv := range e.environ() {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_STATE_HOME=") {
+			noHome = append(noHome, kv)
+		}
+	}
+	missingLog := filepath.Join(t.TempDir(), "no-such-dir", "hook.log")
+	for _, tc := range []struct {
+		name string
+		cmd  *exec.Cmd
+		log  string
+	}{
+		{"agentd-hook, no HOME", exec.Command(hookBin, "claude", "--workspace", e.ws), "no state directory"},
+		{"agentd hook, no HOME", exec.Command(e.bin, "hook", "claude", "--workspace", e.ws), "no state directory"},
+		{"agentd-hook, log file in a missing folder", e.hookCommand("claude", "--workspace", e.ws, "--log-file", missingLog), "--log-file"},
+		{"agentd hook, log file in a missing folder", e.command("hook", "claude", "--workspace", e.ws, "--log-file", missingLog), "--log-file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.cmd.Env == nil {
+				tc.cmd.Env = noHome
+			}
+			tc.cmd.Stdin = strings.NewReader(event)
+			var out, errb bytes.Buffer
+			tc.cmd.Stdout, tc.cmd.Stderr = &out, &errb
+			err := tc.cmd.Run()
+			if err != nil || out.Len() != 0 || !strings.Contains(errb.String(), "not handled") || !strings.Contains(errb.String(), tc.log) {
+				t.Errorf("%v: %v, stdout %q, stderr %q; want exit 0, nothing on stdout, and the event not handled because of %q", tc.cmd.Args, err, out.String(), errb.String(), tc.log)
+			}
+		})
+	}
+}
+
 // TestHookProgramStartsAgentdBeside: with no daemon running, agentd-hook
 // starts `agentd serve` with the agentd beside it (it never serves), and
 // answers the event through it.
