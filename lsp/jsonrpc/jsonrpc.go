@@ -142,6 +142,7 @@ type Conn struct {
 	queuedBytes int           // their bytes; guarded by qmu
 	queueReady  chan struct{} // 1-buffered: the queue has messages
 	writing     bool          // a goroutine is writing: the writer, or a worker writing its reply (writeReply); guarded by qmu
+	overflowed  bool          // a reply overflowed the queue, which closed the connection (logged once); guarded by qmu
 
 	stopping   chan struct{} // closed: no more outgoing messages are accepted
 	stopOnce   sync.Once
@@ -427,10 +428,14 @@ func (c *Conn) enqueueFrame(frame []byte, optional bool) error {
 		c.qmu.Unlock()
 		return ErrQueueFull
 	case !optional && msgs > 0 && size > maxQueueBytes:
+		first := !c.overflowed
+		c.overflowed = true
 		c.qmu.Unlock()
 		err := fmt.Errorf("%w: %d messages of %d bytes wait to be written, and %d more bytes would exceed the limit of %d bytes",
 			errNotReading, msgs, size-len(frame), len(frame), maxQueueBytes)
-		c.log.Warn("jsonrpc: the peer is not reading; closing the connection", "err", err)
+		if first { // the replies of the handlers still running overflow too
+			c.log.Warn("jsonrpc: the peer is not reading; closing the connection", "err", err)
+		}
 		c.closeTransport(err)
 		return err
 	}
