@@ -618,7 +618,7 @@ func TestHookProgramStartsAgentdBeside(t *testing.T) {
 
 // TestHookProgramWithoutAgentd: an agentd-hook with no agentd beside it
 // starts no daemon; the agent goes on (exit 0, nothing on stdout) and the
-// log names the missing program.
+// log names the missing program, or says it is not executable.
 func TestHookProgramWithoutAgentd(t *testing.T) {
 	e := newEnv(t)
 	e.stopDaemonsAtEnd()
@@ -641,6 +641,19 @@ func TestHookProgramWithoutAgentd(t *testing.T) {
 	missing := filepath.Join(filepath.Dir(alone), "agentd")
 	if out.Len() != 0 || !strings.Contains(errb.String(), "there is no agentd program at "+missing) {
 		t.Errorf("stdout %q, log %q: want nothing, and the log naming %s", out.String(), errb.String(), missing)
+	}
+	// An agentd there that is not executable is named as such.
+	if err := os.WriteFile(missing, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(alone, "claude", "--state-dir", e.stateDir, "--workspace", e.ws)
+	cmd.Env = e.environ()
+	cmd.Stdin = strings.NewReader(`{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"go"}`)
+	out.Reset()
+	errb.Reset()
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil || out.Len() != 0 || !strings.Contains(errb.String(), missing+" is not executable") {
+		t.Errorf("with a non-executable agentd beside it: %v, stdout %q, log %q; want exit 0, nothing, and the log saying %s is not executable", err, out.String(), errb.String(), missing)
 	}
 	if pids := e.daemonPids(); len(pids) != 0 {
 		t.Errorf("daemons after agentd-hook alone: %v, want none", pids)
