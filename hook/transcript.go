@@ -15,8 +15,8 @@ const maxLine = 16 << 20
 // readNew calls line with each complete line (without its newline) of the
 // transcript at path written since the cursor's offset, and moves the offset
 // past them: an event reads only what is new since the last one. A path
-// other than the cursor's, or a file shorter than the offset (rewritten),
-// is read from its start. No path, or no file yet, reads nothing.
+// other than the cursor's, a file shorter than the offset (rewritten), or a
+// negative offset (a damaged cursor file), is read from its start. No path, or no file yet, reads nothing.
 func readNew(path string, c *cursor, line func([]byte)) error {
 	if path == "" {
 		return nil
@@ -33,7 +33,7 @@ func readNew(path string, c *cursor, line func([]byte)) error {
 	if err != nil {
 		return err
 	}
-	if c.Transcript != path || fi.Size() < c.Offset {
+	if c.Transcript != path || fi.Size() < c.Offset || c.Offset < 0 {
 		c.Transcript, c.Offset = path, 0
 	}
 	if _, err := f.Seek(c.Offset, io.SeekStart); err != nil {

@@ -9,7 +9,7 @@ import (
 
 // TestReadNew: each read returns the complete lines written since the last
 // one; a line still being written waits; a file rewritten shorter, or
-// another file, is read from its start.
+// another file, or a negative offset, is read from its start.
 func TestReadNew(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	var c cursor
@@ -52,5 +52,12 @@ func TestReadNew(t *testing.T) {
 	readNew(other, &c, func(b []byte) { got = append(got, string(b)) })
 	if !slices.Equal(got, []string{"x"}) || c.Transcript != other {
 		t.Errorf("another file: %q, cursor on %s", got, c.Transcript)
+	}
+	// A cursor file edited by hand or damaged to a negative offset is read
+	// from the start, as a rewritten file, instead of failing every event.
+	c.Offset = -5
+	got = nil
+	if err := readNew(other, &c, func(b []byte) { got = append(got, string(b)) }); err != nil || !slices.Equal(got, []string{"x"}) {
+		t.Errorf("a negative offset: %q, %v; want the file from its start", got, err)
 	}
 }

@@ -550,6 +550,46 @@ func TestHookProgramCommandLine(t *testing.T) {
 	}
 }
 
+// TestHookSetupFailureLetsTheAgentGoOn: a hook whose state directory
+// cannot be found (no HOME, no XDG_STATE_HOME, no --state-dir) or whose
+// --log-file cannot be opened is an event not handled, in both programs:
+// exit 0 (2 would block the agent), nothing on stdout, the reason on
+// stderr (docs/hooks.md, "Never breaking the agent").
+func TestHookSetupFailureLetsTheAgentGoOn(t *testing.T) {
+	e := newEnv(t)
+	event := `{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"go"}`
+	var noHome []string
+	for _, kv := range e.environ() {
+		if !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_STATE_HOME=") {
+			noHome = append(noHome, kv)
+		}
+	}
+	missingLog := filepath.Join(t.TempDir(), "no-such-dir", "hook.log")
+	for _, tc := range []struct {
+		name string
+		cmd  *exec.Cmd
+		log  string
+	}{
+		{"agentd-hook, no HOME", exec.Command(hookBin, "claude", "--workspace", e.ws), "no state directory"},
+		{"agentd hook, no HOME", exec.Command(e.bin, "hook", "claude", "--workspace", e.ws), "no state directory"},
+		{"agentd-hook, log file in a missing folder", e.hookCommand("claude", "--workspace", e.ws, "--log-file", missingLog), "--log-file"},
+		{"agentd hook, log file in a missing folder", e.command("hook", "claude", "--workspace", e.ws, "--log-file", missingLog), "--log-file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.cmd.Env == nil {
+				tc.cmd.Env = noHome
+			}
+			tc.cmd.Stdin = strings.NewReader(event)
+			var out, errb bytes.Buffer
+			tc.cmd.Stdout, tc.cmd.Stderr = &out, &errb
+			err := tc.cmd.Run()
+			if err != nil || out.Len() != 0 || !strings.Contains(errb.String(), "not handled") || !strings.Contains(errb.String(), tc.log) {
+				t.Errorf("%v: %v, stdout %q, stderr %q; want exit 0, nothing on stdout, and the event not handled because of %q", tc.cmd.Args, err, out.String(), errb.String(), tc.log)
+			}
+		})
+	}
+}
+
 // TestHookProgramStartsAgentdBeside: with no daemon running, agentd-hook
 // starts `agentd serve` with the agentd beside it (it never serves), and
 // answers the event through it.
@@ -578,7 +618,7 @@ func TestHookProgramStartsAgentdBeside(t *testing.T) {
 
 // TestHookProgramWithoutAgentd: an agentd-hook with no agentd beside it
 // starts no daemon; the agent goes on (exit 0, nothing on stdout) and the
-// log names the missing program.
+// log names the missing program, or says it is not executable.
 func TestHookProgramWithoutAgentd(t *testing.T) {
 	e := newEnv(t)
 	e.stopDaemonsAtEnd()
@@ -601,6 +641,19 @@ func TestHookProgramWithoutAgentd(t *testing.T) {
 	missing := filepath.Join(filepath.Dir(alone), "agentd")
 	if out.Len() != 0 || !strings.Contains(errb.String(), "there is no agentd program at "+missing) {
 		t.Errorf("stdout %q, log %q: want nothing, and the log naming %s", out.String(), errb.String(), missing)
+	}
+	// An agentd there that is not executable is named as such.
+	if err := os.WriteFile(missing, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(alone, "claude", "--state-dir", e.stateDir, "--workspace", e.ws)
+	cmd.Env = e.environ()
+	cmd.Stdin = strings.NewReader(`{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"go"}`)
+	out.Reset()
+	errb.Reset()
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil || out.Len() != 0 || !strings.Contains(errb.String(), missing+" is not executable") {
+		t.Errorf("with a non-executable agentd beside it: %v, stdout %q, log %q; want exit 0, nothing, and the log saying %s is not executable", err, out.String(), errb.String(), missing)
 	}
 	if pids := e.daemonPids(); len(pids) != 0 {
 		t.Errorf("daemons after agentd-hook alone: %v, want none", pids)

@@ -29,7 +29,8 @@ const name = "agentd-hook"
 func main() { cli.Main(run) }
 
 // run is the whole program behind main's OS setup; it returns the exit
-// code: 0 whatever happens to the event, 1 for a command line that names
+// code: 0 whatever happens to the event (also when no state directory is
+// found or the log file cannot be opened), 1 for a command line that names
 // no agent, 2 for a bad flag (as `agentd hook`).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f cli.HookFlags
@@ -44,6 +45,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	log, closeLog, err := cli.OpenLog(f.LogFile, f.LogLevel, stderr)
+	if errors.Is(err, cli.ErrLogFile) {
+		return cli.HookNotHandled(name, err, stderr)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 2
@@ -51,8 +55,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer closeLog()
 	stateDir, err := cli.ResolveStateDir(f.StateDir)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return 2
+		return cli.HookNotHandled(name, err, stderr)
 	}
 	d := cli.Daemon{StateDir: stateDir, LogLevel: f.LogLevel, LogFile: f.LogFile,
 		Etcd:    cli.EtcdFlags(f.EtcdEndpoints, f.EtcdCACert, f.EtcdCert, f.EtcdKey, f.EtcdUser),

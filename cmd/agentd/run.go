@@ -197,12 +197,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	}
 	log, closeLog, err := cli.OpenLog(o.logFile, o.logLevel, stderr)
+	if sub == "hook" && errors.Is(err, cli.ErrLogFile) {
+		return cli.HookNotHandled("agentd hook", err, stderr)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return fail(2)
 	}
 	defer closeLog()
 	stateDir, err := cli.ResolveStateDir(o.stateDir)
+	if sub == "hook" && err != nil {
+		return cli.HookNotHandled("agentd hook", err, stderr)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return fail(2)

@@ -55,7 +55,9 @@ const maxReplay = maxSniffBytes + 4<<10
 //     dialled, which has done nothing for the client. Forward connects
 //     again with redial (when not nil; at most 3 times, 0.1 s apart and
 //     more) and sends the new connection every byte the client sent, so
-//     that the editor's session goes on with the next daemon;
+//     that the editor's session goes on with the next daemon; not when the
+//     client's input ended before a whole initialize (the daemon had
+//     nothing to answer): that is the first case;
 //   - the daemon closes conn otherwise (it died or stopped), or connecting
 //     again failed: 1 and an error that says so;
 //   - out fails (the editor is gone), ctx ends (a signal), or the process
@@ -111,7 +113,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 		var watchOnce, initOnce sync.Once
 		readErr, writeErr := relayClient(l, in, func(method string, params json.RawMessage) {
 			if method == "initialize" {
-				initOnce.Do(func() { close(initSent) })
+				initOnce.Do(func() { l.sentInit(); close(initSent) })
 			} else {
 				l.noReplay()
 			}
@@ -235,6 +237,7 @@ type link struct {
 	journal    []byte        // replayable: all the client sent; while dialling also what is not sent yet
 	replayable bool
 	writeShut  bool // closeWrite was called: a new connection is closed for writing too
+	init       bool // a whole initialize went to the daemon
 	closed     bool // close was called: no new connection
 	redials    int
 }
@@ -290,7 +293,10 @@ func (l *link) noReplay() {
 // cause and why connecting again failed.
 func (l *link) reconnect(ctx context.Context, cause error) (*net.UnixConn, error) {
 	l.mu.Lock()
-	if !l.replayable || l.closed || l.redials >= maxRedials {
+	// A client whose input ended before a whole initialize gave the daemon
+	// nothing to answer: its end is why the daemon ended, and another
+	// daemon would end the same way.
+	if !l.replayable || l.closed || l.redials >= maxRedials || l.writeShut && !l.init {
 		l.mu.Unlock()
 		return nil, nil
 	}
@@ -324,6 +330,13 @@ func (l *link) reconnect(ctx context.Context, cause error) (*net.UnixConn, error
 	}
 	l.conn = c
 	return c, nil
+}
+
+// sentInit notes that a whole initialize went to the daemon.
+func (l *link) sentInit() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.init = true
 }
 
 // closeWrite closes the client's side of the connection.

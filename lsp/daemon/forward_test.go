@@ -308,6 +308,33 @@ func TestForwardNoReplayAfterMoreThanInitialize(t *testing.T) {
 	}
 }
 
+// TestForwardNoRedialAfterInputEnded: an editor whose input ends before it
+// sent a whole initialize (nothing at all: stdin /dev/null or empty; or a
+// message cut short) has the daemon end the connection unanswered because
+// of that end, not because the daemon was going away: the forwarder ends
+// with 0 and connects no more.
+func TestForwardNoRedialAfterInputEnded(t *testing.T) {
+	path := filepath.Join(shortDir(t), "d.sock")
+	startDaemon(t, path, 0)
+	for _, tt := range []struct{ name, input string }{
+		{"nothing", ""},
+		{"a cut initialize", fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(initMsg), initMsg[:20])},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			f := startForwardRedial(t, path, countingRedial(path, &calls))
+			io.WriteString(f.in, tt.input)
+			f.in.Close()
+			if code, err := f.wait(); code != 0 || err != nil {
+				t.Errorf("code %d, err %v; want 0, nil", code, err)
+			}
+			if n := calls.Load(); n != 0 {
+				t.Errorf("redial called %d times, want 0", n)
+			}
+		})
+	}
+}
+
 // TestForwardRedialsBounded: when every daemon reached ends the connection
 // unanswered, the forwarder gives up after 3 new connections, with 1 and
 // an error that says so; and when connecting again fails, at once.

@@ -232,6 +232,9 @@ func (d *Daemon) adopt(ctx context.Context, c *net.UnixConn, m *firstMessage, re
 		if err := checkStdio(fd, i == 0); err != nil {
 			return refuse("%s: %v", []string{"stdin", "stdout"}[i], err)
 		}
+		if toDaemon(fd, c) {
+			return refuse("%s: a connection to this daemon's own socket, not an editor's", []string{"stdin", "stdout"}[i])
+		}
 	}
 	p := &adoptedPipes{}
 	for i, fd := range m.fds {
@@ -267,6 +270,17 @@ func checkStdio(fd int, in bool) error {
 		return errors.New("not open for writing")
 	}
 	return nil
+}
+
+// toDaemon reports whether fd is a socket connected to the daemon's own
+// socket, the one c was accepted on (its peer address is the daemon's
+// address): served as an editor's stdin or stdout, the daemon would hold
+// both ends of one of its connections, and the session would never see
+// its client go.
+func toDaemon(fd int, c *net.UnixConn) bool {
+	sa, err := syscall.Getpeername(fd)
+	peer, ok := sa.(*syscall.SockaddrUnix)
+	return err == nil && ok && peer.Name != "" && peer.Name == c.LocalAddr().String()
 }
 
 // pollable makes fd an *os.File on the runtime's poller, non-blocking, so

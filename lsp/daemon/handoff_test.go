@@ -508,3 +508,47 @@ func TestHandoffRedialsBounded(t *testing.T) {
 		t.Errorf("err %v wraps ErrNoDaemon", err)
 	}
 }
+
+// TestAdoptRefusesItsOwnConnections: a client that sends, as the editor's
+// stdin and stdout, its end of a connection to the daemon (the control
+// connection itself, or another one) is refused: the daemon would hold
+// both ends of that connection, and the session would outlive the
+// client. Every descriptor is closed once the client has gone.
+func TestAdoptRefusesItsOwnConnections(t *testing.T) {
+	path := filepath.Join(shortDir(t), "d.sock")
+	startDaemon(t, path, 0)
+	pid := fmt.Sprintf(`{"pid":%d}`, os.Getpid())
+	fdOf := func(c *net.UnixConn) int {
+		raw, err := c.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fd int
+		raw.Control(func(u uintptr) { fd = int(u) })
+		return fd
+	}
+	for _, name := range []string{"the control connection", "another connection"} {
+		t.Run(name, func(t *testing.T) {
+			before := openFds(t)
+			c, err := client.Dial(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent := c
+			if name == "another connection" {
+				if sent, err = client.Dial(path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sendAdopt(t, c, pid, []int{fdOf(sent), fdOf(sent)}, "")
+			m := readMessage(t, jsonrpc.NewReader(c, jsonrpc.ReaderOptions{}))
+			var e jsonrpc.Error
+			if json.Unmarshal(m["error"], &e) != nil || !strings.Contains(e.Message, "stdin: a connection to this daemon") {
+				t.Errorf("answer = %v, want an error saying stdin is a connection to this daemon", m)
+			}
+			sent.Close()
+			c.Close()
+			waitFds(t, before)
+		})
+	}
+}

@@ -142,6 +142,7 @@ type Conn struct {
 	queuedBytes int           // their bytes; guarded by qmu
 	queueReady  chan struct{} // 1-buffered: the queue has messages
 	writing     bool          // a goroutine is writing: the writer, or a worker writing its reply (writeReply); guarded by qmu
+	overflowed  bool          // a reply overflowed the queue, which closed the connection (logged once); guarded by qmu
 
 	stopping   chan struct{} // closed: no more outgoing messages are accepted
 	stopOnce   sync.Once
@@ -152,6 +153,7 @@ type Conn struct {
 	started    atomic.Bool
 	nextID     atomic.Int64
 	handlers   sync.WaitGroup
+	unanswered sync.WaitGroup // of handlers, those whose reply is neither queued nor being written (Settle)
 
 	wmu  sync.Mutex
 	idle []chan task // workers waiting for a handler, the last idle first; guarded by wmu
@@ -264,15 +266,17 @@ func (c *Conn) Close() error {
 }
 
 // Settle waits until every handler started so far has returned and its
-// reply is queued (or, written by its worker, written), or ctx ends (then
-// it returns ctx.Err()). Called from an
+// reply is queued or being written by its worker, or ctx ends (then it
+// returns ctx.Err()). It never waits for the peer to read: a peer that
+// pipes more requests before it reads would wait for this Conn to read
+// them, and this Conn for the peer. Called from an
 // inline Handler, during which no message is read and so no handler starts,
 // it puts that handler's reply after the replies of every request received
 // before it (shutdown uses it, docs/protocol.md §2.2). Called from a Handler in its own
 // goroutine it would wait for that Handler too, until ctx ends.
 func (c *Conn) Settle(ctx context.Context) error {
 	settled := make(chan struct{})
-	go func() { c.handlers.Wait(); close(settled) }()
+	go func() { c.unanswered.Wait(); close(settled) }()
 	select {
 	case <-settled:
 		return nil
@@ -427,10 +431,14 @@ func (c *Conn) enqueueFrame(frame []byte, optional bool) error {
 		c.qmu.Unlock()
 		return ErrQueueFull
 	case !optional && msgs > 0 && size > maxQueueBytes:
+		first := !c.overflowed
+		c.overflowed = true
 		c.qmu.Unlock()
 		err := fmt.Errorf("%w: %d messages of %d bytes wait to be written, and %d more bytes would exceed the limit of %d bytes",
 			errNotReading, msgs, size-len(frame), len(frame), maxQueueBytes)
-		c.log.Warn("jsonrpc: the peer is not reading; closing the connection", "err", err)
+		if first { // the replies of the handlers still running overflow too
+			c.log.Warn("jsonrpc: the peer is not reading; closing the connection", "err", err)
+		}
 		c.closeTransport(err)
 		return err
 	}
@@ -520,10 +528,13 @@ func (c *Conn) drainLocked() {
 // call it: it may wait for the peer to read, and the read goroutine must
 // never wait for that. The worker's handler counts in c.handlers until
 // this returns, so Run lets that write end (within its 2 s) before it
-// closes the transport.
+// closes the transport, and in c.unanswered until the reply is queued or
+// its write has begun (Settle: the peer may be waiting for this Conn to
+// read before it reads).
 func (c *Conn) writeReply(body []byte) {
 	select {
 	case <-c.stopping:
+		c.unanswered.Done()
 		return // the connection has ended: dropped, as send drops it
 	default:
 	}
@@ -531,6 +542,7 @@ func (c *Conn) writeReply(body []byte) {
 	if c.writing || len(c.queue) > 0 {
 		c.qmu.Unlock()
 		c.send(body)
+		c.unanswered.Done()
 		return
 	}
 	f := framed(body)
@@ -538,6 +550,9 @@ func (c *Conn) writeReply(body []byte) {
 	c.queuedMsgs++
 	c.queuedBytes += len(f)
 	c.qmu.Unlock()
+	// Being written: what is sent from now on is queued behind it, so it
+	// counts as answered (Settle) before the peer has read it.
+	c.unanswered.Done()
 	c.write(f)
 	c.qmu.Lock()
 	c.queuedMsgs--
@@ -821,9 +836,11 @@ type task func() (reply []byte)
 
 // goHandler runs t outside the read goroutine, on an idle worker when
 // there is one, else on a new one. t counts in c.handlers until its reply
-// is queued.
+// is queued or written, and in c.unanswered until it is queued or being
+// written (writeReply).
 func (c *Conn) goHandler(t task) {
 	c.handlers.Add(1)
+	c.unanswered.Add(1)
 	c.wmu.Lock()
 	if n := len(c.idle); n > 0 {
 		w := c.idle[n-1]
@@ -864,6 +881,8 @@ func (c *Conn) worker(w chan task) {
 		c.wmu.Unlock()
 		if reply != nil {
 			c.writeReply(reply)
+		} else {
+			c.unanswered.Done()
 		}
 		c.handlers.Done()
 		if !keep {

@@ -938,6 +938,37 @@ func TestSettleAnswersEarlierRequestsFirst(t *testing.T) {
 	}
 }
 
+// TestSettleDoesNotWaitForThePeerToRead: Settle returns once every reply
+// is queued or being written, not once the peer has read it. A peer that
+// pipes requests, shutdown and more without reading (docs/protocol.md
+// §2.2) would otherwise wait for the daemon to read on while the daemon
+// waits for it to read its replies, forever.
+func TestSettleDoesNotWaitForThePeerToRead(t *testing.T) {
+	ran := make(chan struct{})
+	server, client := net.Pipe() // unbuffered: a write waits until the peer reads
+	c := jsonrpc.NewConn(server, routes(map[string]jsonrpc.Handler{
+		"h": func(context.Context, *jsonrpc.Request) (any, error) { close(ran); return "r", nil },
+	}), jsonrpc.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); client.Close(); <-done }()
+	client.SetDeadline(time.Now().Add(rpcWait))
+	if _, err := io.WriteString(client, rpcMsg(rpcCall(1, "h", ""))); err != nil {
+		t.Fatal(err)
+	}
+	<-ran
+	sctx, stop := context.WithTimeout(context.Background(), rpcWait)
+	defer stop()
+	if err := c.Settle(sctx); err != nil {
+		t.Fatalf("Settle with the reply unread: %v; want it to return once the reply is being written", err)
+	}
+	body, err := readFrame(bufio.NewReader(client))
+	if err != nil || !strings.Contains(string(body), `"result":"r"`) {
+		t.Fatalf("the reply read after Settle: %q, %v", body, err)
+	}
+}
+
 // TestWritesAreWholeAndOrdered: concurrent Notify and replies never interleave
 // (the peer's strict framer would fail) and one goroutine's messages keep order.
 func TestWritesAreWholeAndOrdered(t *testing.T) {

@@ -63,6 +63,16 @@ func Hook(ctx context.Context, name string, pos []string, line HookLine, d Daemo
 	return 0
 }
 
+// HookNotHandled is the end of a hook that fails before it has a logger or
+// a state directory (no HOME, a --log-file that cannot be opened): as any
+// event not handled, it says why on stderr, prints nothing and exits 0, so
+// that the agent goes on (2 would block it; docs/hooks.md, "Never breaking
+// the agent"). name is how the usage names the program.
+func HookNotHandled(name string, err error, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "%s: hook event not handled; the agent goes on without agentd: %v\n", name, err)
+	return 0
+}
+
 // HookFlags are agentd-hook's flags: those `agentd hook` takes, with the
 // names, defaults and meaning agentd gives them (cmd/agentd's flag set;
 // TestHookFlagsAsAgentd keeps the two alike).

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,9 +12,15 @@ import (
 	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
+// ErrLogFile is in the error of OpenLog when --log-file cannot be opened
+// (a missing folder, no permission): the environment's fault, not the
+// command line's, which a hook does not let block the agent (HookNotHandled).
+var ErrLogFile = errors.New("--log-file")
+
 // OpenLog is the logger of --log-file (appended to; "" is stderr) at
 // --log-level (debug, info, warn or error), written through a logSink, and
-// the func that flushes and closes it. Logs never go to stdout.
+// the func that flushes and closes it. Logs never go to stdout. A file
+// that cannot be opened is an error wrapping ErrLogFile.
 func OpenLog(logFile, logLevel string, stderr io.Writer) (*slog.Logger, func(), error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
@@ -23,7 +30,7 @@ func OpenLog(logFile, logLevel string, stderr io.Writer) (*slog.Logger, func(), 
 	if logFile != "" {
 		f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--log-file: %v", err)
+			return nil, nil, fmt.Errorf("%w: %v", ErrLogFile, err)
 		}
 		w, closeFile = f, func() { f.Close() }
 	}

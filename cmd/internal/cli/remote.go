@@ -61,15 +61,20 @@ type Daemon struct {
 func Self() (string, error) { return os.Executable() }
 
 // Beside is the agentd executable in the folder of the running one, for
-// agentd-hook; its error names the path that is missing.
+// agentd-hook; its error names the path that is missing, or not
+// executable.
 func Beside() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
 	agentd := filepath.Join(filepath.Dir(exe), "agentd")
-	if fi, err := os.Stat(agentd); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+	fi, err := os.Stat(agentd)
+	switch {
+	case err != nil || !fi.Mode().IsRegular():
 		return "", fmt.Errorf("%s starts the shared daemon with the agentd beside it, and there is no agentd program at %s: install both in one folder (README, Install)", filepath.Base(exe), agentd)
+	case fi.Mode().Perm()&0o111 == 0:
+		return "", fmt.Errorf("%s starts the shared daemon with the agentd beside it, and %s is not executable (mode %v): chmod +x it", filepath.Base(exe), agentd, fi.Mode().Perm())
 	}
 	return agentd, nil
 }
