@@ -40,7 +40,8 @@ func openPty(t *testing.T) (control, term *os.File) {
 // TestTerminalHint: started by hand with a terminal on stdin, plain agentd,
 // `agentd mcp` and `agentd --remote=auto` each say on stderr what they are
 // and who starts them, instead of waiting silently, and Ctrl-D ends them;
-// with a pipe on stdin (an editor, an agent) they say nothing of the kind.
+// with a pipe on stdin (an editor, an agent) or /dev/null they say nothing
+// of the kind.
 func TestTerminalHint(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -79,6 +80,20 @@ func TestTerminalHint(t *testing.T) {
 			p.waitExit()
 			if strings.Contains(p.Stderr.String(), tc.want) {
 				t.Errorf("with a pipe on stdin it printed the hint:\n%s", p.Stderr.String())
+			}
+
+			// /dev/null is a character device too, but no terminal.
+			null, err := os.Open(os.DevNull)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer null.Close()
+			cmd = e.command(append(tc.args, "--workspace", e.ws)...)
+			var out strings.Builder
+			cmd.Stdin, cmd.Stderr = null, &out
+			cmd.Run() // the end of input ends it; its exit code is not the point
+			if strings.Contains(out.String(), tc.want) {
+				t.Errorf("with /dev/null on stdin it printed the hint:\n%s", out.String())
 			}
 		})
 	}

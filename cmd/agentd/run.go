@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/commands"
@@ -384,11 +385,25 @@ func pollableStdin(stdin io.Reader) (io.Reader, func()) {
 // terminalHint writes hint to stderr when stdin is a terminal: a server for
 // programs started by hand, which would otherwise wait silently.
 func terminalHint(stdin io.Reader, stderr io.Writer, hint string) {
-	if f, ok := stdin.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			fmt.Fprint(stderr, hint)
-		}
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		fmt.Fprint(stderr, hint)
 	}
+}
+
+// isTerminal reports whether f is a terminal: a character device that
+// answers the terminal ioctl, which /dev/null and other devices do not.
+// It asks through SyscallConn, since File.Fd would switch f to blocking.
+func isTerminal(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var errno syscall.Errno = 1
+	rc.Control(func(fd uintptr) {
+		var t syscall.Termios
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
+	})
+	return errno == 0
 }
 
 func serveStdio(ctx context.Context, o options, stateDir string, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
