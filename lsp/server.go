@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"go.lsp.dev/protocol"
 
@@ -97,7 +98,14 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts Con
 	s.mu.Unlock()
 	c.rpc.Close()
 	c.client.Close()
-	if err != nil && !errors.Is(err, context.Canceled) {
+	switch {
+	case err == nil || errors.Is(err, context.Canceled):
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
+		// The client closed its socket with messages of ours unread, as
+		// agentd hook does after its answer when a notification follows
+		// it (docs/hooks.md): a client gone, not a fault.
+		s.log.Debug("connection ended: the client closed it with messages unread", "err", err)
+	default:
 		s.log.Warn("connection ended", "err", err)
 	}
 	c.mu.Lock()

@@ -325,6 +325,42 @@ func TestDaemonIdleTimeout(t *testing.T) {
 	}
 }
 
+// TestDaemonClientGoneWithMessagesUnread: a client that closes its socket
+// before reading all the daemon sent it (agentd hook after its answer, when
+// a notification follows, docs/hooks.md) makes the daemon's next read fail
+// with ECONNRESET; that is a client gone, logged at debug level, not a
+// warning, and the daemon goes on serving.
+func TestDaemonClientGoneWithMessagesUnread(t *testing.T) {
+	e := newEnv(t)
+	sock := e.socketPath()
+	p := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0", "--log-level=debug")
+	t.Cleanup(func() { p.Cmd.Process.Signal(syscall.SIGTERM); p.waitExit() })
+	var conn net.Conn
+	waitFor(t, "the daemon's socket", func() bool {
+		var err error
+		conn, err = net.Dial("unix", sock)
+		return err == nil
+	})
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`
+	fmt.Fprintf(conn, "Content-Length: %d\r\n\r\n%s", len(init), init)
+	conn.SetReadDeadline(time.Now().Add(waitLimit))
+	if _, err := conn.Read(make([]byte, 1)); err != nil { // the answer has come; the rest of it stays unread
+		t.Fatalf("reading the start of the initialize answer: %v", err)
+	}
+	conn.Close()
+	waitFor(t, "the daemon to log the connection's end", func() bool {
+		return strings.Contains(p.Stderr.String(), "connection ended")
+	})
+	for _, line := range strings.Split(p.Stderr.String(), "\n") {
+		if strings.Contains(line, "connection ended") && !strings.Contains(line, "level=DEBUG") {
+			t.Errorf("daemon log: %s\nwant the client's end at debug level", line)
+		}
+	}
+	c := connectSocket(t, sock)
+	c.Initialize(nil, e.ws)
+	c.tool("TodoList", map[string]any{"todos": []item{{"still served", "pending"}}})
+}
+
 // TestDaemonRacingForwardersShareOne: forwarders started at the same
 // moment end with one daemon, and see each other's writes.
 func TestDaemonRacingForwardersShareOne(t *testing.T) {

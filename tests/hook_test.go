@@ -521,18 +521,19 @@ func TestHookProgramCommandLine(t *testing.T) {
 		name string
 		args []string
 		code int
+		msg  string // for exit 1: the line before the usage, naming the problem
 	}{
-		{"help", []string{"--help"}, 0},
-		{"help after the agent", []string{"claude", "-h"}, 0},
-		{"no agent", nil, 1},
-		{"unknown agent", []string{"cursor"}, 1},
-		{"two agents", []string{"claude", "gemini"}, 1},
-		{"remote off", []string{"claude", "--remote=off"}, 1},
-		{"a flag of another subcommand", []string{"claude", "--json"}, 2},
-		{"no such flag", []string{"claude", "--colour"}, 2},
-		{"a flag without its value", []string{"claude", "--session"}, 2},
-		{"bad log level", []string{"claude", "--log-level=loud"}, 2},
-		{"an empty event", []string{"gemini", "--workspace", e.ws}, 0},
+		{"help", []string{"--help"}, 0, ""},
+		{"help after the agent", []string{"claude", "-h"}, 0, ""},
+		{"no agent", nil, 1, "agentd-hook: name the agent: one of claude, gemini, codex\n"},
+		{"unknown agent", []string{"cursor"}, 1, "agentd-hook: unknown agent \"cursor\": use one of claude, gemini, codex\n"},
+		{"two agents", []string{"claude", "gemini"}, 1, "agentd-hook: unexpected argument \"gemini\": name one agent\n"},
+		{"remote off", []string{"claude", "--remote=off"}, 1, "agentd-hook: --remote=off is not for hooks: a hook works through the shared daemon (--remote=auto or --remote=unix:PATH)\n"},
+		{"a flag of another subcommand", []string{"claude", "--json"}, 2, ""},
+		{"no such flag", []string{"claude", "--colour"}, 2, ""},
+		{"a flag without its value", []string{"claude", "--session"}, 2, ""},
+		{"bad log level", []string{"claude", "--log-level=loud"}, 2, ""},
+		{"an empty event", []string{"gemini", "--workspace", e.ws}, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lout, lerr, lcode := run(e.hookCommand(tc.args...))
@@ -543,8 +544,8 @@ func TestHookProgramCommandLine(t *testing.T) {
 			if lout != strings.ReplaceAll(aout, "agentd hook", "agentd-hook") {
 				t.Errorf("stdout: agentd-hook %q, agentd hook %q", lout, aout)
 			}
-			if tc.code == 1 && (!strings.Contains(lerr, "usage: agentd-hook claude|gemini|codex") || lerr != strings.ReplaceAll(aerr, "agentd hook", "agentd-hook")) {
-				t.Errorf("stderr: agentd-hook %q, agentd hook %q; want the same usage", lerr, aerr)
+			if tc.code == 1 && (!strings.HasPrefix(lerr, tc.msg+"usage: agentd-hook claude|gemini|codex") || lerr != strings.ReplaceAll(aerr, "agentd hook", "agentd-hook")) {
+				t.Errorf("stderr: agentd-hook %q, agentd hook %q; want the same %q and then the usage", lerr, aerr, tc.msg)
 			}
 		})
 	}

@@ -55,8 +55,9 @@ Usage:
   agentd hook claude|gemini|codex       run one agent hook event (stdin to stdout): turns,
                                         steps, reminders and goal continuation inside the agent
   agentd setup claude|gemini|codex|cursor [--user] [--print] [--remove]
-                                        register agentd mcp in that agent's config (the
-                                        project's; --user: yours) or take it out
+                                        register agentd mcp, and for claude, gemini and
+                                        codex its hooks (docs/hooks.md), in that agent's
+                                        config (the project's; --user: yours) or take them out
   agentd team init --etcd URL[,URL...]  share this folder's goal and todo lists through etcd:
                                         writes .agentd/team.json and copies the state (docs/team.md)
   agentd team status [--json]           which store serves the folder, reachable, round trip

@@ -13,7 +13,9 @@ import (
 const setupUsage = `usage: agentd setup claude|gemini|codex|cursor [--workspace DIR] [--user] [--print] [--remove]
   registers agentd mcp in the agent's config: the project's file (default; --workspace
   or the workspace rule picks the folder) or, with --user, the one in your home folder;
-  --print shows the result without writing, --remove takes the entry out again
+  for claude, gemini and codex also agentd's hooks on the agent's loop events, as
+  agentd-hook AGENT when agentd-hook sits beside this agentd, else agentd hook AGENT
+  (docs/hooks.md); --print shows the result without writing, --remove takes it out again
 `
 
 // setupHints are what to do next, per agent and scope.

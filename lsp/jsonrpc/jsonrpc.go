@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/jsonin"
@@ -479,7 +480,15 @@ func (c *Conn) write(f []byte) {
 		c.mu.Lock()
 		closed := c.closed
 		c.mu.Unlock()
-		if !closed {
+		switch {
+		case closed:
+		case errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET):
+			// The peer closed its end, as a client that runs once per
+			// event does after its answer (docs/hooks.md): what was left
+			// to write, such as a notification that followed the answer,
+			// had no one to read it.
+			c.log.Debug("jsonrpc: the peer closed the connection; dropping what is left to write", "err", err)
+		default:
 			c.log.Error("jsonrpc: write failed; closing the connection", "err", err)
 		}
 		c.closeTransport(fmt.Errorf("jsonrpc: writing message: %w", err))

@@ -33,7 +33,8 @@ func HookUsage(name string) string {
 // only a command line that names no agent exits 1 (never 2, which the
 // agents read as "block").
 func Hook(ctx context.Context, name string, pos []string, line HookLine, d Daemon, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(pos) != 1 || !slices.Contains(hook.Hosts, pos[0]) || line.Remote == "off" {
+	if problem := hookLineProblem(pos, line.Remote); problem != "" {
+		fmt.Fprintf(stderr, "%s: %s\n", name, problem)
 		fmt.Fprint(stderr, HookUsage(name))
 		return 1
 	}
@@ -71,6 +72,23 @@ func Hook(ctx context.Context, name string, pos []string, line HookLine, d Daemo
 func HookNotHandled(name string, err error, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "%s: hook event not handled; the agent goes on without agentd: %v\n", name, err)
 	return 0
+}
+
+// hookLineProblem says what is wrong with a hook command line whose
+// positional arguments are pos and whose --remote is remote, or "" when it
+// names one known agent and a daemon to reach.
+func hookLineProblem(pos []string, remote string) string {
+	switch {
+	case len(pos) == 0:
+		return "name the agent: one of " + strings.Join(hook.Hosts, ", ")
+	case !slices.Contains(hook.Hosts, pos[0]):
+		return fmt.Sprintf("unknown agent %q: use one of %s", pos[0], strings.Join(hook.Hosts, ", "))
+	case len(pos) > 1:
+		return fmt.Sprintf("unexpected argument %q: name one agent", pos[1])
+	case remote == "off":
+		return "--remote=off is not for hooks: a hook works through the shared daemon (--remote=auto or --remote=unix:PATH)"
+	}
+	return ""
 }
 
 // HookFlags are agentd-hook's flags: those `agentd hook` takes, with the
