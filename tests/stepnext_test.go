@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.etcd.io/bbolt"
 
+	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/tests/lsptest"
 )
 
@@ -72,21 +73,6 @@ func lastTx(t *testing.T, e *env) int {
 	return id
 }
 
-type stepEndRes struct {
-	StopTurn   bool        `json:"stopTurn"`
-	GraceStep  bool        `json:"graceStep"`
-	Injections []injection `json:"injections"`
-}
-
-type stepBeginRes struct {
-	Injections []injection `json:"injections"`
-}
-
-type injection struct {
-	Variant string `json:"variant"`
-	Text    string `json:"text"`
-}
-
 // TestStepNext: over the real binary, agentd.step.next at three step
 // boundaries of a goal-driven turn (tokens counted; the token budget
 // reached: a grace step with the budget-stop notice; the grace step's end:
@@ -125,17 +111,14 @@ func TestStepNext(t *testing.T) {
 	// Each boundary in both folders, then a mark.
 	for i, tokens := range []int{40, 70, 5} {
 		from := []int{len(pair.Conn.Methods()), len(next.Conn.Methods())}
-		var end stepEndRes
-		var begin *stepBeginRes
+		var end commands.StepEndResult
+		var begin *commands.StepBeginResult
 		pair.MustExec("agentd.step.end", map[string]any{"turnId": "t1", "outputTokens": tokens, "finishReason": "tool_calls"}, &end)
 		if !end.StopTurn {
-			begin = &stepBeginRes{}
+			begin = &commands.StepBeginResult{}
 			pair.MustExec("agentd.step.begin", map[string]any{"turnId": "t1"}, begin)
 		}
-		var got struct {
-			End   stepEndRes    `json:"end"`
-			Begin *stepBeginRes `json:"begin"`
-		}
+		var got commands.StepNextResult
 		next.MustExec("agentd.step.next", map[string]any{"turnId": "t1", "outputTokens": tokens, "finishReason": "tool_calls"}, &got)
 		if d := cmp.Diff(end, got.End); d != "" {
 			t.Errorf("boundary %d: end differs from agentd.step.end's (-step.end +step.next):\n%s", i+1, d)
