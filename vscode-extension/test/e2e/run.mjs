@@ -157,6 +157,14 @@ async function startEtcd() {
   fs.mkdirSync(path.join(ws, '.agentd'), { recursive: true });
   fs.writeFileSync(path.join(ws, '.agentd', 'team.json'), JSON.stringify({ id: '5b2e8c1d-7a4f-4e6b-9c3d-1f0a2b4c6d80', etcd: [url] }));
 }
+/**
+ * Writes a reply file whole: the suite polls for the file and reads it once it exists, so it must
+ * never see it created but not yet written (a temporary file, then rename).
+ */
+function writeReply(file, reply) {
+  fs.writeFileSync(`${file}.tmp`, JSON.stringify(reply));
+  fs.renameSync(`${file}.tmp`, file);
+}
 /** Answers the suite's request to stop or start the member. */
 async function etcdControl(req) {
   const reply = { ok: true, error: '' };
@@ -170,7 +178,7 @@ async function etcdControl(req) {
     reply.ok = false;
     reply.error = String(err && err.message ? err.message : err);
   }
-  fs.writeFileSync(req.replyFile, JSON.stringify(reply));
+  writeReply(req.replyFile, reply);
 }
 if (team) {
   try {
@@ -552,7 +560,7 @@ async function screenshot(page, req) {
       // page gone
     }
   }
-  fs.writeFileSync(req.replyFile, JSON.stringify(reply));
+  writeReply(req.replyFile, reply);
 }
 
 process.on('SIGINT', () => {

@@ -148,8 +148,10 @@ async function agentTurn(api: PanelApi, tokens: number): Promise<void> {
 async function askDriver(kind: string, name: string, req: Record<string, unknown>): Promise<void> {
   const replyFile = path.join(DIR, `${kind}-${name}.json`);
   console.log(`@@e2e ${kind} ${JSON.stringify({ ...req, replyFile })}`);
-  const reply = await waitFor(`the driver's ${kind} ${name}`, () => fs.existsSync(replyFile), 60_000).then(
-    () => JSON.parse(fs.readFileSync(replyFile, 'utf8')) as { ok: boolean; error: string },
+  const reply = await waitFor(
+    `the driver's ${kind} ${name}`,
+    () => fs.existsSync(replyFile) && (JSON.parse(fs.readFileSync(replyFile, 'utf8')) as { ok: boolean; error: string }),
+    60_000,
   );
   ok(reply.ok, `driver: ${reply.error}`);
 }
