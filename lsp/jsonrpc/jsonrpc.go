@@ -145,6 +145,8 @@ type Conn struct {
 	writing     bool          // a goroutine is writing: the writer, or a worker writing its reply (writeReply); guarded by qmu
 	overflowed  bool          // a reply overflowed the queue, which closed the connection (logged once); guarded by qmu
 
+	badCancels atomic.Int64 // $/cancelRequest messages without a usable id: the first is a warning, the rest debug
+
 	stopping   chan struct{} // closed: no more outgoing messages are accepted
 	stopOnce   sync.Once
 	writerDone chan struct{}
@@ -824,16 +826,26 @@ func (c *Conn) deliver(m *rpcIncoming) {
 	}
 }
 
+// cancelRequest cancels the call params names. One without a number or
+// string id is ignored: the first on a connection is logged as a warning,
+// those after it at debug level, so that a client that repeats the mistake
+// does not flood the log (docs/protocol.md §2).
 func (c *Conn) cancelRequest(params json.RawMessage) {
 	var p struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if err := json.Unmarshal(params, &p); err != nil || p.ID == nil {
-		c.log.Warn("jsonrpc: $/cancelRequest without an id", "params", string(params))
+	err := json.Unmarshal(params, &p)
+	id := bytes.TrimSpace(p.ID)
+	if err != nil || len(id) == 0 || id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		level := slog.LevelDebug
+		if c.badCancels.Add(1) == 1 {
+			level = slog.LevelWarn
+		}
+		c.log.Log(context.Background(), level, "jsonrpc: $/cancelRequest without a number or string id; ignored (logged once per connection, later ones at debug level)", "params", string(params))
 		return
 	}
 	c.mu.Lock()
-	cancel := c.inflight[string(bytes.TrimSpace(p.ID))]
+	cancel := c.inflight[string(id)]
 	c.mu.Unlock()
 	if cancel != nil {
 		cancel()

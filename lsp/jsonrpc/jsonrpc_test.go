@@ -1180,3 +1180,27 @@ func TestWriteToAPeerThatClosedIsNoError(t *testing.T) {
 		t.Errorf("logs:\n%s\nwant the failed write at debug level, naming the peer gone, and no error", got)
 	}
 }
+
+// TestCancelRequestWithoutIDLoggedOnce: $/cancelRequest messages without a
+// usable id are ignored; the first is a warning, the others debug lines
+// only, and the connection keeps working (a call sent after them is
+// answered, and one they do not name is not cancelled).
+func TestCancelRequestWithoutIDLoggedOnce(t *testing.T) {
+	var logs rpcLog
+	p := startRPC(t, routes(nil), jsonrpc.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	bad := []string{``, `,"params":null`, `,"params":{}`, `,"params":{"id":null}`, `,"params":{"id":{"x":1}}`, `,"params":[1]`, `,"params":"7"`}
+	for range 3 {
+		for _, params := range bad {
+			p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest"` + params + `}`)
+		}
+	}
+	p.checkEcho(1)
+	out := logs.String()
+	const msg = "$/cancelRequest without a number or string id"
+	if n := strings.Count(out, msg); n != 3*len(bad) {
+		t.Errorf("%d log lines of the bad cancels, want one per message (%d); logs:\n%s", n, 3*len(bad), out)
+	}
+	if n := strings.Count(out, "level=WARN msg=\"jsonrpc: "+msg); n != 1 {
+		t.Errorf("%d warnings of the bad cancels, want 1 (the rest at debug level); logs:\n%s", n, out)
+	}
+}
