@@ -37,8 +37,17 @@ const (
 	maxQueueBytes  = 16 << 20 // 16 MiB
 )
 
+// drainTimeout bounds how long Run, when the connection ends, waits for
+// its handlers to return and for what is left to be written.
+var drainTimeout = 2 * time.Second
+
+// Writing what is left when the connection ends (docs/protocol.md §2.5):
+// it goes on while the peer takes it, a chunk of at most writeChunk bytes
+// at a time; a peer that takes nothing for endStall is not reading, and
+// what is left is dropped (the write blocked on it is released).
 const (
-	drainTimeout = 2 * time.Second // how long Run waits for handlers and the writer when it ends
+	endStall   = 200 * time.Millisecond
+	writeChunk = 64 << 10 // bytes; a pipe's buffer
 )
 
 // maxIdleWorkers is how many handler goroutines a Conn keeps for the next
@@ -151,6 +160,7 @@ type Conn struct {
 	stopOnce   sync.Once
 	writerDone chan struct{}
 	writeErr   error         // first write failure; touched only by the goroutine that is writing
+	written    atomic.Int64  // chunks written: the peer takes what is sent (the end's stall check)
 	readDone   chan struct{} // closed when the read loop has ended; waiting Calls fail
 	done       chan struct{} // closed when Run has returned
 	started    atomic.Bool
@@ -203,9 +213,13 @@ func NewConn(rwc io.ReadWriteCloser, route Router, opts Options) *Conn {
 
 // Run reads and dispatches messages until end of input, a transport error, ctx
 // done, or Close. It must be called once. Before returning it cancels the ctx of
-// every running handler and waits up to 2s for them, lets the writer flush within
-// the same 2s, and closes the transport. Inline handlers must not block, since
-// they run on the read goroutine.
+// every running handler and waits up to 2s for them to answer, then writes what
+// is left while the peer takes it (within the same 2s), and closes the
+// transport. A peer that takes nothing for 200 ms is not reading: what is left
+// is dropped, and a write blocked on it is released at once when the transport
+// has a SetWriteDeadline method (os.File of a pipe, net.Conn), whose Close
+// may close only the input. Inline handlers must not block, since they run on
+// the read goroutine.
 //
 // Run returns nil on end of input at a message boundary and after Close; ctx.Err()
 // when ctx ended it; an error wrapping io.ErrUnexpectedEOF when input ends inside
@@ -231,23 +245,25 @@ func (c *Conn) Run(ctx context.Context) error {
 
 	wait, stopWait := context.WithTimeout(context.Background(), drainTimeout)
 	defer stopWait()
-	handlersDone := make(chan struct{})
-	go func() { c.handlers.Wait(); close(handlersDone) }()
+	answered := make(chan struct{})
+	go func() { c.unanswered.Wait(); close(answered) }()
 	select {
-	case <-handlersDone:
+	case <-answered:
 	case <-wait.Done():
 		c.log.Warn("jsonrpc: handlers still running after the connection ended; not waiting for them")
 	}
 	c.stopOutput()
-	select {
-	case <-c.writerDone:
-	case <-wait.Done():
+	written := make(chan struct{}) // the writer has ended, and so have the workers' own writes
+	go func() { <-c.writerDone; c.handlers.Wait(); close(written) }()
+	if !c.awaitOutput(wait.Done(), written) {
+		c.closeTransport(nil)
+		c.releaseWrites()
+		select { // a transport without deadlines may keep its write blocked
+		case <-written:
+		case <-time.After(endStall):
+		}
 	}
 	c.closeTransport(nil)
-	select {
-	case <-c.writerDone:
-	case <-wait.Done():
-	}
 
 	switch {
 	case closed && reason == errRPCCloseCalled:
@@ -258,6 +274,42 @@ func (c *Conn) Run(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// awaitOutput waits until written is closed (true), or until the peer has
+// taken nothing for endStall or wait is done (false).
+func (c *Conn) awaitOutput(wait <-chan struct{}, written <-chan struct{}) bool {
+	tick := time.NewTicker(endStall)
+	defer tick.Stop()
+	last := c.written.Load()
+	for {
+		select {
+		case <-written:
+			return true
+		case <-wait:
+			return false
+		case <-tick.C:
+			n := c.written.Load()
+			if n == last {
+				c.qmu.Lock()
+				msgs, size := c.queuedMsgs, c.queuedBytes
+				c.qmu.Unlock()
+				if msgs > 0 {
+					c.log.Info("jsonrpc: the connection ended and the peer does not read what is left; dropping it", "messages", msgs, "bytes", size)
+				}
+				return false
+			}
+			last = n
+		}
+	}
+}
+
+// releaseWrites makes a write blocked on the transport return now, when
+// the transport has write deadlines.
+func (c *Conn) releaseWrites() {
+	if d, ok := c.rwc.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		d.SetWriteDeadline(time.Unix(1, 0))
+	}
 }
 
 // Close closes the transport; Run then returns nil. Later Notify and Call calls
@@ -477,7 +529,14 @@ func (c *Conn) write(f []byte) {
 	if c.writeErr != nil {
 		return
 	}
-	if _, err := c.rwc.Write(f); err != nil {
+	var err error
+	for len(f) > 0 && err == nil {
+		n := min(len(f), writeChunk)
+		_, err = c.rwc.Write(f[:n])
+		f = f[n:]
+		c.written.Add(1)
+	}
+	if err != nil {
 		c.writeErr = err
 		c.mu.Lock()
 		closed := c.closed
@@ -538,8 +597,8 @@ func (c *Conn) drainLocked() {
 // was queued meanwhile; otherwise the reply is queued. Only a worker may
 // call it: it may wait for the peer to read, and the read goroutine must
 // never wait for that. The worker's handler counts in c.handlers until
-// this returns, so Run lets that write end (within its 2 s) before it
-// closes the transport, and in c.unanswered until the reply is queued or
+// this returns, so Run lets that write end (while the peer takes it,
+// within its 2 s) before it closes the transport, and in c.unanswered until the reply is queued or
 // its write has begun (Settle: the peer may be waiting for this Conn to
 // read before it reads).
 func (c *Conn) writeReply(body []byte) {
