@@ -46,7 +46,7 @@ var drainTimeout = 2 * time.Second
 // at a time; a peer that takes nothing for endStall is not reading, and
 // what is left is dropped (the write blocked on it is released).
 const (
-	endStall   = 200 * time.Millisecond
+	endStall   = 500 * time.Millisecond
 	writeChunk = 64 << 10 // bytes; a pipe's buffer
 )
 
@@ -160,7 +160,7 @@ type Conn struct {
 	stopOnce   sync.Once
 	writerDone chan struct{}
 	writeErr   error         // first write failure; touched only by the goroutine that is writing
-	written    atomic.Int64  // chunks written: the peer takes what is sent (the end's stall check)
+	chunks     atomic.Int64  // chunks written: the peer takes what is sent (the end's stall check)
 	readDone   chan struct{} // closed when the read loop has ended; waiting Calls fail
 	done       chan struct{} // closed when Run has returned
 	started    atomic.Bool
@@ -215,11 +215,13 @@ func NewConn(rwc io.ReadWriteCloser, route Router, opts Options) *Conn {
 // done, or Close. It must be called once. Before returning it cancels the ctx of
 // every running handler and waits up to 2s for them to answer, then writes what
 // is left while the peer takes it (within the same 2s), and closes the
-// transport. A peer that takes nothing for 200 ms is not reading: what is left
-// is dropped, and a write blocked on it is released at once when the transport
-// has a SetWriteDeadline method (os.File of a pipe, net.Conn), whose Close
-// may close only the input. Inline handlers must not block, since they run on
-// the read goroutine.
+// transport. A peer that takes nothing for 0.5 s while something waits to be
+// written is not reading (docs/protocol.md §2.5): Run waits no longer, neither
+// for the handlers (one may wait behind the blocked write) nor for the output,
+// which is dropped; the blocked write is released when the transport has a
+// SetWriteDeadline method (an os.File of a pipe, a net.Conn), as its Close may
+// close only the input. Inline handlers must not block, since they run on the
+// read goroutine.
 //
 // Run returns nil on end of input at a message boundary and after Close; ctx.Err()
 // when ctx ended it; an error wrapping io.ErrUnexpectedEOF when input ends inside
@@ -245,22 +247,28 @@ func (c *Conn) Run(ctx context.Context) error {
 
 	wait, stopWait := context.WithTimeout(context.Background(), drainTimeout)
 	defer stopWait()
+	// The handlers answer, unless the output stalls: a handler given to a
+	// worker that is still writing its last reply (a worker is idle again
+	// before it writes) runs only once that write ends.
 	answered := make(chan struct{})
 	go func() { c.unanswered.Wait(); close(answered) }()
-	select {
-	case <-answered:
-	case <-wait.Done():
+	end := c.drain(wait.Done(), answered)
+	if end == drainTimedOut {
 		c.log.Warn("jsonrpc: handlers still running after the connection ended; not waiting for them")
 	}
 	c.stopOutput()
 	written := make(chan struct{}) // the writer has ended, and so have the workers' own writes
 	go func() { <-c.writerDone; c.handlers.Wait(); close(written) }()
-	if !c.awaitOutput(wait.Done(), written) {
+	if end == drained {
+		end = c.drain(wait.Done(), written)
+	}
+	if end != drained {
 		c.closeTransport(nil)
-		c.releaseWrites()
-		select { // a transport without deadlines may keep its write blocked
-		case <-written:
-		case <-time.After(endStall):
+		if c.releaseWrites() {
+			select {
+			case <-written:
+			case <-time.After(endStall):
+			}
 		}
 	}
 	c.closeTransport(nil)
@@ -276,28 +284,35 @@ func (c *Conn) Run(ctx context.Context) error {
 	return err
 }
 
-// awaitOutput waits until written is closed (true), or until the peer has
-// taken nothing for endStall or wait is done (false).
-func (c *Conn) awaitOutput(wait <-chan struct{}, written <-chan struct{}) bool {
+// How a wait of drain ended.
+const (
+	drained       = iota // what it waited for is done
+	drainStalled         // the peer takes nothing of what waits to be written
+	drainTimedOut        // the bound of the wait passed
+)
+
+// drain waits until done is closed (drained), wait is done (drainTimedOut),
+// or the peer has taken nothing for endStall while something waits to be
+// written (drainStalled, logged): a handler that is merely slow, with
+// nothing to write, is waited for until wait.
+func (c *Conn) drain(wait, done <-chan struct{}) int {
 	tick := time.NewTicker(endStall)
 	defer tick.Stop()
-	last := c.written.Load()
+	last := c.chunks.Load()
 	for {
 		select {
-		case <-written:
-			return true
+		case <-done:
+			return drained
 		case <-wait:
-			return false
+			return drainTimedOut
 		case <-tick.C:
-			n := c.written.Load()
-			if n == last {
-				c.qmu.Lock()
-				msgs, size := c.queuedMsgs, c.queuedBytes
-				c.qmu.Unlock()
-				if msgs > 0 {
-					c.log.Info("jsonrpc: the connection ended and the peer does not read what is left; dropping it", "messages", msgs, "bytes", size)
-				}
-				return false
+			n := c.chunks.Load()
+			c.qmu.Lock()
+			msgs, size := c.queuedMsgs, c.queuedBytes
+			c.qmu.Unlock()
+			if n == last && msgs > 0 {
+				c.log.Info("jsonrpc: the connection ended and the peer does not read what is left; dropping it", "messages", msgs, "bytes", size)
+				return drainStalled
 			}
 			last = n
 		}
@@ -305,11 +320,11 @@ func (c *Conn) awaitOutput(wait <-chan struct{}, written <-chan struct{}) bool {
 }
 
 // releaseWrites makes a write blocked on the transport return now, when
-// the transport has write deadlines.
-func (c *Conn) releaseWrites() {
-	if d, ok := c.rwc.(interface{ SetWriteDeadline(time.Time) error }); ok {
-		d.SetWriteDeadline(time.Unix(1, 0))
-	}
+// the transport has write deadlines; false when it has none (a blocking
+// stdout), whose write stays blocked until the process exits.
+func (c *Conn) releaseWrites() bool {
+	d, ok := c.rwc.(interface{ SetWriteDeadline(time.Time) error })
+	return ok && d.SetWriteDeadline(time.Unix(1, 0)) == nil
 }
 
 // Close closes the transport; Run then returns nil. Later Notify and Call calls
@@ -534,7 +549,7 @@ func (c *Conn) write(f []byte) {
 		n := min(len(f), writeChunk)
 		_, err = c.rwc.Write(f[:n])
 		f = f[n:]
-		c.written.Add(1)
+		c.chunks.Add(1)
 	}
 	if err != nil {
 		c.writeErr = err
@@ -598,9 +613,9 @@ func (c *Conn) drainLocked() {
 // call it: it may wait for the peer to read, and the read goroutine must
 // never wait for that. The worker's handler counts in c.handlers until
 // this returns, so Run lets that write end (while the peer takes it,
-// within its 2 s) before it closes the transport, and in c.unanswered until the reply is queued or
-// its write has begun (Settle: the peer may be waiting for this Conn to
-// read before it reads).
+// within its 2 s) before it closes the transport, and in c.unanswered
+// until the reply is queued or its write has begun (Settle: the peer may
+// be waiting for this Conn to read before it reads).
 func (c *Conn) writeReply(body []byte) {
 	select {
 	case <-c.stopping:

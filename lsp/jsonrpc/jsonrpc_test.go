@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -1236,18 +1237,22 @@ func startPipeRPC(t *testing.T, n int) (input, output *os.File, runErr chan erro
 	return inW, outR, runErr
 }
 
-// TestEndReleasesAWriteToAPeerThatDoesNotRead: replies larger than the
-// pipe's buffer to a peer that keeps the pipe open and never reads it, and
-// then the end of the input: Run returns and the blocked write is released
-// without waiting for its drain bound (set to an hour here), and no Conn
-// goroutine is left blocked on the pipe.
+// TestEndReleasesAWriteToAPeerThatDoesNotRead: a reply larger than the
+// pipe's buffer to a peer that keeps the pipe open and never reads it, a
+// call after it, which goes to the worker blocked on that write (a worker
+// is idle again before it writes its reply), and then the end of the
+// input: Run returns and the blocked write is released without waiting
+// for its drain bound (set to an hour here), and no Conn goroutine is left
+// behind.
 func TestEndReleasesAWriteToAPeerThatDoesNotRead(t *testing.T) {
 	defer jsonrpc.SetDrainTimeout(time.Hour)()
-	input, _, runErr := startPipeRPC(t, 1<<20)
-	for i := range 3 {
-		if _, err := io.WriteString(input, rpcMsg(rpcCall(i+1, "big", ""))); err != nil {
-			t.Fatal(err)
-		}
+	input, output, runErr := startPipeRPC(t, 1<<20)
+	if _, err := io.WriteString(input, rpcMsg(rpcCall(1, "big", ""))); err != nil {
+		t.Fatal(err)
+	}
+	waitPipeFull(t, output)
+	if _, err := io.WriteString(input, rpcMsg(rpcCall(2, "echo", `"after"`))); err != nil {
+		t.Fatal(err)
 	}
 	input.Close()
 	select {
@@ -1261,6 +1266,31 @@ func TestEndReleasesAWriteToAPeerThatDoesNotRead(t *testing.T) {
 	for deadline := time.Now().Add(rpcWait); len(connGoroutines()) > 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("Conn goroutines left after Run:\n%s", strings.Join(connGoroutines(), "\n\n"))
+		}
+	}
+}
+
+// waitPipeFull waits until the pipe whose read end is r holds as many
+// bytes as it can: its writer is blocked.
+func waitPipeFull(t *testing.T, r *os.File) {
+	t.Helper()
+	raw, err := r.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fGetPipeSz = 1032 // F_GETPIPE_SZ
+	for deadline := time.Now().Add(rpcWait); ; time.Sleep(time.Millisecond) {
+		var size, queued int
+		raw.Control(func(fd uintptr) {
+			n, _, _ := syscall.Syscall(syscall.SYS_FCNTL, fd, fGetPipeSz, 0)
+			size = int(n)
+			syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&queued)))
+		})
+		if size > 0 && queued >= size {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pipe holds %d of %d bytes: the Conn is not writing", queued, size)
 		}
 	}
 }
