@@ -667,9 +667,10 @@ func TestHookProgramWithoutAgentd(t *testing.T) {
 // event's 2 s), lets the agent go on and says on stderr which program hangs
 // and how to fix it, and remembers the failure in the state directory; the
 // next events do not start it again but fail at once, naming it and the
-// file to delete to retry. Once the file is deleted and a working agentd is
-// in place, the next event starts it, answers, and the file is gone
-// (docs/hooks.md, "A daemon that does not start").
+// file to delete to retry, even once it is fixed, for a minute. Another
+// install (another agentd) is not held back, and once the minute has
+// passed the next event starts the fixed one; a daemon reached removes the
+// file (docs/hooks.md, "A daemon that does not start").
 func TestHookProgramStartHangs(t *testing.T) {
 	e := newEnv(t)
 	e.stopDaemonsAtEnd()
@@ -704,9 +705,11 @@ func TestHookProgramStartHangs(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	event := `{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"go"}`
-	run := func() (string, string) {
+	events := 0
+	runHook := func(hook string) (string, string) {
 		t.Helper()
+		events++ // each a prompt of its own: a repeated event is answered from the cursor, reaching no daemon
+		event := fmt.Sprintf(`{"session_id":"s1","transcript_path":"","cwd":"%s","hook_event_name":"UserPromptSubmit","prompt":"go %d"}`, jsonText(e.ws), events)
 		cmd := exec.Command(hook, "claude", "--state-dir", e.stateDir, "--workspace", e.ws)
 		cmd.Env = e.environ()
 		cmd.Stdin = strings.NewReader(event)
@@ -717,6 +720,7 @@ func TestHookProgramStartHangs(t *testing.T) {
 		}
 		return out.String(), errb.String()
 	}
+	run := func() (string, string) { t.Helper(); return runHook(hook) }
 	marker := filepath.Join(e.stateDir, "hooks", "daemon-start.failed")
 	out, errOut := run()
 	if out != "" || !strings.Contains(errOut, agentd+" did not start the shared daemon within 1.5s (it hangs?)") || !strings.Contains(errOut, marker) {
@@ -749,6 +753,22 @@ func TestHookProgramStartHangs(t *testing.T) {
 	if out, errOut = run(); out != "" || !strings.Contains(errOut, "not starting "+agentd+" again before") {
 		t.Errorf("fixed, within the minute: stdout %q, stderr %q; want nothing started yet", out, errOut)
 	}
+	// Another install, whose agentd is not the one that hung, starts its
+	// own at once; the daemon reached removes the file.
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "agentd-hook"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(agentdBin, filepath.Join(other, "agentd")); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut = runHook(filepath.Join(other, "agentd-hook")); !strings.Contains(out, "Ship it") {
+		t.Errorf("another install: stdout %q, stderr %q; want the event answered", out, errOut)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after another install reached a daemon: %s: %v, want it gone", marker, err)
+	}
+	e.stopDaemons()
 	old := fmt.Sprintf(`{"at":%q,"program":%q}`, time.Now().Add(-2*time.Minute).Format(time.RFC3339Nano), agentd)
 	if err := os.WriteFile(marker, []byte(old), 0o600); err != nil {
 		t.Fatal(err)

@@ -38,15 +38,15 @@ type startFailure struct {
 // hookDial is the hook's Dial of the shared daemon: d.Dial, with a daemon it
 // starts given hookStartWait to answer. A start that hangs is written to
 // STATE_DIR/hooks/daemon-start.failed; while that file is younger than
-// hookStartBackoff the hook starts no daemon and fails at once with an
-// error that says what hung and how to fix it. A daemon reached removes
-// the file.
+// hookStartBackoff and names the program this hook would start, the hook
+// starts no daemon and fails at once with an error that says what hung and
+// how to fix it. A daemon reached removes the file.
 func hookDial(ctx context.Context, d Daemon, path string, explicit bool) (io.ReadWriteCloser, error) {
 	marker := filepath.Join(d.StateDir, "hooks", startFailedName)
 	daemonLog := filepath.Join(filepath.Dir(path), "daemon.log")
 	var failed startFailure
 	known := readStartFailure(marker, &failed)
-	if known && time.Since(failed.At) < hookStartBackoff {
+	if known && time.Since(failed.At) < hookStartBackoff && sameProgram(d.Program, failed.Program) {
 		d.Program = func() (string, error) {
 			return "", fmt.Errorf("not starting %s again before %s: it did not start the shared daemon within %v at %s (it hangs?); fix or replace it (it must run `agentd serve`; its output is in %s), or delete %s to try again now",
 				failed.Program, failed.At.Add(hookStartBackoff).Format(time.TimeOnly), hookStartWait, failed.At.Format(time.TimeOnly), daemonLog, marker)
@@ -77,6 +77,12 @@ func hookDial(ctx context.Context, d Daemon, path string, explicit bool) (io.Rea
 			started, hookStartWait, hookStartBackoff, marker, daemonLog)
 	}
 	return nil, err
+}
+
+// sameProgram says whether program names exe, the agentd that hung.
+func sameProgram(program func() (string, error), exe string) bool {
+	p, err := program()
+	return err == nil && p == exe
 }
 
 // readStartFailure reads the file of a start that hung into f; false when
