@@ -73,7 +73,7 @@ func hookDial(ctx context.Context, d Daemon, path string, explicit bool) (io.Rea
 		if werr := writeStartFailure(marker, b); werr != nil {
 			d.Logger.Debug("the start that hung is not remembered", "file", marker, "err", werr)
 		}
-		return nil, fmt.Errorf("%s did not start the shared daemon within %v (it hangs?): the hooks of the next %v start none (%s); fix or replace it (it must run `agentd serve`; its output is in %s)",
+		return nil, fmt.Errorf("%s did not start the shared daemon within %v (it hangs?): the hooks of the next %v do not start it again (%s); fix or replace it (it must run `agentd serve`; its output is in %s)",
 			started, hookStartWait, hookStartBackoff, marker, daemonLog)
 	}
 	return nil, err
