@@ -149,9 +149,13 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	}
 	path := e.cursorPath()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return outcome{}, err
+		return outcome{}, cursorError(path, err)
 	}
 	unlock, err := client.LockFile(ctx, path+".lock", e.opts.Timeout)
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) { // it cannot be created; another hook holding it is not this
+		err = cursorError(path, err)
+	}
 	if err != nil {
 		return outcome{}, err
 	}
@@ -181,9 +185,17 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	// event's update (docs/hooks.md, "The turn a hook opened"). An fsync
 	// would cost every event a disk flush for that case.
 	if serr := wsfolder.WriteJSONAtomic(path, e.c, false); serr != nil && err == nil {
-		err = serr
+		err = cursorError(path, serr)
 	}
 	return o, err
+}
+
+// cursorError is err, from making or writing the cursor at path, saying
+// that the hook keeps its cursors there: a state directory it cannot write
+// (read-only, another user's, a regular file where a folder should be)
+// names itself and the problem in the hook's line.
+func cursorError(path string, err error) error {
+	return fmt.Errorf("the hook keeps its cursor in %s, and the state directory must be writable: %w", filepath.Dir(path), err)
 }
 
 func (e *engine) load(path string) error {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -658,5 +659,124 @@ func TestHookProgramWithoutAgentd(t *testing.T) {
 	}
 	if pids := e.daemonPids(); len(pids) != 0 {
 		t.Errorf("daemons after agentd-hook alone: %v, want none", pids)
+	}
+}
+
+// TestHookProgramStartHangs: an agentd beside agentd-hook that hangs
+// instead of serving. The first event waits a bounded time (within the
+// event's 2 s), lets the agent go on and says on stderr which program hangs
+// and how to fix it, and remembers the failure in the state directory; the
+// next events do not start it again but fail at once, naming it and the
+// file to delete to retry, even once it is fixed, for a minute. Another
+// install (another agentd) is not held back, and once the minute has
+// passed the next event starts the fixed one; a daemon reached removes the
+// file (docs/hooks.md, "A daemon that does not start").
+func TestHookProgramStartHangs(t *testing.T) {
+	e := newEnv(t)
+	e.stopDaemonsAtEnd()
+	if out, errOut, code := e.cli("goal", "create", "Ship it", "--workspace", e.ws); code != 0 {
+		t.Fatalf("agentd goal create: %s%s", out, errOut)
+	}
+	dir := t.TempDir()
+	hook := filepath.Join(dir, "agentd-hook")
+	b, err := os.ReadFile(hookBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hook, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	agentd, pids := filepath.Join(dir, "agentd"), filepath.Join(dir, "pids")
+	if err := os.WriteFile(agentd, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	started := func() []int {
+		b, _ := os.ReadFile(pids)
+		var out []int
+		for _, f := range strings.Fields(string(b)) {
+			var pid int
+			fmt.Sscan(f, &pid)
+			out = append(out, pid)
+		}
+		return out
+	}
+	t.Cleanup(func() {
+		for _, pid := range started() {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	events := 0
+	runHook := func(hook string) (string, string) {
+		t.Helper()
+		events++ // each a prompt of its own: a repeated event is answered from the cursor, reaching no daemon
+		event := fmt.Sprintf(`{"session_id":"s1","transcript_path":"","cwd":"%s","hook_event_name":"UserPromptSubmit","prompt":"go %d"}`, jsonText(e.ws), events)
+		cmd := exec.Command(hook, "claude", "--state-dir", e.stateDir, "--workspace", e.ws)
+		cmd.Env = e.environ()
+		cmd.Stdin = strings.NewReader(event)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("agentd-hook: %v (it must exit 0); stderr:\n%s", err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	run := func() (string, string) { t.Helper(); return runHook(hook) }
+	marker := filepath.Join(e.stateDir, "hooks", "daemon-start.failed")
+	out, errOut := run()
+	if out != "" || !strings.Contains(errOut, agentd+" did not start the shared daemon within 1.5s (it hangs?)") || !strings.Contains(errOut, marker) {
+		t.Errorf("first event: stdout %q, stderr %q; want nothing, and the line naming %s, which hangs, and %s", out, errOut, agentd, marker)
+	}
+	if n := strings.Count(errOut, "\n"); n != 1 {
+		t.Errorf("first event: %d lines on stderr, want 1:\n%s", n, errOut)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the start that hung is not remembered: %v", err)
+	}
+	for range 3 {
+		out, errOut = run()
+		if out != "" || !strings.Contains(errOut, "not starting "+agentd+" again before") || !strings.Contains(errOut, "delete "+marker+" to try again now") {
+			t.Errorf("later event: stdout %q, stderr %q; want nothing, and the line saying %s is not started again and how to retry", out, errOut, agentd)
+		}
+	}
+	if got := started(); len(got) != 1 {
+		t.Errorf("the hanging agentd was started %d times (%v), want once", len(got), got)
+	}
+	// Fixed: a working agentd in its place. It is not started while the
+	// file is young; once it is older than the minute, it is, and the
+	// daemon reached removes the file.
+	if err := os.Remove(agentd); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(agentdBin, agentd); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut = run(); out != "" || !strings.Contains(errOut, "not starting "+agentd+" again before") {
+		t.Errorf("fixed, within the minute: stdout %q, stderr %q; want nothing started yet", out, errOut)
+	}
+	// Another install, whose agentd is not the one that hung, starts its
+	// own at once; the daemon reached removes the file.
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "agentd-hook"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(agentdBin, filepath.Join(other, "agentd")); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut = runHook(filepath.Join(other, "agentd-hook")); !strings.Contains(out, "Ship it") {
+		t.Errorf("another install: stdout %q, stderr %q; want the event answered", out, errOut)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after another install reached a daemon: %s: %v, want it gone", marker, err)
+	}
+	e.stopDaemons()
+	old := fmt.Sprintf(`{"at":%q,"program":%q}`, time.Now().Add(-2*time.Minute).Format(time.RFC3339Nano), agentd)
+	if err := os.WriteFile(marker, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut = run(); !strings.Contains(out, "Ship it") {
+		t.Errorf("after the fix: stdout %q, stderr %q; want the event answered with the goal's reminder", out, errOut)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after the fix: %s: %v, want it gone", marker, err)
 	}
 }

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -311,4 +312,60 @@ func TestNonFileSchemeRefused(t *testing.T) {
 		t.Fatalf("got %v, want -32602 naming the scheme", err)
 	}
 	c.MustExec("agentd.state", nil, nil)
+}
+
+// pipedTools is init, initialized and n agentd.tools requests (ids t0…),
+// framed back to back.
+func pipedTools(ws string, n int) string {
+	bodies := []string{
+		`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"processId":null,"rootUri":` + strconv.Quote(fileURI(ws)) + `,"capabilities":{}}}`,
+		`{"jsonrpc":"2.0","method":"initialized","params":{}}`,
+	}
+	for i := range n {
+		bodies = append(bodies, execBody(fmt.Sprint("t", i), "agentd.tools", nil))
+	}
+	return framed(bodies)
+}
+
+// TestEndWithRepliesUnread: a stdio client that pipes its requests,
+// `shutdown` and `exit` and closes its output before reading any reply
+// (more of them than a pipe holds) gets every reply and exit 0; one that
+// never reads its input gets its session ended when agentd sees it takes
+// nothing (docs/protocol.md §2.5), the rest dropped and logged, and exit 1
+// (no shutdown).
+func TestEndWithRepliesUnread(t *testing.T) {
+	t.Run("a client that reads on", func(t *testing.T) {
+		const n = 100 // replies of 6 KB
+		e := newEnv(t)
+		p := e.start()
+		r := p.raw()
+		r.write(pipedTools(e.ws, n) + framed([]string{`{"jsonrpc":"2.0","id":"shutdown","method":"shutdown"}`, `{"jsonrpc":"2.0","method":"exit"}`}))
+		p.Stdin.Close()
+		got, _ := r.responses(n + 2)
+		for i := range n {
+			if m := got[fmt.Sprint("t", i)]; m["result"] == nil {
+				t.Fatalf("reply to t%d: %v", i, m)
+			}
+		}
+		if code := p.waitExit(); code != 0 {
+			t.Errorf("exit code %d after shutdown and exit, want 0", code)
+		}
+	})
+	t.Run("a client that does not read", func(t *testing.T) {
+		// Replies of 6 KB, or of 100 bytes for those the end of input
+		// cancels before they run: more than a pipe holds either way.
+		const n = 1000
+		e := newEnv(t)
+		p := e.start()
+		r := p.raw()
+		r.write(pipedTools(e.ws, n))
+		p.Stdin.Close()
+		if code := p.waitExit(); code != 1 {
+			t.Errorf("exit code %d after the end of input without shutdown, want 1", code)
+		}
+		// Not the 2 s wait for the requests behind the blocked write.
+		if log := p.Stderr.String(); !strings.Contains(log, "the peer does not read what is left; dropping it") || strings.Contains(log, "handlers still running") {
+			t.Errorf("stderr %q: want the replies that were not read said dropped, and no wait for the handlers", log)
+		}
+	})
 }

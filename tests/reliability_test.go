@@ -10,6 +10,7 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -710,6 +711,127 @@ func TestReadOnlyStateDir(t *testing.T) {
 		t.Errorf("after the state dir became writable: %v, want %v", st.Todos.Items, before)
 	}
 	c.MustExec("agentd.todo.set", map[string]any{"items": []item{{"writable again", "done"}}}, nil)
+}
+
+// TestStateDirNotWritable: a state directory agentd cannot write, as
+// another user's directory or a path under a regular file, for a user who
+// cannot write it (agentd runs as nobody: root, which the tests run as,
+// writes any directory whatever its mode). The CLI exits 1, the hook exits
+// 0 with nothing on stdout (the agent goes on), and the shared daemon,
+// through a forwarder, tells the editor (window/showMessage) and answers
+// each command on the folder with the error, and goes on serving; every
+// message names the path and the problem, and nothing hangs.
+func TestStateDirNotWritable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run agentd as another user")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed")
+	}
+	const nobody = 65534
+	// A folder every user may enter: agentd and agentd-hook side by side,
+	// the workspace, and each case's runtime directory (nobody's own).
+	shared := t.TempDir()
+	for _, d := range []string{filepath.Dir(shared), shared} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(shared, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{agentdBin, hookBin} {
+		data, err := os.ReadFile(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bin, filepath.Base(b)), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := filepath.Join(shared, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(shared, "a-file")
+	if err := os.WriteFile(file, []byte("not a folder\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rootsDir := filepath.Join(shared, "roots")
+	if err := os.Mkdir(rootsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		name, stateDir, problem string
+	}{
+		{"another user's directory", rootsDir, "permission denied"},
+		{"under a regular file", filepath.Join(file, "state"), "not a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.ws, e.stateDir = ws, tc.stateDir
+			e.runDir = filepath.Join(shared, fmt.Sprintf("run%d", i))
+			if err := os.Mkdir(e.runDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(e.runDir, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+			e.stopDaemonsAtEnd()
+			asNobody := func(ctx context.Context, program string, args ...string) *exec.Cmd {
+				cmd := exec.CommandContext(ctx, setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", filepath.Join(bin, program)}, append(args, "--state-dir", tc.stateDir)...)...)
+				cmd.Env = e.environ()
+				return cmd
+			}
+			// run runs a command as nobody; a hang is killed at waitLimit.
+			run := func(stdin, program string, args ...string) (string, string, int) {
+				t.Helper()
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+				defer cancel()
+				cmd := asNobody(ctx, program, args...)
+				cmd.Stdin = strings.NewReader(stdin)
+				var out, errb bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				err := cmd.Run()
+				var exitErr *exec.ExitError
+				if ctx.Err() != nil || err != nil && !errors.As(err, &exitErr) {
+					t.Fatalf("%s %q did not end by itself (%v); stderr:\n%s", program, args, err, errb.String())
+				}
+				return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+			}
+			names := func(msg string) bool { return strings.Contains(msg, tc.stateDir) || strings.Contains(msg, file) }
+
+			out, errOut, code := run("", "agentd", "goal", "create", "Ship it", "--workspace", ws)
+			if code != 1 || !strings.Contains(errOut, "agentd goal create: ") || !names(errOut) || !strings.Contains(errOut, tc.problem) {
+				t.Errorf("agentd goal create: exit %d, stdout %q, stderr %q; want exit 1 and the path and %q", code, out, errOut, tc.problem)
+			}
+
+			event := `{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(ws) + `","hook_event_name":"UserPromptSubmit","prompt":"go"}`
+			out, errOut, code = run(event, "agentd-hook", "claude", "--workspace", ws)
+			cursors := filepath.Join(tc.stateDir, "hooks")
+			if code != 0 || out != "" || !strings.Contains(errOut, "the hook keeps its cursor in "+cursors+", and the state directory must be writable") || !strings.Contains(errOut, tc.problem) {
+				t.Errorf("agentd-hook: exit %d, stdout %q, stderr %q; want exit 0, nothing, and a line naming %s and %q", code, out, errOut, cursors, tc.problem)
+			}
+
+			p := e.run(asNobody(context.Background(), "agentd", "--remote=auto"))
+			c := p.connect()
+			c.InitializeRoot(ws, nil)
+			if msg := string(c.Await("window/showMessage", nil)); !names(msg) || !strings.Contains(msg, tc.problem) {
+				t.Errorf("message to the user: %s, want the path and %q", msg, tc.problem)
+			}
+			err := c.Exec("agentd.todo.set", map[string]any{"items": []item{{"a", "pending"}}}, nil)
+			var we *lsptest.Error
+			if !errors.As(err, &we) || !names(we.Message) || !strings.Contains(we.Message, tc.problem) {
+				t.Errorf("agentd.todo.set: %v, want an error naming the path and %q", err, tc.problem)
+			}
+			c.MustExec("agentd.tools", nil, nil)
+			if code := c.shutdown(); code != 0 {
+				t.Errorf("the forwarder exited %d after shutdown, want 0", code)
+			}
+		})
+	}
 }
 
 func mustJSON(v any) string {

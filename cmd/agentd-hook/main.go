@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 2
 	}
-	log, closeLog, err := cli.OpenLog(f.LogFile, f.LogLevel, stderr)
+	log, closeLog, err := cli.OpenLog(name, f.LogFile, f.LogLevel, stderr)
 	if errors.Is(err, cli.ErrLogFile) {
 		return cli.HookNotHandled(name, err, stderr)
 	}

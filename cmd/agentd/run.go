@@ -198,7 +198,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usageOf(pos))
 		return 0
 	}
-	log, closeLog, err := cli.OpenLog(o.logFile, o.logLevel, stderr)
+	log, closeLog, err := cli.OpenLog("agentd", o.logFile, o.logLevel, stderr)
 	if sub == "hook" && errors.Is(err, cli.ErrLogFile) {
 		return cli.HookNotHandled("agentd hook", err, stderr)
 	}

@@ -348,6 +348,11 @@ func (p *adoptedPipes) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// SetWriteDeadline sets the deadline of writes to stdout: the session's
+// end releases a write blocked on an editor that does not read (jsonrpc's
+// Conn.Run).
+func (p *adoptedPipes) SetWriteDeadline(t time.Time) error { return p.files[1].SetWriteDeadline(t) }
+
 // Close ends reading, which ends the session's read loop; stdout stays
 // open for what is still queued, until finish.
 func (p *adoptedPipes) Close() error {

@@ -37,8 +37,17 @@ const (
 	maxQueueBytes  = 16 << 20 // 16 MiB
 )
 
+// drainTimeout bounds how long Run, when the connection ends, waits for
+// its handlers to return and for what is left to be written.
+var drainTimeout = 2 * time.Second
+
+// Writing what is left when the connection ends (docs/protocol.md §2.5):
+// it goes on while the peer takes it, a chunk of at most writeChunk bytes
+// at a time; a peer that takes nothing for endStall is not reading, and
+// what is left is dropped (the write blocked on it is released).
 const (
-	drainTimeout = 2 * time.Second // how long Run waits for handlers and the writer when it ends
+	endStall   = 500 * time.Millisecond
+	writeChunk = 64 << 10 // bytes; a pipe's buffer
 )
 
 // maxIdleWorkers is how many handler goroutines a Conn keeps for the next
@@ -145,10 +154,13 @@ type Conn struct {
 	writing     bool          // a goroutine is writing: the writer, or a worker writing its reply (writeReply); guarded by qmu
 	overflowed  bool          // a reply overflowed the queue, which closed the connection (logged once); guarded by qmu
 
+	badCancels atomic.Int64 // $/cancelRequest messages without a usable id: the first is a warning, the rest debug
+
 	stopping   chan struct{} // closed: no more outgoing messages are accepted
 	stopOnce   sync.Once
 	writerDone chan struct{}
 	writeErr   error         // first write failure; touched only by the goroutine that is writing
+	chunks     atomic.Int64  // chunks written: the peer takes what is sent (the end's stall check)
 	readDone   chan struct{} // closed when the read loop has ended; waiting Calls fail
 	done       chan struct{} // closed when Run has returned
 	started    atomic.Bool
@@ -201,9 +213,15 @@ func NewConn(rwc io.ReadWriteCloser, route Router, opts Options) *Conn {
 
 // Run reads and dispatches messages until end of input, a transport error, ctx
 // done, or Close. It must be called once. Before returning it cancels the ctx of
-// every running handler and waits up to 2s for them, lets the writer flush within
-// the same 2s, and closes the transport. Inline handlers must not block, since
-// they run on the read goroutine.
+// every running handler and waits up to 2s for them to answer, then writes what
+// is left while the peer takes it (within the same 2s), and closes the
+// transport. A peer that takes nothing for 0.5 s while something waits to be
+// written is not reading (docs/protocol.md §2.5): Run waits no longer, neither
+// for the handlers (one may wait behind the blocked write) nor for the output,
+// which is dropped; the blocked write is released when the transport has a
+// SetWriteDeadline method (an os.File of a pipe, a net.Conn), as its Close may
+// close only the input. Inline handlers must not block, since they run on the
+// read goroutine.
 //
 // Run returns nil on end of input at a message boundary and after Close; ctx.Err()
 // when ctx ended it; an error wrapping io.ErrUnexpectedEOF when input ends inside
@@ -229,23 +247,31 @@ func (c *Conn) Run(ctx context.Context) error {
 
 	wait, stopWait := context.WithTimeout(context.Background(), drainTimeout)
 	defer stopWait()
-	handlersDone := make(chan struct{})
-	go func() { c.handlers.Wait(); close(handlersDone) }()
-	select {
-	case <-handlersDone:
-	case <-wait.Done():
+	// The handlers answer, unless the output stalls: a handler given to a
+	// worker that is still writing its last reply (a worker is idle again
+	// before it writes) runs only once that write ends.
+	answered := make(chan struct{})
+	go func() { c.unanswered.Wait(); close(answered) }()
+	end := c.drain(wait.Done(), answered)
+	if end == drainTimedOut {
 		c.log.Warn("jsonrpc: handlers still running after the connection ended; not waiting for them")
 	}
 	c.stopOutput()
-	select {
-	case <-c.writerDone:
-	case <-wait.Done():
+	written := make(chan struct{}) // the writer has ended, and so have the workers' own writes
+	go func() { <-c.writerDone; c.handlers.Wait(); close(written) }()
+	if end == drained {
+		end = c.drain(wait.Done(), written)
+	}
+	if end != drained {
+		c.closeTransport(nil)
+		if c.releaseWrites() {
+			select {
+			case <-written:
+			case <-time.After(endStall):
+			}
+		}
 	}
 	c.closeTransport(nil)
-	select {
-	case <-c.writerDone:
-	case <-wait.Done():
-	}
 
 	switch {
 	case closed && reason == errRPCCloseCalled:
@@ -256,6 +282,49 @@ func (c *Conn) Run(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// How a wait of drain ended.
+const (
+	drained       = iota // what it waited for is done
+	drainStalled         // the peer takes nothing of what waits to be written
+	drainTimedOut        // the bound of the wait passed
+)
+
+// drain waits until done is closed (drained), wait is done (drainTimedOut),
+// or the peer has taken nothing for endStall while something waits to be
+// written (drainStalled, logged): a handler that is merely slow, with
+// nothing to write, is waited for until wait.
+func (c *Conn) drain(wait, done <-chan struct{}) int {
+	tick := time.NewTicker(endStall)
+	defer tick.Stop()
+	last := c.chunks.Load()
+	for {
+		select {
+		case <-done:
+			return drained
+		case <-wait:
+			return drainTimedOut
+		case <-tick.C:
+			n := c.chunks.Load()
+			c.qmu.Lock()
+			msgs, size := c.queuedMsgs, c.queuedBytes
+			c.qmu.Unlock()
+			if n == last && msgs > 0 {
+				c.log.Info("jsonrpc: the connection ended and the peer does not read what is left; dropping it", "messages", msgs, "bytes", size)
+				return drainStalled
+			}
+			last = n
+		}
+	}
+}
+
+// releaseWrites makes a write blocked on the transport return now, when
+// the transport has write deadlines; false when it has none (a blocking
+// stdout), whose write stays blocked until the process exits.
+func (c *Conn) releaseWrites() bool {
+	d, ok := c.rwc.(interface{ SetWriteDeadline(time.Time) error })
+	return ok && d.SetWriteDeadline(time.Unix(1, 0)) == nil
 }
 
 // Close closes the transport; Run then returns nil. Later Notify and Call calls
@@ -475,7 +544,14 @@ func (c *Conn) write(f []byte) {
 	if c.writeErr != nil {
 		return
 	}
-	if _, err := c.rwc.Write(f); err != nil {
+	var err error
+	for len(f) > 0 && err == nil {
+		n := min(len(f), writeChunk)
+		_, err = c.rwc.Write(f[:n])
+		f = f[n:]
+		c.chunks.Add(1)
+	}
+	if err != nil {
 		c.writeErr = err
 		c.mu.Lock()
 		closed := c.closed
@@ -536,10 +612,10 @@ func (c *Conn) drainLocked() {
 // was queued meanwhile; otherwise the reply is queued. Only a worker may
 // call it: it may wait for the peer to read, and the read goroutine must
 // never wait for that. The worker's handler counts in c.handlers until
-// this returns, so Run lets that write end (within its 2 s) before it
-// closes the transport, and in c.unanswered until the reply is queued or
-// its write has begun (Settle: the peer may be waiting for this Conn to
-// read before it reads).
+// this returns, so Run lets that write end (while the peer takes it,
+// within its 2 s) before it closes the transport, and in c.unanswered
+// until the reply is queued or its write has begun (Settle: the peer may
+// be waiting for this Conn to read before it reads).
 func (c *Conn) writeReply(body []byte) {
 	select {
 	case <-c.stopping:
@@ -824,16 +900,26 @@ func (c *Conn) deliver(m *rpcIncoming) {
 	}
 }
 
+// cancelRequest cancels the call params names. One without a number or
+// string id is ignored: the first on a connection is logged as a warning,
+// those after it at debug level, so that a client that repeats the mistake
+// does not flood the log (docs/protocol.md §2).
 func (c *Conn) cancelRequest(params json.RawMessage) {
 	var p struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if err := json.Unmarshal(params, &p); err != nil || p.ID == nil {
-		c.log.Warn("jsonrpc: $/cancelRequest without an id", "params", string(params))
+	err := json.Unmarshal(params, &p)
+	id := bytes.TrimSpace(p.ID)
+	if err != nil || len(id) == 0 || id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		level := slog.LevelDebug
+		if c.badCancels.Add(1) == 1 {
+			level = slog.LevelWarn
+		}
+		c.log.Log(context.Background(), level, "jsonrpc: $/cancelRequest without a number or string id; ignored (logged once per connection, later ones at debug level)", "params", string(params))
 		return
 	}
 	c.mu.Lock()
-	cancel := c.inflight[string(bytes.TrimSpace(p.ID))]
+	cancel := c.inflight[string(id)]
 	c.mu.Unlock()
 	if cancel != nil {
 		cancel()

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -1178,5 +1179,164 @@ func TestWriteToAPeerThatClosedIsNoError(t *testing.T) {
 	got := logs.String()
 	if strings.Contains(got, "level=ERROR") || !strings.Contains(got, "the peer closed the connection") {
 		t.Errorf("logs:\n%s\nwant the failed write at debug level, naming the peer gone, and no error", got)
+	}
+}
+
+// TestCancelRequestWithoutIDLoggedOnce: $/cancelRequest messages without a
+// usable id are ignored; the first is a warning, the others debug lines
+// only, and the connection keeps working (a call sent after them is
+// answered, and one they do not name is not cancelled).
+func TestCancelRequestWithoutIDLoggedOnce(t *testing.T) {
+	var logs rpcLog
+	p := startRPC(t, routes(nil), jsonrpc.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	bad := []string{``, `,"params":null`, `,"params":{}`, `,"params":{"id":null}`, `,"params":{"id":{"x":1}}`, `,"params":[1]`, `,"params":"7"`}
+	for range 3 {
+		for _, params := range bad {
+			p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest"` + params + `}`)
+		}
+	}
+	p.checkEcho(1)
+	out := logs.String()
+	const msg = "$/cancelRequest without a number or string id"
+	if n := strings.Count(out, msg); n != 3*len(bad) {
+		t.Errorf("%d log lines of the bad cancels, want one per message (%d); logs:\n%s", n, 3*len(bad), out)
+	}
+	if n := strings.Count(out, "level=WARN msg=\"jsonrpc: "+msg); n != 1 {
+		t.Errorf("%d warnings of the bad cancels, want 1 (the rest at debug level); logs:\n%s", n, out)
+	}
+}
+
+// pipeConn is a Conn's transport over two real pipes, as a stdio server's
+// or an adopted session's: Close closes only the input (the output stays
+// open for what is left to write), and write deadlines apply to the output.
+type pipeConn struct{ in, out *os.File }
+
+func (p pipeConn) Read(b []byte) (int, error)         { return p.in.Read(b) }
+func (p pipeConn) Write(b []byte) (int, error)        { return p.out.Write(b) }
+func (p pipeConn) Close() error                       { return p.in.Close() }
+func (p pipeConn) SetWriteDeadline(t time.Time) error { return p.out.SetWriteDeadline(t) }
+
+// startPipeRPC runs a Conn over real pipes whose handler "big" answers n
+// bytes; it returns the peer's ends (the Conn's input to write, its output
+// to read) and Run's result.
+func startPipeRPC(t *testing.T, n int) (input, output *os.File, runErr chan error) {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inW.Close(); outR.Close(); outW.Close() })
+	big := func(context.Context, *jsonrpc.Request) (any, error) { return strings.Repeat("x", n), nil }
+	c := jsonrpc.NewConn(pipeConn{inR, outW}, routes(map[string]jsonrpc.Handler{"big": big}), jsonrpc.Options{})
+	runErr = make(chan error, 1)
+	go func() { runErr <- c.Run(context.Background()) }()
+	return inW, outR, runErr
+}
+
+// TestEndReleasesAWriteToAPeerThatDoesNotRead: a reply larger than the
+// pipe's buffer to a peer that keeps the pipe open and never reads it, a
+// call after it, which goes to the worker blocked on that write (a worker
+// is idle again before it writes its reply), and then the end of the
+// input: Run returns and the blocked write is released without waiting
+// for its drain bound (set to an hour here), and no Conn goroutine is left
+// behind.
+func TestEndReleasesAWriteToAPeerThatDoesNotRead(t *testing.T) {
+	defer jsonrpc.SetDrainTimeout(time.Hour)()
+	input, output, runErr := startPipeRPC(t, 1<<20)
+	if _, err := io.WriteString(input, rpcMsg(rpcCall(1, "big", ""))); err != nil {
+		t.Fatal(err)
+	}
+	waitPipeFull(t, output)
+	if _, err := io.WriteString(input, rpcMsg(rpcCall(2, "echo", `"after"`))); err != nil {
+		t.Fatal(err)
+	}
+	input.Close()
+	select {
+	case err := <-runErr:
+		if err != nil {
+			t.Errorf("Run: %v, want nil (end of input)", err)
+		}
+	case <-time.After(rpcWait):
+		t.Fatalf("Run did not return within %v of the end of input: it waits for a write to a peer that does not read", rpcWait)
+	}
+	for deadline := time.Now().Add(rpcWait); len(connGoroutines()) > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Conn goroutines left after Run:\n%s", strings.Join(connGoroutines(), "\n\n"))
+		}
+	}
+}
+
+// waitPipeFull waits until the pipe whose read end is r holds as many
+// bytes as it can: its writer is blocked.
+func waitPipeFull(t *testing.T, r *os.File) {
+	t.Helper()
+	raw, err := r.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fGetPipeSz = 1032 // F_GETPIPE_SZ
+	for deadline := time.Now().Add(rpcWait); ; time.Sleep(time.Millisecond) {
+		var size, queued int
+		raw.Control(func(fd uintptr) {
+			n, _, _ := syscall.Syscall(syscall.SYS_FCNTL, fd, fGetPipeSz, 0)
+			size = int(n)
+			syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&queued)))
+		})
+		if size > 0 && queued >= size {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pipe holds %d of %d bytes: the Conn is not writing", queued, size)
+		}
+	}
+}
+
+// TestEndWritesEveryReplyToAPeerThatReads: the same replies, larger than
+// the pipe's buffer, to a peer that closes its output (the Conn's input)
+// and then reads on: every reply arrives whole before Run returns.
+func TestEndWritesEveryReplyToAPeerThatReads(t *testing.T) {
+	const n = 1 << 20
+	input, output, runErr := startPipeRPC(t, n)
+	for i := range 3 {
+		if _, err := io.WriteString(input, rpcMsg(rpcCall(i+1, "big", ""))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	input.Close()
+	output.SetReadDeadline(time.Now().Add(rpcWait))
+	r := bufio.NewReader(output)
+	var bodies [][]byte // read on, as a reading peer does, and decoded after
+	for range 3 {
+		body, err := readFrame(r)
+		if err != nil {
+			t.Fatalf("after %d replies: %v", len(bodies), err)
+		}
+		bodies = append(bodies, body)
+	}
+	got := map[string]bool{}
+	for _, body := range bodies {
+		var m struct {
+			ID     json.RawMessage
+			Result string
+		}
+		if err := json.Unmarshal(body, &m); err != nil || len(m.Result) != n {
+			t.Fatalf("reply %.80s…: %v, want a result of %d bytes", body, err, n)
+		}
+		got[string(m.ID)] = true
+	}
+	if len(got) != 3 {
+		t.Errorf("replies to %v, want 1, 2 and 3", got)
+	}
+	select {
+	case err := <-runErr:
+		if err != nil {
+			t.Errorf("Run: %v, want nil (end of input)", err)
+		}
+	case <-time.After(rpcWait):
+		t.Fatalf("Run did not return within %v", rpcWait)
 	}
 }

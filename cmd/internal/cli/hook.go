@@ -54,11 +54,7 @@ func Hook(ctx context.Context, name string, pos []string, line HookLine, d Daemo
 		return 0
 	}
 	opts.Dial = func(dctx context.Context) (io.ReadWriteCloser, error) {
-		conn, _, err := d.Dial(dctx, path, explicit)
-		if err != nil {
-			return nil, err
-		}
-		return conn, nil
+		return hookDial(dctx, d, path, explicit)
 	}
 	hook.Run(ctx, opts, stdin, stdout)
 	return 0

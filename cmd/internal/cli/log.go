@@ -17,11 +17,13 @@ import (
 // command line's, which a hook does not let block the agent (HookNotHandled).
 var ErrLogFile = errors.New("--log-file")
 
-// OpenLog is the logger of --log-file (appended to; "" is stderr) at
-// --log-level (debug, info, warn or error), written through a logSink, and
-// the func that flushes and closes it. Logs never go to stdout. A file
-// that cannot be opened is an error wrapping ErrLogFile.
-func OpenLog(logFile, logLevel string, stderr io.Writer) (*slog.Logger, func(), error) {
+// OpenLog is the logger of program name (agentd, agentd-hook: the one
+// the user ran, which the log's own notices name) on --log-file (appended
+// to; "" is stderr) at --log-level (debug, info, warn or error), written
+// through a logSink, and the func that flushes and closes it. Logs never
+// go to stdout. A file that cannot be opened is an error wrapping
+// ErrLogFile.
+func OpenLog(name, logFile, logLevel string, stderr io.Writer) (*slog.Logger, func(), error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 		return nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", logLevel)
@@ -34,7 +36,7 @@ func OpenLog(logFile, logLevel string, stderr io.Writer) (*slog.Logger, func(), 
 		}
 		w, closeFile = f, func() { f.Close() }
 	}
-	sink := newLogSink(w)
+	sink := newLogSink(name, w)
 	closeFn := func() {
 		sink.Close()
 		closeFile()

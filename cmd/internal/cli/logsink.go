@@ -22,18 +22,21 @@ const logFlushWait = time.Second
 // (docs/reliability.md, "Signals and descriptors").
 type logSink struct {
 	w    io.Writer
+	name string        // the program, as the notice of dropped records names it: agentd or agentd-hook
 	done chan struct{} // closed when the writer goroutine has ended
 
 	mu      sync.Mutex
 	cond    *sync.Cond
 	queue   [][]byte
 	queued  int // bytes in queue
-	dropped int // records dropped since the last notice
+	dropped int // records dropped since the last notice: the queue was full or the write failed
+	late    int // records dropped since the last notice because they came after Close
 	closing bool
 }
 
-func newLogSink(w io.Writer) *logSink {
-	s := &logSink{w: w, done: make(chan struct{})}
+// newLogSink is the sink of program name (agentd, agentd-hook) on w.
+func newLogSink(name string, w io.Writer) *logSink {
+	s := &logSink{w: w, name: name, done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
 	go s.run()
 	return s
@@ -43,7 +46,11 @@ func newLogSink(w io.Writer) *logSink {
 func (s *logSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing || s.queued+len(p) > maxLogQueue {
+	switch {
+	case s.closing:
+		s.late++
+		return len(p), nil
+	case s.queued+len(p) > maxLogQueue:
 		s.dropped++
 		return len(p), nil
 	}
@@ -60,12 +67,15 @@ func (s *logSink) run() {
 		for len(s.queue) == 0 && !s.closing {
 			s.cond.Wait()
 		}
-		batch, dropped := s.queue, s.dropped
-		s.queue, s.queued, s.dropped = nil, 0, 0
+		batch, dropped, late := s.queue, s.dropped, s.late
+		s.queue, s.queued, s.dropped, s.late = nil, 0, 0, 0
 		closing := s.closing
 		s.mu.Unlock()
 		if dropped > 0 {
-			s.write(fmt.Appendf(nil, "agentd: %d log records were dropped: the log was not written fast enough\n", dropped))
+			s.write(fmt.Appendf(nil, "%s: %d log records were dropped: the log was not written fast enough\n", s.name, dropped))
+		}
+		if late > 0 {
+			s.write(fmt.Appendf(nil, "%s: %d log records were dropped: they came as %s was ending, after its log was closed\n", s.name, late, s.name))
 		}
 		for _, b := range batch {
 			s.write(b)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -32,11 +33,11 @@ func (g *gate) String() string {
 
 // TestLogSinkNeverBlocks: writes return at once while the output blocks;
 // beyond maxLogQueue bytes records are dropped, and the output is told how
-// many once it takes writes again; Close does not wait for a blocked
+// many once it takes writes again, in a line that names the program; Close does not wait for a blocked
 // output longer than logFlushWait.
 func TestLogSinkNeverBlocks(t *testing.T) {
 	g := &gate{open: make(chan struct{})}
-	s := newLogSink(g)
+	s := newLogSink("agentd-hook", g)
 	record := []byte(strings.Repeat("x", 1023) + "\n")
 	start := time.Now()
 	const n = 2 * maxLogQueue / 1024
@@ -53,16 +54,16 @@ func TestLogSinkNeverBlocks(t *testing.T) {
 	// before it blocked); every other record is counted as dropped.
 	kept := strings.Count(out, string(record))
 	var dropped int
-	if i := strings.Index(out, "agentd: "); i < 0 {
-		t.Errorf("no word of the dropped records in the output")
-	} else if _, err := fmt.Sscanf(out[i:], "agentd: %d log records were dropped", &dropped); err != nil {
+	if i := strings.Index(out, "agentd-hook: "); i < 0 {
+		t.Errorf("no word of the dropped records in the output, or it does not name agentd-hook, the program")
+	} else if _, err := fmt.Sscanf(out[i:], "agentd-hook: %d log records were dropped", &dropped); err != nil {
 		t.Errorf("reading the notice: %v", err)
 	}
 	if kept < maxLogQueue/1024 || kept+dropped != n {
 		t.Errorf("%d records written and %d dropped of %d, want the queue full and none lost uncounted", kept, dropped, n)
 	}
 
-	blocked := newLogSink(&gate{open: make(chan struct{})})
+	blocked := newLogSink("agentd", &gate{open: make(chan struct{})})
 	blocked.Write(record)
 	start = time.Now()
 	blocked.Close()
@@ -83,7 +84,7 @@ func (f *failing) Write(p []byte) (int, error) {
 // block, and Close ends.
 func TestLogSinkFailingOutput(t *testing.T) {
 	f := &failing{}
-	s := newLogSink(f)
+	s := newLogSink("agentd", f)
 	for range 10 {
 		if n, err := s.Write([]byte("record\n")); n != 7 || err != nil {
 			t.Fatalf("Write = %d, %v", n, err)
@@ -92,5 +93,31 @@ func TestLogSinkFailingOutput(t *testing.T) {
 	s.Close()
 	if f.writes == 0 {
 		t.Error("nothing was tried on the output")
+	}
+}
+
+// TestLogSinkRecordsAfterClose: a record logged while the program ends (a
+// hook's work that ran out of its time and logs after main closed the log)
+// is dropped, and the notice says so and names the program, agentd-hook,
+// not agentd.
+func TestLogSinkRecordsAfterClose(t *testing.T) {
+	g := &gate{open: make(chan struct{})}
+	s := newLogSink("agentd-hook", g)
+	s.Write([]byte("first\n")) // the writer takes it and blocks on the gate
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	for closing := false; !closing; {
+		s.mu.Lock()
+		closing = s.closing
+		s.mu.Unlock()
+		runtime.Gosched()
+	}
+	s.Write([]byte("late\n"))
+	close(g.open)
+	<-closed
+	out := g.String()
+	want := "agentd-hook: 1 log records were dropped: they came as agentd-hook was ending, after its log was closed\n"
+	if !strings.Contains(out, "first\n") || !strings.Contains(out, want) || strings.Contains(out, "late\n") {
+		t.Errorf("output %q, want the first record and %q", out, want)
 	}
 }

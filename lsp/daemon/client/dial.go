@@ -117,7 +117,7 @@ func dialOrStartLocked(ctx context.Context, path string, start StartFunc) (*net.
 func LockFile(ctx context.Context, path string, wait time.Duration) (unlock func(), err error) {
 	f, err := WaitFlock(ctx, path, wait, nil)
 	if errors.Is(err, ErrLockHeld) {
-		return nil, fmt.Errorf("another agentd has held %s for over %v", path, wait)
+		return nil, fmt.Errorf("another agentd or agentd-hook process has held %s for over %v", path, wait)
 	}
 	if err != nil {
 		return nil, err
