@@ -150,7 +150,7 @@ async function askDriver(kind: string, name: string, req: Record<string, unknown
   console.log(`@@e2e ${kind} ${JSON.stringify({ ...req, replyFile })}`);
   const reply = await waitFor(
     `the driver's ${kind} ${name}`,
-    () => fs.existsSync(replyFile) && (JSON.parse(fs.readFileSync(replyFile, 'utf8')) as { ok: boolean; error: string }),
+    () => (fs.existsSync(replyFile) ? (JSON.parse(fs.readFileSync(replyFile, 'utf8')) as { ok: boolean; error: string }) : undefined),
     60_000,
   );
   ok(reply.ok, `driver: ${reply.error}`);
