@@ -92,6 +92,22 @@ func (e *env) tfWrite(rel, content string) {
 	}
 }
 
+// tfReplace writes content to rel whole: a temporary file in the same
+// folder, renamed over rel. tfWrite (os.WriteFile) truncates first and
+// writes after, so a test stalled between the two for longer than agentd's
+// settle time (a loaded machine) shows an empty file, which agentd rightly
+// reports as a change of its own. For the fences and the edits whose way of
+// saving is not what the test is about.
+func (e *env) tfReplace(rel, content string) {
+	e.t.Helper()
+	p := e.tfPath(rel)
+	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	e.tfDo(os.Rename(tmp, p))
+}
+
 func (e *env) tfDo(err error) {
 	e.t.Helper()
 	if err != nil {
@@ -352,7 +368,7 @@ func TestTaskFileSymlinkRepointed(t *testing.T) {
 
 	// The old target is no longer the task file; the fence is the next report.
 	e.tfWrite("targets/a.md", "A3: not the task file any more\n")
-	e.tfWrite("other/b.md", "B3 fence\n")
+	e.tfReplace("other/b.md", "B3 fence\n")
 	c.awaitTaskFile(i+1, "task.md", tfPtr("B3 fence\n"))
 	c.expectOnly(i+1, "task.md", tfPtr("B3 fence\n"))
 }
@@ -379,7 +395,7 @@ func TestTaskFileBurst(t *testing.T) {
 		t.Logf("attempt %d: 50 writes took %v, longest stall %v", attempt, last.Sub(start), stall)
 		final, fence := fmt.Sprintf("burst %d write 49\n", attempt), fmt.Sprintf("fence %d\n", attempt)
 		c.awaitTaskFile(before, "TASKS.md", &final)
-		e.tfWrite("TASKS.md", fence)
+		e.tfReplace("TASKS.md", fence)
 		c.awaitTaskFile(before, "TASKS.md", &fence)
 		if stall >= 100*time.Millisecond && attempt < 5 {
 			continue
@@ -403,7 +419,7 @@ func TestTaskFileSaveWithoutChange(t *testing.T) {
 			e.tfWrite("README.md", "another file in the watched folder\n")
 		})
 		fence := fmt.Sprintf("fence %d\n", attempt)
-		e.tfWrite("TASKS.md", fence)
+		e.tfReplace("TASKS.md", fence)
 		c.awaitTaskFile(before, "TASKS.md", &fence)
 		if !quick && attempt < 5 {
 			content = fence
@@ -509,7 +525,7 @@ func TestTaskFileAncestorRenamed(t *testing.T) {
 	i := c.awaitFound(before, "plan/docs/TASKS.md", "new tree\n", start)
 
 	e.tfWrite("plan-old/docs/TASKS.md", "the moved file is not the task file\n")
-	e.tfWrite("plan/docs/TASKS.md", "fence\n")
+	e.tfReplace("plan/docs/TASKS.md", "fence\n")
 	c.awaitTaskFile(i+1, "plan/docs/TASKS.md", tfPtr("fence\n"))
 	c.expectOnly(i+1, "plan/docs/TASKS.md", tfPtr("fence\n"))
 }

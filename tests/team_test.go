@@ -336,7 +336,7 @@ func TestTeamTaskFileRecordedByDriver(t *testing.T) {
 	c2.Initialize(nil, e2.ws)
 	e2.tfWrite("TASKS.md", "- edited on the machine that does not drive\n")
 	driver := "- edited on the driving machine\n"
-	e1.tfWrite("TASKS.md", driver)
+	e1.tfReplace("TASKS.md", driver) // whole: a truncated file seen on the way would be the driver's change too
 	c2.awaitTaskFile(0, "TASKS.md", tfPtr(driver))
 	for _, n := range append(c1.tfNotes(), c2.tfNotes()...) {
 		if !tfMatches(n, "TASKS.md", tfPtr(driver)) {

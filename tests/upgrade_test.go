@@ -108,8 +108,11 @@ func TestDaemonUpgrade(t *testing.T) {
 			if v := serverVersion(b.Initialize(nil, e.ws)); v != "0.2.0" {
 				t.Fatalf("serverInfo.version after the upgrade: %q, want 0.2.0; forwarder stderr:\n%s", v, pb.Stderr.String())
 			}
-			if msg := pb.Stderr.String(); !strings.Contains(msg, "replacing it") || strings.Contains(msg, "not replaced") {
-				t.Errorf("the new forwarder does not say it replaced the daemon, or says it failed to:\n%s", msg)
+			// Written before it relays anything, but copied by a goroutine
+			// of this process: wait for the copy (as "older forwarder" does).
+			waitFor(t, "the new forwarder to say it replaces the daemon", func() bool { return strings.Contains(pb.Stderr.String(), "replacing it") })
+			if msg := pb.Stderr.String(); strings.Contains(msg, "not replaced") {
+				t.Errorf("the new forwarder says it failed to replace the daemon:\n%s", msg)
 			}
 			if !unversioned {
 				msg := string(a.Await("window/showMessage", func(raw json.RawMessage) bool {

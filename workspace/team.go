@@ -813,7 +813,11 @@ func (t *teamStore) peerGone(identity string) {
 
 // probeLoop checks every teamProbeInterval that the cluster answers a
 // linearizable read, keeping Stale up to date, and takes the lease again
-// when it was lost while the cluster was away.
+// when it was lost while the cluster was away. After a failed probe it
+// has gRPC connect again at once: its backoff between attempts grows to
+// two minutes, so after an outage of half a minute the cluster, back,
+// was reached only some 10 s later, and the folder stayed stale that long
+// (docs/team.md, "Faults").
 func (t *teamStore) probeLoop() {
 	defer t.wg.Done()
 	tick := time.NewTicker(teamProbeInterval)
@@ -837,6 +841,9 @@ func (t *teamStore) probeLoop() {
 		cancel()
 		if t.ctx.Err() != nil {
 			return
+		}
+		if err != nil {
+			t.cli.ActiveConnection().ResetConnectBackoff()
 		}
 		t.setStale(err != nil)
 	}

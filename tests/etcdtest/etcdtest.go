@@ -94,16 +94,20 @@ func Start(t T, n int, opts ...Option) *Cluster {
 		scheme = "https"
 	}
 	root := t.TempDir()
+	addrs := freeAddrs(t, 3*n)
 	var initial []string
 	for i := range n {
 		m := &Member{c: c, Name: fmt.Sprintf("m%d", i), dir: filepath.Join(root, fmt.Sprintf("m%d", i))}
-		m.clientURL = url.URL{Scheme: scheme, Host: freeAddr(t)}
-		m.listenURL = url.URL{Scheme: scheme, Host: freeAddr(t)}
-		m.peerURL = url.URL{Scheme: "http", Host: freeAddr(t)}
+		m.clientURL = url.URL{Scheme: scheme, Host: addrs[3*i]}
+		m.listenURL = url.URL{Scheme: scheme, Host: addrs[3*i+1]}
+		m.peerURL = url.URL{Scheme: "http", Host: addrs[3*i+2]}
 		initial = append(initial, m.Name+"="+m.peerURL.String())
 		c.Members = append(c.Members, m)
 	}
-	t.Cleanup(c.Stop)
+	t.Cleanup(func() {
+		c.Stop()
+		releaseAddrs(addrs)
+	})
 	for _, m := range c.Members {
 		if err := m.start(strings.Join(initial, ","), embed.ClusterStateFlagNew); err != nil {
 			t.Fatalf("etcdtest: starting member %s: %v", m.Name, err)
@@ -313,15 +317,57 @@ func (m *Member) waitReady() {
 	}
 }
 
-// freeAddr returns 127.0.0.1:<a port free right now>.
-func freeAddr(t T) string {
+// handedOut are the ports freeAddrs gave to clusters of this process that
+// are not cleaned up yet: a member stopped for Restart keeps its ports,
+// which another Start must not take meanwhile.
+var handedOut struct {
+	sync.Mutex
+	ports map[string]bool
+}
+
+// freeAddrs returns n addresses 127.0.0.1:PORT, on n different ports free
+// right now and not handed out to another cluster of this process that is
+// still there (releaseAddrs gives them back). The listeners that
+// found them stay open until all n are chosen: a port closed at once may be
+// the very next one the kernel picks, and a 3-member Start's nine ports,
+// taken one by one, held one port twice in about 1 run of 200 (the second
+// member then failed with "address already in use").
+func freeAddrs(t T, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("etcdtest: no free port: %v", err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[string]bool{}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	var out []string
+	for len(out) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("etcdtest: no free port: %v", err)
+		}
+		held = append(held, l)
+		if addr := l.Addr().String(); !handedOut.ports[addr] {
+			handedOut.ports[addr] = true
+			out = append(out, addr)
+		}
+	}
+	return out
+}
+
+// releaseAddrs gives back what freeAddrs handed out, once its cluster is
+// cleaned up.
+func releaseAddrs(addrs []string) {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for _, a := range addrs {
+		delete(handedOut.ports, a)
+	}
 }
 
 // NewTLS makes a certificate authority, a server certificate for
