@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -329,7 +330,9 @@ func pipedTools(ws string, n int) string {
 
 // TestEndWithRepliesUnread: a stdio client that pipes its requests,
 // `shutdown` and `exit` and closes its output before reading any reply
-// (more of them than a pipe holds) gets every reply and exit 0; one that
+// (more of them than a pipe holds) gets every reply and exit 0, and so
+// does one that begins to read 1 s after agentd read it all
+// (`agentd <requests | (sleep 1; cat)`); one that
 // never reads its input gets its session ended when agentd sees it takes
 // nothing (docs/protocol.md §2.5), the rest dropped and logged, and exit 1
 // (no shutdown).
@@ -349,6 +352,42 @@ func TestEndWithRepliesUnread(t *testing.T) {
 		}
 		if code := p.waitExit(); code != 0 {
 			t.Errorf("exit code %d after shutdown and exit, want 0", code)
+		}
+	})
+	t.Run("a client that reads after a pause", func(t *testing.T) {
+		const n = 100
+		e := newEnv(t)
+		requests := filepath.Join(t.TempDir(), "requests")
+		if err := os.WriteFile(requests, []byte(pipedTools(e.ws, n)+framed([]string{`{"jsonrpc":"2.0","id":"shutdown","method":"shutdown"}`, `{"jsonrpc":"2.0","method":"exit"}`})), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		in, err := os.Open(requests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer outR.Close()
+		cmd := e.command()
+		p := &proc{Process: &lsptest.Process{Cmd: cmd, Stderr: &lsptest.Buffer{}}, t: t}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = in, outW, p.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		outW.Close()
+		time.Sleep(time.Second) // the client's pause, not a wait for agentd
+		r := &raw{t: t, p: p, in: bufio.NewReader(outR)}
+		got, _ := r.responses(n + 2)
+		for i := range n {
+			if m := got[fmt.Sprint("t", i)]; m["result"] == nil {
+				t.Fatalf("reply to t%d: %v", i, m)
+			}
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("agentd: %v after shutdown and exit, want exit 0; stderr:\n%s", err, p.Stderr.String())
 		}
 	})
 	t.Run("a client that does not read", func(t *testing.T) {

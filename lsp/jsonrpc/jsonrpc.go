@@ -42,12 +42,16 @@ const (
 var drainTimeout = 2 * time.Second
 
 // Writing what is left when the connection ends (docs/protocol.md §2.5):
-// it goes on while the peer takes it, a chunk of at most writeChunk bytes
-// at a time; a peer that takes nothing for endStall is not reading, and
-// what is left is dropped (the write blocked on it is released).
+// it goes on while the peer takes it, past drainTimeout, a chunk of at most
+// writeChunk bytes at a time; a peer that takes no chunk for endStall is
+// not reading, and what is left is dropped (the write blocked on it is
+// released). endStall stays below drainTimeout, so that a peer that stopped
+// reading before the end is found so before the handlers' bound passes.
+// writeChunk is small enough that a peer reading a few KiB at a time, with
+// pauses, completes a chunk well within endStall.
 const (
-	endStall   = 500 * time.Millisecond
-	writeChunk = 64 << 10 // bytes; a pipe's buffer
+	endStall   = 1500 * time.Millisecond
+	writeChunk = 16 << 10 // bytes: four pages of a pipe's buffer
 )
 
 // maxIdleWorkers is how many handler goroutines a Conn keeps for the next
@@ -160,7 +164,7 @@ type Conn struct {
 	stopOnce   sync.Once
 	writerDone chan struct{}
 	writeErr   error         // first write failure; touched only by the goroutine that is writing
-	chunks     atomic.Int64  // chunks written: the peer takes what is sent (the end's stall check)
+	wrote      atomic.Int64  // when the last chunk began to be written (UnixNano): the peer took all before it (the end's stall check)
 	readDone   chan struct{} // closed when the read loop has ended; waiting Calls fail
 	done       chan struct{} // closed when Run has returned
 	started    atomic.Bool
@@ -214,14 +218,15 @@ func NewConn(rwc io.ReadWriteCloser, route Router, opts Options) *Conn {
 // Run reads and dispatches messages until end of input, a transport error, ctx
 // done, or Close. It must be called once. Before returning it cancels the ctx of
 // every running handler and waits up to 2s for them to answer, then writes what
-// is left while the peer takes it (within the same 2s), and closes the
-// transport. A peer that takes nothing for 0.5 s while something waits to be
-// written is not reading (docs/protocol.md §2.5): Run waits no longer, neither
-// for the handlers (one may wait behind the blocked write) nor for the output,
-// which is dropped; the blocked write is released when the transport has a
-// SetWriteDeadline method (an os.File of a pipe, a net.Conn), as its Close may
-// close only the input. Inline handlers must not block, since they run on the
-// read goroutine.
+// is left while the peer takes it (past the 2s, as long as it does, unless ctx
+// ended the connection with a cause other than ErrPeerEnded), and closes the
+// transport. A peer that takes nothing (no 16 KiB chunk) for 1.5 s while
+// something waits to be written is not reading (docs/protocol.md §2.5): Run
+// waits no longer, neither for the handlers (one may wait behind the blocked
+// write) nor for the output, which is dropped; the blocked write is released
+// when the transport has a SetWriteDeadline method (an os.File of a pipe, a
+// net.Conn), as its Close may close only the input. Inline handlers must not
+// block, since they run on the read goroutine.
 //
 // Run returns nil on end of input at a message boundary and after Close; ctx.Err()
 // when ctx ended it; an error wrapping io.ErrUnexpectedEOF when input ends inside
@@ -233,6 +238,7 @@ func (c *Conn) Run(ctx context.Context) error {
 		return errors.New("jsonrpc: Conn.Run called more than once")
 	}
 	defer close(c.done)
+	c.wrote.Store(time.Now().UnixNano())
 	go c.writeLoop()
 	stopAfter := context.AfterFunc(ctx, func() { c.closeTransport(ctx.Err()) })
 	base, cancel := context.WithCancel(ctx)
@@ -252,7 +258,7 @@ func (c *Conn) Run(ctx context.Context) error {
 	// before it writes) runs only once that write ends.
 	answered := make(chan struct{})
 	go func() { c.unanswered.Wait(); close(answered) }()
-	end := c.drain(wait.Done(), answered)
+	end := c.drain(wait.Done(), answered, false)
 	if end == drainTimedOut {
 		c.log.Warn("jsonrpc: handlers still running after the connection ended; not waiting for them")
 	}
@@ -260,7 +266,10 @@ func (c *Conn) Run(ctx context.Context) error {
 	written := make(chan struct{}) // the writer has ended, and so have the workers' own writes
 	go func() { <-c.writerDone; c.handlers.Wait(); close(written) }()
 	if end == drained {
-		end = c.drain(wait.Done(), written)
+		// Past the 2 s only when the peer ended the connection: ctx (a
+		// signal, the daemon's shutdown) keeps its bound, unless its cause
+		// is ErrPeerEnded.
+		end = c.drain(wait.Done(), written, ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrPeerEnded))
 	}
 	if end != drained {
 		c.closeTransport(nil)
@@ -284,6 +293,13 @@ func (c *Conn) Run(ctx context.Context) error {
 	return err
 }
 
+// ErrPeerEnded, as the cause of the cancel of Run's ctx
+// (context.WithCancelCause), says that the peer ended the connection (an LSP
+// exit notification): Run then ends it as it does at the end of input,
+// writing what is left while the peer takes it, past the 2 s bound
+// (docs/protocol.md §2.5).
+var ErrPeerEnded = errors.New("jsonrpc: the peer ended the connection")
+
 // How a wait of drain ended.
 const (
 	drained       = iota // what it waited for is done
@@ -294,27 +310,40 @@ const (
 // drain waits until done is closed (drained), wait is done (drainTimedOut),
 // or the peer has taken nothing for endStall while something waits to be
 // written (drainStalled, logged): a handler that is merely slow, with
-// nothing to write, is waited for until wait.
-func (c *Conn) drain(wait, done <-chan struct{}) int {
-	tick := time.NewTicker(endStall)
+// nothing to write, is waited for until wait. With writes, wait ends it
+// only once nothing is being written: output the peer takes goes on.
+func (c *Conn) drain(wait, done <-chan struct{}, writes bool) int {
+	tick := time.NewTicker(endStall / 16)
 	defer tick.Stop()
-	last := c.chunks.Load()
+	timedOut := false
+	var waiting int64 // since when (UnixNano) something waits to be written, as this wait saw it; 0 while nothing does
 	for {
 		select {
 		case <-done:
 			return drained
 		case <-wait:
-			return drainTimedOut
-		case <-tick.C:
-			n := c.chunks.Load()
-			c.qmu.Lock()
-			msgs, size := c.queuedMsgs, c.queuedBytes
-			c.qmu.Unlock()
-			if n == last && msgs > 0 {
-				c.log.Info("jsonrpc: the connection ended and the peer does not read what is left; dropping it", "messages", msgs, "bytes", size)
-				return drainStalled
+			if !writes {
+				return drainTimedOut
 			}
-			last = n
+			timedOut, wait = true, nil
+		case <-tick.C:
+		}
+		c.qmu.Lock()
+		msgs, size, pending := c.queuedMsgs, c.queuedBytes, c.writing || c.queuedMsgs > 0
+		c.qmu.Unlock()
+		now := time.Now().UnixNano()
+		switch {
+		case !pending:
+			waiting = 0
+		case waiting == 0:
+			waiting = now
+		}
+		switch {
+		case pending && time.Duration(now-max(waiting, c.wrote.Load())) >= endStall:
+			c.log.Info("jsonrpc: the connection ended and the peer does not read what is left; dropping it", "messages", msgs, "bytes", size)
+			return drainStalled
+		case timedOut && !pending:
+			return drainTimedOut
 		}
 	}
 }
@@ -547,9 +576,9 @@ func (c *Conn) write(f []byte) {
 	var err error
 	for len(f) > 0 && err == nil {
 		n := min(len(f), writeChunk)
+		c.wrote.Store(time.Now().UnixNano())
 		_, err = c.rwc.Write(f[:n])
 		f = f[n:]
-		c.chunks.Add(1)
 	}
 	if err != nil {
 		c.writeErr = err
