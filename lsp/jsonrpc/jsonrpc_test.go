@@ -486,6 +486,12 @@ func TestCancelRequest(t *testing.T) {
 		{"number", `7`, `7`, ctxErr, rpcReply{ID: `7`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
 		{"string", `"abc"`, `"abc"`, ctxErr, rpcReply{ID: `"abc"`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
 		{"big number", `12345678901234567890`, ` 12345678901234567890 `, ctxErr, rpcReply{ID: `12345678901234567890`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"zero", `0`, `0`, ctxErr, rpcReply{ID: `0`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"negative", `-1`, `-1`, ctxErr, rpcReply{ID: `-1`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"empty string", `""`, `""`, ctxErr, rpcReply{ID: `""`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"fraction", `1.5`, `1.5`, ctxErr, rpcReply{ID: `1.5`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"exponent", `1e3`, `1e3`, ctxErr, rpcReply{ID: `1e3`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"long string", strconv.Quote(strings.Repeat("x", 1<<16)), strconv.Quote(strings.Repeat("x", 1<<16)), ctxErr, rpcReply{ID: strconv.Quote(strings.Repeat("x", 1<<16)), Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
 		{"domain error after cancel", `8`, `8`,
 			func(context.Context) (any, error) {
 				return nil, fmt.Errorf("x: %w", jsonrpc.NewError(jsonrpc.CodeRequestFailed, "refused"))
@@ -1189,7 +1195,7 @@ func TestWriteToAPeerThatClosedIsNoError(t *testing.T) {
 func TestCancelRequestWithoutIDLoggedOnce(t *testing.T) {
 	var logs rpcLog
 	p := startRPC(t, routes(nil), jsonrpc.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	bad := []string{``, `,"params":null`, `,"params":{}`, `,"params":{"id":null}`, `,"params":{"id":{"x":1}}`, `,"params":[1]`, `,"params":"7"`}
+	bad := []string{``, `,"params":null`, `,"params":{}`, `,"params":{"id":null}`, `,"params":{"id":{"x":1}}`, `,"params":{"id":true}`, `,"params":[1]`, `,"params":"7"`}
 	for range 3 {
 		for _, params := range bad {
 			p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest"` + params + `}`)
@@ -1203,6 +1209,21 @@ func TestCancelRequestWithoutIDLoggedOnce(t *testing.T) {
 	}
 	if n := strings.Count(out, "level=WARN msg=\"jsonrpc: "+msg); n != 1 {
 		t.Errorf("%d warnings of the bad cancels, want 1 (the rest at debug level); logs:\n%s", n, out)
+	}
+}
+
+// TestCancelRequestWithoutIDLogBounded: the params of a bad $/cancelRequest
+// as large as a message (an id that is a 1 MiB array) are cut in its log
+// line, which says their size; the connection keeps working.
+func TestCancelRequestWithoutIDLogBounded(t *testing.T) {
+	var logs rpcLog
+	p := startRPC(t, routes(nil), jsonrpc.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	params := `{"id":[` + strings.Repeat(`"é",`, 1<<18) + `0]}`
+	p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":` + params + `}`)
+	p.checkEcho(1)
+	out := logs.String()
+	if !strings.Contains(out, "$/cancelRequest without a number or string id") || len(out) > 1024 || !strings.Contains(out, fmt.Sprintf("bytes=%d", len(params))) {
+		t.Errorf("log of %d bytes: %.600s…; want the warning, under 1 KiB, with the params' size (%d bytes)", len(out), out, len(params))
 	}
 }
 
