@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/agentd/agentd/jsonin"
 )
@@ -43,12 +44,13 @@ var drainTimeout = 2 * time.Second
 
 // Writing what is left when the connection ends (docs/protocol.md §2.5):
 // it goes on while the peer takes it, past drainTimeout, a chunk of at most
-// writeChunk bytes at a time; a peer that takes no chunk for endStall is
-// not reading, and what is left is dropped (the write blocked on it is
-// released). endStall stays below drainTimeout, so that a peer that stopped
-// reading before the end is found so before the handlers' bound passes.
-// writeChunk is small enough that a peer reading a few KiB at a time, with
-// pauses, completes a chunk well within endStall.
+// writeChunk bytes at a time; a peer that takes no chunk, and no byte the
+// kernel holds for it (Conn.unread), for endStall is not reading, and what
+// is left is dropped (the write blocked on it is released). endStall stays
+// below drainTimeout, so that a peer that stopped reading before the end is
+// found so before the handlers' bound passes. writeChunk is small enough
+// that a peer reading a few KiB at a time, with pauses, completes a chunk
+// well within endStall where the kernel does not say (Conn.unread).
 const (
 	endStall   = 1500 * time.Millisecond
 	writeChunk = 16 << 10 // bytes: four pages of a pipe's buffer
@@ -220,9 +222,10 @@ func NewConn(rwc io.ReadWriteCloser, route Router, opts Options) *Conn {
 // every running handler and waits up to 2s for them to answer, then writes what
 // is left while the peer takes it (past the 2s, as long as it does, unless ctx
 // ended the connection with a cause other than ErrPeerEnded), and closes the
-// transport. A peer that takes nothing (no 16 KiB chunk) for 1.5 s while
-// something waits to be written is not reading (docs/protocol.md §2.5): Run
-// waits no longer, neither for the handlers (one may wait behind the blocked
+// transport. A peer that takes nothing (no 16 KiB chunk, no byte of what the
+// transport's pipe or socket holds: Conn.unread) for 1.5 s while something
+// waits to be written is not reading (docs/protocol.md §2.5): Run waits no
+// longer, neither for the handlers (one may wait behind the blocked
 // write) nor for the output, which is dropped; the blocked write is released
 // when the transport has a SetWriteDeadline method (an os.File of a pipe, a
 // net.Conn), as its Close may close only the input. Inline handlers must not
@@ -316,7 +319,8 @@ func (c *Conn) drain(wait, done <-chan struct{}, writes bool) int {
 	tick := time.NewTicker(endStall / 16)
 	defer tick.Stop()
 	timedOut := false
-	var waiting int64 // since when (UnixNano) something waits to be written, as this wait saw it; 0 while nothing does
+	var waiting int64 // since when (UnixNano) something waits to be written, or the peer last took a byte of it, as this wait saw it; 0 while nothing waits
+	lastUnread := -1
 	for {
 		select {
 		case <-done:
@@ -332,11 +336,16 @@ func (c *Conn) drain(wait, done <-chan struct{}, writes bool) int {
 		msgs, size, pending := c.queuedMsgs, c.queuedBytes, c.writing || c.queuedMsgs > 0
 		c.qmu.Unlock()
 		now := time.Now().UnixNano()
+		unread, known := c.unread()
 		switch {
 		case !pending:
 			waiting = 0
-		case waiting == 0:
+		case waiting == 0, known && lastUnread >= 0 && unread < lastUnread:
 			waiting = now
+		}
+		lastUnread = -1
+		if known {
+			lastUnread = unread
 		}
 		switch {
 		case pending && time.Duration(now-max(waiting, c.wrote.Load())) >= endStall:
@@ -346,6 +355,36 @@ func (c *Conn) drain(wait, done <-chan struct{}, writes bool) int {
 			return drainTimedOut
 		}
 	}
+}
+
+// unread is how many of the bytes written to the transport the peer has
+// not read yet, as the kernel counts them, when the transport has a
+// SyscallConn method (of its output: an os.File, a net.UnixConn): a
+// socket's send queue (TIOCOUTQ), else a pipe's content (TIOCINQ, that is
+// FIONREAD). A write to a socket or a pipe ends only once the peer has
+// read a good part of its buffer; this shows the peer reading meanwhile.
+// known is false when the transport does not say.
+func (c *Conn) unread() (n int, known bool) {
+	sc, ok := c.rwc.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok {
+		return 0, false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	raw.Control(func(fd uintptr) {
+		for _, req := range []uintptr{syscall.TIOCOUTQ, syscall.TIOCINQ} {
+			var q int32
+			if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, req, uintptr(unsafe.Pointer(&q))); errno == 0 {
+				n, known = int(q), true
+				return
+			}
+		}
+	})
+	return n, known
 }
 
 // releaseWrites makes a write blocked on the transport return now, when

@@ -1232,10 +1232,11 @@ func TestCancelRequestWithoutIDLogBounded(t *testing.T) {
 // open for what is left to write), and write deadlines apply to the output.
 type pipeConn struct{ in, out *os.File }
 
-func (p pipeConn) Read(b []byte) (int, error)         { return p.in.Read(b) }
-func (p pipeConn) Write(b []byte) (int, error)        { return p.out.Write(b) }
-func (p pipeConn) Close() error                       { return p.in.Close() }
-func (p pipeConn) SetWriteDeadline(t time.Time) error { return p.out.SetWriteDeadline(t) }
+func (p pipeConn) Read(b []byte) (int, error)            { return p.in.Read(b) }
+func (p pipeConn) Write(b []byte) (int, error)           { return p.out.Write(b) }
+func (p pipeConn) Close() error                          { return p.in.Close() }
+func (p pipeConn) SetWriteDeadline(t time.Time) error    { return p.out.SetWriteDeadline(t) }
+func (p pipeConn) SyscallConn() (syscall.RawConn, error) { return p.out.SyscallConn() }
 
 // startPipeRPC runs a Conn over real pipes whose handler "big" answers n
 // bytes, with Run's ctx; it returns the peer's ends (the Conn's input to
@@ -1393,17 +1394,30 @@ func TestEndWritesEveryReplyToASlowReader(t *testing.T) {
 		size   int    // of each of the 2 replies
 		reader slowReader
 		all    bool // every reply arrives
+		pipe   int  // the pipe's buffer in bytes, 0 for the default (64 KiB)
 	}{
-		{"reads after a pause of 1 s", "input", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, true},
-		{"reads 4 KiB every 100 ms", "input", 96 << 10, slowReader{size: 4 << 10, pause: 100 * time.Millisecond}, true},
-		{"reads after a pause of 1 s, exit", "exit", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, true},
-		{"reads 16 KiB every 20 ms, exit", "exit", 512 << 10, slowReader{size: 16 << 10, pause: 20 * time.Millisecond}, true},
-		{"reads after a pause of 1 s, signal", "signal", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, false},
+		{"reads after a pause of 1 s", "input", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, true, 0},
+		{"reads 4 KiB every 100 ms", "input", 96 << 10, slowReader{size: 4 << 10, pause: 100 * time.Millisecond}, true, 0},
+		// A write into a pipe of one page ends when the peer has read a
+		// page: 1 s, more than a 16 KiB piece is allowed; the bytes the
+		// pipe holds show the peer reading.
+		{"reads 40 bytes every 10 ms", "input", 8 << 10, slowReader{size: 40, pause: 10 * time.Millisecond}, true, 4096},
+		{"reads after a pause of 1 s, exit", "exit", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, true, 0},
+		{"reads 16 KiB every 20 ms, exit", "exit", 512 << 10, slowReader{size: 16 << 10, pause: 20 * time.Millisecond}, true, 0},
+		{"reads after a pause of 1 s, signal", "signal", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			input, output, runErr := startPipeRPC(t, ctx, tc.size)
+			if tc.pipe > 0 {
+				const fSetPipeSz = 1031 // F_SETPIPE_SZ
+				raw, err := output.SyscallConn()
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw.Control(func(fd uintptr) { syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSz, uintptr(tc.pipe)) })
+			}
 			for i := range 2 {
 				if _, err := io.WriteString(input, rpcMsg(rpcCall(i+1, "big", ""))); err != nil {
 					t.Fatal(err)
