@@ -83,9 +83,11 @@ type ConnOptions struct {
 // exit code a stdio process should end with: 0 after shutdown, else 1
 // (docs/protocol.md §2).
 func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts ConnOptions) int {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	defer cancel()
-	c := &connection{srv: s, opts: opts, client: commands.NewClient(s.svc, commands.Defaults{}), ctx: ctx, cancel: cancel, log: s.log}
+	c := &connection{srv: s, opts: opts, client: commands.NewClient(s.svc, commands.Defaults{}), ctx: ctx, cancel: cancel,
+		peerEnded: func() { cancelCause(jsonrpc.ErrPeerEnded) }, log: s.log}
 	c.rpc = jsonrpc.NewConn(rwc, c.route, jsonrpc.Options{Logger: s.log})
 	c.progress = newGoalProgress(c)
 	go c.progress.run(ctx)
@@ -291,7 +293,10 @@ type connection struct {
 	client *commands.Client
 	ctx    context.Context // the connection's; done when it ends
 	cancel context.CancelFunc
-	log    *slog.Logger
+	// peerEnded ends the connection for the client's exit: what is left
+	// to write goes on while the client takes it (jsonrpc.ErrPeerEnded).
+	peerEnded func()
+	log       *slog.Logger
 
 	progress *goalProgress
 	stalled  atomic.Bool  // notifications were dropped: the client is not reading (logged once)
@@ -546,7 +551,7 @@ func (c *connection) exit(ctx context.Context, req *jsonrpc.Request) (any, error
 	if c.opts.OnExit != nil {
 		c.opts.OnExit()
 	}
-	c.cancel()
+	c.peerEnded()
 	return nil, nil
 }
 

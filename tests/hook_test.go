@@ -667,10 +667,13 @@ func TestHookProgramWithoutAgentd(t *testing.T) {
 // event's 2 s), lets the agent go on and says on stderr which program hangs
 // and how to fix it, and remembers the failure in the state directory; the
 // next events do not start it again but fail at once, naming it and the
-// file to delete to retry, even once it is fixed, for a minute. Another
-// install (another agentd) is not held back, and once the minute has
-// passed the next event starts the fixed one; a daemon reached removes the
-// file (docs/hooks.md, "A daemon that does not start").
+// file to delete to retry, for a minute. Another install (another agentd)
+// is not held back. A file that cannot be written (a folder in its place)
+// is said so, not claimed to hold the next events back; a file whose time
+// is ahead of the clock (the clock was set back) holds nothing back. A
+// working agentd put in the place of the one that hung is started at once,
+// and once the minute has passed so is the same program; a daemon reached
+// removes the file (docs/hooks.md, "A daemon that does not start").
 func TestHookProgramStartHangs(t *testing.T) {
 	e := newEnv(t)
 	e.stopDaemonsAtEnd()
@@ -741,18 +744,6 @@ func TestHookProgramStartHangs(t *testing.T) {
 	if got := started(); len(got) != 1 {
 		t.Errorf("the hanging agentd was started %d times (%v), want once", len(got), got)
 	}
-	// Fixed: a working agentd in its place. It is not started while the
-	// file is young; once it is older than the minute, it is, and the
-	// daemon reached removes the file.
-	if err := os.Remove(agentd); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(agentdBin, agentd); err != nil {
-		t.Fatal(err)
-	}
-	if out, errOut = run(); out != "" || !strings.Contains(errOut, "not starting "+agentd+" again before") {
-		t.Errorf("fixed, within the minute: stdout %q, stderr %q; want nothing started yet", out, errOut)
-	}
 	// Another install, whose agentd is not the one that hung, starts its
 	// own at once; the daemon reached removes the file.
 	other := t.TempDir()
@@ -769,14 +760,62 @@ func TestHookProgramStartHangs(t *testing.T) {
 		t.Errorf("after another install reached a daemon: %s: %v, want it gone", marker, err)
 	}
 	e.stopDaemons()
-	old := fmt.Sprintf(`{"at":%q,"program":%q}`, time.Now().Add(-2*time.Minute).Format(time.RFC3339Nano), agentd)
-	if err := os.WriteFile(marker, []byte(old), 0o600); err != nil {
+	// A folder where the file goes: the start that hangs is said not
+	// remembered, and the next event would start it again.
+	if err := os.Mkdir(marker, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut = run(); out != "" || !strings.Contains(errOut, agentd+" did not start the shared daemon within 1.5s (it hangs?), and the next event starts it again: "+marker+" cannot be written") {
+		t.Errorf("with a folder in the file's place: stdout %q, stderr %q; want the line saying the start that hung cannot be remembered", out, errOut)
+	}
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	// The file of the program that hangs, of a time an hour ahead (the
+	// clock was set back since): the program is started again.
+	writeMarker := func(at time.Time) {
+		t.Helper()
+		fi, err := os.Stat(agentd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(map[string]any{"at": at, "program": agentd, "size": fi.Size(), "modTime": fi.ModTime()})
+		if err := os.WriteFile(marker, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeMarker(time.Now().Add(time.Hour))
+	if out, errOut = run(); out != "" || !strings.Contains(errOut, agentd+" did not start the shared daemon within 1.5s (it hangs?): the hooks of the next 1m0s do not start it again") {
+		t.Errorf("with the file's time ahead of the clock: stdout %q, stderr %q; want the program started again, and the start that hung remembered", out, errOut)
+	}
+	if got := started(); len(got) != 3 {
+		t.Errorf("the hanging agentd was started %d times (%v), want 3 (the first event, with a folder in the file's place, with the file ahead of the clock)", len(got), got)
+	}
+	// Fixed within the minute: a working agentd in its place is started
+	// at once, and the daemon reached removes the file.
+	if err := os.Remove(agentd); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(agentdBin, agentd); err != nil {
 		t.Fatal(err)
 	}
 	if out, errOut = run(); !strings.Contains(out, "Ship it") {
-		t.Errorf("after the fix: stdout %q, stderr %q; want the event answered with the goal's reminder", out, errOut)
+		t.Errorf("fixed, within the minute: stdout %q, stderr %q; want the event answered with the goal's reminder", out, errOut)
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("after the fix: %s: %v, want it gone", marker, err)
+	}
+	// The same program is held back for a minute, and no longer.
+	e.stopDaemons()
+	writeMarker(time.Now())
+	if out, errOut = run(); out != "" || !strings.Contains(errOut, "not starting "+agentd+" again before") {
+		t.Errorf("within the minute: stdout %q, stderr %q; want the program held back", out, errOut)
+	}
+	writeMarker(time.Now().Add(-2 * time.Minute))
+	if out, errOut = run(); !strings.Contains(out, "Ship it") {
+		t.Errorf("after the minute: stdout %q, stderr %q; want the event answered with the goal's reminder", out, errOut)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after the minute: %s: %v, want it gone", marker, err)
 	}
 }

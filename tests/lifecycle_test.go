@@ -1,8 +1,10 @@
 package tests
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -327,9 +329,28 @@ func pipedTools(ws string, n int) string {
 	return framed(bodies)
 }
 
+// pacedReader is a client that reads at most size bytes at a time, after a
+// pause before each read, and first before its first one: the client's
+// own pace, not a wait for agentd.
+type pacedReader struct {
+	r            io.Reader
+	size         int
+	pause, first time.Duration
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	time.Sleep(p.first + p.pause)
+	p.first = 0
+	return p.r.Read(b[:min(len(b), p.size)])
+}
+
 // TestEndWithRepliesUnread: a stdio client that pipes its requests,
 // `shutdown` and `exit` and closes its output before reading any reply
-// (more of them than a pipe holds) gets every reply and exit 0; one that
+// (more of them than a pipe holds) gets every reply and exit 0, and so
+// does one that begins to read 1 s after agentd read it all
+// (`agentd <requests | (sleep 1; cat)`), and one that reads 8 KiB every
+// 100 ms from `agentd --remote=auto <requests` (the forwarder, and the
+// shared daemon writing to it over the socket); one that
 // never reads its input gets its session ended when agentd sees it takes
 // nothing (docs/protocol.md §2.5), the rest dropped and logged, and exit 1
 // (no shutdown).
@@ -351,6 +372,56 @@ func TestEndWithRepliesUnread(t *testing.T) {
 			t.Errorf("exit code %d after shutdown and exit, want 0", code)
 		}
 	})
+	for _, tc := range []struct {
+		name   string
+		remote bool // through the shared daemon: agentd --remote=auto, its input a file (not handed off: forwarded)
+		read   pacedReader
+	}{
+		{"a client that reads after a pause", false, pacedReader{size: 64 << 10, first: time.Second}},
+		{"a client that reads slowly through the shared daemon", true, pacedReader{size: 8 << 10, pause: 100 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 60 // 360 KB of replies: more than a socket's, the forwarder's and a pipe's buffers hold
+			e := newEnv(t)
+			var args []string
+			if tc.remote {
+				e.stopDaemonsAtEnd()
+				args = []string{"--remote=auto"}
+			}
+			requests := filepath.Join(t.TempDir(), "requests")
+			if err := os.WriteFile(requests, []byte(pipedTools(e.ws, n)+framed([]string{`{"jsonrpc":"2.0","id":"shutdown","method":"shutdown"}`, `{"jsonrpc":"2.0","method":"exit"}`})), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			in, err := os.Open(requests)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			outR, outW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer outR.Close()
+			cmd := e.command(args...)
+			p := &proc{Process: &lsptest.Process{Cmd: cmd, Stderr: &lsptest.Buffer{}}, t: t}
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = in, outW, p.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			outW.Close()
+			tc.read.r = outR
+			r := &raw{t: t, p: p, in: bufio.NewReader(&tc.read)}
+			got, _ := r.responses(n + 2)
+			for i := range n {
+				if m := got[fmt.Sprint("t", i)]; m["result"] == nil {
+					t.Fatalf("reply to t%d: %v", i, m)
+				}
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("agentd: %v after shutdown and exit, want exit 0; stderr:\n%s", err, p.Stderr.String())
+			}
+		})
+	}
 	t.Run("a client that does not read", func(t *testing.T) {
 		// Replies of 6 KB, or of 100 bytes for those the end of input
 		// cancels before they run: more than a pipe holds either way.

@@ -322,6 +322,15 @@ type stdio struct {
 	io.Writer
 }
 
+// SyscallConn is stdout's, when it is a file: the connection's end sees the
+// client read what is left (jsonrpc's Conn.Run).
+func (s stdio) SyscallConn() (syscall.RawConn, error) {
+	if f, ok := s.Writer.(*os.File); ok {
+		return f.SyscallConn()
+	}
+	return nil, errors.New("stdout is not a file")
+}
+
 func (s stdio) Close() error {
 	if c, ok := s.Reader.(io.Closer); ok {
 		return c.Close()

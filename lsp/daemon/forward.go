@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentd/agentd/lsp"
@@ -26,7 +27,9 @@ import (
 const forwardInitWait = 10 * time.Second
 
 // forwardDrain is how long Forward waits, after the client's input ended,
-// for the daemon to close its side.
+// for the daemon to close its side: counted from the last write to the
+// client, so that what the daemon writes last reaches a client that takes
+// it slowly (docs/protocol.md §2.5).
 const forwardDrain = 3 * time.Second
 
 // Redial connects Forward to the daemon again, the way its first
@@ -129,6 +132,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 	type downEnd struct{ readErr, writeErr error }
 	downDone := make(chan downEnd, 1)
 	daemonClosed := make(chan struct{}) // the daemon's side of conn has ended
+	var wrote atomic.Int64              // when (UnixNano) the last write to out ended
 	go func() {
 		defer close(daemonClosed)
 		buf := make([]byte, 32<<10)
@@ -148,6 +152,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 				if _, outErr = out.Write(buf[:n]); outErr != nil {
 					downDone <- downEnd{writeErr: outErr}
 				}
+				wrote.Store(time.Now().UnixNano())
 			}
 			if err != nil {
 				if n == 0 {
@@ -167,16 +172,27 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 			}
 		}
 	}()
-	// settle closes the client's side of conn and waits, at most
-	// forwardDrain, for the daemon to close its side: by then the daemon has
+	// settle closes the client's side of conn and waits for the daemon to
+	// close its side, at most forwardDrain after it began or after the last
+	// write to the client, whichever is later: by then the daemon has
 	// finished the connection (released the client's folders, paused a
-	// goal-driven turn left open), as a stdio server has when it exits.
+	// goal-driven turn left open), as a stdio server has when it exits,
+	// and what it wrote last has reached a client that reads.
 	settle := func(after string) {
 		l.closeWrite()
-		select {
-		case <-daemonClosed:
-		case <-time.After(forwardDrain):
-			log.Warn("the daemon did not close the connection after "+after, "waited", forwardDrain)
+		begun := time.Now().UnixNano()
+		tick := time.NewTicker(forwardDrain / 30)
+		defer tick.Stop()
+		for {
+			select {
+			case <-daemonClosed:
+				return
+			case <-tick.C:
+			}
+			if time.Duration(time.Now().UnixNano()-max(begun, wrote.Load())) >= forwardDrain {
+				log.Warn("the daemon did not close the connection after "+after, "waited", forwardDrain)
+				return
+			}
 		}
 	}
 

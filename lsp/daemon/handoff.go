@@ -353,6 +353,10 @@ func (p *adoptedPipes) Write(b []byte) (int, error) {
 // Conn.Run).
 func (p *adoptedPipes) SetWriteDeadline(t time.Time) error { return p.files[1].SetWriteDeadline(t) }
 
+// SyscallConn is stdout's: the session's end sees the editor read what is
+// left (jsonrpc's Conn.Run).
+func (p *adoptedPipes) SyscallConn() (syscall.RawConn, error) { return p.files[1].SyscallConn() }
+
 // Close ends reading, which ends the session's read loop; stdout stays
 // open for what is still queued, until finish.
 func (p *adoptedPipes) Close() error {

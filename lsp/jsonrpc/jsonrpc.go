@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/agentd/agentd/jsonin"
 )
@@ -42,12 +43,17 @@ const (
 var drainTimeout = 2 * time.Second
 
 // Writing what is left when the connection ends (docs/protocol.md §2.5):
-// it goes on while the peer takes it, a chunk of at most writeChunk bytes
-// at a time; a peer that takes nothing for endStall is not reading, and
-// what is left is dropped (the write blocked on it is released).
+// it goes on while the peer takes it, past drainTimeout, a chunk of at most
+// writeChunk bytes at a time; a peer that takes no chunk, and no byte the
+// kernel holds for it (Conn.unread), for endStall is not reading, and what
+// is left is dropped (the write blocked on it is released). endStall stays
+// below drainTimeout, so that a peer that stopped reading before the end is
+// found so before the handlers' bound passes. writeChunk is small enough
+// that a peer reading a few KiB at a time, with pauses, completes a chunk
+// well within endStall where the kernel does not say (Conn.unread).
 const (
-	endStall   = 500 * time.Millisecond
-	writeChunk = 64 << 10 // bytes; a pipe's buffer
+	endStall   = 1500 * time.Millisecond
+	writeChunk = 16 << 10 // bytes: four pages of a pipe's buffer
 )
 
 // maxIdleWorkers is how many handler goroutines a Conn keeps for the next
@@ -160,7 +166,7 @@ type Conn struct {
 	stopOnce   sync.Once
 	writerDone chan struct{}
 	writeErr   error         // first write failure; touched only by the goroutine that is writing
-	chunks     atomic.Int64  // chunks written: the peer takes what is sent (the end's stall check)
+	wrote      atomic.Int64  // when the last chunk began to be written (UnixNano): the peer took all before it (the end's stall check)
 	readDone   chan struct{} // closed when the read loop has ended; waiting Calls fail
 	done       chan struct{} // closed when Run has returned
 	started    atomic.Bool
@@ -214,14 +220,16 @@ func NewConn(rwc io.ReadWriteCloser, route Router, opts Options) *Conn {
 // Run reads and dispatches messages until end of input, a transport error, ctx
 // done, or Close. It must be called once. Before returning it cancels the ctx of
 // every running handler and waits up to 2s for them to answer, then writes what
-// is left while the peer takes it (within the same 2s), and closes the
-// transport. A peer that takes nothing for 0.5 s while something waits to be
-// written is not reading (docs/protocol.md §2.5): Run waits no longer, neither
-// for the handlers (one may wait behind the blocked write) nor for the output,
-// which is dropped; the blocked write is released when the transport has a
-// SetWriteDeadline method (an os.File of a pipe, a net.Conn), as its Close may
-// close only the input. Inline handlers must not block, since they run on the
-// read goroutine.
+// is left while the peer takes it (past the 2s, as long as it does, unless ctx
+// ended the connection with a cause other than ErrPeerEnded), and closes the
+// transport. A peer that takes nothing (no 16 KiB chunk, no byte of what the
+// transport's pipe or socket holds: Conn.unread) for 1.5 s while something
+// waits to be written is not reading (docs/protocol.md §2.5): Run waits no
+// longer, neither for the handlers (one may wait behind the blocked
+// write) nor for the output, which is dropped; the blocked write is released
+// when the transport has a SetWriteDeadline method (an os.File of a pipe, a
+// net.Conn), as its Close may close only the input. Inline handlers must not
+// block, since they run on the read goroutine.
 //
 // Run returns nil on end of input at a message boundary and after Close; ctx.Err()
 // when ctx ended it; an error wrapping io.ErrUnexpectedEOF when input ends inside
@@ -233,6 +241,7 @@ func (c *Conn) Run(ctx context.Context) error {
 		return errors.New("jsonrpc: Conn.Run called more than once")
 	}
 	defer close(c.done)
+	c.wrote.Store(time.Now().UnixNano())
 	go c.writeLoop()
 	stopAfter := context.AfterFunc(ctx, func() { c.closeTransport(ctx.Err()) })
 	base, cancel := context.WithCancel(ctx)
@@ -252,7 +261,7 @@ func (c *Conn) Run(ctx context.Context) error {
 	// before it writes) runs only once that write ends.
 	answered := make(chan struct{})
 	go func() { c.unanswered.Wait(); close(answered) }()
-	end := c.drain(wait.Done(), answered)
+	end := c.drain(wait.Done(), answered, false)
 	if end == drainTimedOut {
 		c.log.Warn("jsonrpc: handlers still running after the connection ended; not waiting for them")
 	}
@@ -260,7 +269,10 @@ func (c *Conn) Run(ctx context.Context) error {
 	written := make(chan struct{}) // the writer has ended, and so have the workers' own writes
 	go func() { <-c.writerDone; c.handlers.Wait(); close(written) }()
 	if end == drained {
-		end = c.drain(wait.Done(), written)
+		// Past the 2 s only when the peer ended the connection: ctx (a
+		// signal, the daemon's shutdown) keeps its bound, unless its cause
+		// is ErrPeerEnded.
+		end = c.drain(wait.Done(), written, ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrPeerEnded))
 	}
 	if end != drained {
 		c.closeTransport(nil)
@@ -284,6 +296,13 @@ func (c *Conn) Run(ctx context.Context) error {
 	return err
 }
 
+// ErrPeerEnded, as the cause of the cancel of Run's ctx
+// (context.WithCancelCause), says that the peer ended the connection (an LSP
+// exit notification): Run then ends it as it does at the end of input,
+// writing what is left while the peer takes it, past the 2 s bound
+// (docs/protocol.md §2.5).
+var ErrPeerEnded = errors.New("jsonrpc: the peer ended the connection")
+
 // How a wait of drain ended.
 const (
 	drained       = iota // what it waited for is done
@@ -294,29 +313,78 @@ const (
 // drain waits until done is closed (drained), wait is done (drainTimedOut),
 // or the peer has taken nothing for endStall while something waits to be
 // written (drainStalled, logged): a handler that is merely slow, with
-// nothing to write, is waited for until wait.
-func (c *Conn) drain(wait, done <-chan struct{}) int {
-	tick := time.NewTicker(endStall)
+// nothing to write, is waited for until wait. With writes, wait ends it
+// only once nothing is being written: output the peer takes goes on.
+func (c *Conn) drain(wait, done <-chan struct{}, writes bool) int {
+	tick := time.NewTicker(endStall / 16)
 	defer tick.Stop()
-	last := c.chunks.Load()
+	timedOut := false
+	var waiting int64 // since when (UnixNano) something waits to be written, or the peer last took a byte of it, as this wait saw it; 0 while nothing waits
+	lastUnread := -1
 	for {
 		select {
 		case <-done:
 			return drained
 		case <-wait:
-			return drainTimedOut
-		case <-tick.C:
-			n := c.chunks.Load()
-			c.qmu.Lock()
-			msgs, size := c.queuedMsgs, c.queuedBytes
-			c.qmu.Unlock()
-			if n == last && msgs > 0 {
-				c.log.Info("jsonrpc: the connection ended and the peer does not read what is left; dropping it", "messages", msgs, "bytes", size)
-				return drainStalled
+			if !writes {
+				return drainTimedOut
 			}
-			last = n
+			timedOut, wait = true, nil
+		case <-tick.C:
+		}
+		c.qmu.Lock()
+		msgs, size, pending := c.queuedMsgs, c.queuedBytes, c.writing || c.queuedMsgs > 0
+		c.qmu.Unlock()
+		now := time.Now().UnixNano()
+		unread, known := c.unread()
+		switch {
+		case !pending:
+			waiting = 0
+		case waiting == 0, known && lastUnread >= 0 && unread < lastUnread:
+			waiting = now
+		}
+		lastUnread = -1
+		if known {
+			lastUnread = unread
+		}
+		switch {
+		case pending && time.Duration(now-max(waiting, c.wrote.Load())) >= endStall:
+			c.log.Info("jsonrpc: the connection ended and the peer does not read what is left; dropping it", "messages", msgs, "bytes", size)
+			return drainStalled
+		case timedOut && !pending:
+			return drainTimedOut
 		}
 	}
+}
+
+// unread is how many of the bytes written to the transport the peer has
+// not read yet, as the kernel counts them, when the transport has a
+// SyscallConn method (of its output: an os.File, a net.UnixConn): a
+// socket's send queue (TIOCOUTQ), else a pipe's content (TIOCINQ, that is
+// FIONREAD). A write to a socket or a pipe ends only once the peer has
+// read a good part of its buffer; this shows the peer reading meanwhile.
+// known is false when the transport does not say.
+func (c *Conn) unread() (n int, known bool) {
+	sc, ok := c.rwc.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok {
+		return 0, false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	raw.Control(func(fd uintptr) {
+		for _, req := range []uintptr{syscall.TIOCOUTQ, syscall.TIOCINQ} {
+			var q int32
+			if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, req, uintptr(unsafe.Pointer(&q))); errno == 0 {
+				n, known = int(q), true
+				return
+			}
+		}
+	})
+	return n, known
 }
 
 // releaseWrites makes a write blocked on the transport return now, when
@@ -547,9 +615,9 @@ func (c *Conn) write(f []byte) {
 	var err error
 	for len(f) > 0 && err == nil {
 		n := min(len(f), writeChunk)
+		c.wrote.Store(time.Now().UnixNano())
 		_, err = c.rwc.Write(f[:n])
 		f = f[n:]
-		c.chunks.Add(1)
 	}
 	if err != nil {
 		c.writeErr = err
@@ -900,10 +968,15 @@ func (c *Conn) deliver(m *rpcIncoming) {
 	}
 }
 
+// maxLoggedParams bounds the bytes of a bad $/cancelRequest's params that
+// its log line holds: params may be as large as a message (8 MiB).
+const maxLoggedParams = 256
+
 // cancelRequest cancels the call params names. One without a number or
 // string id is ignored: the first on a connection is logged as a warning,
 // those after it at debug level, so that a client that repeats the mistake
-// does not flood the log (docs/protocol.md §2).
+// does not flood the log (docs/protocol.md §2); the line holds at most
+// maxLoggedParams bytes of the params, and their size when they are longer.
 func (c *Conn) cancelRequest(params json.RawMessage) {
 	var p struct {
 		ID json.RawMessage `json:"id"`
@@ -915,7 +988,14 @@ func (c *Conn) cancelRequest(params json.RawMessage) {
 		if c.badCancels.Add(1) == 1 {
 			level = slog.LevelWarn
 		}
-		c.log.Log(context.Background(), level, "jsonrpc: $/cancelRequest without a number or string id; ignored (logged once per connection, later ones at debug level)", "params", string(params))
+		if !c.log.Enabled(context.Background(), level) {
+			return
+		}
+		attrs := []any{"params", string(params)}
+		if len(params) > maxLoggedParams {
+			attrs = []any{"params", string(bytes.ToValidUTF8(params[:maxLoggedParams], nil)) + "…", "bytes", len(params)}
+		}
+		c.log.Log(context.Background(), level, "jsonrpc: $/cancelRequest without a number or string id; ignored (logged once per connection, later ones at debug level)", attrs...)
 		return
 	}
 	c.mu.Lock()

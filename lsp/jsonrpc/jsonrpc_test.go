@@ -486,6 +486,12 @@ func TestCancelRequest(t *testing.T) {
 		{"number", `7`, `7`, ctxErr, rpcReply{ID: `7`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
 		{"string", `"abc"`, `"abc"`, ctxErr, rpcReply{ID: `"abc"`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
 		{"big number", `12345678901234567890`, ` 12345678901234567890 `, ctxErr, rpcReply{ID: `12345678901234567890`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"zero", `0`, `0`, ctxErr, rpcReply{ID: `0`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"negative", `-1`, `-1`, ctxErr, rpcReply{ID: `-1`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"empty string", `""`, `""`, ctxErr, rpcReply{ID: `""`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"fraction", `1.5`, `1.5`, ctxErr, rpcReply{ID: `1.5`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"exponent", `1e3`, `1e3`, ctxErr, rpcReply{ID: `1e3`, Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
+		{"long string", strconv.Quote(strings.Repeat("x", 1<<16)), strconv.Quote(strings.Repeat("x", 1<<16)), ctxErr, rpcReply{ID: strconv.Quote(strings.Repeat("x", 1<<16)), Code: jsonrpc.CodeRequestCancelled, Message: "request cancelled"}},
 		{"domain error after cancel", `8`, `8`,
 			func(context.Context) (any, error) {
 				return nil, fmt.Errorf("x: %w", jsonrpc.NewError(jsonrpc.CodeRequestFailed, "refused"))
@@ -1189,7 +1195,7 @@ func TestWriteToAPeerThatClosedIsNoError(t *testing.T) {
 func TestCancelRequestWithoutIDLoggedOnce(t *testing.T) {
 	var logs rpcLog
 	p := startRPC(t, routes(nil), jsonrpc.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	bad := []string{``, `,"params":null`, `,"params":{}`, `,"params":{"id":null}`, `,"params":{"id":{"x":1}}`, `,"params":[1]`, `,"params":"7"`}
+	bad := []string{``, `,"params":null`, `,"params":{}`, `,"params":{"id":null}`, `,"params":{"id":{"x":1}}`, `,"params":{"id":true}`, `,"params":[1]`, `,"params":"7"`}
 	for range 3 {
 		for _, params := range bad {
 			p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest"` + params + `}`)
@@ -1206,20 +1212,36 @@ func TestCancelRequestWithoutIDLoggedOnce(t *testing.T) {
 	}
 }
 
+// TestCancelRequestWithoutIDLogBounded: the params of a bad $/cancelRequest
+// as large as a message (an id that is a 1 MiB array) are cut in its log
+// line, which says their size; the connection keeps working.
+func TestCancelRequestWithoutIDLogBounded(t *testing.T) {
+	var logs rpcLog
+	p := startRPC(t, routes(nil), jsonrpc.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	params := `{"id":[` + strings.Repeat(`"é",`, 1<<18) + `0]}`
+	p.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":` + params + `}`)
+	p.checkEcho(1)
+	out := logs.String()
+	if !strings.Contains(out, "$/cancelRequest without a number or string id") || len(out) > 1024 || !strings.Contains(out, fmt.Sprintf("bytes=%d", len(params))) {
+		t.Errorf("log of %d bytes: %.600s…; want the warning, under 1 KiB, with the params' size (%d bytes)", len(out), out, len(params))
+	}
+}
+
 // pipeConn is a Conn's transport over two real pipes, as a stdio server's
 // or an adopted session's: Close closes only the input (the output stays
 // open for what is left to write), and write deadlines apply to the output.
 type pipeConn struct{ in, out *os.File }
 
-func (p pipeConn) Read(b []byte) (int, error)         { return p.in.Read(b) }
-func (p pipeConn) Write(b []byte) (int, error)        { return p.out.Write(b) }
-func (p pipeConn) Close() error                       { return p.in.Close() }
-func (p pipeConn) SetWriteDeadline(t time.Time) error { return p.out.SetWriteDeadline(t) }
+func (p pipeConn) Read(b []byte) (int, error)            { return p.in.Read(b) }
+func (p pipeConn) Write(b []byte) (int, error)           { return p.out.Write(b) }
+func (p pipeConn) Close() error                          { return p.in.Close() }
+func (p pipeConn) SetWriteDeadline(t time.Time) error    { return p.out.SetWriteDeadline(t) }
+func (p pipeConn) SyscallConn() (syscall.RawConn, error) { return p.out.SyscallConn() }
 
 // startPipeRPC runs a Conn over real pipes whose handler "big" answers n
-// bytes; it returns the peer's ends (the Conn's input to write, its output
-// to read) and Run's result.
-func startPipeRPC(t *testing.T, n int) (input, output *os.File, runErr chan error) {
+// bytes, with Run's ctx; it returns the peer's ends (the Conn's input to
+// write, its output to read) and Run's result.
+func startPipeRPC(t *testing.T, ctx context.Context, n int) (input, output *os.File, runErr chan error) {
 	t.Helper()
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -1233,7 +1255,7 @@ func startPipeRPC(t *testing.T, n int) (input, output *os.File, runErr chan erro
 	big := func(context.Context, *jsonrpc.Request) (any, error) { return strings.Repeat("x", n), nil }
 	c := jsonrpc.NewConn(pipeConn{inR, outW}, routes(map[string]jsonrpc.Handler{"big": big}), jsonrpc.Options{})
 	runErr = make(chan error, 1)
-	go func() { runErr <- c.Run(context.Background()) }()
+	go func() { runErr <- c.Run(ctx) }()
 	return inW, outR, runErr
 }
 
@@ -1246,7 +1268,7 @@ func startPipeRPC(t *testing.T, n int) (input, output *os.File, runErr chan erro
 // behind.
 func TestEndReleasesAWriteToAPeerThatDoesNotRead(t *testing.T) {
 	defer jsonrpc.SetDrainTimeout(time.Hour)()
-	input, output, runErr := startPipeRPC(t, 1<<20)
+	input, output, runErr := startPipeRPC(t, context.Background(), 1<<20)
 	if _, err := io.WriteString(input, rpcMsg(rpcCall(1, "big", ""))); err != nil {
 		t.Fatal(err)
 	}
@@ -1300,7 +1322,7 @@ func waitPipeFull(t *testing.T, r *os.File) {
 // and then reads on: every reply arrives whole before Run returns.
 func TestEndWritesEveryReplyToAPeerThatReads(t *testing.T) {
 	const n = 1 << 20
-	input, output, runErr := startPipeRPC(t, n)
+	input, output, runErr := startPipeRPC(t, context.Background(), n)
 	for i := range 3 {
 		if _, err := io.WriteString(input, rpcMsg(rpcCall(i+1, "big", ""))); err != nil {
 			t.Fatal(err)
@@ -1338,5 +1360,112 @@ func TestEndWritesEveryReplyToAPeerThatReads(t *testing.T) {
 		}
 	case <-time.After(rpcWait):
 		t.Fatalf("Run did not return within %v", rpcWait)
+	}
+}
+
+// slowReader is a peer that reads at most size bytes at a time, after a
+// pause before each read, and after first before its first one.
+type slowReader struct {
+	r            io.Reader
+	size         int
+	pause, first time.Duration
+}
+
+func (s *slowReader) Read(b []byte) (int, error) {
+	time.Sleep(s.first + s.pause)
+	s.first = 0
+	return s.r.Read(b[:min(len(b), s.size)])
+}
+
+// TestEndWritesEveryReplyToASlowReader: when the connection ends (the end
+// of input, or ctx cancelled with ErrPeerEnded, as the LSP exit does),
+// replies larger than the pipe's buffer reach a peer that reads, though
+// slowly: one that begins reading 1 s after the end (a shell pipeline such
+// as `| (sleep 1; cat)`), one that reads 4 KiB every 100 ms, and one whose
+// reading takes longer than the handlers' bound (set to 100 ms here). A
+// ctx cancelled for another reason (a signal) keeps that bound: Run
+// returns before a reader that would begin after 1 s, which then finds
+// the replies cut (docs/protocol.md §2.5).
+func TestEndWritesEveryReplyToASlowReader(t *testing.T) {
+	defer jsonrpc.SetDrainTimeout(100 * time.Millisecond)()
+	for _, tc := range []struct {
+		name   string
+		end    string // "input": the end of input; "exit": ctx cancelled with ErrPeerEnded; "signal": ctx cancelled
+		size   int    // of each of the 2 replies
+		reader slowReader
+		all    bool // every reply arrives
+		pipe   int  // the pipe's buffer in bytes, 0 for the default (64 KiB)
+	}{
+		{"reads after a pause of 1 s", "input", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, true, 0},
+		{"reads 4 KiB every 100 ms", "input", 96 << 10, slowReader{size: 4 << 10, pause: 100 * time.Millisecond}, true, 0},
+		// A write into a pipe of one page ends when the peer has read a
+		// page: 1 s, more than a 16 KiB piece is allowed; the bytes the
+		// pipe holds show the peer reading.
+		{"reads 40 bytes every 10 ms", "input", 8 << 10, slowReader{size: 40, pause: 10 * time.Millisecond}, true, 4096},
+		{"reads after a pause of 1 s, exit", "exit", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, true, 0},
+		{"reads 16 KiB every 20 ms, exit", "exit", 512 << 10, slowReader{size: 16 << 10, pause: 20 * time.Millisecond}, true, 0},
+		{"reads after a pause of 1 s, signal", "signal", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			input, output, runErr := startPipeRPC(t, ctx, tc.size)
+			if tc.pipe > 0 {
+				const fSetPipeSz = 1031 // F_SETPIPE_SZ
+				raw, err := output.SyscallConn()
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw.Control(func(fd uintptr) { syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSz, uintptr(tc.pipe)) })
+			}
+			for i := range 2 {
+				if _, err := io.WriteString(input, rpcMsg(rpcCall(i+1, "big", ""))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitPipeFull(t, output)
+			switch tc.end {
+			case "input":
+				input.Close()
+			case "exit":
+				cancel(jsonrpc.ErrPeerEnded)
+			case "signal":
+				// Run ends within its bound, before the reader begins;
+				// the reader then finds what was written by then.
+				cancel(nil)
+				select {
+				case <-runErr:
+				case <-time.After(rpcWait):
+					t.Fatalf("Run did not return within %v of the cancel", rpcWait)
+				}
+				tc.reader.first = 0
+				runErr <- nil
+			}
+			output.SetReadDeadline(time.Now().Add(rpcWait))
+			if tc.end == "signal" {
+				output.SetReadDeadline(time.Now().Add(time.Second))
+			}
+			tc.reader.r = output
+			r := bufio.NewReader(&tc.reader)
+			var replies int
+			for ; replies < 2; replies++ {
+				body, err := readFrame(r)
+				if err != nil {
+					break
+				}
+				var m struct{ Result string }
+				if err := json.Unmarshal(body, &m); err != nil || len(m.Result) != tc.size {
+					t.Fatalf("reply %.80s…: %v, want a result of %d bytes", body, err, tc.size)
+				}
+			}
+			if got := replies == 2; got != tc.all {
+				t.Errorf("%d of the 2 replies read, want all: %v", replies, tc.all)
+			}
+			select {
+			case <-runErr:
+			case <-time.After(rpcWait):
+				t.Fatalf("Run did not return within %v", rpcWait)
+			}
+		})
 	}
 }

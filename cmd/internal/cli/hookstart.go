@@ -33,22 +33,56 @@ const startFailedName = "daemon-start.failed"
 type startFailure struct {
 	At      time.Time `json:"at"`      // when the start was given up
 	Program string    `json:"program"` // the agentd executable that was started
+	// The file Program named then (after symbolic links): a program put
+	// in its place (another size or modification time) is not the one
+	// that hung. Absent when it could not be read; such a file holds
+	// nothing back.
+	Size    int64     `json:"size,omitempty"` // bytes
+	ModTime time.Time `json:"modTime,omitzero"`
+}
+
+// programFile is the startFailure of a start of exe given up at at: exe's
+// size and modification time, when it can be read.
+func programFile(exe string, at time.Time) startFailure {
+	f := startFailure{At: at, Program: exe}
+	if fi, err := os.Stat(exe); err == nil {
+		f.Size, f.ModTime = fi.Size(), fi.ModTime()
+	}
+	return f
+}
+
+// holds says whether f holds back a start of the program at now: f is
+// younger than hookStartBackoff (a time ahead of now, after the clock was
+// set back, is not) and program names the file that hung, not one put in
+// its place.
+func (f startFailure) holds(program func() (string, error), now time.Time) bool {
+	age := now.Sub(f.At)
+	if age < 0 || age >= hookStartBackoff {
+		return false
+	}
+	exe, err := program()
+	if err != nil || exe != f.Program {
+		return false
+	}
+	fi, err := os.Stat(exe)
+	return err == nil && fi.Size() == f.Size && fi.ModTime().Equal(f.ModTime)
 }
 
 // hookDial is the hook's Dial of the shared daemon: d.Dial, with a daemon it
 // starts given hookStartWait to answer. A start that hangs is written to
 // STATE_DIR/hooks/daemon-start.failed; while that file is younger than
-// hookStartBackoff and names the program this hook would start, the hook
-// starts no daemon and fails at once with an error that says what hung and
-// how to fix it. A daemon reached removes the file.
+// hookStartBackoff and names the program this hook would start, unchanged
+// (startFailure.holds), the hook starts no daemon and fails at once with an
+// error that says what hung and how to fix it. A daemon reached removes the
+// file.
 func hookDial(ctx context.Context, d Daemon, path string, explicit bool) (io.ReadWriteCloser, error) {
 	marker := filepath.Join(d.StateDir, "hooks", startFailedName)
 	daemonLog := filepath.Join(filepath.Dir(path), "daemon.log")
 	var failed startFailure
 	known := readStartFailure(marker, &failed)
-	if known && time.Since(failed.At) < hookStartBackoff && sameProgram(d.Program, failed.Program) {
+	if known && failed.holds(d.Program, time.Now()) {
 		d.Program = func() (string, error) {
-			return "", fmt.Errorf("not starting %s again before %s: it did not start the shared daemon within %v at %s (it hangs?); fix or replace it (it must run `agentd serve`; its output is in %s), or delete %s to try again now",
+			return "", fmt.Errorf("not starting %s again before %s: it did not start the shared daemon within %v at %s (it hangs?); fix or replace it (it must run `agentd serve`; its output is in %s: a program put in its place is started at once), or delete %s to try again now",
 				failed.Program, failed.At.Add(hookStartBackoff).Format(time.TimeOnly), hookStartWait, failed.At.Format(time.TimeOnly), daemonLog, marker)
 		}
 	}
@@ -69,20 +103,15 @@ func hookDial(ctx context.Context, d Daemon, path string, explicit bool) (io.Rea
 		}
 		return conn, nil
 	case started != "" && errors.Is(err, context.DeadlineExceeded):
-		b, _ := json.Marshal(startFailure{At: time.Now(), Program: started})
+		b, _ := json.Marshal(programFile(started, time.Now()))
 		if werr := writeStartFailure(marker, b); werr != nil {
-			d.Logger.Debug("the start that hung is not remembered", "file", marker, "err", werr)
+			return nil, fmt.Errorf("%s did not start the shared daemon within %v (it hangs?), and the next event starts it again: %s cannot be written to remember it (%v); fix or replace it (it must run `agentd serve`; its output is in %s)",
+				started, hookStartWait, marker, werr, daemonLog)
 		}
-		return nil, fmt.Errorf("%s did not start the shared daemon within %v (it hangs?): the hooks of the next %v do not start it again (%s); fix or replace it (it must run `agentd serve`; its output is in %s)",
+		return nil, fmt.Errorf("%s did not start the shared daemon within %v (it hangs?): the hooks of the next %v do not start it again (%s; delete it to try again now); fix or replace it (it must run `agentd serve`; its output is in %s: a program put in its place is started at once)",
 			started, hookStartWait, hookStartBackoff, marker, daemonLog)
 	}
 	return nil, err
-}
-
-// sameProgram says whether program names exe, the agentd that hung.
-func sameProgram(program func() (string, error), exe string) bool {
-	p, err := program()
-	return err == nil && p == exe
 }
 
 // readStartFailure reads the file of a start that hung into f; false when
@@ -92,10 +121,26 @@ func readStartFailure(marker string, f *startFailure) bool {
 	return err == nil && json.Unmarshal(b, f) == nil && !f.At.IsZero()
 }
 
-// writeStartFailure writes b as the file of a start that hung.
+// writeStartFailure writes b as the file of a start that hung, whole: a
+// temporary file renamed over it, so that a hook that reads it meanwhile
+// (two events at once) reads the old content or the new one.
 func writeStartFailure(marker string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(marker), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(marker, b, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(marker), startFailedName+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), marker)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
