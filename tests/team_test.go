@@ -245,8 +245,9 @@ func TestTeamInitMigration(t *testing.T) {
 		t.Fatalf("TodoList: %d %s", code, errOut)
 	}
 	out, errOut, code := e1.cli("team", "status", "--json", "--workspace", e1.ws)
-	if code != 0 || !strings.Contains(out, `"store": "bbolt"`) {
-		t.Fatalf("team status before init: %d %s %s", code, out, errOut)
+	var before struct{ Store, StateFile string }
+	if code != 0 || json.Unmarshal([]byte(out), &before) != nil || before.Store != "bbolt" || filepath.Base(before.StateFile) != "state.db" {
+		t.Fatalf("team status before init: %d %s %s; want store bbolt and its stateFile (docs/commands.md)", code, out, errOut)
 	}
 	eps := strings.Join(c.Endpoints(), ",")
 	out, errOut, code = e1.cli("team", "init", "--etcd", eps, "--workspace", e1.ws)

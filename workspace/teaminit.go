@@ -163,13 +163,13 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 
 // TeamStatus says which store serves a folder (agentd team status).
 type TeamStatus struct {
-	Store     string   `json:"store"`                            // "bbolt" or "etcd"
-	StateFile string   `json:"wsfolder.StateFileName,omitempty"` // bbolt: the state file
-	Team      string   `json:"team,omitempty"`                   // etcd: the team id
-	Endpoints []string `json:"endpoints,omitempty"`              // etcd: the endpoints used (this machine's override, else team.json's)
-	Reachable bool     `json:"reachable"`                        // bbolt: always; etcd: a linearizable read answered
-	RTTMs     float64  `json:"rttMs,omitempty"`                  // etcd: the round-trip time of that read, in milliseconds
-	Error     string   `json:"error,omitempty"`                  // etcd: why it is not reachable
+	Store     string   `json:"store"`               // "bbolt" or "etcd"
+	StateFile string   `json:"stateFile,omitempty"` // bbolt: the state file
+	Team      string   `json:"team,omitempty"`      // etcd: the team id
+	Endpoints []string `json:"endpoints,omitempty"` // etcd: the endpoints used (this machine's override, else team.json's)
+	Reachable bool     `json:"reachable"`           // bbolt: always; etcd: a linearizable read answered
+	RTTMs     float64  `json:"rttMs,omitempty"`     // etcd: the round-trip time of that read, in milliseconds
+	Error     string   `json:"error,omitempty"`     // etcd: why it is not reachable
 }
 
 // StatusOf reports the store of the folder at root with this machine's
