@@ -295,6 +295,21 @@ func TestTeamInitMigration(t *testing.T) {
 	}
 }
 
+// TestTeamInitUnreachable: team init with an etcd that does not answer
+// fails after the 2 s of any team call, saying so, and changes nothing in
+// the folder (docs/team.md, "Starting a team"); the old code waited a
+// minute and said only "context deadline exceeded".
+func TestTeamInitUnreachable(t *testing.T) {
+	e := newEnv(t)
+	_, errOut, code := e.cli("team", "init", "--etcd", "http://127.0.0.1:1", "--workspace", e.ws)
+	if code != 1 || !strings.Contains(errOut, "no answer within 2s") || !strings.Contains(errOut, "nothing was changed in the folder") {
+		t.Fatalf("team init with etcd unreachable: exit %d, stderr %q; want 1 and a line saying etcd gave no answer within 2s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, ".agentd")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("team init that failed left .agentd in the folder: %v", err)
+	}
+}
+
 // TestTeamTLS: a cluster that requires client certificates serves a daemon
 // given the CA, certificate and key in AGENTD_ETCD_*; team status without
 // them says it is not reachable.
