@@ -35,9 +35,18 @@ type Server struct {
 	conns map[*connection]struct{}
 	unsub func()
 
-	fanMu    sync.Mutex
-	fanQueue []workspace.Notice // committed changes not yet delivered, in commit order
-	fanning  bool               // drainFanOut is running
+	fanMu     sync.Mutex
+	fanQueue  []workspace.Notice // committed changes not yet delivered, in commit order
+	fanning   bool               // drainFanOut is running
+	fanQueued uint64             // notices queued so far
+	fanSent   uint64             // notices delivered so far
+	fanWait   []fanWaiter        // fannedOut calls waiting for fanSent to reach their mark
+}
+
+// fanWaiter is a fannedOut call: done is closed once fanSent reaches mark.
+type fanWaiter struct {
+	mark uint64
+	done chan struct{}
 }
 
 // NewServer returns a server; Close stops its subscription.
@@ -147,6 +156,7 @@ func (s *Server) fanOut(n workspace.Notice) {
 	s.fanMu.Lock()
 	defer s.fanMu.Unlock()
 	s.fanQueue = append(s.fanQueue, n)
+	s.fanQueued++
 	if !s.fanning {
 		s.fanning = true
 		go s.drainFanOut()
@@ -170,6 +180,40 @@ func (s *Server) drainFanOut() {
 			s.deliver(batch[i])
 			batch[i] = workspace.Notice{}
 		}
+		s.fanMu.Lock()
+		s.fanSent += uint64(len(batch))
+		waiting := s.fanWait[:0]
+		for _, w := range s.fanWait {
+			if w.mark <= s.fanSent {
+				close(w.done)
+			} else {
+				waiting = append(waiting, w)
+			}
+		}
+		s.fanWait = waiting
+		s.fanMu.Unlock()
+	}
+}
+
+// fannedOut waits until the notices of every change committed so far have
+// been handed to the connections (deliver, which never waits for one), or
+// ctx ends (then it returns ctx.Err()). shutdown uses it so that the
+// notifications of the changes made by the requests before it go out
+// before its reply (docs/protocol.md §2.2).
+func (s *Server) fannedOut(ctx context.Context) error {
+	s.fanMu.Lock()
+	if s.fanSent == s.fanQueued {
+		s.fanMu.Unlock()
+		return nil
+	}
+	w := fanWaiter{mark: s.fanQueued, done: make(chan struct{})}
+	s.fanWait = append(s.fanWait, w)
+	s.fanMu.Unlock()
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -528,8 +572,9 @@ func (c *connection) sendNotes(notes []*jsonrpc.Notification) {
 }
 
 // shutdown runs inline, so no request is read while it drains: the waits
-// end, every request received before it is finished and answered, and
-// then its own reply goes out (docs/protocol.md §2.2).
+// end, every request received before it is finished and answered, the
+// notifications of their changes are sent, and then its own reply goes out
+// (docs/protocol.md §2.2).
 func (c *connection) shutdown(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	switch c.lifecycle() {
 	case stateNew:
@@ -539,6 +584,9 @@ func (c *connection) shutdown(ctx context.Context, req *jsonrpc.Request) (any, e
 	}
 	c.client.EndWaits()
 	if err := c.rpc.Settle(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.srv.fannedOut(ctx); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()

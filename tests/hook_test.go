@@ -785,7 +785,7 @@ func TestHookProgramStartHangs(t *testing.T) {
 		}
 	}
 	writeMarker(time.Now().Add(time.Hour))
-	if out, errOut = run(); out != "" || !strings.Contains(errOut, agentd+" did not start the shared daemon within 1.5s (it hangs?): the hooks of the next 1m0s do not start it again") {
+	if out, errOut = run(); out != "" || !strings.Contains(errOut, agentd+" did not start the shared daemon within 1.5s (it hangs?): hooks do not start it again for 1m0s") {
 		t.Errorf("with the file's time ahead of the clock: stdout %q, stderr %q; want the program started again, and the start that hung remembered", out, errOut)
 	}
 	if got := started(); len(got) != 3 {

@@ -395,3 +395,44 @@ func TestShutdownAnswersEarlierRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownSendsEarlierNotifications: a script that pipes its whole
+// session at once (initialize, initialized, a write, `shutdown`, `exit`)
+// gets the agentd/todoChanged of its write before the reply to `shutdown`
+// (docs/protocol.md §2.2). Ten fresh folders, because the old code
+// answered `shutdown` before the fan-out reached the connection, which
+// then dropped the notification, in most runs.
+func TestShutdownSendsEarlierNotifications(t *testing.T) {
+	for trial := range 10 {
+		e := newEnv(t)
+		p := e.start()
+		r := p.raw()
+		r.write(framed([]string{
+			`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"processId":null,"rootUri":` + mustJSON(fileURI(e.ws)) + `,"capabilities":{}}}`,
+			`{"jsonrpc":"2.0","method":"initialized","params":{}}`,
+			execBody("write", "agentd.callTool", map[string]any{"name": "TodoList", "input": todoInput("noted")}),
+			`{"jsonrpc":"2.0","id":"shutdown","method":"shutdown"}`,
+			`{"jsonrpc":"2.0","method":"exit"}`,
+		}))
+		var seen []string
+		noted := false
+		for {
+			m := r.read()
+			if m["id"] == "shutdown" {
+				break
+			}
+			if method, _ := m["method"].(string); method != "" {
+				seen = append(seen, method)
+				noted = noted || method == "agentd/todoChanged"
+			} else {
+				seen = append(seen, fmt.Sprint(m["id"]))
+			}
+		}
+		if !noted {
+			t.Fatalf("trial %d: before the reply to shutdown came %v, want the agentd/todoChanged of the write among them", trial, seen)
+		}
+		if code := p.waitExit(); code != 0 {
+			t.Fatalf("trial %d: exit code %d after shutdown and exit, want 0", trial, code)
+		}
+	}
+}

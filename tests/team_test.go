@@ -245,8 +245,9 @@ func TestTeamInitMigration(t *testing.T) {
 		t.Fatalf("TodoList: %d %s", code, errOut)
 	}
 	out, errOut, code := e1.cli("team", "status", "--json", "--workspace", e1.ws)
-	if code != 0 || !strings.Contains(out, `"store": "bbolt"`) {
-		t.Fatalf("team status before init: %d %s %s", code, out, errOut)
+	var before struct{ Store, StateFile string }
+	if code != 0 || json.Unmarshal([]byte(out), &before) != nil || before.Store != "bbolt" || filepath.Base(before.StateFile) != "state.db" {
+		t.Fatalf("team status before init: %d %s %s; want store bbolt and its stateFile (docs/commands.md)", code, out, errOut)
 	}
 	eps := strings.Join(c.Endpoints(), ",")
 	out, errOut, code = e1.cli("team", "init", "--etcd", eps, "--workspace", e1.ws)
@@ -291,6 +292,21 @@ func TestTeamInitMigration(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Store != "etcd" || st.Team != team.ID || !st.Reachable || st.RTTMs <= 0 {
 		t.Fatalf("team status on the clone: %d %s", code, out)
+	}
+}
+
+// TestTeamInitUnreachable: team init with an etcd that does not answer
+// fails after the 2 s of any team call, saying so, and changes nothing in
+// the folder (docs/team.md, "Starting a team"); the old code waited a
+// minute and said only "context deadline exceeded".
+func TestTeamInitUnreachable(t *testing.T) {
+	e := newEnv(t)
+	_, errOut, code := e.cli("team", "init", "--etcd", "http://127.0.0.1:1", "--workspace", e.ws)
+	if code != 1 || !strings.Contains(errOut, "no answer within 2s") || !strings.Contains(errOut, "nothing was changed in the folder") {
+		t.Fatalf("team init with etcd unreachable: exit %d, stderr %q; want 1 and a line saying etcd gave no answer within 2s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, ".agentd")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("team init that failed left .agentd in the folder: %v", err)
 	}
 }
 

@@ -72,14 +72,22 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 		return &Error{Code: CodeUnavailable, Err: err,
 			Msg: fmt.Sprintf("team init of workspace %s: %s on etcd %s failed: %v; nothing was changed in the folder", root, what, strings.Join(eps, ","), err)}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if n, err := cli.Get(ctx, keys.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil {
+	// The first call, which also connects, gets teamOpTimeout as any
+	// call of a team store does; the copy then gets a minute in all.
+	check, cancelCheck := context.WithTimeout(context.Background(), teamOpTimeout)
+	n, err := cli.Get(check, keys.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	cancelCheck()
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %v: %w", teamOpTimeout, err)
+	}
+	if err != nil {
 		return TeamInit{}, unreachable("checking the new team's keys", err)
 	} else if n.Count > 0 {
 		return TeamInit{}, fmt.Errorf("team init of workspace %s: etcd already holds %d keys under %s: refusing to write over them", root, n.Count, keys.prefix)
 	}
 
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	sessions, err := w.store.list()
 	if err != nil {
 		return TeamInit{}, err
@@ -163,13 +171,13 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 
 // TeamStatus says which store serves a folder (agentd team status).
 type TeamStatus struct {
-	Store     string   `json:"store"`                            // "bbolt" or "etcd"
-	StateFile string   `json:"wsfolder.StateFileName,omitempty"` // bbolt: the state file
-	Team      string   `json:"team,omitempty"`                   // etcd: the team id
-	Endpoints []string `json:"endpoints,omitempty"`              // etcd: the endpoints used (this machine's override, else team.json's)
-	Reachable bool     `json:"reachable"`                        // bbolt: always; etcd: a linearizable read answered
-	RTTMs     float64  `json:"rttMs,omitempty"`                  // etcd: the round-trip time of that read, in milliseconds
-	Error     string   `json:"error,omitempty"`                  // etcd: why it is not reachable
+	Store     string   `json:"store"`               // "bbolt" or "etcd"
+	StateFile string   `json:"stateFile,omitempty"` // bbolt: the state file
+	Team      string   `json:"team,omitempty"`      // etcd: the team id
+	Endpoints []string `json:"endpoints,omitempty"` // etcd: the endpoints used (this machine's override, else team.json's)
+	Reachable bool     `json:"reachable"`           // bbolt: always; etcd: a linearizable read answered
+	RTTMs     float64  `json:"rttMs,omitempty"`     // etcd: the round-trip time of that read, in milliseconds
+	Error     string   `json:"error,omitempty"`     // etcd: why it is not reachable
 }
 
 // StatusOf reports the store of the folder at root with this machine's

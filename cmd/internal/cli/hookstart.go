@@ -82,7 +82,7 @@ func hookDial(ctx context.Context, d Daemon, path string, explicit bool) (io.Rea
 	known := readStartFailure(marker, &failed)
 	if known && failed.holds(d.Program, time.Now()) {
 		d.Program = func() (string, error) {
-			return "", fmt.Errorf("not starting %s again before %s: it did not start the shared daemon within %v at %s (it hangs?); fix or replace it (it must run `agentd serve`; its output is in %s: a program put in its place is started at once), or delete %s to try again now",
+			return "", fmt.Errorf("not starting %s again before %s: it did not start the shared daemon within %v at %s (it hangs?); fix or replace it (it must run `agentd serve`; its output is in %s: a new program in its place is started at the next event), or delete %s to try again now",
 				failed.Program, failed.At.Add(hookStartBackoff).Format(time.TimeOnly), hookStartWait, failed.At.Format(time.TimeOnly), daemonLog, marker)
 		}
 	}
@@ -108,7 +108,7 @@ func hookDial(ctx context.Context, d Daemon, path string, explicit bool) (io.Rea
 			return nil, fmt.Errorf("%s did not start the shared daemon within %v (it hangs?), and the next event starts it again: %s cannot be written to remember it (%v); fix or replace it (it must run `agentd serve`; its output is in %s)",
 				started, hookStartWait, marker, werr, daemonLog)
 		}
-		return nil, fmt.Errorf("%s did not start the shared daemon within %v (it hangs?): the hooks of the next %v do not start it again (%s; delete it to try again now); fix or replace it (it must run `agentd serve`; its output is in %s: a program put in its place is started at once)",
+		return nil, fmt.Errorf("%s did not start the shared daemon within %v (it hangs?): hooks do not start it again for %v (%s; delete it to try again now); fix or replace it (it must run `agentd serve`; its output is in %s: a new program in its place is started at the next event)",
 			started, hookStartWait, hookStartBackoff, marker, daemonLog)
 	}
 	return nil, err
