@@ -319,7 +319,7 @@ func (c *Conn) drain(wait, done <-chan struct{}, writes bool) int {
 	tick := time.NewTicker(endStall / 16)
 	defer tick.Stop()
 	timedOut := false
-	var waiting int64 // since when (UnixNano) something waits to be written, or the peer last took a byte of it, as this wait saw it; 0 while nothing waits
+	var waiting int64 // since when (UnixNano) something waits to be written, or the peer last took some of it, as this wait saw it; 0 while nothing waits
 	lastUnread := -1
 	for {
 		select {
@@ -340,7 +340,11 @@ func (c *Conn) drain(wait, done <-chan struct{}, writes bool) int {
 		switch {
 		case !pending:
 			waiting = 0
-		case waiting == 0, known && lastUnread >= 0 && unread < lastUnread:
+		// Any change of what the pipe or socket holds, while a write
+		// waits, is the peer reading: more in it is the blocked write
+		// going on into the room the peer made, which a wait that saw
+		// neither (a busy machine delaying this goroutine) would miss.
+		case waiting == 0, known && lastUnread >= 0 && unread != lastUnread:
 			waiting = now
 		}
 		lastUnread = -1

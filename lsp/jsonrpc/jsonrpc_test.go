@@ -1441,7 +1441,9 @@ func TestEndWritesEveryReplyToASlowReader(t *testing.T) {
 				tc.reader.first = 0
 				runErr <- nil
 			}
-			output.SetReadDeadline(time.Now().Add(rpcWait))
+			// A bound against a hang only: the slowest reader here takes
+			// 4 s at its pace, and a loaded machine slows its pauses.
+			output.SetReadDeadline(time.Now().Add(3 * rpcWait))
 			if tc.end == "signal" {
 				output.SetReadDeadline(time.Now().Add(time.Second))
 			}
