@@ -367,8 +367,8 @@ func TestTeamEndpointsOverride(t *testing.T) {
 	c := etcdtest.Start(t, 1)
 	e := newEnv(t)
 	writeTeamFile(t, testTeamID, []string{"http://127.0.0.1:1"}, e)
-	if out, _, code := e.cli("team", "status", "--workspace", e.ws); code != 1 || !strings.Contains(out, "reachable: no") {
-		t.Fatalf("team status with team.json's dead endpoint: exit %d, %q", code, out)
+	if out, _, code := e.cli("team", "status", "--workspace", e.ws); code != 1 || !strings.Contains(out, "reachable: no (no answer within 2s") {
+		t.Fatalf("team status with team.json's dead endpoint: exit %d, %q; want reachable: no, saying etcd gave no answer within 2s", code, out)
 	}
 	real := strings.Join(c.Endpoints(), ",")
 	t.Setenv("AGENTD_ETCD_ENDPOINTS", real)

@@ -77,11 +77,8 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 	check, cancelCheck := context.WithTimeout(context.Background(), teamOpTimeout)
 	n, err := cli.Get(check, keys.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	cancelCheck()
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer within %v: %w", teamOpTimeout, err)
-	}
 	if err != nil {
-		return TeamInit{}, unreachable("checking the new team's keys", err)
+		return TeamInit{}, unreachable("checking the new team's keys", noAnswer(err))
 	} else if n.Count > 0 {
 		return TeamInit{}, fmt.Errorf("team init of workspace %s: etcd already holds %d keys under %s: refusing to write over them", root, n.Count, keys.prefix)
 	}
@@ -205,15 +202,25 @@ func StatusOf(opts Options, root string) (TeamStatus, error) {
 	defer cancel()
 	// The first read also connects; the second is the round trip.
 	if _, err := cli.Get(ctx, keysOf(t.ID).meta()); err != nil {
-		st.Error = err.Error()
+		st.Error = noAnswer(err).Error()
 		return st, nil
 	}
 	start := time.Now()
 	if _, err := cli.Get(ctx, keysOf(t.ID).meta()); err != nil {
-		st.Error = err.Error()
+		st.Error = noAnswer(err).Error()
 		return st, nil
 	}
 	st.Reachable = true
 	st.RTTMs = float64(time.Since(start).Microseconds()) / 1000
 	return st, nil
+}
+
+// noAnswer says, of a team call that ran out of its teamOpTimeout, that
+// etcd gave no answer within it ("no answer within 2s: context deadline
+// exceeded"); other errors are returned as they are (docs/team.md).
+func noAnswer(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within %v: %w", teamOpTimeout, err)
+	}
+	return err
 }
