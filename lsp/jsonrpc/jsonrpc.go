@@ -256,12 +256,17 @@ func (c *Conn) Run(ctx context.Context) error {
 
 	wait, stopWait := context.WithTimeout(context.Background(), drainTimeout)
 	defer stopWait()
+	// Past the 2 s only when the peer ended the connection: ctx (a signal,
+	// the daemon's shutdown) keeps its bound, unless its cause is
+	// ErrPeerEnded.
+	peerEnded := ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrPeerEnded)
 	// The handlers answer, unless the output stalls: a handler given to a
 	// worker that is still writing its last reply (a worker is idle again
-	// before it writes) runs only once that write ends.
+	// before it writes) runs only once that write ends, so while the peer
+	// takes that write the wait goes on past the 2 s too.
 	answered := make(chan struct{})
 	go func() { c.unanswered.Wait(); close(answered) }()
-	end := c.drain(wait.Done(), answered, false)
+	end := c.drain(wait.Done(), answered, peerEnded)
 	if end == drainTimedOut {
 		c.log.Warn("jsonrpc: handlers still running after the connection ended; not waiting for them")
 	}
@@ -269,10 +274,7 @@ func (c *Conn) Run(ctx context.Context) error {
 	written := make(chan struct{}) // the writer has ended, and so have the workers' own writes
 	go func() { <-c.writerDone; c.handlers.Wait(); close(written) }()
 	if end == drained {
-		// Past the 2 s only when the peer ended the connection: ctx (a
-		// signal, the daemon's shutdown) keeps its bound, unless its cause
-		// is ErrPeerEnded.
-		end = c.drain(wait.Done(), written, ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrPeerEnded))
+		end = c.drain(wait.Done(), written, peerEnded)
 	}
 	if end != drained {
 		c.closeTransport(nil)

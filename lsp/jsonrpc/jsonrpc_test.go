@@ -1398,10 +1398,9 @@ func TestEndWritesEveryReplyToASlowReader(t *testing.T) {
 	}{
 		{"reads after a pause of 1 s", "input", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, true, 0},
 		{"reads 4 KiB every 100 ms", "input", 96 << 10, slowReader{size: 4 << 10, pause: 100 * time.Millisecond}, true, 0},
-		// A write into a pipe of one page ends when the peer has read a
-		// page: 1 s, more than a 16 KiB piece is allowed; the bytes the
-		// pipe holds show the peer reading.
-		{"reads 40 bytes every 10 ms", "input", 8 << 10, slowReader{size: 40, pause: 10 * time.Millisecond}, true, 4096},
+		// A pipe of one page: the write goes on only as the peer empties
+		// that page, a few hundred bytes at a time.
+		{"reads 400 bytes every 10 ms from a pipe of one page", "input", 8 << 10, slowReader{size: 400, pause: 10 * time.Millisecond}, true, 4096},
 		{"reads after a pause of 1 s, exit", "exit", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, true, 0},
 		{"reads 16 KiB every 20 ms, exit", "exit", 512 << 10, slowReader{size: 16 << 10, pause: 20 * time.Millisecond}, true, 0},
 		{"reads after a pause of 1 s, signal", "signal", 256 << 10, slowReader{size: 64 << 10, first: time.Second}, false, 0},
@@ -1442,7 +1441,7 @@ func TestEndWritesEveryReplyToASlowReader(t *testing.T) {
 				runErr <- nil
 			}
 			// A bound against a hang only: the slowest reader here takes
-			// 4 s at its pace, and a loaded machine slows its pauses.
+			// about 5 s at its pace, and a loaded machine slows its pauses.
 			output.SetReadDeadline(time.Now().Add(3 * rpcWait))
 			if tc.end == "signal" {
 				output.SetReadDeadline(time.Now().Add(time.Second))
