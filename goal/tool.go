@@ -432,6 +432,9 @@ func (s *State) createTool(res ToolResult, in CreateGoalInput, c ToolCall, now I
 	changes, err := s.create(p, Model, c.TurnID, now)
 	if err != nil {
 		e := err.(*Error)
+		if (e.Code == CodeAlreadyExists || e.Code == CodePersonSet) && s.Goal.personSet() != "" {
+			return res.fail(e.Code, s.Goal.replaceRefusal(in.Replace)), nil
+		}
 		if e.Code == CodeAlreadyExists {
 			return res.fail(e.Code, fmt.Sprintf("Not created: there is already a goal, and it is %s: %q. Keep working with it. Only if the user wants to abandon it for the new one, call CreateGoal again with replace: true.", s.Goal.Status, oneLine(s.Goal.Objective, 200))), nil
 		}
@@ -452,6 +455,9 @@ func (s *State) setBudgetTool(res ToolResult, in SetGoalBudgetInput, now Instant
 	}
 	if !slices.Contains(BudgetFrom(), g.Status) {
 		return res.fail(CodeStatusInvalid, fmt.Sprintf("Budget not set: the goal is already %s.", g.Status)), nil
+	}
+	if msg := g.limitRefusal(kind, limit); msg != "" {
+		return res.fail(CodePersonSet, msg), nil
 	}
 	formatted := FormatBudget(kind, limit)
 	limits := g.Limits.clone()
