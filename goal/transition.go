@@ -218,10 +218,10 @@ func (s *State) Cancel(now Instant) ([]Change, error) {
 
 // SetBudget changes the goal's limits for the user (docs/protocol.md §3
 // agentd.goal.setBudget): each field absent (kept), null (removed) or a
-// number; each field it names becomes the person's (PersonLimits), any
-// value the user likes. Turns and tokens must be whole numbers > 0, the wall clock 1 s …
-// 24 h. If the active goal's budget is then spent, it is blocked at once
-// (actor runtime). Refusals: goal.not_found, goal.status_invalid (complete),
+// number, any the user likes; each field it names becomes the person's
+// (PersonLimits, docs/runtime.md §2.11). Turns and tokens must be whole
+// numbers > 0, the wall clock 1 s … 24 h. If the active goal's budget is
+// then spent, it is blocked at once (actor runtime). Refusals: goal.not_found, goal.status_invalid (complete),
 // goal.budget_invalid.
 func (s *State) SetBudget(u BudgetUpdate, now Instant) ([]Change, error) {
 	g := s.Goal
