@@ -116,6 +116,34 @@ func (l *Limits) set(kind BudgetKind, limit *int64) {
 	}
 }
 
+// get is the limit of kind, nil for none.
+func (l Limits) get(kind BudgetKind) *int64 {
+	switch kind {
+	case TurnBudget:
+		return l.TurnBudget
+	case TokenBudget:
+		return l.TokenBudget
+	case WallClockBudget:
+		return l.WallClockBudgetMs
+	}
+	return nil
+}
+
+// Equal says whether l and o hold the same limits.
+func (l Limits) Equal(o Limits) bool {
+	return sameLimit(l.TurnBudget, o.TurnBudget) && sameLimit(l.TokenBudget, o.TokenBudget) && sameLimit(l.WallClockBudgetMs, o.WallClockBudgetMs)
+}
+
+// any says whether l holds a limit.
+func (l Limits) any() bool {
+	return l.TurnBudget != nil || l.TokenBudget != nil || l.WallClockBudgetMs != nil
+}
+
+// sameLimit says whether a and b are the same limit (nil: none).
+func sameLimit(a, b *int64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
 func (l Limits) clone() Limits {
 	return Limits{TurnBudget: clonePtr(l.TurnBudget), TokenBudget: clonePtr(l.TokenBudget), WallClockBudgetMs: clonePtr(l.WallClockBudgetMs)}
 }

@@ -29,6 +29,10 @@ const (
 	CodeCheckRunning = "goal.check_running"
 	// CodeNoCheck: the goal has no check to run.
 	CodeNoCheck = "goal.no_check"
+	// CodePersonSet: the model tried to drop or get around what a person
+	// set: replace a goal that has a person's check or budget, or raise a
+	// person's limit (docs/runtime.md §2.11).
+	CodePersonSet = "goal.person_set"
 	// CodeArgsInvalid is args.invalid, declared once in jsonin: a badly
 	// shaped input, a turn id or reason the rules refuse.
 	CodeArgsInvalid = jsonin.CodeArgsInvalid

@@ -72,7 +72,10 @@ var fuzzTokens = []int64{0, 1, 999, 1_000_000, 1 << 40, math.MaxInt64/2 + 1, mat
 // IsError, an error code and no change; the state survives its JSON round
 // trip; counters and remaining budgets are never negative; within one
 // process a goal's wall clock never goes back, whatever the system clock
-// does; the objective obeys its limit; turn records stay bounded.
+// does; the objective obeys its limit; turn records stay bounded; no
+// model call drops an unfinished goal with a person's check or limit, or
+// completes a goal with a check (the fuzz runs no check), and every limit
+// stays within the person's (docs/runtime.md §2.11).
 func FuzzCallTool(f *testing.F) {
 	f.Add([]byte{1, 4, 5, 6, 7}, []byte(`{"objective":"ship it"}`))
 	f.Add([]byte{1, 2, 4, 5, 6 + 12*5, 5, 6 + 12*6, 7}, []byte(`{"value":3,"unit":"turns"}`))
@@ -80,6 +83,10 @@ func FuzzCallTool(f *testing.F) {
 	f.Add([]byte{1, 10, 8 + 12*20, 11, 11 + 12, 4, 5, 6}, []byte(`{"status":"blocked"}`))
 	f.Add([]byte{1, 4, 5, 6 + 12*3, 5, 6 + 12*3, 5, 6 + 12*3, 7}, []byte(`{}`))
 	f.Add([]byte{1, 10, 4, 8 + 12*2, 8 + 12*3, 5, 8 + 12*5, 6, 8 + 12*4, 11 + 12*2, 8 + 12*2, 7}, []byte(`{"wallClockMs":60000}`))
+	// A person's goal with a check, then the model's replace and complete;
+	// a person's token budget, then the model's raise.
+	f.Add([]byte{9 + 12*3, 4, 1 + 12*1, 3 + 12*1, 3 + 12*2, 1 + 12*1}, []byte(`{}`))
+	f.Add([]byte{1, 10, 2 + 12*1, 0 + 12*2}, []byte(`{"tokens":5}`))
 	f.Fuzz(func(t *testing.T, ops, input []byte) {
 		if len(ops) > 200 {
 			ops = ops[:200]
@@ -133,13 +140,15 @@ func FuzzCallTool(f *testing.F) {
 				}
 			case 9:
 				var err error
-				switch arg % 3 {
+				switch arg % 4 {
 				case 0:
 					_, err = s.Pause(string(input), now)
 				case 1:
 					_, err = s.Resume(now)
-				default:
+				case 2:
 					_, err = s.Cancel(now)
+				default: // a person's goal with a check
+					_, err = s.Create(CreateParams{Objective: "checked", Replace: true, Check: "make test"}, now)
 				}
 				checkErr(t, err)
 			case 10:
@@ -206,7 +215,16 @@ func checkErr(t *testing.T, err error) {
 
 func checkToolCall(t *testing.T, s *State, before []byte, c modelCall, now Instant) {
 	t.Helper()
+	var prev State
+	if err := json.Unmarshal(before, &prev); err != nil {
+		t.Fatal(err)
+	}
 	res, changes := s.callTool(t, c, now)
+	if g := prev.Goal; g != nil && g.Status != Complete && g.personSet() != "" {
+		if s.Goal == nil || s.Goal.ID != g.ID || g.Check != nil && s.Goal.Status == Complete {
+			t.Fatalf("%s(%s) dropped or completed a goal with %s the person set: %+v", c.Name, c.Input, g.personSet(), s.Goal)
+		}
+	}
 	if res.Description == "" || res.Output == "" {
 		t.Fatalf("%s(%s): empty description or output: %+v", c.Name, c.Input, res)
 	}
@@ -260,6 +278,15 @@ func checkState(t *testing.T, s *State, now Instant, i int, op byte) {
 	}
 	if obj := g.Objective; obj == "" || utf8.RuneCountInString(obj) > MaxObjectiveChars || utf8.RuneCountInString(g.CompletionCriterion) > MaxCriterionChars {
 		t.Fatalf("op %d: objective of %d runes, criterion of %d", i, utf8.RuneCountInString(obj), utf8.RuneCountInString(g.CompletionCriterion))
+	}
+	for _, k := range []BudgetKind{TurnBudget, TokenBudget, WallClockBudget} {
+		p, l := g.PersonLimits.get(k), g.Limits.get(k)
+		if p != nil && l == nil {
+			t.Fatalf("op %d (%d): the person's %s limit %d was removed", i, op, k, *p)
+		}
+		if p != nil && *l > *p {
+			t.Fatalf("op %d (%d): the %s limit %d is beyond the person's %d", i, op, k, *l, *p)
+		}
 	}
 	snap := s.Snapshot(now)
 	if snap.TurnsUsed < 0 || snap.TokensUsed < 0 || snap.WallClockMs < 0 {

@@ -104,14 +104,13 @@ func budgetName(kind BudgetKind, limit int64) string {
 // rearmWarnings sets the fired threshold of each budget whose limit differs
 // between old and g.Limits back to 0 (docs/runtime.md §2.4.4).
 func (g *Goal) rearmWarnings(old Limits) {
-	differ := func(a, b *int64) bool { return (a == nil) != (b == nil) || a != nil && *a != *b }
-	if differ(old.TurnBudget, g.Limits.TurnBudget) {
+	if !sameLimit(old.TurnBudget, g.Limits.TurnBudget) {
 		g.BudgetWarned.Turns = 0
 	}
-	if differ(old.TokenBudget, g.Limits.TokenBudget) {
+	if !sameLimit(old.TokenBudget, g.Limits.TokenBudget) {
 		g.BudgetWarned.Tokens = 0
 	}
-	if differ(old.WallClockBudgetMs, g.Limits.WallClockBudgetMs) {
+	if !sameLimit(old.WallClockBudgetMs, g.Limits.WallClockBudgetMs) {
 		g.BudgetWarned.WallClock = 0
 	}
 }

@@ -37,21 +37,28 @@ type State struct {
 
 // Goal is the stored form of a goal. Clients see it as a Snapshot.
 type Goal struct {
-	ID                  string        `json:"id"`
-	Objective           string        `json:"objective"`
-	CompletionCriterion string        `json:"completionCriterion,omitempty"`
-	Status              Status        `json:"status"`
-	TurnsUsed           int64         `json:"turnsUsed"`
-	TokensUsed          int64         `json:"tokensUsed"`           // output tokens of goal-driven steps (§2.4)
-	WallClockMs         int64         `json:"wallClockMs"`          // settled at every call (§2.4; see settle)
-	ActiveSince         time.Time     `json:"activeSince,omitzero"` // while active: wall time of the running stretch's start
-	Limits              Limits        `json:"limits"`
-	TerminalReason      string        `json:"terminalReason,omitempty"`
-	TaskFile            *TaskFileInfo `json:"taskFile,omitempty"`
-	Check               *Check        `json:"check,omitempty"` // the verification command, nil for none (§2.10)
-	CreatedAt           time.Time     `json:"createdAt"`
-	UpdatedAt           time.Time     `json:"updatedAt"` // last status, budget, check or task-file change; not counters
-	LastActor           Actor         `json:"lastActor"`
+	ID                  string    `json:"id"`
+	Objective           string    `json:"objective"`
+	CompletionCriterion string    `json:"completionCriterion,omitempty"`
+	Status              Status    `json:"status"`
+	TurnsUsed           int64     `json:"turnsUsed"`
+	TokensUsed          int64     `json:"tokensUsed"`           // output tokens of goal-driven steps (§2.4)
+	WallClockMs         int64     `json:"wallClockMs"`          // settled at every call (§2.4; see settle)
+	ActiveSince         time.Time `json:"activeSince,omitzero"` // while active: wall time of the running stretch's start
+	Limits              Limits    `json:"limits"`
+	// PersonLimits are the limits a person set, per budget (docs/runtime.md
+	// §2.11): a field is set when that budget is the person's, and it is
+	// the most the model's SetGoalBudget may make the limit; a field that
+	// is nil while Limits has one is a limit the model set. A person's
+	// budget change sets the fields it names, an undo the fields it
+	// changes.
+	PersonLimits   Limits        `json:"personLimits"`
+	TerminalReason string        `json:"terminalReason,omitempty"`
+	TaskFile       *TaskFileInfo `json:"taskFile,omitempty"`
+	Check          *Check        `json:"check,omitempty"` // the verification command, nil for none (§2.10)
+	CreatedAt      time.Time     `json:"createdAt"`
+	UpdatedAt      time.Time     `json:"updatedAt"` // last status, budget, check or task-file change; not counters
+	LastActor      Actor         `json:"lastActor"`
 	// ActiveClock and ActiveMono are, while active, the monotonic reading
 	// at the running stretch's start and the clock it was read from (see
 	// Instant); live wall clock = WallClockMs + the stretch (see running).
@@ -165,6 +172,7 @@ func (s State) Clone() State {
 
 func (g Goal) clone() Goal {
 	g.Limits = g.Limits.clone()
+	g.PersonLimits = g.PersonLimits.clone()
 	g.TaskFile = cloneTaskFile(g.TaskFile)
 	g.Check = cloneCheck(g.Check)
 	return g

@@ -54,7 +54,7 @@ func Tools() []Tool {
 				"properties": map[string]any{
 					"objective":           str("What the goal must achieve, in a sentence or two (at most 4000 characters). Reference a file by its path for long text."),
 					"completionCriterion": str("How to tell the goal is done: a checkable end state. Include it when the user gives one or it is obvious."),
-					"replace":             map[string]any{"type": "boolean", "description": "true only when the user wants to abandon the current unfinished goal for this one."},
+					"replace":             map[string]any{"type": "boolean", "description": "true only when the user wants to abandon the current unfinished goal for this one; refused when that goal has a check or budget the user set."},
 					"taskFile":            str("Optional path of a workspace file that holds the detailed task."),
 				},
 			},
@@ -123,7 +123,7 @@ When to create one: only when the user explicitly asks for a goal or for autonom
 
 - objective: what must be achieved, in a sentence or two (at most 4000 characters). If the task is long or detailed, write it to a file in the workspace and put that file's path in a short objective (or pass it as taskFile) instead of pasting the text.
 - completionCriterion: how to tell that the goal is done. Include it whenever the user gives one or it is obvious from the request.
-- replace: true only when the user wants to abandon the current unfinished goal for this new one. Without it, creation fails while a goal is active, paused or blocked.
+- replace: true only when the user wants to abandon the current unfinished goal for this new one. Without it, creation fails while a goal is active, paused or blocked. You cannot replace a goal that has a check (GetGoal shows it) or a budget the user set: only the user can replace or cancel such a goal, so ask them to.
 - taskFile: optional path of the workspace file that holds the detailed task; agentd tells you when it changes.
 
 Returns the new goal as JSON.`
@@ -134,7 +134,7 @@ const setGoalBudgetDescription = `Record a limit the user has set on the current
 
 Call it only when the user clearly states a limit (for example "spend at most 20 turns" or "stop after two hours"). Never invent a budget or choose one yourself.
 
-Send one value and one unit: turns, tokens, milliseconds, seconds, minutes or hours. Convert a compound time to a single unit first ("1 hour 30 minutes" is 90 minutes). Turns and tokens are rounded to whole numbers, at least 1; a time must be between 1 second and 24 hours. A new limit replaces the earlier one of the same kind and keeps the others. It can be set on a paused or blocked goal too; it takes effect while the goal is active. If the goal has already used up the new limit, it is blocked at once: then stop working and write a short status message for the user.`
+Send one value and one unit: turns, tokens, milliseconds, seconds, minutes or hours. Convert a compound time to a single unit first ("1 hour 30 minutes" is 90 minutes). Turns and tokens are rounded to whole numbers, at least 1; a time must be between 1 second and 24 hours. A new limit replaces the earlier one of the same kind and keeps the others. A limit the user set directly in agentd (in their terminal or panel) you may lower but never raise: only the user can give the goal more, so if they want more, ask them to raise it themselves. There is no way to remove a limit with this tool. It can be set on a paused or blocked goal too; it takes effect while the goal is active. If the goal has already used up the new limit, it is blocked at once: then stop working and write a short status message for the user.`
 
 const updateGoalDescription = `Change the status of the current goal. Most goal turns end without calling this tool: just do the next useful piece of work.
 
@@ -432,6 +432,9 @@ func (s *State) createTool(res ToolResult, in CreateGoalInput, c ToolCall, now I
 	changes, err := s.create(p, Model, c.TurnID, now)
 	if err != nil {
 		e := err.(*Error)
+		if (e.Code == CodeAlreadyExists || e.Code == CodePersonSet) && s.Goal.personSet() != "" {
+			return res.fail(e.Code, s.Goal.replaceRefusal(in.Replace)), nil
+		}
 		if e.Code == CodeAlreadyExists {
 			return res.fail(e.Code, fmt.Sprintf("Not created: there is already a goal, and it is %s: %q. Keep working with it. Only if the user wants to abandon it for the new one, call CreateGoal again with replace: true.", s.Goal.Status, oneLine(s.Goal.Objective, 200))), nil
 		}
@@ -452,6 +455,9 @@ func (s *State) setBudgetTool(res ToolResult, in SetGoalBudgetInput, now Instant
 	}
 	if !slices.Contains(BudgetFrom(), g.Status) {
 		return res.fail(CodeStatusInvalid, fmt.Sprintf("Budget not set: the goal is already %s.", g.Status)), nil
+	}
+	if msg := g.limitRefusal(kind, limit); msg != "" {
+		return res.fail(CodePersonSet, msg), nil
 	}
 	formatted := FormatBudget(kind, limit)
 	limits := g.Limits.clone()

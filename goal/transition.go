@@ -93,6 +93,11 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) 
 		if old.Status != Complete && !p.Replace {
 			return nil, errorf(CodeAlreadyExists, fmt.Sprintf("a goal already exists and is %s; cancel it first, or create the new one with replace (\"replace\": true; --replace from the shell)", old.Status))
 		}
+		if actor == Model {
+			if err := s.modelMayReplace(); err != nil {
+				return nil, err
+			}
+		}
 		cs.add(s.clear(ChangeReplace, System, reasonReplaced, now))
 	}
 	s.Goal = newGoal(CreateParams{Objective: objective, CompletionCriterion: criterion, TaskFile: p.TaskFile, Check: check}, actor, now)
@@ -213,9 +218,10 @@ func (s *State) Cancel(now Instant) ([]Change, error) {
 
 // SetBudget changes the goal's limits for the user (docs/protocol.md §3
 // agentd.goal.setBudget): each field absent (kept), null (removed) or a
-// number. Turns and tokens must be whole numbers > 0, the wall clock 1 s …
-// 24 h. If the active goal's budget is then spent, it is blocked at once
-// (actor runtime). Refusals: goal.not_found, goal.status_invalid (complete),
+// number, any the user likes; each field it names becomes the person's
+// (PersonLimits, docs/runtime.md §2.11). Turns and tokens must be whole
+// numbers > 0, the wall clock 1 s … 24 h. If the active goal's budget is
+// then spent, it is blocked at once (actor runtime). Refusals: goal.not_found, goal.status_invalid (complete),
 // goal.budget_invalid.
 func (s *State) SetBudget(u BudgetUpdate, now Instant) ([]Change, error) {
 	g := s.Goal
@@ -232,6 +238,7 @@ func (s *State) SetBudget(u BudgetUpdate, now Instant) ([]Change, error) {
 	if !u.Turns.Set && !u.Tokens.Set && !u.WallClockMs.Set {
 		return nil, nil
 	}
+	g.setPersonLimits(u, limits)
 	return s.applyLimits(limits, User, "budget changed by the user", now), nil
 }
 

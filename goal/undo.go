@@ -9,7 +9,8 @@ import (
 // goal change keeps the goal as it stood before the change (a Snapshot, or
 // none); undoing the change restores what a person sees of that goal: which
 // goal there is, its status, terminal reason and limits (and a goal brought
-// back keeps its check, not running). The counters
+// back keeps its check, not running; each limit the undo restores counts
+// as the person's, docs/runtime.md §2.11). The counters
 // (turns, tokens, wall clock) and the task file's record are progress, not
 // edits: they stay as they are now, except when the undo brings back a
 // goal that was cleared, which returns as it was when it was cleared.
@@ -69,7 +70,9 @@ func (s *State) Restore(before *Snapshot, reason string, now Instant) ([]Change,
 		}
 	}
 	cur.settle(now)
+	old := cur.Limits
 	cur.Limits = limits
+	cur.restorePersonLimits(old)
 	if check { // the change set, changed or removed the command: its run before it comes back
 		cur.Check = cloneCheck(before.Check)
 		if cur.Check != nil {
@@ -111,6 +114,7 @@ func (s *State) bringBack(before *Snapshot, reason string, now Instant) ([]Chang
 		TokensUsed:          before.TokensUsed,
 		WallClockMs:         before.WallClockMs,
 		Limits:              limitsOf(before.Budget),
+		PersonLimits:        limitsOf(before.Budget), // of unknown origin: the person's (§2.11)
 		TerminalReason:      before.TerminalReason,
 		TaskFile:            cloneTaskFile(before.TaskFile),
 		Check:               cloneCheck(before.Check),

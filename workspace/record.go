@@ -64,28 +64,33 @@ type queuedGoalRecord struct {
 }
 
 type goalRecord struct {
-	ID                  string          `json:"id"`
-	Objective           string          `json:"objective"`
-	CompletionCriterion string          `json:"completionCriterion,omitempty"`
-	Status              string          `json:"status"`
-	TurnsUsed           int64           `json:"turnsUsed"`
-	TokensUsed          int64           `json:"tokensUsed"`
-	WallClockMs         int64           `json:"wallClockMs"`
-	ActiveSince         time.Time       `json:"activeSince,omitzero"`
-	Limits              limitsRecord    `json:"limits"`
-	TerminalReason      string          `json:"terminalReason,omitempty"`
-	TaskFile            *taskFileRecord `json:"taskFile,omitempty"`
-	Check               *checkRecord    `json:"check,omitempty"`
-	CreatedAt           time.Time       `json:"createdAt"`
-	UpdatedAt           time.Time       `json:"updatedAt"`
-	LastActor           string          `json:"lastActor"`
-	ActiveClock         string          `json:"activeClock,omitempty"`
-	ActiveMono          int64           `json:"activeMono,omitempty"` // nanoseconds
-	BudgetWarned        warnedRecord    `json:"budgetWarned,omitzero"`
-	WrapUpDue           bool            `json:"wrapUpDue,omitempty"`
-	Progressed          bool            `json:"progressed,omitempty"`
-	QuietTurns          int             `json:"quietTurns,omitempty"`
-	Stalled             bool            `json:"stalled,omitempty"`
+	ID                  string       `json:"id"`
+	Objective           string       `json:"objective"`
+	CompletionCriterion string       `json:"completionCriterion,omitempty"`
+	Status              string       `json:"status"`
+	TurnsUsed           int64        `json:"turnsUsed"`
+	TokensUsed          int64        `json:"tokensUsed"`
+	WallClockMs         int64        `json:"wallClockMs"`
+	ActiveSince         time.Time    `json:"activeSince,omitzero"`
+	Limits              limitsRecord `json:"limits"`
+	// PersonLimits is goal.Goal.PersonLimits: the limits a person set;
+	// nil when they are Limits, as every record written before the field
+	// reads (a limit of unknown origin is the person's, docs/runtime.md
+	// §2.11), so that such a record is written again byte for byte.
+	PersonLimits   *limitsRecord   `json:"personLimits,omitempty"`
+	TerminalReason string          `json:"terminalReason,omitempty"`
+	TaskFile       *taskFileRecord `json:"taskFile,omitempty"`
+	Check          *checkRecord    `json:"check,omitempty"`
+	CreatedAt      time.Time       `json:"createdAt"`
+	UpdatedAt      time.Time       `json:"updatedAt"`
+	LastActor      string          `json:"lastActor"`
+	ActiveClock    string          `json:"activeClock,omitempty"`
+	ActiveMono     int64           `json:"activeMono,omitempty"` // nanoseconds
+	BudgetWarned   warnedRecord    `json:"budgetWarned,omitzero"`
+	WrapUpDue      bool            `json:"wrapUpDue,omitempty"`
+	Progressed     bool            `json:"progressed,omitempty"`
+	QuietTurns     int             `json:"quietTurns,omitempty"`
+	Stalled        bool            `json:"stalled,omitempty"`
 }
 
 type warnedRecord struct {
@@ -275,6 +280,9 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			QuietTurns:          g.Goal.QuietTurns,
 			Stalled:             g.Goal.Stalled,
 		}
+		if p := g.Goal.PersonLimits; !p.Equal(g.Goal.Limits) {
+			rec.Goal.PersonLimits = (*limitsRecord)(&p)
+		}
 		if t := g.Goal.TaskFile; t != nil {
 			rec.Goal.TaskFile = &taskFileRecord{Path: t.Path, Exists: t.Exists, SHA256: t.SHA256, Size: t.Size, ModifiedAt: t.ModifiedAt, ChangedSinceLastTurn: t.ChangedSinceLastTurn}
 			if c := t.Checkboxes; c != nil {
@@ -322,6 +330,17 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 	return rec
 }
 
+// personLimitsFromRecord is the person's limits of r; without them (a
+// record written before they were stored, or one whose every limit is the
+// person's) all of its limits: a limit of unknown origin counts as the
+// person's, so the model never gets to raise it (docs/runtime.md §2.11).
+func personLimitsFromRecord(r *goalRecord) goal.Limits {
+	if r.PersonLimits == nil {
+		return goal.Limits(r.Limits)
+	}
+	return goal.Limits(*r.PersonLimits)
+}
+
 func goalStateFromRecord(rec goalStateRecord) goal.State {
 	g := goal.State{
 		CancelNoticePending:     rec.CancelNoticePending,
@@ -342,6 +361,7 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			WallClockMs:         r.WallClockMs,
 			ActiveSince:         r.ActiveSince,
 			Limits:              goal.Limits(r.Limits),
+			PersonLimits:        personLimitsFromRecord(r),
 			TerminalReason:      r.TerminalReason,
 			CreatedAt:           r.CreatedAt,
 			UpdatedAt:           r.UpdatedAt,

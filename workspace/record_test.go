@@ -46,6 +46,7 @@ func fullSession() Session {
 				ID: "goal-1", Objective: "ship it", CompletionCriterion: "tests pass", Status: goal.Blocked,
 				TurnsUsed: 4, TokensUsed: 5000, WallClockMs: 60000, ActiveSince: t0,
 				Limits:         goal.Limits{TurnBudget: i64(10), TokenBudget: i64(90000), WallClockBudgetMs: i64(3600000)},
+				PersonLimits:   goal.Limits{TurnBudget: i64(12), TokenBudget: i64(100000), WallClockBudgetMs: i64(7200000)},
 				TerminalReason: "turn budget reached",
 				TaskFile: &goal.TaskFileInfo{Path: "TASK.md", Exists: true, SHA256: "ab12", Size: 45,
 					ModifiedAt: timePtr(t0.Add(time.Second)), ChangedSinceLastTurn: true,

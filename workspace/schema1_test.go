@@ -86,6 +86,9 @@ var schema1Sessions = []Session{
 				WallClockMs:         3,
 				ActiveSince:         at("2026-12-01T11:17:36.9471946Z"),
 				Limits:              goal.Limits{TurnBudget: i64(5), TokenBudget: i64(90000), WallClockBudgetMs: i64(7200000)},
+				// The release wrote no person's limits: each limit of unknown
+				// origin reads as the person's (docs/runtime.md §2.11).
+				PersonLimits: goal.Limits{TurnBudget: i64(5), TokenBudget: i64(90000), WallClockBudgetMs: i64(7200000)},
 				TaskFile: &goal.TaskFileInfo{
 					Path: "TASK.md", Exists: true, Size: 45,
 					SHA256:     "b1bff204e1eb120a98eb5973e67d79482f4306748811a99dc0e65dcb4804f14d",
@@ -111,6 +114,7 @@ var schema1Sessions = []Session{
 			CompletionCriterion: "no behaviour change",
 			Status:              goal.Paused,
 			Limits:              goal.Limits{TurnBudget: i64(3)},
+			PersonLimits:        goal.Limits{TurnBudget: i64(3)},
 			TerminalReason:      "waiting for review",
 			CreatedAt:           at("2026-12-01T11:17:40.892982753Z"),
 			UpdatedAt:           at("2026-12-01T11:17:40.907311819Z"),
@@ -136,6 +140,7 @@ var schema1Sessions = []Session{
 				TokensUsed:          3770,
 				WallClockMs:         7,
 				Limits:              goal.Limits{TurnBudget: i64(3)},
+				PersonLimits:        goal.Limits{TurnBudget: i64(3)},
 				TerminalReason:      "marked complete by the agent",
 				CreatedAt:           at("2026-12-01T11:17:36.953489345Z"),
 				UpdatedAt:           at("2026-12-01T11:17:36.960875123Z"),

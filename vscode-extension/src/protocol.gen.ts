@@ -183,6 +183,7 @@ export const ERROR_CODES = {
   goalCheckFailed: 'goal.check_failed',
   goalCheckRunning: 'goal.check_running',
   goalNoCheck: 'goal.no_check',
+  goalPersonSet: 'goal.person_set',
   workspaceLocked: 'workspace.locked',
   workspaceCorrupt: 'workspace.corrupt',
   workspaceUnavailable: 'workspace.unavailable',

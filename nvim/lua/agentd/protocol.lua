@@ -84,6 +84,7 @@ M.errors = {
   goal_check_failed = "goal.check_failed",
   goal_check_running = "goal.check_running",
   goal_no_check = "goal.no_check",
+  goal_person_set = "goal.person_set",
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
   workspace_unavailable = "workspace.unavailable",
