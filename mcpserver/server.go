@@ -66,9 +66,9 @@ type Options struct {
 // Nor does a line that is not a JSON-RPC message, or one over MaxLineBytes:
 // it is answered -32700 or -32600 with id null (docs/mcp.md, "Framing").
 func Serve(ctx context.Context, in io.ReadCloser, out io.WriteCloser, opts Options) error {
-	w := &lockedWriter{w: out}
+	w, f := &lockedWriter{w: out}, newFlow()
 	// MaxLineLength -1: lineReader bounds every line already.
-	return serve(ctx, &mcp.IOTransport{Reader: newLineReader(in, w, MaxLineBytes), Writer: w, MaxLineLength: -1}, opts)
+	return serve(ctx, &mcp.IOTransport{Reader: newLineReader(in, w, MaxLineBytes, f), Writer: &replyWriter{w: w, f: f}, MaxLineLength: -1}, opts)
 }
 
 func serve(ctx context.Context, t mcp.Transport, opts Options) error {
