@@ -234,9 +234,11 @@ func TestMCPBackpressure(t *testing.T) {
 	if err := <-writeErr; err != nil {
 		t.Fatalf("writing the requests: %v", err)
 	}
-	if end := readProcStats(t, pid); end.PeakKiB > 64<<10 {
+	end := readProcStats(t, pid)
+	if end.PeakKiB > 64<<10 {
 		t.Errorf("agentd mcp's peak memory over 100,000 requests: %d KiB, want under 64 MiB", end.PeakKiB)
 	}
+	t.Logf("every reply read; VmHWM %d KiB", end.PeakKiB)
 	m.Stdin.Close()
 	if code := m.waitExit(); code != 0 {
 		t.Errorf("exit code %d after end of input; stderr:\n%s", code, m.Stderr.String())
