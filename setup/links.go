@@ -104,15 +104,23 @@ func inProject(path, target string, opts Options) error {
 	if below(root, target) {
 		return nil
 	}
-	what := path + ":"
+	what := path + " resolves to " + target
 	for _, p := range []string{path, filepath.Dir(path)} {
-		if to, err := os.Readlink(p); err == nil {
-			what = fmt.Sprintf("%s is a symbolic link to %s:", p, to)
-			if p != path {
-				what = fmt.Sprintf("%s is in %s, a symbolic link to %s:", path, p, to)
-			}
-			break
+		to, err := os.Readlink(p)
+		if err != nil {
+			continue
 		}
+		what = fmt.Sprintf("%s is a symbolic link to %s", p, to)
+		if p != path {
+			what = fmt.Sprintf("%s is in %s, a symbolic link to %s", path, p, to)
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(p), to)
+		}
+		if filepath.Clean(to) != target { // a folder, or more links on the way
+			what += " (the file " + target + ")"
+		}
+		break
 	}
-	return fmt.Errorf("%s the file is %s, outside the project %s; agentd setup neither reads nor writes a file outside the project through a link (it would copy that file's content into the project, or change it): changed nothing; replace the link with a file of its own, or run agentd setup %s --user to set up the agent in your home folder", what, target, opts.Workspace, opts.Agent)
+	return fmt.Errorf("%s, outside the project %s; agentd setup neither reads nor writes a file outside the project through a link (it would copy that file's content into the project, or change it): changed nothing; replace the link with a file of its own, or run agentd setup %s --user to set up the agent in your home folder", what, opts.Workspace, opts.Agent)
 }
