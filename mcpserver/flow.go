@@ -8,7 +8,8 @@ package mcpserver
 // second initialize, with JSON-RPC code 0. lineReader therefore stops
 // reading while MaxInFlight requests, or MaxUnwrittenBytes of replies, wait
 // for their answers to be written, and answers those requests itself with
-// -32002 and -32600, as agentd's LSP server does (docs/protocol.md §2).
+// -32002 (lsprpc.CodeServerNotInitialized) and -32600, as agentd's LSP
+// server does (docs/protocol.md §2).
 
 import (
 	"encoding/json"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	lsprpc "github.com/agentd/agentd/lsp/jsonrpc"
 )
 
 // MaxInFlight is how many requests `agentd mcp` has taken in and not yet
@@ -26,10 +29,6 @@ const MaxInFlight = 64
 // MaxUnwrittenBytes is how many bytes of messages may wait to be written on
 // stdout before `agentd mcp` stops reading stdin (4 MiB).
 const MaxUnwrittenBytes = 4 << 20
-
-// CodeServerNotInitialized answers a request before initialize (LSP's code,
-// docs/protocol.md §2).
-const CodeServerNotInitialized = -32002
 
 // newProtocol is the first MCP revision whose requests carry their own
 // protocol version in _meta and need no initialize (the SDK's rule).
@@ -84,7 +83,7 @@ func (f *flow) admit(m jsonrpc.Message, id json.RawMessage) (json.RawMessage, in
 	case req.Method == "initialize":
 		f.initID, f.initWaiting = key, true
 	case !f.initialized && req.Method != "ping" && req.Method != "server/discover":
-		return id, CodeServerNotInitialized, "server not initialized: send initialize first"
+		return id, lsprpc.CodeServerNotInitialized, "server not initialized: send initialize first"
 	}
 	f.inFlight[key] = true
 	return nil, 0, ""

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	lsprpc "github.com/agentd/agentd/lsp/jsonrpc"
 )
 
 // admitLine checks a line and admits it, as lineReader does.
@@ -63,7 +65,7 @@ func TestIDsNotExact(t *testing.T) {
 func TestLifecycle(t *testing.T) {
 	f := newFlow()
 	w := &replyWriter{w: &lockedWriter{w: nopCloser{io.Discard}}, f: f}
-	if id, code, _ := admitLine(f, `{"jsonrpc":"2.0","id":"a","method":"tools/list"}`); code != CodeServerNotInitialized || string(id) != `"a"` {
+	if id, code, _ := admitLine(f, `{"jsonrpc":"2.0","id":"a","method":"tools/list"}`); code != lsprpc.CodeServerNotInitialized || string(id) != `"a"` {
 		t.Errorf("tools/list before initialize: %d %s", code, id)
 	}
 	for _, line := range []string{
@@ -85,7 +87,7 @@ func TestLifecycle(t *testing.T) {
 	next := make(chan int64)
 	go func() { _, code, _ := admitLine(f, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`); next <- code }()
 	reply(t, w, "3", true) // refused: no params
-	if code := <-next; code != CodeServerNotInitialized {
+	if code := <-next; code != lsprpc.CodeServerNotInitialized {
 		t.Errorf("tools/list after a refused initialize: %d", code)
 	}
 	admitLine(f, `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{}}`)
