@@ -157,10 +157,7 @@ func check(line []byte) (m jsonrpc.Message, id json.RawMessage, code int64, msg 
 	}
 	id, bad := messageID(line)
 	if bad != nil {
-		if len(bad) > 40 {
-			bad = append(bad[:40:40], "..."...)
-		}
-		return nil, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: the id %s is not an integer from -%d to %d; send a string id, or such an integer, which is answered exactly as sent", bad, maxID, maxID)
+		return nil, nil, jsonrpc.CodeInvalidRequest, notExact("the id", bad)
 	}
 	m, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
@@ -169,7 +166,21 @@ func check(line []byte) (m jsonrpc.Message, id json.RawMessage, code int64, msg 
 		}
 		return nil, id, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
 	}
+	if req, ok := m.(*jsonrpc.Request); ok && req.Method == "notifications/cancelled" {
+		var p map[string]json.RawMessage
+		if json.Unmarshal(req.Params, &p) == nil && !exactInteger(p["requestId"]) {
+			return nil, nil, jsonrpc.CodeInvalidRequest, notExact("notifications/cancelled: the requestId", p["requestId"])
+		}
+	}
 	return m, id, 0, ""
+}
+
+// notExact is the message refusing a numeric id that is not exactInteger.
+func notExact(what string, id json.RawMessage) string {
+	if len(id) > 40 {
+		id = append(id[:40:40], "..."...)
+	}
+	return fmt.Sprintf("invalid request: %s %s is not an integer from -%d to %d; send a string id, or such an integer, which is answered exactly as sent", what, id, maxID, maxID)
 }
 
 // maxID is the largest integer id the SDK, which decodes ids as float64,
@@ -177,9 +188,8 @@ func check(line []byte) (m jsonrpc.Message, id json.RawMessage, code int64, msg 
 const maxID = 1<<53 - 1
 
 // messageID is the "id" of a JSON object (the last one, as decoders take
-// it; nil when none) and the first numeric "id" that is not an integer from
-// -maxID to maxID written plainly (7.5, 1e2, 7.0, -0, 2^53), which the SDK
-// would answer under another id.
+// it; nil when none) and the first "id" that is not exactInteger, which the
+// SDK would answer under another id.
 func messageID(object []byte) (id, bad json.RawMessage) {
 	d := json.NewDecoder(bytes.NewReader(object))
 	d.Token() // {
@@ -195,14 +205,22 @@ func messageID(object []byte) (id, bad json.RawMessage) {
 		var v json.RawMessage
 		d.Decode(&v)
 		id = v
-		if bad == nil && len(v) > 0 && (v[0] == '-' || '0' <= v[0] && v[0] <= '9') {
-			n, err := strconv.ParseInt(string(v), 10, 64)
-			if err != nil || n > maxID || n < -maxID || strconv.FormatInt(n, 10) != string(v) {
-				bad = v
-			}
+		if bad == nil && !exactInteger(v) {
+			bad = v
 		}
 	}
 	return id, bad
+}
+
+// exactInteger says whether a JSON value is no number, or a number the SDK,
+// which reads ids as float64 and answers them as int64, keeps as written: an
+// integer from -maxID to maxID written plainly (not 7.5, 1e2, 7.0, -0, 2^53).
+func exactInteger(v json.RawMessage) bool {
+	if len(v) == 0 || v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+		return true
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	return err == nil && n <= maxID && n >= -maxID && strconv.FormatInt(n, 10) == string(v)
 }
 
 // skipValue is a JSON value decoded to nothing.

@@ -143,8 +143,9 @@ func TestMCPLifecycleCodes(t *testing.T) {
 // TestMCPNonIntegerIDs: a request whose id is a number that is not an
 // integer agentd can echo exactly (7.5, -0.5, 1e400, 1e2, 7.0, 2^53+1) is
 // refused -32600 with id null and a message naming the id, never answered
-// under a rounded id; string ids (even "7.5") and integer ids up to 2^53-1
-// are echoed as sent; the server goes on.
+// under a rounded id, and so is a notifications/cancelled naming such a
+// requestId; string ids (even "7.5") and integer ids up to 2^53-1 are
+// echoed as sent; the server goes on.
 func TestMCPNonIntegerIDs(t *testing.T) {
 	e := newEnv(t)
 	m := e.rawMCP()
@@ -156,6 +157,17 @@ func TestMCPNonIntegerIDs(t *testing.T) {
 		if msg["id"] != nil || code != -32600 || !strings.Contains(text, id) {
 			t.Errorf("ping with id %s: %v, want -32600 with id null naming the id", id, msg)
 		}
+	}
+	// A cancellation naming such an id would cancel the request of the
+	// rounded id: refused too, before the next request's answer.
+	m.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7.5}}`)
+	m.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	if msg := m.next(); msg["id"] != nil {
+		t.Errorf("notifications/cancelled with requestId 7.5: the next line out is %v, want -32600 with id null", msg)
+	} else if code, text, _ := errorOf(msg); code != -32600 || !strings.Contains(text, "requestId 7.5") {
+		t.Errorf("notifications/cancelled with requestId 7.5: %v", msg)
+	} else if msg := m.next(); msg["id"] != "after" {
+		t.Errorf("ping after the cancellation: %v", msg)
 	}
 	for _, id := range []string{`"7.5"`, `"x"`, "0", "-3", "7", "9007199254740991", "-9007199254740991"} {
 		m.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
