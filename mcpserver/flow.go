@@ -56,10 +56,10 @@ func newFlow() *flow {
 
 // admit waits until the message m, whose raw id is id, may be handed to the
 // SDK, and records it; or returns the error that answers it instead, and
-// the id to answer with (nil is null; code 0 when none). A request waits while MaxInFlight are unanswered or
-// MaxUnwrittenBytes wait to be written; any other message while the SDK
-// writes; everything while an initialize is not answered, so that what
-// follows it is judged by its outcome.
+// the id to answer with (nil is null; code 0 when none). A request waits
+// while MaxInFlight are unanswered or MaxUnwrittenBytes wait to be written;
+// any other message while the SDK writes; everything while an initialize
+// is not answered, so that what follows it is judged by its outcome.
 func (f *flow) admit(m jsonrpc.Message, id json.RawMessage) (json.RawMessage, int64, string) {
 	req, _ := m.(*jsonrpc.Request)
 	call := req != nil && req.IsCall()
@@ -75,7 +75,7 @@ func (f *flow) admit(m jsonrpc.Message, id json.RawMessage) (json.RawMessage, in
 	sessionless := carriesVersion(req.Params)
 	switch {
 	case f.inFlight[key]:
-		return nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: the id %s is already in use by a request not yet answered", id)
+		return nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: the id %s is already in use by a request not yet answered", short(id))
 	case sessionless:
 		f.initialized = true // the SDK takes such a request as the session's start
 	case req.Method == "initialize" && f.initialized:

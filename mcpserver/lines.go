@@ -177,10 +177,15 @@ func check(line []byte) (m jsonrpc.Message, id json.RawMessage, code int64, msg 
 
 // notExact is the message refusing a numeric id that is not exactInteger.
 func notExact(what string, id json.RawMessage) string {
+	return fmt.Sprintf("invalid request: %s %s is not an integer from -%d to %d; send a string id, or such an integer, which is answered exactly as sent", what, short(id), maxID, maxID)
+}
+
+// short is an id as a message shows it: its first 40 bytes.
+func short(id json.RawMessage) json.RawMessage {
 	if len(id) > 40 {
-		id = append(id[:40:40], "..."...)
+		return append(id[:40:40], "..."...)
 	}
-	return fmt.Sprintf("invalid request: %s %s is not an integer from -%d to %d; send a string id, or such an integer, which is answered exactly as sent", what, id, maxID, maxID)
+	return id
 }
 
 // maxID is the largest integer id the SDK, which decodes ids as float64,
