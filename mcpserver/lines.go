@@ -5,7 +5,7 @@ package mcpserver
 // the session on the first line it cannot decode; lineReader checks every
 // line first, passes only JSON-RPC objects the SDK decodes, and answers any
 // other line itself with a JSON-RPC error, so that one bad line costs only
-// its own answer.
+// its own answer. What it hands on passes flow first (flow.go).
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -46,18 +47,21 @@ func (l *lockedWriter) Close() error { return l.w.Close() }
 // JSON nested deeper than the decoder allows), -32600 for a JSON value that
 // is not an object, a batch (not supported), an object that is not a
 // JSON-RPC request or response (with its id when it has a usable one), and
-// a line over max bytes. Blank lines are skipped.
+// a line over max bytes, and a numeric id that is not an integer it can
+// echo exactly. A message then passes flow.admit, which may hold it back
+// (backpressure) or answer it (the lifecycle). Blank lines are skipped.
 type lineReader struct {
 	in   io.ReadCloser
 	r    *bufio.Reader
 	out  io.Writer
 	max  int
+	flow *flow
 	line []byte // the current message line
 	rest []byte // what of line is not yet read
 }
 
-func newLineReader(in io.ReadCloser, out io.Writer, max int) *lineReader {
-	return &lineReader{in: in, r: bufio.NewReaderSize(in, 64<<10), out: out, max: max}
+func newLineReader(in io.ReadCloser, out io.Writer, max int, f *flow) *lineReader {
+	return &lineReader{in: in, r: bufio.NewReaderSize(in, 64<<10), out: out, max: max, flow: f}
 }
 
 func (l *lineReader) Read(p []byte) (int, error) {
@@ -71,7 +75,10 @@ func (l *lineReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (l *lineReader) Close() error { return l.in.Close() }
+func (l *lineReader) Close() error {
+	l.flow.close()
+	return l.in.Close()
+}
 
 // next reads lines until one holds a message, which it makes l.rest. It
 // returns the read error that ends input (a last line without newline is
@@ -85,7 +92,11 @@ func (l *lineReader) next() error {
 		l.answer(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line over the limit of %d bytes; it was discarded", l.max))
 		return err
 	}
-	if id, code, msg := check(line); code != 0 {
+	m, id, code, msg := check(line)
+	if code == 0 {
+		id, code, msg = l.flow.admit(m, id)
+	}
+	if code != 0 {
 		l.answer(id, code, msg)
 		return err
 	}
@@ -126,34 +137,101 @@ func (l *lineReader) readLine() (line []byte, long bool, err error) {
 // takes (its internal limit); a deeper line is answered as not JSON.
 const maxDepth = 1000
 
-// check is the JSON-RPC error for a line that the SDK would not take, or
-// code 0.
-func check(line []byte) (id json.RawMessage, code int64, msg string) {
+// check decodes a line: the message and its raw id, or the JSON-RPC error
+// that answers a line the SDK would not take (with the id to answer with,
+// nil for null).
+func check(line []byte) (m jsonrpc.Message, id json.RawMessage, code int64, msg string) {
 	if !json.Valid(line) {
 		var v any
-		return nil, jsonrpc.CodeParseError, "parse error: " + json.Unmarshal(line, &v).Error()
+		return nil, nil, jsonrpc.CodeParseError, "parse error: " + json.Unmarshal(line, &v).Error()
 	}
 	if tooDeep(line) {
-		return nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: JSON nested deeper than %d levels", maxDepth)
+		return nil, nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: JSON nested deeper than %d levels", maxDepth)
 	}
 	switch line[0] {
 	case '{':
 	case '[':
-		return nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported; send one message per line"
+		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported; send one message per line"
 	default:
-		return nil, jsonrpc.CodeInvalidRequest, "invalid request: a message must be a JSON object"
+		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: a message must be a JSON object"
 	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		var m struct {
-			ID json.RawMessage `json:"id"`
-		}
-		if json.Unmarshal(line, &m) == nil && len(m.ID) > 0 && (m.ID[0] == '"' || m.ID[0] == '-' || '0' <= m.ID[0] && m.ID[0] <= '9') {
-			id = m.ID
-		}
-		return id, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
+	id, bad := messageID(line)
+	if bad != nil {
+		return nil, nil, jsonrpc.CodeInvalidRequest, notExact("the id", bad)
 	}
-	return nil, 0, ""
+	m, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		if len(id) > 0 && id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+			id = nil
+		}
+		return nil, id, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
+	}
+	if req, ok := m.(*jsonrpc.Request); ok && req.Method == "notifications/cancelled" {
+		var p map[string]json.RawMessage
+		if json.Unmarshal(req.Params, &p) == nil && !exactInteger(p["requestId"]) {
+			return nil, nil, jsonrpc.CodeInvalidRequest, notExact("notifications/cancelled: the requestId", p["requestId"])
+		}
+	}
+	return m, id, 0, ""
 }
+
+// notExact is the message refusing a numeric id that is not exactInteger.
+func notExact(what string, id json.RawMessage) string {
+	return fmt.Sprintf("invalid request: %s %s is not an integer from -%d to %d; send a string id, or such an integer, which is answered exactly as sent", what, short(id), maxID, maxID)
+}
+
+// short is an id as a message shows it: its first 40 bytes.
+func short(id json.RawMessage) json.RawMessage {
+	if len(id) > 40 {
+		return append(id[:40:40], "..."...)
+	}
+	return id
+}
+
+// maxID is the largest integer id the SDK, which decodes ids as float64,
+// answers exactly (2^53-1).
+const maxID = 1<<53 - 1
+
+// messageID is the "id" of a JSON object (the last one, as decoders take
+// it; nil when none) and the first "id" that is not exactInteger, which the
+// SDK would answer under another id.
+func messageID(object []byte) (id, bad json.RawMessage) {
+	d := json.NewDecoder(bytes.NewReader(object))
+	d.Token() // {
+	for d.More() {
+		key, err := d.Token()
+		if err != nil {
+			return id, bad
+		}
+		if key != "id" {
+			d.Decode(&skipValue{})
+			continue
+		}
+		var v json.RawMessage
+		d.Decode(&v)
+		id = v
+		if bad == nil && !exactInteger(v) {
+			bad = v
+		}
+	}
+	return id, bad
+}
+
+// exactInteger says whether a JSON value is no number, or a number the SDK,
+// which reads ids as float64 and answers them as int64, keeps as written: an
+// integer from -maxID to maxID written plainly (not 7.5, 1e2, 7.0, -0, 2^53).
+func exactInteger(v json.RawMessage) bool {
+	if len(v) == 0 || v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+		return true
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	return err == nil && n <= maxID && n >= -maxID && strconv.FormatInt(n, 10) == string(v)
+}
+
+// skipValue is a JSON value decoded to nothing.
+type skipValue struct{}
+
+func (*skipValue) UnmarshalJSON([]byte) error { return nil }
 
 // tooDeep reports whether valid JSON nests arrays and objects deeper than
 // maxDepth.

@@ -65,10 +65,12 @@ type Options struct {
 // error (a tool call as an isError result) and the next one tries again.
 // Nor does a line that is not a JSON-RPC message, or one over MaxLineBytes:
 // it is answered -32700 or -32600 with id null (docs/mcp.md, "Framing").
+// Reading stops while MaxInFlight requests or MaxUnwrittenBytes of replies
+// wait to be written (flow.go).
 func Serve(ctx context.Context, in io.ReadCloser, out io.WriteCloser, opts Options) error {
-	w := &lockedWriter{w: out}
+	w, f := &lockedWriter{w: out}, newFlow()
 	// MaxLineLength -1: lineReader bounds every line already.
-	return serve(ctx, &mcp.IOTransport{Reader: newLineReader(in, w, MaxLineBytes), Writer: w, MaxLineLength: -1}, opts)
+	return serve(ctx, &mcp.IOTransport{Reader: newLineReader(in, w, MaxLineBytes, f), Writer: &replyWriter{w: w, f: f}, MaxLineLength: -1}, opts)
 }
 
 func serve(ctx context.Context, t mcp.Transport, opts Options) error {

@@ -2,7 +2,6 @@ package setup
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -152,30 +151,25 @@ func PlanAll(opts Options) ([]Change, error) {
 	if err != nil || path == "" {
 		return []Change{mcp}, err
 	}
-	if path == mcp.Path {
+	hc, err := newChange(path, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	if hc.Target == mcp.Target { // Gemini CLI's one file, or two linked to one
 		action, after, err := planHooks(path, mcp.After, opts)
 		if err != nil {
 			return nil, err
 		}
 		mcp.Action, mcp.After = combine(mcp.Action, action), after
 		mcp.What = "the agentd MCP server and hooks"
+		mcp.keepLink()
 		return []Change{mcp}, nil
 	}
-	hc := Change{Path: path, mode: 0o644, What: "agentd's hooks", ownDir: filepath.Base(filepath.Dir(path)) == "."+opts.Agent}
-	if opts.User {
-		hc.mode = 0o600
-	}
-	data, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		hc.Before = data
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, fmt.Errorf("cannot read %s: %w", path, err)
-	}
-	_, hc.Comments = stripComments(hc.Before)
+	hc.What = "agentd's hooks"
 	if hc.Action, hc.After, err = planHooks(path, hc.Before, opts); err != nil {
 		return nil, err
 	}
+	hc.keepLink()
 	return []Change{mcp, hc}, nil
 }
 

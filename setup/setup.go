@@ -15,7 +15,8 @@
 // agentd at another path is updated), and so is a JSON file with comments,
 // which writing would lose (Change.Refusal); removing takes out exactly the
 // entry setup writes (and the mcpServers object or the file when nothing
-// else is left in them). It imports only the standard library and
+// else is left in them). It never moves data across a symbolic link
+// (links.go). It imports only the standard library and
 // github.com/pelletier/go-toml/v2.
 package setup
 
@@ -73,7 +74,12 @@ const (
 
 // Change is the planned edit of one config file.
 type Change struct {
-	Path   string
+	Path string
+	// Target is the file the change reads and writes: Path with its
+	// symbolic links resolved; Linked says Path, or its folder, is a link
+	// (docs/mcp.md, "Symbolic links").
+	Target string
+	Linked bool
 	Action Action
 	What   string // what setup writes in the file, for messages ("the agentd MCP server")
 	Before []byte // the file as it is; nil when it does not exist
@@ -85,6 +91,7 @@ type Change struct {
 	Comments bool
 	mode     os.FileMode // of a new file
 	ownDir   bool        // the file is in the agent's own folder (.gemini, ...), removed with it when empty
+	empty    []byte      // the file with nothing in it, written instead of deleting it through a link
 }
 
 // Plan reads the agent's config file and works out the change, writing
@@ -96,21 +103,11 @@ func Plan(opts Options) (Change, error) {
 	if err != nil {
 		return Change{}, err
 	}
-	c := Change{Path: path, mode: 0o644, ownDir: filepath.Base(filepath.Dir(path)) == "."+opts.Agent}
-	if opts.User {
-		c.mode = 0o600
-	}
-	data, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		c.Before = data
-	case !errors.Is(err, os.ErrNotExist):
-		return c, fmt.Errorf("cannot read %s: %w", path, err)
+	c, err := newChange(path, opts, opts.Agent != "codex")
+	if err != nil {
+		return c, err
 	}
 	want := entry(opts.Agent, opts.Command)
-	if opts.Agent != "codex" {
-		_, c.Comments = stripComments(c.Before)
-	}
 	if opts.Agent == "codex" {
 		c.Action, c.After, err = planTOML(path, c.Before, want, opts.Remove)
 	} else {
@@ -122,6 +119,7 @@ func Plan(opts Options) (Change, error) {
 	if c.Action == Already || c.Action == Absent {
 		c.After = c.Before
 	}
+	c.keepLink()
 	return c, nil
 }
 
@@ -134,12 +132,13 @@ func (c Change) Refusal() error {
 	return fmt.Errorf("%s has comments (// or /* */), which agentd setup cannot keep when it writes the file: changed nothing; run the same agentd setup with --print and copy agentd's entries from what it shows into your file by hand", c.Path)
 }
 
-// Apply writes a planned change: the new file through a temporary file and
-// a rename (keeping the old file's mode; a new one gets 0600 in the home
-// folder and 0644 in a project), or deletes the file when nothing is left
-// in it, and then the agent's folder (.gemini, .codex, .cursor) when that is
-// empty. Already and Absent write nothing; a Refusal writes nothing and is
-// the error.
+// Apply writes a planned change to its Target: the new file through a
+// temporary file beside it and a rename (keeping the old file's mode; a new
+// one gets 0600 in the home folder and 0644 in a project), or deletes the
+// file when nothing is left in it, and then the agent's folder (.gemini,
+// .codex, .cursor) when that is empty and not reached through a link.
+// Already and Absent write nothing; a Refusal writes nothing and is the
+// error.
 func (c Change) Apply() error {
 	if err := c.Refusal(); err != nil {
 		return err
@@ -148,23 +147,23 @@ func (c Change) Apply() error {
 	case c.Action == Already || c.Action == Absent:
 		return nil
 	case c.After == nil:
-		if err := os.Remove(c.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(c.Target); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		if c.ownDir {
-			os.Remove(filepath.Dir(c.Path)) // only when empty: .gemini, .codex, .cursor
+		if c.ownDir && !c.Linked {
+			os.Remove(filepath.Dir(c.Target)) // only when empty: .gemini, .codex, .cursor
 		}
 		return nil
 	}
 	mode := c.mode
-	if fi, err := os.Stat(c.Path); err == nil {
+	if fi, err := os.Stat(c.Target); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	dir := filepath.Dir(c.Path)
+	dir := filepath.Dir(c.Target)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(c.Path)+".agentd-*")
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(c.Target)+".agentd-*")
 	if err != nil {
 		return err
 	}
@@ -184,7 +183,7 @@ func (c Change) Apply() error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), c.Path)
+	return os.Rename(tmp.Name(), c.Target)
 }
 
 // UserCommand is the command a file in the home folder names for this
@@ -211,11 +210,18 @@ func UserCommand(exe string) (string, bool) {
 		if dir == "" || !filepath.IsAbs(dir) {
 			continue
 		}
-		if rel, err := filepath.Rel(real(dir), file); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if below(real(dir), file) {
 			return ServerName, true
 		}
 	}
 	return exe, false
+}
+
+// below says whether path p lies in folder dir (not dir itself), both
+// clean and absolute.
+func below(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // configPath is the agent's config file for the scope of opts.

@@ -2,6 +2,7 @@ package setup
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,5 +246,218 @@ func TestCommentsNotLost(t *testing.T) {
 	os.WriteFile(path, []byte("// mine\n"+read(t, path)), 0o644)
 	if c, err := Plan(opts); err != nil || c.Action != Already || c.Refusal() != nil {
 		t.Errorf("set up file with comments: %v %s %v", err, c.Action, c.Refusal())
+	}
+}
+
+// isLink says whether path is a symbolic link.
+func isLink(t *testing.T, path string) bool {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
+}
+
+// link makes path a symbolic link to to, creating path's folder.
+func link(t *testing.T, to, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(to, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestProjectLinkOutsideRefused: a project config file that is a symbolic
+// link to a file outside the project, or lies in a linked folder that
+// resolves outside it (every file setup writes, each agent), is refused by
+// PlanAll for setup and for remove, with an error naming the link and where
+// it points; the outside file (tokens in it) is neither read into a change
+// nor written, and the link stays. A link inside the project that points out
+// through another link is refused too.
+func TestProjectLinkOutsideRefused(t *testing.T) {
+	const secret = `{"oauth": {"access_token": "SECRET-TOKEN"}}` + "\n"
+	for _, tc := range []struct {
+		agent, rel string
+		folder     bool // the agent's folder is the link, not the file
+	}{
+		{"claude", ".mcp.json", false},
+		{"claude", ".claude/settings.json", false},
+		{"claude", ".claude/settings.json", true},
+		{"gemini", ".gemini/settings.json", false},
+		{"gemini", ".gemini/settings.json", true},
+		{"codex", ".codex/config.toml", false},
+		{"codex", ".codex/hooks.json", false},
+		{"codex", ".codex/config.toml", true},
+		{"cursor", ".cursor/mcp.json", false},
+		{"cursor", ".cursor/mcp.json", true},
+	} {
+		for _, remove := range []bool{false, true} {
+			ws, outside := t.TempDir(), t.TempDir()
+			name := fmt.Sprintf("%s %s (folder link %v, remove %v)", tc.agent, tc.rel, tc.folder, remove)
+			path, at, to := filepath.Join(ws, tc.rel), filepath.Join(ws, tc.rel), filepath.Join(outside, "secrets.json")
+			if tc.folder {
+				at, to = filepath.Dir(path), outside
+			}
+			content := secret
+			if strings.HasSuffix(tc.rel, ".toml") {
+				content = "token = \"SECRET-TOKEN\"\n"
+			}
+			if err := os.WriteFile(filepath.Join(outside, map[bool]string{false: "secrets.json", true: filepath.Base(tc.rel)}[tc.folder]), []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			link(t, to, at)
+			cs, err := PlanAll(Options{Agent: tc.agent, Workspace: ws, Command: "agentd", Remove: remove})
+			if err == nil || !strings.Contains(err.Error(), at) || !strings.Contains(err.Error(), "symbolic link to "+to) || !strings.Contains(err.Error(), "outside the project") || !strings.Contains(err.Error(), "changed nothing") {
+				t.Errorf("%s: PlanAll: %v, want a refusal naming %s and %s", name, err, at, to)
+			}
+			for _, c := range cs {
+				if strings.Contains(string(c.Before)+string(c.After), "SECRET") {
+					t.Errorf("%s: a change holds the outside file's content: %s", name, c.After)
+				}
+			}
+			if !isLink(t, at) {
+				t.Errorf("%s: %s is no longer a link", name, at)
+			}
+			filepath.WalkDir(outside, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && read(t, p) != content {
+					t.Errorf("%s: %s changed: %s", name, p, read(t, p))
+				}
+				return nil
+			})
+		}
+	}
+
+	// A link inside the project to a link that points out.
+	ws, outside := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secrets.json"), []byte(secret), 0o600)
+	link(t, filepath.Join(outside, "secrets.json"), filepath.Join(ws, "shared", "mcp.json"))
+	link(t, "../shared/mcp.json", filepath.Join(ws, ".cursor", "mcp.json"))
+	if _, err := PlanAll(Options{Agent: "cursor", Workspace: ws, Command: "agentd"}); err == nil || !strings.Contains(err.Error(), "outside the project") {
+		t.Errorf("a chain of links out of the project: %v, want a refusal", err)
+	}
+}
+
+// TestProjectLinkInsideFollowed: a project file that links to a file inside
+// the project is written through the link (the link stays, the file it
+// names gets the entry, its other keys kept), and removing leaves {} there
+// rather than deleting the file the link names.
+func TestProjectLinkInsideFollowed(t *testing.T) {
+	ws := t.TempDir()
+	shared := filepath.Join(ws, "config", "cursor-mcp.json")
+	os.MkdirAll(filepath.Dir(shared), 0o755)
+	os.WriteFile(shared, []byte(`{"theme": "dark"}`), 0o644)
+	path := filepath.Join(ws, ".cursor", "mcp.json")
+	link(t, "../config/cursor-mcp.json", path)
+	opts := Options{Agent: "cursor", Workspace: ws, Command: "agentd"}
+	cs := applyAll(t, opts)
+	if len(cs) != 1 || cs[0].Target != shared || !cs[0].Linked || cs[0].Action != Added {
+		t.Fatalf("changes: %+v, want one added through the link to %s", cs, shared)
+	}
+	if !isLink(t, path) || !strings.Contains(read(t, shared), `"agentd"`) || !strings.Contains(read(t, shared), `"theme": "dark"`) {
+		t.Errorf("after setup: link %v, %s:\n%s", isLink(t, path), shared, read(t, shared))
+	}
+	opts.Remove = true
+	applyAll(t, opts)
+	if !isLink(t, path) || strings.TrimSpace(read(t, shared)) != `{
+  "theme": "dark"
+}` {
+		t.Errorf("after remove: link %v, %s:\n%s", isLink(t, path), shared, read(t, shared))
+	}
+	os.WriteFile(shared, []byte(`{"mcpServers": {}}`), 0o644)
+	applyAll(t, Options{Agent: "cursor", Workspace: ws, Command: "agentd"})
+	applyAll(t, opts)
+	if !isLink(t, path) || read(t, shared) != "{}\n" {
+		t.Errorf("after removing the last entry: link %v, %s: %q, want {}", isLink(t, path), shared, read(t, shared))
+	}
+}
+
+// TestUserLinkUpdatedThrough: a dotfiles manager's links in the home folder
+// (~/.claude.json a link to a file, ~/.claude a link to a folder) are
+// updated through: the links stay, the files they name change, other keys
+// are kept, each write goes through a temporary file beside the target;
+// remove takes out agentd's entries and leaves the links and the files.
+func TestUserLinkUpdatedThrough(t *testing.T) {
+	home, dotfiles := t.TempDir(), t.TempDir()
+	mcpFile, hooksDir := filepath.Join(dotfiles, "claude.json"), filepath.Join(dotfiles, "claude")
+	os.MkdirAll(hooksDir, 0o755)
+	os.WriteFile(mcpFile, []byte(`{"theme": "dark", "projects": {"/p": {"allowedTools": []}}}`), 0o600)
+	os.WriteFile(filepath.Join(hooksDir, "settings.json"), []byte(`{"model": "opus"}`), 0o640)
+	link(t, mcpFile, filepath.Join(home, ".claude.json"))
+	link(t, hooksDir, filepath.Join(home, ".claude"))
+	opts := Options{Agent: "claude", User: true, Home: home, Command: "/opt/agentd"}
+	cs := applyAll(t, opts)
+	if len(cs) != 2 || cs[0].Target != mcpFile || cs[1].Target != filepath.Join(hooksDir, "settings.json") {
+		t.Fatalf("changes: %+v", cs)
+	}
+	for _, l := range []string{".claude.json", ".claude"} {
+		if !isLink(t, filepath.Join(home, l)) {
+			t.Errorf("~/%s is no longer a link", l)
+		}
+	}
+	if got := read(t, mcpFile); !strings.Contains(got, `"/opt/agentd"`) || !strings.Contains(got, `"theme": "dark"`) || !strings.Contains(got, `"allowedTools"`) {
+		t.Errorf("%s:\n%s", mcpFile, got)
+	}
+	hooks := filepath.Join(hooksDir, "settings.json")
+	if got := read(t, hooks); !strings.Contains(got, "/opt/agentd hook claude") || !strings.Contains(got, `"model": "opus"`) {
+		t.Errorf("%s:\n%s", hooks, got)
+	}
+	if fi, _ := os.Stat(hooks); fi.Mode().Perm() != 0o640 {
+		t.Errorf("%s has mode %v, want its own 0640 kept", hooks, fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(home); len(entries) != 2 {
+		t.Errorf("home holds %d entries, want the two links only (no temporary file)", len(entries))
+	}
+	opts.Remove = true
+	applyAll(t, opts)
+	if !isLink(t, filepath.Join(home, ".claude.json")) || !isLink(t, filepath.Join(home, ".claude")) {
+		t.Errorf("a link went with --remove")
+	}
+	if got := read(t, mcpFile); strings.Contains(got, "agentd") || !strings.Contains(got, `"theme": "dark"`) {
+		t.Errorf("%s after remove:\n%s", mcpFile, got)
+	}
+	if got := read(t, hooks); strings.Contains(got, "agentd") || !strings.Contains(got, `"model": "opus"`) {
+		t.Errorf("%s after remove:\n%s", hooks, got)
+	}
+
+	// A linked agent folder whose file is agentd's alone: the file is
+	// deleted, the folder and its link stay.
+	gemini := filepath.Join(dotfiles, ".gemini")
+	os.MkdirAll(gemini, 0o755)
+	link(t, gemini, filepath.Join(home, ".gemini"))
+	gopts := Options{Agent: "gemini", User: true, Home: home, Command: "/opt/agentd"}
+	applyAll(t, gopts)
+	gopts.Remove = true
+	applyAll(t, gopts)
+	if !isLink(t, filepath.Join(home, ".gemini")) {
+		t.Errorf("~/.gemini is no longer a link after remove")
+	}
+	if _, err := os.Stat(gemini); err != nil {
+		t.Errorf("the folder ~/.gemini names is gone: %v", err)
+	}
+}
+
+// TestBrokenLinkRefused: a config file that is a link to nothing, in the
+// home folder or a project, is an error that names the link and where it
+// points; nothing is created.
+func TestBrokenLinkRefused(t *testing.T) {
+	home := t.TempDir()
+	missing := filepath.Join(home, "dotfiles", "claude.json")
+	link(t, missing, filepath.Join(home, ".claude.json"))
+	_, err := PlanAll(Options{Agent: "claude", User: true, Home: home, Command: "agentd"})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(home, ".claude.json")+" is a symbolic link to "+missing+", which does not exist") {
+		t.Errorf("~/.claude.json linked to nothing: %v", err)
+	}
+	ws := t.TempDir()
+	link(t, "nowhere.json", filepath.Join(ws, ".mcp.json"))
+	for _, remove := range []bool{false, true} {
+		if _, err := PlanAll(Options{Agent: "claude", Workspace: ws, Command: "agentd", Remove: remove}); err == nil || !strings.Contains(err.Error(), "which does not exist") {
+			t.Errorf("project .mcp.json linked to nothing (remove %v): %v", remove, err)
+		}
+	}
+	if _, err := os.Lstat(missing); !os.IsNotExist(err) {
+		t.Errorf("%s was created", missing)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "nowhere.json")); !os.IsNotExist(err) {
+		t.Errorf("nowhere.json was created")
 	}
 }

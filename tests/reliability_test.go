@@ -1233,6 +1233,7 @@ type procStats struct {
 	Threads int
 	FDs     int
 	RSSKiB  int
+	PeakKiB int // VmHWM, the most RSSKiB has been
 }
 
 func readProcStats(t testing.TB, pid int) procStats {
@@ -1253,6 +1254,8 @@ func readProcStats(t testing.TB, pid int) procStats {
 			s.Threads, _ = strconv.Atoi(fields[0])
 		case "VmRSS":
 			s.RSSKiB, _ = strconv.Atoi(fields[0])
+		case "VmHWM":
+			s.PeakKiB, _ = strconv.Atoi(fields[0])
 		}
 	}
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,5 +186,108 @@ func TestSetupHookProgram(t *testing.T) {
 	}
 	if _, err := os.Stat(hooksFile); !os.IsNotExist(err) {
 		t.Errorf("%s still there after --remove (%v)", hooksFile, err)
+	}
+}
+
+// TestSetupProjectLinkToSecrets is the attacker's case: a cloned project
+// whose .gemini/settings.json is a symbolic link to a file of the user's
+// outside the project (OAuth tokens in it). `agentd setup gemini`, with
+// --print and with --remove too, exits 1 naming the link and where it
+// points; nothing is printed of the file, nothing is written in the project
+// (the link stays a link) and the file keeps its content.
+func TestSetupProjectLinkToSecrets(t *testing.T) {
+	e := newEnv(t)
+	repo, private := filepath.Join(e.ws, "repo"), filepath.Join(e.ws, "private")
+	for _, d := range []string{filepath.Join(repo, ".git"), filepath.Join(repo, ".gemini"), private} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secrets := filepath.Join(private, "oauth_creds.json")
+	const content = `{"access_token": "ya29.SECRET-ACCESS", "refresh_token": "1//SECRET-REFRESH"}` + "\n"
+	if err := os.WriteFile(secrets, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(repo, ".gemini", "settings.json")
+	if err := os.Symlink(secrets, path); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{}, {"--print"}, {"--remove"}} {
+		out, stderr, code := e.cliIn(repo, append([]string{"setup", "gemini"}, args...)...)
+		if code != 1 || !strings.Contains(stderr, path+" is a symbolic link to "+secrets) || !strings.Contains(stderr, "outside the project") || !strings.Contains(stderr, "changed nothing") {
+			t.Errorf("setup gemini %v: exit %d, stderr %q, want 1 naming the link and its target", args, code, stderr)
+		}
+		if strings.Contains(out+stderr, "SECRET") {
+			t.Errorf("setup gemini %v showed the linked file's content: %s %s", args, out, stderr)
+		}
+		if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("after setup gemini %v, %s is no longer the link (%v)", args, path, err)
+		}
+		if b, _ := os.ReadFile(secrets); string(b) != content {
+			t.Errorf("after setup gemini %v, %s = %s", args, secrets, b)
+		}
+	}
+	filepath.WalkDir(repo, func(p string, d os.DirEntry, err error) error {
+		if b, _ := os.ReadFile(p); err == nil && d.Type().IsRegular() && strings.Contains(string(b), "SECRET") {
+			t.Errorf("%s holds the secret", p)
+		}
+		return nil
+	})
+}
+
+// TestSetupUserDotfilesLink: ~/.claude.json is a dotfiles manager's link.
+// `agentd setup claude --user` updates the file it names (agentd added,
+// every other key kept) and says so; the link stays a link; --remove takes
+// agentd out through the link again, which stays. A link to nothing is an
+// error that names it, and creates nothing.
+func TestSetupUserDotfilesLink(t *testing.T) {
+	e := newEnv(t)
+	home, dotfiles := filepath.Join(e.ws, "home"), filepath.Join(e.ws, "dotfiles")
+	for _, d := range []string{home, dotfiles} {
+		os.MkdirAll(d, 0o700)
+	}
+	target, link := filepath.Join(dotfiles, "claude.json"), filepath.Join(home, ".claude.json")
+	os.WriteFile(target, []byte(`{"numStartups": 12, "theme": "dark", "projects": {"/src/x": {"allowedTools": ["Bash"]}}}`), 0o600)
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := e.command(append([]string{"setup", "claude", "--user"}, args...)...)
+		cmd.Env = append(cmd.Env, "HOME="+home)
+		b, err := cmd.CombinedOutput()
+		code := 0
+		if err != nil {
+			code = cmd.ProcessState.ExitCode()
+		}
+		return string(b), code
+	}
+	isLink := func() bool {
+		fi, err := os.Lstat(link)
+		return err == nil && fi.Mode()&os.ModeSymlink != 0
+	}
+	out, code := run()
+	if code != 0 || !strings.Contains(out, link+" (through the link, "+target+"): added") {
+		t.Fatalf("setup claude --user: exit %d\n%s", code, out)
+	}
+	var doc map[string]any
+	b, _ := os.ReadFile(target)
+	if err := json.Unmarshal(b, &doc); err != nil || !isLink() || doc["theme"] != "dark" || doc["numStartups"] != 12.0 || doc["projects"] == nil || doc["mcpServers"] == nil {
+		t.Fatalf("after setup: link %v, %s = %s (%v)", isLink(), target, b, err)
+	}
+	if out, code = run("--remove"); code != 0 || !isLink() {
+		t.Fatalf("setup --remove: exit %d, link %v\n%s", code, isLink(), out)
+	}
+	b, _ = os.ReadFile(target)
+	if strings.Contains(string(b), "agentd") || !strings.Contains(string(b), `"numStartups": 12`) {
+		t.Errorf("after --remove, %s = %s", target, b)
+	}
+
+	os.Remove(target)
+	if out, code = run(); code != 1 || !strings.Contains(out, link+" is a symbolic link to "+target+", which does not exist") {
+		t.Errorf("setup through a link to nothing: exit %d\n%s", code, out)
+	}
+	if _, err := os.Lstat(target); !os.IsNotExist(err) || !isLink() {
+		t.Errorf("a link to nothing: %s created (%v), link %v", target, err, isLink())
 	}
 }

@@ -77,15 +77,15 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 	if o.print {
 		for _, c := range changes {
 			if c.Refusal() != nil {
-				fmt.Fprintf(stdout, "# %s has comments, which agentd setup cannot keep: it writes nothing there; copy agentd's entries from this into it by hand (its comments are left out here)\n", c.Path)
+				fmt.Fprintf(stdout, "# %s has comments, which agentd setup cannot keep: it writes nothing there; copy agentd's entries from this into it by hand (its comments are left out here)\n", shown(c))
 			}
 			switch {
 			case c.After == nil:
-				fmt.Fprintf(stdout, "# %s: would be removed (nothing else is left in it)\n", c.Path)
+				fmt.Fprintf(stdout, "# %s: would be removed (nothing else is left in it)\n", shown(c))
 			case c.Action == setup.Already || c.Action == setup.Absent:
-				fmt.Fprintf(stdout, "# %s: unchanged (%s)\n%s", c.Path, describe(c), c.After)
+				fmt.Fprintf(stdout, "# %s: unchanged (%s)\n%s", shown(c), describe(c), c.After)
 			default:
-				fmt.Fprintf(stdout, "# %s: would be written as\n%s", c.Path, c.After)
+				fmt.Fprintf(stdout, "# %s: would be written as\n%s", shown(c), c.After)
 			}
 		}
 		return 0
@@ -99,10 +99,10 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 	added := false
 	for _, c := range changes {
 		if err := c.Apply(); err != nil {
-			fmt.Fprintf(stderr, "agentd setup %s: writing %s: %v\n", opts.Agent, c.Path, err)
+			fmt.Fprintf(stderr, "agentd setup %s: writing %s: %v\n", opts.Agent, shown(c), err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "%s: %s\n", c.Path, describe(c))
+		fmt.Fprintf(stdout, "%s: %s\n", shown(c), describe(c))
 		added = added || c.Action == setup.Added || c.Action == setup.Updated
 	}
 	if added {
@@ -121,6 +121,15 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 		}
 	}
 	return 0
+}
+
+// shown names a change's file, and the file it writes when that is
+// reached through a symbolic link (docs/mcp.md, "Symbolic links").
+func shown(c setup.Change) string {
+	if c.Linked {
+		return c.Path + " (through the link, " + c.Target + ")"
+	}
+	return c.Path
 }
 
 func describe(c setup.Change) string {
