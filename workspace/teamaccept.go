@@ -152,9 +152,17 @@ func teamOf(stateDir, root string) (*Team, *TeamFileNotice, error) {
 		SHA256: tf.sha, Accept: TeamAcceptCommand}, nil
 }
 
-// TeamFileNotice says what this machine does not use of the team file of
-// the folder at root, as it is now; nil when it has none or it is accepted
-// (agentd.state's teamFile).
+// TeamFileStatus says what this machine, whose state directory is
+// stateDir, does with the team file of the folder at root as it is now:
+// accepted (the team serves the folder), or a notice (it has one that this
+// machine does not use: agentd.state's teamFile), or neither (no team
+// file). It reads two small files and opens nothing.
+func TeamFileStatus(stateDir, root string) (accepted bool, notice *TeamFileNotice, err error) {
+	t, n, err := teamOf(stateDir, root)
+	return t != nil, n, err
+}
+
+// TeamFileNotice is TeamFileStatus's notice on this registry's machine.
 func (r *Registry) TeamFileNotice(root string) (*TeamFileNotice, error) {
 	_, n, err := teamOf(r.opts.StateDir, root)
 	return n, err
@@ -164,6 +172,10 @@ func (r *Registry) TeamFileNotice(root string) (*TeamFileNotice, error) {
 type TeamAccepted struct {
 	Team   Team   // as the file names it
 	SHA256 string // of the file's bytes
+	// Dialed are the endpoints this machine dials for the team, and sends
+	// its etcd credentials to: its own (TeamOptions.Endpoints), else the
+	// file's.
+	Dialed []string
 	// Reopened: the folder was open here, served from its bbolt file; its
 	// clients move to the team store at their next command (Reopen).
 	Reopened bool
@@ -180,6 +192,10 @@ func (r *Registry) AcceptTeam(root, sha string) (TeamAccepted, error) {
 	res, err := acceptTeamFile(r.opts.StateDir, root, sha)
 	if err != nil {
 		return TeamAccepted{}, err
+	}
+	res.Dialed = res.Team.Etcd
+	if len(r.opts.Team.Endpoints) > 0 {
+		res.Dialed = r.opts.Team.Endpoints
 	}
 	r.mu.Lock()
 	w := r.open[root]
