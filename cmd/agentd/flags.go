@@ -24,9 +24,9 @@ var goalActions = []string{"create", "pause", "resume", "cancel", "budget", "sta
 // takes --workspace without using it (the LSP client names the folders):
 // a command line that starts agentd for one folder may carry it.
 var flagCommands = map[string][]string{
-	"workspace":      {"serve", "tool", "state", "goal", "undo", "simulate", "mcp", "hook", "setup", "team init", "team status"},
+	"workspace":      {"serve", "tool", "state", "goal", "undo", "simulate", "mcp", "hook", "setup", "team init", "team accept", "team status"},
 	"session":        {"tool", "state", "goal", "undo", "simulate", "mcp", "hook"},
-	"json":           {"tool", "state", "goal", "undo", "team status"},
+	"json":           {"tool", "state", "goal", "undo", "team accept", "team status"},
 	"remote":         {"serve", "tool", "state", "goal", "undo", "mcp", "hook", "team accept"},
 	"stdio":          {"serve"},
 	"listen":         {"serve"},

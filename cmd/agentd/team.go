@@ -15,7 +15,7 @@ import (
 
 // teamUsage is the usage of `agentd team`.
 const teamUsage = `usage: agentd team init --etcd URL[,URL...] [--workspace DIR]
-       agentd team accept [--workspace DIR]
+       agentd team accept [--json] [--workspace DIR]
        agentd team status [--json] [--workspace DIR]
   init: makes the folder a team folder (docs/team.md): copies its todo lists, goals and history
         to etcd under a new team id and writes .agentd/team.json, to commit with the repository,
@@ -171,6 +171,10 @@ func runTeamAccept(ctx context.Context, o options, stateDir string, log *slog.Lo
 		return 1
 	}
 	ar := res.(commands.TeamAcceptResult)
+	if o.jsonOut {
+		printJSON(stdout, ar)
+		return 0
+	}
 	fmt.Fprintf(stdout, "accepted %s on this machine: team %s at %s (sha256 %s)\nyour etcd credentials will be sent to: %s\nthis folder is now served from the team's etcd; any change to %s asks again\n",
 		ar.Path, ar.ID, strings.Join(ar.Endpoints, ","), ar.SHA256, strings.Join(ar.SendsTo, ","), ar.Path)
 	return 0
