@@ -68,7 +68,7 @@ func (l *countingListener) untouched(t *testing.T) {
 // teamFileNotice is agentd.state's teamFile.
 type teamFileNotice struct {
 	Status, Path, ID, SHA256, Accept, Error string
-	Endpoints                                []string
+	Endpoints                               []string
 }
 
 func teamFileSHA(t *testing.T, e *env) string {
