@@ -66,8 +66,9 @@ type cursor struct {
 	// Batches are the tool_use ids of the last tool batches (Claude Code).
 	Batches []string `json:"batches,omitempty"`
 
-	// TeamNoted is the sha256 of the team file the model was last told
-	// this machine does not use (teamNotice): told once per content.
+	// TeamNoted is the status and sha256 of the team file the model was
+	// last told this machine does not use (teamNotice): told once per
+	// content.
 	TeamNoted string `json:"teamNoted,omitempty"`
 
 	// Recent are the last events handled and their answers.
@@ -309,10 +310,10 @@ func (e *engine) teamNotice(ctx context.Context) []injection {
 		return nil
 	}
 	tf := st.TeamFile
-	if tf == nil || tf.SHA256 == e.c.TeamNoted {
+	if tf == nil || tf.Status+" "+tf.SHA256 == e.c.TeamNoted {
 		return nil
 	}
-	e.c.TeamNoted = tf.SHA256
+	e.c.TeamNoted = tf.Status + " " + tf.SHA256
 	text := fmt.Sprintf("agentd: this folder's team file %s (etcd %s) is not accepted on this machine, so agentd keeps the goal and todo list in this machine's own state, not the team's. Only the user may accept it: ask the user whether they trust those endpoints and, if so, to run `%s` themselves; do not run it yourself.",
 		tf.Path, strings.Join(tf.Endpoints, ","), tf.Accept)
 	if tf.Status != "pending" {

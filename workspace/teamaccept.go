@@ -93,6 +93,14 @@ type teamFile struct {
 // returned is for a file that cannot be read at all.
 func readTeamFile(root string) (*teamFile, error) {
 	path := filepath.Join(root, filepath.FromSlash(TeamFile))
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err == nil && !fi.Mode().IsRegular() {
+		// A FIFO or a device would block the read or never end it.
+		return &teamFile{path: path, problem: "it is not a regular file"}, nil
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
