@@ -63,7 +63,7 @@ func (r *Registry) openStore(w *Workspace) error {
 		return r.openTeam(w, team)
 	}
 	if notice != nil {
-		r.log.Info("the folder's team file is not used on this machine; its own state serves it", "workspace", w.root, "teamFile", notice.Line())
+		r.log.Debug("the folder's team file is not used on this machine; its own state serves it", "workspace", w.root, "teamFile", notice.Line())
 	}
 	w.path = wsfolder.StateFile(r.opts.StateDir, w.root)
 	w.dir = filepath.Dir(w.path)

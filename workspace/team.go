@@ -257,7 +257,7 @@ func dialTeam(t *Team, o TeamOptions) (*clientv3.Client, []string, error) {
 func checkInClear(eps []string, o TeamOptions) error {
 	var held []string
 	if o.User != "" || o.Password != "" {
-		held = append(held, "an etcd user and password")
+		held = append(held, "an etcd user or password")
 	}
 	if o.Cert != "" || o.Key != "" {
 		held = append(held, "a client certificate")
