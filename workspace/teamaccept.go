@@ -53,13 +53,13 @@ const (
 // machine does not use (docs/protocol.md §3, State.teamFile): absent when
 // the folder has none, or it is accepted.
 type TeamFileNotice struct {
-	Status    string   `json:"status"`              // TeamFilePending or TeamFileInvalid
-	Path      string   `json:"path"`                // TeamFile, relative to the folder
+	Status    string   `json:"status"`              // "pending" (TeamFilePending) or "invalid" (TeamFileInvalid)
+	Path      string   `json:"path"`                // ".agentd/team.json" (TeamFile), relative to the folder
 	ID        string   `json:"id,omitempty"`        // the team id it names
 	Endpoints []string `json:"endpoints,omitempty"` // the etcd endpoints it names
 	SHA256    string   `json:"sha256"`              // of the file's bytes: what agentd.team.accept takes
 	Error     string   `json:"error,omitempty"`     // invalid: why it cannot be used
-	Accept    string   `json:"accept,omitempty"`    // pending: the command that accepts it (TeamAcceptCommand)
+	Accept    string   `json:"accept,omitempty"`    // pending: "agentd team accept" (TeamAcceptCommand), the command that accepts it
 }
 
 // Line is the notice in one line for a person or the model, e.g. "Team file

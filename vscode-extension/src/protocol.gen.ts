@@ -601,9 +601,9 @@ export interface TeamAcceptResult {
  * the folder has none, or it is accepted. [workspace.TeamFileNotice]
  */
 export interface TeamFileNotice {
-  /** TeamFilePending or TeamFileInvalid */
+  /** "pending" (TeamFilePending) or "invalid" (TeamFileInvalid) */
   status: string;
-  /** TeamFile, relative to the folder */
+  /** ".agentd/team.json" (TeamFile), relative to the folder */
   path: string;
   /** the team id it names */
   id?: string;
@@ -613,7 +613,7 @@ export interface TeamFileNotice {
   sha256: string;
   /** invalid: why it cannot be used */
   error?: string;
-  /** pending: the command that accepts it (TeamAcceptCommand) */
+  /** pending: "agentd team accept" (TeamAcceptCommand), the command that accepts it */
   accept?: string;
 }
 
