@@ -139,11 +139,8 @@ func (c *Client) RemoveFolder(uriOrPath string) error {
 	defer c.mu.Unlock()
 	for i, f := range c.folders {
 		if f.path == path {
-			switch {
-			case f.ws != nil && c.hasTurnsLocked(f.ws):
-				c.held = append(c.held, f.ws)
-			case f.ws != nil:
-				f.ws.Release()
+			if f.ws != nil {
+				c.dropLocked(f.ws)
 			}
 			c.folders = append(c.folders[:i], c.folders[i+1:]...)
 			return nil
@@ -214,7 +211,9 @@ func (c *Client) Close() {
 	c.held = nil
 }
 
-// open opens f's store if it is not open yet. A folder the client no
+// open opens f's store if it is not open yet, or opens it again when the
+// registry reopened the folder (Workspace.Retired: its team file was
+// accepted), moving the client to the new store. A folder the client no
 // longer has (removed since a command picked it, or the client closed)
 // answers workspace.unknown. It must be called without c.mu held: opening
 // may run the restart rule, whose notices reach the fan-out, which asks
@@ -226,24 +225,48 @@ func (c *Client) open(f *folder) error {
 	switch {
 	case gone:
 		return folderGone(f)
-	case ws != nil:
+	case ws != nil && !ws.Retired():
 		return nil
 	}
-	ws, err := c.svc.Registry().Open(path)
+	nw, err := c.svc.Registry().Open(path)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
+	case f.ws != ws: // another call opened it first
+		if err == nil {
+			nw.Release()
+		}
+		if c.closed || !c.hasLocked(f) {
+			return folderGone(f)
+		}
+		return nil
 	case err != nil:
 		f.openErr = err
+		if ws != nil {
+			c.dropLocked(ws)
+			f.ws = nil
+		}
 	case c.closed || !c.hasLocked(f):
-		ws.Release()
+		nw.Release()
 		return folderGone(f)
-	case f.ws != nil:
-		ws.Release() // another call opened it first
 	default:
-		f.ws, f.openErr = ws, nil
+		if ws != nil {
+			c.dropLocked(ws)
+		}
+		f.ws, f.openErr = nw, nil
 	}
 	return err
+}
+
+// dropLocked lets go of ws, a store the client no longer uses for a
+// folder: released, or held while the client has live turns on it (see
+// Client.held). c.mu must be held.
+func (c *Client) dropLocked(ws *workspace.Workspace) {
+	if c.hasTurnsLocked(ws) {
+		c.held = append(c.held, ws)
+		return
+	}
+	ws.Release()
 }
 
 // folderGone is the refusal of a command whose folder was removed from the

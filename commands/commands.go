@@ -75,7 +75,7 @@ var Commands []Command
 var byID map[string]*Command
 
 func init() {
-	for _, group := range [][]Command{toolCommands, stateCommands, goalCommands, queueCommands, undoCommands, lifecycleCommands} {
+	for _, group := range [][]Command{toolCommands, stateCommands, goalCommands, queueCommands, undoCommands, teamCommands, lifecycleCommands} {
 		Commands = append(Commands, group...)
 	}
 	byID = make(map[string]*Command, len(Commands))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/workspace"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -26,6 +27,9 @@ type handlerCase struct {
 	cmd      run
 	wantCode string
 	check    func(t *testing.T, res wire)
+	// teamFile: the folder gets a team file (not accepted), whose sha256
+	// replaces $TEAMSHA in the command's args.
+	teamFile bool
 }
 
 // wire is a result as its JSON, the form every client reads.
@@ -300,6 +304,15 @@ var handlerCases = []handlerCase{
 			}
 		}},
 	{name: "turn.end refuses an unknown turn", cmd: run{"agentd.turn.end", `{"turnId":"nope","outcome":"completed"}`}, wantCode: "args.invalid"},
+
+	{name: "team.accept", teamFile: true, cmd: run{"agentd.team.accept", `{"sha256":"$TEAMSHA"}`}, check: func(t *testing.T, w wire) {
+		if p, eps := get[string](t, w, "path"), get[[]string](t, w, "sendsTo"); p != ".agentd/team.json" || len(eps) != 1 || !get[bool](t, w, "reopened") {
+			t.Errorf("team.accept answered %v", w)
+		}
+	}},
+	{name: "team.accept refuses another file's hash", teamFile: true, cmd: run{"agentd.team.accept", `{"sha256":"` + strings.Repeat("0", 64) + `"}`}, wantCode: "args.invalid"},
+	{name: "team.accept refuses a folder without a team file", cmd: run{"agentd.team.accept", `{"sha256":"` + strings.Repeat("0", 64) + `"}`}, wantCode: "args.invalid"},
+	{name: "team.accept refuses a missing hash", teamFile: true, cmd: run{"agentd.team.accept", `{}`}, wantCode: "args.invalid"},
 }
 
 // TestHandlers runs every handler case on its own client and state
@@ -307,7 +320,10 @@ var handlerCases = []handlerCase{
 func TestHandlers(t *testing.T) {
 	for _, tc := range handlerCases {
 		t.Run(tc.name, func(t *testing.T) {
-			cl, _ := newTestClient(t)
+			cl, root := newTestClient(t)
+			if tc.teamFile {
+				tc.cmd.args = strings.ReplaceAll(tc.cmd.args, "$TEAMSHA", pendingTeamFile(t, cl, root).SHA256)
+			}
 			for _, r := range tc.setup {
 				if _, err := cl.Execute(context.Background(), r.id, json.RawMessage("["+r.args+"]")); err != nil {
 					t.Fatalf("setup %s %s: %v", r.id, r.args, err)
@@ -334,6 +350,24 @@ func TestHandlers(t *testing.T) {
 			tc.check(t, w)
 		})
 	}
+}
+
+// pendingTeamFile writes a team file into the folder root of cl and
+// returns what agentd.state says of it.
+func pendingTeamFile(t *testing.T, cl *commands.Client, root string) *workspace.TeamFileNotice {
+	t.Helper()
+	if err := workspace.WriteTeam(root, workspace.Team{ID: workspace.NewTeamID(), Etcd: []string{"http://127.0.0.1:1"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cl.Execute(context.Background(), "agentd.state", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := res.(commands.State).TeamFile
+	if tf == nil || tf.Status != workspace.TeamFilePending {
+		t.Fatalf("agentd.state of a folder with a team file not accepted: teamFile %+v, want pending", tf)
+	}
+	return tf
 }
 
 // TestHandlersCoverEveryCommand: each command of the table has a success

@@ -148,7 +148,8 @@ func TestEndWaits(t *testing.T) {
 // succeeds, and checks that it answers the result type its def declares
 // (the type commands/protocolgen gives the clients).
 func TestResultTypes(t *testing.T) {
-	cl, _ := newTestClient(t)
+	cl, root := newTestClient(t)
+	team := pendingTeamFile(t, cl, root)
 	calls := []struct{ id, args string }{
 		{"agentd.state", ``},
 		{"agentd.sessions", ``},
@@ -176,6 +177,7 @@ func TestResultTypes(t *testing.T) {
 		{"agentd.goal.queue.remove", `[{"id":"$QUEUED0"}]`},
 		{"agentd.goal.queue.setAutoAdvance", `[{"on":false}]`},
 		{"agentd.undo", `[{"scope":"goal"}]`},
+		{"agentd.team.accept", `[{"sha256":"` + team.SHA256 + `"}]`}, // last: the folder then needs its etcd
 	}
 	declared := map[string]reflect.Type{}
 	for _, c := range commands.Commands {

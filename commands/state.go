@@ -26,6 +26,10 @@ type State struct {
 	// Stale: the folder's team store (docs/team.md) does not answer; this is
 	// the last state this daemon saw. Absent otherwise.
 	Stale bool `json:"stale,omitempty"`
+	// TeamFile: the folder has a .agentd/team.json that this machine does
+	// not use (not accepted, or unusable): this machine's own state serves
+	// it (docs/team.md). Absent otherwise. agentd.state only.
+	TeamFile *workspace.TeamFileNotice `json:"teamFile,omitempty"`
 }
 
 // TodosState is the todo list and the session revision of its last change,
@@ -72,10 +76,11 @@ func FreshState(stateDir, path, session string) (st State, ok bool, err error) {
 	if _, err := os.Stat(wsfolder.StateFile(stateDir, real)); !errors.Is(err, fs.ErrNotExist) {
 		return State{}, false, nil
 	}
-	if team, err := workspace.ReadTeam(real); team != nil || err != nil {
-		return State{}, false, nil // a team folder's state is in etcd (docs/team.md)
+	team, notice, err := workspace.TeamFileStatus(stateDir, real)
+	if team || err != nil {
+		return State{}, false, nil // an accepted team folder's state is in etcd (docs/team.md)
 	}
-	return State{Workspace: wsfolder.URIFromPath(real), Session: session, Todos: TodosState{Items: []todo.Item{}}, Queue: queueOf(&goal.State{})}, true, nil
+	return State{Workspace: wsfolder.URIFromPath(real), Session: session, Todos: TodosState{Items: []todo.Item{}}, Queue: queueOf(&goal.State{}), TeamFile: notice}, true, nil
 }
 
 // SessionInfo is one row of agentd.sessions.
@@ -132,7 +137,11 @@ var stateCommands = []Command{
 			if err != nil {
 				return nil, err
 			}
-			return c.stateOf(s), nil
+			st := c.stateOf(s)
+			if st.TeamFile, err = c.svc.Registry().TeamFileNotice(c.folder.path); err != nil {
+				return nil, err
+			}
+			return st, nil
 		}),
 	def[SessionsResult]("agentd.sessions", "-", "`{sessions: [{session, updatedAt, todoCount, goalStatus}]}` of the workspace folder.", true,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/lsp/daemon/client"
@@ -64,6 +65,11 @@ type cursor struct {
 	Responded bool  `json:"responded,omitempty"`
 	// Batches are the tool_use ids of the last tool batches (Claude Code).
 	Batches []string `json:"batches,omitempty"`
+
+	// TeamNoted is the status and sha256 of the team file the model was
+	// last told this machine does not use (teamNotice): told once per
+	// content.
+	TeamNoted string `json:"teamNoted,omitempty"`
 
 	// Recent are the last events handled and their answers.
 	Recent []answered `json:"recent,omitempty"`
@@ -275,7 +281,45 @@ func (e *engine) prompt(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	return outcome{context: joinInjections(injs)}, nil
+	return outcome{context: joinInjections(e.teamNotice(ctx), injs)}, nil
+}
+
+// teamNotice is, once per agent session and content of the file, the
+// line that opens the prompt's context when the folder has a team file
+// this machine does not use (agentd.state's teamFile, docs/team.md): the
+// model is told to ask the user, since accepting it is the person's step.
+// A failure to read the state leaves the context as it is; an agentd
+// older than team files that need accepting (no agentd.team.accept) is
+// not asked.
+func (e *engine) teamNotice(ctx context.Context) []injection {
+	if sess, err := e.session(ctx); err != nil || !sess.Serves(teamAccept) {
+		return nil
+	}
+	var st struct {
+		TeamFile *struct {
+			Status    string   `json:"status"`
+			Path      string   `json:"path"`
+			Endpoints []string `json:"endpoints"`
+			SHA256    string   `json:"sha256"`
+			Error     string   `json:"error"`
+			Accept    string   `json:"accept"`
+		} `json:"teamFile"`
+	}
+	if err := e.exec(ctx, "agentd.state", map[string]any{}, &st); err != nil {
+		e.opts.Logger.Warn("the state was not read for the team file's notice", "err", err)
+		return nil
+	}
+	tf := st.TeamFile
+	if tf == nil || tf.Status+" "+tf.SHA256 == e.c.TeamNoted {
+		return nil
+	}
+	e.c.TeamNoted = tf.Status + " " + tf.SHA256
+	text := fmt.Sprintf("agentd: this folder's team file %s (etcd %s) is not accepted on this machine, so agentd keeps the goal and todo list in this machine's own state, not the team's. Only the user may accept it: ask the user whether they trust those endpoints and, if so, to run `%s` themselves; do not run it yourself.",
+		tf.Path, strings.Join(tf.Endpoints, ","), tf.Accept)
+	if tf.Status != "pending" {
+		text = fmt.Sprintf("agentd: this folder's team file %s cannot be used (%s), so agentd keeps the goal and todo list in this machine's own state. Tell the user.", tf.Path, tf.Error)
+	}
+	return []injection{{Variant: "team_file", Text: text}}
 }
 
 func (e *engine) boundary(ctx context.Context) (outcome, error) {
@@ -336,6 +380,10 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 // stepNext is the command of a step boundary in one commit; an older
 // agentd does not list it in its initialize result.
 const stepNext = "agentd.step.next"
+
+// teamAccept is the command of a person accepting a team file; an agentd
+// that lists it says in agentd.state when a team file is not used.
+const teamAccept = "agentd.team.accept"
 
 func (e *engine) stop(ctx context.Context) (outcome, error) {
 	if e.c.Turn == "" {

@@ -19,8 +19,29 @@ import (
 // envs, each with its own state and runtime directories and its own clone
 // of the folder, sharing .agentd/team.json, served by an embedded etcd.
 
-// writeTeamFile gives each env's folder the same team file.
+// writeTeamFile gives each env's folder the same team file, accepted on
+// each env's machine (acceptTeam).
 func writeTeamFile(t testing.TB, id string, eps []string, envs ...*env) {
+	t.Helper()
+	writeUnacceptedTeamFile(t, id, eps, envs...)
+	for _, e := range envs {
+		acceptTeam(t, e)
+	}
+}
+
+// acceptTeam runs agentd team accept in e's folder, as its person does.
+func acceptTeam(t testing.TB, e *env) string {
+	t.Helper()
+	out, errOut, code := e.cli("team", "accept", "--workspace", e.ws)
+	if code != 0 {
+		t.Fatalf("agentd team accept: exit %d, %q %q", code, out, errOut)
+	}
+	return out
+}
+
+// writeUnacceptedTeamFile gives each env's folder the same team file, as
+// a clone or a pull does.
+func writeUnacceptedTeamFile(t testing.TB, id string, eps []string, envs ...*env) {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{"id": id, "etcd": eps})
 	if err != nil {
@@ -275,6 +296,7 @@ func TestTeamInitMigration(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e2.ws, ".agentd", "team.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	acceptTeam(t, e2)
 	out, errOut, code = e2.cli("state", "--json", "--workspace", e2.ws)
 	if code != 0 || !strings.Contains(out, `"migrate"`) || !strings.Contains(out, `"ship team mode"`) {
 		t.Fatalf("state on the clone: %d %s %s", code, out, errOut)

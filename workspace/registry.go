@@ -71,6 +71,7 @@ type Registry struct {
 	closed  bool
 	open    map[string]*Workspace    // by root, including stores still opening
 	closing map[string]chan struct{} // by root: closed when the last Release has closed the store
+	retired map[*Workspace]bool      // reopened (Reopen), still held: each closes at its last Release
 
 	subMu  sync.Mutex
 	subSeq uint64
@@ -92,6 +93,7 @@ func NewRegistry(opts Options) *Registry {
 		log:     opts.Logger,
 		open:    make(map[string]*Workspace),
 		closing: make(map[string]chan struct{}),
+		retired: make(map[*Workspace]bool),
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -202,7 +204,11 @@ func (r *Registry) Close() error {
 	for _, w := range r.open {
 		all = append(all, w)
 	}
+	for w := range r.retired {
+		all = append(all, w)
+	}
 	clear(r.open)
+	clear(r.retired)
 	r.mu.Unlock()
 	r.watch.stop()
 
@@ -278,6 +284,35 @@ func (r *Registry) publishStore(w *Workspace, stale bool) {
 	r.publish(Notice{Workspace: w, Store: &StoreStatus{Stale: stale}})
 }
 
+// Reopen makes the next Open of the folder at root open its store afresh
+// (its team file was accepted: AcceptTeam). The workspace open now, if
+// any, is retired: its holders keep it until they move to the new one
+// (Workspace.Retired says they should), and its store closes at its last
+// Release. Its subscribers get a store notice (not stale), so clients read
+// the state again, which moves them. Reports whether a workspace was
+// retired.
+func (r *Registry) Reopen(root string) bool {
+	root = filepath.Clean(root)
+	r.mu.Lock()
+	w := r.open[root]
+	r.mu.Unlock()
+	if w == nil {
+		return false
+	}
+	<-w.ready
+	r.mu.Lock()
+	if r.closed || r.open[root] != w || w.openErr != nil {
+		r.mu.Unlock()
+		return false
+	}
+	delete(r.open, root)
+	r.retired[w] = true
+	w.retired.Store(true)
+	r.mu.Unlock()
+	r.publishStore(w, false)
+	return true
+}
+
 // release drops one reference of w; the last closes its store.
 func (r *Registry) release(w *Workspace) {
 	r.mu.Lock()
@@ -289,6 +324,14 @@ func (r *Registry) release(w *Workspace) {
 	w.refs--
 	if w.refs > 0 {
 		r.mu.Unlock()
+		return
+	}
+	if r.retired[w] {
+		delete(r.retired, w)
+		r.mu.Unlock()
+		if err := w.closeStore(); err != nil {
+			r.log.Error("closing the reopened workspace's old store failed", "workspace", w.root, "err", err)
+		}
 		return
 	}
 	if r.open[w.root] != w { // Registry.Close got there first

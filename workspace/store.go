@@ -55,12 +55,15 @@ func (r *Registry) openStore(w *Workspace) error {
 	if r.opts.StateDir == "" {
 		return errors.New("workspace: Options.StateDir is empty")
 	}
-	team, err := ReadTeam(w.root)
+	team, notice, err := teamOf(r.opts.StateDir, w.root)
 	if err != nil {
 		return err
 	}
 	if team != nil {
 		return r.openTeam(w, team)
+	}
+	if notice != nil {
+		r.log.Debug("the folder's team file is not used on this machine; its own state serves it", "workspace", w.root, "teamFile", notice.Line())
 	}
 	w.path = wsfolder.StateFile(r.opts.StateDir, w.root)
 	w.dir = filepath.Dir(w.path)

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -94,29 +93,34 @@ func NewTeamID() string {
 
 // ReadTeam reads the team file of the folder at root; nil when it has none.
 // A file that is not {"id": "<uuid>", "etcd": [URL, ...]} is refused with
-// an *Error of code goal.CodeArgsInvalid naming the problem.
+// an *Error of code goal.CodeArgsInvalid naming the problem. Whether this
+// machine uses it is another matter (teamaccept.go).
 func ReadTeam(root string) (*Team, error) {
-	path := filepath.Join(root, filepath.FromSlash(TeamFile))
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	tf, err := readTeamFile(root)
+	if err != nil || tf == nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("workspace %s: reading %s: %w", root, path, err)
+	if tf.problem != "" {
+		return nil, teamFileError(filepath.Join(root, filepath.FromSlash(TeamFile)), tf.problem)
 	}
-	var t Team
+	return tf.team, nil
+}
+
+// parseTeam decodes a team file's bytes; problem says why they cannot be used.
+func parseTeam(data []byte) (t *Team, problem string) {
+	t = new(Team)
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&t); err != nil {
-		return nil, teamFileError(path, fmt.Sprintf("it is not a JSON object {\"id\", \"etcd\"}: %v", err))
+	if err := dec.Decode(t); err != nil {
+		return nil, fmt.Sprintf("it is not a JSON object {\"id\", \"etcd\"}: %v", err)
 	}
 	if !teamIDPattern.MatchString(t.ID) {
-		return nil, teamFileError(path, fmt.Sprintf("its \"id\" %q is not a lowercase UUID", t.ID))
+		return nil, fmt.Sprintf("its \"id\" %q is not a lowercase UUID", t.ID)
 	}
 	if err := checkEndpoints(t.Etcd); err != nil {
-		return nil, teamFileError(path, err.Error())
+		return nil, err.Error()
 	}
-	return &t, nil
+	return t, ""
 }
 
 func teamFileError(path, problem string) error {
@@ -210,7 +214,10 @@ type teamMeta struct {
 }
 
 // dialTeam connects to the cluster of team t with the machine's options.
-// It does not wait for the cluster: the first call does.
+// It does not wait for the cluster: the first call does. t's endpoints are
+// ones this machine's person chose: accepted with the team file
+// (teamaccept.go) or given to team init; the machine's own endpoints
+// replace them. Credentials never go over plain http (checkInClear).
 func dialTeam(t *Team, o TeamOptions) (*clientv3.Client, []string, error) {
 	eps := t.Etcd
 	if len(o.Endpoints) > 0 {
@@ -218,6 +225,9 @@ func dialTeam(t *Team, o TeamOptions) (*clientv3.Client, []string, error) {
 			return nil, nil, &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("the etcd endpoints of this machine cannot be used: %v (docs/team.md)", err)}
 		}
 		eps = o.Endpoints
+	}
+	if err := checkInClear(eps, o); err != nil {
+		return nil, nil, err
 	}
 	cfg := clientv3.Config{
 		Endpoints:   eps,
@@ -238,6 +248,32 @@ func dialTeam(t *Team, o TeamOptions) (*clientv3.Client, []string, error) {
 		return nil, nil, &Error{Code: CodeUnavailable, Err: err, Msg: fmt.Sprintf("cannot connect to etcd %s: %v", strings.Join(eps, ","), err)}
 	}
 	return cli, eps, nil
+}
+
+// checkInClear refuses an http:// endpoint when o holds credentials or
+// TLS settings: the etcd client speaks plain HTTP/2 to an http:// URL,
+// whatever TLS is configured, so a password would travel in clear and a CA
+// would protect nothing (docs/team.md, "Credentials").
+func checkInClear(eps []string, o TeamOptions) error {
+	var held []string
+	if o.User != "" || o.Password != "" {
+		held = append(held, "an etcd user or password")
+	}
+	if o.Cert != "" || o.Key != "" {
+		held = append(held, "a client certificate")
+	}
+	if o.CACert != "" {
+		held = append(held, "a CA certificate")
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	for _, e := range eps {
+		if u, err := url.Parse(e); err == nil && u.Scheme == "http" {
+			return &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("etcd endpoint %s is plain http://, but this machine's etcd settings hold %s (--etcd-*, AGENTD_ETCD_*), which would travel unencrypted: nothing was sent; use https:// endpoints, or drop the credentials (docs/team.md, \"Credentials\")", e, strings.Join(held, " and "))}
+		}
+	}
+	return nil
 }
 
 func teamTLS(o TeamOptions) (*tls.Config, error) {

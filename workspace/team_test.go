@@ -27,6 +27,16 @@ func teamFolder(t testing.TB, id string, eps []string) string {
 	return root
 }
 
+// accepted accepts root's team file on r's machine, as its person does
+// (agentd team accept), and returns root.
+func accepted(t testing.TB, r *Registry, root string) string {
+	t.Helper()
+	if _, err := r.AcceptTeam(root, ""); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
 // teamPair opens one team from two registries (two "machines": own state
 // directories, own folders sharing the team file) and returns both.
 func teamPair(t *testing.T, eps []string, mods ...func(*Options)) (*Workspace, *Workspace) {
@@ -35,7 +45,7 @@ func teamPair(t *testing.T, eps []string, mods ...func(*Options)) (*Workspace, *
 	var ws []*Workspace
 	for i := range 2 {
 		r := newRegistry(t, t.TempDir(), append([]func(*Options){func(o *Options) { o.Identity = fmt.Sprintf("daemon-%d", i) }}, mods...)...)
-		ws = append(ws, openWorkspace(t, r, teamFolder(t, id, eps)))
+		ws = append(ws, openWorkspace(t, r, accepted(t, r, teamFolder(t, id, eps))))
 	}
 	return ws[0], ws[1]
 }
@@ -219,9 +229,9 @@ func TestTeamLiveness(t *testing.T) {
 		o.Identity = "a"
 		o.OnPeerGone = func(w *Workspace, identity string) { gone <- identity }
 	})
-	a := openWorkspace(t, ra, teamFolder(t, id, c.Endpoints()))
+	a := openWorkspace(t, ra, accepted(t, ra, teamFolder(t, id, c.Endpoints())))
 	rb := NewRegistry(Options{StateDir: t.TempDir(), Identity: "b"})
-	b, err := rb.Open(teamFolder(t, id, c.Endpoints()))
+	b, err := rb.Open(accepted(t, rb, teamFolder(t, id, c.Endpoints())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,10 +339,10 @@ func TestTeamTLS(t *testing.T) {
 	good := newRegistry(t, t.TempDir(), func(o *Options) {
 		o.Team = TeamOptions{CACert: certs.CAFile, Cert: certs.ClientCert, Key: certs.ClientKey}
 	})
-	w := openWorkspace(t, good, root)
+	w := openWorkspace(t, good, accepted(t, good, root))
 	setTodos(t, w, "s", items("secure"))
 	bad := newRegistry(t, t.TempDir(), func(o *Options) { o.Team = TeamOptions{CACert: certs.CAFile} })
-	if _, err := bad.Open(root); errorCode(err) != CodeUnavailable {
+	if _, err := bad.Open(accepted(t, bad, root)); errorCode(err) != CodeUnavailable {
 		t.Fatalf("open without a client certificate: %v, want %s", err, CodeUnavailable)
 	}
 }
@@ -346,9 +356,9 @@ func TestTeamWatchBehindCompaction(t *testing.T) {
 	id := NewTeamID()
 	eps := c.Endpoints()
 	ra := newRegistry(t, t.TempDir(), func(o *Options) { o.Team.Endpoints = eps[1:] })
-	a := openWorkspace(t, ra, teamFolder(t, id, eps))
+	a := openWorkspace(t, ra, accepted(t, ra, teamFolder(t, id, eps)))
 	rb := newRegistry(t, t.TempDir(), func(o *Options) { o.Team.Endpoints = eps[:1] })
-	b := openWorkspace(t, rb, teamFolder(t, id, eps))
+	b := openWorkspace(t, rb, accepted(t, rb, teamFolder(t, id, eps)))
 	seen := notices(t, b, "s")
 	setTodos(t, a, "s", items("1"))
 	waitNotice(t, seen, func(n Notice) bool { return n.Store == nil && n.Session.Revision == 1 })
@@ -395,7 +405,7 @@ func TestTeamOpenUnreachable(t *testing.T) {
 			notices.Add(1)
 		}
 	})()
-	_, err := r.Open(root)
+	_, err := r.Open(accepted(t, r, root))
 	if errorCode(err) != CodeUnavailable || !strings.Contains(err.Error(), "opening the team state failed") {
 		t.Fatalf("open with etcd unreachable: %v, want %s", err, CodeUnavailable)
 	}
@@ -405,11 +415,18 @@ func TestTeamOpenUnreachable(t *testing.T) {
 }
 
 // TestTeamAuth: a cluster with authentication on serves the user and
-// password of TeamOptions, and refuses a wrong password with
+// password of TeamOptions (over TLS: credentials never go over plain http,
+// TestTeamCredentialsNotInClear), and refuses a wrong password with
 // workspace.unavailable naming etcd's reason.
 func TestTeamAuth(t *testing.T) {
-	c := etcdtest.Start(t, 1)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	certs := etcdtest.NewTLS(t)
+	c := etcdtest.Start(t, 1, etcdtest.WithTLS(certs))
+	withCert := TeamOptions{CACert: certs.CAFile, Cert: certs.ClientCert, Key: certs.ClientKey}
+	tc, err := teamTLS(withCert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, TLS: tc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,10 +444,13 @@ func TestTeamAuth(t *testing.T) {
 		}
 	}
 	root := teamFolder(t, NewTeamID(), c.Endpoints())
-	good := newRegistry(t, t.TempDir(), func(o *Options) { o.Team = TeamOptions{User: "root", Password: "s3cret"} })
-	setTodos(t, openWorkspace(t, good, root), "s", items("authenticated"))
-	bad := newRegistry(t, t.TempDir(), func(o *Options) { o.Team = TeamOptions{User: "root", Password: "wrong"} })
-	_, err = bad.Open(root)
+	user := func(password string) func(o *Options) {
+		return func(o *Options) { o.Team, o.Team.User, o.Team.Password = withCert, "root", password }
+	}
+	good := newRegistry(t, t.TempDir(), user("s3cret"))
+	setTodos(t, openWorkspace(t, good, accepted(t, good, root)), "s", items("authenticated"))
+	bad := newRegistry(t, t.TempDir(), user("wrong"))
+	_, err = bad.Open(accepted(t, bad, root))
 	if errorCode(err) != CodeUnavailable || !strings.Contains(err.Error(), "authentication failed") {
 		t.Fatalf("open with a wrong password: %v, want %s naming the authentication failure", err, CodeUnavailable)
 	}

@@ -24,10 +24,13 @@ const (
 
 // TeamInit is what InitTeam did.
 type TeamInit struct {
-	Team     Team
-	Already  bool // the folder was a team folder already: nothing was copied
-	Sessions int  // sessions copied
-	Events   int  // history events copied
+	Team    Team
+	Already bool // the folder was a team folder already: nothing was copied
+	// Pending: Already, and this machine has not accepted that team file
+	// (teamaccept.go): what agentd.state says of it.
+	Pending  *TeamFileNotice
+	Sessions int // sessions copied
+	Events   int // history events copied
 }
 
 // InitTeam makes the folder at root a team folder served by the etcd
@@ -38,11 +41,13 @@ type TeamInit struct {
 // exists), then writes .agentd/team.json. A folder that already has a team
 // file is left as it is (Already). The bbolt file is kept, unused. opts are
 // those of the registry (StateDir, Team for TLS and credentials; its
-// endpoints override endpoints as for any open).
+// endpoints override endpoints as for any open). The team file it writes
+// is accepted on this machine (its person chose the endpoints).
 func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 	if t, err := ReadTeam(root); err != nil || t != nil {
 		if t != nil {
-			return TeamInit{Team: *t, Already: true}, nil
+			_, pending, err := teamOf(opts.StateDir, root)
+			return TeamInit{Team: *t, Already: true, Pending: pending}, err
 		}
 		return TeamInit{}, err
 	}
@@ -163,6 +168,9 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 	if err := WriteTeam(root, team); err != nil {
 		return TeamInit{}, fmt.Errorf("team init of workspace %s: the state is copied to team %s, but writing %s failed: %w", root, team.ID, TeamFile, err)
 	}
+	if res, err := acceptTeamFile(opts.StateDir, root, ""); err != nil || res.Team.ID != team.ID {
+		return TeamInit{}, fmt.Errorf("team init of workspace %s: %s is written, but accepting it on this machine failed (run %s): %v", root, TeamFile, TeamAcceptCommand, err)
+	}
 	return out, nil
 }
 
@@ -175,18 +183,21 @@ type TeamStatus struct {
 	Reachable bool     `json:"reachable"`           // bbolt: always; etcd: a linearizable read answered
 	RTTMs     float64  `json:"rttMs,omitempty"`     // etcd: the round-trip time of that read, in milliseconds
 	Error     string   `json:"error,omitempty"`     // etcd: why it is not reachable
+	// TeamFile: bbolt serves a folder whose team file this machine does
+	// not use (not accepted, or unusable), as agentd.state says it.
+	TeamFile *TeamFileNotice `json:"teamFile,omitempty"`
 }
 
 // StatusOf reports the store of the folder at root with this machine's
 // options, reading the meta key once (a linearizable read, at most
 // teamOpTimeout) for an etcd store. It opens nothing of the folder.
 func StatusOf(opts Options, root string) (TeamStatus, error) {
-	t, err := ReadTeam(root)
+	t, notice, err := teamOf(opts.StateDir, root)
 	if err != nil {
 		return TeamStatus{}, err
 	}
 	if t == nil {
-		return TeamStatus{Store: "bbolt", StateFile: wsfolder.StateFile(opts.StateDir, root), Reachable: true}, nil
+		return TeamStatus{Store: "bbolt", StateFile: wsfolder.StateFile(opts.StateDir, root), Reachable: true, TeamFile: notice}, nil
 	}
 	cli, eps, err := dialTeam(t, opts.Team)
 	if err != nil {

@@ -72,6 +72,7 @@ type Workspace struct {
 	openErr error         // set before ready is closed
 
 	closed    atomic.Bool
+	retired   atomic.Bool // Registry.Reopen: a new Open gets another Workspace
 	closeOnce sync.Once
 	closeErr  error
 
@@ -98,6 +99,11 @@ type sessionState struct {
 
 // Root returns the folder path: absolute and cleaned.
 func (w *Workspace) Root() string { return w.root }
+
+// Retired reports whether the folder was reopened (Registry.Reopen): a
+// holder should Open it again, which gives the new store, and Release
+// this one.
+func (w *Workspace) Retired() bool { return w.retired.Load() }
 
 // Release drops one reference taken by Registry.Open; the last one closes
 // the store, releasing its file lock.

@@ -11,7 +11,7 @@ import (
 var globalFlags = []string{"state-dir", "log-file", "log-level", "etcd-endpoints", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-user"}
 
 // teamActions are the actions of `agentd team` (docs/team.md).
-var teamActions = []string{"init", "status"}
+var teamActions = []string{"init", "accept", "status"}
 
 // goalActions are the actions of `agentd goal`; "goal ACTION" is a command
 // of flagCommands.
@@ -24,10 +24,10 @@ var goalActions = []string{"create", "pause", "resume", "cancel", "budget", "sta
 // takes --workspace without using it (the LSP client names the folders):
 // a command line that starts agentd for one folder may carry it.
 var flagCommands = map[string][]string{
-	"workspace":      {"serve", "tool", "state", "goal", "undo", "simulate", "mcp", "hook", "setup", "team init", "team status"},
+	"workspace":      {"serve", "tool", "state", "goal", "undo", "simulate", "mcp", "hook", "setup", "team init", "team accept", "team status"},
 	"session":        {"tool", "state", "goal", "undo", "simulate", "mcp", "hook"},
-	"json":           {"tool", "state", "goal", "undo", "team status"},
-	"remote":         {"serve", "tool", "state", "goal", "undo", "mcp", "hook"},
+	"json":           {"tool", "state", "goal", "undo", "team accept", "team status"},
+	"remote":         {"serve", "tool", "state", "goal", "undo", "mcp", "hook", "team accept"},
 	"stdio":          {"serve"},
 	"listen":         {"serve"},
 	"listen.timeout": {"serve"},

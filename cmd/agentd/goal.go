@@ -168,6 +168,9 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	if st.Stale {
 		fmt.Fprint(stderr, staleNote)
 	}
+	if st.TeamFile != nil {
+		fmt.Fprintln(stderr, st.TeamFile.Line())
+	}
 	if verb == "status" && o.exitCode {
 		code, err := commands.StatusExitCode(st.Goal)
 		if err != nil {

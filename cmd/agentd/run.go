@@ -60,6 +60,8 @@ Usage:
                                         config (the project's; --user: yours) or take them out
   agentd team init --etcd URL[,URL...]  share this folder's goal and todo lists through etcd:
                                         writes .agentd/team.json and copies the state (docs/team.md)
+  agentd team accept                    use the folder's committed .agentd/team.json on this machine
+                                        (shows its team and etcd endpoints; docs/team.md)
   agentd team status [--json]           which store serves the folder, reachable, round trip
   agentd version                        print the version (also agentd --version)
   agentd SUB --help                     that subcommand's usage (also agentd help SUB)
@@ -248,7 +250,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "setup":
 		return runSetup(o, stateDir, pos, stdout, stderr)
 	case "team":
-		return runTeam(o, stateDir, log, pos, stdout, stderr)
+		return runTeam(ctx, o, stateDir, log, pos, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
 	return fail(2)
@@ -598,6 +600,9 @@ func formatState(st commands.State) string {
 	fmt.Fprintf(&b, "Workspace %s, session %q, revision %d\n", path, st.Session, st.Revision)
 	if st.Stale {
 		b.WriteString(staleNote)
+	}
+	if st.TeamFile != nil {
+		b.WriteString(st.TeamFile.Line() + "\n")
 	}
 	b.WriteString("\n")
 	if len(st.Todos.Items) == 0 {

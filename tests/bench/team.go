@@ -69,6 +69,11 @@ func (b *bench) team() error {
 		if err := os.WriteFile(filepath.Join(f, ".agentd", "team.json"), team, 0o600); err != nil {
 			return err
 		}
+		// Each machine's person accepts the team file (docs/team.md).
+		accept := b.agentd(filepath.Join(b.tmp, name+"-state"), "team", "accept", "--workspace", f)
+		if out, err := accept.CombinedOutput(); err != nil {
+			return fmt.Errorf("agentd team accept: %v: %s", err, out)
+		}
 		folders = append(folders, f)
 	}
 	writer, err := b.startAgentd(filepath.Join(b.tmp, "teamA-state"), folders[0])

@@ -28,6 +28,7 @@ export const SERVER_COMMANDS = {
   goalQueueMove: 'agentd.goal.queue.move',
   goalQueueSetAutoAdvance: 'agentd.goal.queue.setAutoAdvance',
   undo: 'agentd.undo',
+  teamAccept: 'agentd.team.accept',
   turnBegin: 'agentd.turn.begin',
   stepBegin: 'agentd.step.begin',
   stepEnd: 'agentd.step.end',
@@ -82,6 +83,8 @@ export interface CommandResults {
   'agentd.goal.queue.setAutoAdvance': State;
   /** Reverts the newest change of the todo list or the goal as the user (docs/runtime.md §6); returns `State` and `undone`: the history event it reverted; a change newer than `expectedRevision`, or one that came in between, answers `todo.conflict` with `data.state`. */
   'agentd.undo': UndoResult;
+  /** Accepts the folder's `.agentd/team.json` on this machine, as the person (docs/team.md): the file must still have that `sha256`; the folder is then served from the team's etcd; `{path, id, sha256, endpoints, sendsTo, reopened}`. */
+  'agentd.team.accept': TeamAcceptResult;
   /** Starts a turn; `{goalDriven, goal}` (docs/runtime.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md). */
   'agentd.turn.begin': TurnBeginResult;
   /** Before a model call: `{injections}` (goal_cancelled, goal, goal_wrap_up, todo_list_reminder; docs/runtime.md §2.7.1). */
@@ -482,6 +485,12 @@ export interface State {
    * the last state this daemon saw. Absent otherwise.
    */
   stale?: boolean;
+  /**
+   * TeamFile: the folder has a .agentd/team.json that this machine does
+   * not use (not accepted, or unusable): this machine's own state serves
+   * it (docs/team.md). Absent otherwise. agentd.state only.
+   */
+  teamFile?: TeamFileNotice;
 }
 
 /**
@@ -559,6 +568,54 @@ export interface TaskFileInfo {
    * "Checkboxes"); nil when it has none or was not read.
    */
   checkboxes?: Checkboxes;
+}
+
+/**
+ * TeamAcceptResult is the answer of agentd.team.accept (docs/team.md,
+ * "Accepting a team file"). [commands.TeamAcceptResult]
+ */
+export interface TeamAcceptResult {
+  /** the team file, relative to the folder: ".agentd/team.json" */
+  path: string;
+  /** the team id it names */
+  id: string;
+  sha256: string;
+  /** Endpoints are the etcd endpoints the file names, now accepted. */
+  endpoints: string[];
+  /**
+   * SendsTo are the endpoints this daemon dials for the team, and so
+   * sends this machine's etcd credentials to: the machine's own
+   * (--etcd-endpoints, AGENTD_ETCD_ENDPOINTS), else Endpoints.
+   */
+  sendsTo: string[];
+  /**
+   * Reopened: the daemon had the folder open from this machine's state;
+   * every client moves to the team's state at its next command, and is
+   * sent agentd/storeChanged {stale: false} to read it again.
+   */
+  reopened: boolean;
+}
+
+/**
+ * TeamFileNotice is what agentd.state says of a team file that this
+ * machine does not use (docs/protocol.md §3, State.teamFile): absent when
+ * the folder has none, or it is accepted. [workspace.TeamFileNotice]
+ */
+export interface TeamFileNotice {
+  /** "pending" (TeamFilePending) or "invalid" (TeamFileInvalid) */
+  status: string;
+  /** ".agentd/team.json" (TeamFile), relative to the folder */
+  path: string;
+  /** the team id it names */
+  id?: string;
+  /** the etcd endpoints it names */
+  endpoints?: string[];
+  /** of the file's bytes: what agentd.team.accept takes */
+  sha256: string;
+  /** invalid: why it cannot be used */
+  error?: string;
+  /** pending: "agentd team accept" (TeamAcceptCommand), the command that accepts it */
+  accept?: string;
 }
 
 /** TodoChanged is the params of agentd/todoChanged. [commands.TodoChanged] */

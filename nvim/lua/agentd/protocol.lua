@@ -28,6 +28,7 @@ M.commands = {
   goal_queue_move = "agentd.goal.queue.move",
   goal_queue_set_auto_advance = "agentd.goal.queue.setAutoAdvance",
   undo = "agentd.undo",
+  team_accept = "agentd.team.accept",
   turn_begin = "agentd.turn.begin",
   step_begin = "agentd.step.begin",
   step_end = "agentd.step.end",

@@ -50,6 +50,7 @@ vim.fn.mkdir(H.ws .. "/.agentd", "p")
 local f = assert(io.open(H.ws .. "/.agentd/team.json", "w"))
 f:write(vim.json.encode({ id = "3d0c6b7e-8f1a-4c2b-9e5d-7a6b1c2d3e40", etcd = { url } }))
 f:close()
+H.agentd({ "team", "accept", "--workspace", H.ws }) -- this machine's person accepts it (docs/team.md)
 
 agentd.setup({ cmd = { "agentd", "--remote=auto" } })
 
