@@ -65,6 +65,7 @@ type Workspace struct {
 	store     backend   // boltStore{w} or the team store (team.go)
 	team      *teamStore
 	recovered string
+	approved  approvals // the approved check commands (approvals.go)
 
 	// Guarded by reg.mu.
 	refs    int
@@ -98,6 +99,9 @@ type sessionState struct {
 
 // Root returns the folder path: absolute and cleaned.
 func (w *Workspace) Root() string { return w.root }
+
+// Shared says whether a team store (etcd) serves the folder (docs/team.md).
+func (w *Workspace) Shared() bool { return w.team != nil }
 
 // Release drops one reference taken by Registry.Open; the last one closes
 // the store, releasing its file lock.
