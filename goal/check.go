@@ -41,9 +41,9 @@ type Check struct {
 	// command with this SetBy, so the session was written to etcd other
 	// than by agentd and SetBy cannot be trusted (docs/team.md). Filled in
 	// with Approved, which it makes false; never stored.
-	SetOutsideAgentd bool `json:"setOutsideAgentd,omitempty"`
-	Running bool      `json:"running,omitempty"`
-	LastRun *CheckRun `json:"lastRun,omitempty"`
+	SetOutsideAgentd bool      `json:"setOutsideAgentd,omitempty"`
+	Running          bool      `json:"running,omitempty"`
+	LastRun          *CheckRun `json:"lastRun,omitempty"`
 	// RunBy is the clock (Instant.Clock) of the agentd process running
 	// the check while Running: in a team folder another daemon leaves the
 	// mark alone while that process holds its lease (CheckLeft). Stored,

@@ -11,10 +11,10 @@ import (
 // Check is the optional verification command a person gave it (docs/runtime.md
 // §2.9.1); AddedAt is when it was queued (wall clock, UTC).
 type QueuedGoal struct {
-	ID                  string    `json:"id"`
-	Objective           string    `json:"objective"`
-	CompletionCriterion string    `json:"completionCriterion,omitempty"`
-	Check               string    `json:"check,omitempty"`
+	ID                  string `json:"id"`
+	Objective           string `json:"objective"`
+	CompletionCriterion string `json:"completionCriterion,omitempty"`
+	Check               string `json:"check,omitempty"`
 	// CheckSetBy is who gave Check (Check.SetBy); stored and shown.
 	CheckSetBy *CheckSetter `json:"checkSetBy,omitempty"`
 	// CheckApproved is Check.Approved for Check: filled in by the agentd
