@@ -296,3 +296,22 @@ func BudgetArgs(text string) (map[string]any, error) {
 	}
 	return map[string]any{field[kind]: limit}, nil
 }
+
+// FormatCheckConsent says, in indented lines, who set check c and whether
+// it may run on this machine (docs/runtime.md §2.10.4): what `agentd goal
+// status` and `agentd goal check --approve` print under the check.
+func FormatCheckConsent(c *goal.Check) string {
+	var b strings.Builder
+	switch {
+	case c.SetOutsideAgentd:
+		b.WriteString("    set outside agentd: no history event records it, so who set it is not known\n")
+	case c.SetBy != nil:
+		fmt.Fprintf(&b, "    set by %s on %s\n", c.SetBy.User, c.SetBy.Host)
+	}
+	if c.Approved != nil && *c.Approved {
+		b.WriteString("    approved on this machine\n")
+	} else {
+		b.WriteString("    waiting for approval: run agentd goal check --approve\n")
+	}
+	return b.String()
+}
