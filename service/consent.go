@@ -60,11 +60,15 @@ func (s *Service) ApproveCheck(ws *workspace.Workspace, session, command string)
 }
 
 // checkConsented says whether check c of session in ws may run on this
-// machine: its command is approved here and, in a team folder, it was not
-// set outside agentd. outside reports the latter.
+// machine: its command is approved here and, in a team folder, the
+// history records it (recorded). outside says the history was read and
+// does not record it: the check was set outside agentd. A history that
+// cannot be read (etcd does not answer) consents to nothing but is not
+// taken for outside.
 func (s *Service) checkConsented(ws *workspace.Workspace, session string, c *goal.Check) (ok, outside bool) {
-	outside = !s.recorded(ws, session, c)
-	return !outside && ws.CheckApproved(c.Command), outside
+	found, err := s.recorded(ws, session, c)
+	outside = err == nil && !found
+	return found && ws.CheckApproved(c.Command), outside
 }
 
 // ShowConsent fills in what this machine says of the checks of session in
@@ -107,11 +111,11 @@ type provenanceScan struct {
 // always in a folder of this machine (its state file is this user's, held
 // under a lock); in a team folder, when an event of the session's history
 // records a goal whose check has c's command and setter (docs/team.md,
-// "Checks from etcd"). A check written into etcd otherwise is logged. A
-// history that cannot be read says no.
-func (s *Service) recorded(ws *workspace.Workspace, session string, c *goal.Check) bool {
+// "Checks from etcd"). A check written into etcd otherwise is logged.
+// Errors are those of reading the history.
+func (s *Service) recorded(ws *workspace.Workspace, session string, c *goal.Check) (bool, error) {
 	if !ws.Shared() {
-		return true
+		return true, nil
 	}
 	key := provenanceKey{root: ws.Root(), session: session, command: c.Command}
 	if c.SetBy != nil {
@@ -121,27 +125,33 @@ func (s *Service) recorded(ws *workspace.Workspace, session string, c *goal.Chec
 	prev, ok := s.prov.seen[key]
 	s.prov.mu.Unlock()
 	if ok && prev.found {
-		return true
+		return true, nil
 	}
 	newest, err := ws.History(session, 1, 0)
 	if err != nil || len(newest.Events) == 0 {
-		return false
+		return false, err
 	}
 	if ok && prev.newest == newest.Events[0].Seq {
-		return false
+		return false, nil
 	}
 	found, err := s.scanHistory(ws, session, key)
 	if err != nil {
-		return false
+		return false, err
 	}
 	if !found {
 		s.log.Warn("a goal check in etcd has no history event that set it: it was written outside agentd, and runs on no machine whose person has not approved it", "workspace", ws.Root(), "session", session, "command", c.Command)
 	}
 	s.prov.mu.Lock()
+	if len(s.prov.seen) >= maxProvenance {
+		clear(s.prov.seen) // they are found again when asked
+	}
 	s.prov.seen[key] = provenanceScan{found: found, newest: newest.Events[0].Seq}
 	s.prov.mu.Unlock()
-	return found
+	return found, nil
 }
+
+// maxProvenance bounds the checks the provenance cache remembers.
+const maxProvenance = 4096
 
 // eventGoals is the part of a goal event's payload (StoredGoalChange) that
 // names a check; other payloads do not decode as it and are skipped.
