@@ -48,14 +48,18 @@ const ApproveHint = "agentd goal check --approve (or the Approve button of the a
 // UnapprovedCompletion is the answer to c, an UpdateGoal complete of a goal
 // whose check the person at this machine has not approved: refused with
 // goal.check_unapproved; nothing ran and the goal stays active
-// (docs/runtime.md §2.10.4).
-func (s *State) UnapprovedCompletion(c ToolCall) ToolResult {
+// (docs/runtime.md §2.10.4). outside: the check was written outside
+// agentd, so who set it is not known.
+func (s *State) UnapprovedCompletion(c ToolCall, outside bool) ToolResult {
 	res := ToolResult{Description: c.Description.Description}
-	who := "someone"
-	if s.Goal != nil && s.Goal.Check != nil && s.Goal.Check.SetBy != nil {
-		who = s.Goal.Check.SetBy.String()
+	who := "set by someone else"
+	switch {
+	case outside:
+		who = "written outside agentd"
+	case s.Goal != nil && s.Goal.Check != nil && s.Goal.Check.SetBy != nil:
+		who = "set by " + s.Goal.Check.SetBy.String()
 	}
-	return res.fail(CodeCheckUnapproved, fmt.Sprintf("Goal not complete: its check was set by %s, not approved by the person at this machine, so agentd did not run it and the goal stays active. Only that person can approve it. Ask the user to look at the check and, if they agree to run it here, to run `%s`; then call UpdateGoal with complete again. Do not try to get around this: do not change, remove or run the check yourself, and do not replace or cancel the goal to avoid it.", who, ApproveHint))
+	return res.fail(CodeCheckUnapproved, fmt.Sprintf("Goal not complete: its check was %s, not approved by the person at this machine, so agentd did not run it and the goal stays active. Only that person can approve it. Ask the user to look at the check and, if they agree to run it here, to run `%s`; then call UpdateGoal with complete again. Do not try to get around this: do not change, remove or run the check yourself, and do not replace or cancel the goal to avoid it.", who, ApproveHint))
 }
 
 // UnapprovedError is the refusal of a run of check on demand

@@ -59,7 +59,10 @@ func TestUnapprovedCompletion(t *testing.T) {
 	c := newClock()
 	s := withCheck(t, c, "make test")
 	s.Goal.Check.SetBy = &alice
-	res := s.UnapprovedCompletion(updateComplete(t, ""))
+	if res := s.UnapprovedCompletion(updateComplete(t, ""), true); !strings.Contains(res.Output, "written outside agentd") || strings.Contains(res.Output, "alice") {
+		t.Errorf("refusal of a check written outside agentd: %+v", res)
+	}
+	res := s.UnapprovedCompletion(updateComplete(t, ""), false)
 	for _, want := range []string{"set by alice@laptop", "agentd goal check --approve", "Do not try to get around this", "stays active"} {
 		if !res.IsError || res.ErrorCode != CodeCheckUnapproved || !strings.Contains(res.Output, want) {
 			t.Errorf("refusal %+v lacks %q", res, want)

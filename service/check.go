@@ -191,8 +191,8 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 			res, cs = g.CallTool(tc, s.Now())
 			return cs, nil
 		}
-		if ok, _ := s.checkConsented(ws, session, g.Goal.Check); !ok {
-			needed, res = false, g.UnapprovedCompletion(tc)
+		if ok, outside := s.checkConsented(ws, session, g.Goal.Check); !ok {
+			needed, res = false, g.UnapprovedCompletion(tc, outside)
 			return nil, nil
 		}
 		var cs []goal.Change

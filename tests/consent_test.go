@@ -74,7 +74,18 @@ func TestCheckFromAnotherMachineWaitsForApproval(t *testing.T) {
 	e1, c1, _, c2 := teamClients(t, c.Endpoints())
 	c2.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": "touch ran"}, nil)
 	c2.MustExec("agentd.goal.queue.add", map[string]any{"objective": "then deploy", "check": "touch deployed"}, nil)
-	c1.Await("agentd/queueChanged", revisionAtLeast(2))
+	var created struct {
+		Goal struct{ Check consentCheck } `json:"goal"`
+	}
+	if err := json.Unmarshal(c1.Await("agentd/goalChanged", revisionAtLeast(1)), &created); err != nil || created.Goal.Check.Approved == nil || *created.Goal.Check.Approved || created.Goal.Check.SetBy == nil {
+		t.Fatalf("goalChanged of the teammate's create on this machine: %+v %v", created.Goal.Check, err)
+	}
+	var queued struct {
+		Items []struct{ CheckApproved *bool } `json:"items"`
+	}
+	if err := json.Unmarshal(c1.Await("agentd/queueChanged", revisionAtLeast(2)), &queued); err != nil || len(queued.Items) != 1 || queued.Items[0].CheckApproved == nil || *queued.Items[0].CheckApproved {
+		t.Fatalf("queueChanged of the teammate's queued check on this machine: %+v %v", queued, err)
+	}
 
 	st := c1.consent()
 	chk := st.Goal.Check
@@ -112,6 +123,15 @@ func TestCheckFromAnotherMachineWaitsForApproval(t *testing.T) {
 	})
 	if gc.Change.Actor != "user" {
 		t.Fatalf("goalChanged of the approval: %+v", gc)
+	}
+	var approved struct {
+		Goal struct{ Check consentCheck } `json:"goal"`
+	}
+	raw := c1.Await("agentd/goalChanged", func(raw json.RawMessage) bool {
+		return strings.Contains(string(raw), "check approved on ")
+	})
+	if err := json.Unmarshal(raw, &approved); err != nil || approved.Goal.Check.Approved == nil || !*approved.Goal.Check.Approved {
+		t.Fatalf("goalChanged of the approval carries the check %+v (%v)", approved.Goal.Check, err)
 	}
 	if st := c1.consent(); !*st.Goal.Check.Approved || *st.Queue.Items[0].CheckApproved {
 		t.Fatalf("checks after approving the goal's (the queued one is another command): %+v %+v", st.Goal.Check, st.Queue)
