@@ -113,6 +113,9 @@ func TestCheckFromAnotherMachineWaitsForApproval(t *testing.T) {
 	if out, _, code := e1.cli("goal", "status", "--workspace", e1.ws); code != 0 || !strings.Contains(out, "waiting for approval: run agentd goal check --approve") || !strings.Contains(out, "    set by ") {
 		t.Fatalf("goal status before approval: %d %q", code, out)
 	}
+	if out, _, code := e1.cli("goal", "queue", "list", "--workspace", e1.ws); code != 0 || !strings.Contains(out, "Check: touch deployed\n       (waiting for approval on this machine)") {
+		t.Fatalf("goal queue list before approval: %d %q", code, out)
+	}
 
 	out, errOut, code := e1.cli("goal", "check", "--approve", "--workspace", e1.ws)
 	if code != 0 || !strings.HasPrefix(out, "Approved on this machine: touch ran\n") || !strings.Contains(out, "approved on this machine") {
@@ -193,7 +196,7 @@ func TestCheckWrittenOutsideAgentd(t *testing.T) {
 	if chk := st.Goal.Check; chk.Command != "touch ran" || !chk.SetOutsideAgentd || chk.Approved == nil || *chk.Approved {
 		t.Fatalf("check written outside agentd: %+v", chk)
 	}
-	if res := c1.tool("UpdateGoal", map[string]any{"status": "complete"}); res.ErrorCode != "goal.check_unapproved" {
+	if res := c1.tool("UpdateGoal", map[string]any{"status": "complete"}); res.ErrorCode != "goal.check_unapproved" || !strings.Contains(res.Output, "written outside agentd") || strings.Contains(res.Output, "trusted-laptop") {
 		t.Fatalf("UpdateGoal complete = %+v", res)
 	}
 	err = c1.Exec("agentd.goal.runCheck", nil, nil)
