@@ -282,3 +282,35 @@ func TestCheckHoldsNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckInAStateFileWithoutApproval: a folder's state file that holds
+// a check this machine's person never approved (a state file copied in,
+// or written by an agentd before approvals existed; here the approvals
+// file is removed) does not run it until the person approves it.
+func TestCheckInAStateFileWithoutApproval(t *testing.T) {
+	e := newEnv(t)
+	c := e.start().connect()
+	c.Initialize(nil, e.ws)
+	c.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": "touch ran"}, nil)
+	approvals, err := filepath.Glob(filepath.Join(e.stateDir, "workspaces", "*", "approved-checks.json"))
+	if err != nil || len(approvals) != 1 {
+		t.Fatalf("approvals file: %v %v", approvals, err)
+	}
+	if err := os.Remove(approvals[0]); err != nil {
+		t.Fatal(err)
+	}
+	if chk := c.consent().Goal.Check; chk.Approved == nil || *chk.Approved {
+		t.Fatalf("check without its approval: %+v", chk)
+	}
+	if res := c.tool("UpdateGoal", map[string]any{"status": "complete"}); res.ErrorCode != "goal.check_unapproved" {
+		t.Fatalf("UpdateGoal complete = %+v", res)
+	}
+	mustNotExist(t, filepath.Join(e.ws, "ran"), "without approval")
+	c.MustExec("agentd.goal.approveCheck", map[string]any{"command": "touch ran"}, nil)
+	if res := c.tool("UpdateGoal", map[string]any{"status": "complete"}); res.IsError {
+		t.Fatalf("UpdateGoal complete after approval = %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "ran")); err != nil {
+		t.Fatal("the approved check did not run")
+	}
+}
