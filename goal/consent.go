@@ -1,6 +1,11 @@
 package goal
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Consent to a check (docs/runtime.md §2.10.4): a check runs on a machine
 // only when the person at that machine approved its exact command. Which
@@ -34,6 +39,9 @@ func (s *State) ApproveCheck(command string, by CheckSetter, now Instant) ([]Cha
 		return nil, errorf(CodeNoCheck, "the goal has no check to approve")
 	case g.Check.Command != command:
 		return nil, errorf(CodeCheckChanged, fmt.Sprintf("the goal's check is now `%s`, not the command given; nothing was approved: look at the check again before approving it", oneLine(g.Check.Command, 200)))
+	}
+	if err := approvable(command); err != nil {
+		return nil, err
 	}
 	g.settle(now)
 	g.UpdatedAt = now.Wall
@@ -70,4 +78,21 @@ func UnapprovedError(check *Check) error {
 		who = check.SetBy.String()
 	}
 	return errorf(CodeCheckUnapproved, fmt.Sprintf("the goal's check `%s` was set by %s and is not approved on this machine, so it did not run; if you agree to run it here, approve it with %s", oneLine(check.Command, 200), who, ApproveHint))
+}
+
+// approvable refuses to approve a command that does not read as what it
+// runs: one a person could not have set (not trimmed, a line break or
+// another control character, too long: it came from elsewhere, e.g. a raw
+// etcd write), or one with an invisible formatting character (category Cf:
+// a bidirectional override, a zero-width space) that makes the text shown
+// differ from the text run. args.invalid.
+func approvable(command string) error {
+	if norm, err := normalizeCheck(&command); err != nil || norm != command {
+		return errorf(CodeArgsInvalid, "the check cannot be approved: no person could have set it as it is (it is not one trimmed line of at most 2000 characters); set the command you want with agentd goal set-check")
+	}
+	if i := strings.IndexFunc(command, func(r rune) bool { return unicode.Is(unicode.Cf, r) }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(command[i:])
+		return errorf(CodeArgsInvalid, fmt.Sprintf("the check cannot be approved: it holds the invisible character %U, so what is shown is not what would run; set the command you want with agentd goal set-check", r))
+	}
+	return nil
 }

