@@ -98,6 +98,16 @@ func TestCheckFromAnotherMachineWaitsForApproval(t *testing.T) {
 	if other := c2.consent().Goal.Check; other.Approved == nil || !*other.Approved {
 		t.Fatalf("the check on the machine that set it: %+v", other)
 	}
+	c1.MustExec("agentd.turn.begin", map[string]any{"turnId": "t1", "origin": "user"}, nil)
+	var begun struct {
+		Injections []struct{ Variant, Text string }
+	}
+	c1.MustExec("agentd.step.begin", map[string]any{"turnId": "t1"}, &begun)
+	if len(begun.Injections) == 0 || !strings.Contains(begun.Injections[0].Text, "Check: `touch ran` proves this goal done, but it was set elsewhere") {
+		t.Fatalf("the goal reminder on this machine: %+v", begun)
+	}
+	c1.MustExec("agentd.step.end", map[string]any{"turnId": "t1", "outputTokens": 1, "finishReason": "stop"}, nil)
+	c1.MustExec("agentd.turn.end", map[string]any{"turnId": "t1", "outcome": "completed"}, nil)
 	res := c1.tool("UpdateGoal", map[string]any{"status": "complete"})
 	if !res.IsError || res.ErrorCode != "goal.check_unapproved" || !strings.Contains(res.Output, "agentd goal check --approve") || !strings.Contains(res.Output, "Do not try to get around this") {
 		t.Fatalf("UpdateGoal complete of an unapproved check = %+v", res)
