@@ -159,6 +159,22 @@ type goalSetCheckArgs struct {
 	Command *string `json:"command" jsonin:"given"` // null removes the check; absent is args.invalid
 }
 
+type goalApproveArgs struct {
+	Common
+	Command string `json:"command" jsonin:"required"`
+}
+
+// approveSet approves, on this machine, the check a person just set on
+// g through this agentd (docs/runtime.md §2.10.4), unless setting it
+// failed with err, which it returns. It runs inside the transaction, so
+// the check is approved before anyone can see it set.
+func (c *call) approveSet(g *goal.State, err error) error {
+	if err != nil || g.Goal == nil || g.Goal.Check == nil {
+		return err
+	}
+	return c.svc.ApproveForPerson(c.folder.ws, g.Goal.Check.Command)
+}
+
 // CheckResult is the answer of agentd.goal.runCheck: the State after the
 // run and the run itself (docs/runtime.md §2.10). The goal's status is
 // unchanged; Passed is run.exitCode == 0.
@@ -194,14 +210,16 @@ func userGoal[A any, PA interface {
 }
 
 var goalCommands = []Command{
-	def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`, `check?`", "Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10); returns `State`.", true,
+	def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`, `check?`", "Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10), approved on this machine (§2.10.4); returns `State`.", true,
 		func(ctx context.Context, c *call, a *goalCreateArgs) (any, error) {
 			tf, err := c.resolveTaskFile(a.TaskFile, a.Objective)
 			if err != nil {
 				return nil, err
 			}
 			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
-				return g.Create(goal.CreateParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Replace: a.Replace, TaskFile: tf, Check: a.Check}, c.svc.Now())
+				person := c.svc.Person()
+				cs, err := g.Create(goal.CreateParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Replace: a.Replace, TaskFile: tf, Check: a.Check, CheckSetBy: &person}, c.svc.Now())
+				return cs, c.approveSet(g, err)
 			})
 			if err != nil {
 				return nil, err
@@ -231,11 +249,20 @@ var goalCommands = []Command{
 			}
 			return CancelResult{State: c.stateOf(s), Cancelled: ended}, nil
 		}),
-	userGoal("agentd.goal.setCheck", "`command` (a shell command, or `null` to remove the check)", "Sets or removes the goal's verification command as the user (docs/runtime.md §2.10); returns `State`.",
+	userGoal("agentd.goal.setCheck", "`command` (a shell command, or `null` to remove the check)", "Sets or removes the goal's verification command as the user (docs/runtime.md §2.10), approving it on this machine (§2.10.4); returns `State`.",
 		func(c *call, a *goalSetCheckArgs, g *goal.State) ([]goal.Change, error) {
-			return g.SetCheck(a.Command, c.svc.Now())
+			cs, err := g.SetCheck(a.Command, c.svc.Person(), c.svc.Now())
+			return cs, c.approveSet(g, err)
 		}),
-	def[CheckResult]("agentd.goal.runCheck", "-", "Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`.", true,
+	def[State]("agentd.goal.approveCheck", "`command` (the check's exact text, as shown)", "Approves the goal's check on this machine, so that it may run here (docs/runtime.md §2.10.4); `command` must be the current check (else `goal.check_changed`, nothing approved); returns `State`.", true,
+		func(ctx context.Context, c *call, a *goalApproveArgs) (any, error) {
+			s, err := c.svc.ApproveCheck(c.folder.ws, c.session, a.Command)
+			if err != nil {
+				return nil, err
+			}
+			return c.stateOf(s), nil
+		}),
+	def[CheckResult]("agentd.goal.runCheck", "-", "Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); a check not approved on this machine is refused with `goal.check_unapproved` (§2.10.4); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`.", true,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
 			run, s, err := c.svc.RunCheck(ctx, c.folder.ws, c.session, func() { releaseOrder(ctx) })
 			if err != nil {
@@ -268,4 +295,23 @@ func BudgetArgs(text string) (map[string]any, error) {
 		return nil, err
 	}
 	return map[string]any{field[kind]: limit}, nil
+}
+
+// FormatCheckConsent says, in indented lines, who set check c and whether
+// it may run on this machine (docs/runtime.md §2.10.4): what `agentd goal
+// status` and `agentd goal check --approve` print under the check.
+func FormatCheckConsent(c *goal.Check) string {
+	var b strings.Builder
+	switch {
+	case c.SetOutsideAgentd:
+		b.WriteString("    set outside agentd: no history event records it, so who set it is not known\n")
+	case c.SetBy != nil:
+		fmt.Fprintf(&b, "    set by %s on %s\n", c.SetBy.User, c.SetBy.Host)
+	}
+	if c.Approved != nil && *c.Approved {
+		b.WriteString("    approved on this machine\n")
+	} else {
+		b.WriteString("    waiting for approval: run agentd goal check --approve\n")
+	}
+	return b.String()
 }

@@ -191,7 +191,16 @@ var handlerCases = []handlerCase{
 		if c := get[string](t, w, "goal", "check", "command"); c != "test -d ." {
 			t.Errorf("check command %q, want it trimmed: test -d .", c)
 		}
+		if !get[bool](t, w, "goal", "check", "approved") || get[string](t, w, "goal", "check", "setBy", "user") == "" || get[string](t, w, "goal", "check", "setBy", "host") == "" {
+			t.Errorf("a check set by the person here is approved and names its setter: %v", w)
+		}
 	}},
+	{name: "goal.approveCheck", setup: []run{{"agentd.goal.create", `{"objective":"o","check":"true"}`}}, cmd: run{"agentd.goal.approveCheck", `{"command":"true"}`}, check: func(t *testing.T, w wire) {
+		if !get[bool](t, w, "goal", "check", "approved") {
+			t.Errorf("check after approving: %v", w)
+		}
+	}},
+	{name: "goal.approveCheck refuses another command than the goal's", setup: []run{{"agentd.goal.create", `{"objective":"o","check":"true"}`}}, cmd: run{"agentd.goal.approveCheck", `{"command":"true; touch x"}`}, wantCode: "goal.check_changed"},
 	{name: "goal.setCheck refuses without a goal", cmd: run{"agentd.goal.setCheck", `{"command":"true"}`}, wantCode: "goal.not_found"},
 	{name: "goal.setCheck refuses arguments without command", setup: []run{{"agentd.goal.create", `{"objective":"o","check":"true"}`}}, cmd: run{"agentd.goal.setCheck", `{}`}, wantCode: "args.invalid"},
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
 )
@@ -88,10 +89,24 @@ type StoreChanged struct {
 	Stale     bool   `json:"stale"` // true: etcd does not answer; reads serve the last state seen, writes fail with workspace.unavailable
 }
 
+// Consent fills in what this machine says of the checks of a goal snapshot
+// and of queued goals (service.Service.ShowConsent, docs/runtime.md
+// §2.10.4).
+type Consent func(snap *goal.Snapshot, queue []goal.QueuedGoal)
+
+// NoticeConsent is the Consent of the session of n on the machine of svc.
+func NoticeConsent(svc *service.Service, n workspace.Notice) Consent {
+	return func(snap *goal.Snapshot, queue []goal.QueuedGoal) {
+		svc.ShowConsent(n.Workspace, n.Session.Name, snap, queue)
+	}
+}
+
 // Notifications returns what a client that has n's workspace folder open as
 // folderURI must be sent about n, in order; now is the service's clock
-// (service.Service.Now), which the goal snapshot is taken at.
-func Notifications(n workspace.Notice, folderURI string, now goal.Instant) []Notification {
+// (service.Service.Now), which the goal snapshot is taken at; consent, when
+// not nil, fills in the approval of the checks of the goal and the queue
+// sent.
+func Notifications(n workspace.Notice, folderURI string, now goal.Instant, consent Consent) []Notification {
 	if n.Store != nil {
 		return []Notification{{Method: MethodStoreChanged, Params: StoreChanged{Workspace: folderURI, Stale: n.Store.Stale}}}
 	}
@@ -106,6 +121,9 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant) []Not
 	}
 	if n.Change.Goal {
 		snap := n.Session.Goal.Snapshot(now)
+		if consent != nil {
+			consent(snap, nil)
+		}
 		kind := n.Change.GoalKind
 		if kind == "" {
 			kind = goal.ChangeKind(strings.TrimPrefix(n.Change.Kind, "goal."))
@@ -128,6 +146,9 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant) []Not
 	}
 	if n.Change.Queue {
 		q := queueOf(&n.Session.Goal)
+		if consent != nil {
+			consent(nil, q.Items)
+		}
 		out = append(out, Notification{Method: MethodQueueChanged, Params: QueueChanged{
 			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: q.Items, AutoAdvance: q.AutoAdvance, Actor: n.Change.Actor}})
 	}

@@ -162,6 +162,7 @@ func TestResultTypes(t *testing.T) {
 		{"agentd.goal.create", `[{"objective":"o"}]`},
 		{"agentd.goal.setBudget", `[{"turns":5}]`},
 		{"agentd.goal.setCheck", `[{"command":"true"}]`},
+		{"agentd.goal.approveCheck", `[{"command":"true"}]`},
 		{"agentd.goal.runCheck", ``},
 		{"agentd.goal.pause", ``},
 		{"agentd.goal.resume", ``},

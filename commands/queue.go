@@ -59,9 +59,12 @@ func userQueue[A any, PA interface {
 
 // queueCommands are the commands of the goal queue (docs/runtime.md §2.9).
 var queueCommands = []Command{
-	userQueue("agentd.goal.queue.add", "`objective`, `completionCriterion?`, `check?`", "Appends a goal to the session's queue as the user (docs/runtime.md §2.9); returns `State`.",
+	userQueue("agentd.goal.queue.add", "`objective`, `completionCriterion?`, `check?`", "Appends a goal to the session's queue as the user (docs/runtime.md §2.9); its `check` is approved on this machine (§2.10.4); returns `State`.",
 		func(c *call, a *queueAddArgs, g *goal.State) (goal.QueueChange, bool, error) {
-			ch, err := g.Enqueue(goal.QueueParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Check: a.Check}, c.svc.Now())
+			ch, err := g.Enqueue(goal.QueueParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Check: a.Check, CheckSetBy: c.svc.Person()}, c.svc.Now())
+			if err == nil && ch.Item.Check != "" {
+				err = c.svc.ApproveForPerson(c.folder.ws, ch.Item.Check) // the person gave it here (docs/runtime.md §2.10.4)
+			}
 			return ch, err == nil, err
 		}),
 	def[State]("agentd.goal.queue.list", "-", "The session's `State`, whose `queue` lists the upcoming goals.", true,

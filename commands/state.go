@@ -39,13 +39,14 @@ type TodosState struct {
 	Revision uint64      `json:"revision"`
 }
 
-// stateOf renders a stored session for the client.
+// stateOf renders a stored session for the client, with what this
+// machine says of its checks (service.Service.ShowConsent).
 func (c *call) stateOf(s workspace.Session) State {
 	items := todo.Clone(s.Todos)
 	if items == nil {
 		items = []todo.Item{}
 	}
-	return State{
+	st := State{
 		Workspace: c.folder.uri,
 		Session:   s.Name,
 		Revision:  s.Revision,
@@ -54,6 +55,8 @@ func (c *call) stateOf(s workspace.Session) State {
 		Queue:     queueOf(&s.Goal),
 		Stale:     c.folder.ws.Stale(),
 	}
+	c.svc.ShowConsent(c.folder.ws, s.Name, st.Goal, st.Queue.Items)
+	return st
 }
 
 // FreshState answers agentd.state for the folder at path (absolute) when

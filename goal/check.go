@@ -25,9 +25,25 @@ const MaxCheckTailBytes = 4096
 // (docs/runtime.md §2.10): the command, whether a run is in progress, and
 // the last run's result, nil before the first run.
 type Check struct {
-	Command string    `json:"command"`
-	Running bool      `json:"running,omitempty"`
-	LastRun *CheckRun `json:"lastRun,omitempty"`
+	Command string `json:"command"`
+	// SetBy is the person who set the command (docs/runtime.md §2.10.4):
+	// the OS user and host name of the machine whose agentd took the
+	// setting; nil in a state written before it was recorded. Stored and
+	// shown.
+	SetBy *CheckSetter `json:"setBy,omitempty"`
+	// Approved says whether the person at the machine of the agentd that
+	// answers has approved the command, so that it may run there
+	// (docs/runtime.md §2.10.4). That agentd fills it in for its clients
+	// from its own approvals; never stored, nil in what the rules build
+	// and in history events.
+	Approved *bool `json:"approved,omitempty"`
+	// SetOutsideAgentd: in a team folder, no history event records this
+	// command with this SetBy, so the session was written to etcd other
+	// than by agentd and SetBy cannot be trusted (docs/team.md). Filled in
+	// with Approved, which it makes false; never stored.
+	SetOutsideAgentd bool      `json:"setOutsideAgentd,omitempty"`
+	Running          bool      `json:"running,omitempty"`
+	LastRun          *CheckRun `json:"lastRun,omitempty"`
 	// RunBy is the clock (Instant.Clock) of the agentd process running
 	// the check while Running: in a team folder another daemon leaves the
 	// mark alone while that process holds its lease (CheckLeft). Stored,
@@ -82,6 +98,8 @@ func cloneCheck(c *Check) *Check {
 		return nil
 	}
 	out := *c
+	out.SetBy = clonePtr(c.SetBy)
+	out.Approved = clonePtr(c.Approved)
 	out.LastRun = clonePtr(c.LastRun)
 	out.Process = clonePtr(c.Process)
 	return &out
@@ -109,14 +127,15 @@ func normalizeCheck(check *string) (string, error) {
 	return trimmed, nil
 }
 
-// SetCheck gives the current goal the check command, or removes its
-// check when command is nil, as the user (docs/runtime.md §2.10). Setting
-// the command it already has is a no-op; a new command forgets the last
-// run of the old one. Refusals: args.invalid (normalizeCheck: blank, too
+// SetCheck gives the current goal the check command, set by the person
+// by, or removes its check when command is nil, as the user
+// (docs/runtime.md §2.10). Setting the command it already has, by the same
+// person, is a no-op; the same command by another person only records who
+// set it; a new command forgets the last run of the old one. Refusals: args.invalid (normalizeCheck: blank, too
 // long, not one line), goal.not_found, goal.status_invalid (the
 // goal is complete), goal.check_running (a run of the check is in
 // progress: wait for it).
-func (s *State) SetCheck(command *string, now Instant) ([]Change, error) {
+func (s *State) SetCheck(command *string, by CheckSetter, now Instant) ([]Change, error) {
 	cmd, err := normalizeCheck(command)
 	if err != nil {
 		return nil, err
@@ -129,14 +148,19 @@ func (s *State) SetCheck(command *string, now Instant) ([]Change, error) {
 		return nil, errorf(CodeStatusInvalid, "the goal is complete; a check only verifies a goal that is not")
 	case g.Check != nil && g.Check.Running:
 		return nil, errorf(CodeCheckRunning, "the goal's check is running; wait for its result before changing it")
-	case g.Check == nil && cmd == "", g.Check != nil && g.Check.Command == cmd:
+	case g.Check == nil && cmd == "", g.Check != nil && g.Check.Command == cmd && g.Check.SetBy != nil && *g.Check.SetBy == by:
 		return nil, nil
 	}
 	reason := "check removed by the user"
-	g.Check = nil
-	if cmd != "" {
-		g.Check = &Check{Command: cmd}
-		reason = "check set by the user: " + oneLine(cmd, 200)
+	switch {
+	case cmd == "":
+		g.Check = nil
+	case g.Check != nil && g.Check.Command == cmd:
+		g.Check.SetBy = &by
+		reason = "check set by " + by.String() + ": " + oneLine(cmd, 200)
+	default:
+		g.Check = &Check{Command: cmd, SetBy: &by}
+		reason = "check set by " + by.String() + ": " + oneLine(cmd, 200)
 	}
 	g.settle(now)
 	g.UpdatedAt = now.Wall

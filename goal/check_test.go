@@ -63,49 +63,49 @@ func TestCreateWithCheck(t *testing.T) {
 func TestSetCheck(t *testing.T) {
 	c := newClock()
 	var empty State
-	if _, err := empty.SetCheck(strPtr("true"), c.now()); codeOf(err) != CodeNotFound {
+	if _, err := empty.SetCheck(strPtr("true"), alice, c.now()); codeOf(err) != CodeNotFound {
 		t.Errorf("SetCheck without a goal: %v, want goal.not_found", err)
 	}
 	s := withGoal(t, c)
-	cs, err := s.SetCheck(strPtr("make test"), c.advance(time.Second))
+	cs, err := s.SetCheck(strPtr("make test"), alice, c.advance(time.Second))
 	mustNoErr(t, err)
 	if diff := cmp.Diff([]string{"check/user/active"}, kinds(cs)); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
-	if cs[0].Reason != "check set by the user: make test" || cs[0].Goal.Check.Command != "make test" {
+	if cs[0].Reason != "check set by alice@laptop: make test" || *cs[0].Goal.Check.SetBy != alice || cs[0].Goal.Check.Command != "make test" {
 		t.Errorf("change %+v", cs[0])
 	}
-	if cs, err := s.SetCheck(strPtr(" make test "), c.now()); err != nil || cs != nil {
+	if cs, err := s.SetCheck(strPtr(" make test "), alice, c.now()); err != nil || cs != nil {
 		t.Errorf("setting the same command: %v, %v; want a no-op", cs, err)
 	}
 	s.Goal.Check.LastRun = &CheckRun{ExitCode: 1}
-	_, err = s.SetCheck(strPtr("make check"), c.now())
+	_, err = s.SetCheck(strPtr("make check"), alice, c.now())
 	mustNoErr(t, err)
 	if s.Goal.Check.LastRun != nil {
 		t.Errorf("a new command kept the old command's last run")
 	}
-	cs, err = s.SetCheck(nil, c.now())
+	cs, err = s.SetCheck(nil, alice, c.now())
 	mustNoErr(t, err)
 	if s.Goal.Check != nil || cs[0].Reason != "check removed by the user" {
 		t.Errorf("removing: check %+v, change %+v", s.Goal.Check, cs)
 	}
-	if cs, err := s.SetCheck(nil, c.now()); err != nil || cs != nil {
+	if cs, err := s.SetCheck(nil, alice, c.now()); err != nil || cs != nil {
 		t.Errorf("removing no check: %v, %v; want a no-op", cs, err)
 	}
-	if _, err := s.SetCheck(strPtr("  "), c.now()); codeOf(err) != CodeArgsInvalid {
+	if _, err := s.SetCheck(strPtr("  "), alice, c.now()); codeOf(err) != CodeArgsInvalid {
 		t.Errorf("a blank check: %v, want args.invalid (null removes a check)", err)
 	}
 
-	_, _ = s.SetCheck(strPtr("make test"), c.now())
+	_, _ = s.SetCheck(strPtr("make test"), alice, c.now())
 	if _, _, err := s.StartCheck(User, c.now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SetCheck(strPtr("other"), c.now()); codeOf(err) != CodeCheckRunning {
+	if _, err := s.SetCheck(strPtr("other"), alice, c.now()); codeOf(err) != CodeCheckRunning {
 		t.Errorf("SetCheck while running: %v, want goal.check_running", err)
 	}
 	s.Goal.Check.Running = false
 	s.Goal.Status = Complete
-	if _, err := s.SetCheck(strPtr("other"), c.now()); codeOf(err) != CodeStatusInvalid {
+	if _, err := s.SetCheck(strPtr("other"), alice, c.now()); codeOf(err) != CodeStatusInvalid {
 		t.Errorf("SetCheck on a complete goal: %v, want goal.status_invalid", err)
 	}
 }
@@ -116,7 +116,7 @@ func TestStartAndFinishCheck(t *testing.T) {
 	if _, _, err := s.StartCheck(User, c.now()); codeOf(err) != CodeNoCheck {
 		t.Errorf("StartCheck without a check: %v, want goal.no_check", err)
 	}
-	_, _ = s.SetCheck(strPtr("make test"), c.now())
+	_, _ = s.SetCheck(strPtr("make test"), alice, c.now())
 	start, cs, err := s.StartCheck(User, c.now())
 	mustNoErr(t, err)
 	if start != (CheckStart{GoalID: "goal-1", Command: "make test"}) || !s.CheckRunning() || !cs[0].Goal.Check.Running {
@@ -386,7 +386,7 @@ func TestAdvanceAfterACheckPasses(t *testing.T) {
 	c := newClock()
 	s := withCheck(t, c, "make test")
 	docs := "make docs"
-	_, err := s.Enqueue(QueueParams{Objective: "document it", Check: &docs}, c.now())
+	_, err := s.Enqueue(QueueParams{Objective: "document it", Check: &docs, CheckSetBy: alice}, c.now())
 	mustNoErr(t, err)
 	tc := updateComplete(t, "")
 	start, _, err := s.StartCheck(Model, c.now())
@@ -403,7 +403,7 @@ func TestAdvanceAfterACheckPasses(t *testing.T) {
 	if done := cs[0].Goal; done.Check.LastRun == nil || *done.Check.LastRun != run || !strings.Contains(done.TerminalReason, "check passed") {
 		t.Errorf("the completed goal as recorded: %+v", done)
 	}
-	if diff := cmp.Diff(&Check{Command: "make docs"}, s.Goal.Check); diff != "" || s.Goal.Objective != "document it" {
+	if diff := cmp.Diff(&Check{Command: "make docs", SetBy: &alice}, s.Goal.Check); diff != "" || s.Goal.Objective != "document it" {
 		t.Errorf("the next goal's check (-want +got):\n%s", diff)
 	}
 }

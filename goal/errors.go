@@ -33,6 +33,12 @@ const (
 	// set: replace a goal that has a person's check or budget, or raise a
 	// person's limit (docs/runtime.md §2.11).
 	CodePersonSet = "goal.person_set"
+	// CodeCheckUnapproved: the goal's check was not approved by the person
+	// at this machine, so it does not run here (docs/runtime.md §2.10.4).
+	CodeCheckUnapproved = "goal.check_unapproved"
+	// CodeCheckChanged: the check to approve is not the goal's check any
+	// more; nothing was approved (docs/runtime.md §2.10.4).
+	CodeCheckChanged = "goal.check_changed"
 	// CodeArgsInvalid is args.invalid, declared once in jsonin: a badly
 	// shaped input, a turn id or reason the rules refuse.
 	CodeArgsInvalid = jsonin.CodeArgsInvalid

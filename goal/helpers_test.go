@@ -137,3 +137,6 @@ func (s *State) callTool(tb testing.TB, c modelCall, now Instant) (ToolResult, [
 	}
 	return s.CallTool(ToolCall{Call: call, TurnID: c.TurnID, TaskFile: c.TaskFile}, now)
 }
+
+// alice is the person who sets checks in the tests.
+var alice = CheckSetter{User: "alice", Host: "laptop"}

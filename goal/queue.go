@@ -11,11 +11,16 @@ import (
 // Check is the optional verification command a person gave it (docs/runtime.md
 // §2.9.1); AddedAt is when it was queued (wall clock, UTC).
 type QueuedGoal struct {
-	ID                  string    `json:"id"`
-	Objective           string    `json:"objective"`
-	CompletionCriterion string    `json:"completionCriterion,omitempty"`
-	Check               string    `json:"check,omitempty"`
-	AddedAt             time.Time `json:"addedAt"`
+	ID                  string `json:"id"`
+	Objective           string `json:"objective"`
+	CompletionCriterion string `json:"completionCriterion,omitempty"`
+	Check               string `json:"check,omitempty"`
+	// CheckSetBy is who gave Check (Check.SetBy); stored and shown.
+	CheckSetBy *CheckSetter `json:"checkSetBy,omitempty"`
+	// CheckApproved is Check.Approved for Check: filled in by the agentd
+	// that answers from its own approvals, never stored.
+	CheckApproved *bool     `json:"checkApproved,omitempty"`
+	AddedAt       time.Time `json:"addedAt"`
 }
 
 // MaxQueuedGoals bounds the items of one session's queue (docs/runtime.md
@@ -23,11 +28,12 @@ type QueuedGoal struct {
 const MaxQueuedGoals = 50
 
 // QueueParams are the inputs of adding a queued goal (agentd.goal.queue.add).
-// Check nil means no check.
+// Check nil means no check; CheckSetBy is the person who gives it.
 type QueueParams struct {
 	Objective           string
 	CompletionCriterion string
 	Check               *string
+	CheckSetBy          CheckSetter
 }
 
 // QueueChange is one change of the queue, for the history event and the
@@ -80,6 +86,9 @@ func (s *State) Enqueue(p QueueParams, now Instant) (QueueChange, error) {
 		return QueueChange{}, errorf(CodeArgsInvalid, fmt.Sprintf("the queue already holds %d goals, the most it may; remove one first", MaxQueuedGoals))
 	}
 	item := QueuedGoal{ID: newID(), Objective: objective, CompletionCriterion: criterion, Check: check, AddedAt: now.Wall}
+	if check != "" {
+		item.CheckSetBy = &p.CheckSetBy
+	}
 	s.Queue = append(s.Queue, item)
 	return QueueChange{Kind: QueueAdd, Item: &item, Index: len(s.Queue) - 1}, nil
 }
@@ -140,9 +149,9 @@ func (s *State) SetAutoAdvance(on bool) (QueueChange, bool) {
 
 // createParams is the one place a queued goal becomes the parameters of
 // the goal it starts (docs/runtime.md §2.9): objective, criterion and
-// check (§2.10).
+// check with who set it (§2.10).
 func (q QueuedGoal) createParams() CreateParams {
-	return CreateParams{Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check}
+	return CreateParams{Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check, CheckSetBy: clonePtr(q.CheckSetBy)}
 }
 
 // advance makes the first queued goal the current goal after the current

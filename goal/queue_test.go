@@ -37,9 +37,9 @@ func TestEnqueue(t *testing.T) {
 	c := newClock()
 	fixedIDs(t)
 	s := &State{}
-	ch, err := s.Enqueue(QueueParams{Objective: "  write docs \n", CompletionCriterion: " docs build ", Check: ptr("  make docs  ")}, c.now())
+	ch, err := s.Enqueue(QueueParams{Objective: "  write docs \n", CompletionCriterion: " docs build ", Check: ptr("  make docs  "), CheckSetBy: alice}, c.now())
 	mustNoErr(t, err)
-	want := QueuedGoal{ID: "goal-1", Objective: "write docs", CompletionCriterion: "docs build", Check: "make docs", AddedAt: c.wall}
+	want := QueuedGoal{ID: "goal-1", Objective: "write docs", CompletionCriterion: "docs build", Check: "make docs", CheckSetBy: &alice, AddedAt: c.wall}
 	if diff := cmp.Diff(QueueChange{Kind: QueueAdd, Item: &want, Index: 0}, ch); diff != "" {
 		t.Fatalf("change (-want +got):\n%s", diff)
 	}

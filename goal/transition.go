@@ -21,6 +21,8 @@ type CreateParams struct {
 	// (docs/runtime.md §2.10); "" for none. A non-empty one follows the
 	// rule of normalizeCheck.
 	Check string
+	// CheckSetBy is who set Check (Check.SetBy); nil when unknown.
+	CheckSetBy *CheckSetter
 }
 
 // Reasons the runtime gives (wording ours).
@@ -100,7 +102,7 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) 
 		}
 		cs.add(s.clear(ChangeReplace, System, reasonReplaced, now))
 	}
-	s.Goal = newGoal(CreateParams{Objective: objective, CompletionCriterion: criterion, TaskFile: p.TaskFile, Check: check}, actor, now)
+	s.Goal = newGoal(CreateParams{Objective: objective, CompletionCriterion: criterion, TaskFile: p.TaskFile, Check: check, CheckSetBy: p.CheckSetBy}, actor, now)
 	// The cancel notice is about an older goal; the new goal's reminder
 	// supersedes it.
 	s.CancelNoticePending = false
@@ -123,7 +125,7 @@ func newGoal(p CreateParams, actor Actor, now Instant) *Goal {
 		LastActor:           actor,
 	}
 	if p.Check != "" {
-		g.Check = &Check{Command: p.Check}
+		g.Check = &Check{Command: p.Check, SetBy: clonePtr(p.CheckSetBy)}
 	}
 	g.stamp(now)
 	return g

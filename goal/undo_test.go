@@ -93,7 +93,7 @@ func TestRestoreCheck(t *testing.T) {
 	c := newClock()
 	s := withCheck(t, c, "make test")
 	withCmd := s.Snapshot(c.now())
-	_, err := s.SetCheck(nil, c.now())
+	_, err := s.SetCheck(nil, alice, c.now())
 	mustNoErr(t, err)
 	cs, err := s.Restore(withCmd, "undo of goal.check", c.now())
 	mustNoErr(t, err)
@@ -104,7 +104,7 @@ func TestRestoreCheck(t *testing.T) {
 	other := "go test ./..."
 	noCmd := withCmd
 	noCmd.Check = nil
-	_, err = s.SetCheck(&other, c.now())
+	_, err = s.SetCheck(&other, alice, c.now())
 	mustNoErr(t, err)
 	_, _, err = s.StartCheck(User, c.now())
 	mustNoErr(t, err)

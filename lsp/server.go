@@ -247,6 +247,8 @@ func (s *Server) deliver(n workspace.Notice) {
 		}
 		message = s.encode("window/showMessage", protocol.ShowMessageParams{Type: typ, Message: news.Message})
 	}
+	// What this machine says of the checks, the same for every connection.
+	consent := commands.NoticeConsent(s.svc, n)
 	for _, c := range conns {
 		st := c.lifecycle()
 		if st == stateShutdown {
@@ -258,7 +260,7 @@ func (s *Server) deliver(n workspace.Notice) {
 		}
 		notes, ok := encoded[uri]
 		if !ok {
-			notes = s.encodeNotes(commands.Notifications(n, uri, s.svc.Now()))
+			notes = s.encodeNotes(commands.Notifications(n, uri, s.svc.Now(), consent))
 			encoded[uri] = notes
 		}
 		if st != stateReady {

@@ -413,3 +413,21 @@ func TestStallAndCheckboxLines(t *testing.T) {
 		t.Errorf("counts shown for a missing task file:\n%s", got.Text)
 	}
 }
+
+// TestGoalReminderCheckWaits: while the goal's check waits for this
+// machine's approval, the reminder names it and tells the model to ask
+// the user; an approved check, or one not known either way, adds nothing.
+func TestGoalReminderCheckWaits(t *testing.T) {
+	no, yes := false, true
+	for _, tc := range []struct {
+		approved *bool
+		want     bool
+	}{{&no, true}, {&yes, false}, {nil, false}} {
+		s := with(activeGoal(), func(s *goal.Snapshot) { s.Check = &goal.Check{Command: "make test", Approved: tc.approved} })
+		inj, _ := GoalReminder(s)
+		got := strings.Contains(inj.Text, "Check: `make test` proves this goal done, but it was set elsewhere") && strings.Contains(inj.Text, "agentd goal check --approve")
+		if got != tc.want {
+			t.Errorf("approved %v: notice %v, want %v:\n%s", tc.approved, got, tc.want, inj.Text)
+		}
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,16 +132,25 @@ func (s *Service) closeChecks() {
 }
 
 // RunCheck runs the check of the current goal of session in ws on demand,
-// as the user (agentd.goal.runCheck, docs/runtime.md §2.10): it marks the
-// check running, calls started once that is committed, runs it, and
+// as the user (agentd.goal.runCheck, docs/runtime.md §2.10): a check the
+// person at this machine has not approved is refused with
+// goal.check_unapproved (§2.10.4); else it marks the check running, calls started once that is committed, runs it, and
 // records the run; the goal's status does not change. The run is killed
 // when ctx ends. Errors: those of goal.State.StartCheck (goal.not_found,
-// goal.no_check, goal.check_running) and of workspace.Workspace.Update; a
+// goal.no_check, goal.check_running), goal.check_unapproved and those of
+// workspace.Workspace.Update; a
 // run whose goal was cancelled or replaced meanwhile is returned but not
 // recorded (the returned session is then the one of the start).
 func (s *Service) RunCheck(ctx context.Context, ws *workspace.Workspace, session string, started func()) (goal.CheckRun, workspace.Session, error) {
 	var start goal.CheckStart
 	st, err := s.UpdateGoal(ws, session, func(g *goal.State) (cs []goal.Change, err error) {
+		if g.Goal != nil && g.Goal.Check != nil {
+			if ok, outside := s.checkConsented(ws, session, g.Goal.Check); !ok {
+				c := *g.Goal.Check
+				c.SetOutsideAgentd = outside
+				return nil, goal.UnapprovedError(&c)
+			}
+		}
 		start, cs, err = g.StartCheck(goal.User, s.Now())
 		return cs, err
 	})
@@ -163,7 +174,9 @@ func (s *Service) RunCheck(ctx context.Context, ws *workspace.Workspace, session
 }
 
 // completeWithCheck runs an UpdateGoal complete of a goal that has a
-// check (goal.State.CompletionCheck): the check is marked running in one
+// check (goal.State.CompletionCheck). A check the person at this machine
+// has not approved is refused with goal.check_unapproved, and nothing runs
+// (docs/runtime.md §2.10.4). Else the check is marked running in one
 // transaction, started is called, the check runs, and its result and the
 // call's answer (goal.State.CompleteAfterCheck) are stored in a second
 // transaction. A check already running refuses the call with
@@ -177,6 +190,10 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 			var cs []goal.Change
 			res, cs = g.CallTool(tc, s.Now())
 			return cs, nil
+		}
+		if ok, outside := s.checkConsented(ws, session, g.Goal.Check); !ok {
+			needed, res = false, g.UnapprovedCompletion(tc, outside)
+			return nil, nil
 		}
 		var cs []goal.Change
 		var err error
@@ -214,10 +231,11 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 
 // execCheck runs start.Command once (docs/runtime.md §2.10.2): `sh -c` in
 // the workspace folder, as this process's user, in a process group of its
-// own, with this process's environment and AGENTD_GOAL_ID,
-// AGENTD_SESSION and AGENTD_WORKSPACE, stdin empty, stdout and stderr
-// together. It is killed, with its whole group, at the time limit, when
-// ctx ends, when its goal ends or when the service closes; whatever is
+// own, with this process's environment but its etcd settings
+// (checkEnviron) and with AGENTD_GOAL_ID, AGENTD_SESSION and
+// AGENTD_WORKSPACE, stdin empty, stdout and stderr together, the configured
+// secrets redacted from what it keeps (tailBuffer). It is killed, with
+// its whole group, at the time limit, when ctx ends, when its goal ends or when the service closes; whatever is
 // left of the group when the command exits is killed too. Once it has
 // started, its group is recorded with the running mark (a quiet write,
 // goal.State.CheckStarted), for the next agentd process to kill should
@@ -230,11 +248,11 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 	result := func(code int, tail *tailBuffer, note string) goal.CheckRun {
 		return goal.CheckRun{ExitCode: code, DurationMs: time.Since(began).Milliseconds(), At: s.wall(), OutputTail: tail.text(note)}
 	}
+	tail := newTailBuffer(s.secrets())
 	if !s.checks.begin(key, cancel) {
-		return result(-1, &tailBuffer{}, "agentd: the check did not run: "+errStopping.Error()), false
+		return result(-1, tail, "agentd: the check did not run: "+errStopping.Error()), false
 	}
 	timeout := s.checks.timeout
-	tail := &tailBuffer{}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
@@ -250,7 +268,7 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 	}
 	cmd := exec.Command("sh", "-c", `read -r _ <&3 && exec 3<&- sh -c "$1"`, "sh", start.Command)
 	cmd.Dir = key.root
-	cmd.Env = append(os.Environ(), "AGENTD_GOAL_ID="+key.goalID, "AGENTD_SESSION="+key.session, "AGENTD_WORKSPACE="+key.root)
+	cmd.Env = append(checkEnviron(), "AGENTD_GOAL_ID="+key.goalID, "AGENTD_SESSION="+key.session, "AGENTD_WORKSPACE="+key.root)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.ExtraFiles = []*os.File{gr}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -392,19 +410,83 @@ func killLeftCheck(p goal.CheckProcess, goalID string) bool {
 	return false
 }
 
+// checkEnviron is the environment a check gets of this process's
+// (docs/runtime.md §2.10.2): all of it but the etcd settings, every
+// variable whose name begins with workspace.TeamEnvPrefix
+// (AGENTD_ETCD_PASSWORD, AGENTD_ETCD_USER, the certificate and key files,
+// the endpoints).
+func checkEnviron() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, workspace.TeamEnvPrefix) })
+}
+
+// redacted replaces a secret in a check's output tail.
+const redacted = "[redacted]"
+
+// minSecretLine is the shortest line of a client key that is redacted on
+// its own, so that a part of the key printed alone is hidden too.
+const minSecretLine = 16
+
+// teamSecrets returns what a check's stored output never shows
+// (docs/runtime.md §2.10.2): this machine's etcd password, and the
+// content of its client key file, whole and each of its lines of at least
+// minSecretLine characters but the PEM's BEGIN and END lines; the key is
+// read at each call (a key that cannot be read is logged and left out).
+func teamSecrets(t workspace.TeamOptions, log *slog.Logger) func() []string {
+	return func() []string {
+		var out []string
+		if t.Password != "" {
+			out = append(out, t.Password)
+		}
+		if t.Key == "" {
+			return out
+		}
+		data, err := os.ReadFile(t.Key)
+		if err != nil {
+			log.Warn("cannot read the etcd client key to hide it from check output", "key", t.Key, "err", err)
+			return out
+		}
+		if key := strings.TrimSpace(string(data)); key != "" {
+			out = append(out, key)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if line = strings.TrimSpace(line); len(line) >= minSecretLine && !strings.HasPrefix(line, "-----") {
+				out = append(out, line)
+			}
+		}
+		return out
+	}
+}
+
 // tailBuffer keeps the last bytes written to it: at most
-// 2×goal.MaxCheckTailBytes in memory, however much a check prints.
+// 2×(goal.MaxCheckTailBytes+margin) in memory, however much a check
+// prints, where margin is the length of the longest secret, so that a
+// secret that ends inside the stored tail is whole in memory and is
+// redacted, however the output was cut.
 type tailBuffer struct {
-	mu    sync.Mutex
-	buf   []byte
-	total int64
+	mu      sync.Mutex
+	buf     []byte
+	total   int64
+	secrets []string
+	margin  int
+}
+
+// newTailBuffer is a tailBuffer that redacts secrets.
+func newTailBuffer(secrets []string) *tailBuffer {
+	t := &tailBuffer{}
+	for _, sec := range secrets {
+		if sec != "" {
+			t.secrets = append(t.secrets, sec)
+			t.margin = max(t.margin, len(sec))
+		}
+	}
+	return t
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.total += int64(len(p))
-	const keep = goal.MaxCheckTailBytes
+	keep := goal.MaxCheckTailBytes + t.margin
 	if len(p) >= keep {
 		t.buf = append(t.buf[:0], p[len(p)-keep:]...)
 		return len(p), nil
@@ -416,9 +498,34 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// text is the stored tail: the end of the output and then note (when not
-// ""), at most goal.MaxCheckTailBytes in all, valid UTF-8, starting at a
-// character boundary.
+// redact is out with every secret replaced by redacted. When the output
+// was cut in memory (cut), what it begins with may be the end of a secret
+// whose start was dropped: that part goes too.
+func redact(out []byte, secrets []string, cut bool) []byte {
+	if len(secrets) == 0 {
+		return out
+	}
+	if cut {
+		drop := 0
+		for _, sec := range secrets {
+			for k := len(sec) - 1; k > drop; k-- {
+				if bytes.HasPrefix(out, []byte(sec[len(sec)-k:])) {
+					drop = k
+					break
+				}
+			}
+		}
+		out = out[drop:]
+	}
+	for _, sec := range secrets {
+		out = bytes.ReplaceAll(out, []byte(sec), []byte(redacted))
+	}
+	return out
+}
+
+// text is the stored tail: the end of the output, its secrets redacted,
+// and then note (when not ""), at most goal.MaxCheckTailBytes in all,
+// valid UTF-8, starting at a character boundary.
 func (t *tailBuffer) text(note string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -426,7 +533,7 @@ func (t *tailBuffer) text(note string) string {
 		note += "\n"
 	}
 	room := goal.MaxCheckTailBytes - len(note)
-	out := t.buf
+	out := redact(t.buf, t.secrets, t.total > int64(len(t.buf)))
 	if len(out) > room {
 		out = out[len(out)-room:]
 		for len(out) > 0 && !utf8.RuneStart(out[0]) {

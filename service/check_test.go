@@ -72,3 +72,31 @@ func TestProcStat(t *testing.T) {
 		t.Error("killLeftCheck acted on a process of another machine")
 	}
 }
+
+// TestTailBufferRedactsAcrossCuts: a secret is redacted wherever it falls,
+// also when it straddles the point where the buffer dropped older output
+// or where the stored tail begins: no end of it of 4 bytes or more is
+// left at the tail's start.
+func TestTailBufferRedactsAcrossCuts(t *testing.T) {
+	secret := "correct-horse-battery-staple"
+	for _, before := range []int{0, 100, goal.MaxCheckTailBytes - 10, 2*goal.MaxCheckTailBytes + len(secret) - 5, 3 * goal.MaxCheckTailBytes} {
+		for after := goal.MaxCheckTailBytes - len(secret); after <= goal.MaxCheckTailBytes+len(secret)+2; after++ {
+			for _, chunk := range []int{1, 7, 4096, 1 << 20} {
+				tb := newTailBuffer([]string{secret})
+				out := strings.Repeat("a", before) + secret + strings.Repeat("b", after)
+				for i := 0; i < len(out); i += chunk {
+					tb.Write([]byte(out[i:min(len(out), i+chunk)]))
+				}
+				got := tb.text("")
+				if strings.Contains(got, secret) || len(got) > goal.MaxCheckTailBytes {
+					t.Fatalf("before %d after %d chunk %d: the secret is shown (%d bytes)", before, after, chunk, len(got))
+				}
+				for k := 4; k < len(secret); k++ {
+					if strings.HasPrefix(got, secret[len(secret)-k:]) {
+						t.Fatalf("before %d after %d chunk %d: the tail begins with the secret's end %q", before, after, chunk, secret[len(secret)-k:])
+					}
+				}
+			}
+		}
+	}
+}

@@ -40,7 +40,7 @@ func (s *Service) BeginStep(ws *workspace.Workspace, session, agent, turnID stri
 		before := st.Goal.Snapshot(now)
 		var cs []goal.Change
 		var err error
-		out, cs, err = beginStep(st, agent, turnID, settings, now)
+		out, cs, err = s.beginStep(ws, st, agent, turnID, settings, now)
 		if err != nil {
 			return workspace.Change{}, err
 		}
@@ -52,11 +52,17 @@ func (s *Service) BeginStep(ws *workspace.Workspace, session, agent, turnID stri
 	return out, nil
 }
 
-// beginStep is BeginStep on st, the session inside its transaction.
-func beginStep(st *workspace.Session, agent, turnID string, settings reminder.Settings, now goal.Instant) ([]reminder.Injection, []goal.Change, error) {
+// beginStep is BeginStep on st, the session of ws inside its
+// transaction. The goal the reminder is built from says whether its check
+// may run on this machine (ShowConsent), so that the model is told to ask
+// the user while it waits (docs/runtime.md §2.10.4).
+func (s *Service) beginStep(ws *workspace.Workspace, st *workspace.Session, agent, turnID string, settings reminder.Settings, now goal.Instant) ([]reminder.Injection, []goal.Change, error) {
 	res, err := st.Goal.BeginStep(turnID, now)
 	if err != nil {
 		return nil, nil, err
+	}
+	if res.GoalReminderDue && res.Goal != nil && res.Goal.Check != nil {
+		s.ShowConsent(ws, st.Name, res.Goal, nil)
 	}
 	return reminder.StepInjections(res, &st.TodoUsage, st.Todos, settings, agent), res.Changes, nil
 }
@@ -154,7 +160,7 @@ func (s *Service) NextStep(ws *workspace.Workspace, session, agent, turnID strin
 		cs := res.End.Changes
 		if !res.End.StopTurn {
 			var begun []goal.Change
-			if res.BeginInjections, begun, err = beginStep(st, agent, turnID, settings, now); err != nil {
+			if res.BeginInjections, begun, err = s.beginStep(ws, st, agent, turnID, settings, now); err != nil {
 				return workspace.Change{}, err
 			}
 			cs = append(cs, begun...)

@@ -26,6 +26,10 @@ type Service struct {
 
 	checks     checks // the goal checks running (check.go)
 	unsubCheck func()
+
+	person  goal.CheckSetter // the person at this machine (consent.go)
+	prov    provenance       // what team histories say of checks (consent.go)
+	secrets func() []string  // what a check's output tail never shows (check.go)
 }
 
 // Role says what a process is to the state it opens.
@@ -68,6 +72,7 @@ func New(opts workspace.Options, role Role) *Service {
 		opts.OnOpen = s.recoverChecks
 	}
 	s.checks = checks{running: map[checkKey]context.CancelCauseFunc{}, timeout: s.readCheckTimeout()}
+	s.person, s.prov.seen, s.secrets = personOf(), map[provenanceKey]provenanceScan{}, teamSecrets(opts.Team, s.log)
 	s.reg = workspace.NewRegistry(opts)
 	s.unsub = s.reg.Subscribe(s.armWallClock)
 	s.unsubCheck = s.reg.Subscribe(s.stopEnded)

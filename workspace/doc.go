@@ -15,6 +15,7 @@
 //	<StateDir>/workspaces/<FolderKey>/workspace.json  {"path", "createdAt"}
 //	<StateDir>/workspaces/<FolderKey>/owner.json      {"pid", "startedAt"} of the lock holder
 //	<StateDir>/workspaces/<FolderKey>/state.db.corrupt-<YYYYMMDDTHHMMSSZ>  a file moved aside
+//	<StateDir>/workspaces/<FolderKey>/approved-checks.json  the check commands this machine's person approved (approvals.go)
 //
 // One process at a time holds a state file (bbolt's file lock); another
 // waits at most Options.LockTimeout and gets a "workspace.locked" *Error

@@ -56,11 +56,19 @@ type goalStateRecord struct {
 }
 
 type queuedGoalRecord struct {
-	ID                  string    `json:"id"`
-	Objective           string    `json:"objective"`
-	CompletionCriterion string    `json:"completionCriterion,omitempty"`
-	Check               string    `json:"check,omitempty"`
-	AddedAt             time.Time `json:"addedAt"`
+	ID                  string             `json:"id"`
+	Objective           string             `json:"objective"`
+	CompletionCriterion string             `json:"completionCriterion,omitempty"`
+	Check               string             `json:"check,omitempty"`
+	CheckSetBy          *checkSetterRecord `json:"checkSetBy,omitempty"`
+	AddedAt             time.Time          `json:"addedAt"`
+}
+
+// checkSetterRecord is goal.CheckSetter: who set a check (docs/runtime.md
+// §2.10.4). Added to version 1 later: an older agentd ignores it.
+type checkSetterRecord struct {
+	User string `json:"user"`
+	Host string `json:"host"`
 }
 
 type goalRecord struct {
@@ -125,10 +133,11 @@ type checkboxesRecord struct {
 // Running is stored so that panels opened during a run see it; the next
 // agentd process to open the folder clears a mark no process will finish.
 type checkRecord struct {
-	Command string          `json:"command"`
-	Running bool            `json:"running,omitempty"`
-	RunBy   string          `json:"runBy,omitempty"`
-	LastRun *checkRunRecord `json:"lastRun,omitempty"`
+	Command string             `json:"command"`
+	SetBy   *checkSetterRecord `json:"setBy,omitempty"`
+	Running bool               `json:"running,omitempty"`
+	RunBy   string             `json:"runBy,omitempty"`
+	LastRun *checkRunRecord    `json:"lastRun,omitempty"`
 	// Process is goal.Check.Process: the running check's process group,
 	// which the next agentd process to open the folder kills when it
 	// clears the mark.
@@ -255,7 +264,7 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 		AutoAdvanceOff:          g.AutoAdvanceOff,
 	}
 	for _, q := range g.Queue {
-		rec.Queue = append(rec.Queue, queuedGoalRecord(q))
+		rec.Queue = append(rec.Queue, queuedGoalRecord{ID: q.ID, Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check, CheckSetBy: (*checkSetterRecord)(q.CheckSetBy), AddedAt: q.AddedAt})
 	}
 	if g.Goal != nil {
 		rec.Goal = &goalRecord{
@@ -290,7 +299,7 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			}
 		}
 		if c := g.Goal.Check; c != nil {
-			rec.Goal.Check = &checkRecord{Command: c.Command, Running: c.Running, RunBy: c.RunBy}
+			rec.Goal.Check = &checkRecord{Command: c.Command, SetBy: (*checkSetterRecord)(c.SetBy), Running: c.Running, RunBy: c.RunBy}
 			if r := c.LastRun; r != nil {
 				rec.Goal.Check.LastRun = (*checkRunRecord)(r)
 			}
@@ -348,7 +357,7 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 		AutoAdvanceOff:          rec.AutoAdvanceOff,
 	}
 	for _, q := range rec.Queue {
-		g.Queue = append(g.Queue, goal.QueuedGoal(q))
+		g.Queue = append(g.Queue, goal.QueuedGoal{ID: q.ID, Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check, CheckSetBy: (*goal.CheckSetter)(q.CheckSetBy), AddedAt: q.AddedAt})
 	}
 	if r := rec.Goal; r != nil {
 		g.Goal = &goal.Goal{
@@ -381,7 +390,7 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			}
 		}
 		if c := r.Check; c != nil {
-			g.Goal.Check = &goal.Check{Command: c.Command, Running: c.Running, RunBy: c.RunBy}
+			g.Goal.Check = &goal.Check{Command: c.Command, SetBy: (*goal.CheckSetter)(c.SetBy), Running: c.Running, RunBy: c.RunBy}
 			if run := c.LastRun; run != nil {
 				g.Goal.Check.LastRun = (*goal.CheckRun)(run)
 			}

@@ -51,7 +51,7 @@ func fullSession() Session {
 				TaskFile: &goal.TaskFileInfo{Path: "TASK.md", Exists: true, SHA256: "ab12", Size: 45,
 					ModifiedAt: timePtr(t0.Add(time.Second)), ChangedSinceLastTurn: true,
 					Checkboxes: &goal.Checkboxes{Checked: 3, Total: 7}},
-				Check: &goal.Check{Command: "go test ./...", Running: true, RunBy: "agentd-1234",
+				Check: &goal.Check{Command: "go test ./...", SetBy: &goal.CheckSetter{User: "alice", Host: "laptop"}, Running: true, RunBy: "agentd-1234",
 					LastRun: &goal.CheckRun{ExitCode: 1, DurationMs: 2100, At: t0.Add(5 * time.Second), OutputTail: "FAIL\n"},
 					Process: &goal.CheckProcess{Pgid: 4242, Start: 123456, Boot: "b0a7c1d2-0000-4000-8000-000000000001"}},
 				CreatedAt: t0.Add(2 * time.Second), UpdatedAt: t0.Add(3 * time.Second), LastActor: goal.Runtime,
@@ -62,7 +62,7 @@ func fullSession() Session {
 			CancelNoticePending: true, ContinuationOutstanding: true,
 			Turns: []goal.Turn{tu},
 			Queue: []goal.QueuedGoal{{ID: "queued-1", Objective: "then docs", CompletionCriterion: "docs build",
-				Check: "make docs", AddedAt: t0.Add(5 * time.Second)}},
+				Check: "make docs", CheckSetBy: &goal.CheckSetter{User: "bob", Host: "desktop"}, AddedAt: t0.Add(5 * time.Second)}},
 			AutoAdvanceOff: true,
 		},
 		UpdatedAt: t0.Add(4 * time.Second),
@@ -113,6 +113,12 @@ func TestRecordGolden(t *testing.T) {
 func TestRecordRoundTrip(t *testing.T) {
 	var s Session
 	fill(reflect.ValueOf(&s).Elem(), "Session")
+	// What the answering agentd says of a check from its own approvals is
+	// shown, never stored (docs/runtime.md §2.10.4).
+	s.Goal.Goal.Check.Approved, s.Goal.Goal.Check.SetOutsideAgentd = nil, false
+	for i := range s.Goal.Queue {
+		s.Goal.Queue[i].CheckApproved = nil
+	}
 	data, err := encodeSession(s)
 	if err != nil {
 		t.Fatal(err)

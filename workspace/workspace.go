@@ -65,6 +65,7 @@ type Workspace struct {
 	store     backend   // boltStore{w} or the team store (team.go)
 	team      *teamStore
 	recovered string
+	approved  approvals // the approved check commands (approvals.go)
 
 	// Guarded by reg.mu.
 	refs    int
@@ -104,6 +105,9 @@ func (w *Workspace) Root() string { return w.root }
 // holder should Open it again, which gives the new store, and Release
 // this one.
 func (w *Workspace) Retired() bool { return w.retired.Load() }
+
+// Shared says whether a team store (etcd) serves the folder (docs/team.md).
+func (w *Workspace) Shared() bool { return w.team != nil }
 
 // Release drops one reference taken by Registry.Open; the last one closes
 // the store, releasing its file lock.

@@ -36,6 +36,7 @@ var flagCommands = map[string][]string{
 	"replace":        {"goal create"},
 	"task-file":      {"goal create"},
 	"clear":          {"goal set-check"},
+	"approve":        {"goal check"},
 	"reason":         {"goal pause"},
 	"exit-code":      {"goal status"},
 	"scope":          {"undo"},

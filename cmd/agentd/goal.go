@@ -20,6 +20,10 @@ var goalUsage = `usage:
   agentd goal set-check --clear      remove it
   agentd goal check                  run the check now and print its result; the goal's status
                                      does not change; exit 0 passed, ` + strconv.Itoa(exitCheckFailed) + ` failed, 1 no check or an error
+  agentd goal check --approve [COMMAND]
+                                     approve the goal's check (COMMAND: the exact text you saw)
+                                     on this machine, so that it may run here; a check set on
+                                     another machine or outside agentd waits for this
   agentd goal pause [--reason TEXT]
   agentd goal resume
   agentd goal cancel
@@ -97,14 +101,21 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 			return fail(2)
 		}
 		id = "agentd.goal.setCheck"
-	case "check", "pause", "resume", "cancel", "status":
+	case "check":
+		if o.approve {
+			return approveCheck(ctx, o, stateDir, log, strings.Join(rest, " "), stdout, stderr, fail)
+		}
+		if len(rest) != 0 {
+			fmt.Fprint(stderr, goalUsage)
+			return fail(2)
+		}
+		id = "agentd.goal.runCheck"
+	case "pause", "resume", "cancel", "status":
 		if len(rest) != 0 {
 			fmt.Fprint(stderr, goalUsage)
 			return fail(2)
 		}
 		switch verb {
-		case "check":
-			id = "agentd.goal.runCheck"
 		case "status":
 			id = "agentd.state"
 		default:
@@ -250,4 +261,35 @@ func formatCheckRun(cr commands.CheckResult) string {
 		}
 	}
 	return out
+}
+
+// approveCheck runs `agentd goal check --approve [COMMAND]`: it approves
+// the goal's check on this machine (agentd.goal.approveCheck,
+// docs/runtime.md §2.10.4) and says which command it approved and who set
+// it. Without COMMAND it approves the check the goal has now, which it
+// reads first.
+func approveCheck(ctx context.Context, o options, stateDir string, log *slog.Logger, command string, stdout, stderr io.Writer, fail func(int) int) int {
+	if command == "" {
+		res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal check --approve", "agentd.state", map[string]any{}, nil)
+		if !ok {
+			return fail(1)
+		}
+		g := res.(commands.State).Goal
+		if g == nil || g.Check == nil {
+			fmt.Fprint(stderr, "agentd goal check --approve: the goal has no check to approve\n")
+			return fail(1)
+		}
+		command = g.Check.Command
+	}
+	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal check --approve", "agentd.goal.approveCheck", map[string]any{"command": command}, nil)
+	if !ok {
+		return fail(1)
+	}
+	st := res.(commands.State)
+	if o.jsonOut {
+		printJSON(stdout, st.Goal)
+		return 0
+	}
+	fmt.Fprintf(stdout, "Approved on this machine: %s\n%s", command, commands.FormatCheckConsent(st.Goal.Check))
+	return 0
 }

@@ -124,7 +124,11 @@ func formatQueue(q commands.QueueState) string {
 			fmt.Fprintf(&b, "     Done when: %s\n", it.CompletionCriterion)
 		}
 		if it.Check != "" {
-			fmt.Fprintf(&b, "     Check: %s\n", it.Check)
+			approval := "waiting for approval on this machine"
+			if it.CheckApproved != nil && *it.CheckApproved {
+				approval = "approved on this machine"
+			}
+			fmt.Fprintf(&b, "     Check: %s\n       (%s)\n", it.Check, approval)
 		}
 	}
 	return b.String()

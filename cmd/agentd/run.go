@@ -104,6 +104,7 @@ type options struct {
 	replace   bool
 	taskFile  string
 	clear     bool // goal set-check --clear
+	approve   bool // goal check --approve
 	reason    string
 	check     optString // goal create --check, goal queue add --check
 	exitCode  bool
@@ -138,6 +139,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.replace, "replace", false, "goal create: replace the current goal")
 	fs.StringVar(&o.taskFile, "task-file", "", "goal create: task file path")
 	fs.BoolVar(&o.clear, "clear", false, "goal set-check: remove the goal's check")
+	fs.BoolVar(&o.approve, "approve", false, "goal check: approve the goal's check on this machine instead of running it")
 	fs.StringVar(&o.reason, "reason", "", "goal pause: reason")
 	fs.Var(&o.check, "check", "goal create, goal queue add: the command that proves the goal is done")
 	fs.StringVar(&o.scope, "scope", "", "undo: todo or goal")
@@ -663,6 +665,7 @@ func formatGoal(st commands.State) string {
 		case c.LastRun != nil:
 			fmt.Fprintf(&b, "    last run: %s at %s\n", c.LastRun.Summary(c.Command), c.LastRun.At.Local().Format(time.DateTime))
 		}
+		b.WriteString(commands.FormatCheckConsent(c))
 	}
 	return b.String()
 }

@@ -48,13 +48,13 @@ func (o options) teamOptions() workspace.TeamOptions {
 		return os.Getenv(env)
 	}
 	t := workspace.TeamOptions{
-		CACert:   pick(o.etcdCACert, "AGENTD_ETCD_CACERT"),
-		Cert:     pick(o.etcdCert, "AGENTD_ETCD_CERT"),
-		Key:      pick(o.etcdKey, "AGENTD_ETCD_KEY"),
-		User:     pick(o.etcdUser, "AGENTD_ETCD_USER"),
-		Password: os.Getenv("AGENTD_ETCD_PASSWORD"),
+		CACert:   pick(o.etcdCACert, workspace.EnvEtcdCACert),
+		Cert:     pick(o.etcdCert, workspace.EnvEtcdCert),
+		Key:      pick(o.etcdKey, workspace.EnvEtcdKey),
+		User:     pick(o.etcdUser, workspace.EnvEtcdUser),
+		Password: os.Getenv(workspace.EnvEtcdPassword),
 	}
-	if eps := pick(o.etcdEndpoints, "AGENTD_ETCD_ENDPOINTS"); eps != "" {
+	if eps := pick(o.etcdEndpoints, workspace.EnvEtcdEndpoints); eps != "" {
 		t.Endpoints = splitList(eps)
 	}
 	return t

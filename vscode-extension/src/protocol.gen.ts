@@ -20,6 +20,7 @@ export const SERVER_COMMANDS = {
   goalResume: 'agentd.goal.resume',
   goalCancel: 'agentd.goal.cancel',
   goalSetCheck: 'agentd.goal.setCheck',
+  goalApproveCheck: 'agentd.goal.approveCheck',
   goalRunCheck: 'agentd.goal.runCheck',
   goalSetBudget: 'agentd.goal.setBudget',
   goalQueueAdd: 'agentd.goal.queue.add',
@@ -57,7 +58,7 @@ export interface CommandResults {
   'agentd.todo.set': State;
   /** Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`. */
   'agentd.awaitChange': State;
-  /** Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10); returns `State`. */
+  /** Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10), approved on this machine (§2.10.4); returns `State`. */
   'agentd.goal.create': State;
   /** Pauses the active goal as the user; returns `State`. */
   'agentd.goal.pause': State;
@@ -65,13 +66,15 @@ export interface CommandResults {
   'agentd.goal.resume': State;
   /** Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended. */
   'agentd.goal.cancel': CancelResult;
-  /** Sets or removes the goal's verification command as the user (docs/runtime.md §2.10); returns `State`. */
+  /** Sets or removes the goal's verification command as the user (docs/runtime.md §2.10), approving it on this machine (§2.10.4); returns `State`. */
   'agentd.goal.setCheck': State;
-  /** Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`. */
+  /** Approves the goal's check on this machine, so that it may run here (docs/runtime.md §2.10.4); `command` must be the current check (else `goal.check_changed`, nothing approved); returns `State`. */
+  'agentd.goal.approveCheck': State;
+  /** Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); a check not approved on this machine is refused with `goal.check_unapproved` (§2.10.4); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`. */
   'agentd.goal.runCheck': CheckResult;
   /** Sets or removes budget limits as the user; returns `State`. */
   'agentd.goal.setBudget': State;
-  /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); returns `State`. */
+  /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); its `check` is approved on this machine (§2.10.4); returns `State`. */
   'agentd.goal.queue.add': State;
   /** The session's `State`, whose `queue` lists the upcoming goals. */
   'agentd.goal.queue.list': State;
@@ -187,6 +190,8 @@ export const ERROR_CODES = {
   goalCheckRunning: 'goal.check_running',
   goalNoCheck: 'goal.no_check',
   goalPersonSet: 'goal.person_set',
+  goalCheckUnapproved: 'goal.check_unapproved',
+  goalCheckChanged: 'goal.check_changed',
   workspaceLocked: 'workspace.locked',
   workspaceCorrupt: 'workspace.corrupt',
   workspaceUnavailable: 'workspace.unavailable',
@@ -245,6 +250,28 @@ export interface CancelResult extends State {
  */
 export interface Check {
   command: string;
+  /**
+   * SetBy is the person who set the command (docs/runtime.md §2.10.4):
+   * the OS user and host name of the machine whose agentd took the
+   * setting; nil in a state written before it was recorded. Stored and
+   * shown.
+   */
+  setBy?: CheckSetter;
+  /**
+   * Approved says whether the person at the machine of the agentd that
+   * answers has approved the command, so that it may run there
+   * (docs/runtime.md §2.10.4). That agentd fills it in for its clients
+   * from its own approvals; never stored, nil in what the rules build
+   * and in history events.
+   */
+  approved?: boolean;
+  /**
+   * SetOutsideAgentd: in a team folder, no history event records this
+   * command with this SetBy, so the session was written to etcd other
+   * than by agentd and SetBy cannot be trusted (docs/team.md). Filled in
+   * with Approved, which it makes false; never stored.
+   */
+  setOutsideAgentd?: boolean;
   running?: boolean;
   lastRun?: CheckRun;
 }
@@ -272,6 +299,15 @@ export interface CheckRun {
   durationMs: number;
   at: string;
   outputTail: string;
+}
+
+/**
+ * CheckSetter is the person who set a check: the OS user name and the host
+ * name of the machine whose agentd took the setting. [goal.CheckSetter]
+ */
+export interface CheckSetter {
+  user: string;
+  host: string;
 }
 
 /**
@@ -448,6 +484,13 @@ export interface QueuedGoal {
   objective: string;
   completionCriterion?: string;
   check?: string;
+  /** CheckSetBy is who gave Check (Check.SetBy); stored and shown. */
+  checkSetBy?: CheckSetter;
+  /**
+   * CheckApproved is Check.Approved for Check: filled in by the agentd
+   * that answers from its own approvals, never stored.
+   */
+  checkApproved?: boolean;
   addedAt: string;
 }
 
