@@ -6,7 +6,8 @@
 # 0.61.x) into tests/agents/node_modules (gitignored), then runs the Go tests
 # TestRealClaudeCode* and TestRealGeminiCLI* (tests/agents_test.go: the MCP
 # tools; tests/agents_hooks_test.go: the hooks, a 3-turn goal budget and its
-# wrap-up note, the stale todo reminder at call 12, agentd unreachable;
+# wrap-up note, the same budget with a model that answers "Done." every
+# time, the stale todo reminder at call 12, agentd unreachable;
 # tests/agents_check_test.go: a goal check that fails, then passes, and the
 # goal queue's advance; a check that outlasts the agent's tool timeout):
 # each runs `agentd setup` (whose hooks run agentd-hook, which the tests
@@ -31,4 +32,4 @@ passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
 failed=$(grep -c '^--- FAIL: TestReal' <<<"$out")
 if [ "$code" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
-[ "$code" = 0 ] && [ "$passed" = 12 ]
+[ "$code" = 0 ] && [ "$passed" = 14 ]
