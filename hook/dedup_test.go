@@ -94,7 +94,9 @@ func TestSameBytesDifferentPlace(t *testing.T) {
 			opts := Options{Host: tc.host, Folder: t.TempDir(), StateDir: t.TempDir(), Dial: d.dial}
 			ev := func(in string) (string, []string) { return d.event(opts, strings.ReplaceAll(in, "$T", transcript)) }
 			// Gemini CLI's AfterAgent of call n fires at second n.
-			stop := func(n int) string { return strings.ReplaceAll(tc.stop, "TS", fmt.Sprintf("2026-12-01T09:00:0%d.200Z", n)) }
+			stop := func(n int) string {
+				return strings.ReplaceAll(tc.stop, "TS", fmt.Sprintf("2026-12-01T09:00:0%d.200Z", n))
+			}
 			ev(tc.prompt)
 			var last string
 			for n := 1; n <= 2; n++ {
