@@ -1,9 +1,10 @@
 package tests
 
 // One daemon per user whatever an agent strips from the environment
-// (docs/shared-daemon.md, "Where the socket lives"; docs/hooks.md, "What
-// each agent passes"): Codex starts its MCP servers with only HOME, PATH,
-// SHELL, TERM, TMPDIR and LANG. Needs no agent installed.
+// (docs/shared-daemon.md, "Where the socket lives, and who may use it";
+// docs/hooks.md, "What each agent passes"): Codex starts its MCP servers
+// with only HOME, PATH, SHELL, TERM, TMPDIR and LANG. Needs no agent
+// installed.
 
 import (
 	"encoding/json"

@@ -59,7 +59,7 @@ var runtimeBase = "/run/user"
 // this user with mode 0700 (SecureDir), /run/user/<uid>/agentd/daemon.sock,
 // the same socket as in the login session, for a process whose agent
 // passed it no XDG variables (docs/shared-daemon.md, "Where the socket
-// lives"); else <os.TempDir()>/agentd-<uid>/daemon.sock.
+// lives, and who may use it"); else <os.TempDir()>/agentd-<uid>/daemon.sock.
 func AutoSocketPath() string {
 	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "agentd", "daemon.sock")
