@@ -161,26 +161,31 @@ func (h claude) tokens(ctx context.Context, ev event, c *cursor) (int64, int, er
 	return total, responses, nil
 }
 
-// key: a prompt is its prompt_id (and its bytes), a tool event its tool_use_id, a batch
-// its tool calls' ids; a Stop is its prompt_id and the assistant message
-// it ends, since every Stop of a prompt and its continuations carries the
-// same prompt_id and, when the model repeats itself, the same bytes. A
-// prompt without a prompt_id (an older Claude Code) is its text at the
-// newest message of the transcript. StopFailure and SessionEnd change
-// nothing when handled twice.
+// key: a prompt is its prompt_id (and its bytes), a tool event its
+// tool_use_id, a batch its tool calls' ids; a Stop is its prompt_id and the
+// assistant message it ends, since every Stop of a prompt and its
+// continuations carries the same prompt_id and, when the model repeats
+// itself, the same bytes. A prompt without a prompt_id (an older Claude
+// Code) is its bytes at the newest assistant message of the transcript.
+// An event whose place cannot be found (no transcript, no message in it)
+// has no identity and is handled every time, as StopFailure and
+// SessionEnd are (handling those twice changes nothing).
 func (h claude) key(ctx context.Context, ev event, raw []byte, c *cursor) (string, error) {
 	switch {
 	case ev.kind == kindStop:
 		id, err := h.ended(ctx, ev, c)
-		return eventKey(ev.name, ev.id, id), err
+		if err != nil || id == "" {
+			return "", err
+		}
+		return eventKey(ev.name, ev.id, id), nil
 	case ev.kind == kindPrompt && ev.id == "":
-		if err := h.read(ev, c); err != nil {
+		if err := h.read(ev, c); err != nil || newestMessage(c) == "" {
 			return "", err
 		}
 		return eventKey(ev.name, newestMessage(c), digest(raw)), nil
 	case ev.kind == kindPrompt:
 		return eventKey(ev.name, ev.id, digest(raw)), nil
-	case ev.kind == kindBoundary:
+	case ev.kind == kindBoundary && len(ev.toolIDs) > 0:
 		return eventKey(append([]string{ev.name}, ev.toolIDs...)...), nil
 	case ev.id != "":
 		return eventKey(ev.name, ev.id), nil

@@ -113,15 +113,22 @@ func (h codex) tokens(ctx context.Context, ev event, c *cursor) (int64, int, err
 	return total, responses, nil
 }
 
-// key: a tool event is its turn_id and tool_use_id; a prompt and a Stop
-// are their turn_id and bytes at the rollout's cumulative output tokens
-// (every model call between two of them adds to it), since a turn that
-// Stop continues may keep its turn_id and a model that repeats itself
-// makes equal bytes.
+// key: a tool event is its turn_id and tool_use_id, a prompt its turn_id
+// (new for each prompt) and bytes (none without a turn_id). A Stop is its turn_id and bytes at the
+// rollout's cumulative output tokens: Codex keeps the turn_id through the
+// continuations a Stop makes (0.169), a model that repeats itself makes
+// equal bytes, and every model call between two Stops adds to the
+// tokens. A Stop with no tokens in its rollout (none there) has no place
+// and is handled every time.
 func (h codex) key(ctx context.Context, ev event, raw []byte, c *cursor) (string, error) {
 	switch ev.kind {
-	case kindPrompt, kindStop:
-		if err := h.read(ev, c); err != nil {
+	case kindPrompt:
+		if ev.id == "" {
+			return "", nil
+		}
+		return eventKey(ev.name, ev.id, digest(raw)), nil
+	case kindStop:
+		if err := h.read(ev, c); err != nil || c.Total == 0 {
 			return "", err
 		}
 		return eventKey(ev.name, ev.id, strconv.FormatInt(c.Total, 10), digest(raw)), nil

@@ -154,3 +154,19 @@ func TestStopWaitsForItsMessage(t *testing.T) {
 		t.Errorf("the second Stop sent %v, want %s with the second message's 13 tokens", calls, stopCalls)
 	}
 }
+
+// TestNoPlaceNoRepeat: a Stop whose transcript holds no message (none
+// written, a wrong path) has no place to tell it from the last Stop, and
+// equal bytes alone never make a repeat: each ends a turn.
+func TestNoPlaceNoRepeat(t *testing.T) {
+	d := continuing(t)
+	missing := filepath.Join(t.TempDir(), "none.jsonl")
+	opts := Options{Host: "claude", Folder: t.TempDir(), StateDir: t.TempDir(), Dial: d.dial}
+	d.event(opts, fmt.Sprintf(`{"hook_event_name":"UserPromptSubmit","session_id":"c1","cwd":"/","transcript_path":%q,"prompt_id":"p1","prompt":"Work."}`, missing))
+	stop := fmt.Sprintf(`{"hook_event_name":"Stop","session_id":"c1","cwd":"/","transcript_path":%q,"prompt_id":"p1","stop_hook_active":true,"last_assistant_message":"Done."}`, missing)
+	for n := 1; n <= 2; n++ {
+		if _, calls := d.event(opts, stop); commandsOf(calls) != stopCalls {
+			t.Errorf("stop %d sent %v, want %s", n, calls, stopCalls)
+		}
+	}
+}
