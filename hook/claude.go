@@ -21,6 +21,8 @@ type claudeInput struct {
 	TranscriptPath       string          `json:"transcript_path"`
 	Cwd                  string          `json:"cwd"`
 	AgentID              string          `json:"agent_id"`
+	PromptID             string          `json:"prompt_id"`
+	ToolUseID            string          `json:"tool_use_id"`
 	ToolName             string          `json:"tool_name"`
 	ToolInput            json.RawMessage `json:"tool_input"`
 	LastAssistantMessage string          `json:"last_assistant_message"`
@@ -39,21 +41,22 @@ func (claude) parse(raw []byte) (event, error) {
 	ev := event{name: in.HookEventName, session: in.SessionID, cwd: in.Cwd, transcript: in.TranscriptPath, subagent: in.AgentID, tool: in.ToolName}
 	switch in.HookEventName {
 	case "UserPromptSubmit":
-		ev.kind = kindPrompt
+		ev.kind, ev.id = kindPrompt, in.PromptID
 	case "PostToolBatch":
 		ev.kind = kindBoundary
 		for _, tc := range in.ToolCalls {
 			ev.toolIDs = append(ev.toolIDs, tc.ToolUseID)
 		}
 	case "Stop":
-		ev.kind, ev.lastMessage = kindStop, in.LastAssistantMessage
+		ev.kind, ev.id, ev.lastMessage = kindStop, in.PromptID, in.LastAssistantMessage
 	case "StopFailure":
 		ev.kind, ev.errKind, ev.errMsg = kindFailure, errorKind(in.Error), in.ErrorDetails
 	case "SessionEnd":
 		ev.kind = kindEnd
 	case "PreToolUse":
-		ev.kind = kindGate
+		ev.kind, ev.id = kindGate, in.ToolUseID
 	case "PostToolUse":
+		ev.id = in.ToolUseID
 		if in.ToolName != "TodoWrite" {
 			return ev, nil
 		}
@@ -111,59 +114,121 @@ type claudeLine struct {
 // the transcript, which Claude Code writes behind its hooks.
 const stopWait = 800 * time.Millisecond
 
-func (claude) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
-	total, responses := int64(0), 0
-	read := func() error {
-		return readNew(ev.transcript, c, func(b []byte) {
-			var l claudeLine
-			if json.Unmarshal(b, &l) != nil || l.Type != "assistant" || l.IsSidechain || l.Message.ID == "" {
-				return
-			}
-			var text []string
-			for _, part := range l.Message.Content {
-				if part.Type == "text" {
-					text = append(text, part.Text)
-				}
-			}
-			if len(text) > 0 {
-				c.LastText = strings.Join(text, "\n")
-			}
-			// A message may take several lines (one per content block);
-			// its tokens count once, at the largest usage seen.
-			n := l.Message.Usage.OutputTokens
-			i := slices.IndexFunc(c.Messages, func(m counted) bool { return m.ID == l.Message.ID })
-			if i < 0 {
-				responses++
-				total += n
-				c.Messages = append(c.Messages, counted{l.Message.ID, n})
-				if len(c.Messages) > maxMessages {
-					c.Messages = slices.Clone(c.Messages[len(c.Messages)-maxMessages:])
-				}
-				return
-			}
-			if n > c.Messages[i].Tokens {
-				total += n - c.Messages[i].Tokens
-				c.Messages[i].Tokens = n
-			}
-		})
-	}
-	if err := read(); err != nil {
-		return 0, 0, err
-	}
-	if want := strings.TrimSpace(ev.lastMessage); ev.kind == kindStop && want != "" {
-		deadline := time.Now().Add(stopWait)
-		for !strings.Contains(c.LastText, want) && time.Now().Before(deadline) {
-			select {
-			case <-ctx.Done():
-				return 0, 0, ctx.Err()
-			case <-time.After(20 * time.Millisecond):
-			}
-			if err := read(); err != nil {
-				return 0, 0, err
+// read reads the transcript's new lines into the cursor: the newest
+// message with text, and each assistant message's output tokens (once per
+// message id, at its largest value), unclaimed until tokens takes them.
+func (claude) read(ev event, c *cursor) error {
+	return readNew(ev.transcript, c, func(b []byte) {
+		var l claudeLine
+		if json.Unmarshal(b, &l) != nil || l.Type != "assistant" || l.IsSidechain || l.Message.ID == "" {
+			return
+		}
+		var text []string
+		for _, part := range l.Message.Content {
+			if part.Type == "text" {
+				text = append(text, part.Text)
 			}
 		}
+		if len(text) > 0 {
+			c.LastText, c.TextID = strings.Join(text, "\n"), l.Message.ID
+		}
+		// A message may take several lines (one per content block);
+		// its tokens count once, at the largest usage seen.
+		n := l.Message.Usage.OutputTokens
+		i := slices.IndexFunc(c.Messages, func(m counted) bool { return m.ID == l.Message.ID })
+		if i < 0 {
+			c.UnclaimedResponses++
+			c.Unclaimed += n
+			c.Messages = append(c.Messages, counted{l.Message.ID, n})
+			if len(c.Messages) > maxMessages {
+				c.Messages = slices.Clone(c.Messages[len(c.Messages)-maxMessages:])
+			}
+			return
+		}
+		if n > c.Messages[i].Tokens {
+			c.Unclaimed += n - c.Messages[i].Tokens
+			c.Messages[i].Tokens = n
+		}
+	})
+}
+
+func (h claude) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
+	if err := h.read(ev, c); err != nil {
+		return 0, 0, err
 	}
+	total, responses := c.Unclaimed, c.UnclaimedResponses
+	c.Unclaimed, c.UnclaimedResponses = 0, 0
 	return total, responses, nil
+}
+
+// key: a prompt is its prompt_id (and its bytes), a tool event its
+// tool_use_id, a batch its tool calls' ids; a Stop is its prompt_id and the
+// assistant message it ends, since every Stop of a prompt and its
+// continuations carries the same prompt_id and, when the model repeats
+// itself, the same bytes. A prompt without a prompt_id (an older Claude
+// Code) is its bytes at the newest assistant message of the transcript.
+// An event whose place cannot be found (no transcript, no message in it)
+// has no identity and is handled every time, as StopFailure and
+// SessionEnd are (handling those twice changes nothing).
+func (h claude) key(ctx context.Context, ev event, raw []byte, c *cursor) (string, error) {
+	switch {
+	case ev.kind == kindStop:
+		id, err := h.ended(ctx, ev, c)
+		if err != nil || id == "" {
+			return "", err
+		}
+		return eventKey(ev.name, ev.id, id), nil
+	case ev.kind == kindPrompt && ev.id == "":
+		if err := h.read(ev, c); err != nil || newestMessage(c) == "" {
+			return "", err
+		}
+		return eventKey(ev.name, newestMessage(c), digest(raw)), nil
+	case ev.kind == kindPrompt:
+		return eventKey(ev.name, ev.id, digest(raw)), nil
+	case ev.kind == kindBoundary && len(ev.toolIDs) > 0:
+		return eventKey(append([]string{ev.name}, ev.toolIDs...)...), nil
+	case ev.id != "":
+		return eventKey(ev.name, ev.id), nil
+	}
+	return "", nil
+}
+
+// ended is the id of the assistant message a Stop ends, and the cursor
+// remembers it: the newest message with text, once it holds
+// last_assistant_message and is not the message the last Stop ended.
+// Claude Code writes its transcript behind its hooks, so it waits up to
+// stopWait for that message; when none comes (the same Stop delivered
+// again), the Stop's place is the message the last Stop ended. A Stop
+// without last_assistant_message ends the newest message as read.
+func (h claude) ended(ctx context.Context, ev event, c *cursor) (string, error) {
+	want := strings.TrimSpace(ev.lastMessage)
+	deadline := time.Now().Add(stopWait)
+	for {
+		if err := h.read(ev, c); err != nil {
+			return "", err
+		}
+		if want == "" {
+			c.Ended = newestMessage(c)
+			return c.Ended, nil
+		}
+		if c.TextID != c.Ended && strings.Contains(c.LastText, want) || !time.Now().Before(deadline) {
+			c.Ended = c.TextID
+			return c.Ended, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// newestMessage is the id of the newest assistant message read, or "".
+func newestMessage(c *cursor) string {
+	if len(c.Messages) == 0 {
+		return ""
+	}
+	return c.Messages[len(c.Messages)-1].ID
 }
 
 // boundary: a PostToolBatch whose tool calls were seen already is a repeat.

@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 )
 
 // codex is Codex's hooks (docs/hooks.md): UserPromptSubmit, PostToolUse
@@ -15,6 +16,8 @@ type codex struct{}
 type codexInput struct {
 	HookEventName  string          `json:"hook_event_name"`
 	SessionID      string          `json:"session_id"`
+	TurnID         string          `json:"turn_id"`
+	ToolUseID      string          `json:"tool_use_id"`
 	TranscriptPath string          `json:"transcript_path"`
 	Cwd            string          `json:"cwd"`
 	ToolName       string          `json:"tool_name"`
@@ -28,7 +31,10 @@ func (codex) parse(raw []byte) (event, error) {
 	if err := decodeEvent(raw, &in); err != nil {
 		return event{}, err
 	}
-	ev := event{name: in.HookEventName, session: in.SessionID, cwd: in.Cwd, transcript: in.TranscriptPath, tool: in.ToolName}
+	ev := event{name: in.HookEventName, session: in.SessionID, id: in.TurnID, cwd: in.Cwd, transcript: in.TranscriptPath, tool: in.ToolName}
+	if in.ToolUseID != "" {
+		ev.id += "/" + in.ToolUseID
+	}
 	switch in.HookEventName {
 	case "UserPromptSubmit":
 		ev.kind = kindPrompt
@@ -77,25 +83,61 @@ type codexLine struct {
 	} `json:"payload"`
 }
 
-// tokens: the growth of the cumulative output tokens of the token_count
-// events since the cursor's; each growth is one model response.
-func (codex) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
-	total, responses := int64(0), 0
+// read reads the rollout's new lines into the cursor: the growth of the
+// cumulative output tokens of its token_count events, each growth one
+// model response, unclaimed until tokens takes them.
+func (codex) read(ev event, c *cursor) error {
 	if c.Transcript != ev.transcript {
 		c.Total = 0 // another rollout file counts from its start
 	}
-	err := readNew(ev.transcript, c, func(b []byte) {
+	return readNew(ev.transcript, c, func(b []byte) {
 		var l codexLine
 		if json.Unmarshal(b, &l) != nil || l.Type != "event_msg" || l.Payload.Type != "token_count" || l.Payload.Info == nil {
 			return
 		}
 		if n := l.Payload.Info.TotalTokenUsage.OutputTokens; n > c.Total {
-			total += n - c.Total
+			c.Unclaimed += n - c.Total
 			c.Total = n
-			responses++
+			c.UnclaimedResponses++
 		}
 	})
-	return total, responses, err
+}
+
+// tokens: the output tokens and responses read since the last claim.
+func (h codex) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
+	if err := h.read(ev, c); err != nil {
+		return 0, 0, err
+	}
+	total, responses := c.Unclaimed, c.UnclaimedResponses
+	c.Unclaimed, c.UnclaimedResponses = 0, 0
+	return total, responses, nil
+}
+
+// key: a tool event is its turn_id and tool_use_id, a prompt its turn_id
+// (new for each prompt) and bytes (none without a turn_id). A Stop is its turn_id and bytes at the
+// rollout's cumulative output tokens: Codex keeps the turn_id through the
+// continuations a Stop makes (0.169), a model that repeats itself makes
+// equal bytes, and every model call between two Stops adds to the
+// tokens. A Stop with no tokens in its rollout (none there) has no place
+// and is handled every time.
+func (h codex) key(ctx context.Context, ev event, raw []byte, c *cursor) (string, error) {
+	switch ev.kind {
+	case kindPrompt:
+		if ev.id == "" {
+			return "", nil
+		}
+		return eventKey(ev.name, ev.id, digest(raw)), nil
+	case kindStop:
+		if err := h.read(ev, c); err != nil || c.Total == 0 {
+			return "", err
+		}
+		return eventKey(ev.name, ev.id, strconv.FormatInt(c.Total, 10), digest(raw)), nil
+	case kindBoundary, kindGate, kindTodos:
+		if ev.id != "" {
+			return eventKey(ev.name, ev.id), nil
+		}
+	}
+	return "", nil
 }
 
 // boundary: a PostToolUse with no model response since the last one is

@@ -36,7 +36,10 @@ import (
 // connection. Between events the cursor (one small JSON file per agent
 // session, under the state dir) keeps the open turn, the transcript offset
 // read so far and the answers to the last events, so an event that arrives
-// twice gets the first answer again and counts nothing twice.
+// twice gets the first answer again and counts nothing twice. Twice means
+// the same identity (hostImpl.key: the agent's own ids and the place in its
+// transcript), never equal bytes alone: a model that ends every turn with
+// the same words makes byte-identical Stop events of different turns.
 
 // cursor is the hook's state for one agent session.
 type cursor struct {
@@ -55,9 +58,19 @@ type cursor struct {
 	Transcript string `json:"transcript,omitempty"`
 	Offset     int64  `json:"offset,omitempty"`
 	// Messages are the output tokens counted per assistant message id
-	// (Claude Code), newest last; LastText is the newest message's text.
+	// (Claude Code), newest last; LastText is the text of the newest
+	// message with text, TextID that message's id, and Ended the id of the
+	// message the last Stop ended (its place: docs/hooks.md, "The same
+	// event twice").
 	Messages []counted `json:"messages,omitempty"`
 	LastText string    `json:"lastText,omitempty"`
+	TextID   string    `json:"textId,omitempty"`
+	Ended    string    `json:"ended,omitempty"`
+	// Unclaimed are the output tokens and responses read from the
+	// transcript and not yet given to a step (Claude Code: a Stop reads
+	// ahead to find its place before it ends the step).
+	Unclaimed          int64 `json:"unclaimed,omitempty"`
+	UnclaimedResponses int   `json:"unclaimedResponses,omitempty"`
 	// Total is the cumulative output tokens counted so far (Codex).
 	Total int64 `json:"total,omitempty"`
 	// Pending and Responded: the open step's model response (Gemini CLI).
@@ -169,15 +182,17 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	if err := e.load(path); err != nil {
 		return outcome{}, err
 	}
-	sum := sha256.Sum256(raw)
-	key := hex.EncodeToString(sum[:])
+	key, err := e.host.key(ctx, e.ev, raw, &e.c)
+	if err != nil {
+		return outcome{}, err
+	}
 	for _, a := range e.c.Recent {
-		if a.Key == key {
+		if key != "" && a.Key == key {
 			return a.Outcome, nil // the same event again: the same answer
 		}
 	}
 	o, err := e.dispatch(ctx)
-	if err == nil {
+	if err == nil && key != "" {
 		e.c.Recent = append(e.c.Recent, answered{key, o})
 		if n := len(e.c.Recent); n > maxRecent {
 			e.c.Recent = slices.Clone(e.c.Recent[n-maxRecent:])

@@ -15,6 +15,7 @@ type gemini struct{}
 type geminiInput struct {
 	HookEventName string          `json:"hook_event_name"`
 	SessionID     string          `json:"session_id"`
+	Timestamp     string          `json:"timestamp"`
 	Cwd           string          `json:"cwd"`
 	ToolName      string          `json:"tool_name"`
 	ToolInput     json.RawMessage `json:"tool_input"`
@@ -36,7 +37,7 @@ func (gemini) parse(raw []byte) (event, error) {
 	if err := decodeEvent(raw, &in); err != nil {
 		return event{}, err
 	}
-	ev := event{name: in.HookEventName, session: in.SessionID, cwd: in.Cwd, tool: in.ToolName}
+	ev := event{name: in.HookEventName, session: in.SessionID, id: in.Timestamp, cwd: in.Cwd, tool: in.ToolName}
 	switch in.HookEventName {
 	case "BeforeAgent":
 		ev.kind = kindPrompt
@@ -125,6 +126,18 @@ func (h gemini) boundary(ctx context.Context, ev event, c *cursor) (int64, bool,
 	}
 	n, _, err := h.tokens(ctx, ev, c)
 	return n, true, err
+}
+
+// key: Gemini CLI gives its events no id, but every event carries the
+// time it fired, to the millisecond, and two events of a session never
+// share it (a model call lies between any two prompts or stops): an event
+// is its timestamp and bytes. One without a timestamp is handled every
+// time.
+func (gemini) key(ctx context.Context, ev event, raw []byte, c *cursor) (string, error) {
+	if ev.id == "" {
+		return "", nil
+	}
+	return eventKey(ev.name, ev.id, digest(raw)), nil
 }
 
 func (gemini) beginsContinuation() bool { return false }

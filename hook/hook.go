@@ -24,6 +24,8 @@ package hook
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,9 +102,14 @@ func Run(ctx context.Context, opts Options, in io.Reader, out io.Writer) {
 
 // event is one agent event, host-neutral.
 type event struct {
-	name       string // the host's event name, e.g. "UserPromptSubmit"
-	kind       kind
-	session    string // the agent's session id
+	name    string // the host's event name, e.g. "UserPromptSubmit"
+	kind    kind
+	session string // the agent's session id
+	// id is the agent's own identifier of the event where its input
+	// carries one: Claude Code's prompt_id or tool_use_id, Gemini CLI's
+	// timestamp, Codex's turn_id and tool_use_id (docs/hooks.md, "The same
+	// event twice").
+	id         string
 	cwd        string
 	transcript string // Claude Code, Codex: the transcript's path
 	subagent   string // the subagent's id when a subagent fired it
@@ -158,6 +165,13 @@ type hostImpl interface {
 	// event is one already handled or a late one (the step it ends has
 	// ended), and then the cursor is unchanged.
 	boundary(ctx context.Context, ev event, c *cursor) (tokens int64, fresh bool, err error)
+	// key is the event's identity, from the agent's own identifiers and
+	// its place in the transcript, never from its bytes alone: the same
+	// key is the same event delivered again, which gets the first answer.
+	// "" is an event handled every time (handling it twice changes
+	// nothing). Reading the transcript ahead to find the place leaves its
+	// tokens unclaimed in the cursor for tokens.
+	key(ctx context.Context, ev event, raw []byte, c *cursor) (string, error)
 	// beginsContinuation: the agent runs a continuation with no prompt
 	// event of its own, so the stop that returns it begins its turn and
 	// the injections go with the prompt (Claude Code, Codex).
@@ -312,3 +326,12 @@ func dialSession(ctx context.Context, opts Options, folder string) (*client.Sess
 }
 
 func errMissing(field string) error { return fmt.Errorf("field %s is missing", field) }
+
+// eventKey joins an event's identifiers into its key.
+func eventKey(parts ...string) string { return strings.Join(parts, "\x00") }
+
+// digest is a short hash of b, for a key.
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}

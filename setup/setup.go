@@ -252,8 +252,25 @@ func configPath(opts Options) (string, error) {
 	return "", fmt.Errorf("unknown agent %q: use one of %s", opts.Agent, strings.Join(Agents, ", "))
 }
 
-// entry is agentd's server entry as the agent documents it.
+// entry is agentd's server entry as the agent documents it; Codex's
+// passes on codexEnvVars.
 func entry(agent, command string) object {
+	e := firstEntry(agent, command)
+	if agent == "codex" {
+		e.set("env_vars", mustJSON(codexEnvVars))
+	}
+	return e
+}
+
+// codexEnvVars are the variables Codex passes to agentd mcp besides the
+// few it passes every MCP server (HOME, PATH, SHELL, TERM, TMPDIR, LANG):
+// with them agentd mcp reaches the daemon and state of the user's login
+// session (docs/hooks.md, "What each agent passes").
+var codexEnvVars = []string{"XDG_RUNTIME_DIR", "XDG_STATE_HOME"}
+
+// firstEntry is the entry as setup wrote it before issue 26 (Codex's
+// without env_vars), which setup still takes for its own and updates.
+func firstEntry(agent, command string) object {
 	var e object
 	if agent == "claude" {
 		e.set("type", mustJSON("stdio"))
@@ -265,11 +282,17 @@ func entry(agent, command string) object {
 
 // ours says whether an entry read from a file is one setup wrote: want,
 // or the entry setup writes for another command whose base name is agentd
-// (another agentd binary, or this one before it moved).
+// (another agentd binary, or this one before it moved), each also in its
+// form from before issue 26 (firstEntry).
 func ours(agent string, got any, want object) bool {
 	m, _ := got.(map[string]any)
 	cmd, _ := m["command"].(string)
-	return same(got, want) || filepath.Base(cmd) == ServerName && same(got, entry(agent, cmd))
+	var wantCmd string
+	json.Unmarshal(want.vals["command"], &wantCmd)
+	if cmd != wantCmd && filepath.Base(cmd) != ServerName {
+		return false
+	}
+	return same(got, entry(agent, cmd)) || same(got, firstEntry(agent, cmd))
 }
 
 // same compares an entry read from a file with the one setup writes, as
@@ -539,7 +562,12 @@ func planTOML(path string, before []byte, want object, remove bool) (Action, []b
 
 // tomlTable is the [mcp_servers.agentd] table setup writes, for command.
 func tomlTable(command string) string {
-	return tomlHeader + "\n" + fmt.Sprintf("command = %s\n", tomlString(command)) + "args = [\"mcp\"]\n"
+	vars := make([]string, len(codexEnvVars))
+	for i, v := range codexEnvVars {
+		vars[i] = tomlString(v)
+	}
+	return tomlHeader + "\n" + fmt.Sprintf("command = %s\n", tomlString(command)) + "args = [\"mcp\"]\n" +
+		"env_vars = [" + strings.Join(vars, ", ") + "]\n"
 }
 
 // tomlEntry parses a TOML file and returns mcp_servers.agentd when it has one.

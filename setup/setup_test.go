@@ -39,7 +39,7 @@ func TestFreshFileEachAgent(t *testing.T) {
 		"claude": {".mcp.json", `"mcpServers": {` + "\n" + `    "agentd": {` + "\n" + `      "type": "stdio",` + "\n" + `      "command": "agentd",`},
 		"gemini": {".gemini/settings.json", `"agentd": {` + "\n" + `      "command": "agentd",`},
 		"cursor": {".cursor/mcp.json", `"agentd": {` + "\n" + `      "command": "agentd",`},
-		"codex":  {".codex/config.toml", "[mcp_servers.agentd]\ncommand = \"agentd\"\nargs = [\"mcp\"]\n"},
+		"codex":  {".codex/config.toml", "[mcp_servers.agentd]\ncommand = \"agentd\"\nargs = [\"mcp\"]\nenv_vars = [\"XDG_RUNTIME_DIR\", \"XDG_STATE_HOME\"]\n"},
 	} {
 		t.Run(agent, func(t *testing.T) {
 			ws := t.TempDir()
@@ -130,7 +130,7 @@ func TestMergeTOMLKeepsText(t *testing.T) {
 		t.Fatalf("path %s, want $CODEX_HOME/config.toml %s", c.Path, path)
 	}
 	got := read(t, path)
-	if !strings.HasPrefix(got, orig) || !strings.HasSuffix(got, "\n[mcp_servers.agentd]\ncommand = \"/opt/agentd \\\"x\\\"\"\nargs = [\"mcp\"]\n") {
+	if !strings.HasPrefix(got, orig) || !strings.HasSuffix(got, "\n[mcp_servers.agentd]\ncommand = \"/opt/agentd \\\"x\\\"\"\nargs = [\"mcp\"]\nenv_vars = [\"XDG_RUNTIME_DIR\", \"XDG_STATE_HOME\"]\n") {
 		t.Fatalf("merged TOML:\n%s", got)
 	}
 	if c := apply(t, opts); c.Action != Already {
@@ -151,6 +151,34 @@ func TestMergeTOMLKeepsText(t *testing.T) {
 	apply(t, opts)
 	if got := read(t, path); got != "\n[profiles.fast]\nmodel = \"mini\"\n" {
 		t.Errorf("after removing a table in the middle: %q", got)
+	}
+}
+
+// TestCodexEnvVars: Codex passes its MCP servers only HOME, PATH, SHELL,
+// TERM, TMPDIR and LANG, so setup's Codex entry passes on XDG_RUNTIME_DIR
+// and XDG_STATE_HOME (docs/hooks.md, "What each agent passes"); an entry
+// setup wrote before without them is its own and gets them, with the
+// file's other text as it was.
+func TestCodexEnvVars(t *testing.T) {
+	ws := t.TempDir()
+	path := filepath.Join(ws, ".codex", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := "model = \"o3\"\n\n[mcp_servers.agentd]\ncommand = \"agentd\"\nargs = [\"mcp\"]\n\n[profiles.fast]\nmodel = \"mini\"\n"
+	if err := os.WriteFile(path, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Agent: "codex", Workspace: ws, Command: "agentd"}
+	if c := apply(t, opts); c.Action != Updated {
+		t.Fatalf("setup over the entry without env_vars: %s, want updated", c.Action)
+	}
+	want := "model = \"o3\"\n\n[mcp_servers.agentd]\ncommand = \"agentd\"\nargs = [\"mcp\"]\nenv_vars = [\"XDG_RUNTIME_DIR\", \"XDG_STATE_HOME\"]\n\n[profiles.fast]\nmodel = \"mini\"\n"
+	if got := read(t, path); got != want {
+		t.Errorf("after setup:\n%s\nwant\n%s", got, want)
+	}
+	if c := apply(t, opts); c.Action != Already {
+		t.Errorf("second setup: %s, want already", c.Action)
 	}
 }
 

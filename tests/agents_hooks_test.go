@@ -429,3 +429,43 @@ func TestRealGeminiCLIAgentdUnreachable(t *testing.T) {
 		t.Errorf("gemini -p output with agentd unreachable: %q", out)
 	}
 }
+
+// sameWords is a model that ends every turn with the same words, "Done.",
+// far past a 3-turn budget; its first three calls' output tokens (11, 13,
+// 17) are what the goal must count.
+func sameWords() []reply {
+	script := []reply{{text: "Done.", tokens: 11}, {text: "Done.", tokens: 13}, {text: "Done.", tokens: 17}}
+	for range 9 {
+		script = append(script, reply{text: "Done.", tokens: 19})
+	}
+	return script
+}
+
+// TestRealClaudeCodeSameWords: a model that answers "Done." every time
+// makes byte-identical Stop events (issue 26): each is still a turn of its
+// own (docs/hooks.md, "The same event twice"), so a 3-turn budget gives
+// exactly 3 model calls, the goal blocked, and Claude Code stops.
+func TestRealClaudeCodeSameWords(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newScriptedModel(t, sameWords())
+	lc, claude := claudeRun(t, a, model, nil)
+	userGoal(t, a)
+	if out := claude("Work on the goal."); !strings.Contains(out, "Done.") {
+		t.Errorf("claude -p output: %q", out)
+	}
+	if calls := model.calls(); len(calls) != 3 {
+		t.Fatalf("%d model calls, want 3", len(calls))
+	}
+	checkBudgetOutcome(t, a, lc, 11+13+17)
+}
+
+// TestRealGeminiCLISameWords: as TestRealClaudeCodeSameWords in Gemini CLI.
+func TestRealGeminiCLISameWords(t *testing.T) {
+	a := newAgentEnv(t)
+	lc, gemini := geminiRun(t, a, sameWords())
+	userGoal(t, a)
+	if out, calls := gemini("Work on the goal."); len(calls) != 3 {
+		t.Fatalf("%d model calls, want 3; output %q", len(calls), out)
+	}
+	checkBudgetOutcome(t, a, lc, 11+13+17)
+}

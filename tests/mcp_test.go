@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -39,10 +40,17 @@ type mcpClient struct {
 // Daemons it starts are stopped at the end of the test.
 func (e *env) mcp(version, dir string, args ...string) *mcpClient {
 	e.t.Helper()
-	e.stopDaemonsAtEnd()
-	c := &mcpClient{t: e.t, Stderr: &lsptest.Buffer{}, changed: make(chan struct{})}
 	cmd := e.command(append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
+	return e.mcpOn(cmd, version)
+}
+
+// mcpOn connects the SDK's client with protocol version to cmd, an
+// `agentd mcp` command line.
+func (e *env) mcpOn(cmd *exec.Cmd, version string) *mcpClient {
+	e.t.Helper()
+	e.stopDaemonsAtEnd()
+	c := &mcpClient{t: e.t, Stderr: &lsptest.Buffer{}, changed: make(chan struct{})}
 	cmd.Stderr = c.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentd-e2e", Version: "1"}, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
@@ -57,7 +65,7 @@ func (e *env) mcp(version, dir string, args ...string) *mcpClient {
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		e.t.Fatalf("connecting to agentd mcp %v (protocol %q): %v; stderr:\n%s", args, version, err, c.Stderr.String())
+		e.t.Fatalf("connecting to %v (protocol %q): %v; stderr:\n%s", cmd.Args, version, err, c.Stderr.String())
 	}
 	c.cs = cs
 	e.t.Cleanup(func() {

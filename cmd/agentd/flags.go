@@ -24,10 +24,10 @@ var goalActions = []string{"create", "pause", "resume", "cancel", "budget", "sta
 // takes --workspace without using it (the LSP client names the folders):
 // a command line that starts agentd for one folder may carry it.
 var flagCommands = map[string][]string{
-	"workspace":      {"serve", "tool", "state", "goal", "undo", "simulate", "mcp", "hook", "setup", "team init", "team accept", "team status"},
-	"session":        {"tool", "state", "goal", "undo", "simulate", "mcp", "hook"},
-	"json":           {"tool", "state", "goal", "undo", "team accept", "team status"},
-	"remote":         {"serve", "tool", "state", "goal", "undo", "mcp", "hook", "team accept"},
+	"workspace":      {"serve", "tool", "state", "goal", "undo", "history", "simulate", "mcp", "hook", "setup", "team init", "team accept", "team status"},
+	"session":        {"tool", "state", "goal", "undo", "history", "simulate", "mcp", "hook"},
+	"json":           {"tool", "state", "goal", "undo", "history", "team accept", "team status"},
+	"remote":         {"serve", "tool", "state", "goal", "undo", "history", "mcp", "hook", "team accept"},
 	"stdio":          {"serve"},
 	"listen":         {"serve"},
 	"listen.timeout": {"serve"},
@@ -40,6 +40,8 @@ var flagCommands = map[string][]string{
 	"reason":         {"goal pause"},
 	"exit-code":      {"goal status"},
 	"scope":          {"undo"},
+	"limit":          {"history"},
+	"before":         {"history"},
 	"script":         {"simulate"},
 	"verbose":        {"simulate"},
 	"user":           {"setup"},
@@ -58,7 +60,7 @@ func commandOf(pos []string) (cmd string, ok bool) {
 		return "serve", true
 	}
 	switch pos[0] {
-	case "serve", "tool", "state", "undo", "simulate", "mcp", "hook", "setup", "version":
+	case "serve", "tool", "state", "undo", "history", "simulate", "mcp", "hook", "setup", "version":
 		return pos[0], true
 	case "goal":
 		if len(pos) > 1 && slices.Contains(goalActions, pos[1]) {

@@ -82,11 +82,11 @@ func TestFlagsOfCommands(t *testing.T) {
 			err: "agentd: --exit-code is a flag of: goal status; agentd goal create does not take it (see agentd goal --help)\n"},
 		{args: []string{"--workspace", "w", "--stdio"}},
 		{args: []string{"version", "--workspace", "w"}, code: 2,
-			err: "agentd: --workspace is a flag of: serve, tool, state, goal, undo, simulate, mcp, hook, setup, team init, team accept, team status; agentd version does not take it (see agentd version --help)\n"},
+			err: "agentd: --workspace is a flag of: serve, tool, state, goal, undo, history, simulate, mcp, hook, setup, team init, team accept, team status; agentd version does not take it (see agentd version --help)\n"},
 		{args: []string{"--stdio", "--session", "s"}, code: 2,
-			err: "agentd: --session is a flag of: tool, state, goal, undo, simulate, mcp, hook; agentd serve does not take it (see agentd serve --help)\n"},
+			err: "agentd: --session is a flag of: tool, state, goal, undo, history, simulate, mcp, hook; agentd serve does not take it (see agentd serve --help)\n"},
 		{args: []string{"mcp", "--json"}, code: 2,
-			err: "agentd: --json is a flag of: tool, state, goal, undo, team accept, team status; agentd mcp does not take it (see agentd mcp --help)\n"},
+			err: "agentd: --json is a flag of: tool, state, goal, undo, history, team accept, team status; agentd mcp does not take it (see agentd mcp --help)\n"},
 		{args: []string{"state", "--version"}, code: 2,
 			err: "agentd: --version is a flag of: agentd alone (agentd --version is agentd version); agentd state does not take it (see agentd state --help)\n"},
 	} {
@@ -157,6 +157,7 @@ func TestVersionAndGoalHelp(t *testing.T) {
 		"goal queue --help": queueUsage,
 		"goal queue mv -h":  queueUsage,
 		"state --help":      stateUsage,
+		"history --help":    historyUsage,
 		"--help":            usage,
 	} {
 		var stdout, stderr strings.Builder

@@ -206,6 +206,8 @@ func resultOf(id string, raw json.RawMessage) (any, error) {
 		return decodeAs[commands.UndoResult](id, raw)
 	case id == "agentd.team.accept":
 		return decodeAs[commands.TeamAcceptResult](id, raw)
+	case id == "agentd.history":
+		return decodeAs[commands.HistoryResult](id, raw)
 	case id == "agentd.goal.runCheck":
 		return decodeAs[commands.CheckResult](id, raw)
 	case id == "agentd.state", id == "agentd.todo.set", id == "agentd.awaitChange", strings.HasPrefix(id, "agentd.goal."):

@@ -47,6 +47,8 @@ Usage:
                                         the user's goal controls (agentd goal for help)
   agentd undo [--scope todo|goal] [--json]
                                         revert the newest change of the todo list or the goal
+  agentd history [--limit N] [--before SEQ] [--json]
+                                        print the session's history, newest first
   agentd simulate [--script NAME|FILE]  play a scripted agent loop (built-in: complete,
                                         turn-budget) and print injections and continuations
   agentd mcp [--remote=auto|off|unix:PATH]
@@ -68,7 +70,7 @@ Usage:
 
 Flags (before or after the arguments; text that starts with - goes after --; a flag the
 subcommand does not take is refused, naming the subcommands that take it):
-  --workspace DIR      workspace folder for tool/state/goal/simulate/mcp/hook/setup (default: the
+  --workspace DIR      workspace folder for tool/state/goal/undo/history/simulate/mcp/hook/setup (default: the
                        nearest folder up from the current one that an agentd process has
                        open, or that has agentd state and lies within the repository; else
                        the repository root, else the current folder; docs/protocol.md §1.3)
@@ -109,6 +111,8 @@ type options struct {
 	check     optString // goal create --check, goal queue add --check
 	exitCode  bool
 	scope     string // agentd undo --scope
+	limit     int    // agentd history --limit
+	before    uint64 // agentd history --before
 	version   bool   // --version, as agentd version
 	// agentd simulate
 	script  string
@@ -143,6 +147,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.reason, "reason", "", "goal pause: reason")
 	fs.Var(&o.check, "check", "goal create, goal queue add: the command that proves the goal is done")
 	fs.StringVar(&o.scope, "scope", "", "undo: todo or goal")
+	fs.IntVar(&o.limit, "limit", 0, "history: how many events (default 50)")
+	fs.Uint64Var(&o.before, "before", 0, "history: only events older than this seq")
 	fs.StringVar(&o.script, "script", "", "simulate: built-in script name or JSON file")
 	fs.BoolVar(&o.verbose, "verbose", false, "simulate: print whole injections and prompts")
 	fs.BoolVar(&o.user, "user", false, "setup: the agent's config in your home folder")
@@ -243,6 +249,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runGoal(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "undo":
 		return runUndo(ctx, o, stateDir, log, pos, stdout, stderr)
+	case "history":
+		return runHistory(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "simulate":
 		return runSimulate(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "mcp":
@@ -285,6 +293,8 @@ func usageOf(pos []string) string {
 		return goalUsage
 	case "undo":
 		return undoUsage
+	case "history":
+		return historyUsage
 	case "mcp":
 		return mcpUsage
 	case "hook":

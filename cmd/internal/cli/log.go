@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/agentd/agentd/lsp/daemon/client"
 	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
@@ -45,13 +46,19 @@ func OpenLog(name, logFile, logLevel string, stderr io.Writer) (*slog.Logger, fu
 }
 
 // ResolveStateDir applies docs/protocol.md §1: --state-dir, else
-// $XDG_STATE_HOME/agentd, else ~/.local/state/agentd.
+// $XDG_STATE_HOME/agentd, else the state dir of the user's daemon when one
+// runs on the auto socket (client.RunningStateDir: an agent that passes
+// its MCP server or hooks no XDG_STATE_HOME must not split the user's
+// state, docs/shared-daemon.md), else ~/.local/state/agentd.
 func ResolveStateDir(flagValue string) (string, error) {
 	if flagValue != "" {
 		return filepath.Abs(flagValue)
 	}
 	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "agentd"), nil
+	}
+	if dir := client.RunningStateDir(); dir != "" {
+		return dir, nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -45,14 +46,46 @@ func SocketAddr(path string) (addr string, release func(), err error) {
 	return addr, release, nil
 }
 
+// runtimeBase is where the login manager (systemd-logind, elogind) makes
+// each user's runtime directory, runtimeBase/<uid>, which XDG_RUNTIME_DIR
+// names in a login session. It is a variable so that an end-to-end test
+// can build agentd with a folder of its own here (-ldflags -X), as no test
+// may make /run/user/<uid>.
+var runtimeBase = "/run/user"
+
 // AutoSocketPath is the socket of the user's shared daemon (`--remote=auto`):
 // $XDG_RUNTIME_DIR/agentd/daemon.sock when XDG_RUNTIME_DIR is an absolute
-// path, else <os.TempDir()>/agentd-<uid>/daemon.sock.
+// path; else, when the login manager's /run/user/<uid> is a directory of
+// this user with mode 0700 (SecureDir), /run/user/<uid>/agentd/daemon.sock,
+// the same socket as in the login session, for a process whose agent
+// passed it no XDG variables (docs/shared-daemon.md, "Where the socket
+// lives, and who may use it"); else <os.TempDir()>/agentd-<uid>/daemon.sock.
 func AutoSocketPath() string {
 	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "agentd", "daemon.sock")
 	}
+	if dir := filepath.Join(runtimeBase, strconv.Itoa(os.Getuid())); SecureDir(dir, false) == nil {
+		return filepath.Join(dir, "agentd", "daemon.sock")
+	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("agentd-%d", os.Getuid()), "daemon.sock")
+}
+
+// RunningStateDir is the state dir of the daemon that runs on the auto
+// socket, as its PATH.lock records it, when that socket's directory is
+// private (SecureDir); "" when no daemon records one there. It is for a
+// process with no state dir of its own (no --state-dir, no
+// XDG_STATE_HOME), which then keeps to the user's daemon instead of
+// opening another state dir (docs/shared-daemon.md).
+func RunningStateDir() string {
+	path := AutoSocketPath()
+	if SecureDir(filepath.Dir(path), false) != nil {
+		return ""
+	}
+	info, err := ReadInfo(path)
+	if err != nil || !filepath.IsAbs(info.StateDir) {
+		return ""
+	}
+	return info.StateDir
 }
 
 // SecureDir checks that dir is a directory (not a symbolic link) owned by
