@@ -21,6 +21,7 @@ export const SERVER_COMMANDS = {
   goalCancel: 'agentd.goal.cancel',
   goalSetCheck: 'agentd.goal.setCheck',
   goalRunCheck: 'agentd.goal.runCheck',
+  goalApproveCheck: 'agentd.goal.approveCheck',
   goalSetBudget: 'agentd.goal.setBudget',
   goalQueueAdd: 'agentd.goal.queue.add',
   goalQueueList: 'agentd.goal.queue.list',
@@ -28,6 +29,7 @@ export const SERVER_COMMANDS = {
   goalQueueMove: 'agentd.goal.queue.move',
   goalQueueSetAutoAdvance: 'agentd.goal.queue.setAutoAdvance',
   undo: 'agentd.undo',
+  teamAccept: 'agentd.team.accept',
   turnBegin: 'agentd.turn.begin',
   stepBegin: 'agentd.step.begin',
   stepEnd: 'agentd.step.end',
@@ -68,6 +70,8 @@ export interface CommandResults {
   'agentd.goal.setCheck': State;
   /** Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`. */
   'agentd.goal.runCheck': CheckResult;
+  /** Approves the goal's check on this machine as the user, `command`: the exact text the person was shown (a different current command is refused); returns `State` (docs/runtime.md §2.10). */
+  'agentd.goal.approveCheck': State;
   /** Sets or removes budget limits as the user; returns `State`. */
   'agentd.goal.setBudget': State;
   /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); returns `State`. */
@@ -82,6 +86,8 @@ export interface CommandResults {
   'agentd.goal.queue.setAutoAdvance': State;
   /** Reverts the newest change of the todo list or the goal as the user (docs/runtime.md §6); returns `State` and `undone`: the history event it reverted; a change newer than `expectedRevision`, or one that came in between, answers `todo.conflict` with `data.state`. */
   'agentd.undo': UndoResult;
+  /** Accepts the folder's team file on this machine as the user, `sha256`: the hash the person was shown (a changed file is refused); returns `State` (docs/team.md). */
+  'agentd.team.accept': State;
   /** Starts a turn; `{goalDriven, goal}` (docs/runtime.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md). */
   'agentd.turn.begin': TurnBeginResult;
   /** Before a model call: `{injections}` (goal_cancelled, goal, goal_wrap_up, todo_list_reminder; docs/runtime.md §2.7.1). */
@@ -183,9 +189,12 @@ export const ERROR_CODES = {
   goalCheckFailed: 'goal.check_failed',
   goalCheckRunning: 'goal.check_running',
   goalNoCheck: 'goal.no_check',
+  goalCheckUnapproved: 'goal.check_unapproved',
+  goalPersonSet: 'goal.person_set',
   workspaceLocked: 'workspace.locked',
   workspaceCorrupt: 'workspace.corrupt',
   workspaceUnavailable: 'workspace.unavailable',
+  callerAgentShell: 'caller.agent_shell',
 } as const;
 
 /** A stable error code. */
@@ -243,6 +252,14 @@ export interface Check {
   command: string;
   running?: boolean;
   lastRun?: CheckRun;
+  /** SetBy is who set the check: OS user and machine; absent for older records. */
+  setBy?: SetBy;
+  /**
+   * Approved: this machine's person approved this exact command text;
+   * false: the check waits for approval and UpdateGoal complete is refused
+   * with goal.check_unapproved.
+   */
+  approved: boolean;
 }
 
 /**
@@ -464,6 +481,12 @@ export interface SessionsResult {
   sessions: SessionInfo[];
 }
 
+/** SetBy says who set a check: the OS user and the machine. [goal.SetBy] */
+export interface SetBy {
+  user: string;
+  host: string;
+}
+
 /** State is what clients read of a session (docs/protocol.md §3). [commands.State] */
 export interface State {
   /** folder URI */
@@ -481,6 +504,12 @@ export interface State {
    * the last state this daemon saw. Absent otherwise.
    */
   stale?: boolean;
+  /**
+   * TeamFile: the folder has a .agentd/team.json this machine's person has
+   * not accepted; the folder is served from local state and nothing is
+   * dialed (docs/team.md). Absent otherwise.
+   */
+  teamFile?: TeamFile;
 }
 
 /**
@@ -558,6 +587,20 @@ export interface TaskFileInfo {
    * "Checkboxes"); nil when it has none or was not read.
    */
   checkboxes?: Checkboxes;
+}
+
+/**
+ * TeamFile is a folder's team file waiting for this machine's person to
+ * accept it: its path, team id, etcd endpoints, content hash, and the
+ * command that accepts it (docs/team.md). [commands.TeamFile]
+ */
+export interface TeamFile {
+  status: string;
+  path: string;
+  id: string;
+  endpoints: string[];
+  sha256: string;
+  accept: string;
 }
 
 /** TodoChanged is the params of agentd/todoChanged. [commands.TodoChanged] */

@@ -21,6 +21,7 @@ M.commands = {
   goal_cancel = "agentd.goal.cancel",
   goal_set_check = "agentd.goal.setCheck",
   goal_run_check = "agentd.goal.runCheck",
+  goal_approve_check = "agentd.goal.approveCheck",
   goal_set_budget = "agentd.goal.setBudget",
   goal_queue_add = "agentd.goal.queue.add",
   goal_queue_list = "agentd.goal.queue.list",
@@ -28,6 +29,7 @@ M.commands = {
   goal_queue_move = "agentd.goal.queue.move",
   goal_queue_set_auto_advance = "agentd.goal.queue.setAutoAdvance",
   undo = "agentd.undo",
+  team_accept = "agentd.team.accept",
   turn_begin = "agentd.turn.begin",
   step_begin = "agentd.step.begin",
   step_end = "agentd.step.end",
@@ -84,9 +86,12 @@ M.errors = {
   goal_check_failed = "goal.check_failed",
   goal_check_running = "goal.check_running",
   goal_no_check = "goal.no_check",
+  goal_check_unapproved = "goal.check_unapproved",
+  goal_person_set = "goal.person_set",
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
   workspace_unavailable = "workspace.unavailable",
+  caller_agent_shell = "caller.agent_shell",
 }
 
 --- Limits the server enforces, for checks before sending and for messages.
