@@ -418,6 +418,8 @@ describe('context keys', () => {
       'agentdPanel.hasGoal': false,
       'agentdPanel.goalStatus': '',
       'agentdPanel.hasCheck': false,
+      'agentdPanel.checkUnapproved': false,
+      'agentdPanel.teamFilePending': false,
       'agentdPanel.hasTodos': false,
       'agentdPanel.multipleSessions': false,
       'agentdPanel.autoAdvance': true,
