@@ -414,11 +414,14 @@ class PanelCommands {
     if (!goal) {
       return undefined;
     }
+    // A check waiting for approval is not offered for editing: Enter would make it yours
+    // without the dialog that shows it in full (Approve Check does that).
+    const waits = checkWaitsForApproval(goal.check);
     const text = await this.d.ui.input({
       title: 'Set goal check',
-      prompt: 'A shell command that exits 0 when the goal is done; agentd runs it (sh -c, in the workspace folder) before the agent may complete the goal. Empty removes the check.',
+      prompt: `A shell command that exits 0 when the goal is done; agentd runs it (sh -c, in the workspace folder) before the agent may complete the goal. Empty removes the check.${waits ? ' The current check waits for your approval: Approve Check shows it.' : ''}`,
       placeHolder: 'e.g. go test ./...',
-      value: goal.check?.command ?? '',
+      value: waits ? '' : (goal.check?.command ?? ''),
       validateInput: validateCheck,
     });
     if (text === undefined) {
