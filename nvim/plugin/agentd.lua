@@ -61,6 +61,14 @@ end, { nargs = "*", bang = true, desc = "agentd: set the goal's check command (!
 cmd("AgentdCheck", function()
   a().goal_check()
 end, { nargs = 0, desc = "agentd: run the goal's check now" })
+
+cmd("AgentdApproveCheck", function()
+  a().goal_approve_check()
+end, { nargs = 0, desc = "agentd: approve the goal's check on this machine (shows the command first)" })
+
+cmd("AgentdTeamAccept", function()
+  a().team_accept()
+end, { nargs = 0, desc = "agentd: accept this folder's team file (shows its etcd endpoints first)" })
 cmd("AgentdQueueAdd", function(o)
   a().queue_add(o.args)
 end, { nargs = "+", desc = "agentd: queue a goal (started when the current one completes)" })

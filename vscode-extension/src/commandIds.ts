@@ -21,6 +21,8 @@ export const COMMANDS = {
   goalOpenTaskFile: 'agentdPanel.goal.openTaskFile',
   goalSetCheck: 'agentdPanel.goal.setCheck',
   goalRunCheck: 'agentdPanel.goal.runCheck',
+  goalApproveCheck: 'agentdPanel.goal.approveCheck',
+  teamAccept: 'agentdPanel.team.accept',
   queueAdd: 'agentdPanel.queue.add',
   queueRemove: 'agentdPanel.queue.remove',
   queueMoveUp: 'agentdPanel.queue.moveUp',

@@ -15,9 +15,13 @@ import {
 } from './protocol.gen';
 import {
   GOAL_STATUS_VIEW,
+  acceptTeamFileConfirmation,
+  approveCheckConfirmation,
   budgetArgs,
   checkRunSummary,
+  checkWaitsForApproval,
   domainError,
+  errorHint,
   formatDurationLimit,
   formatTokens,
   todoRows,
@@ -49,6 +53,9 @@ export interface CommandDeps {
 
 type Handler = (...args: unknown[]) => unknown;
 
+/** The button of a goal.check_unapproved error that runs Approve Check. */
+const APPROVE_CHECK_BUTTON = 'Approve Check…';
+
 /**
  * Registers every extension command (ids in commandIds.ts). Each command that
  * edits state sends one `workspace/executeCommand` and shows the `State` it
@@ -72,6 +79,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     [COMMANDS.goalOpenTaskFile]: (row) => c.openTaskFile(row as GoalRow | undefined),
     [COMMANDS.goalSetCheck]: () => c.goalSetCheck(),
     [COMMANDS.goalRunCheck]: () => c.goalRunCheck(),
+    [COMMANDS.goalApproveCheck]: () => c.goalApproveCheck(),
+    [COMMANDS.teamAccept]: () => c.teamAccept(),
     [COMMANDS.queueAdd]: () => c.queueAdd(),
     [COMMANDS.queueRemove]: (row) => c.queueRemove(row),
     [COMMANDS.queueMoveUp]: (row) => c.queueMove(row, -1),
@@ -117,21 +126,43 @@ class PanelCommands {
     return st;
   }
 
-  /** Sends a state-changing server command; shows its State, or the error. */
-  async send(command: StateCommand, args: object = {}): Promise<EditResult> {
+  /**
+   * Sends a state-changing server command; shows its State, or the error with
+   * what gets past it (errorHint). `anyRevision`: take the State whatever its
+   * revision (PanelStore.setState).
+   */
+  async send(command: StateCommand, args: object = {}, anyRevision = false): Promise<EditResult> {
     try {
       const st = await this.d.client.execute(command, { ...this.d.store.baseArgs(), ...args });
-      this.d.store.setState(st);
+      this.d.store.setState(st, anyRevision);
       return st;
     } catch (err) {
       const data = domainError(err);
       this.d.output.appendLine(`${command} failed: ${errorMessage(err)}${data ? ` (${data.code})` : ''}`);
-      void this.d.ui.error(`agentd: ${errorMessage(err)}`);
+      this.showError(err, data?.code);
       if (data) {
         void this.d.store.refresh();
       }
       return undefined;
     }
+  }
+
+  /**
+   * Shows a refused command's message and errorHint; a check waiting for
+   * approval offers Approve Check, which shows the command first.
+   */
+  private showError(err: unknown, code: string | undefined): void {
+    const hint = errorHint(code);
+    const message = `agentd: ${errorMessage(err)}${hint ? `. ${hint}` : ''}`;
+    if (code !== ERROR_CODES.goalCheckUnapproved) {
+      void this.d.ui.error(message);
+      return;
+    }
+    void (async () => {
+      if ((await this.d.ui.error(message, APPROVE_CHECK_BUTTON)) === APPROVE_CHECK_BUTTON) {
+        await vscode.commands.executeCommand(COMMANDS.goalApproveCheck);
+      }
+    })();
   }
 
   /**
@@ -383,11 +414,14 @@ class PanelCommands {
     if (!goal) {
       return undefined;
     }
+    // A check waiting for approval is not offered for editing: Enter would make it yours
+    // without the dialog that shows it in full (Approve Check does that).
+    const waits = checkWaitsForApproval(goal.check);
     const text = await this.d.ui.input({
       title: 'Set goal check',
-      prompt: 'A shell command that exits 0 when the goal is done; agentd runs it (sh -c, in the workspace folder) before the agent may complete the goal. Empty removes the check.',
+      prompt: `A shell command that exits 0 when the goal is done; agentd runs it (sh -c, in the workspace folder) before the agent may complete the goal. Empty removes the check.${waits ? ' The current check waits for your approval: Approve Check shows it.' : ''}`,
       placeHolder: 'e.g. go test ./...',
-      value: goal.check?.command ?? '',
+      value: waits ? '' : (goal.check?.command ?? ''),
       validateInput: validateCheck,
     });
     if (text === undefined) {
@@ -427,6 +461,59 @@ class PanelCommands {
       }
     }
     return res;
+  }
+
+  /**
+   * Approves the goal's check on this machine (docs/runtime.md §2.10) after a
+   * modal confirmation that shows the command in full and who set it, then
+   * sends `agentd.goal.approveCheck` with exactly that text: a check changed
+   * in between is refused by agentd, never approved unseen.
+   */
+  async goalApproveCheck(): Promise<EditResult> {
+    const check = this.requireState()?.goal?.check;
+    if (!check) {
+      void this.d.ui.info('The goal has no check to approve.');
+      return undefined;
+    }
+    if (!checkWaitsForApproval(check)) {
+      void this.d.ui.info("The goal's check is already approved on this machine.");
+      return undefined;
+    }
+    const q = approveCheckConfirmation(check);
+    if (!(await this.d.ui.confirm(q.message, q.detail, q.action))) {
+      return undefined;
+    }
+    const st = await this.send(SERVER_COMMANDS.goalApproveCheck, { command: check.command });
+    if (st) {
+      void this.d.ui.info('Check approved: agentd runs it before the agent may complete the goal.');
+    }
+    return st;
+  }
+
+  /**
+   * Accepts the folder's team file (docs/team.md) after a modal confirmation
+   * that lists its etcd endpoints and says that this machine's etcd
+   * credentials go there, then sends `agentd.team.accept` with the hash of
+   * the file shown: a file changed in between is refused. The folder may
+   * then be served by the team store, so its State is taken whatever its
+   * revision, and read again.
+   */
+  async teamAccept(): Promise<EditResult> {
+    const tf = this.requireState()?.teamFile;
+    if (!tf) {
+      void this.d.ui.info('This folder has no team file waiting for acceptance.');
+      return undefined;
+    }
+    const q = acceptTeamFileConfirmation(tf);
+    if (!(await this.d.ui.confirm(q.message, q.detail, q.action))) {
+      return undefined;
+    }
+    const st = await this.send(SERVER_COMMANDS.teamAccept, { sha256: tf.sha256 }, true);
+    if (st) {
+      void this.d.store.refresh();
+      void this.d.ui.info('Team file accepted: agentd shares this folder through its team store.');
+    }
+    return st;
   }
 
   async goalSetBudget(): Promise<EditResult> {

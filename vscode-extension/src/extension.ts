@@ -6,6 +6,7 @@ import { MCP_PROVIDER_ID, mcpServerSpec } from './mcp';
 import { panelContext, type PanelContext } from './model';
 import { GoalStatusBar } from './statusBar';
 import { PanelStore } from './store';
+import { TeamFileNotifier } from './teamNotice';
 import { SwitchableUi } from './ui';
 import { GoalViewProvider } from './views/goalView';
 import { QueueViewProvider } from './views/queueView';
@@ -82,6 +83,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
   const queue = new QueueViewProvider(store);
   const history = new HistoryViewProvider(client, store);
   const statusBar = new GoalStatusBar(store);
+  const teamNotifier = new TeamFileNotifier(store, ui, context.workspaceState);
   const mcp = mcpProvider();
   const keys: Record<string, unknown> = {};
   const setKey = (key: string, value: unknown): void => {
@@ -111,6 +113,7 @@ export function activate(context: vscode.ExtensionContext): PanelApi {
     queue,
     history,
     statusBar,
+    teamNotifier,
     store.onDidChange(syncContext),
     client.onDidChangeStatus((s) => {
       setKey('agentdPanel.serverMissing', s === 'missing');

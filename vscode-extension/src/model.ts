@@ -11,6 +11,7 @@
  */
 
 import {
+  ERROR_CODES,
   LIMITS,
   NOTIFICATIONS,
   type Check,
@@ -385,11 +386,16 @@ export type GoalRowKind =
   | 'tokens'
   | 'elapsed'
   | 'taskFile'
-  | 'check';
+  | 'check'
+  | 'checkCommand'
+  | 'teamFile'
+  | 'teamEndpoint';
 
 /** One row of the Goal view. */
 export interface GoalRow {
   kind: GoalRowKind;
+  /** Tells apart rows of one kind (`checkCommand:0`); the tree item id is `goal-<key>`, else `goal-<kind>`. */
+  key?: string;
   label: string;
   description: string;
   /** Plain text; the view may render it as markdown-free text. */
@@ -537,7 +543,7 @@ export function oneLine(text: string, max = 120): string {
  * Rows of the Goal view, top to bottom: objective, completion criterion (if
  * any), status (with terminalReason), turns, tokens, elapsed (each with its
  * budget when one is set), the task file (if any) and the check (if any:
- * checkRow). Empty when there is no goal. Times are epoch milliseconds.
+ * checkRows). Empty when there is no goal. Times are epoch milliseconds.
  */
 export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: number, now: number): GoalRow[] {
   if (!goal) {
@@ -632,16 +638,22 @@ export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: numb
     });
   }
   if (goal.check) {
-    rows.push(checkRow(goal.check));
+    rows.push(...checkRows(goal.check));
   }
   return rows;
 }
 
-/** The state of a goal's check as the panel shows it (docs/runtime.md §2.10). */
-export type CheckState = 'running' | 'passed' | 'failed' | 'notRun';
+/**
+ * The state of a goal's check as the panel shows it (docs/runtime.md §2.10):
+ * `unapproved` while it waits for this machine's person's approval.
+ */
+export type CheckState = 'unapproved' | 'running' | 'passed' | 'failed' | 'notRun';
 
-/** The state of `check`: running, else the last run's outcome, else notRun. */
+/** The state of `check`: unapproved, else running, else the last run's outcome, else notRun. */
 export function checkState(check: Check): CheckState {
+  if (checkWaitsForApproval(check)) {
+    return 'unapproved';
+  }
   if (check.running) {
     return 'running';
   }
@@ -677,12 +689,17 @@ function clockTime(iso: string): string {
 /**
  * The check row: the command, a spinning icon and `running…` while it runs,
  * else the last result (`passed in 12s · 14:03:07`) with the output tail in
- * the tooltip. Its contextValue is `goal.check.<CheckState>`.
+ * the tooltip, then `set by alice on laptop` when agentd recorded who set it.
+ * A check waiting for approval is `Check waiting for your approval` with who
+ * set it (approvalRow). Its contextValue is `goal.check.<CheckState>`.
  */
 export function checkRow(check: Check): GoalRow {
   const state = checkState(check);
+  if (state === 'unapproved') {
+    return approvalRow(check);
+  }
   const run = check.lastRun;
-  const icon: Record<CheckState, IconSpec> = {
+  const icon: Record<Exclude<CheckState, 'unapproved'>, IconSpec> = {
     running: { id: 'sync~spin' },
     passed: { id: 'pass', color: 'testing.iconPassed' },
     failed: { id: 'error', color: 'testing.iconFailed' },
@@ -694,7 +711,13 @@ export function checkRow(check: Check): GoalRow {
   } else if (run) {
     description = `${checkRunSummary(run)} · ${clockTime(run.at)}`;
   }
+  if (check.setBy) {
+    description += ` · set by ${setByText(check.setBy)}`;
+  }
   const lines = [`Check: ${check.command}`];
+  if (check.setBy) {
+    lines.push(`Set by ${setByText(check.setBy)}${check.approved ? '; approved on this machine' : ''}.`);
+  }
   if (state === 'running') {
     lines.push('Running now.');
   }
@@ -712,6 +735,234 @@ export function checkRow(check: Check): GoalRow {
     icon: icon[state],
     contextValue: `goal.check.${state}`,
   };
+}
+
+// ---------------------------------------------------------------------------
+// Consent: a check waiting for approval, a team file waiting for acceptance
+// ---------------------------------------------------------------------------
+
+/** Who set a check: the OS user and the machine (docs/runtime.md §2.10). */
+export type CheckSetBy = NonNullable<Check['setBy']>;
+
+/** A folder's team file that this machine's person has not accepted (`State.teamFile`, docs/team.md). */
+export type PendingTeamFile = NonNullable<State['teamFile']>;
+
+/**
+ * Characters that change how text looks without showing themselves: control
+ * characters other than tab and newline, bidirectional marks, embeddings,
+ * overrides and isolates, zero-width characters, and the Unicode line and
+ * paragraph separators.
+ */
+// eslint-disable-next-line no-control-regex
+const HIDDEN_CHARS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2028\u2029\u2066-\u2069\ufeff]/g;
+
+/**
+ * `text` with every character that could hide or reorder what it says
+ * written as `<U+XXXX>`: a person approves the command they read, not one
+ * that a right-to-left override or a carriage return disguises. The
+ * Neovim plugin writes them alike (render.visible).
+ */
+export function visibleText(text: string): string {
+  return text.replace(HIDDEN_CHARS, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`);
+}
+
+/** `visibleText` on one line: newlines and tabs become spaces (names, endpoints, hosts). */
+function visibleLine(text: string): string {
+  return visibleText(text).replace(/[\n\t]/g, ' ');
+}
+
+/**
+ * Who set a check, `alice on laptop`; `someone unknown (an older record)`
+ * when agentd has no record of it. Each part is shown on one line with its
+ * hidden characters made visible: a teammate chooses these strings.
+ */
+export function setByText(setBy: CheckSetBy | undefined): string {
+  if (!setBy) {
+    return 'someone unknown (an older record)';
+  }
+  return `${visibleLine(setBy.user) || '?'} on ${visibleLine(setBy.host) || '?'}`;
+}
+
+/**
+ * Whether a check waits for this machine's person's approval: agentd does
+ * not run it, and refuses UpdateGoal complete (`goal.check_unapproved`),
+ * until they approve this exact command (docs/runtime.md §2.10). Only an
+ * explicit `approved: false` counts: an agentd from before approvals sends
+ * no such field.
+ */
+export function checkWaitsForApproval(check: Check | undefined): boolean {
+  return check?.approved === false;
+}
+
+/** Tooltip of the rows of a check waiting for approval. */
+function approvalTooltip(check: Check): string {
+  return [
+    'Check waiting for your approval:',
+    visibleText(check.command),
+    '',
+    `Set by ${setByText(check.setBy)}. It came from elsewhere (another machine through the team store, or a state file this machine's agentd did not write), so agentd does not run it, and the agent cannot complete the goal, until you approve this exact command: Approve Check.`,
+  ].join('\n');
+}
+
+/**
+ * The row of a check waiting for approval: `Check waiting for your
+ * approval`, who set it, a shield icon in the warning colour; its
+ * contextValue `goal.check.unapproved` offers Approve Check inline.
+ */
+function approvalRow(check: Check): GoalRow {
+  return {
+    kind: 'check',
+    label: 'Check waiting for your approval',
+    description: `set by ${setByText(check.setBy)}`,
+    tooltip: approvalTooltip(check),
+    icon: { id: 'shield', color: 'list.warningForeground' },
+    contextValue: 'goal.check.unapproved',
+  };
+}
+
+/**
+ * The Goal view's rows of a check: the check row, and for a check waiting
+ * for approval one row per line of its command, in full (never cut: the
+ * person must see what they approve), hidden characters made visible.
+ */
+export function checkRows(check: Check): GoalRow[] {
+  const rows = [checkRow(check)];
+  if (!checkWaitsForApproval(check)) {
+    return rows;
+  }
+  const tooltip = approvalTooltip(check);
+  visibleText(check.command)
+    .split('\n')
+    .forEach((line, i) => {
+      rows.push({
+        kind: 'checkCommand',
+        key: `checkCommand:${i}`,
+        label: line,
+        description: '',
+        tooltip,
+        icon: { id: i === 0 ? 'terminal' : 'blank' },
+        contextValue: 'goal.checkCommand',
+      });
+    });
+  return rows;
+}
+
+/** A modal question: its message, the detail under it, and the one button that says yes. */
+export interface Confirmation {
+  message: string;
+  detail: string;
+  action: string;
+}
+
+/**
+ * The confirmation before `agentd.goal.approveCheck`: the command in full
+ * (hidden characters made visible), who set it, and what approving does.
+ */
+export function approveCheckConfirmation(check: Check): Confirmation {
+  return {
+    message: 'Approve the goal check?',
+    detail: [
+      'agentd will run this command on this machine, as you (sh -c in the workspace folder), before the agent may complete the goal:',
+      '',
+      visibleText(check.command),
+      '',
+      `Set by ${setByText(check.setBy)}.`,
+      'Approve only a command you have read and trust. The approval is kept on this machine for this exact text; a changed command asks again.',
+    ].join('\n'),
+    action: 'Approve Check',
+  };
+}
+
+/**
+ * The Goal view's rows of a team file waiting for acceptance (docs/team.md),
+ * first in the view: `Team file not accepted` with its path (contextValue
+ * `goal.teamFile`, which offers Accept Team File inline), then one row per
+ * etcd endpoint it names. None when there is no pending team file.
+ */
+export function teamFileRows(state: State | undefined): GoalRow[] {
+  const tf = state?.teamFile;
+  if (!tf) {
+    return [];
+  }
+  const endpoints = tf.endpoints.map(visibleLine);
+  const tooltip = [
+    `${visibleLine(tf.path)} names a team store (etcd) this machine's person has not accepted:`,
+    ...endpoints.map((e) => `  ${e}`),
+    '',
+    'agentd does not connect to it: this folder uses local state until you accept the file (Accept Team File).',
+    'Accepting sends the etcd credentials configured on this machine to these endpoints.',
+    `In a terminal: ${visibleLine(tf.accept)}`,
+  ].join('\n');
+  return [
+    {
+      kind: 'teamFile',
+      label: 'Team file not accepted',
+      description: `${visibleLine(tf.path)} · local state only`,
+      tooltip,
+      icon: { id: 'shield', color: 'list.warningForeground' },
+      contextValue: 'goal.teamFile',
+    },
+    ...endpoints.map((e, i) => ({
+      kind: 'teamEndpoint' as const,
+      key: `teamEndpoint:${i}`,
+      label: e,
+      description: 'etcd endpoint',
+      tooltip,
+      icon: { id: 'server' },
+      contextValue: 'goal.teamEndpoint',
+    })),
+  ];
+}
+
+/**
+ * The confirmation before `agentd.team.accept`: the file, every endpoint,
+ * and that this machine's etcd credentials will be sent there.
+ */
+export function acceptTeamFileConfirmation(tf: PendingTeamFile): Confirmation {
+  return {
+    message: `Accept this folder's team file (${visibleLine(tf.path)})?`,
+    detail: [
+      "agentd will share this folder's goal, queue and todo list through the etcd it names:",
+      '',
+      ...tf.endpoints.map((e) => `  ${visibleLine(e)}`),
+      '',
+      'The etcd credentials configured on this machine will be sent to these endpoints.',
+      "Checks set by teammates there still wait for your approval before they run here.",
+      '',
+      `Team ${visibleLine(tf.id)}, file sha256 ${visibleLine(tf.sha256)}. A changed file asks again.`,
+    ].join('\n'),
+    action: 'Accept Team File',
+  };
+}
+
+/**
+ * The notification of a pending team file, shown once per folder and file
+ * hash: `key` names that pair; undefined when there is none.
+ */
+export function teamFileNotice(state: State | undefined): { key: string; message: string } | undefined {
+  const tf = state?.teamFile;
+  if (!state || !tf) {
+    return undefined;
+  }
+  return {
+    key: `${normalizeFolder(state.workspace)}\n${tf.sha256}`,
+    message: `agentd: this folder's ${visibleLine(tf.path)} names a team store at ${tf.endpoints.map(visibleLine).join(', ')}. agentd does not connect to it until you accept it; until then the folder uses local state.`,
+  };
+}
+
+/**
+ * What the panel adds to the message of a refusal with `code`: how the person
+ * gets past it; undefined for codes that need no help.
+ */
+export function errorHint(code: string | undefined): string | undefined {
+  switch (code) {
+    case ERROR_CODES.goalCheckUnapproved:
+      return "The goal's check waits for your approval: Approve Check shows the command.";
+    case ERROR_CODES.callerAgentShell:
+      return "agentd took this request for an agent's shell: if VS Code was started from inside an agent's shell tool, start it from your own terminal or desktop.";
+    default:
+      return undefined;
+  }
 }
 
 function budgetTooltip(
@@ -736,10 +987,14 @@ export function statusBarIcon(status: GoalStatus): string {
   return GOAL_STATUS_VIEW[status].statusBarIcon;
 }
 
+/** What the status bar adds while the goal's check waits for approval; clicking it then approves (after the confirmation). */
+export const APPROVE_CHECK_LABEL = '$(shield) approve check';
+
 /**
- * Status-bar text of a goal, e.g. `$(target) Goal active · 3/20 turns · 1.2k tok · 4m`;
- * `undefined` when there is no goal (the item is hidden). `elapsedMs` is the
- * live active time in milliseconds.
+ * Status-bar text of a goal, e.g. `$(target) Goal active · 3/20 turns · 1.2k tok · 4m`,
+ * with `· $(shield) approve check` after the status while its check waits for
+ * approval; `undefined` when there is no goal (the item is hidden).
+ * `elapsedMs` is the live active time in milliseconds.
  */
 export function statusBarText(goal: GoalSnapshot | null | undefined, elapsedMs: number): string | undefined {
   if (!goal) {
@@ -755,21 +1010,23 @@ export function statusBarText(goal: GoalSnapshot | null | undefined, elapsedMs: 
     b.wallClockBudgetMs !== null
       ? `${formatElapsedShort(elapsedMs)}/${formatDurationLimit(b.wallClockBudgetMs)}`
       : formatElapsedShort(elapsedMs);
-  return `$(${statusBarIcon(goal.status)}) Goal ${goal.status}${goal.stalled ? ' (stalled)' : ''} · ${turns} · ${tokens} · ${time}`;
+  const approval = checkWaitsForApproval(goal.check) ? ` · ${APPROVE_CHECK_LABEL}` : '';
+  return `$(${statusBarIcon(goal.status)}) Goal ${goal.status}${goal.stalled ? ' (stalled)' : ''}${approval} · ${turns} · ${tokens} · ${time}`;
 }
 
 /**
  * Theme colour of the status-bar item's background: the error colour once
  * a budget is at `LIMITS.finalBudgetWarning` %, the warning colour from
- * `LIMITS.firstBudgetWarning` %, for a stalled goal, or for a status shown as
- * a warning (blocked); none otherwise.
+ * `LIMITS.firstBudgetWarning` %, for a stalled goal, a status shown as a
+ * warning (blocked), or a check waiting for approval; none otherwise.
  */
 export function statusBarBackground(goal: GoalSnapshot, elapsedMs: number): string | undefined {
   const level = GOAL_STATUS_VIEW[goal.status].clockRuns ? goalBudgetLevels(goal, elapsedMs).highest : 'none';
   if (level === 'error') {
     return 'statusBarItem.errorBackground';
   }
-  return level === 'warning' || goal.stalled || GOAL_STATUS_VIEW[goal.status].warning ? 'statusBarItem.warningBackground' : undefined;
+  const warn = level === 'warning' || goal.stalled || GOAL_STATUS_VIEW[goal.status].warning || checkWaitsForApproval(goal.check);
+  return warn ? 'statusBarItem.warningBackground' : undefined;
 }
 
 /**
@@ -803,7 +1060,12 @@ export function statusBarTooltip(goal: GoalSnapshot, session: string): string {
   if (goal.stalled) {
     lines.push('Stalled: the last goal turns changed neither the todo list nor the task file.');
   }
-  lines.push('Click to show the Goal view.');
+  if (checkWaitsForApproval(goal.check)) {
+    lines.push(`The goal's check, set by ${setByText(goal.check?.setBy)}, waits for your approval: agentd does not run it, and the agent cannot complete the goal, until you approve it.`);
+    lines.push('Click to see the command and approve it.');
+  } else {
+    lines.push('Click to show the Goal view.');
+  }
   return lines.join('\n');
 }
 
@@ -817,8 +1079,12 @@ export interface PanelContext {
   'agentdPanel.hasGoal': boolean;
   /** Goal status, or '' when there is no goal. */
   'agentdPanel.goalStatus': GoalStatus | '';
-  /** The goal has a check (docs/runtime.md §2.10) that is not running now. */
+  /** The goal has an approved check (docs/runtime.md §2.10) that is not running now. */
   'agentdPanel.hasCheck': boolean;
+  /** The goal's check waits for this machine's person's approval. */
+  'agentdPanel.checkUnapproved': boolean;
+  /** The folder has a team file this machine's person has not accepted (docs/team.md). */
+  'agentdPanel.teamFilePending': boolean;
   'agentdPanel.hasTodos': boolean;
   'agentdPanel.multipleSessions': boolean;
   /** The goal queue's auto-advance (docs/runtime.md §2.9); true until agentd answered. */
@@ -831,7 +1097,9 @@ export function panelContext(state: State | undefined, sessionCount: number): Pa
     'agentdPanel.ready': state !== undefined,
     'agentdPanel.hasGoal': !!state?.goal,
     'agentdPanel.goalStatus': state?.goal?.status ?? '',
-    'agentdPanel.hasCheck': !!state?.goal?.check && !state.goal.check.running,
+    'agentdPanel.hasCheck': !!state?.goal?.check && !state.goal.check.running && !checkWaitsForApproval(state.goal.check),
+    'agentdPanel.checkUnapproved': checkWaitsForApproval(state?.goal?.check),
+    'agentdPanel.teamFilePending': !!state?.teamFile,
     'agentdPanel.hasTodos': (state?.todos.items.length ?? 0) > 0,
     'agentdPanel.multipleSessions': sessionCount > 1,
     'agentdPanel.autoAdvance': state?.queue?.autoAdvance ?? true,

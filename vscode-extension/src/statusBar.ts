@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { liveElapsedMs, STALE_LABEL, STALE_TOOLTIP, statusBarBackground, statusBarText, statusBarTooltip } from './model';
+import { COMMANDS } from './commandIds';
+import { checkWaitsForApproval, liveElapsedMs, STALE_LABEL, STALE_TOOLTIP, statusBarBackground, statusBarText, statusBarTooltip } from './model';
 import type { PanelStore } from './store';
 
 /** Command of the status-bar item: focuses the Goal view (VS Code makes `<viewId>.focus`). */
@@ -8,7 +9,9 @@ export const FOCUS_GOAL_COMMAND = 'agentdPanel.goal.focus';
 /**
  * Status-bar item with the goal's status and progress, e.g.
  * `$(target) Goal active · 3/20 turns · 1.2k tok · 4m`. Hidden when the
- * selected session has no goal; a click focuses the Goal view.
+ * selected session has no goal; a click focuses the Goal view, or, while the
+ * goal's check waits for approval, asks to approve it (the confirmation
+ * shows the command).
  */
 export class GoalStatusBar implements vscode.Disposable {
   readonly item: vscode.StatusBarItem;
@@ -43,6 +46,7 @@ export class GoalStatusBar implements vscode.Disposable {
     const stale = this.store.stale;
     this.item.text = stale ? `${text} · ${STALE_LABEL}` : text;
     this.item.tooltip = stale ? `${statusBarTooltip(goal, this.store.session)}\n${STALE_TOOLTIP}` : statusBarTooltip(goal, this.store.session);
+    this.item.command = checkWaitsForApproval(goal.check) ? COMMANDS.goalApproveCheck : FOCUS_GOAL_COMMAND;
     const background = statusBarBackground(goal, elapsed);
     this.item.backgroundColor = background ? new vscode.ThemeColor(background) : undefined;
     this.item.accessibilityInformation = { label: this.item.text.replace(/\$\([^)]*\)\s*/g, '') };

@@ -93,9 +93,17 @@ export class PanelStore implements vscode.Disposable {
     return folders.length > 1 ? { session: this.sessionValue, workspace: folders[0].uri.toString() } : { session: this.sessionValue };
   }
 
-  /** Shows a state returned by a command (or by a conflict's data) if it is for the selected session. */
-  setState(state: State | undefined): void {
-    if (!state || typeof state !== 'object' || !takesState(this.state, this.sessionValue, state)) {
+  /**
+   * Shows a state returned by a command (or by a conflict's data) if it is for
+   * the selected session and, unless `anyRevision`, not older than the shown
+   * one. `anyRevision`: the folder may have changed stores (a team file was
+   * accepted), whose revisions are the new store's own.
+   */
+  setState(state: State | undefined, anyRevision = false): void {
+    if (!state || typeof state !== 'object' || state.session !== this.sessionValue) {
+      return;
+    }
+    if (!anyRevision && !takesState(this.state, this.sessionValue, state)) {
       return;
     }
     this.state = state;

@@ -1,5 +1,7 @@
 -- :checkhealth agentd — the Neovim version, the agentd binary (configured cmd and where
--- it is found on PATH), its `agentd version` output, and each connection's state.
+-- it is found on PATH), its `agentd version` output, each connection's state, and a team file
+-- or a check waiting for this machine's person (:AgentdTeamAccept, :AgentdApproveCheck).
+local render = require("agentd.render")
 local M = {}
 
 local function h()
@@ -75,6 +77,13 @@ function M.check()
       ))
       if conn.protocol_version and conn.protocol_version ~= 1 then
         health.warn("server speaks protocol " .. tostring(conn.protocol_version) .. "; this plugin knows 1")
+      end
+      local st = conn.store.state or {}
+      if st.teamFile then
+        health.warn(root .. ": its team file is not accepted; agentd uses local state", { "Run :AgentdTeamAccept (it shows the etcd endpoints first)" })
+      end
+      if render.check_waits(st.goal and st.goal.check) then
+        health.warn(root .. ": the goal's check waits for your approval", { "Run :AgentdApproveCheck (it shows the command first)" })
       end
     elseif conn.status == "starting" then
       health.info(root .. ": starting")

@@ -6,6 +6,7 @@ local client = require("agentd.client")
 local config = require("agentd.config")
 local render = require("agentd.render")
 local protocol = require("agentd.protocol")
+local v = require("agentd.store").value
 
 local M = {}
 local configured = false
@@ -84,7 +85,8 @@ function M.conn()
 end
 
 --- Runs a goal command and takes the State it returns. cb(err, state) optional.
-local function goal_command(command, args, done_msg, cb)
+--- opts.any_revision: take it whatever its revision (the folder may have changed stores).
+local function goal_command(command, args, done_msg, cb, opts)
   local conn = M.conn()
   if not conn then
     return
@@ -92,12 +94,13 @@ local function goal_command(command, args, done_msg, cb)
   client.execute(conn, command, args, function(err, result)
     if err then
       local msg = client.describe_error(err)
-      if client.error_code(err) == protocol.errors.goal_already_exists then
-        msg = msg .. " (use :AgentdGoal! to replace it)"
+      local hint = render.error_hints[client.error_code(err)]
+      if hint then
+        msg = msg .. " (" .. hint .. ")"
       end
       notify(msg, vim.log.levels.ERROR)
     else
-      client._take_state(conn, result)
+      client._take_state(conn, result, opts and opts.any_revision)
       if done_msg then
         notify(done_msg)
       end
@@ -179,6 +182,58 @@ function M.goal_check(cb)
       cb(err, result)
     end
   end)
+end
+
+--- Asks a yes/no question with vim.fn.confirm; true only for yes.
+local function confirm(question, yes)
+  return vim.fn.confirm(question, "&" .. yes .. "\n&Cancel", 2, "Question") == 1
+end
+
+--- :AgentdApproveCheck — agentd.goal.approveCheck after a question that shows the command
+--- in full and who set it (docs/runtime.md §2.10). Sends exactly the text shown, so a
+--- check changed in between is refused by agentd, never approved unseen.
+function M.goal_approve_check(cb)
+  local conn = M.conn()
+  local goal = conn and conn.store.state and conn.store.state.goal
+  local check = goal and v(goal.check)
+  if not check then
+    notify("the goal has no check to approve")
+    return
+  end
+  if not render.check_waits(check) then
+    notify("the goal's check is already approved on this machine")
+    return
+  end
+  if not confirm(render.approve_check_prompt(check), "Approve") then
+    notify("the check was not approved")
+    return
+  end
+  goal_command(protocol.commands.goal_approve_check, { command = check.command }, "check approved: agentd runs it before the agent may complete the goal", cb)
+end
+
+--- :AgentdTeamAccept — agentd.team.accept after a question that lists the team file's
+--- etcd endpoints and says that this machine's etcd credentials go there (docs/team.md).
+--- Sends the hash of the file shown (a changed file is refused); the folder may then be
+--- served by the team store, so its State is taken whatever its revision, and read again.
+function M.team_accept(cb)
+  local conn = M.conn()
+  local tf = conn and conn.store.state and v(conn.store.state.teamFile)
+  if not tf then
+    notify("this folder has no team file waiting for acceptance")
+    return
+  end
+  if not confirm(render.team_accept_prompt(tf), "Accept") then
+    notify("the team file was not accepted")
+    return
+  end
+  goal_command(protocol.commands.team_accept, { sha256 = tf.sha256 }, "team file accepted", function(err, result)
+    if not err then
+      client.refresh(conn)
+    end
+    if cb then
+      cb(err, result)
+    end
+  end, { any_revision = true })
 end
 
 --- :AgentdQueueAdd {objective} — agentd.goal.queue.add; opts {criterion, check} optional.

@@ -131,7 +131,8 @@ function M.goal_elapsed(goal, elapsed_since_ms)
 end
 
 --- Status-line summary of the goal, e.g. "goal active 3/20 turns 1.2k tok" ("goal active
---- stalled ..." for a stalled goal); "" when no goal.
+--- stalled ..." for a stalled goal, "goal active approve-check ..." while its check waits for
+--- approval); "" when no goal.
 ---@param state table|nil State
 ---@param opts table|nil {elapsed_since_ms}
 ---@return string
@@ -145,6 +146,9 @@ function M.statusline(state, opts)
   local parts = { "goal", oneline(goal.status or "?") }
   if v(goal.stalled) then
     table.insert(parts, "stalled")
+  end
+  if M.check_waits(goal.check) then
+    table.insert(parts, "approve-check")
   end
   local turns = tonumber(v(goal.turnsUsed)) or 0
   if v(b.turnBudget) then
@@ -266,6 +270,118 @@ function M.move(items, idx, delta)
   return out, to
 end
 
+-- Consent: a check waiting for approval, a team file waiting for acceptance.
+
+-- Characters that change how text looks without showing themselves: control characters
+-- other than tab and newline, C1 controls, bidirectional marks, embeddings, overrides and
+-- isolates, zero-width characters, the Unicode line and paragraph separators (UTF-8 bytes).
+local hidden_chars = {
+  "[%z\1-\8\11-\31\127]",
+  "\194[\128-\159]", -- U+0080..U+009F
+  "\216\156", -- U+061C
+  "\226\128[\139-\143]", -- U+200B..U+200F
+  "\226\128[\168-\174]", -- U+2028..U+202E
+  "\226\129[\160-\164]", -- U+2060..U+2064
+  "\226\129[\166-\169]", -- U+2066..U+2069
+  "\239\187\191", -- U+FEFF
+}
+
+local function codepoint(c)
+  local b1, b2, b3 = c:byte(1, 3)
+  if #c == 1 then
+    return b1
+  elseif #c == 2 then
+    return (b1 % 32) * 64 + b2 % 64
+  end
+  return (b1 % 16) * 4096 + (b2 % 64) * 64 + b3 % 64
+end
+
+--- `s` with every character that could hide or reorder what it says written as
+--- <U+XXXX>: a person approves the command they read, not one that a right-to-left
+--- override or a carriage return disguises. The VS Code extension writes them alike
+--- (visibleText). Tabs and newlines stay.
+---@param s string
+---@return string
+function M.visible(s)
+  s = tostring(v(s) or "")
+  for _, pat in ipairs(hidden_chars) do
+    s = s:gsub(pat, function(c)
+      return string.format("<U+%04X>", codepoint(c))
+    end)
+  end
+  return s
+end
+
+--- M.visible on one line: newlines and tabs become spaces (names, endpoints, hosts).
+local function visible_line(s)
+  return (M.visible(s):gsub("[\n\t]", " "))
+end
+
+--- Who set a check (docs/runtime.md §2.10), "alice on laptop"; "someone unknown (an
+--- older record)" when agentd has no record of it. A teammate chooses these strings:
+--- each is shown on one line with its hidden characters made visible.
+function M.set_by(set_by)
+  set_by = v(set_by)
+  if type(set_by) ~= "table" then
+    return "someone unknown (an older record)"
+  end
+  local user, host = visible_line(set_by.user), visible_line(set_by.host)
+  return (user ~= "" and user or "?") .. " on " .. (host ~= "" and host or "?")
+end
+
+--- Whether a check waits for this machine's person's approval: agentd does not run it,
+--- and refuses UpdateGoal complete (goal.check_unapproved), until they approve this exact
+--- command. Only an explicit approved = false counts: an agentd from before approvals
+--- sends no such field.
+function M.check_waits(check)
+  check = v(check)
+  return type(check) == "table" and v(check.approved) == false
+end
+
+--- The question of :AgentdApproveCheck (vim.fn.confirm): the command in full, hidden
+--- characters made visible, and who set it.
+function M.approve_check_prompt(check)
+  return table.concat({
+    "Approve the goal check?",
+    "",
+    "agentd will run this command on this machine, as you (sh -c in the workspace folder), before the agent may complete the goal:",
+    "",
+    M.visible(check.command),
+    "",
+    "Set by " .. M.set_by(check.setBy) .. ".",
+    "Approve only a command you have read and trust. The approval is kept on this machine for this exact text; a changed command asks again.",
+  }, "\n")
+end
+
+--- The question of :AgentdTeamAccept (vim.fn.confirm): the file, every etcd endpoint it
+--- names, and that this machine's etcd credentials will be sent there (docs/team.md).
+function M.team_accept_prompt(tf)
+  local lines = {
+    "Accept this folder's team file (" .. visible_line(tf.path) .. ")?",
+    "",
+    "agentd will share this folder's goal, queue and todo list through the etcd it names:",
+    "",
+  }
+  for _, e in ipairs(v(tf.endpoints) or {}) do
+    table.insert(lines, "  " .. visible_line(e))
+  end
+  vim.list_extend(lines, {
+    "",
+    "The etcd credentials configured on this machine will be sent to these endpoints.",
+    "Checks set by teammates there still wait for your approval before they run here.",
+    "",
+    string.format("Team %s, file sha256 %s. A changed file asks again.", visible_line(tf.id), visible_line(tf.sha256)),
+  })
+  return table.concat(lines, "\n")
+end
+
+--- What the plugin adds to a refusal's message, by error code: how to get past it.
+M.error_hints = {
+  [protocol.errors.goal_already_exists] = "use :AgentdGoal! to replace it",
+  [protocol.errors.goal_check_unapproved] = "the goal's check waits for your approval: :AgentdApproveCheck shows it",
+  [protocol.errors.caller_agent_shell] = "agentd took this request for an agent's shell: start Neovim from your own terminal, not from inside an agent's shell tool",
+}
+
 -- Sidebar rendering.
 
 
@@ -307,14 +423,43 @@ end
 
 M.check_hl = { running = "AgentdCheckRunning", passed = "AgentdCheckPassed", failed = "AgentdCheckFailed", not_run = "AgentdMuted" }
 
+--- The sidebar's lines of a team file waiting for acceptance (State.teamFile,
+--- docs/team.md), under the header: the file, every etcd endpoint, and the command that
+--- accepts it; each line is in res.team_lines (<CR> on one accepts, after a question).
+local function team_file_lines(tf, add, res, key_hint)
+  if type(tf) ~= "table" then
+    return
+  end
+  res.team_lines[add("team file not accepted: " .. visible_line(tf.path), "AgentdWarn")] = true
+  for _, e in ipairs(v(tf.endpoints) or {}) do
+    res.team_lines[add("  etcd " .. visible_line(e), "AgentdWarn")] = true
+  end
+  res.team_lines[add("  local state only until :AgentdTeamAccept" .. key_hint, "AgentdMuted")] = true
+end
+
+--- The goal's lines of a check waiting for approval: the words, every line of the
+--- command in full (hidden characters made visible: the person must see what they
+--- approve), who set it and the command that approves it; each in res.approve_lines.
+local function approval_lines(check, add, hl, res, key_hint)
+  local l = add("  check waiting for your approval")
+  hl(l, 2, 7, "AgentdLabel")
+  hl(l, 8, #"  check waiting for your approval", "AgentdWarn")
+  res.approve_lines[l] = true
+  for i, line in ipairs(vim.split(M.visible(check.command), "\n", { plain = true })) do
+    res.approve_lines[add((i == 1 and "        $ " or "          ") .. line)] = true
+  end
+  res.approve_lines[add("        set by " .. M.set_by(check.setBy), "AgentdMuted")] = true
+  res.approve_lines[add("        approve: :AgentdApproveCheck" .. key_hint, "AgentdMuted")] = true
+end
+
 --- Renders the sidebar.
 ---@param state table|nil State, nil when not read yet
----@param opts table|nil {root, connection = "ready"|"starting"|"stopped", error, elapsed_since_ms, help_line}
----@return table {lines, highlights = {{line0, col0, col_end, group}}, items = {[lnum] = idx}, item_lines = {[idx] = lnum}, queue = {[lnum] = idx}, queue_lines = {[idx] = lnum}, task_file_line, task_file}
+---@param opts table|nil {root, connection = "ready"|"starting"|"stopped", error, elapsed_since_ms, help_line, activate_key}
+---@return table {lines, highlights = {{line0, col0, col_end, group}}, items = {[lnum] = idx}, item_lines = {[idx] = lnum}, queue = {[lnum] = idx}, queue_lines = {[idx] = lnum}, task_file_line, task_file, check_line, approve_lines = {[lnum] = true}, team_lines = {[lnum] = true}}
 function M.sidebar(state, opts)
   opts = opts or {}
   local lines, hls, items, item_lines = {}, {}, {}, {}
-  local res = { lines = lines, highlights = hls, items = items, item_lines = item_lines, queue = {}, queue_lines = {} }
+  local res = { lines = lines, highlights = hls, items = items, item_lines = item_lines, queue = {}, queue_lines = {}, approve_lines = {}, team_lines = {} }
 
   local function add(text, group)
     text = oneline(text)
@@ -345,6 +490,9 @@ function M.sidebar(state, opts)
   if stale then
     hl(l, #head - 5, #head, "AgentdWarn")
   end
+  -- "(or <CR> here)": the sidebar's activate key, which approves or accepts on these lines.
+  local key_hint = opts.activate_key and (" (or " .. opts.activate_key .. " here)") or ""
+  team_file_lines(state and v(state.teamFile), add, res, key_hint)
 
   local conn = opts.connection or "ready"
   if conn ~= "ready" then
@@ -474,7 +622,9 @@ function M.sidebar(state, opts)
       res.task_file = tf.path
     end
     local check = v(goal.check)
-    if check and v(check.command) then
+    if check and v(check.command) and M.check_waits(check) then
+      approval_lines(check, add, hl, res, key_hint)
+    elseif check and v(check.command) then
       l = add("  check " .. check.command)
       hl(l, 2, 7, "AgentdLabel")
       res.check_line = l
@@ -499,6 +649,16 @@ function M.sidebar(state, opts)
         for i = math.max(1, #tail - M.check_tail_lines + 1), #tail do
           add("        | " .. tail[i], "AgentdMuted")
         end
+      end
+      local who = {}
+      if v(check.setBy) then
+        table.insert(who, "set by " .. M.set_by(check.setBy))
+      end
+      if v(check.approved) == true then
+        table.insert(who, "approved")
+      end
+      if #who > 0 then
+        add("        " .. table.concat(who, " · "), "AgentdMuted")
       end
     end
   end

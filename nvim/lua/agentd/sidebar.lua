@@ -150,6 +150,7 @@ function M.render()
     error = conn and conn.error,
     elapsed_since_ms = conn and (uv.now() - conn.received_at) or 0,
     help_line = help_line(),
+    activate_key = config.get().sidebar.keys.activate or nil,
   })
   vim.bo[M.buf].modifiable = true
   vim.api.nvim_buf_set_lines(M.buf, 0, -1, false, res.lines)
@@ -482,6 +483,12 @@ end
 
 function M.actions.activate()
   local lnum = vim.api.nvim_win_get_cursor(0)[1]
+  if M.layout and M.layout.team_lines[lnum] then
+    return require("agentd").team_accept()
+  end
+  if M.layout and M.layout.approve_lines[lnum] then
+    return require("agentd").goal_approve_check()
+  end
   if M.layout and M.layout.task_file_line == lnum then
     return M.actions.open_task_file()
   end
@@ -513,7 +520,7 @@ function M.actions.help()
   local k = config.get().sidebar.keys
   local rows = {
     { k.cycle, "cycle status: [ ] pending -> [~] in progress -> [x] done" },
-    { k.activate, "cycle the item, open the task file or run the check on its line" },
+    { k.activate, "cycle the item, open the task file, run, approve the check or accept the team file on its line" },
     { k.add, "add a todo below the cursor" },
     { k.rename, "rename the todo" },
     { k.delete, "delete the todo" },

@@ -115,7 +115,8 @@ test("help file has tags and :help finds them", function()
   vim.cmd("helptags " .. vim.fn.fnameescape(tmp .. "/doc"))
   vim.opt.runtimepath:prepend(tmp)
   for _, tag in ipairs({ "agentd", "agentd.txt", ":AgentdToggle", ":AgentdGoal", ":AgentdBudget", ":AgentdTodoAdd",
-    "agentd-config", "agentd-sidebar", "agentd-statusline", "agentd.setup()", "agentd.statusline()" }) do
+    "agentd-config", "agentd-sidebar", "agentd-statusline", "agentd.setup()", "agentd.statusline()",
+    ":AgentdApproveCheck", ":AgentdTeamAccept", "agentd-consent" }) do
     local ok, err = pcall(vim.cmd.help, tag)
     H.ok(ok, "help " .. tag .. ": " .. tostring(err))
     vim.cmd("helpclose")

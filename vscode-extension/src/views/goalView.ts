@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { goalRows, viewDescription, type GoalRow, type GoalRowKind } from '../model';
+import { goalRows, teamFileRows, viewDescription, type GoalRow, type GoalRowKind } from '../model';
 import type { PanelStore } from '../store';
 import { themeIcon } from './icons';
 
@@ -10,8 +10,10 @@ export const GOAL_VIEW_ID = 'agentdPanel.goal';
 export const OPEN_TASK_FILE_COMMAND = 'agentdPanel.goal.openTaskFile';
 
 /**
- * The Goal view: objective, completion criterion, status and reason, turns,
- * tokens and elapsed time with their budgets, and the task file. The elapsed
+ * The Goal view: a team file waiting for acceptance (first, with its
+ * endpoints), then the goal's objective, completion criterion, status and
+ * reason, turns, tokens and elapsed time with their budgets, the task file
+ * and the check (in full while it waits for approval). The elapsed
  * row ticks every second while the goal is active (only the rows whose text
  * changed are redrawn).
  */
@@ -33,7 +35,7 @@ export class GoalViewProvider implements vscode.TreeDataProvider<GoalRow>, vscod
   }
 
   private compute(): GoalRow[] {
-    return goalRows(this.store.state?.goal, this.store.receivedAt, Date.now());
+    return [...teamFileRows(this.store.state), ...goalRows(this.store.state?.goal, this.store.receivedAt, Date.now())];
   }
 
   /** Recomputes all rows and redraws the view. */
@@ -52,6 +54,10 @@ export class GoalViewProvider implements vscode.TreeDataProvider<GoalRow>, vscod
       this.update();
       return;
     }
+    if (next.some((r, i) => r.key !== this.rows[i].key)) {
+      this.update();
+      return;
+    }
     next.forEach((r, i) => {
       const cur = this.rows[i];
       if (cur.description !== r.description || cur.tooltip !== r.tooltip || cur.icon.id !== r.icon.id) {
@@ -66,7 +72,7 @@ export class GoalViewProvider implements vscode.TreeDataProvider<GoalRow>, vscod
     return this.rows;
   }
 
-  /** The row of one kind, if shown. */
+  /** The first row of one kind, if shown. */
   row(kind: GoalRowKind): GoalRow | undefined {
     return this.rows.find((r) => r.kind === kind);
   }
@@ -77,7 +83,7 @@ export class GoalViewProvider implements vscode.TreeDataProvider<GoalRow>, vscod
 
   getTreeItem(row: GoalRow): vscode.TreeItem {
     const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
-    item.id = `goal-${row.kind}`;
+    item.id = `goal-${row.key ?? row.kind}`;
     item.description = row.description;
     item.tooltip = row.tooltip;
     item.iconPath = themeIcon(row.icon);

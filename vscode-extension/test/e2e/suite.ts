@@ -514,18 +514,18 @@ test('goal check: set it, run it from the view (running, then the result and its
   ui.inputs.push(command);
   await vscode.commands.executeCommand('agentdPanel.goal.setCheck');
   await waitFor('the check in the daemon', async () => (await serverState()).goal?.check?.command === command);
-  await waitFor('the Check row, not run yet', () => api.goal.row('check')?.description === 'not run yet');
+  await waitFor('the Check row, not run yet', () => /^not run yet( · set by .+)?$/.test(api.goal.row('check')?.description ?? ''));
   await waitFor('context hasCheck', () => api.context['agentdPanel.hasCheck'] === true);
 
   const running = vscode.commands.executeCommand('agentdPanel.goal.runCheck');
-  await waitFor('the Check row running', () => api.goal.row('check')?.description === 'running…' && api.goal.row('check')?.icon.id === 'sync~spin');
+  await waitFor('the Check row running', () => /^running…( · set by .+)?$/.test(api.goal.row('check')?.description ?? '') && api.goal.row('check')?.icon.id === 'sync~spin');
   eq(api.goal.row('check')?.contextValue, 'goal.check.running', 'context value while running');
   await waitFor('context hasCheck off while it runs', () => api.context['agentdPanel.hasCheck'] === false);
   fs.writeFileSync(release, '');
   await running;
   const row = await waitFor('the failed result in the row', () => {
     const r = api.goal.row('check');
-    return r && /^failed: exit 1 after \d+s · \d\d:\d\d:\d\d$/.test(r.description) ? r : undefined;
+    return r && /^failed: exit 1 after \d+s · \d\d:\d\d:\d\d( · set by .+)?$/.test(r.description) ? r : undefined;
   });
   const goalId = api.store.state?.goal?.goalId ?? '';
   ok(row.tooltip.includes(`Output (its end):\nchecking ${goalId}\nFAIL: parser_test.go:12`), `tooltip: ${row.tooltip}`);
@@ -536,7 +536,7 @@ test('goal check: set it, run it from the view (running, then the result and its
 
   ui.inputs.push('test -d .');
   await vscode.commands.executeCommand('agentdPanel.goal.setCheck');
-  await waitFor('the new check in the row', () => api.goal.row('check')?.label === 'Check: test -d .' && api.goal.row('check')?.description === 'not run yet');
+  await waitFor('the new check in the row', () => api.goal.row('check')?.label === 'Check: test -d .' && /^not run yet( · set by .+)?$/.test(api.goal.row('check')?.description ?? ''));
   await vscode.commands.executeCommand('agentdPanel.goal.runCheck');
   await waitFor('passed in the row', () => /^passed in \d+s · /.test(api.goal.row('check')?.description ?? ''));
   ok(ui.of('info').some((m) => /^Goal check passed in \d+s$/.test(m)), `infos: ${describe(ui.of('info'))}`);

@@ -379,24 +379,24 @@ describe('goal check row', () => {
   const at = '2026-03-01T09:00:05Z';
   it('is absent without a check, and last in the Goal view with one', () => {
     assert.ok(!goalRows(goal(), 0, 0).some((r) => r.kind === 'check'));
-    const rows = goalRows(goal({ check: { command: 'go test ./...' } }), 0, 0);
+    const rows = goalRows(goal({ check: { approved: true, command: 'go test ./...' } }), 0, 0);
     assert.equal(rows[rows.length - 1].kind, 'check');
   });
   it('not run yet', () => {
-    const r = checkRow({ command: 'go test ./...' });
+    const r = checkRow({ approved: true, command: 'go test ./...' });
     assert.deepEqual([r.label, r.description, r.icon.id, r.contextValue], ['Check: go test ./...', 'not run yet', 'beaker', 'goal.check.notRun']);
     assert.equal(r.tooltip, 'Check: go test ./...');
   });
   it('running: a spinning icon, and the last result stays in the tooltip', () => {
-    const r = checkRow({ command: 'make', running: true, lastRun: { exitCode: 1, durationMs: 2000, at, outputTail: 'FAIL\n' } });
+    const r = checkRow({ approved: true, command: 'make', running: true, lastRun: { exitCode: 1, durationMs: 2000, at, outputTail: 'FAIL\n' } });
     assert.deepEqual([r.description, r.icon.id, r.contextValue], ['running…', 'sync~spin', 'goal.check.running']);
     assert.match(r.tooltip, /^Check: make\nRunning now\.\nLast run: failed: exit 1 after 2s, exit code 1, ended /);
   });
   it('passed and failed: summary, time, output tail in the tooltip', () => {
-    const passed = checkRow({ command: 'make', lastRun: { exitCode: 0, durationMs: 12_000, at, outputTail: 'ok\n' } });
+    const passed = checkRow({ approved: true, command: 'make', lastRun: { exitCode: 0, durationMs: 12_000, at, outputTail: 'ok\n' } });
     assert.match(passed.description, /^passed in 12s · \d\d:\d\d:05$/);
     assert.deepEqual([passed.icon, passed.contextValue], [{ id: 'pass', color: 'testing.iconPassed' }, 'goal.check.passed']);
-    const failed = checkRow({ command: 'make', lastRun: { exitCode: 2, durationMs: 61_000, at, outputTail: 'line 1\n--- FAIL: TestX\n' } });
+    const failed = checkRow({ approved: true, command: 'make', lastRun: { exitCode: 2, durationMs: 61_000, at, outputTail: 'line 1\n--- FAIL: TestX\n' } });
     assert.match(failed.description, /^failed: exit 2 after 1m01s · /);
     assert.equal(failed.contextValue, 'goal.check.failed');
     assert.ok(failed.tooltip.endsWith('\n\nOutput (its end):\nline 1\n--- FAIL: TestX'), failed.tooltip);
@@ -405,8 +405,8 @@ describe('goal check row', () => {
     assert.equal(checkRunSummary({ exitCode: -1, durationMs: 600_000, at, outputTail: '' }), 'did not finish (ran 10m00s)');
   });
   it('hasCheck only while a check is set and not running', () => {
-    assert.equal(panelContext(state({ goal: goal({ check: { command: 'make' } }) }), 1)['agentdPanel.hasCheck'], true);
-    assert.equal(panelContext(state({ goal: goal({ check: { command: 'make', running: true } }) }), 1)['agentdPanel.hasCheck'], false);
+    assert.equal(panelContext(state({ goal: goal({ check: { approved: true, command: 'make' } }) }), 1)['agentdPanel.hasCheck'], true);
+    assert.equal(panelContext(state({ goal: goal({ check: { approved: true, command: 'make', running: true } }) }), 1)['agentdPanel.hasCheck'], false);
     assert.equal(panelContext(state({ goal: goal() }), 1)['agentdPanel.hasCheck'], false);
   });
 });
@@ -418,6 +418,8 @@ describe('context keys', () => {
       'agentdPanel.hasGoal': false,
       'agentdPanel.goalStatus': '',
       'agentdPanel.hasCheck': false,
+      'agentdPanel.checkUnapproved': false,
+      'agentdPanel.teamFilePending': false,
       'agentdPanel.hasTodos': false,
       'agentdPanel.multipleSessions': false,
       'agentdPanel.autoAdvance': true,
