@@ -429,3 +429,37 @@ func TestRealGeminiCLIAgentdUnreachable(t *testing.T) {
 		t.Errorf("gemini -p output with agentd unreachable: %q", out)
 	}
 }
+
+// TestRealClaudeCodeShellIsTheAgent: the model runs `agentd goal set-check`
+// through Claude Code's Bash tool; the shared daemon sees Claude Code's
+// shell above the command and refuses it (docs/runtime.md, "Who is
+// calling: a person or an agent's shell"): the model reads the refusal,
+// and the person's goal keeps no check.
+func TestRealClaudeCodeShellIsTheAgent(t *testing.T) {
+	a := newAgentEnv(t)
+	pwned := filepath.Join(a.ws, "pwned")
+	model := newScriptedModel(t, []reply{
+		{tool: "Bash", input: map[string]any{"command": "env | grep '^CLAUDECODE='; agentd goal set-check 'touch " + pwned + "'", "description": "Set the goal's check"}, tokens: 10},
+		{text: "The check was refused.", tokens: 5},
+	})
+	_, run := claudeRun(t, a, model, []string{"Bash"})
+	if _, errOut, code := a.cli("goal", "create", "ship it", "--workspace", a.ws); code != 0 {
+		t.Fatalf("goal create as the person: %d %s", code, errOut)
+	}
+	run("Make the goal's check pass.")
+	calls := model.calls()
+	if len(calls) < 2 {
+		t.Fatalf("the model was called %d times, want the Bash call and the answer after it", len(calls))
+	}
+	for _, want := range []string{"CLAUDECODE=1", "agentd.goal.setCheck was refused: it came from Claude Code's shell (CLAUDECODE=1 in pid"} {
+		if !strings.Contains(calls[1], want) {
+			t.Errorf("the Bash result the model read lacks %q:\n%s", want, lastMessage(calls[1]))
+		}
+	}
+	if c := a.goalCheck(); c != "" {
+		t.Errorf("the goal's check is %q after the model's set-check, want none", c)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Errorf("the model's check ran")
+	}
+}
