@@ -463,3 +463,36 @@ func TestRealClaudeCodeShellIsTheAgent(t *testing.T) {
 		t.Errorf("the model's check ran")
 	}
 }
+
+// TestRealGeminiCLIShellIsTheAgent: the model runs `agentd goal set-check`
+// through Gemini CLI's shell tool, which sets GEMINI_CLI=1; the shared
+// daemon refuses it, and the person's goal keeps no check.
+func TestRealGeminiCLIShellIsTheAgent(t *testing.T) {
+	a := newAgentEnv(t)
+	pwned, envOut, refusal := filepath.Join(a.ws, "pwned"), filepath.Join(a.home, "env.txt"), filepath.Join(a.home, "refusal.txt")
+	_, run := geminiRun(t, a, []reply{
+		{tool: "run_shell_command", input: map[string]any{"command": fmt.Sprintf("env > '%s'; agentd goal set-check 'touch %s' 2> '%s'", envOut, pwned, refusal)}, tokens: 10},
+		{text: "The check was refused.", tokens: 5},
+	})
+	// One turn: the budget stops the goal's continuation after it.
+	for _, args := range [][]string{{"goal", "create", "ship it"}, {"goal", "budget", "1", "turns"}} {
+		if out, errOut, code := a.cli(append(args, "--workspace", a.ws)...); code != 0 {
+			t.Fatalf("agentd %v: %s%s", args, out, errOut)
+		}
+	}
+	run("Make the goal's check pass.")
+	env, _ := os.ReadFile(envOut)
+	said, _ := os.ReadFile(refusal)
+	if !strings.Contains(string(env), "\nGEMINI_CLI=1\n") {
+		t.Errorf("the shell tool's environment lacks GEMINI_CLI=1:\n%s", env)
+	}
+	if !strings.Contains(string(said), "agentd.goal.setCheck was refused: it came from Gemini CLI's shell (GEMINI_CLI=1 in pid") {
+		t.Errorf("set-check from Gemini CLI's shell said %q, want the refusal", said)
+	}
+	if c := a.goalCheck(); c != "" {
+		t.Errorf("the goal's check is %q after the model's set-check, want none", c)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Errorf("the model's check ran")
+	}
+}
