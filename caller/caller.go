@@ -66,6 +66,7 @@ var Markers = []Marker{
 	{"GEMINI_CLI", "", "Gemini CLI", "its shell tool and MCP servers get GEMINI_CLI=1"},
 	{"QWEN_CODE", "", "Qwen Code", "its shell tool gets QWEN_CODE=1"},
 	{"CODEX_THREAD_ID", "", "Codex", "its exec tool gets the thread id"},
+	{"CODEX_TOOL_CALL_ID", "", "Codex", "its exec tool gets the tool call's id"},
 	{"CODEX_SANDBOX", "", "Codex", "a sandboxed command gets the sandbox's name (seatbelt on macOS)"},
 	{"CODEX_SANDBOX_NETWORK_DISABLED", "", "Codex", "a command whose sandbox has no network gets 1"},
 	{"COPILOT_CLI", "", "GitHub Copilot CLI", "its shell tool's commands get COPILOT_CLI=1"},
