@@ -68,7 +68,15 @@ func (p *Prepared) refuseAgentShell() error {
 	if what == "" {
 		return nil
 	}
-	a := p.c.caller
+	return AgentShellError(p.cmd.ID, what, p.c.caller)
+}
+
+// AgentShellError is the refusal of name ("agentd.goal.setCheck", or a
+// shell command's name for what it does without a command: "agentd team
+// accept"), which does what only the person may, called from a, an
+// agent's shell: code CodeAgentShell, and a message that names the agent
+// and says what to do.
+func AgentShellError(name, what string, a caller.Agent) *Error {
 	return &Error{Code: CodeAgentShell, Msg: fmt.Sprintf("%s was refused: it came from %v, and a command run there acts as the model, which may not %s; "+
-		"only the person at this machine may: ask them to run it in their own terminal or editor, not through %s's shell", p.cmd.ID, a, what, a.Name)}
+		"only the person at this machine may: ask them to run it in their own terminal or editor, not through %s's shell", name, a, what, a.Name)}
 }

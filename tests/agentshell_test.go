@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // agentShellRun runs agentd ARGS as the model would through Claude Code's
@@ -139,6 +141,32 @@ func TestAgentShellEditorConnections(t *testing.T) {
 				t.Errorf("setCheck from Gemini CLI's shell = %v, want the refusal naming Gemini CLI", err)
 			case !tc.agent && err != nil:
 				t.Errorf("setCheck from the editor: %v", err)
+			}
+		})
+	}
+}
+
+// TestAgentShellMCPUnaffected: `agentd mcp`, which an agent starts (Claude
+// Code gives it CLAUDECODE=1), is the agent's, and what it calls stays
+// open to it: the tools, and the goal prompt, which creates a goal without
+// a check. The shared daemon and, with --remote=off, the process itself
+// decide.
+func TestAgentShellMCPUnaffected(t *testing.T) {
+	t.Setenv("CLAUDECODE", "1")
+	for _, remote := range []string{"auto", "off"} {
+		t.Run(remote, func(t *testing.T) {
+			e := newEnv(t)
+			c := e.mcp("", "", "--workspace", e.ws, "--remote="+remote)
+			if got := c.good("TodoList", map[string]any{"todos": []item{{"write the tests", "in_progress"}}}); !strings.Contains(got, "write the tests") {
+				t.Errorf("TodoList from an agent's agentd mcp = %q", got)
+			}
+			ctx, cancel := c.ctx()
+			defer cancel()
+			if _, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "goal", Arguments: map[string]string{"objective": "make CI green"}}); err != nil {
+				t.Fatalf("the goal prompt from an agent's agentd mcp: %v", err)
+			}
+			if got := c.good("GetGoal", map[string]any{}); !strings.Contains(got, "make CI green") {
+				t.Errorf("GetGoal after the goal prompt = %q", got)
 			}
 		})
 	}
