@@ -48,32 +48,32 @@ func (a Agent) String() string {
 
 // Marker is one variable an agent sets in the environment of the commands
 // its model runs through its shell tool.
+// docs/runtime.md, "Who is calling: a person or an agent's shell", says
+// where each agent sets it.
 type Marker struct {
 	Variable string
 	// Value is the value that marks the agent; "" means any value that is
 	// not empty.
 	Value string
 	Agent string
-	// Source says where the agent sets it (docs/runtime.md, "Who is calling: a person or an agent's shell").
-	Source string
 }
 
 // Markers are the markers agentd knows, as verified in each agent's build
 // (docs/runtime.md, "Who is calling: a person or an agent's shell", lists
 // them with their sources).
 var Markers = []Marker{
-	{"CLAUDECODE", "", "Claude Code", "its Bash tool and the MCP servers and hooks it starts get CLAUDECODE=1"},
-	{"GEMINI_CLI", "", "Gemini CLI", "its shell tool and MCP servers get GEMINI_CLI=1"},
-	{"QWEN_CODE", "", "Qwen Code", "its shell tool gets QWEN_CODE=1"},
-	{"CODEX_THREAD_ID", "", "Codex", "its exec tool gets the thread id"},
-	{"CODEX_TOOL_CALL_ID", "", "Codex", "its exec tool gets the tool call's id"},
-	{"CODEX_SANDBOX", "", "Codex", "a sandboxed command gets the sandbox's name (seatbelt on macOS)"},
-	{"CODEX_SANDBOX_NETWORK_DISABLED", "", "Codex", "a command whose sandbox has no network gets 1"},
-	{"COPILOT_CLI", "", "GitHub Copilot CLI", "its shell tool's commands get COPILOT_CLI=1"},
-	{"COPILOT_AGENT", "", "VS Code's Copilot agent", "the terminals the agent starts get COPILOT_AGENT=1"},
-	{"CURSOR_AGENT", "", "Cursor", "the Cursor agent CLI's shell gets CURSOR_AGENT=1"},
-	{"CURSOR_EXTENSION_HOST_ROLE", "agent-exec", "Cursor", "the editor's agent runs commands with CURSOR_EXTENSION_HOST_ROLE=agent-exec"},
-	{"OPENCODE", "", "opencode", "opencode sets OPENCODE=1 in its own environment, which its bash tool passes on"},
+	{"CLAUDECODE", "", "Claude Code"},
+	{"GEMINI_CLI", "", "Gemini CLI"},
+	{"QWEN_CODE", "", "Qwen Code"},
+	{"CODEX_THREAD_ID", "", "Codex"},
+	{"CODEX_TOOL_CALL_ID", "", "Codex"},
+	{"CODEX_SANDBOX", "", "Codex"},
+	{"CODEX_SANDBOX_NETWORK_DISABLED", "", "Codex"},
+	{"COPILOT_CLI", "", "GitHub Copilot CLI"},
+	{"COPILOT_AGENT", "", "VS Code's Copilot agent"},
+	{"CURSOR_AGENT", "", "Cursor"},
+	{"CURSOR_EXTENSION_HOST_ROLE", "agent-exec", "Cursor"},
+	{"OPENCODE", "", "opencode"},
 }
 
 // match returns the agent whose marker is among env (KEY=VALUE entries),
@@ -86,7 +86,7 @@ func match(env []string) (m Marker, entry string, ok bool) {
 		}
 		for _, m := range Markers {
 			if k == m.Variable && (m.Value == "" || v == m.Value) {
-				return m, kv, true
+				return m, shown(kv), true
 			}
 		}
 	}
@@ -135,4 +135,18 @@ func program(argv []string) (p Program, ok bool) {
 		}
 	}
 	return Program{}, false
+}
+
+// shown is a KEY=VALUE entry as a message may quote it: at most 80 bytes,
+// control characters replaced, since the value is anyone's.
+func shown(kv string) string {
+	if len(kv) > 80 {
+		kv = strings.ToValidUTF8(kv[:80], "") + "..."
+	}
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, kv)
 }

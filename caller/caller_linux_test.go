@@ -112,3 +112,28 @@ func TestProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkersDocumented: docs/runtime.md lists every marker and program.
+func TestMarkersDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/runtime.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## 7. Who is calling: a person or an agent's shell")
+	for _, m := range Markers {
+		if !strings.Contains(section, "`"+m.Variable) {
+			t.Errorf("docs/runtime.md, \"Who is calling: a person or an agent's shell\", does not list the marker %s (%s)", m.Variable, m.Agent)
+		}
+	}
+	for _, p := range Programs {
+		if !strings.Contains(section, "`"+p.Name+"`") {
+			t.Errorf("docs/runtime.md, \"Who is calling: a person or an agent's shell\", does not list the program %s", p.Name)
+		}
+	}
+}
+
+func TestShownMarker(t *testing.T) {
+	if got := shown("CLAUDECODE=1\x1b[2J" + strings.Repeat("x", 200)); len(got) > 90 || strings.ContainsRune(got, 0x1b) {
+		t.Errorf("shown = %q, want at most 80 bytes and no control characters", got)
+	}
+}
