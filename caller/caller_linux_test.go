@@ -119,7 +119,7 @@ func TestMarkersDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(doc), "## 7. Who is calling: a person or an agent's shell")
+	_, section, _ := strings.Cut(string(doc), "Who is calling: a person or an agent's shell\n")
 	for _, m := range Markers {
 		if !strings.Contains(section, "`"+m.Variable) {
 			t.Errorf("docs/runtime.md, \"Who is calling: a person or an agent's shell\", does not list the marker %s (%s)", m.Variable, m.Agent)
