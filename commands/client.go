@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/reminder"
 	"github.com/agentd/agentd/service"
@@ -34,6 +35,7 @@ type Client struct {
 	mu       sync.Mutex
 	folders  []*folder // in the order the client gave them
 	defaults Defaults
+	caller   caller.Agent // who the client acts for (SetCaller); zero: a person
 	closed   bool
 	turns    map[turnKey]struct{} // turns begun and not yet ended
 

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/service"
 )
@@ -27,6 +28,9 @@ type Command struct {
 	Result reflect.Type
 
 	needsWorkspace bool
+	// person, when not nil, makes the command the person's: refused to an
+	// agent's shell (personOnly, refuseAgentShell).
+	person *personRule
 	// decode decodes the ARGS object strictly into the command's argument
 	// struct; run runs the command on what decode returned.
 	decode func(raw json.RawMessage) (withCommon, error)
@@ -41,6 +45,7 @@ type call struct {
 	session  string
 	agent    string
 	defaults Defaults
+	caller   caller.Agent // who the client acts for (SetCaller)
 }
 
 // def declares a command whose ARGS decode into *A (strict: unknown fields
@@ -144,7 +149,10 @@ func (cl *Client) Prepare(id string, arguments json.RawMessage) (*Prepared, erro
 		return nil, argsErrorf("%s: %v", id, err)
 	}
 	d := cl.Defaults()
-	c := &call{svc: cl.svc, client: cl, session: d.Session, agent: d.Agent, defaults: d}
+	cl.mu.Lock()
+	who := cl.caller
+	cl.mu.Unlock()
+	c := &call{svc: cl.svc, client: cl, session: d.Session, agent: d.Agent, defaults: d, caller: who}
 	if common.Session != "" {
 		if err := checkName("session", common.Session); err != nil {
 			return nil, err
@@ -197,19 +205,22 @@ func (p *Prepared) Run(ctx context.Context) (any, error) {
 	if p.argsErr != nil {
 		return nil, argsErrorf("%s: %v", p.cmd.ID, p.argsErr)
 	}
+	if err := p.refuseAgentShell(); err != nil {
+		return nil, err
+	}
 	return p.cmd.run(ctx, p.c, p.args)
 }
 
 // Reference renders the command table as Markdown (docs/commands.md).
 func Reference() string {
 	var b strings.Builder
-	b.WriteString("| command | ARGS (besides `workspace`, `session`, `agent`) | what it does |\n|---|---|---|\n")
+	b.WriteString("| command | ARGS (besides `workspace`, `session`, `agent`) | what it does | who may run it |\n|---|---|---|---|\n")
 	for _, c := range Commands {
 		args := c.Args
 		if args == "" {
 			args = "-"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.ID, args, c.Doc)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", c.ID, args, c.Doc, c.Who())
 	}
 	return b.String()
 }

@@ -154,6 +154,19 @@ type goalCreateArgs struct {
 	Check               string `json:"check"`
 }
 
+// personPart is what a goal.create call does that only the person may
+// (personOnlyWhen): set a check, or replace a goal, dropping the check and
+// budgets set on it; "" for neither.
+func (a *goalCreateArgs) personPart() string {
+	switch {
+	case a.Check != "":
+		return "set a goal's check"
+	case a.Replace:
+		return "replace the goal, and with it the check and budgets set on it (the CreateGoal tool says what the model may replace)"
+	}
+	return ""
+}
+
 type goalSetCheckArgs struct {
 	Common
 	Command *string `json:"command" jsonin:"given"` // null removes the check; absent is args.invalid
@@ -210,7 +223,7 @@ func userGoal[A any, PA interface {
 }
 
 var goalCommands = []Command{
-	def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`, `check?`", "Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10), approved on this machine (§2.10.4); returns `State`.", true,
+	personOnlyWhen(def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`, `check?`", "Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10), approved on this machine (§2.10.4); returns `State`.", true,
 		func(ctx context.Context, c *call, a *goalCreateArgs) (any, error) {
 			tf, err := c.resolveTaskFile(a.TaskFile, a.Objective)
 			if err != nil {
@@ -225,15 +238,15 @@ var goalCommands = []Command{
 				return nil, err
 			}
 			return c.stateOf(s), nil
-		}),
+		}), "with a `check` or `replace`", (*goalCreateArgs).personPart),
 	userGoal("agentd.goal.pause", "`reason?`", "Pauses the active goal as the user; returns `State`.",
 		func(c *call, a *goalPauseArgs, g *goal.State) ([]goal.Change, error) {
 			return g.Pause(a.Reason, c.svc.Now())
-		}),
+		}).personOnly("pause the goal"),
 	userGoal("agentd.goal.resume", "-", "Resumes a paused or blocked goal as the user; returns `State`.",
 		func(c *call, a *noArgs, g *goal.State) ([]goal.Change, error) {
 			return g.Resume(c.svc.Now())
-		}),
+		}).personOnly("resume a goal that was paused or stopped by its budget"),
 	def[CancelResult]("agentd.goal.cancel", "-", "Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended.", true,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
 			var ended *goal.Snapshot
@@ -248,12 +261,12 @@ var goalCommands = []Command{
 				return nil, err
 			}
 			return CancelResult{State: c.stateOf(s), Cancelled: ended}, nil
-		}),
+		}).personOnly("cancel the goal"),
 	userGoal("agentd.goal.setCheck", "`command` (a shell command, or `null` to remove the check)", "Sets or removes the goal's verification command as the user (docs/runtime.md §2.10), approving it on this machine (§2.10.4); returns `State`.",
 		func(c *call, a *goalSetCheckArgs, g *goal.State) ([]goal.Change, error) {
 			cs, err := g.SetCheck(a.Command, c.svc.Person(), c.svc.Now())
 			return cs, c.approveSet(g, err)
-		}),
+		}).personOnly("set or remove the goal's check"),
 	def[State]("agentd.goal.approveCheck", "`command` (the check's exact text, as shown)", "Approves the goal's check on this machine, so that it may run here (docs/runtime.md §2.10.4); `command` must be the current check (else `goal.check_changed`, nothing approved); returns `State`.", true,
 		func(ctx context.Context, c *call, a *goalApproveArgs) (any, error) {
 			s, err := c.svc.ApproveCheck(c.folder.ws, c.session, a.Command)
@@ -261,7 +274,7 @@ var goalCommands = []Command{
 				return nil, err
 			}
 			return c.stateOf(s), nil
-		}),
+		}).personOnly("approve the goal's check, which then runs on this machine"),
 	def[CheckResult]("agentd.goal.runCheck", "-", "Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); a check not approved on this machine is refused with `goal.check_unapproved` (§2.10.4); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`.", true,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
 			run, s, err := c.svc.RunCheck(ctx, c.folder.ws, c.session, func() { releaseOrder(ctx) })
@@ -269,11 +282,11 @@ var goalCommands = []Command{
 				return nil, err
 			}
 			return CheckResult{State: c.stateOf(s), Run: run, Passed: run.Passed()}, nil
-		}),
+		}).personOnly("run the goal's check, which runs outside any agent's sandbox"),
 	userGoal("agentd.goal.setBudget", "`turns?`, `tokens?`, `wallClockMs?` (each a number, or `null` to remove)", "Sets or removes budget limits as the user; returns `State`.",
 		func(c *call, a *goalBudgetArgs, g *goal.State) ([]goal.Change, error) {
 			return g.SetBudget(a.BudgetUpdate, c.svc.Now())
-		}),
+		}).personOnly("set, raise or remove the goal's budget"),
 }
 
 // BudgetArgs turns a budget as a person writes it into the ARGS of

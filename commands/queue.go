@@ -66,7 +66,7 @@ var queueCommands = []Command{
 				err = c.svc.ApproveForPerson(c.folder.ws, ch.Item.Check) // the person gave it here (docs/runtime.md §2.10.4)
 			}
 			return ch, err == nil, err
-		}),
+		}).personOnly("add a goal to the queue"),
 	def[State]("agentd.goal.queue.list", "-", "The session's `State`, whose `queue` lists the upcoming goals.", true,
 		func(ctx context.Context, c *call, a *noArgs) (any, error) {
 			s, err := c.folder.ws.View(c.session)
@@ -79,14 +79,14 @@ var queueCommands = []Command{
 		func(c *call, a *queueIDArgs, g *goal.State) (goal.QueueChange, bool, error) {
 			ch, err := g.Dequeue(a.ID)
 			return ch, err == nil, err
-		}),
+		}).personOnly("remove a goal the person queued"),
 	userQueue("agentd.goal.queue.move", "`id`, `index` (0 is first)", "Moves the queued goal `id` to `index`; returns `State`.",
 		func(c *call, a *queueMoveArgs, g *goal.State) (goal.QueueChange, bool, error) {
 			return g.MoveQueued(a.ID, a.Index)
-		}),
+		}).personOnly("reorder the person's queue"),
 	userQueue("agentd.goal.queue.setAutoAdvance", "`on`", "Turns advancing to the first queued goal on completion on or off; returns `State`.",
 		func(c *call, a *queueAutoAdvanceArgs, g *goal.State) (goal.QueueChange, bool, error) {
 			ch, ok := g.SetAutoAdvance(a.On)
 			return ch, ok, nil
-		}),
+		}).personOnly("turn the queue's advance on or off"),
 }

@@ -44,5 +44,5 @@ var teamCommands = []Command{
 			}
 			return TeamAcceptResult{Path: workspace.TeamFile, ID: res.Team.ID, SHA256: res.SHA256, Endpoints: res.Team.Etcd,
 				SendsTo: res.Dialed, Reopened: res.Reopened}, nil
-		}),
+		}).personOnly("accept the folder's team file, which sends this machine's etcd credentials to its endpoints"),
 }

@@ -37,5 +37,5 @@ var undoCommands = []Command{
 				return nil, err
 			}
 			return UndoResult{State: c.stateOf(s), Undone: undone}, nil
-		}),
+		}).personOnly("undo a change, which may be one the person made"),
 }

@@ -13,6 +13,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/lsp/jsonrpc"
@@ -80,6 +81,11 @@ type ConnOptions struct {
 	// goroutine (so they must not block). The shared daemon serves
 	// agentd/handover so (package lsp/daemon).
 	Ungated map[string]jsonrpc.Handler
+	// Caller is who the connection's peer acts for: a person (the zero
+	// Agent), or an agent's shell, to which the person's commands are
+	// refused (commands.Client.SetCaller; docs/runtime.md, "Who is calling:
+	// a person or an agent's shell").
+	Caller caller.Agent
 	// OnExit, when not nil, is called when the client's exit notification
 	// ends the connection, before it ends: the shared daemon tells a
 	// session it serves on an editor's own pipes ended by exit from one
@@ -97,6 +103,7 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser, opts Con
 	defer cancel()
 	c := &connection{srv: s, opts: opts, client: commands.NewClient(s.svc, commands.Defaults{}), ctx: ctx, cancel: cancel,
 		peerEnded: func() { cancelCause(jsonrpc.ErrPeerEnded) }, log: s.log}
+	c.client.SetCaller(opts.Caller)
 	c.rpc = jsonrpc.NewConn(rwc, c.route, jsonrpc.Options{Logger: s.log})
 	c.progress = newGoalProgress(c)
 	go c.progress.run(ctx)

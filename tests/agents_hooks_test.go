@@ -469,3 +469,70 @@ func TestRealGeminiCLISameWords(t *testing.T) {
 	}
 	checkBudgetOutcome(t, a, lc, 11+13+17)
 }
+
+// TestRealClaudeCodeShellIsTheAgent: the model runs `agentd goal set-check`
+// through Claude Code's Bash tool; the shared daemon sees Claude Code's
+// shell above the command and refuses it (docs/runtime.md, "Who is
+// calling: a person or an agent's shell"): the model reads the refusal,
+// and the person's goal keeps no check.
+func TestRealClaudeCodeShellIsTheAgent(t *testing.T) {
+	a := newAgentEnv(t)
+	pwned := filepath.Join(a.ws, "pwned")
+	model := newScriptedModel(t, []reply{
+		{tool: "Bash", input: map[string]any{"command": "env | grep '^CLAUDECODE='; agentd goal set-check 'touch " + pwned + "'", "description": "Set the goal's check"}, tokens: 10},
+		{text: "The check was refused.", tokens: 5},
+	})
+	_, run := claudeRun(t, a, model, []string{"Bash"})
+	if _, errOut, code := a.cli("goal", "create", "ship it", "--workspace", a.ws); code != 0 {
+		t.Fatalf("goal create as the person: %d %s", code, errOut)
+	}
+	run("Make the goal's check pass.")
+	calls := model.calls()
+	if len(calls) < 2 {
+		t.Fatalf("the model was called %d times, want the Bash call and the answer after it", len(calls))
+	}
+	for _, want := range []string{"CLAUDECODE=1", "agentd.goal.setCheck was refused: it came from Claude Code's shell (CLAUDECODE=1 in pid"} {
+		if !strings.Contains(calls[1], want) {
+			t.Errorf("the Bash result the model read lacks %q:\n%s", want, lastMessage(calls[1]))
+		}
+	}
+	if c := a.goalCheck(); c != "" {
+		t.Errorf("the goal's check is %q after the model's set-check, want none", c)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Errorf("the model's check ran")
+	}
+}
+
+// TestRealGeminiCLIShellIsTheAgent: the model runs `agentd goal set-check`
+// through Gemini CLI's shell tool, which sets GEMINI_CLI=1; the shared
+// daemon refuses it, and the person's goal keeps no check.
+func TestRealGeminiCLIShellIsTheAgent(t *testing.T) {
+	a := newAgentEnv(t)
+	pwned, envOut, refusal := filepath.Join(a.ws, "pwned"), filepath.Join(a.home, "env.txt"), filepath.Join(a.home, "refusal.txt")
+	_, run := geminiRun(t, a, []reply{
+		{tool: "run_shell_command", input: map[string]any{"command": fmt.Sprintf("env > '%s'; agentd goal set-check 'touch %s' 2> '%s'", envOut, pwned, refusal)}, tokens: 10},
+		{text: "The check was refused.", tokens: 5},
+	})
+	// One turn: the budget stops the goal's continuation after it.
+	for _, args := range [][]string{{"goal", "create", "ship it"}, {"goal", "budget", "1", "turns"}} {
+		if out, errOut, code := a.cli(append(args, "--workspace", a.ws)...); code != 0 {
+			t.Fatalf("agentd %v: %s%s", args, out, errOut)
+		}
+	}
+	run("Make the goal's check pass.")
+	env, _ := os.ReadFile(envOut)
+	said, _ := os.ReadFile(refusal)
+	if !strings.Contains(string(env), "\nGEMINI_CLI=1\n") {
+		t.Errorf("the shell tool's environment lacks GEMINI_CLI=1:\n%s", env)
+	}
+	if !strings.Contains(string(said), "agentd.goal.setCheck was refused: it came from Gemini CLI's shell (GEMINI_CLI=1 in pid") {
+		t.Errorf("set-check from Gemini CLI's shell said %q, want the refusal", said)
+	}
+	if c := a.goalCheck(); c != "" {
+		t.Errorf("the goal's check is %q after the model's set-check, want none", c)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Errorf("the model's check ran")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 
+	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/mcpserver"
@@ -39,7 +40,7 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 		defer conns.Wait() // before the deferred closes above
 		dial = func(context.Context) (io.ReadWriteCloser, error) {
 			client, server := net.Pipe()
-			conns.Go(func() { srv.ServeConn(ctx, server, lsp.ConnOptions{}) })
+			conns.Go(func() { srv.ServeConn(ctx, server, lsp.ConnOptions{Caller: caller.Self()}) })
 			return client, nil
 		}
 	} else {

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
@@ -439,7 +440,9 @@ func serveStdio(ctx context.Context, o options, stateDir string, log *slog.Logge
 	defer srv.Close()
 	in, restore := pollableStdin(stdin)
 	defer restore()
-	return srv.ServeConn(ctx, stdio{in, stdout}, lsp.ConnOptions{WatchParent: true})
+	// The peer is the process that started this one: who this process
+	// acts for is who it does.
+	return srv.ServeConn(ctx, stdio{in, stdout}, lsp.ConnOptions{WatchParent: true, Caller: caller.Self()})
 }
 
 // oneShot runs one command on the workspace folder abs (workspaceFolder),
@@ -502,12 +505,15 @@ func noteFolder(stderr io.Writer, folder string) {
 	fmt.Fprintf(stderr, "agentd: workspace %s\n", folder)
 }
 
-// direct runs one command on the state of folder abs, opened in this process.
+// direct runs one command on the state of folder abs, opened in this
+// process, for whom this process acts (caller.Self: a person, or an
+// agent's shell).
 func direct(ctx context.Context, o options, stateDir string, log *slog.Logger, abs, id string, args map[string]any) (json.RawMessage, error) {
 	svc := service.New(o.storeOptions(stateDir, log), service.OneShot)
 	defer svc.Close()
 	cl := commands.NewClient(svc, commands.Defaults{})
 	defer cl.Close()
+	cl.SetCaller(caller.Self()) // as the shared daemon does with its peer
 	if err := cl.AddFolder(abs); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/loop"
 	"github.com/agentd/agentd/service"
@@ -78,6 +79,9 @@ func runSimulate(ctx context.Context, o options, stateDir string, log *slog.Logg
 	}
 	cl := commands.NewClient(svc, commands.Defaults{Session: session})
 	defer cl.Close()
+	if o.workspace != "" {
+		cl.SetCaller(caller.Self()) // a real folder's state: as `agentd goal` would
+	}
 	if err := cl.AddFolder(abs); err != nil {
 		fmt.Fprintf(stderr, "agentd simulate: %v\n", err)
 		return 1

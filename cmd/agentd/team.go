@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/workspace"
@@ -120,6 +121,12 @@ func runTeam(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	if o.etcd == "" {
 		fmt.Fprintf(stderr, "agentd team init: --etcd URL[,URL...] is required: the client URLs of the etcd cluster (docs/team.md)\n")
 		return 2
+	}
+	if a := caller.Self(); a.IsAgent() {
+		// It writes a team file this machine accepts: the person's step,
+		// like agentd team accept (docs/runtime.md §7).
+		fmt.Fprintf(stderr, "agentd team init: %v\n", commands.AgentShellError("agentd team init", "make this folder a team folder and accept its team file", a))
+		return 1
 	}
 	res, err := workspace.InitTeam(opts, folder, splitList(o.etcd))
 	if err != nil {

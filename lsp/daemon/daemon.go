@@ -34,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/lsp/daemon/client"
 	"github.com/agentd/agentd/lsp/jsonrpc"
@@ -325,7 +326,8 @@ func (d *Daemon) Serve(ctx context.Context, srv *lsp.Server) error {
 				continue
 			}
 			backoff = 5 * time.Millisecond
-			if !d.peerAllowed(c) {
+			pid, ok := d.peerAllowed(c)
+			if !ok {
 				c.Close()
 				continue
 			}
@@ -343,7 +345,7 @@ func (d *Daemon) Serve(ctx context.Context, srv *lsp.Server) error {
 			mu.Unlock()
 			go func() {
 				defer conns.Done()
-				d.serveConn(ctx, srv, c, connOpts)
+				d.serveConn(ctx, srv, c, d.callerOf(pid, connOpts))
 				c.Close()
 				mu.Lock()
 				active--
@@ -427,19 +429,29 @@ func (c *closeLater) Read(p []byte) (int, error) {
 
 func (c *closeLater) Close() error { return c.CloseRead() }
 
-// peerAllowed refuses a connection from another user id (SO_PEERCRED).
-func (d *Daemon) peerAllowed(c *net.UnixConn) bool {
+// peerAllowed refuses a connection from another user id (SO_PEERCRED);
+// pid is the peer's process.
+func (d *Daemon) peerAllowed(c *net.UnixConn) (pid int, ok bool) {
 	uid, pid, err := client.PeerCred(c)
 	if err != nil {
 		d.log.Warn("refused a connection: cannot read its credentials", "err", err)
-		return false
+		return 0, false
 	}
 	if uid != d.uid {
 		d.log.Warn("refused a connection from another user", "uid", uid, "pid", pid, "daemonUid", d.uid)
-		return false
+		return 0, false
 	}
-	d.log.Debug("connection accepted", "pid", pid)
-	return true
+	return pid, true
+}
+
+// callerOf is opts for a connection whose peer is process pid: its Caller
+// is who pid acts for, looked at once, as the connection starts. The
+// editor's pipes a forwarder hands over are served as the forwarder's
+// (serveConn): the editor started the forwarder.
+func (d *Daemon) callerOf(pid int, opts lsp.ConnOptions) lsp.ConnOptions {
+	opts.Caller = caller.Of(pid)
+	d.log.Debug("connection accepted", "pid", pid, "caller", opts.Caller.String())
+	return opts
 }
 
 // Close stops listening (removing the socket file) and releases PATH.lock.

@@ -12,7 +12,9 @@
 # time (also in Codex: tests/agents_codex_test.go), the stale todo reminder
 # at call 12, agentd unreachable;
 # tests/agents_check_test.go: a goal check that fails, then passes, and the
-# goal queue's advance; a check that outlasts the agent's tool timeout):
+# goal queue's advance; a check that outlasts the agent's tool timeout; the
+# model's `agentd goal set-check` through Claude Code's Bash tool and Gemini
+# CLI's shell tool, refused):
 # each runs `agentd setup` (whose hooks run agentd-hook, which the tests
 # build beside agentd), then
 # the agent's whole loop on scripted model output (a small Messages API on
@@ -36,4 +38,4 @@ passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
 failed=$(grep -c '^--- FAIL: TestReal' <<<"$out")
 if [ "$code" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
-[ "$code" = 0 ] && [ "$passed" = 15 ]
+[ "$code" = 0 ] && [ "$passed" = 17 ]

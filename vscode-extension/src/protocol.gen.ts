@@ -195,6 +195,7 @@ export const ERROR_CODES = {
   workspaceLocked: 'workspace.locked',
   workspaceCorrupt: 'workspace.corrupt',
   workspaceUnavailable: 'workspace.unavailable',
+  callerAgentShell: 'caller.agent_shell',
 } as const;
 
 /** A stable error code. */

@@ -92,6 +92,7 @@ M.errors = {
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
   workspace_unavailable = "workspace.unavailable",
+  caller_agent_shell = "caller.agent_shell",
 }
 
 --- Limits the server enforces, for checks before sending and for messages.
