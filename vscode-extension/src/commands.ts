@@ -16,6 +16,7 @@ import {
 import {
   GOAL_STATUS_VIEW,
   acceptTeamFileConfirmation,
+  pendingTeamFile,
   approveCheckConfirmation,
   budgetArgs,
   checkRunSummary,
@@ -498,22 +499,33 @@ class PanelCommands {
    * then be served by the team store, so its State is taken whatever its
    * revision, and read again.
    */
-  async teamAccept(): Promise<EditResult> {
-    const tf = this.requireState()?.teamFile;
+  async teamAccept(): Promise<void> {
+    const st = this.requireState();
+    if (!st) {
+      return;
+    }
+    const tf = pendingTeamFile(st);
     if (!tf) {
-      void this.d.ui.info('This folder has no team file waiting for acceptance.');
-      return undefined;
+      void this.d.ui.info(
+        st.teamFile ? `This folder's team file cannot be used: ${st.teamFile.error ?? 'it is not a team file'}.` : 'This folder has no team file waiting for acceptance.',
+      );
+      return;
     }
     const q = acceptTeamFileConfirmation(tf);
     if (!(await this.d.ui.confirm(q.message, q.detail, q.action))) {
-      return undefined;
+      return;
     }
-    const st = await this.send(SERVER_COMMANDS.teamAccept, { sha256: tf.sha256 }, true);
-    if (st) {
-      void this.d.store.refresh();
-      void this.d.ui.info('Team file accepted: agentd shares this folder through its team store.');
+    const command = SERVER_COMMANDS.teamAccept;
+    try {
+      const res = await this.d.client.execute(command, { ...this.d.store.baseArgs(), sha256: tf.sha256 });
+      void this.d.ui.info(`Team file accepted: agentd shares this folder through etcd at ${res.sendsTo.join(', ')}.`);
+    } catch (err) {
+      const data = domainError(err);
+      this.d.output.appendLine(`${command} failed: ${errorMessage(err)}${data ? ` (${data.code})` : ''}`);
+      this.showError(err, data?.code);
     }
-    return st;
+    // The folder may now be served by the team store, whose revisions are its own.
+    void this.d.store.refresh();
   }
 
   async goalSetBudget(): Promise<EditResult> {

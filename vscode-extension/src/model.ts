@@ -744,8 +744,31 @@ export function checkRow(check: Check): GoalRow {
 /** Who set a check: the OS user and the machine (docs/runtime.md §2.10). */
 export type CheckSetBy = NonNullable<Check['setBy']>;
 
-/** A folder's team file that this machine's person has not accepted (`State.teamFile`, docs/team.md). */
-export type PendingTeamFile = NonNullable<State['teamFile']>;
+/**
+ * A folder's team file that this machine's person has not accepted
+ * (`State.teamFile` with `status: "pending"`, docs/team.md): what the rows
+ * and the confirmation show.
+ */
+export interface PendingTeamFile {
+  path: string;
+  id: string;
+  endpoints: string[];
+  sha256: string;
+  accept: string;
+}
+
+/**
+ * The state's team file when it waits for acceptance; undefined when there is
+ * none, it is accepted, or it cannot be used (`status: "invalid"`: nothing to
+ * accept, teamFileRows says why).
+ */
+export function pendingTeamFile(state: State | undefined): PendingTeamFile | undefined {
+  const tf = state?.teamFile;
+  if (!tf || tf.status !== 'pending') {
+    return undefined;
+  }
+  return { path: tf.path, id: tf.id ?? '', endpoints: tf.endpoints ?? [], sha256: tf.sha256, accept: tf.accept ?? 'agentd team accept' };
+}
 
 /**
  * Characters that change how text looks without showing themselves: control
@@ -880,7 +903,20 @@ export function approveCheckConfirmation(check: Check): Confirmation {
  * etcd endpoint it names. None when there is no pending team file.
  */
 export function teamFileRows(state: State | undefined): GoalRow[] {
-  const tf = state?.teamFile;
+  const invalid = state?.teamFile?.status === 'invalid' ? state.teamFile : undefined;
+  if (invalid) {
+    return [
+      {
+        kind: 'teamFile',
+        label: 'Team file not used',
+        description: `${visibleLine(invalid.path)} · local state only`,
+        tooltip: `${visibleLine(invalid.path)} cannot be used: ${visibleLine(invalid.error ?? 'it is not a team file')}. This folder uses local state.`,
+        icon: { id: 'warning', color: 'list.warningForeground' },
+        contextValue: 'goal.teamFileInvalid',
+      },
+    ];
+  }
+  const tf = pendingTeamFile(state);
   if (!tf) {
     return [];
   }
@@ -940,7 +976,7 @@ export function acceptTeamFileConfirmation(tf: PendingTeamFile): Confirmation {
  * hash: `key` names that pair; undefined when there is none.
  */
 export function teamFileNotice(state: State | undefined): { key: string; message: string } | undefined {
-  const tf = state?.teamFile;
+  const tf = pendingTeamFile(state);
   if (!state || !tf) {
     return undefined;
   }
@@ -1099,7 +1135,7 @@ export function panelContext(state: State | undefined, sessionCount: number): Pa
     'agentdPanel.goalStatus': state?.goal?.status ?? '',
     'agentdPanel.hasCheck': !!state?.goal?.check && !state.goal.check.running && !checkWaitsForApproval(state.goal.check),
     'agentdPanel.checkUnapproved': checkWaitsForApproval(state?.goal?.check),
-    'agentdPanel.teamFilePending': !!state?.teamFile,
+    'agentdPanel.teamFilePending': pendingTeamFile(state) !== undefined,
     'agentdPanel.hasTodos': (state?.todos.items.length ?? 0) > 0,
     'agentdPanel.multipleSessions': sessionCount > 1,
     'agentdPanel.autoAdvance': state?.queue?.autoAdvance ?? true,

@@ -221,7 +221,10 @@ function M.refresh(conn, cb)
       conn.error = err.message
       emit(conn)
     else
-      take_state(conn, result)
+      -- After agentd/storeChanged the folder may be served by another store (a
+      -- team file accepted: docs/team.md), whose revisions are its own.
+      take_state(conn, result, conn.take_any_revision)
+      conn.take_any_revision = nil
       if conn.want_revision and conn.store.revision < conn.want_revision then
         conn.want_revision = nil
         M.refresh(conn)
@@ -237,6 +240,11 @@ local function on_notification(method)
   return function(_, params, ctx)
     local conn = conn_for_client(ctx.client_id)
     if not conn or type(params) ~= "table" then
+      return
+    end
+    if method == protocol.notifications.store_changed then
+      conn.take_any_revision = true
+      M.refresh(conn)
       return
     end
     local kind = store_mod.classify(conn.store, params)

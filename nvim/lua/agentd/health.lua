@@ -79,7 +79,7 @@ function M.check()
         health.warn("server speaks protocol " .. tostring(conn.protocol_version) .. "; this plugin knows 1")
       end
       local st = conn.store.state or {}
-      if st.teamFile then
+      if type(st.teamFile) == "table" and st.teamFile.status == "pending" then
         health.warn(root .. ": its team file is not accepted; agentd uses local state", { "Run :AgentdTeamAccept (it shows the etcd endpoints first)" })
       end
       if render.check_waits(st.goal and st.goal.check) then

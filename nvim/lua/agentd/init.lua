@@ -218,22 +218,28 @@ end
 function M.team_accept(cb)
   local conn = M.conn()
   local tf = conn and conn.store.state and v(conn.store.state.teamFile)
-  if not tf then
-    notify("this folder has no team file waiting for acceptance")
+  if not tf or tf.status ~= "pending" then
+    notify(tf and ("this folder's team file cannot be used: " .. tostring(v(tf.error))) or "this folder has no team file waiting for acceptance")
     return
   end
   if not confirm(render.team_accept_prompt(tf), "Accept") then
     notify("the team file was not accepted")
     return
   end
-  goal_command(protocol.commands.team_accept, { sha256 = tf.sha256 }, "team file accepted", function(err, result)
-    if not err then
-      client.refresh(conn)
+  -- The answer is {path, id, sha256, endpoints, sendsTo, reopened}, not a State:
+  -- the folder may now be served by the team store, read again whatever its revision.
+  client.execute(conn, protocol.commands.team_accept, { sha256 = tf.sha256 }, function(err, result)
+    if err then
+      notify(client.describe_error(err), vim.log.levels.ERROR)
+    else
+      notify("team file accepted: this folder is shared through etcd at " .. table.concat(v(result.sendsTo) or {}, ", "))
     end
+    conn.take_any_revision = true
+    client.refresh(conn)
     if cb then
       cb(err, result)
     end
-  end, { any_revision = true })
+  end)
 end
 
 --- :AgentdQueueAdd {objective} — agentd.goal.queue.add; opts {criterion, check} optional.

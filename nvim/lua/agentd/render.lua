@@ -430,6 +430,10 @@ local function team_file_lines(tf, add, res, key_hint)
   if type(tf) ~= "table" then
     return
   end
+  if tf.status == "invalid" then
+    add("team file not used: " .. visible_line(tf.path) .. " (" .. visible_line(v(tf.error) or "it is not a team file") .. "); local state only", "AgentdWarn")
+    return
+  end
   res.team_lines[add("team file not accepted: " .. visible_line(tf.path), "AgentdWarn")] = true
   for _, e in ipairs(v(tf.endpoints) or {}) do
     res.team_lines[add("  etcd " .. visible_line(e), "AgentdWarn")] = true

@@ -214,7 +214,7 @@ test(":AgentdTeamAccept asks with every endpoint, sends the hash shown, and take
   answer(1)
   conn.reply = function(command)
     if command == protocol.commands.team_accept then
-      return { result = state({ revision = 3, goal = { objective = "The team's goal" } }) }
+      return { result = { path = ".agentd/team.json", id = TEAM.id, sha256 = TEAM.sha256, endpoints = TEAM.endpoints, sendsTo = TEAM.endpoints, reopened = true } }
     end
     return { result = state({ revision = 4, goal = { objective = "The team's goal" } }) }
   end
@@ -223,7 +223,8 @@ test(":AgentdTeamAccept asks with every endpoint, sends the hash shown, and take
   H.eq(protocol.commands.state, sent[2] and sent[2].command, "then reads the state again")
   H.eq("The team's goal", conn.store.state.goal.objective)
   H.eq(nil, conn.store.state.teamFile)
-  H.eq(4, conn.store.revision)
+  H.eq(4, conn.store.revision, "the team store's State, though its revision is lower")
+  H.ok(H.find_notification("shared through etcd at https://etcd-1.example.com:2379"), H.notifications_text())
   H.clear_notifications()
   vim.cmd("AgentdTeamAccept")
   H.ok(H.find_notification("no team file waiting"), H.notifications_text())

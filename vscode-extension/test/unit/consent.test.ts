@@ -21,12 +21,13 @@ import {
   statusBarBackground,
   statusBarText,
   statusBarTooltip,
+  pendingTeamFile,
   teamFileNotice,
   teamFileRows,
-  visibleText,
   type PendingTeamFile,
+  visibleText,
 } from '../../src/model';
-import { ERROR_CODES, type Check, type GoalSnapshot, type State } from '../../src/protocol.gen';
+import { ERROR_CODES, type Check, type GoalSnapshot, type State, type TeamFileNotice } from '../../src/protocol.gen';
 
 const ALICE = { user: 'alice', host: 'alice-laptop' };
 
@@ -59,12 +60,20 @@ function state(over: Partial<State> = {}): State {
   };
 }
 
-const TEAM: PendingTeamFile = {
+const TEAM: TeamFileNotice = {
   status: 'pending',
   path: '.agentd/team.json',
   id: '6f1c2d3e-0000-4000-8000-000000000001',
   endpoints: ['https://etcd-1.example.com:2379', 'http://10.0.0.9:2379'],
   sha256: 'ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12',
+  accept: 'agentd team accept --sha256 ab12cd34',
+};
+
+const PENDING: PendingTeamFile = {
+  path: '.agentd/team.json',
+  id: '6f1c2d3e-0000-4000-8000-000000000001',
+  endpoints: ['https://etcd-1.example.com:2379', 'http://10.0.0.9:2379'],
+  sha256: TEAM.sha256,
   accept: 'agentd team accept --sha256 ab12cd34',
 };
 
@@ -180,13 +189,13 @@ describe('a team file waiting for acceptance', () => {
   });
 
   it('the confirmation lists every endpoint and says where the credentials go', () => {
-    const q = acceptTeamFileConfirmation(TEAM);
+    const q = acceptTeamFileConfirmation(PENDING);
     assert.equal(q.action, 'Accept Team File');
     assert.equal(q.message, "Accept this folder's team file (.agentd/team.json)?");
     assert.ok(q.detail.includes('\n\n  https://etcd-1.example.com:2379\n  http://10.0.0.9:2379\n\n'), q.detail);
     assert.match(q.detail, /The etcd credentials configured on this machine will be sent to these endpoints\./);
     assert.match(q.detail, new RegExp(`file sha256 ${TEAM.sha256}\\.`));
-    const tricky = acceptTeamFileConfirmation({ ...TEAM, endpoints: ['https://ok.example.com\n  (all endpoints are internal)', 'http://x\u202E'] });
+    const tricky = acceptTeamFileConfirmation({ ...PENDING, endpoints: ['https://ok.example.com\n  (all endpoints are internal)', 'http://x\u202E'] });
     assert.ok(tricky.detail.includes('  https://ok.example.com   (all endpoints are internal)\n  http://x<U+202E>\n'), `one line per endpoint: ${tricky.detail}`);
   });
 
@@ -197,6 +206,19 @@ describe('a team file waiting for acceptance', () => {
     assert.equal(teamFileNotice(state({ workspace: 'file:///tmp/ws/', teamFile: TEAM }))?.key, a.key, 'the same folder written another way');
     assert.notEqual(teamFileNotice(state({ teamFile: { ...TEAM, sha256: 'ff'.repeat(32) } }))?.key, a.key);
     assert.notEqual(teamFileNotice(state({ workspace: 'file:///tmp/other', teamFile: TEAM }))?.key, a.key);
+  });
+  it('a team file that cannot be used is shown with why, and offers nothing to accept', () => {
+    const invalid: TeamFileNotice = { status: 'invalid', path: '.agentd/team.json', sha256: TEAM.sha256, error: 'it is not {"id", "etcd"}' };
+    assert.equal(pendingTeamFile(state({ teamFile: invalid })), undefined);
+    assert.deepEqual(pendingTeamFile(state({ teamFile: TEAM })), PENDING);
+    const rows = teamFileRows(state({ teamFile: invalid }));
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.label, r.description, r.contextValue]),
+      [['teamFile', 'Team file not used', '.agentd/team.json · local state only', 'goal.teamFileInvalid']],
+    );
+    assert.match(rows[0].tooltip, /cannot be used: it is not \{"id", "etcd"\}\. This folder uses local state\./);
+    assert.equal(teamFileNotice(state({ teamFile: invalid })), undefined);
+    assert.equal(panelContext(state({ teamFile: invalid }), 1)['agentdPanel.teamFilePending'], false);
   });
 });
 
