@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -256,8 +258,13 @@ func TestApproveNamesTheCommandSeen(t *testing.T) {
 // tail: not in the state, not in the model's refusal, not in etcd.
 func TestCheckHoldsNoSecret(t *testing.T) {
 	const password = "pw-Zq8v3LkN1x"
+	// Credentials travel only over TLS (docs/team.md, "Credentials").
+	certs := etcdtest.NewTLS(t)
+	c := etcdtest.Start(t, 1, etcdtest.WithTLS(certs))
+	t.Setenv("AGENTD_ETCD_CACERT", certs.CAFile)
+	t.Setenv("AGENTD_ETCD_CERT", certs.ClientCert)
+	t.Setenv("AGENTD_ETCD_KEY", certs.ClientKey)
 	t.Setenv("AGENTD_ETCD_PASSWORD", password)
-	c := etcdtest.Start(t, 1)
 	e := newEnv(t)
 	writeTeamFile(t, testTeamID, c.Endpoints(), e)
 	c1 := e.start().connect()
@@ -275,7 +282,18 @@ func TestCheckHoldsNoSecret(t *testing.T) {
 	if chk := c1.consent().Goal.Check; chk.LastRun == nil || chk.LastRun.OutputTail != want {
 		t.Fatalf("stored run: %+v", chk.LastRun)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	pair, err := tls.LoadX509KeyPair(certs.ClientCert, certs.ClientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := os.ReadFile(certs.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	tlsConfig := &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: roots, MinVersion: tls.VersionTLS12}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, TLS: tlsConfig})
 	if err != nil {
 		t.Fatal(err)
 	}
