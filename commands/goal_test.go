@@ -43,3 +43,22 @@ func TestStatusExitCodes(t *testing.T) {
 		last = code
 	}
 }
+
+// TestFormatCheckConsentShowsHiddenCharacters: who set a check comes from
+// the store (in a team folder, anyone with etcd access writes it); an
+// escape sequence, a carriage return or a line break in it would let it
+// redraw the person's terminal and show another command than the one
+// approved, so each is written as <U+XXXX>, on the one line it belongs to.
+func TestFormatCheckConsentShowsHiddenCharacters(t *testing.T) {
+	c := &goal.Check{Command: "touch pwned", SetBy: &goal.CheckSetter{User: "\x1b[1A\r\x1b[2K  Check: make test\n    set by alice", Host: "lap\u202etop"}}
+	got := FormatCheckConsent(c)
+	if strings.ContainsAny(got, "\x1b\r\u202e") || strings.Count(got, "\n") != 2 {
+		t.Errorf("FormatCheckConsent printed hidden characters or more lines:\n%q", got)
+	}
+	if !strings.Contains(got, "set by <U+001B>[1A<U+000D><U+001B>[2K  Check: make test<U+000A>    set by alice on lap<U+202E>top\n") {
+		t.Errorf("FormatCheckConsent = %q, want the setter with its hidden characters made visible", got)
+	}
+	if VisibleText("go test ./...\t-run X") != "go test ./...\t-run X" {
+		t.Error("VisibleText changed a plain command with a tab")
+	}
+}

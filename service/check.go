@@ -376,24 +376,37 @@ func bootID() string {
 // killLeftCheck kills the process group p of a check of the goal goalID
 // that an agentd process that ended left running (docs/runtime.md
 // §2.10.3), if it is still that check's group: its leader is the same
-// process (the same start time), or, the leader gone, a process of the
-// group started no earlier and has the goal's AGENTD_GOAL_ID. It says
-// whether it killed the group.
+// process (the same start time) and has the goal's AGENTD_GOAL_ID, or, the
+// leader gone (or a zombie, which shows no environment), a process of the
+// group started no earlier has it. The
+// record comes from the store, which in a team folder anyone with etcd
+// access writes: the environment is what shows the group is a check this
+// machine's agentd started, not any process group of the user whose id
+// and start time a writer learnt or guessed. It says whether it killed
+// the group.
 func killLeftCheck(p goal.CheckProcess, goalID string) bool {
-	if p.Pgid <= 1 || p.Boot == "" || p.Boot != bootID() {
+	if p.Pgid <= 1 || p.Boot == "" || p.Boot != bootID() || goalID == "" {
 		return false // another machine's process (a team folder), or gone with a reboot
+	}
+	mark := []byte("\x00AGENTD_GOAL_ID=" + goalID + "\x00")
+	hasMark := func(pid int) bool {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		return err == nil && bytes.Contains(append([]byte{0}, env...), mark)
 	}
 	if _, start, ok := procStat(p.Pgid); ok {
 		if start != p.Start {
 			return false // the pid is another process's now
 		}
-		return syscall.Kill(-p.Pgid, syscall.SIGKILL) == nil
+		if hasMark(p.Pgid) {
+			return syscall.Kill(-p.Pgid, syscall.SIGKILL) == nil
+		}
+		// A leader that has ended but was not reaped yet shows no
+		// environment: its group's other processes may still show it.
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return false
 	}
-	mark := []byte("\x00AGENTD_GOAL_ID=" + goalID + "\x00")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -402,8 +415,7 @@ func killLeftCheck(p goal.CheckProcess, goalID string) bool {
 		if pgrp, start, ok := procStat(pid); !ok || pgrp != p.Pgid || start < p.Start {
 			continue
 		}
-		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if err == nil && bytes.Contains(append([]byte{0}, env...), mark) {
+		if hasMark(pid) {
 			return syscall.Kill(-p.Pgid, syscall.SIGKILL) == nil
 		}
 	}

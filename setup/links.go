@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // newChange is the Change of the config file at path, its links resolved
@@ -42,6 +43,9 @@ func newChange(path string, opts Options, isJSON bool) (Change, error) {
 	}
 	if !opts.User {
 		if err := inProject(path, c.Target, opts); err != nil {
+			return c, err
+		}
+		if err := notHardLinked(path, c.Target, opts); err != nil {
 			return c, err
 		}
 	}
@@ -123,4 +127,20 @@ func inProject(path, target string, opts Options) error {
 		break
 	}
 	return fmt.Errorf("%s, outside the project %s; agentd setup neither reads nor writes a file outside the project through a link (it would copy that file's content into the project, or change it): changed nothing; replace the link with a file of its own, or run agentd setup %s --user to set up the agent in your home folder", what, opts.Workspace, opts.Agent)
+}
+
+// notHardLinked refuses a project file that has more than one name (hard
+// links): another name may lie outside the project (a token store in the
+// home folder), and setup, which writes a new file and renames it over
+// the old, would copy that file's content into the project. Nothing says
+// where the other names are, so any second name is refused.
+func notHardLinked(path, target string, opts Options) error {
+	fi, err := os.Stat(target)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil // none yet, or read (and refused) as it is
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		return fmt.Errorf("%s is a file with %d hard links (names), and another may lie outside the project %s; agentd setup does not copy such a file's content into the project: changed nothing; replace it with a copy of its own (cp %s %s.new && mv %s.new %s), or run agentd setup %s --user to set up the agent in your home folder", path, st.Nlink, opts.Workspace, path, path, path, path, opts.Agent)
+	}
+	return nil
 }

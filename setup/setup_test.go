@@ -365,6 +365,37 @@ func TestProjectLinkOutsideRefused(t *testing.T) {
 	}
 }
 
+// TestProjectHardLinkRefused: a project config file that is a hard link
+// (a second name of a file outside the project, tokens in it) is refused
+// for setup and for remove: no change holds its content and neither name
+// changes.
+func TestProjectHardLinkRefused(t *testing.T) {
+	const secret = `{"oauth": {"access_token": "SECRET-TOKEN"}}` + "\n"
+	for _, remove := range []bool{false, true} {
+		ws, outside := t.TempDir(), t.TempDir()
+		home := filepath.Join(outside, ".claude.json")
+		if err := os.WriteFile(home, []byte(secret), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(ws, ".mcp.json")
+		if err := os.Link(home, path); err != nil {
+			t.Skipf("no hard links here: %v", err)
+		}
+		cs, err := PlanAll(Options{Agent: "claude", Workspace: ws, Command: "agentd", Remove: remove})
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "hard links") || !strings.Contains(err.Error(), "changed nothing") {
+			t.Errorf("remove %v: PlanAll: %v, want a refusal naming %s and its hard links", remove, err, path)
+		}
+		for _, c := range cs {
+			if strings.Contains(string(c.Before)+string(c.After), "SECRET") {
+				t.Errorf("remove %v: a change holds the other name's content: %s", remove, c.After)
+			}
+		}
+		if read(t, home) != secret || read(t, path) != secret {
+			t.Errorf("remove %v: a name changed", remove)
+		}
+	}
+}
+
 // TestProjectLinkInsideFollowed: a project file that links to a file inside
 // the project is written through the link (the link stays, the file it
 // names gets the entry, its other keys kept), and removing leaves {} there

@@ -290,6 +290,6 @@ func approveCheck(ctx context.Context, o options, stateDir string, log *slog.Log
 		printJSON(stdout, st.Goal)
 		return 0
 	}
-	fmt.Fprintf(stdout, "Approved on this machine: %s\n%s", command, commands.FormatCheckConsent(st.Goal.Check))
+	fmt.Fprintf(stdout, "Approved on this machine: %s\n%s", commands.VisibleText(command), commands.FormatCheckConsent(st.Goal.Check))
 	return 0
 }

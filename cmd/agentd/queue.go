@@ -128,7 +128,7 @@ func formatQueue(q commands.QueueState) string {
 			if it.CheckApproved != nil && *it.CheckApproved {
 				approval = "approved on this machine"
 			}
-			fmt.Fprintf(&b, "     Check: %s\n       (%s)\n", it.Check, approval)
+			fmt.Fprintf(&b, "     Check: %s\n       (%s)\n", commands.VisibleText(it.Check), approval)
 		}
 	}
 	return b.String()

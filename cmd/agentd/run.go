@@ -674,7 +674,7 @@ func formatGoal(st commands.State) string {
 		b.WriteString("  Stalled: the last goal turns changed neither the todo list nor the task file\n")
 	}
 	if c := g.Check; c != nil {
-		fmt.Fprintf(&b, "  Check: %s\n", c.Command)
+		fmt.Fprintf(&b, "  Check: %s\n", commands.VisibleText(c.Command))
 		switch {
 		case c.Running:
 			b.WriteString("    running now\n")
