@@ -66,9 +66,9 @@ func hooksPath(opts Options) (string, error) {
 // `agentd hook AGENT`.
 func hookCommand(opts Options) string {
 	if opts.HookCommand != "" {
-		return shellQuote(opts.HookCommand) + " " + opts.Agent
+		return ShellQuote(opts.HookCommand) + " " + opts.Agent
 	}
-	return shellQuote(opts.Command) + " hook " + opts.Agent
+	return ShellQuote(opts.Command) + " hook " + opts.Agent
 }
 
 // HookCommandFor is Options.HookCommand for an agentd whose executable is
@@ -87,8 +87,8 @@ func HookCommandFor(exe, command string) string {
 	return HookProgram
 }
 
-// shellQuote is s as one shell word.
-func shellQuote(s string) string {
+// ShellQuote is s as one shell word (POSIX sh).
+func ShellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:@%", r))
 	}) < 0 {

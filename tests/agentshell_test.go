@@ -206,9 +206,24 @@ func TestAgentShellCannotConsent(t *testing.T) {
 	if _, errOut, code := e.cli(append([]string{"goal", "create", "ship it", "--check", "test -d ."}, ws...)...); code != 0 {
 		t.Fatalf("goal create as the person: %d %s", code, errOut)
 	}
-	// A check this machine has not approved: one the person set, then
-	// approved away by writing the approvals file empty, as after a
-	// teammate's set-check.
+	e.forgetApprovals()
+	out, code := e.agentShellRun(true, append([]string{"goal", "check", "--approve", "test -d ."}, ws...)...)
+	if code != 1 || !strings.Contains(out, "came from Claude Code's shell (CLAUDECODE=1 in pid") {
+		t.Errorf("goal check --approve from Claude Code's shell = exit %d %q; want the refusal naming Claude Code", code, out)
+	}
+	if out, _, _ := e.cli(append([]string{"goal", "status"}, ws...)...); !strings.Contains(out, "waiting for approval") {
+		t.Errorf("goal status after the refused approval:\n%s\nwant the check still waiting for approval", out)
+	}
+	if _, errOut, code := e.cli(append([]string{"goal", "check", "--approve", "test -d ."}, ws...)...); code != 0 {
+		t.Errorf("goal check --approve from the person's terminal: %d %s", code, errOut)
+	}
+}
+
+// forgetApprovals empties the env's one file of approved checks, so that
+// the goal's check waits for approval as one a teammate set would
+// (docs/runtime.md §2.10.4).
+func (e *env) forgetApprovals() {
+	e.t.Helper()
 	var approvals []string
 	err := filepath.WalkDir(e.stateDir, func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.Name() == "approved-checks.json" {
@@ -217,19 +232,9 @@ func TestAgentShellCannotConsent(t *testing.T) {
 		return err
 	})
 	if err != nil || len(approvals) != 1 {
-		t.Fatalf("approvals files %v, %v; want one", approvals, err)
+		e.t.Fatalf("approvals files %v, %v; want one", approvals, err)
 	}
 	if err := os.WriteFile(approvals[0], []byte(`{"checks": []}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, code := e.agentShellRun(true, append([]string{"goal", "check", "--approve"}, ws...)...)
-	if code != 1 || !strings.Contains(out, "came from Claude Code's shell (CLAUDECODE=1 in pid") {
-		t.Errorf("goal check --approve from Claude Code's shell = exit %d %q; want the refusal naming Claude Code", code, out)
-	}
-	if out, _, _ := e.cli(append([]string{"goal", "status"}, ws...)...); !strings.Contains(out, "waiting for approval") {
-		t.Errorf("goal status after the refused approval:\n%s\nwant the check still waiting for approval", out)
-	}
-	if _, errOut, code := e.cli(append([]string{"goal", "check", "--approve"}, ws...)...); code != 0 {
-		t.Errorf("goal check --approve from the person's terminal: %d %s", code, errOut)
+		e.t.Fatal(err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/agentd/agentd/setup"
 	"github.com/agentd/agentd/tests/etcdtest"
 )
 
@@ -129,7 +131,13 @@ func TestCheckFromAnotherMachineWaitsForApproval(t *testing.T) {
 		t.Fatalf("goal queue list before approval: %d %q", code, out)
 	}
 
+	// With no terminal to confirm on, the command must be named: the one
+	// the goal has is shown, with how to approve it.
 	out, errOut, code := e1.cli("goal", "check", "--approve", "--workspace", e1.ws)
+	if code != 2 || !strings.Contains(errOut, "Check: touch ran\n") || !strings.Contains(errOut, "give the exact command you approve: agentd goal check --approve 'touch ran'") {
+		t.Fatalf("goal check --approve with no terminal and no command: %d %q %q", code, out, errOut)
+	}
+	out, errOut, code = e1.cli("goal", "check", "--approve", "touch ran", "--workspace", e1.ws)
 	if code != 0 || !strings.HasPrefix(out, "Approved on this machine: touch ran\n") || !strings.Contains(out, "approved on this machine") {
 		t.Fatalf("goal check --approve: %d %q %q", code, out, errOut)
 	}
@@ -251,6 +259,55 @@ func TestApproveNamesTheCommandSeen(t *testing.T) {
 		t.Fatalf("UpdateGoal complete = %+v", res)
 	}
 	mustNotExist(t, filepath.Join(e1.ws, "ran"), "after a refused approval")
+}
+
+// TestApproveOnATerminalAsksFirst: `agentd goal check --approve` without
+// the command shows the goal's check and who set it on the terminal and
+// approves it only when the person answers yes (a check changed by a
+// teammate since `goal status` is never approved unseen).
+func TestApproveOnATerminalAsksFirst(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to give agentd a terminal")
+	}
+	e := newEnv(t)
+	ws := []string{"--workspace", e.ws}
+	if _, errOut, code := e.cli(append([]string{"goal", "create", "ship it", "--check", "touch ran"}, ws...)...); code != 0 {
+		t.Fatalf("goal create: %d %s", code, errOut)
+	}
+	e.forgetApprovals()
+	onTerminal := func(answer string) (string, int) {
+		line := e.command("goal", "check", "--approve", "--workspace", e.ws)
+		quoted := make([]string, len(line.Args))
+		for i, a := range line.Args {
+			quoted[i] = setup.ShellQuote(a)
+		}
+		cmd := exec.Command("script", "-qec", strings.Join(quoted, " "), "/dev/null")
+		cmd.Env = line.Env
+		cmd.Dir = e.ws
+		cmd.Stdin = strings.NewReader(answer)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if x, ok := err.(*exec.ExitError); ok {
+			code = x.ExitCode()
+		} else if err != nil {
+			t.Fatalf("script: %v", err)
+		}
+		return string(out), code
+	}
+	out, code := onTerminal("n\n")
+	if code != 1 || !strings.Contains(out, "Check: touch ran") || !strings.Contains(out, "[y/N]") || !strings.Contains(out, "nothing approved") {
+		t.Fatalf("answering no: exit %d %q", code, out)
+	}
+	if out, _, _ := e.cli(append([]string{"goal", "status"}, ws...)...); !strings.Contains(out, "waiting for approval") {
+		t.Fatalf("goal status after answering no:\n%s", out)
+	}
+	out, code = onTerminal("y\n")
+	if code != 0 || !strings.Contains(out, "Approved on this machine: touch ran") {
+		t.Fatalf("answering yes: exit %d %q", code, out)
+	}
+	if out, _, _ := e.cli(append([]string{"goal", "status"}, ws...)...); !strings.Contains(out, "approved on this machine") {
+		t.Fatalf("goal status after answering yes:\n%s", out)
+	}
 }
 
 // TestCheckHoldsNoSecret: a check gets none of agentd's AGENTD_ETCD_

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/setup"
 )
 
 var goalUsage = `usage:
@@ -52,7 +54,7 @@ const exitCheckFailed = 3
 
 // runGoal runs `agentd goal ...`: the user's goal controls from a shell.
 // With --exit-code every failure exits exitFailure instead of 1 or 2.
-func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
+func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fail := func(code int) int {
 		if o.exitCode {
 			return exitFailure
@@ -103,7 +105,7 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		id = "agentd.goal.setCheck"
 	case "check":
 		if o.approve {
-			return approveCheck(ctx, o, stateDir, log, strings.Join(rest, " "), stdout, stderr, fail)
+			return approveCheck(ctx, o, stateDir, log, strings.Join(rest, " "), stdin, stdout, stderr, fail)
 		}
 		if len(rest) != 0 {
 			fmt.Fprint(stderr, goalUsage)
@@ -266,9 +268,12 @@ func formatCheckRun(cr commands.CheckResult) string {
 // approveCheck runs `agentd goal check --approve [COMMAND]`: it approves
 // the goal's check on this machine (agentd.goal.approveCheck,
 // docs/runtime.md §2.10.4) and says which command it approved and who set
-// it. Without COMMAND it approves the check the goal has now, which it
-// reads first.
-func approveCheck(ctx context.Context, o options, stateDir string, log *slog.Logger, command string, stdout, stderr io.Writer, fail func(int) int) int {
+// it. COMMAND is the exact text the person approves. Without it, the check
+// the goal has now is shown with who set it, and approved only when the
+// person answers yes on the terminal: a check changed in between (a
+// teammate's set-check) is never approved unseen. Without a terminal to ask
+// on, COMMAND is required.
+func approveCheck(ctx context.Context, o options, stateDir string, log *slog.Logger, command string, stdin io.Reader, stdout, stderr io.Writer, fail func(int) int) int {
 	if command == "" {
 		res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal check --approve", "agentd.state", map[string]any{}, nil)
 		if !ok {
@@ -280,6 +285,18 @@ func approveCheck(ctx context.Context, o options, stateDir string, log *slog.Log
 			return fail(1)
 		}
 		command = g.Check.Command
+		shown := fmt.Sprintf("Check: %s\n%s", commands.VisibleText(command), commands.FormatCheckConsent(g.Check))
+		f, ok := stdin.(*os.File)
+		if !ok || !isTerminal(f) {
+			fmt.Fprintf(stderr, "%sagentd goal check --approve: with no terminal to confirm on, give the exact command you approve: agentd goal check --approve %s\n", shown, setup.ShellQuote(commands.VisibleText(command)))
+			return fail(2)
+		}
+		fmt.Fprintf(stderr, "%sRun this command on this machine when the goal completes? [y/N] ", shown)
+		answer, _ := bufio.NewReader(stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			fmt.Fprint(stderr, "agentd goal check --approve: nothing approved\n")
+			return fail(1)
+		}
 	}
 	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal check --approve", "agentd.goal.approveCheck", map[string]any{"command": command}, nil)
 	if !ok {

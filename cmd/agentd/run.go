@@ -247,7 +247,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "state":
 		return runState(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "goal":
-		return runGoal(ctx, o, stateDir, log, pos, stdout, stderr)
+		return runGoal(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
 	case "undo":
 		return runUndo(ctx, o, stateDir, log, pos, stdout, stderr)
 	case "history":
