@@ -93,9 +93,14 @@ type teamFile struct {
 // returned is for a file that cannot be read at all.
 func readTeamFile(root string) (*teamFile, error) {
 	path := filepath.Join(root, filepath.FromSlash(TeamFile))
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	}
+	if err == nil && outsideFolder(root, path) {
+		// A repository's link would have agentd read, and show, a file
+		// outside the checkout (docs/team.md, "Accepting a team file").
+		return &teamFile{path: path, problem: "it is a symbolic link, or lies in a linked folder, that leads out of the folder"}, nil
 	}
 	if err == nil && !fi.Mode().IsRegular() {
 		// A FIFO or a device would block the read or never end it.
@@ -121,6 +126,21 @@ func readTeamFile(root string) (*teamFile, error) {
 	}
 	tf.team, tf.problem = parseTeam(data)
 	return tf, nil
+}
+
+// outsideFolder says whether path, in the folder at root, is a symbolic
+// link or resolves through one to a place outside root.
+func outsideFolder(root, path string) bool {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return true
+	}
+	realRoot, err1 := filepath.EvalSymlinks(root)
+	realPath, err2 := filepath.EvalSymlinks(path)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	rel, err := filepath.Rel(realRoot, realPath)
+	return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func acceptancePath(stateDir, root string) string {

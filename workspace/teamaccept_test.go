@@ -148,3 +148,38 @@ func TestTeamCredentialsNotInClear(t *testing.T) {
 		t.Fatalf("the http endpoint got %d connections", c)
 	}
 }
+
+// TestTeamFileLinkedOutside: a team file that is a symbolic link, or that
+// lies in a linked .agentd folder leading out of the checkout, is not read:
+// a repository cannot have agentd read (and show the model) a file of the
+// person's elsewhere. It is reported as a team file that cannot be used.
+func TestTeamFileLinkedOutside(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "id.json")
+	if err := os.WriteFile(secret, []byte(`{"id":"TOPSECRET-api-key-123"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := newRegistry(t, t.TempDir())
+	linkFile := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(linkFile, ".agentd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(linkFile, filepath.FromSlash(TeamFile))); err != nil {
+		t.Fatal(err)
+	}
+	linkDir := t.TempDir()
+	if err := os.Symlink(filepath.Dir(secret), filepath.Join(linkDir, ".agentd")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(secret, filepath.Join(filepath.Dir(secret), "team.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(filepath.Dir(secret), "team.json"), secret); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{linkFile, linkDir} {
+		n, err := r.TeamFileNotice(root)
+		if err != nil || n == nil || n.Status != TeamFileInvalid || !strings.Contains(n.Error, "leads out of the folder") || strings.Contains(n.Error, "TOPSECRET") {
+			t.Errorf("%s: notice %+v, %v; want invalid, the file not read", root, n, err)
+		}
+	}
+}
