@@ -334,7 +334,7 @@ func VisibleText(s string) string {
 }
 
 func hiddenRune(r rune) bool {
-	return (unicode.IsControl(r) && r != '\t') || unicode.Is(unicode.Cf, r)
+	return (unicode.IsControl(r) && r != '\t') || goal.Invisible(r)
 }
 
 // FormatCheckConsent says, in indented lines, who set check c and whether

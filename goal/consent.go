@@ -80,17 +80,26 @@ func UnapprovedError(check *Check) error {
 	return errorf(CodeCheckUnapproved, fmt.Sprintf("the goal's check `%s` was set by %s and is not approved on this machine, so it did not run; if you agree to run it here, approve it with %s", oneLine(check.Command, 200), who, ApproveHint))
 }
 
+// Invisible says whether r shows as nothing, or changes how the text
+// around it shows, without showing itself: a formatting character
+// (category Cf: a bidirectional override, a zero-width space), another
+// default-ignorable code point (U+3164 HANGUL FILLER, U+115F), or a
+// variation selector. A check holding one cannot be approved, and where
+// agentd prints a check for a person it writes one as <U+XXXX>.
+func Invisible(r rune) bool {
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r)
+}
+
 // approvable refuses to approve a command that does not read as what it
 // runs: one a person could not have set (not trimmed, a line break or
 // another control character, too long: it came from elsewhere, e.g. a raw
-// etcd write), or one with an invisible formatting character (category Cf:
-// a bidirectional override, a zero-width space) that makes the text shown
-// differ from the text run. args.invalid.
+// etcd write), or one with an Invisible character that makes the text
+// shown differ from the text run. args.invalid.
 func approvable(command string) error {
 	if norm, err := normalizeCheck(&command); err != nil || norm != command {
 		return errorf(CodeArgsInvalid, "the check cannot be approved: no person could have set it as it is (it is not one trimmed line of at most 2000 characters); set the command you want with agentd goal set-check")
 	}
-	if i := strings.IndexFunc(command, func(r rune) bool { return unicode.Is(unicode.Cf, r) }); i >= 0 {
+	if i := strings.IndexFunc(command, Invisible); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(command[i:])
 		return errorf(CodeArgsInvalid, fmt.Sprintf("the check cannot be approved: it holds the invisible character %U, so what is shown is not what would run; set the command you want with agentd goal set-check", r))
 	}

