@@ -217,13 +217,9 @@ type TeamAccepted struct {
 // from the team from its clients' next command on.
 func (r *Registry) AcceptTeam(root, sha string) (TeamAccepted, error) {
 	root = filepath.Clean(root)
-	res, err := acceptTeamFile(r.opts.StateDir, root, sha)
+	res, err := acceptTeamFile(r.opts.StateDir, root, sha, r.opts.Team)
 	if err != nil {
 		return TeamAccepted{}, err
-	}
-	res.Dialed = res.Team.Etcd
-	if len(r.opts.Team.Endpoints) > 0 {
-		res.Dialed = r.opts.Team.Endpoints
 	}
 	r.mu.Lock()
 	w := r.open[root]
@@ -238,8 +234,9 @@ func (r *Registry) AcceptTeam(root, sha string) (TeamAccepted, error) {
 }
 
 // acceptTeamFile writes the acceptance of the folder's team file as it is
-// now (sha: see AcceptTeam).
-func acceptTeamFile(stateDir, root, sha string) (TeamAccepted, error) {
+// now (sha: see AcceptTeam), unless opening it with o would be refused
+// (checkInClear): what would not be dialed is not accepted either.
+func acceptTeamFile(stateDir, root, sha string, o TeamOptions) (TeamAccepted, error) {
 	tf, err := readTeamFile(root)
 	switch {
 	case err != nil:
@@ -252,6 +249,13 @@ func acceptTeamFile(stateDir, root, sha string) (TeamAccepted, error) {
 		return TeamAccepted{}, &Error{Code: goal.CodeArgsInvalid,
 			Msg: fmt.Sprintf("%s of workspace %s changed since it was shown (sha256 %s, now %s): nothing was accepted; look at it again and accept what it says now", TeamFile, root, sha, tf.sha)}
 	}
+	eps := tf.team.Etcd
+	if len(o.Endpoints) > 0 {
+		eps = o.Endpoints
+	}
+	if err := checkInClear(eps, o); err != nil {
+		return TeamAccepted{}, err
+	}
 	path := acceptancePath(stateDir, root)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return TeamAccepted{}, fmt.Errorf("workspace %s: creating the state directory: %w", root, err)
@@ -260,5 +264,5 @@ func acceptTeamFile(stateDir, root, sha string) (TeamAccepted, error) {
 	if err := wsfolder.WriteJSONAtomic(path, a, true); err != nil {
 		return TeamAccepted{}, fmt.Errorf("workspace %s: recording the acceptance of %s: %w", root, TeamFile, err)
 	}
-	return TeamAccepted{Team: *tf.team, SHA256: tf.sha}, nil
+	return TeamAccepted{Team: *tf.team, SHA256: tf.sha, Dialed: eps}, nil
 }

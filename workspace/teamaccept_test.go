@@ -183,3 +183,23 @@ func TestTeamFileLinkedOutside(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamAcceptRefusesWhatWouldNotOpen: accepting a team file whose
+// endpoints this machine would refuse to dial (plain http:// with a
+// password set) is refused too, nothing recorded: accepting it said the
+// credentials would go there and left a folder that never opens.
+func TestTeamAcceptRefusesWhatWouldNotOpen(t *testing.T) {
+	addr, conns := countConns(t)
+	root := teamFolder(t, NewTeamID(), []string{"http://" + addr})
+	stateDir := t.TempDir()
+	r := newRegistry(t, stateDir, func(o *Options) { o.Team.User, o.Team.Password = "root", "s3cret" })
+	if _, err := r.AcceptTeam(root, ""); errorCode(err) != "args.invalid" || !strings.Contains(err.Error(), "plain http://") {
+		t.Fatalf("accepting an http:// team with a password set: %v, want args.invalid naming plain http://", err)
+	}
+	if a := acceptanceOf(stateDir, root); a != nil {
+		t.Fatalf("acceptance recorded: %+v", a)
+	}
+	if n := conns.Load(); n != 0 {
+		t.Fatalf("%d connections to the endpoint", n)
+	}
+}

@@ -168,7 +168,7 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 	if err := WriteTeam(root, team); err != nil {
 		return TeamInit{}, fmt.Errorf("team init of workspace %s: the state is copied to team %s, but writing %s failed: %w", root, team.ID, TeamFile, err)
 	}
-	if res, err := acceptTeamFile(opts.StateDir, root, ""); err != nil || res.Team.ID != team.ID {
+	if res, err := acceptTeamFile(opts.StateDir, root, "", opts.Team); err != nil || res.Team.ID != team.ID {
 		return TeamInit{}, fmt.Errorf("team init of workspace %s: %s is written, but accepting it on this machine failed (run %s): %v", root, TeamFile, TeamAcceptCommand, err)
 	}
 	return out, nil
