@@ -25,12 +25,14 @@ CGO_ENABLED=0 go build -o bin/agentd-hook ./cmd/agentd-hook   # beside agentd, s
 export AGENTD_BIN="$root/bin/agentd"
 
 step "go test -race"
-go test -race -count=1 ./...
+# An explicit bound: ./tests takes about 6 minutes here with -race, and Go's
+# default of 10 minutes per package leaves too little room on a loaded machine.
+go test -race -count=1 -timeout 25m ./...
 
 step "fuzz (short)"
 # Counted runs (-fuzztime Nx): a timed run can end in a spurious "context
 # deadline exceeded" when the time runs out in the middle of an input.
-fuzz() { go test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$3"; }
+fuzz() { go test "$1" -timeout 10m -run '^$' -fuzz "^$2\$" -fuzztime "$3"; }
 fuzz ./lsp/jsonrpc FuzzReadMessage 50000x
 fuzz ./lsp/jsonrpc FuzzReaderEcho 50000x
 fuzz ./workspace FuzzPathFromURI 50000x

@@ -31,7 +31,7 @@ if ! npm ci --no-audit --no-fund --loglevel=error; then
   exit 1
 fi
 cd "$ROOT"
-out=$(AGENTD_AGENTS="$HERE" go test -count=1 ./tests -run '^TestReal(ClaudeCode|GeminiCLI|Codex)' -v 2>&1)
+out=$(AGENTD_AGENTS="$HERE" go test -count=1 -timeout 30m ./tests -run '^TestReal(ClaudeCode|GeminiCLI|Codex)' -v 2>&1)
 code=$?
 printf '%s\n' "$out"
 passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
