@@ -135,8 +135,12 @@ func TestTeamCredentialsNotInClear(t *testing.T) {
 		{Cert: "c.pem", Key: "k.pem"},
 		{Password: "s3cret", Endpoints: []string{"https://127.0.0.1:1", "http://" + addr}},
 	} {
-		r := newRegistry(t, t.TempDir(), func(opts *Options) { opts.Team = o })
-		_, err := r.Open(accepted(t, r, root))
+		// Accepted before this machine had these settings: accepting with
+		// them is refused too (TestTeamAcceptRefusesWhatWouldNotOpen).
+		stateDir := t.TempDir()
+		accepted(t, newRegistry(t, stateDir), root)
+		r := newRegistry(t, stateDir, func(opts *Options) { opts.Team = o })
+		_, err := r.Open(root)
 		if errorCode(err) != "args.invalid" || !strings.Contains(err.Error(), "use https:// endpoints, or drop the credentials") {
 			t.Fatalf("open with %+v: %v; want args.invalid naming the fix", o, err)
 		}
