@@ -238,3 +238,24 @@ func TestShellTextStartingWithDash(t *testing.T) {
 		t.Errorf("goal create -v: exit %d %q, want 2 naming the flag and suggesting --", code, errOut)
 	}
 }
+
+// TestShellShowsControlCharacters: what the shell commands print for a
+// person shows a control character a terminal would act on as <U+XXXX>
+// (docs/security.md): an objective may hold a CR (docs/runtime.md §2.1.1),
+// which printed raw would redraw the line; a CRLF line end stays as it is,
+// and --json keeps the text exact.
+func TestShellShowsControlCharacters(t *testing.T) {
+	e := newEnv(t)
+	ws := []string{"--workspace", e.ws}
+	if _, errOut, code := e.cli(append([]string{"goal", "create", "ship it\rall done\r\nthen docs"}, ws...)...); code != 0 {
+		t.Fatalf("goal create: %d %s", code, errOut)
+	}
+	out, errOut, code := e.cli(append([]string{"goal", "status"}, ws...)...)
+	if code != 0 || !strings.Contains(out, "ship it<U+000D>all done\r\n") || strings.Contains(out, "it\rall") {
+		t.Fatalf("goal status: %d %q %q; want the lone CR shown as <U+000D>, the CRLF kept", code, out, errOut)
+	}
+	out, _, _ = e.cli(append([]string{"goal", "status", "--json"}, ws...)...)
+	if !strings.Contains(out, `ship it\rall done\r\nthen docs`) {
+		t.Fatalf("goal status --json: %q; want the objective exact", out)
+	}
+}

@@ -227,6 +227,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fail(2)
 	}
 	switch sub {
+	case "tool", "state", "goal", "undo", "history", "simulate", "setup", "team":
+		// What these print for a person may hold text from the store or
+		// the repository (visibleWriter); --json is for programs, and JSON
+		// escapes control characters itself.
+		if !o.jsonOut {
+			stdout = visibleWriter{stdout}
+		}
+		stderr = visibleWriter{stderr}
+	}
+	switch sub {
 	case "serve":
 		if len(pos) > 0 {
 			fmt.Fprintf(stderr, "agentd serve: unexpected argument %q\n", pos[0])
