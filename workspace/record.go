@@ -501,3 +501,43 @@ func decodeEventRecord(data []byte) (ev Event, version int, err error) {
 	return Event{Seq: rec.Seq, At: rec.At, Actor: rec.Actor, Kind: rec.Kind, Reason: rec.Reason,
 		Revision: rec.Revision, Before: rec.Before, Payload: rec.Payload}, rec.V, nil
 }
+
+// storedForm returns the session that a reader of data, the stored record
+// of s (encodeSession(s)), gets: what decodeSession(name, data) returns,
+// without decoding data when a copy of s says the same. The record keeps
+// every field of s (TestRecordRoundTrip); its JSON drops only monotonic
+// clock readings (dropped here too), an empty list of turns (read as nil,
+// as cloneSession makes it) and a time's location (a reader gets the same
+// instant and zone offset). Two things it changes are not copied: a string
+// that is not valid UTF-8 (stored with U+FFFD in place of its bad bytes)
+// and a zone offset with seconds (stored in whole minutes); data is decoded
+// for those, as for any U+FFFD in data. TestStoredFormIsWhatIsRead checks
+// that the two agree.
+func (w *Workspace) storedForm(name string, s Session, data []byte) (Session, error) {
+	if bytes.Contains(data, []byte(`\ufffd`)) || bytes.Contains(data, []byte("\uFFFD")) {
+		return w.decodeSession(name, data)
+	}
+	c := cloneSession(s)
+	ok := storedTime(&c.UpdatedAt)
+	if g := c.Goal.Goal; g != nil {
+		ok = storedTime(&g.ActiveSince) && storedTime(&g.CreatedAt) && storedTime(&g.UpdatedAt) && ok
+		if t := g.TaskFile; t != nil && t.ModifiedAt != nil {
+			ok = storedTime(t.ModifiedAt) && ok
+		}
+	}
+	for i := range c.Goal.Queue {
+		ok = storedTime(&c.Goal.Queue[i].AddedAt) && ok
+	}
+	if !ok {
+		return w.decodeSession(name, data)
+	}
+	return c, nil
+}
+
+// storedTime drops t's monotonic clock reading, as its JSON does, and says
+// whether its JSON keeps the instant: a zone offset of whole minutes.
+func storedTime(t *time.Time) bool {
+	*t = t.Round(0)
+	_, offset := t.Zone()
+	return offset%60 == 0
+}

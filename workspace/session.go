@@ -96,3 +96,11 @@ type Notice struct {
 type StoreStatus struct {
 	Stale bool // etcd does not answer: reads serve the last state seen
 }
+
+// cloneSession returns a copy of s that shares no mutable memory with it,
+// so that callers may change what they get (Update's fn, View, notices).
+func cloneSession(s Session) Session {
+	s.Todos = todo.Clone(s.Todos)
+	s.Goal = s.Goal.Clone()
+	return s
+}
