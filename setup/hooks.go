@@ -29,8 +29,13 @@ var hookEvents = map[string][]hookEvent{
 		{"Stop", ""}, {"StopFailure", ""}, {"SessionEnd", ""}},
 	"gemini": {{"BeforeAgent", ""}, {"BeforeModel", ""}, {"AfterModel", ""}, {"BeforeTool", ".*"}, {"AfterTool", "write_todos"},
 		{"AfterAgent", ""}, {"SessionEnd", ""}},
-	"codex": {{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"PostToolUse", ""}, {"Stop", ""}, {"StopFailure", ""}},
+	"codex": {{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"PostToolUse", ""}, {"Stop", ""}, {"Interrupt", ""}, {"SessionEnd", ""}},
 }
+
+// retiredHookEvents are events an older setup installed that the agent
+// does not have: setup removes its own groups there (Codex 0.169 has no
+// StopFailure, issue 26).
+var retiredHookEvents = map[string][]hookEvent{"codex": {{"StopFailure", ""}}}
 
 // hookTimeout is each agent's hook timeout, in its unit (Gemini CLI counts
 // milliseconds, the others seconds): well above agentd hook's own 2 s.
@@ -202,7 +207,9 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 	}
 	marker := "hook " + opts.Agent
 	action := Already
-	for _, ev := range hookEvents[opts.Agent] {
+	events := hookEvents[opts.Agent]
+	for i, ev := range slices.Concat(events, retiredHookEvents[opts.Agent]) {
+		remove := opts.Remove || i >= len(events)
 		want := hookGroup(opts.Agent, hookCommand(opts), ev)
 		var groups []json.RawMessage
 		if raw, ok := hooks.get(ev.name); ok {
@@ -224,9 +231,9 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 		}
 		edit := Added
 		switch {
-		case opts.Remove && len(at) > 0:
+		case remove && len(at) > 0:
 			edit = Removed
-		case opts.Remove || len(at) == 1 && current:
+		case remove || len(at) == 1 && current:
 			continue
 		case len(at) > 0:
 			edit = Updated
@@ -242,6 +249,9 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 		}
 		if edit == Added {
 			kept = append(kept, mustJSON(want))
+		}
+		if edit == Removed && !opts.Remove {
+			edit = Updated // a retired event's group, gone in an install
 		}
 		action = combine(action, edit)
 		if len(kept) == 0 {

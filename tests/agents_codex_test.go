@@ -19,14 +19,16 @@ import (
 )
 
 // responsesModel is an OpenAI Responses API on 127.0.0.1 that answers
-// each call with the text of the next reply of its script, with its
-// output tokens, and counts the calls.
+// each call with the next reply of its script (a text, or a function call
+// of reply.tool with reply.input as its arguments), with its output
+// tokens, and keeps each request's body.
 type responsesModel struct {
 	url    string
 	script []reply
 
-	mu    sync.Mutex
-	calls int
+	mu       sync.Mutex
+	calls    int
+	requests []string
 }
 
 func newResponsesModel(t *testing.T, script []reply) *responsesModel {
@@ -47,14 +49,22 @@ func (m *responsesModel) called() int {
 	return m.calls
 }
 
+// bodies are the requests' bodies, in order.
+func (m *responsesModel) bodies() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.requests...)
+}
+
 func (m *responsesModel) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
 		http.NotFound(w, r)
 		return
 	}
-	io.Copy(io.Discard, r.Body)
+	body, _ := io.ReadAll(r.Body)
 	m.mu.Lock()
 	m.calls++
+	m.requests = append(m.requests, string(body))
 	n := m.calls
 	rp := reply{text: "Past the script.", tokens: 1000}
 	if n <= len(m.script) {
@@ -65,11 +75,15 @@ func (m *responsesModel) serve(w http.ResponseWriter, r *http.Request) {
 	ev := &sseWriter{w: bufio.NewWriter(w)}
 	id, msgID := fmt.Sprintf("resp_%d", n), fmt.Sprintf("msg_%d", n)
 	ev.send("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
-	ev.send("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0,
-		"item": map[string]any{"type": "message", "id": msgID, "role": "assistant", "content": []any{}}})
-	ev.send("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0,
-		"item": map[string]any{"type": "message", "id": msgID, "role": "assistant", "status": "completed",
-			"content": []any{map[string]any{"type": "output_text", "text": rp.text, "annotations": []any{}}}}})
+	item := map[string]any{"type": "message", "id": msgID, "role": "assistant", "status": "completed",
+		"content": []any{map[string]any{"type": "output_text", "text": rp.text, "annotations": []any{}}}}
+	if rp.tool != "" {
+		args, _ := json.Marshal(rp.input)
+		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%d", n),
+			"name": rp.tool, "arguments": string(args), "status": "completed"}
+	}
+	ev.send("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
+	ev.send("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
 	ev.send("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": id, "usage": map[string]any{
 		"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
 		"output_tokens": rp.tokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 10 + rp.tokens}}})
