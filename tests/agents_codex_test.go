@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,4 +151,84 @@ func TestRealCodexSameWords(t *testing.T) {
 		t.Fatalf("%d model calls, want 3", n)
 	}
 	checkBudgetOutcome(t, a, lc, 11+13+17)
+}
+
+// markGraceRefusal opens the refusal of a tool called in a grace step
+// (goal.GraceStepRefusal).
+const markGraceRefusal = "Not run: the goal's budget is spent and the goal is blocked."
+
+// TestRealCodexGraceStepRefusal: a 100-token budget crossed mid-turn by a
+// response with a tool call (150 output tokens) grants one grace step
+// whose tool call is refused unexecuted (docs/runtime.md §2.4): Codex
+// writes the response's token_count a tool call late, so agentd counts its
+// token_usage_record (issue 26). The refused call's file never exists,
+// the model gets the refusal, and the goal is blocked by its token budget.
+func TestRealCodexGraceStepRefusal(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newResponsesModel(t, []reply{
+		{tool: "exec_command", input: map[string]any{"cmd": "touch first"}, tokens: 150},
+		{tool: "exec_command", input: map[string]any{"cmd": "touch forbidden"}, tokens: 7},
+		{text: "Stopping: the budget is spent.", tokens: 5},
+	})
+	lc, codex := codexRun(t, a, model)
+	for _, args := range [][]string{{"goal", "create", "Ship the parser"}, {"goal", "budget", "100", "tokens"}} {
+		if out, errOut, code := a.cli(append(args, "--workspace", a.ws)...); code != 0 {
+			t.Fatalf("agentd %v: %s%s", args, out, errOut)
+		}
+	}
+	out := codex("Work on the goal.")
+	if _, err := os.Stat(filepath.Join(a.ws, "first")); err != nil {
+		t.Errorf("the first step's tool did not run: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(a.ws, "forbidden")); err == nil {
+		t.Errorf("the grace step's tool call ran: %s exists\n%s", filepath.Join(a.ws, "forbidden"), out)
+	}
+	bodies := model.bodies()
+	if len(bodies) != 3 {
+		t.Fatalf("%d model calls, want 3\n%s", len(bodies), out)
+	}
+	if !strings.Contains(bodies[2], markGraceRefusal) {
+		t.Errorf("the model's third call lacks the grace step's refusal:\n%s", bodies[2])
+	}
+	var st struct {
+		Goal *goalCounts `json:"goal"`
+	}
+	lc.MustExec("agentd.state", map[string]any{}, &st)
+	want := &goalCounts{Status: "blocked", TurnsUsed: 1, TokensUsed: 150 + 7 + 5, TerminalReason: "budget reached: token budget of 100 tokens"}
+	if st.Goal == nil || *st.Goal != *want {
+		t.Errorf("goal after the agent: %+v, want %+v", st.Goal, want)
+	}
+}
+
+// TestRealCodexOneGoalSystem: after `agentd setup codex` the project's
+// config turns Codex's own goals feature off, so the model's tools hold
+// none of Codex's goal tools (create_goal, get_goal, update_goal): agentd's
+// are its one goal system.
+func TestRealCodexOneGoalSystem(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newResponsesModel(t, []reply{{text: "Hello.", tokens: 3}})
+	_, codex := codexRun(t, a, model)
+	codex("Say hello.")
+	bodies := model.bodies()
+	if len(bodies) == 0 {
+		t.Fatal("no model call")
+	}
+	var req struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(bodies[0]), &req); err != nil || len(req.Tools) == 0 {
+		t.Fatalf("the request's tools (%v): %.300s", err, bodies[0])
+	}
+	var names []string
+	for _, tl := range req.Tools {
+		names = append(names, tl.Name)
+		if strings.HasSuffix(tl.Name, "_goal") {
+			t.Errorf("the model got Codex's own goal tool %s", tl.Name)
+		}
+	}
+	if !slices.Contains(names, "exec_command") {
+		t.Errorf("the model's tools %q lack exec_command: the request was not read right", names)
+	}
 }
