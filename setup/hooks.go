@@ -41,6 +41,11 @@ var retiredHookEvents = map[string][]hookEvent{"codex": {{"StopFailure", ""}}}
 // milliseconds, the others seconds): well above agentd hook's own 2 s.
 var hookTimeout = map[string]int{"claude": 10, "gemini": 10000, "codex": 10}
 
+// eventTimeout is the timeout of an event whose agent allows less than
+// hookTimeout (Codex 0.169 clamps its Interrupt and SessionEnd hooks to 3 s
+// and warns at each run), still above agentd hook's 2 s.
+var eventTimeout = map[string]int{"codex Interrupt": 3, "codex SessionEnd": 3}
+
 // hooksPath is the agent's hooks file for the scope of opts, "" when setup
 // installs no hooks for it.
 func hooksPath(opts Options) (string, error) {
@@ -135,7 +140,11 @@ func hookGroup(agent, line string, ev hookEvent) object {
 	var h, g object
 	h.set("type", mustJSON("command"))
 	h.set("command", mustJSON(line))
-	h.set("timeout", mustJSON(hookTimeout[agent]))
+	timeout, ok := eventTimeout[agent+" "+ev.name]
+	if !ok {
+		timeout = hookTimeout[agent]
+	}
+	h.set("timeout", mustJSON(timeout))
 	if ev.matcher != "" {
 		g.set("matcher", mustJSON(ev.matcher))
 	}
