@@ -106,8 +106,7 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 		added = added || c.Action == setup.Added || c.Action == setup.Updated
 	}
 	// Codex's hooks may still wait for the user's trust when nothing
-	// changed: its step is said then too (docs/hooks.md, "Codex: trusting
-	// the hooks").
+	// changed: its step is said then too (docs/hooks.md, "Codex").
 	if added || opts.Agent == "codex" && !o.remove {
 		hint := opts.Agent
 		if o.user {
