@@ -12,11 +12,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // responsesModel is an OpenAI Responses API on 127.0.0.1 that answers
@@ -30,6 +33,10 @@ type responsesModel struct {
 	mu       sync.Mutex
 	calls    int
 	requests []string
+
+	// held, when set, gets each request before its answer, which then
+	// waits for release to close.
+	held, release chan struct{}
 }
 
 func newResponsesModel(t *testing.T, script []reply) *responsesModel {
@@ -72,6 +79,14 @@ func (m *responsesModel) serve(w http.ResponseWriter, r *http.Request) {
 		rp = m.script[n-1]
 	}
 	m.mu.Unlock()
+	if m.held != nil {
+		m.held <- struct{}{}
+		select {
+		case <-m.release:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	ev := &sseWriter{w: bufio.NewWriter(w)}
 	id, msgID := fmt.Sprintf("resp_%d", n), fmt.Sprintf("msg_%d", n)
@@ -230,5 +245,44 @@ func TestRealCodexOneGoalSystem(t *testing.T) {
 	}
 	if !slices.Contains(names, "exec_command") {
 		t.Errorf("the model's tools %q lack exec_command: the request was not read right", names)
+	}
+}
+
+// TestRealCodexInterruptPausesTheGoal: the user interrupting `codex exec`
+// (SIGINT, as Ctrl-C) while the model is answering fires Codex's
+// Interrupt hook, which setup installs: the open turn ends cancelled and
+// the goal pauses, as when the user interrupts any agent.
+func TestRealCodexInterruptPausesTheGoal(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newResponsesModel(t, []reply{{text: "Hello.", tokens: 3}})
+	model.held, model.release = make(chan struct{}, 1), make(chan struct{})
+	defer close(model.release)
+	lc, _ := codexRun(t, a, model)
+	userGoal(t, a)
+	codex := filepath.Join(agentsDir(t), "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl", "bin", "codex")
+	cmd := exec.Command(codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "Work on the goal.")
+	var out strings.Builder
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = a.ws, a.environ("CODEX_HOME="+filepath.Join(a.home, ".codex"), "SCRIPTED_API_KEY=dummy"), &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-model.held: // the turn is under way: the model was called
+	case err := <-done:
+		t.Fatalf("codex exec ended before calling the model: %v\n%s", err, &out)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(agentLimit):
+		cmd.Process.Kill()
+		t.Fatalf("codex exec did not end after SIGINT\n%s", &out)
+	}
+	if gc := lc.awaitGoal("pause"); gc.Change.Actor != "user" || gc.Change.Reason != "paused after the user interrupted the turn" || gc.Goal == nil || gc.Goal.TurnsUsed != 1 {
+		t.Errorf("the editor's pause notice: %+v\n%s", gc, &out)
 	}
 }
