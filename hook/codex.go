@@ -190,14 +190,18 @@ func (h codex) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, 
 }
 
 // awaitRecord reads the rollout until the record of the response that
-// called ev's tool is read, for up to recordWait.
+// called ev's tool is read, for up to recordWait: in a rollout with
+// records, or one with no response counted yet (the session's first, whose
+// record may come); an older Codex, whose rollout has none, pays the wait
+// once per rollout.
 func (h codex) awaitRecord(ctx context.Context, ev event, c *cursor) error {
 	deadline := time.Now().Add(recordWait)
 	for {
 		if err := h.read(ev, c); err != nil {
 			return err
 		}
-		if !c.Records || len(ev.toolIDs) == 0 || !slices.Contains(c.Calls, ev.toolIDs[0]) || !time.Now().Before(deadline) {
+		records := c.Records || c.Total == 0 && c.UnclaimedResponses == 0
+		if !records || len(ev.toolIDs) == 0 || !slices.Contains(c.Calls, ev.toolIDs[0]) || !time.Now().Before(deadline) {
 			return nil
 		}
 		select {

@@ -10,7 +10,8 @@ import (
 
 // TestCodexBoundaryAwaitsItsRecord: a PostToolUse whose tool's call is in
 // the rollout before its response's token_usage_record waits for the
-// record and ends the step with its tokens; the PostToolUse of a parallel
+// record and ends the step with its tokens (also for the rollout's first
+// response, before any record was read); the PostToolUse of a parallel
 // call of the same response then ends nothing; the response's late
 // token_count events count nothing again (docs/hooks.md, "Codex").
 func TestCodexBoundaryAwaitsItsRecord(t *testing.T) {
@@ -27,6 +28,7 @@ func TestCodexBoundaryAwaitsItsRecord(t *testing.T) {
 		}
 	}
 	const (
+		call0   = `{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"call_0"}}`
 		record0 = `{"type":"token_usage_record","payload":{"response_id":"resp_0","usage":{"output_tokens":3}}}`
 		call1   = `{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"call_1"}}`
 		call2   = `{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"call_2"}}`
@@ -35,23 +37,28 @@ func TestCodexBoundaryAwaitsItsRecord(t *testing.T) {
 	)
 	var c cursor
 	ctx := context.Background()
-	appendLines(record0)
-	if n, _, err := (codex{}).tokens(ctx, event{transcript: path}, &c); err != nil || n != 3 {
-		t.Fatalf("the first response: %d tokens (%v), want 3", n, err)
+	// boundary ends the step of call's response, whose record comes 150ms
+	// after its call line.
+	boundary := func(call, callLine, record string, want int64) {
+		t.Helper()
+		appendLines(callLine)
+		go func() {
+			time.Sleep(150 * time.Millisecond)
+			appendLines(record)
+		}()
+		start := time.Now()
+		n, fresh, err := codex{}.boundary(ctx, event{transcript: path, toolIDs: []string{call}}, &c)
+		if err != nil || !fresh || n != want {
+			t.Fatalf("PostToolUse of %s: %d tokens, fresh %v (%v); want the record's %d", call, n, fresh, err, want)
+		}
+		if waited := time.Since(start); waited < 100*time.Millisecond || waited >= recordWait {
+			t.Errorf("PostToolUse of %s waited %v for the record written after 150ms", call, waited)
+		}
 	}
-	appendLines(call1, call2)
-	go func() {
-		time.Sleep(150 * time.Millisecond)
-		appendLines(record1)
-	}()
-	start := time.Now()
-	n, fresh, err := codex{}.boundary(ctx, event{transcript: path, toolIDs: []string{"call_1"}}, &c)
-	if err != nil || !fresh || n != 12 {
-		t.Fatalf("PostToolUse of call_1: %d tokens, fresh %v (%v); want the record's 12", n, fresh, err)
-	}
-	if waited := time.Since(start); waited < 100*time.Millisecond || waited >= recordWait {
-		t.Errorf("waited %v for the record written after 150ms", waited)
-	}
+	// The rollout's first response: no record read yet, but one may come.
+	boundary("call_0", call0, record0, 3)
+	appendLines(call1)
+	boundary("call_1", call2, record1, 12)
 	appendLines(late)
 	if n, fresh, err := (codex{}).boundary(ctx, event{transcript: path, toolIDs: []string{"call_2"}}, &c); err != nil || fresh || n != 0 {
 		t.Errorf("PostToolUse of call_2, a parallel call of the same response: %d tokens, fresh %v (%v); want nothing", n, fresh, err)
