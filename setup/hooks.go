@@ -214,7 +214,6 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 			return "", nil, fmt.Errorf("%s: \"hooks\" is not an object: changed nothing; fix the file, then run agentd setup again", path)
 		}
 	}
-	marker := "hook " + opts.Agent
 	action := Already
 	events := hookEvents[opts.Agent]
 	for i, ev := range slices.Concat(events, retiredHookEvents[opts.Agent]) {
@@ -226,38 +225,12 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 				return "", nil, fmt.Errorf("%s: \"hooks.%s\" is not an array: changed nothing; fix the file, then run agentd setup again", path, ev.name)
 			}
 		}
-		var at []int // setup's groups, for this agentd or another
-		current := false
-		for i, g := range groups {
-			var v any
-			switch {
-			case json.Unmarshal(g, &v) == nil && (same(v, want) || ourGroup(opts.Agent, ev, v)):
-				at = append(at, i)
-				current = current || same(v, want)
-			case strings.Contains(string(g), marker):
-				return "", nil, notOurs(path, "hooks."+ev.name+" group running agentd "+marker)
-			}
+		edit, kept, err := editGroups(path, opts.Agent, ev, want, groups, remove)
+		if err != nil {
+			return "", nil, err
 		}
-		edit := Added
-		switch {
-		case remove && len(at) > 0:
-			edit = Removed
-		case remove || len(at) == 1 && current:
+		if edit == Already {
 			continue
-		case len(at) > 0:
-			edit = Updated
-		}
-		kept := groups[:0:0]
-		for i, g := range groups {
-			switch {
-			case !slices.Contains(at, i):
-				kept = append(kept, g)
-			case edit == Updated && i == at[0]:
-				kept = append(kept, mustJSON(want)) // in the place of the old one
-			}
-		}
-		if edit == Added {
-			kept = append(kept, mustJSON(want))
 		}
 		if edit == Removed && !opts.Remove {
 			edit = Updated // a retired event's group, gone in an install
@@ -287,4 +260,46 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 	}
 	top.set("hooks", mustJSON(hooks))
 	return action, indented(top), nil
+}
+
+// editGroups adds setup's group want to the groups of event ev (or, with
+// remove, takes setup's groups out): the edit, Already when there is none,
+// and the groups after it. A group that runs `agentd hook` but is not one
+// setup writes is refused.
+func editGroups(path, agent string, ev hookEvent, want object, groups []json.RawMessage, remove bool) (Action, []json.RawMessage, error) {
+	marker := "hook " + agent
+	var at []int // setup's groups, for this agentd or another
+	current := false
+	for i, g := range groups {
+		var v any
+		switch {
+		case json.Unmarshal(g, &v) == nil && (same(v, want) || ourGroup(agent, ev, v)):
+			at = append(at, i)
+			current = current || same(v, want)
+		case strings.Contains(string(g), marker):
+			return "", nil, notOurs(path, "hooks."+ev.name+" group running agentd "+marker)
+		}
+	}
+	edit := Added
+	switch {
+	case remove && len(at) > 0:
+		edit = Removed
+	case remove || len(at) == 1 && current:
+		return Already, groups, nil
+	case len(at) > 0:
+		edit = Updated
+	}
+	kept := groups[:0:0]
+	for i, g := range groups {
+		switch {
+		case !slices.Contains(at, i):
+			kept = append(kept, g)
+		case edit == Updated && i == at[0]:
+			kept = append(kept, mustJSON(want)) // in the place of the old one
+		}
+	}
+	if edit == Added {
+		kept = append(kept, mustJSON(want))
+	}
+	return edit, kept, nil
 }
