@@ -97,6 +97,9 @@ func (m *responsesModel) serve(w http.ResponseWriter, r *http.Request) {
 		args, _ := json.Marshal(rp.input)
 		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%d", n),
 			"name": rp.tool, "arguments": string(args), "status": "completed"}
+		if ns, name, ok := strings.Cut(rp.tool, "/"); ok { // an MCP server's tool: "mcp__agentd/TodoList"
+			item["namespace"], item["name"] = ns, name
+		}
 	}
 	ev.send("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
 	ev.send("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
@@ -180,8 +183,29 @@ const markGraceRefusal = "Not run: the goal's budget is spent and the goal is bl
 // the model gets the refusal, and the goal is blocked by its token budget.
 func TestRealCodexGraceStepRefusal(t *testing.T) {
 	a := newAgentEnv(t)
+	codexGraceStep(t, a, reply{tool: "exec_command", input: map[string]any{"cmd": "touch first"}, tokens: 150})
+	if _, err := os.Stat(filepath.Join(a.ws, "first")); err != nil {
+		t.Errorf("the first step's tool did not run: %v", err)
+	}
+}
+
+// TestRealCodexGraceStepAfterAgentdTool: as TestRealCodexGraceStepRefusal
+// with agentd's own TodoList (an MCP tool, whose PostToolUse ends the step
+// too) as the tool of the response that crosses the budget.
+func TestRealCodexGraceStepAfterAgentdTool(t *testing.T) {
+	a := newAgentEnv(t)
+	codexGraceStep(t, a, reply{tool: "mcp__agentd/TodoList", input: scriptTodos, tokens: 150})
+	if out, _, _ := a.cli("state", "--workspace", a.ws); !strings.Contains(out, "read the code") {
+		t.Errorf("the first step's TodoList did not run:\n%s", out)
+	}
+}
+
+// codexGraceStep runs Codex under a 100-token budget on first (150
+// tokens, a tool call), a call of exec_command that would create the file
+// forbidden, and a closing text; the second call must be refused.
+func codexGraceStep(t *testing.T, a *agentEnv, first reply) {
 	model := newResponsesModel(t, []reply{
-		{tool: "exec_command", input: map[string]any{"cmd": "touch first"}, tokens: 150},
+		first,
 		{tool: "exec_command", input: map[string]any{"cmd": "touch forbidden"}, tokens: 7},
 		{text: "Stopping: the budget is spent.", tokens: 5},
 	})
@@ -192,9 +216,6 @@ func TestRealCodexGraceStepRefusal(t *testing.T) {
 		}
 	}
 	out := codex("Work on the goal.")
-	if _, err := os.Stat(filepath.Join(a.ws, "first")); err != nil {
-		t.Errorf("the first step's tool did not run: %v\n%s", err, out)
-	}
 	if _, err := os.Stat(filepath.Join(a.ws, "forbidden")); err == nil {
 		t.Errorf("the grace step's tool call ran: %s exists\n%s", filepath.Join(a.ws, "forbidden"), out)
 	}
