@@ -3,14 +3,17 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // codex is Codex's hooks (docs/hooks.md): UserPromptSubmit, PostToolUse
-// (also for its update_plan tool), Stop, StopFailure and PreToolUse. Codex
-// refuses output keys it does not know, so only documented keys are
-// printed. Output tokens come from the rollout transcript: the
-// total_token_usage of its token_count events.
+// (also for its update_plan tool), Stop, PreToolUse, Interrupt and
+// SessionEnd (Codex 0.169 has no StopFailure). Codex refuses output keys it
+// does not know, so only documented keys are printed. Output tokens come
+// from the rollout transcript: its token_usage_record lines (read).
 type codex struct{}
 
 type codexInput struct {
@@ -22,8 +25,6 @@ type codexInput struct {
 	Cwd            string          `json:"cwd"`
 	ToolName       string          `json:"tool_name"`
 	ToolInput      json.RawMessage `json:"tool_input"`
-	Error          string          `json:"error"`
-	ErrorDetails   string          `json:"error_details"`
 }
 
 func (codex) parse(raw []byte) (event, error) {
@@ -34,6 +35,7 @@ func (codex) parse(raw []byte) (event, error) {
 	ev := event{name: in.HookEventName, session: in.SessionID, id: in.TurnID, cwd: in.Cwd, transcript: in.TranscriptPath, tool: in.ToolName}
 	if in.ToolUseID != "" {
 		ev.id += "/" + in.ToolUseID
+		ev.toolIDs = []string{in.ToolUseID}
 	}
 	switch in.HookEventName {
 	case "UserPromptSubmit":
@@ -57,8 +59,8 @@ func (codex) parse(raw []byte) (event, error) {
 		}
 	case "Stop":
 		ev.kind = kindStop
-	case "StopFailure":
-		ev.kind, ev.errKind, ev.errMsg = kindFailure, errorKind(in.Error), in.ErrorDetails
+	case "Interrupt", "SessionEnd":
+		ev.kind = kindEnd
 	case "PreToolUse":
 		ev.kind = kindGate
 	case "":
@@ -74,7 +76,11 @@ func (codex) render(ev event, o outcome) ([]byte, error) { return claude{}.rende
 type codexLine struct {
 	Type    string `json:"type"`
 	Payload struct {
-		Type string `json:"type"`
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+		Usage  *struct {
+			OutputTokens int64 `json:"output_tokens"`
+		} `json:"usage"`
 		Info *struct {
 			TotalTokenUsage struct {
 				OutputTokens int64 `json:"output_tokens"`
@@ -83,22 +89,46 @@ type codexLine struct {
 	} `json:"payload"`
 }
 
-// read reads the rollout's new lines into the cursor: the growth of the
-// cumulative output tokens of its token_count events, each growth one
-// model response, unclaimed until tokens takes them.
+// recordWait is how long a PostToolUse waits for the token_usage_record of
+// its tool's model response, which Codex writes as the response completes,
+// beside the tool run that its hook follows.
+const recordWait = 800 * time.Millisecond
+
+// read reads the rollout's new lines into the cursor: each model
+// response's output tokens, unclaimed until tokens takes them. Codex 0.169
+// writes a token_usage_record (the response's usage) as each response
+// completes; its token_count events carry the same counts cumulatively but
+// are written after the response's tool calls have run, a step late
+// (issue 26). So a rollout with records counts those, and one without
+// (an older Codex) the growth of token_count's total. The call ids of a
+// response are kept until its record is read (Calls).
 func (codex) read(ev event, c *cursor) error {
 	if c.Transcript != ev.transcript {
-		c.Total = 0 // another rollout file counts from its start
+		c.Total, c.Records, c.Calls = 0, false, nil // another rollout file counts from its start
 	}
 	return readNew(ev.transcript, c, func(b []byte) {
 		var l codexLine
-		if json.Unmarshal(b, &l) != nil || l.Type != "event_msg" || l.Payload.Type != "token_count" || l.Payload.Info == nil {
+		if json.Unmarshal(b, &l) != nil {
 			return
 		}
-		if n := l.Payload.Info.TotalTokenUsage.OutputTokens; n > c.Total {
-			c.Unclaimed += n - c.Total
-			c.Total = n
+		p := l.Payload
+		switch {
+		case l.Type == "token_usage_record" && p.Usage != nil:
+			c.Records, c.Calls = true, nil
+			c.Unclaimed += p.Usage.OutputTokens
+			c.Total += p.Usage.OutputTokens
 			c.UnclaimedResponses++
+		case l.Type == "response_item" && p.CallID != "" && strings.HasSuffix(p.Type, "_call"):
+			if len(c.Calls) < maxBatchIDs {
+				c.Calls = append(c.Calls, p.CallID)
+			}
+		case l.Type == "event_msg" && p.Type == "token_count" && p.Info != nil && !c.Records:
+			c.Calls = nil
+			if n := p.Info.TotalTokenUsage.OutputTokens; n > c.Total {
+				c.Unclaimed += n - c.Total
+				c.Total = n
+				c.UnclaimedResponses++
+			}
 		}
 	})
 }
@@ -140,16 +170,46 @@ func (h codex) key(ctx context.Context, ev event, raw []byte, c *cursor) (string
 	return "", nil
 }
 
-// boundary: a PostToolUse with no model response since the last one is
-// another tool of the same response (parallel tool calls) or a repeat.
+// boundary: a PostToolUse ends the step of its tool's model response. In
+// a rollout with records it first waits up to recordWait for that
+// response's record when its call is read and the record is not. A
+// PostToolUse with no model response since the last one is another tool
+// of the same response (parallel tool calls) or a repeat.
 func (h codex) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
 	saved := *c
+	if err := h.awaitRecord(ctx, ev, c); err != nil {
+		*c = saved
+		return 0, false, err
+	}
 	n, responses, err := h.tokens(ctx, ev, c)
 	if err != nil || responses == 0 {
 		*c = saved
 		return 0, false, err
 	}
 	return n, true, nil
+}
+
+// awaitRecord reads the rollout until the record of the response that
+// called ev's tool is read, for up to recordWait: in a rollout with
+// records, or one with no response counted yet (the session's first, whose
+// record may come); an older Codex, whose rollout has none, pays the wait
+// once per rollout.
+func (h codex) awaitRecord(ctx context.Context, ev event, c *cursor) error {
+	deadline := time.Now().Add(recordWait)
+	for {
+		if err := h.read(ev, c); err != nil {
+			return err
+		}
+		records := c.Records || c.Total == 0 && c.UnclaimedResponses == 0
+		if !records || len(ev.toolIDs) == 0 || !slices.Contains(c.Calls, ev.toolIDs[0]) || !time.Now().Before(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func (codex) beginsContinuation() bool { return true }

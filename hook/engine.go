@@ -72,7 +72,12 @@ type cursor struct {
 	Unclaimed          int64 `json:"unclaimed,omitempty"`
 	UnclaimedResponses int   `json:"unclaimedResponses,omitempty"`
 	// Total is the cumulative output tokens counted so far (Codex).
-	Total int64 `json:"total,omitempty"`
+	// Records: the rollout has token_usage_record lines (Codex 0.169), so
+	// its token_count events, written a tool call later, are not counted;
+	// Calls are the call ids of the response whose record is not read yet.
+	Total   int64    `json:"total,omitempty"`
+	Records bool     `json:"records,omitempty"`
+	Calls   []string `json:"calls,omitempty"`
 	// Pending and Responded: the open step's model response (Gemini CLI).
 	Pending   int64 `json:"pending,omitempty"`
 	Responded bool  `json:"responded,omitempty"`

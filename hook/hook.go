@@ -115,7 +115,7 @@ type event struct {
 	subagent   string // the subagent's id when a subagent fired it
 	// prompt and boundary
 	messages json.RawMessage // Gemini CLI BeforeModel: llm_request.messages
-	toolIDs  []string        // Claude Code PostToolBatch: the batch's tool_use ids
+	toolIDs  []string        // Claude Code PostToolBatch: the batch's tool_use ids; Codex: the tool event's
 	// Gemini CLI AfterModel
 	outputTokens int64
 	finished     bool // the response chunk carries a finish reason

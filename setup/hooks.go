@@ -29,12 +29,22 @@ var hookEvents = map[string][]hookEvent{
 		{"Stop", ""}, {"StopFailure", ""}, {"SessionEnd", ""}},
 	"gemini": {{"BeforeAgent", ""}, {"BeforeModel", ""}, {"AfterModel", ""}, {"BeforeTool", ".*"}, {"AfterTool", "write_todos"},
 		{"AfterAgent", ""}, {"SessionEnd", ""}},
-	"codex": {{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"PostToolUse", ""}, {"Stop", ""}, {"StopFailure", ""}},
+	"codex": {{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"PostToolUse", ""}, {"Stop", ""}, {"Interrupt", ""}, {"SessionEnd", ""}},
 }
+
+// retiredHookEvents are events an older setup installed that the agent
+// does not have: setup removes its own groups there (Codex 0.169 has no
+// StopFailure, issue 26).
+var retiredHookEvents = map[string][]hookEvent{"codex": {{"StopFailure", ""}}}
 
 // hookTimeout is each agent's hook timeout, in its unit (Gemini CLI counts
 // milliseconds, the others seconds): well above agentd hook's own 2 s.
 var hookTimeout = map[string]int{"claude": 10, "gemini": 10000, "codex": 10}
+
+// eventTimeout is the timeout of an event whose agent allows less than
+// hookTimeout (Codex 0.169 clamps its Interrupt and SessionEnd hooks to 3 s
+// and warns at each run), still above agentd hook's 2 s.
+var eventTimeout = map[string]int{"codex Interrupt": 3, "codex SessionEnd": 3}
 
 // hooksPath is the agent's hooks file for the scope of opts, "" when setup
 // installs no hooks for it.
@@ -130,7 +140,11 @@ func hookGroup(agent, line string, ev hookEvent) object {
 	var h, g object
 	h.set("type", mustJSON("command"))
 	h.set("command", mustJSON(line))
-	h.set("timeout", mustJSON(hookTimeout[agent]))
+	timeout, ok := eventTimeout[agent+" "+ev.name]
+	if !ok {
+		timeout = hookTimeout[agent]
+	}
+	h.set("timeout", mustJSON(timeout))
 	if ev.matcher != "" {
 		g.set("matcher", mustJSON(ev.matcher))
 	}
@@ -200,9 +214,10 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 			return "", nil, fmt.Errorf("%s: \"hooks\" is not an object: changed nothing; fix the file, then run agentd setup again", path)
 		}
 	}
-	marker := "hook " + opts.Agent
 	action := Already
-	for _, ev := range hookEvents[opts.Agent] {
+	events := hookEvents[opts.Agent]
+	for i, ev := range slices.Concat(events, retiredHookEvents[opts.Agent]) {
+		remove := opts.Remove || i >= len(events)
 		want := hookGroup(opts.Agent, hookCommand(opts), ev)
 		var groups []json.RawMessage
 		if raw, ok := hooks.get(ev.name); ok {
@@ -210,38 +225,15 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 				return "", nil, fmt.Errorf("%s: \"hooks.%s\" is not an array: changed nothing; fix the file, then run agentd setup again", path, ev.name)
 			}
 		}
-		var at []int // setup's groups, for this agentd or another
-		current := false
-		for i, g := range groups {
-			var v any
-			switch {
-			case json.Unmarshal(g, &v) == nil && (same(v, want) || ourGroup(opts.Agent, ev, v)):
-				at = append(at, i)
-				current = current || same(v, want)
-			case strings.Contains(string(g), marker):
-				return "", nil, notOurs(path, "hooks."+ev.name+" group running agentd "+marker)
-			}
+		edit, kept, err := editGroups(path, opts.Agent, ev, want, groups, remove)
+		if err != nil {
+			return "", nil, err
 		}
-		edit := Added
-		switch {
-		case opts.Remove && len(at) > 0:
-			edit = Removed
-		case opts.Remove || len(at) == 1 && current:
+		if edit == Already {
 			continue
-		case len(at) > 0:
-			edit = Updated
 		}
-		kept := groups[:0:0]
-		for i, g := range groups {
-			switch {
-			case !slices.Contains(at, i):
-				kept = append(kept, g)
-			case edit == Updated && i == at[0]:
-				kept = append(kept, mustJSON(want)) // in the place of the old one
-			}
-		}
-		if edit == Added {
-			kept = append(kept, mustJSON(want))
+		if edit == Removed && !opts.Remove {
+			edit = Updated // a retired event's group, gone in an install
 		}
 		action = combine(action, edit)
 		if len(kept) == 0 {
@@ -268,4 +260,46 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 	}
 	top.set("hooks", mustJSON(hooks))
 	return action, indented(top), nil
+}
+
+// editGroups adds setup's group want to the groups of event ev (or, with
+// remove, takes setup's groups out): the edit, Already when there is none,
+// and the groups after it. A group that runs `agentd hook` but is not one
+// setup writes is refused.
+func editGroups(path, agent string, ev hookEvent, want object, groups []json.RawMessage, remove bool) (Action, []json.RawMessage, error) {
+	marker := "hook " + agent
+	var at []int // setup's groups, for this agentd or another
+	current := false
+	for i, g := range groups {
+		var v any
+		switch {
+		case json.Unmarshal(g, &v) == nil && (same(v, want) || ourGroup(agent, ev, v)):
+			at = append(at, i)
+			current = current || same(v, want)
+		case strings.Contains(string(g), marker):
+			return "", nil, notOurs(path, "hooks."+ev.name+" group running agentd "+marker)
+		}
+	}
+	edit := Added
+	switch {
+	case remove && len(at) > 0:
+		edit = Removed
+	case remove || len(at) == 1 && current:
+		return Already, groups, nil
+	case len(at) > 0:
+		edit = Updated
+	}
+	kept := groups[:0:0]
+	for i, g := range groups {
+		switch {
+		case !slices.Contains(at, i):
+			kept = append(kept, g)
+		case edit == Updated && i == at[0]:
+			kept = append(kept, mustJSON(want)) // in the place of the old one
+		}
+	}
+	if edit == Added {
+		kept = append(kept, mustJSON(want))
+	}
+	return edit, kept, nil
 }

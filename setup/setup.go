@@ -109,7 +109,7 @@ func Plan(opts Options) (Change, error) {
 	}
 	want := entry(opts.Agent, opts.Command)
 	if opts.Agent == "codex" {
-		c.Action, c.After, err = planTOML(path, c.Before, want, opts.Remove)
+		c.Action, c.After, err = planCodexConfig(path, c.Before, want, opts.Remove)
 	} else {
 		c.Action, c.After, err = planJSON(path, opts.Agent, c.Before, want, opts.Remove)
 	}

@@ -111,8 +111,9 @@ func TestMergeJSONKeepsOtherKeys(t *testing.T) {
 	}
 }
 
-// TestMergeTOMLKeepsText: a Codex config keeps its comments and tables; one
-// table is appended and removing it gives back the same text.
+// TestMergeTOMLKeepsText: a Codex config keeps its comments and tables; the
+// MCP table and Codex's goals off ([features]) are appended and removing
+// them gives back the same text.
 func TestMergeTOMLKeepsText(t *testing.T) {
 	home := t.TempDir()
 	codexHome := filepath.Join(home, "codex-home")
@@ -130,7 +131,7 @@ func TestMergeTOMLKeepsText(t *testing.T) {
 		t.Fatalf("path %s, want $CODEX_HOME/config.toml %s", c.Path, path)
 	}
 	got := read(t, path)
-	if !strings.HasPrefix(got, orig) || !strings.HasSuffix(got, "\n[mcp_servers.agentd]\ncommand = \"/opt/agentd \\\"x\\\"\"\nargs = [\"mcp\"]\nenv_vars = [\"XDG_RUNTIME_DIR\", \"XDG_STATE_HOME\"]\n") {
+	if !strings.HasPrefix(got, orig) || !strings.HasSuffix(got, "\n[mcp_servers.agentd]\ncommand = \"/opt/agentd \\\"x\\\"\"\nargs = [\"mcp\"]\nenv_vars = [\"XDG_RUNTIME_DIR\", \"XDG_STATE_HOME\"]\n\n[features]\n"+codexGoalsLine) {
 		t.Fatalf("merged TOML:\n%s", got)
 	}
 	if c := apply(t, opts); c.Action != Already {
@@ -173,7 +174,7 @@ func TestCodexEnvVars(t *testing.T) {
 	if c := apply(t, opts); c.Action != Updated {
 		t.Fatalf("setup over the entry without env_vars: %s, want updated", c.Action)
 	}
-	want := "model = \"o3\"\n\n[mcp_servers.agentd]\ncommand = \"agentd\"\nargs = [\"mcp\"]\nenv_vars = [\"XDG_RUNTIME_DIR\", \"XDG_STATE_HOME\"]\n\n[profiles.fast]\nmodel = \"mini\"\n"
+	want := "model = \"o3\"\n\n[mcp_servers.agentd]\ncommand = \"agentd\"\nargs = [\"mcp\"]\nenv_vars = [\"XDG_RUNTIME_DIR\", \"XDG_STATE_HOME\"]\n\n[profiles.fast]\nmodel = \"mini\"\n\n[features]\n" + codexGoalsLine
 	if got := read(t, path); got != want {
 		t.Errorf("after setup:\n%s\nwant\n%s", got, want)
 	}

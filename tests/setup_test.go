@@ -291,3 +291,24 @@ func TestSetupUserDotfilesLink(t *testing.T) {
 		t.Errorf("a link to nothing: %s created (%v), link %v", target, err, isLink())
 	}
 }
+
+// TestSetupCodexSaysTheTrustStep: Codex runs no hooks until the user
+// trusts them, and `codex exec` says nothing about it (issue 26), so
+// `agentd setup codex` names the one step, also when nothing changed (the
+// hooks may still wait for it), and not with --remove.
+func TestSetupCodexSaysTheTrustStep(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(filepath.Join(e.ws, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const step = `choose "Trust all and continue" at "Hooks need review"`
+	for _, want := range []string{"added", "already"} {
+		out, stderr, code := e.cliIn(e.ws, "setup", "codex")
+		if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, step) || !strings.Contains(out, "Start `codex` in this folder") {
+			t.Errorf("setup codex (%s): exit %d\n%s%s\nwant the trust step", want, code, out, stderr)
+		}
+	}
+	if out, _, code := e.cliIn(e.ws, "setup", "codex", "--remove"); code != 0 || strings.Contains(out, step) {
+		t.Errorf("setup codex --remove: exit %d\n%s", code, out)
+	}
+}

@@ -24,8 +24,8 @@ var setupHints = map[string]string{
 	"claude-user": "Claude Code starts agentd in every folder; `claude mcp list` shows it.",
 	"gemini":      "Gemini CLI reads .gemini/settings.json in trusted folders only: trust this folder when it asks; /mcp shows agentd.",
 	"gemini-user": "Gemini CLI starts agentd in every folder; /mcp shows it.",
-	"codex":       "Codex reads .codex/config.toml and .codex/hooks.json in trusted projects only, and runs new hooks once you trust them; `codex mcp list` shows agentd.",
-	"codex-user":  "Codex starts agentd in every project; `codex mcp list` shows it.",
+	"codex":       "One step left, once: Codex runs no hooks until you trust them, and `codex exec` says nothing about it. Start `codex` in this folder, trust the project if it asks, and choose \"Trust all and continue\" at \"Hooks need review\" (again whenever agentd setup changes the hooks). `codex mcp list` shows agentd.",
+	"codex-user":  "One step left, once: Codex runs no hooks until you trust them, and `codex exec` says nothing about it. Start `codex` and choose \"Trust all and continue\" at \"Hooks need review\" (again whenever agentd setup changes the hooks). Codex starts agentd in every project; `codex mcp list` shows it.",
 	"cursor":      "Cursor lists agentd under Settings, MCP: enable it there.",
 	"cursor-user": "Cursor lists agentd under Settings, MCP: enable it there.",
 }
@@ -105,7 +105,9 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "%s: %s\n", shown(c), describe(c))
 		added = added || c.Action == setup.Added || c.Action == setup.Updated
 	}
-	if added {
+	// Codex's hooks may still wait for the user's trust when nothing
+	// changed: its step is said then too (docs/hooks.md, "Codex").
+	if added || opts.Agent == "codex" && !o.remove {
 		hint := opts.Agent
 		if o.user {
 			hint += "-user"
