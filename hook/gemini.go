@@ -121,6 +121,7 @@ func (gemini) tokens(ctx context.Context, ev event, c *cursor) (int64, int, erro
 // that call itself (the first call of a turn, whose step BeforeAgent began)
 // or a retry of it.
 func (h gemini) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
+	c.Loop = c.Loop || geminiLoopSpoke(ev.messages) // limits.go
 	if !c.Responded {
 		return 0, false, nil
 	}
