@@ -118,7 +118,7 @@ func (h claude) unrun(ctx context.Context, ev event, c *cursor) (string, error) 
 	if err := h.read(ev, c); err != nil || c.Called || c.UnclaimedResponses > 0 {
 		return "", err
 	}
-	return fmt.Sprintf("Claude Code ended the run without running agentd's continuation, after %d continuations in a row (its CLAUDE_CODE_STOP_HOOK_BLOCK_CAP is %d)", c.Blocks, claudeBlockCap()), nil
+	return fmt.Sprintf("Claude Code ended the run without running agentd's continuation, after %d continuations in a row (its --max-turns, or its CLAUDE_CODE_STOP_HOOK_BLOCK_CAP, %d); resume the goal to go on", c.Blocks, claudeBlockCap()), nil
 }
 
 // geminiMaxTurns is Gemini CLI's MAX_TURNS (0.61): the model calls one
