@@ -9,6 +9,8 @@ package tests
 // (tests/agents/ci.sh).
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,27 +50,37 @@ func goalNow(t *testing.T, lc *client) goalCounts {
 }
 
 // TestRealClaudeCodeBlockCap: Claude Code obeys a Stop hook's block at
-// most CLAUDE_CODE_STOP_HOOK_BLOCK_CAP times in a row (8 unless set) and
-// then ends the run itself. agentd continues it 8 times and no more: the
-// goal's turns are the turns the model was called in (9, for 10 calls:
-// the first turn made two, the tools and its answer), and the goal pauses
+// most CLAUDE_CODE_STOP_HOOK_BLOCK_CAP times in a row and then ends the
+// run itself. `agentd setup claude` raises the cap to 100 in the
+// settings' env; the person sets 3 there, and agentd continues Claude Code
+// 3 times and no more (the hook reads the cap Claude Code passes it): the
+// goal's turns are the turns the model was called in (4, for 5 calls: the
+// first turn made two, the tools and its answer), and the goal pauses
 // with a reason naming the cap, not "the user interrupted the turn".
 func TestRealClaudeCodeBlockCap(t *testing.T) {
 	a := newAgentEnv(t)
 	model := newScriptedModel(t, pastTheCaps("mcp__agentd__"))
 	lc, claude := claudeRun(t, a, model, nil)
+	settings := filepath.Join(a.ws, ".claude", "settings.json")
+	b, err := os.ReadFile(settings)
+	if err != nil || !strings.Contains(string(b), `"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "100"`) {
+		t.Fatalf("%s after agentd setup claude: %v\n%s\nwant the cap raised to 100", settings, err, b)
+	}
+	if err := os.WriteFile(settings, []byte(strings.Replace(string(b), `"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "100"`, `"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "3"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	bigGoal(t, a)
 	claude("Work on the goal.")
 	calls := model.calls()
 	g := goalNow(t, lc)
-	if len(calls) != 2+8 {
-		t.Errorf("%d model calls, want 10: the first turn's two and 8 continuations", len(calls))
+	if len(calls) != 2+3 {
+		t.Errorf("%d model calls, want 5: the first turn's two and 3 continuations", len(calls))
 	}
 	if g.TurnsUsed != int64(len(calls)-1) || g.TokensUsed != 6+7*int64(len(calls)-1) {
 		t.Errorf("goal at %d turns and %d tokens for %d model calls, want %d turns", g.TurnsUsed, g.TokensUsed, len(calls), len(calls)-1)
 	}
-	if g.Status != "paused" || !strings.Contains(g.TerminalReason, "Claude Code stopped after 8 continuations in a row") || !strings.Contains(g.TerminalReason, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP") {
-		t.Errorf("goal %+v, want paused with a reason naming CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", g)
+	if want := "paused: Claude Code stopped after 3 continuations in a row without a tool call: its CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (3)"; g.Status != "paused" || !strings.HasPrefix(g.TerminalReason, want) {
+		t.Errorf("goal %+v, want paused with a reason %q…", g, want)
 	}
 	if gc := lc.awaitGoal("pause"); gc.Change.Actor != "runtime" {
 		t.Errorf("the editor's pause notice: %+v", gc)
