@@ -250,8 +250,11 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 	switch e.ev.kind {
 	case kindPrompt:
 		if awaited && e.c.Turn != "" {
-			e.c.AwaitPrompt = false
-			return outcome{}, nil // the continuation the stop began
+			// The continuation the stop began, unless the agent ended it
+			// unrun (limits.go): then this prompt is the user's own.
+			if _, done, err := e.endUnrun(ctx); err != nil || !done {
+				return outcome{}, err
+			}
 		}
 		return e.prompt(ctx)
 	case kindBoundary:

@@ -144,6 +144,16 @@ func TestClaudeContinuationNotRun(t *testing.T) {
 			t.Errorf("a continuation the model answered in ended %s, want cancelled", end)
 		}
 	}
+	// In an interactive session the user's next prompt comes instead: the
+	// unrun continuation ends agent_limit, and the prompt begins the
+	// user's own turn.
+	s := newClaudeSession(t)
+	s.prompt("p1")
+	s.answer()
+	_, calls := s.event(`{"hook_event_name":"UserPromptSubmit","session_id":"c1","cwd":"/","transcript_path":"$T","prompt_id":"p2","prompt":"Something else."}`)
+	if commandsOf(calls) != "agentd.step.end agentd.turn.end agentd.turn.begin agentd.step.begin" || !strings.Contains(calls[1], `"kind":"agent_limit"`) || !strings.Contains(calls[2], `"origin":"user"`) {
+		t.Errorf("the user's prompt after an unrun continuation sent %v", calls)
+	}
 }
 
 // TestGeminiTurnWithoutModelCall: Gemini CLI runs BeforeAgent and
