@@ -74,7 +74,10 @@ func TestRealClaudeCodeBlockCap(t *testing.T) {
 	calls := model.calls()
 	g := goalNow(t, lc)
 	if len(calls) != 2+3 {
-		t.Errorf("%d model calls, want 5: the first turn's two and 3 continuations", len(calls))
+		t.Fatalf("%d model calls, want 5: the first turn's two and 3 continuations", len(calls))
+	}
+	if n := strings.Count(calls[1], `"tool_result"`); n != 2 {
+		t.Errorf("the second call carries %d tool results, want the two parallel calls'", n)
 	}
 	if g.TurnsUsed != int64(len(calls)-1) || g.TokensUsed != 6+7*int64(len(calls)-1) {
 		t.Errorf("goal at %d turns and %d tokens for %d model calls, want %d turns", g.TurnsUsed, g.TokensUsed, len(calls), len(calls)-1)
@@ -116,6 +119,19 @@ func TestRealGeminiCLIStopsCallingTheModel(t *testing.T) {
 	}
 	if g.Status != "paused" || !strings.Contains(g.TerminalReason, "Gemini CLI stopped calling the model: its loop detection") {
 		t.Errorf("goal %+v, want paused with a reason naming Gemini CLI's loop detection", g)
+	}
+	if n := lc.awaitTodo(a.ws, "Write the parser"); n.Actor != "model" {
+		t.Errorf("the list the model wrote in its parallel call: %+v", n)
+	}
+	// The model ignored its list: agentd's stale reminder reached it.
+	stale := 0
+	for _, msgs := range calls {
+		if strings.Contains(lastUser(msgs), markStale) {
+			stale++
+		}
+	}
+	if stale == 0 {
+		t.Errorf("no call of %d got the stale todo reminder", len(calls))
 	}
 	if !strings.Contains(out, "agentd paused the goal: Gemini CLI stopped calling the model") {
 		t.Errorf("gemini -p output lacks agentd's stop line:\n%s", out)

@@ -297,12 +297,15 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 	log := geminiLogHook(t, a, "BeforeModel")
 	var lines []string
 	for _, r := range script {
-		part := map[string]any{"text": r.text}
+		parts := []any{map[string]any{"text": r.text}}
 		if r.tool != "" {
-			part = map[string]any{"functionCall": map[string]any{"name": r.tool, "args": r.input}}
+			parts = nil
+			for _, tc := range append([]reply{r}, r.also...) {
+				parts = append(parts, map[string]any{"functionCall": map[string]any{"name": tc.tool, "args": tc.input}})
+			}
 		}
 		line, _ := json.Marshal(map[string]any{"method": "generateContentStream", "response": []any{map[string]any{
-			"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP"}},
+			"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP"}},
 			"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": r.tokens, "totalTokenCount": 100 + r.tokens},
 		}}})
 		lines = append(lines, string(line))
