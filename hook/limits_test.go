@@ -186,7 +186,7 @@ func TestGeminiTurnWithoutModelCall(t *testing.T) {
 		if commandsOf(calls) != "agentd.step.end agentd.turn.end" || !strings.Contains(calls[1], `"kind":"agent_limit"`) {
 			t.Fatalf("loop %v: the AfterAgent with no model call sent %v, want the turn ended agent_limit", loop, calls)
 		}
-		want := "Gemini CLI ended a turn without calling the model"
+		want := "Gemini CLI ended a turn with no model response"
 		if loop {
 			want = "Gemini CLI stopped calling the model: its loop detection"
 		}
