@@ -134,8 +134,8 @@ const geminiLoopNote = "System: Potential loop detected."
 // the turn that made no model call.
 func (gemini) refuses(c *cursor) string { return "" }
 
-// unrun: an AfterAgent with no model response (AfterModel) since its
-// BeforeAgent.
+// unrun: an AfterAgent with no model call (BeforeModel) and no response
+// (AfterModel) since its BeforeAgent.
 func (gemini) unrun(ctx context.Context, ev event, c *cursor) (string, error) {
 	switch {
 	case c.Called || c.Responded:
@@ -145,7 +145,7 @@ func (gemini) unrun(ctx context.Context, ev event, c *cursor) (string, error) {
 	case c.Blocks >= geminiMaxTurns-1:
 		return fmt.Sprintf("Gemini CLI stopped calling the model after %d continuations of one prompt: its MAX_TURNS (%d); resume the goal to go on", c.Blocks, geminiMaxTurns), nil
 	}
-	return "Gemini CLI ended a turn with no model response (its model.maxSessionTurns setting, a full context window, a failed model call or another limit of its own); resume the goal to go on", nil
+	return "Gemini CLI ended a turn without calling the model (its model.maxSessionTurns setting, a full context window or another limit of its own); resume the goal to go on", nil
 }
 
 // geminiLoopSpoke reports whether a BeforeModel request's last user

@@ -186,12 +186,22 @@ func TestGeminiTurnWithoutModelCall(t *testing.T) {
 		if commandsOf(calls) != "agentd.step.end agentd.turn.end" || !strings.Contains(calls[1], `"kind":"agent_limit"`) {
 			t.Fatalf("loop %v: the AfterAgent with no model call sent %v, want the turn ended agent_limit", loop, calls)
 		}
-		want := "Gemini CLI ended a turn with no model response"
+		want := "Gemini CLI ended a turn without calling the model"
 		if loop {
 			want = "Gemini CLI stopped calling the model: its loop detection"
 		}
 		if !strings.Contains(calls[1], want) || !strings.Contains(out, `"continue":false`) || !strings.Contains(out, want) {
 			t.Errorf("loop %v: ended with %s and printed %s, want %q", loop, calls[1], out, want)
 		}
+	}
+	// A model call that got no response (it failed) is still a call: the
+	// turn ends completed.
+	d := continuing(t)
+	opts := Options{Host: "gemini", Folder: t.TempDir(), StateDir: t.TempDir(), Dial: d.dial}
+	d.event(opts, `{"hook_event_name":"BeforeAgent","session_id":"g2","cwd":"/","timestamp":"2026-12-01T09:00:01.000Z","prompt":"Work."}`)
+	d.event(opts, `{"hook_event_name":"BeforeModel","session_id":"g2","cwd":"/","timestamp":"2026-12-01T09:00:02.000Z","llm_request":{"messages":[{"role":"user","content":"Work."}]}}`)
+	_, calls := d.event(opts, `{"hook_event_name":"AfterAgent","session_id":"g2","cwd":"/","timestamp":"2026-12-01T09:00:03.000Z","prompt_response":"[no response text]"}`)
+	if len(calls) < 2 || strings.Contains(calls[1], "agent_limit") || !strings.Contains(calls[1], `"outcome":"completed"`) {
+		t.Errorf("a turn whose model call got no response ended with %v, want completed", calls)
 	}
 }
