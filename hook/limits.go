@@ -142,7 +142,7 @@ func (gemini) unrun(ctx context.Context, ev event, c *cursor) (string, error) {
 		return "", nil
 	case c.Loop:
 		return "Gemini CLI stopped calling the model: its loop detection found the model repeating itself, twice; resume the goal to go on", nil
-	case c.Blocks >= geminiMaxTurns-1:
+	case c.Blocks >= geminiMaxTurns:
 		return fmt.Sprintf("Gemini CLI stopped calling the model after %d continuations of one prompt: its MAX_TURNS (%d); resume the goal to go on", c.Blocks, geminiMaxTurns), nil
 	}
 	return "Gemini CLI ended a turn without calling the model (its model.maxSessionTurns setting, a full context window or another limit of its own); resume the goal to go on", nil

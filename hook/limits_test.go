@@ -205,3 +205,28 @@ func TestGeminiTurnWithoutModelCall(t *testing.T) {
 		t.Errorf("a turn whose model call got no response ended with %v, want completed", calls)
 	}
 }
+
+// TestGeminiMaxTurns: Gemini CLI's MAX_TURNS gives one prompt 100 model
+// calls, one less at each continuation; at the 100th continuation it runs
+// a turn without one, and the reason names MAX_TURNS.
+func TestGeminiMaxTurns(t *testing.T) {
+	d := continuing(t)
+	opts := Options{Host: "gemini", Folder: t.TempDir(), StateDir: t.TempDir(), Dial: d.dial}
+	at := 0
+	ev := func(name, rest string) (string, []string) {
+		at++
+		return d.event(opts, fmt.Sprintf(`{"hook_event_name":%q,"session_id":"g1","cwd":"/","timestamp":"2026-12-01T09:%02d:%02d.000Z"%s}`, name, at/60, at%60, rest))
+	}
+	ev("BeforeAgent", `,"prompt":"Work."`)
+	for n := range 100 {
+		ev("AfterModel", `,"llm_response":{"candidates":[{"finishReason":"STOP"}],"usageMetadata":{"candidatesTokenCount":1}}`)
+		if out, _ := ev("AfterAgent", `,"prompt_response":"Done."`); !strings.Contains(out, `"decision":"deny"`) {
+			t.Fatalf("AfterAgent %d printed %s, want a continuation", n+1, out)
+		}
+		ev("BeforeAgent", `,"prompt":"go on"`)
+	}
+	_, calls := ev("AfterAgent", `,"prompt_response":"[no response text]"`)
+	if want := "Gemini CLI stopped calling the model after 100 continuations of one prompt: its MAX_TURNS (100)"; len(calls) < 2 || !strings.Contains(calls[1], want) {
+		t.Errorf("the turn after 100 continuations ended with %v, want %q", calls, want)
+	}
+}
