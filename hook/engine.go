@@ -81,9 +81,10 @@ type cursor struct {
 
 	// The agents' own loop limits (limits.go, docs/hooks.md "The agents'
 	// own limits"): Blocks is the continuations given in a row since the
-	// user's prompt or the last tool batch, Called that the open turn got
-	// a model response, Loop that Gemini CLI's loop detection spoke since
-	// the user's prompt.
+	// user's prompt or the last tool batch, Called that the model was
+	// called in the open turn (a tool batch, Gemini CLI's BeforeModel or
+	// AfterModel), Loop that Gemini CLI's loop detection spoke since the
+	// user's prompt.
 	Blocks int  `json:"blocks,omitempty"`
 	Called bool `json:"called,omitempty"`
 	Loop   bool `json:"loop,omitempty"`
