@@ -462,6 +462,12 @@ var errorKinds = map[string]string{
 	"other":      "an error",
 }
 
+// KindAgentLimit is the error kind of a turn the agent ended itself before
+// calling the model, at a loop limit of its own (docs/runtime.md §2.6,
+// docs/hooks.md "The agents' own limits"): the turn is not counted and the
+// goal pauses with the message as its reason.
+const KindAgentLimit = "agent_limit"
+
 // EndTurn ends a turn (docs/runtime.md §2.4–§2.6). For a main-agent turn driven
 // by the current goal:
 //   - a starter turn that ended completed or stepLimit counts +1;
@@ -554,6 +560,15 @@ func (s *State) endTurn(t *Turn, outcome Outcome, errKind, errMsg string, abando
 	case OutcomeBlocked:
 		cs.add(g.setStatus(Blocked, Runtime, reasonHook, now))
 	case OutcomeFailed:
+		if errKind == KindAgentLimit {
+			uncount(t, g) // the pause's snapshot carries the count
+			msg := oneLine(errMsg, 300)
+			if msg == "" {
+				msg = "the agent ended the turn at a limit of its own before calling the model"
+			}
+			cs.add(g.setStatus(Paused, Runtime, "paused: "+msg, now))
+			break
+		}
 		kind, ok := errorKinds[errKind]
 		if !ok {
 			kind = errorKinds["other"]
@@ -565,6 +580,15 @@ func (s *State) endTurn(t *Turn, outcome Outcome, errKind, errMsg string, abando
 		cs.add(g.setStatus(Paused, Runtime, reason, now))
 	}
 	return cs.list()
+}
+
+// uncount takes back the count of a turn that its first step counted, when
+// the model was never called in it (error kind agent_limit).
+func uncount(t *Turn, g *Goal) {
+	if t.Counted && g.TurnsUsed > 0 {
+		t.Counted = false
+		g.TurnsUsed--
+	}
 }
 
 // oneLine squeezes whitespace and cuts s to at most n runes.

@@ -319,6 +319,41 @@ func TestAbnormalEnds(t *testing.T) {
 	}
 }
 
+// TestAgentLimitCountsNoTurn: a turn the agent ended at a limit of its own
+// before calling the model (failed, kind agent_limit) takes back the count
+// its first step made, or counts nothing when it had no step, and pauses
+// the goal with the message as the reason (docs/runtime.md §2.6).
+func TestAgentLimitCountsNoTurn(t *testing.T) {
+	for _, steps := range []int{0, 1} {
+		c := newClock()
+		s := withGoal(t, c)
+		beginTurn(t, s, "t1", c.now())
+		step(t, s, "t1", 4, FinishStop, c.now())
+		endTurn(t, s, "t1", OutcomeCompleted, c.now())
+		beginTurn(t, s, "t2", c.now())
+		if steps == 1 {
+			if _, err := s.BeginStep("t2", c.now()); err != nil {
+				t.Fatal(err)
+			}
+			if s.Goal.TurnsUsed != 2 {
+				t.Fatalf("the first step counted %d turns, want 2", s.Goal.TurnsUsed)
+			}
+		}
+		end, err := s.EndTurn("t2", OutcomeFailed, KindAgentLimit, "Claude Code stopped after 8 continuations in a row: its CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", 0, c.now())
+		mustNoErr(t, err)
+		if s.Goal.TurnsUsed != 1 || s.Goal.TokensUsed != 4 {
+			t.Errorf("%d steps: turns %d tokens %d, want 1 and 4", steps, s.Goal.TurnsUsed, s.Goal.TokensUsed)
+		}
+		want := "paused: Claude Code stopped after 8 continuations in a row: its CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"
+		if s.Status() != Paused || s.Goal.TerminalReason != want || end.Continuation != NoContinuation {
+			t.Errorf("%d steps: goal %s %q, continuation %q; want paused %q and none", steps, s.Status(), s.Goal.TerminalReason, end.Continuation, want)
+		}
+		if k := kinds(end.Changes); len(k) != 1 || k[0] != "pause/runtime/paused" || end.Changes[0].Goal.TurnsUsed != 1 {
+			t.Errorf("%d steps: changes %v, want the pause, its goal at 1 turn", steps, k)
+		}
+	}
+}
+
 // TestAbnormalEndNotTarget: abnormal ends touch only an active goal that is
 // the turn's target.
 func TestAbnormalEndNotTarget(t *testing.T) {

@@ -84,6 +84,16 @@ type cursor struct {
 	// Batches are the tool_use ids of the last tool batches (Claude Code).
 	Batches []string `json:"batches,omitempty"`
 
+	// The agents' own loop limits (limits.go, docs/hooks.md "The agents'
+	// own limits"): Blocks is the continuations given in a row since the
+	// user's prompt or the last tool batch, Called that the model was
+	// called in the open turn (a tool batch, Gemini CLI's BeforeModel or
+	// AfterModel), Loop that Gemini CLI's loop detection spoke since the
+	// user's prompt.
+	Blocks int  `json:"blocks,omitempty"`
+	Called bool `json:"called,omitempty"`
+	Loop   bool `json:"loop,omitempty"`
+
 	// TeamNoted is the status and sha256 of the team file the model was
 	// last told this machine does not use (teamNotice): told once per
 	// content.
@@ -246,8 +256,11 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 	switch e.ev.kind {
 	case kindPrompt:
 		if awaited && e.c.Turn != "" {
-			e.c.AwaitPrompt = false
-			return outcome{}, nil // the continuation the stop began
+			// The continuation the stop began, unless the agent ended it
+			// unrun (limits.go): then this prompt is the user's own.
+			if _, done, err := e.endUnrun(ctx); err != nil || !done {
+				return outcome{}, err
+			}
 		}
 		return e.prompt(ctx)
 	case kindBoundary:
@@ -256,6 +269,7 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 		if e.c.Turn != "" && e.c.StepOpen {
 			e.c.Pending = max(e.c.Pending, e.ev.outputTokens)
 			e.c.Responded = e.c.Responded || e.ev.finished
+			e.c.Called = true
 		}
 		return outcome{}, nil
 	case kindStop:
@@ -269,6 +283,11 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 	case kindEnd:
 		if e.c.Turn == "" {
 			return outcome{}, nil
+		}
+		if awaited { // the continuation a stop began: did the agent run it?
+			if o, done, err := e.endUnrun(ctx); done || err != nil {
+				return o, err
+			}
 		}
 		_, err := e.finishTurn(ctx, "cancelled", nil)
 		e.c.Continued = false
@@ -295,6 +314,8 @@ func (e *engine) prompt(ctx context.Context) (outcome, error) {
 	origin := "user"
 	if e.c.Continued {
 		origin = "continuation"
+	} else {
+		e.c.Blocks, e.c.Loop = 0, false
 	}
 	e.c.Continued = false
 	injs, err := e.beginTurn(ctx, origin)
@@ -350,6 +371,7 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 	if err != nil || !fresh {
 		return outcome{}, err // a repeated or late event: the step was ended
 	}
+	e.c.Called, e.c.Blocks = true, 0 // a model call asked for tools
 	sess, err := e.session(ctx)
 	if err != nil {
 		return outcome{}, err
@@ -409,9 +431,17 @@ func (e *engine) stop(ctx context.Context) (outcome, error) {
 	if e.c.Turn == "" {
 		return outcome{}, nil
 	}
+	if !e.host.beginsContinuation() { // a stop event may end a turn with no model call
+		if o, done, err := e.endUnrun(ctx); done || err != nil {
+			return o, err
+		}
+	}
 	te, err := e.finishTurn(ctx, "completed", nil)
 	if err != nil || te.Continuation == nil {
 		return outcome{}, err
+	}
+	if o, done, err := e.refuseContinuation(ctx); done || err != nil {
+		return o, err
 	}
 	if !e.host.beginsContinuation() {
 		e.c.Continued = true
@@ -434,7 +464,7 @@ func (e *engine) beginTurn(ctx context.Context, origin string) ([]injection, err
 	if err := e.exec(ctx, "agentd.turn.begin", map[string]any{"turnId": id, "origin": origin, "detached": true}, nil); err != nil {
 		return nil, err
 	}
-	e.c.Turn, e.c.StepOpen, e.c.Grace = id, false, false
+	e.c.Turn, e.c.StepOpen, e.c.Grace, e.c.Called = id, false, false, false
 	return e.beginStep(ctx)
 }
 

@@ -121,6 +121,10 @@ func (gemini) tokens(ctx context.Context, ev event, c *cursor) (int64, int, erro
 // that call itself (the first call of a turn, whose step BeforeAgent began)
 // or a retry of it.
 func (h gemini) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
+	// The model is called (limits.go): even the first call of a turn, or
+	// one that fails, is a turn the model was called in.
+	c.Called = c.Called || c.Turn != ""
+	c.Loop = c.Loop || geminiLoopSpoke(ev.messages)
 	if !c.Responded {
 		return 0, false, nil
 	}

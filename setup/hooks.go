@@ -183,6 +183,7 @@ func PlanAll(opts Options) ([]Change, error) {
 	if hc.Action, hc.After, err = planHooks(path, hc.Before, opts); err != nil {
 		return nil, err
 	}
+	hc.What += capsNote(opts.Agent, hc.Before, hc.After) // caps.go
 	hc.keepLink()
 	return []Change{mcp, hc}, nil
 }
@@ -242,6 +243,11 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 			hooks.set(ev.name, mustJSON(kept))
 		}
 	}
+	capped, err := planCaps(path, &top, opts) // caps.go
+	if err != nil {
+		return "", nil, err
+	}
+	action = combine(action, capped)
 	switch {
 	case action == Already && opts.Remove:
 		return Absent, before, nil

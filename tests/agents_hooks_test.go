@@ -26,6 +26,9 @@ type reply struct {
 	input  any
 	text   string
 	tokens int64
+	// also are more tool calls in the same response, asked for in
+	// parallel with tool (a real model's habit).
+	also []reply
 }
 
 // scriptedModel is a Messages API on 127.0.0.1 that answers the agent's
@@ -92,16 +95,19 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	stop := "end_turn"
 	if rp.tool != "" {
 		stop = "tool_use"
-		in, _ := json.Marshal(rp.input)
-		ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", len(m.calls())), "name": rp.tool, "input": map[string]any{}}})
-		ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}})
+		for i, tc := range append([]reply{rp}, rp.also...) {
+			in, _ := json.Marshal(tc.input)
+			ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d_%d", len(m.calls()), i), "name": tc.tool, "input": map[string]any{}}})
+			ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+				"delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}})
+			ev.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+		}
 	} else {
 		ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
 		ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": rp.text}})
+		ev.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	}
-	ev.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	ev.send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": rp.tokens}})
 	ev.send("message_stop", map[string]any{"type": "message_stop"})
 	ev.w.Flush()
@@ -291,12 +297,15 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 	log := geminiLogHook(t, a, "BeforeModel")
 	var lines []string
 	for _, r := range script {
-		part := map[string]any{"text": r.text}
+		parts := []any{map[string]any{"text": r.text}}
 		if r.tool != "" {
-			part = map[string]any{"functionCall": map[string]any{"name": r.tool, "args": r.input}}
+			parts = nil
+			for _, tc := range append([]reply{r}, r.also...) {
+				parts = append(parts, map[string]any{"functionCall": map[string]any{"name": tc.tool, "args": tc.input}})
+			}
 		}
 		line, _ := json.Marshal(map[string]any{"method": "generateContentStream", "response": []any{map[string]any{
-			"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP"}},
+			"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP"}},
 			"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": r.tokens, "totalTokenCount": 100 + r.tokens},
 		}}})
 		lines = append(lines, string(line))

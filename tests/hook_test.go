@@ -110,6 +110,7 @@ func normalized(t testing.TB, out string) json.RawMessage {
 // binary and the shared daemon, with an LSP client watching the folder.
 // Run with -update-hooks to rewrite the wanted outputs (then review them).
 func TestHookFixtures(t *testing.T) {
+	t.Setenv("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "") // claude-block-cap.json: Claude Code's default
 	files, err := filepath.Glob("testdata/hooks/*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures in testdata/hooks (%v)", err)
