@@ -34,6 +34,9 @@ func hookCommands(t *testing.T, path string) map[string][]string {
 				Command string `json:"command"`
 				Timeout int    `json:"timeout"`
 			} `json:"hooks"`
+			// Copilot CLI's entries have no group around them.
+			Type string `json:"type"`
+			Bash string `json:"bash"`
 		} `json:"hooks"`
 	}
 	if err := json.Unmarshal([]byte(read(t, path)), &f); err != nil {
@@ -42,6 +45,9 @@ func hookCommands(t *testing.T, path string) map[string][]string {
 	out := map[string][]string{}
 	for ev, groups := range f.Hooks {
 		for _, g := range groups {
+			if g.Bash != "" {
+				out[ev] = append(out[ev], "|"+g.Type+"|"+g.Bash)
+			}
 			for _, h := range g.Hooks {
 				out[ev] = append(out[ev], g.Matcher+"|"+h.Type+"|"+h.Command)
 			}
