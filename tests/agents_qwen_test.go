@@ -16,8 +16,8 @@ import (
 // file that picks the OpenAI auth and offers MCP tools to the model
 // directly instead of behind its tool_search, and the folder trusted), an
 // editor's client on the folder first, and returns the client and a func
-// that runs `qwen -p` with every tool allowed.
-func qwenRun(t *testing.T, a *agentEnv, model *chatModel) (*client, func(prompt string) string) {
+// that runs `qwen -p` with every tool allowed and the flags in extra.
+func qwenRun(t *testing.T, a *agentEnv, model *chatModel, extra ...string) (*client, func(prompt string) string) {
 	qwen := filepath.Join(agentsDir(t), "node_modules", ".bin", "qwen")
 	_, lc := a.forwarder()
 	lc.Initialize(nil, a.ws)
@@ -39,15 +39,16 @@ func qwenRun(t *testing.T, a *agentEnv, model *chatModel) (*client, func(prompt 
 	}
 	env := a.environ("QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
 	return lc, func(prompt string) string {
-		return a.run(env, qwen, "--openai-base-url", model.url+"/v1", "--openai-api-key", "dummy", "-m", "qwen3-coder-plus", "--yolo", "-p", prompt)
+		args := append([]string{"--openai-base-url", model.url + "/v1", "--openai-api-key", "dummy", "-m", "qwen3-coder-plus", "--yolo"}, extra...)
+		return a.run(env, qwen, append(args, "-p", prompt)...)
 	}
 }
 
 // TestRealQwenCode: after `agentd setup qwen`, `qwen -p` calls TodoList and
 // CreateGoal through agentd mcp; the hooks continue it toward the goal it
 // created, and the model completes it. Qwen Code's own goal tools are not
-// offered to the model (setup turned them off in the project). An
-// editor's LSP client sees both live.
+// in its tool registry (setup turned them off in the project; its --debug
+// log lists the registry). An editor's LSP client sees both live.
 func TestRealQwenCode(t *testing.T) {
 	a := newAgentEnv(t)
 	model := newChatModel(t, "mcp__agentd__", []chatReply{
@@ -57,7 +58,7 @@ func TestRealQwenCode(t *testing.T) {
 		{calls: []chatCall{{"UpdateGoal", map[string]any{"status": "complete"}}}, tokens: 9},
 		{text: "All set: the goal is complete.", tokens: 12},
 	})
-	lc, qwen := qwenRun(t, a, model)
+	lc, qwen := qwenRun(t, a, model, "--debug")
 	if out := qwen("Plan the parser work and set the goal."); !strings.Contains(out, "All set: the goal is complete.") {
 		t.Errorf("qwen -p output:\n%s", out)
 	}
@@ -66,12 +67,22 @@ func TestRealQwenCode(t *testing.T) {
 	if len(calls) != 5 || !strings.Contains(calls[2], "[in_progress] read the code") || !strings.Contains(calls[2], "ship the parser") {
 		t.Fatalf("%d model calls, want 5, the third carrying the outputs of TodoList and CreateGoal", len(calls))
 	}
-	var req chatRequest
-	json.Unmarshal([]byte(calls[0]), &req)
-	for _, tl := range req.Tools {
-		if strings.HasSuffix(tl.Function.Name, "_goal") {
-			t.Errorf("the model is offered Qwen Code's own goal tool %s beside agentd's", tl.Function.Name)
+	logs, _ := filepath.Glob(filepath.Join(a.home, ".qwen", "debug", "*.txt"))
+	registries := 0
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(line, "ToolRegistry created:") {
+				continue
+			}
+			registries++
+			if strings.Contains(line, `"get_goal"`) || strings.Contains(line, `"update_goal"`) || strings.Contains(line, `"propose_goal"`) {
+				t.Errorf("Qwen Code registered its own goal tools beside agentd's: %s", line)
+			}
 		}
+	}
+	if registries == 0 {
+		t.Errorf("no tool registry in Qwen Code's debug logs %v", logs)
 	}
 }
 
