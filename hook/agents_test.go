@@ -129,3 +129,77 @@ func TestClaudeHookUnderCopilot(t *testing.T) {
 		t.Errorf("Claude Code's own prompt under COPILOT_CLI=1 sent %v, want a turn begun", calls)
 	}
 }
+
+// TestBlockCap: Copilot CLI obeys 8 agentStop continuations in a row and
+// Qwen Code 7 (its stopHookBlockingCap of 8 overrides the 8th; the
+// variable QWEN_CODE_STOP_HOOK_BLOCK_CAP changes it): at the stop after
+// the last it would obey, agentd begins no continuation turn that no model
+// call would fill, and says why. A prompt of the user starts the count
+// again.
+func TestBlockCap(t *testing.T) {
+	for _, tc := range []struct {
+		host, env   string
+		obeyed      int
+		prompt      func(n int) string
+		stop        func(n int) string
+		want, block string
+	}{{
+		host: "copilot", obeyed: 8,
+		prompt: func(n int) string {
+			return fmt.Sprintf(`{"sessionId":"s1","timestamp":%d,"cwd":"/","prompt":"Work."}`, 1796175900000+n)
+		},
+		stop: func(n int) string {
+			return fmt.Sprintf(`{"sessionId":"s1","timestamp":%d,"cwd":"/","transcriptPath":"$T","stopReason":"end_turn"}`, 1796175910000+n)
+		},
+		want: "", block: `"decision":"block"`,
+	}, {
+		host: "qwen", obeyed: 7,
+		prompt: func(n int) string {
+			return fmt.Sprintf(`{"hook_event_name":"UserPromptSubmit","session_id":"q1","cwd":"/","timestamp":"P%d","prompt_id":"p%d","prompt":"Work."}`, n, n)
+		},
+		stop: func(n int) string {
+			return fmt.Sprintf(`{"hook_event_name":"Stop","session_id":"q1","transcript_path":"$T","cwd":"/","timestamp":"S%d","prompt_id":"p","last_assistant_message":"Done."}`, n)
+		},
+		want: `"stopReason":"agentd: Qwen Code ends a turn once its Stop hook has blocked 8 times in a row`, block: `"decision":"block"`,
+	}, {
+		host: "qwen", env: "3", obeyed: 2,
+		prompt: func(n int) string {
+			return fmt.Sprintf(`{"hook_event_name":"UserPromptSubmit","session_id":"q1","cwd":"/","timestamp":"P%d","prompt_id":"p%d","prompt":"Work."}`, n, n)
+		},
+		stop: func(n int) string {
+			return fmt.Sprintf(`{"hook_event_name":"Stop","session_id":"q1","transcript_path":"$T","cwd":"/","timestamp":"S%d","prompt_id":"p","last_assistant_message":"Done."}`, n)
+		},
+		want: "blocked 3 times in a row", block: `"decision":"block"`,
+	}} {
+		t.Run(tc.host+tc.env, func(t *testing.T) {
+			t.Setenv("QWEN_CODE_STOP_HOOK_BLOCK_CAP", tc.env)
+			d := continuing(t)
+			opts := Options{Host: tc.host, Folder: t.TempDir(), StateDir: t.TempDir(), Dial: d.dial}
+			transcript := filepath.Join(t.TempDir(), "transcript.jsonl")
+			// Each stop ends a model response the agent recorded.
+			stop := func(n int) (string, []string) {
+				line := fmt.Sprintf(`{"type":"session.usage_record","data":{"usage":{"outputTokens":1}},"id":"u%d"}`, n)
+				if tc.host == "qwen" {
+					line = fmt.Sprintf(`{"uuid":"a%d","type":"assistant","usageMetadata":{"candidatesTokenCount":1}}`, n)
+				}
+				appendLine(t, transcript, line)
+				return d.event(opts, strings.ReplaceAll(tc.stop(n), "$T", transcript))
+			}
+			n := 0
+			for round := range 2 {
+				d.event(opts, tc.prompt(round))
+				for range tc.obeyed {
+					n++
+					if out, _ := stop(n); !strings.Contains(out, tc.block) {
+						t.Fatalf("round %d, stop %d printed %q, want a continuation", round, n, out)
+					}
+				}
+				n++
+				out, calls := stop(n)
+				if got := commandsOf(calls); got != "agentd.step.end agentd.turn.end" || !strings.Contains(out, tc.want) || strings.Contains(out, tc.block) {
+					t.Errorf("round %d, the stop past the cap sent %q and printed %q; want the turn ended, no continuation, and %q", round, got, out, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -200,4 +201,15 @@ func copilotRunsClaude(raw []byte) bool {
 		Timestamp json.RawMessage `json:"timestamp"`
 	}
 	return json.Unmarshal(raw, &in) == nil && in.Timestamp != nil
+}
+
+// copilotBlockCap is how many agentStop continuations in a row Copilot CLI
+// 1.0 obeys: it ends the turn at the next block (its changelog: "ends the
+// turn after 8 consecutive blocks").
+const copilotBlockCap = 8
+
+func (copilot) blockCap() int { return copilotBlockCap }
+
+func (copilot) capReason() string {
+	return fmt.Sprintf("Copilot CLI ends a turn after %d agentStop continuations in a row, so agentd stops here; the goal stays active: send a prompt to go on", copilotBlockCap)
 }

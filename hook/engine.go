@@ -53,6 +53,10 @@ type cursor struct {
 	// AwaitPrompt: a stop began the continuation turn itself (Claude Code,
 	// Codex); a prompt event for it must not begin another.
 	AwaitPrompt bool `json:"awaitPrompt,omitempty"`
+	// Blocks are the continuations given since the last prompt of the
+	// user, for an agent that stops obeying them after a number in a row
+	// (blockCapped).
+	Blocks int `json:"blocks,omitempty"`
 
 	// Transcript reading (Claude Code, Codex): the file and the bytes read.
 	Transcript string `json:"transcript,omitempty"`
@@ -290,6 +294,8 @@ func (e *engine) prompt(ctx context.Context) (outcome, error) {
 	origin := "user"
 	if e.c.Continued {
 		origin = "continuation"
+	} else {
+		e.c.Blocks = 0
 	}
 	e.c.Continued = false
 	injs, err := e.beginTurn(ctx, origin)
@@ -408,6 +414,13 @@ func (e *engine) stop(ctx context.Context) (outcome, error) {
 	if err != nil || te.Continuation == nil {
 		return outcome{}, err
 	}
+	if capped, ok := e.host.(blockCapped); ok && e.c.Blocks >= capped.blockCap() {
+		// The agent would not obey another: no turn is begun that no
+		// model call would fill, and the goal waits for the next prompt.
+		e.opts.Logger.Info("not continuing the agent: " + capped.capReason())
+		return outcome{stop: "agentd: " + capped.capReason()}, nil
+	}
+	e.c.Blocks++
 	if !e.host.beginsContinuation() {
 		e.c.Continued = true
 		return outcome{prompt: te.Continuation.Prompt}, nil
@@ -418,6 +431,14 @@ func (e *engine) stop(ctx context.Context) (outcome, error) {
 	}
 	e.c.AwaitPrompt = true
 	return outcome{prompt: te.Continuation.Prompt, context: joinInjections(injs)}, nil
+}
+
+// blockCapped is an agent that stops obeying a stop hook's continuation
+// after blockCap of them in a row (Copilot CLI, Qwen Code; docs/hooks.md):
+// agentd does not continue it once more, and capReason says why.
+type blockCapped interface {
+	blockCap() int
+	capReason() string
 }
 
 // beginTurn begins a detached turn and its first step.

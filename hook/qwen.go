@@ -3,6 +3,10 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 )
 
 // qwen is Qwen Code's hooks (docs/hooks.md): Claude Code's event names and
@@ -145,3 +149,23 @@ func (qwen) key(ctx context.Context, ev event, raw []byte, c *cursor) (string, e
 // beginsContinuation: the Stop that blocks begins the continuation's turn
 // (a prompt event for it, if Qwen Code sends one, is that turn's).
 func (qwen) beginsContinuation() bool { return true }
+
+// qwenBlockCap is Qwen Code's default stopHookBlockingCap: at that many
+// Stop blocks in a row it overrides the last and ends the turn, so it obeys
+// one fewer. QWEN_CODE_STOP_HOOK_BLOCK_CAP, which its hooks inherit,
+// overrides it; the setting in a settings file is not seen here
+// (docs/hooks.md, "Qwen Code").
+const qwenBlockCap = 8
+
+func (qwen) cap() int {
+	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("QWEN_CODE_STOP_HOOK_BLOCK_CAP"))); err == nil && n >= 1 {
+		return n
+	}
+	return qwenBlockCap
+}
+
+func (h qwen) blockCap() int { return h.cap() - 1 }
+
+func (h qwen) capReason() string {
+	return fmt.Sprintf("Qwen Code ends a turn once its Stop hook has blocked %d times in a row (stopHookBlockingCap), so agentd stops here; the goal stays active: send a prompt to go on", h.cap())
+}
