@@ -166,3 +166,24 @@ func likeReal() []chatReply {
 
 // likeRealTokens are likeReal's output tokens over its 5 calls.
 const likeRealTokens = 20 + 21 + 11 + 13 + 17
+
+// userGoalTurns creates the user's goal with a budget of turns turns.
+func userGoalTurns(t *testing.T, a *agentEnv, turns int) {
+	for _, args := range [][]string{{"goal", "create", "Ship the parser"}, {"goal", "budget", fmt.Sprint(turns), "turns"}} {
+		if out, errOut, code := a.cli(append(args, "--workspace", a.ws)...); code != 0 {
+			t.Fatalf("agentd %v: %s%s", args, out, errOut)
+		}
+	}
+}
+
+// checkActiveGoal: the goal is still active after the agent's run, with
+// exactly turns turns and tokens output tokens counted.
+func checkActiveGoal(t *testing.T, lc *client, turns, tokens int64) {
+	var st struct {
+		Goal *goalCounts `json:"goal"`
+	}
+	lc.MustExec("agentd.state", map[string]any{}, &st)
+	if want := (&goalCounts{Status: "active", TurnsUsed: turns, TokensUsed: tokens}); st.Goal == nil || *st.Goal != *want {
+		t.Errorf("goal after the agent: %+v, want %+v", st.Goal, want)
+	}
+}

@@ -101,3 +101,21 @@ func TestRealCopilotCLILikeReal(t *testing.T) {
 	}
 	checkBudgetOutcome(t, a, lc, likeRealTokens)
 }
+
+// TestRealCopilotCLIBlockCap: a goal with 20 turns left and a model that
+// answers "Done." every time: Copilot CLI obeys 8 agentStop continuations
+// in a row and then ends the turn, so one `copilot -p` run makes 9 model
+// calls; agentd counts exactly those 9 turns with their tokens, begins no
+// tenth that no call would fill, and leaves the goal active (not paused as
+// if the user had interrupted it).
+func TestRealCopilotCLIBlockCap(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newChatModel(t, "agentd-", chatSameWords())
+	lc, copilot := copilotRun(t, a, model, false)
+	userGoalTurns(t, a, 20)
+	copilot("Work on the goal.")
+	if n := len(model.calls()); n != 9 {
+		t.Fatalf("%d model calls, want 9", n)
+	}
+	checkActiveGoal(t, lc, 9, 11+13+17+19*6)
+}

@@ -130,3 +130,20 @@ func TestRealQwenCodeLikeReal(t *testing.T) {
 	}
 	checkBudgetOutcome(t, a, lc, likeRealTokens)
 }
+
+// TestRealQwenCodeBlockCap: a goal with 20 turns left and a model that
+// answers "Done." every time: Qwen Code overrides its 8th Stop block in a
+// row (stopHookBlockingCap), so one `qwen -p` run makes 8 model calls;
+// agentd counts exactly those 8 turns with their tokens, begins no ninth,
+// and leaves the goal active.
+func TestRealQwenCodeBlockCap(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newChatModel(t, "mcp__agentd__", chatSameWords())
+	lc, qwen := qwenRun(t, a, model)
+	userGoalTurns(t, a, 20)
+	qwen("Work on the goal.")
+	if n := len(model.calls()); n != 8 {
+		t.Fatalf("%d model calls, want 8", n)
+	}
+	checkActiveGoal(t, lc, 8, 11+13+17+19*5)
+}
