@@ -316,6 +316,11 @@ func TestProjectLinkOutsideRefused(t *testing.T) {
 		{"codex", ".codex/config.toml", false},
 		{"codex", ".codex/hooks.json", false},
 		{"codex", ".codex/config.toml", true},
+		{"copilot", ".github/mcp.json", false},
+		{"copilot", ".github/hooks/agentd.json", false},
+		{"copilot", ".github/hooks/agentd.json", true},
+		{"qwen", ".qwen/settings.json", false},
+		{"qwen", ".qwen/settings.json", true},
 		{"cursor", ".cursor/mcp.json", false},
 		{"cursor", ".cursor/mcp.json", true},
 	} {
