@@ -56,11 +56,12 @@ func hookCommands(t *testing.T, path string) map[string][]string {
 	return out
 }
 
-// TestHooksFreshEachAgent: claude, gemini and codex get agentd hook on
+// TestHooksFreshEachAgent: claude, gemini, codex, copilot and qwen get agentd hook on
 // every event it handles, in the agent's hooks file; cursor gets none;
 // again is a no-op; remove takes every file out again.
 func TestHooksFreshEachAgent(t *testing.T) {
-	for agent, rel := range map[string]string{"claude": ".claude/settings.json", "gemini": ".gemini/settings.json", "codex": ".codex/hooks.json"} {
+	for agent, rel := range map[string]string{"claude": ".claude/settings.json", "gemini": ".gemini/settings.json", "codex": ".codex/hooks.json",
+		"copilot": ".github/hooks/agentd.json", "qwen": ".qwen/settings.json"} {
 		t.Run(agent, func(t *testing.T) {
 			ws := t.TempDir()
 			opts := Options{Agent: agent, Workspace: ws, Command: "agentd"}
@@ -77,7 +78,7 @@ func TestHooksFreshEachAgent(t *testing.T) {
 				t.Errorf("%s has hooks for %d events, want %d", path, len(got), len(hookEvents[agent]))
 			}
 			wantFiles := 2
-			if agent == "gemini" {
+			if agent == "gemini" || agent == "qwen" {
 				wantFiles = 1 // the MCP server and the hooks share settings.json
 				if !strings.Contains(read(t, path), `"mcpServers"`) {
 					t.Errorf("%s lost the MCP server:\n%s", path, read(t, path))

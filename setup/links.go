@@ -146,9 +146,9 @@ func notHardLinked(path, target string, opts Options) error {
 }
 
 // ownDir says that the folder of the config file at path is the agent's
-// own (.gemini, .codex, ...), or the hooks folder of Copilot CLI's hooks
-// file, which setup removes when removing leaves it empty.
+// own (.gemini, .codex, ...), or Copilot CLI's .github or its hooks
+// folder, which setup removes when removing leaves it empty.
 func ownDir(path, agent string) bool {
 	dir := filepath.Base(filepath.Dir(path))
-	return dir == "."+agent || agent == "copilot" && dir == "hooks"
+	return dir == "."+agent || agent == "copilot" && (dir == "hooks" || dir == ".github")
 }

@@ -155,8 +155,8 @@ func (c Change) Apply() error {
 		if c.ownDir && !c.Linked {
 			dir := filepath.Dir(c.Target)
 			os.Remove(dir) // only when empty: .gemini, .codex, .cursor, Copilot CLI's hooks
-			if filepath.Base(filepath.Dir(dir)) == ".copilot" {
-				os.Remove(filepath.Dir(dir)) // ~/.copilot, when its hooks folder was the last thing in it
+			if up := filepath.Base(filepath.Dir(dir)); up == ".copilot" || up == ".github" {
+				os.Remove(filepath.Dir(dir)) // when its hooks folder was the last thing in it
 			}
 		}
 		return nil
