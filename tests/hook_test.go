@@ -274,6 +274,10 @@ var hookOutputKeys = map[string]map[string][]string{
 		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
 		"hookSpecificOutput": {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"},
 	},
+	"qwen": { // Claude Code's
+		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
+		"hookSpecificOutput": {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"},
+	},
 }
 
 // TestHookOutputKeys: every output of the fixtures uses only the keys its
