@@ -26,7 +26,7 @@ var setupHints = map[string]string{
 	"gemini-user":  "Gemini CLI starts agentd in every folder; /mcp shows it.",
 	"codex":        "Codex reads .codex/config.toml and .codex/hooks.json in trusted projects only, and runs new hooks once you trust them; `codex mcp list` shows agentd.",
 	"codex-user":   "Codex starts agentd in every project; `codex mcp list` shows it.",
-	"copilot":      "Copilot CLI reads .github/mcp.json and .github/hooks/agentd.json in folders you trust: trust this folder when it asks; /mcp shows agentd.",
+	"copilot":      "Copilot CLI reads .github/mcp.json and .github/hooks/agentd.json in folders you trust: trust this folder when it asks (copilot -p: --trust-folder); /mcp shows agentd.",
 	"copilot-user": "Copilot CLI starts agentd in every folder; /mcp shows it.",
 	"qwen":         "Qwen Code reads .qwen/settings.json in trusted folders only: trust this folder when it asks; /mcp shows agentd. Qwen Code's own goal tools are turned off in this folder (tools.disabled).",
 	"qwen-user":    "Qwen Code starts agentd in every folder; /mcp shows it. Its own goal tools are turned off (tools.disabled).",
