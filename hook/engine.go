@@ -86,7 +86,7 @@ type cursor struct {
 
 	// The agents' own loop limits (limits.go, docs/hooks.md "The agents'
 	// own limits"): Blocks is the continuations given in a row since the
-	// user's prompt or the last tool batch, Called that the model was
+	// user's prompt or, for most agents, the last tool batch, Called that the model was
 	// called in the open turn (a tool batch, Gemini CLI's BeforeModel or
 	// AfterModel), Loop that Gemini CLI's loop detection spoke since the
 	// user's prompt.
@@ -371,7 +371,10 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 	if err != nil || !fresh {
 		return outcome{}, err // a repeated or late event: the step was ended
 	}
-	e.c.Called, e.c.Blocks = true, 0 // a model call asked for tools
+	e.c.Called = true // a model call asked for tools
+	if h, ok := e.host.(capped); !ok || !h.blocksAcrossTools() {
+		e.c.Blocks = 0
+	}
 	sess, err := e.session(ctx)
 	if err != nil {
 		return outcome{}, err

@@ -1,4 +1,4 @@
-// Package hook is `agentd hook claude|gemini|codex` (docs/hooks.md): a
+// Package hook is `agentd hook claude|gemini|codex|copilot|qwen` (docs/hooks.md): a
 // short-lived command that a coding agent runs on its loop's events. It reads
 // one event as JSON on stdin, turns it into agentd's turn and step lifecycle
 // (agentd.turn.begin, agentd.step.begin, agentd.step.end or
@@ -11,7 +11,8 @@
 // agentd command sent through an LSP session (client.OpenSession) on a
 // connection Options.Dial opens, to the shared daemon, as the forwarder and
 // `agentd mcp` do. The rules, texts and counts are the daemon's; only the
-// per-agent JSON shapes (claude.go, gemini.go, codex.go) and the mapping of
+// per-agent JSON shapes (claude.go, gemini.go, codex.go, copilot.go,
+// qwen.go) and the mapping of
 // events to lifecycle calls are made here. It imports lsp/daemon/client,
 // goal (the grace step's refusal, goal.GraceStepRefusal, and the subagent's
 // code) and workspace/wsfolder, and nothing that links the store:
@@ -48,7 +49,7 @@ const maxInput = 16 << 20
 
 // Hosts are the agents `agentd hook` speaks for, in the order docs/hooks.md
 // lists them.
-var Hosts = []string{"claude", "gemini", "codex"}
+var Hosts = []string{"claude", "gemini", "codex", "copilot", "qwen"}
 
 // Options configure Run.
 type Options struct {
@@ -186,6 +187,10 @@ func hostNamed(name string) (hostImpl, error) {
 		return gemini{}, nil
 	case "codex":
 		return codex{}, nil
+	case "copilot":
+		return copilot{}, nil
+	case "qwen":
+		return qwen{}, nil
 	}
 	return nil, fmt.Errorf("unknown agent %q; use %s", name, strings.Join(Hosts, ", "))
 }
@@ -198,6 +203,10 @@ func handle(ctx context.Context, opts Options, in io.Reader) ([]byte, error) {
 	raw, err := readAll(ctx, in)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Host == "claude" && copilotRunsClaude(raw) {
+		opts.Logger.Info("a Claude Code hook run by Copilot CLI is left to agentd hook copilot; run agentd setup copilot if it is not set up")
+		return nil, nil
 	}
 	ev, err := h.parse(raw)
 	if err != nil {

@@ -26,6 +26,9 @@ type capped interface {
 	// unrun is why the open turn ended with no model call in it, or ""
 	// when the model was called.
 	unrun(ctx context.Context, ev event, c *cursor) (string, error)
+	// blocksAcrossTools: the agent's count of blocks in a row goes on
+	// across tool calls (else a tool batch starts it again).
+	blocksAcrossTools() bool
 }
 
 // endUnrun ends the open turn when the agent called no model in it
@@ -129,6 +132,13 @@ const geminiMaxTurns = 100
 // loop detection first finds the model repeating itself; at the second
 // finding it calls the model no more for that prompt.
 const geminiLoopNote = "System: Potential loop detected."
+
+// blocksAcrossTools: Claude Code starts its count again at a tool call.
+func (claude) blocksAcrossTools() bool { return false }
+
+// blocksAcrossTools: MAX_TURNS is per prompt, but the reason only names
+// it; a tool batch starts the count again.
+func (gemini) blocksAcrossTools() bool { return false }
 
 // refuses: Gemini CLI's limits cannot be told in advance; unrun notices
 // the turn that made no model call.

@@ -18,6 +18,8 @@ import (
 //	claude  project .claude/settings.json  user ~/.claude/settings.json   hooks.EVENT[]
 //	gemini  project .gemini/settings.json  user ~/.gemini/settings.json   hooks.EVENT[] (the MCP file)
 //	codex   project .codex/hooks.json      user $CODEX_HOME/hooks.json    hooks.EVENT[]
+//	copilot project .github/hooks/agentd.json user ~/.copilot/hooks/agentd.json hooks.EVENT[] (entries, no groups)
+//	qwen    project .qwen/settings.json    user ~/.qwen/settings.json     hooks.EVENT[] (the MCP file)
 //
 // Cursor gets no hooks.
 
@@ -30,6 +32,10 @@ var hookEvents = map[string][]hookEvent{
 	"gemini": {{"BeforeAgent", ""}, {"BeforeModel", ""}, {"AfterModel", ""}, {"BeforeTool", ".*"}, {"AfterTool", "write_todos"},
 		{"AfterAgent", ""}, {"SessionEnd", ""}},
 	"codex": {{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"PostToolUse", ""}, {"Stop", ""}, {"Interrupt", ""}, {"SessionEnd", ""}},
+	"copilot": {{"sessionStart", ""}, {"userPromptSubmitted", ""}, {"preToolUse", ""}, {"postToolUse", ""},
+		{"agentStop", ""}, {"sessionEnd", ""}},
+	"qwen": {{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"PostToolUse", "todo_write"}, {"Stop", ""}, {"StopFailure", ""},
+		{"SessionEnd", ""}},
 }
 
 // retiredHookEvents are events an older setup installed that the agent
@@ -39,7 +45,7 @@ var retiredHookEvents = map[string][]hookEvent{"codex": {{"StopFailure", ""}}}
 
 // hookTimeout is each agent's hook timeout, in its unit (Gemini CLI counts
 // milliseconds, the others seconds): well above agentd hook's own 2 s.
-var hookTimeout = map[string]int{"claude": 10, "gemini": 10000, "codex": 10}
+var hookTimeout = map[string]int{"claude": 10, "gemini": 10000, "codex": 10, "copilot": 10, "qwen": 10}
 
 // eventTimeout is the timeout of an event whose agent allows less than
 // hookTimeout (Codex 0.169 clamps its Interrupt and SessionEnd hooks to 3 s
@@ -52,7 +58,7 @@ func hooksPath(opts Options) (string, error) {
 	if _, ok := hookEvents[opts.Agent]; !ok {
 		return "", nil
 	}
-	if opts.Agent == "gemini" {
+	if opts.Agent == "gemini" || opts.Agent == "qwen" {
 		return configPath(opts)
 	}
 	base := opts.Workspace
@@ -67,6 +73,9 @@ func hooksPath(opts Options) (string, error) {
 			return filepath.Join(opts.CodexHome, "hooks.json"), nil
 		}
 		return filepath.Join(base, ".codex", "hooks.json"), nil
+	}
+	if opts.Agent == "copilot" {
+		return copilotHooksPath(base, opts.User), nil
 	}
 	return filepath.Join(base, ".claude", "settings.json"), nil
 }
@@ -112,13 +121,10 @@ func ShellQuote(s string) string {
 // name is agentd, or `W AGENT` where it is agentd-hook (another agentd
 // binary, the same one before it moved, or the other of the two forms).
 func ourGroup(agent string, ev hookEvent, g any) bool {
-	m, _ := g.(map[string]any)
-	hs, _ := m["hooks"].([]any)
-	if len(hs) != 1 {
+	line, ok := hookLine(agent, g)
+	if !ok {
 		return false
 	}
-	h, _ := hs[0].(map[string]any)
-	line, _ := h["command"].(string)
 	word, ok := strings.CutSuffix(line, " "+agent)
 	if !ok {
 		return false
@@ -137,6 +143,9 @@ func ourGroup(agent string, ev hookEvent, g any) bool {
 // hookGroup is the matcher group setup writes for one event, running the
 // command line line.
 func hookGroup(agent, line string, ev hookEvent) object {
+	if agent == "copilot" {
+		return copilotEntry(line)
+	}
 	var h, g object
 	h.set("type", mustJSON("command"))
 	h.set("command", mustJSON(line))
@@ -248,6 +257,7 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 		return "", nil, err
 	}
 	action = combine(action, capped)
+	action = combine(action, planExtras(&top, opts))
 	switch {
 	case action == Already && opts.Remove:
 		return Absent, before, nil
@@ -259,7 +269,7 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 		} else {
 			top.set("hooks", mustJSON(hooks))
 		}
-		if len(top.keys) == 0 {
+		if len(top.keys) == 0 || onlyVersion(opts.Agent, top) {
 			return Removed, nil, nil
 		}
 		return Removed, indented(top), nil

@@ -34,6 +34,9 @@ func hookCommands(t *testing.T, path string) map[string][]string {
 				Command string `json:"command"`
 				Timeout int    `json:"timeout"`
 			} `json:"hooks"`
+			// Copilot CLI's entries have no group around them.
+			Type string `json:"type"`
+			Bash string `json:"bash"`
 		} `json:"hooks"`
 	}
 	if err := json.Unmarshal([]byte(read(t, path)), &f); err != nil {
@@ -42,6 +45,9 @@ func hookCommands(t *testing.T, path string) map[string][]string {
 	out := map[string][]string{}
 	for ev, groups := range f.Hooks {
 		for _, g := range groups {
+			if g.Bash != "" {
+				out[ev] = append(out[ev], "|"+g.Type+"|"+g.Bash)
+			}
 			for _, h := range g.Hooks {
 				out[ev] = append(out[ev], g.Matcher+"|"+h.Type+"|"+h.Command)
 			}
@@ -50,11 +56,12 @@ func hookCommands(t *testing.T, path string) map[string][]string {
 	return out
 }
 
-// TestHooksFreshEachAgent: claude, gemini and codex get agentd hook on
+// TestHooksFreshEachAgent: claude, gemini, codex, copilot and qwen get agentd hook on
 // every event it handles, in the agent's hooks file; cursor gets none;
 // again is a no-op; remove takes every file out again.
 func TestHooksFreshEachAgent(t *testing.T) {
-	for agent, rel := range map[string]string{"claude": ".claude/settings.json", "gemini": ".gemini/settings.json", "codex": ".codex/hooks.json"} {
+	for agent, rel := range map[string]string{"claude": ".claude/settings.json", "gemini": ".gemini/settings.json", "codex": ".codex/hooks.json",
+		"copilot": ".github/hooks/agentd.json", "qwen": ".qwen/settings.json"} {
 		t.Run(agent, func(t *testing.T) {
 			ws := t.TempDir()
 			opts := Options{Agent: agent, Workspace: ws, Command: "agentd"}
@@ -71,7 +78,7 @@ func TestHooksFreshEachAgent(t *testing.T) {
 				t.Errorf("%s has hooks for %d events, want %d", path, len(got), len(hookEvents[agent]))
 			}
 			wantFiles := 2
-			if agent == "gemini" {
+			if agent == "gemini" || agent == "qwen" {
 				wantFiles = 1 // the MCP server and the hooks share settings.json
 				if !strings.Contains(read(t, path), `"mcpServers"`) {
 					t.Errorf("%s lost the MCP server:\n%s", path, read(t, path))

@@ -25,7 +25,7 @@ import (
 // A project file that resolves outside the project, and a broken link, are
 // refused before anything is read.
 func newChange(path string, opts Options, isJSON bool) (Change, error) {
-	c := Change{Path: path, mode: 0o644, ownDir: filepath.Base(filepath.Dir(path)) == "."+opts.Agent, empty: []byte{}}
+	c := Change{Path: path, mode: 0o644, ownDir: ownDir(path, opts.Agent), empty: []byte{}}
 	if opts.User {
 		c.mode = 0o600
 	}
@@ -143,4 +143,12 @@ func notHardLinked(path, target string, opts Options) error {
 		return fmt.Errorf("%s is a file with %d hard links (names), and another may lie outside the project %s; agentd setup does not copy such a file's content into the project: changed nothing; replace it with a copy of its own (cp %s %s.new && mv %s.new %s), or run agentd setup %s --user to set up the agent in your home folder", path, st.Nlink, opts.Workspace, path, path, path, path, opts.Agent)
 	}
 	return nil
+}
+
+// ownDir says that the folder of the config file at path is the agent's
+// own (.gemini, .codex, ...), or Copilot CLI's .github or its hooks
+// folder, which setup removes when removing leaves it empty.
+func ownDir(path, agent string) bool {
+	dir := filepath.Base(filepath.Dir(path))
+	return dir == "."+agent || agent == "copilot" && (dir == "hooks" || dir == ".github")
 }

@@ -5,6 +5,8 @@
 //	claude  project .mcp.json              user ~/.claude.json          JSON mcpServers.agentd
 //	gemini  project .gemini/settings.json  user ~/.gemini/settings.json JSON mcpServers.agentd
 //	codex   project .codex/config.toml     user $CODEX_HOME/config.toml TOML [mcp_servers.agentd]
+//	copilot project .github/mcp.json       user ~/.copilot/mcp-config.json JSON mcpServers.agentd
+//	qwen    project .qwen/settings.json    user ~/.qwen/settings.json   JSON mcpServers.agentd
 //	cursor  project .cursor/mcp.json       user ~/.cursor/mcp.json      JSON mcpServers.agentd
 //
 // A file is merged, never replaced: every other key stays as it was (JSON
@@ -35,7 +37,7 @@ import (
 )
 
 // Agents are the agents setup knows, in the order the usage lists them.
-var Agents = []string{"claude", "gemini", "codex", "cursor"}
+var Agents = []string{"claude", "gemini", "codex", "copilot", "qwen", "cursor"}
 
 // ServerName is the name agentd's entry has in every config file.
 const ServerName = "agentd"
@@ -151,7 +153,11 @@ func (c Change) Apply() error {
 			return err
 		}
 		if c.ownDir && !c.Linked {
-			os.Remove(filepath.Dir(c.Target)) // only when empty: .gemini, .codex, .cursor
+			dir := filepath.Dir(c.Target)
+			os.Remove(dir) // only when empty: .gemini, .codex, .cursor, Copilot CLI's hooks
+			if up := filepath.Base(filepath.Dir(dir)); up == ".copilot" || up == ".github" {
+				os.Remove(filepath.Dir(dir)) // when its hooks folder was the last thing in it
+			}
 		}
 		return nil
 	}
@@ -246,6 +252,13 @@ func configPath(opts Options) (string, error) {
 			return filepath.Join(opts.CodexHome, "config.toml"), nil
 		}
 		return filepath.Join(base, ".codex", "config.toml"), nil
+	case "copilot":
+		if opts.User {
+			return filepath.Join(base, ".copilot", "mcp-config.json"), nil
+		}
+		return filepath.Join(base, ".github", "mcp.json"), nil
+	case "qwen":
+		return filepath.Join(base, ".qwen", "settings.json"), nil
 	case "cursor":
 		return filepath.Join(base, ".cursor", "mcp.json"), nil
 	}
@@ -272,11 +285,17 @@ var codexEnvVars = []string{"XDG_RUNTIME_DIR", "XDG_STATE_HOME"}
 // without env_vars), which setup still takes for its own and updates.
 func firstEntry(agent, command string) object {
 	var e object
-	if agent == "claude" {
+	switch agent {
+	case "claude":
 		e.set("type", mustJSON("stdio"))
+	case "copilot":
+		e.set("type", mustJSON("local"))
 	}
 	e.set("command", mustJSON(command))
 	e.set("args", mustJSON([]string{"mcp"}))
+	if agent == "copilot" {
+		e.set("tools", mustJSON([]string{"*"})) // Copilot CLI offers the model only the tools listed
+	}
 	return e
 }
 

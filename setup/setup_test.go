@@ -212,7 +212,7 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%s %q (remove %v): %v, want an error naming %s and saying %q", tc.agent, tc.content, tc.remove, err, path, tc.want)
 		}
 	}
-	if _, err := Plan(Options{Agent: "vim", Workspace: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "claude, gemini, codex, cursor") {
+	if _, err := Plan(Options{Agent: "vim", Workspace: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "claude, gemini, codex, copilot, qwen, cursor") {
 		t.Errorf("unknown agent: %v", err)
 	}
 }
@@ -317,6 +317,11 @@ func TestProjectLinkOutsideRefused(t *testing.T) {
 		{"codex", ".codex/config.toml", false},
 		{"codex", ".codex/hooks.json", false},
 		{"codex", ".codex/config.toml", true},
+		{"copilot", ".github/mcp.json", false},
+		{"copilot", ".github/hooks/agentd.json", false},
+		{"copilot", ".github/hooks/agentd.json", true},
+		{"qwen", ".qwen/settings.json", false},
+		{"qwen", ".qwen/settings.json", true},
 		{"cursor", ".cursor/mcp.json", false},
 		{"cursor", ".cursor/mcp.json", true},
 	} {

@@ -275,6 +275,10 @@ var hookOutputKeys = map[string]map[string][]string{
 		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
 		"hookSpecificOutput": {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"},
 	},
+	"qwen": { // Claude Code's
+		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
+		"hookSpecificOutput": {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"},
+	},
 }
 
 // TestHookOutputKeys: every output of the fixtures uses only the keys its
@@ -396,7 +400,7 @@ func TestHookNeverBreaksTheAgent(t *testing.T) {
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		err := cmd.Run()
-		if err == nil || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(errb.String(), "usage: agentd hook claude|gemini|codex") {
+		if err == nil || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(errb.String(), "usage: agentd hook claude|gemini|codex|copilot|qwen") {
 			t.Errorf("agentd hook cursor: %v, %q; want exit 1 (never 2, which blocks) and the usage", err, errb.String())
 		}
 	})
@@ -527,8 +531,8 @@ func TestHookProgramCommandLine(t *testing.T) {
 	}{
 		{"help", []string{"--help"}, 0, ""},
 		{"help after the agent", []string{"claude", "-h"}, 0, ""},
-		{"no agent", nil, 1, "agentd-hook: name the agent: one of claude, gemini, codex\n"},
-		{"unknown agent", []string{"cursor"}, 1, "agentd-hook: unknown agent \"cursor\": use one of claude, gemini, codex\n"},
+		{"no agent", nil, 1, "agentd-hook: name the agent: one of claude, gemini, codex, copilot, qwen\n"},
+		{"unknown agent", []string{"cursor"}, 1, "agentd-hook: unknown agent \"cursor\": use one of claude, gemini, codex, copilot, qwen\n"},
 		{"two agents", []string{"claude", "gemini"}, 1, "agentd-hook: unexpected argument \"gemini\": name one agent\n"},
 		{"remote off", []string{"claude", "--remote=off"}, 1, "agentd-hook: --remote=off is not for hooks: a hook works through the shared daemon (--remote=auto or --remote=unix:PATH)\n"},
 		{"a flag of another subcommand", []string{"claude", "--json"}, 2, ""},
@@ -546,7 +550,7 @@ func TestHookProgramCommandLine(t *testing.T) {
 			if lout != strings.ReplaceAll(aout, "agentd hook", "agentd-hook") {
 				t.Errorf("stdout: agentd-hook %q, agentd hook %q", lout, aout)
 			}
-			if tc.code == 1 && (!strings.HasPrefix(lerr, tc.msg+"usage: agentd-hook claude|gemini|codex") || lerr != strings.ReplaceAll(aerr, "agentd hook", "agentd-hook")) {
+			if tc.code == 1 && (!strings.HasPrefix(lerr, tc.msg+"usage: agentd-hook claude|gemini|codex|copilot|qwen") || lerr != strings.ReplaceAll(aerr, "agentd hook", "agentd-hook")) {
 				t.Errorf("stderr: agentd-hook %q, agentd hook %q; want the same %q and then the usage", lerr, aerr, tc.msg)
 			}
 		})

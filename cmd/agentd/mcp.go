@@ -58,7 +58,7 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 		}
 	}
 	terminalHint(stdin, stderr, "agentd mcp is an MCP server that gives coding agents agentd's tools; it now waits for MCP messages on stdin.\n"+
-		"Agents start it for you: agentd setup claude|gemini|codex|cursor writes it into their config (docs/mcp.md). Press Ctrl-D to quit.\n")
+		"Agents start it for you: agentd setup claude|gemini|codex|copilot|qwen|cursor writes it into their config (docs/mcp.md). Press Ctrl-D to quit.\n")
 	log.Debug("serving MCP", "workspace", folder, "session", o.session, "remote", o.remote)
 	in, restore := pollableStdin(stdin)
 	defer restore()

@@ -55,11 +55,12 @@ Usage:
   agentd mcp [--remote=auto|off|unix:PATH]
                                         MCP server on stdin/stdout for coding agents: the
                                         tools, the state as resources, a goal prompt
-  agentd hook claude|gemini|codex       run one agent hook event (stdin to stdout): turns,
+  agentd hook claude|gemini|codex|copilot|qwen
+                                        run one agent hook event (stdin to stdout): turns,
                                         steps, reminders and goal continuation inside the agent
-  agentd setup claude|gemini|codex|cursor [--user] [--print] [--remove]
-                                        register agentd mcp, and for claude, gemini and
-                                        codex its hooks (docs/hooks.md), in that agent's
+  agentd setup claude|gemini|codex|copilot|qwen|cursor [--user] [--print] [--remove]
+                                        register agentd mcp, and for all but cursor
+                                        its hooks (docs/hooks.md), in that agent's
                                         config (the project's; --user: yours) or take them out
   agentd team init --etcd URL[,URL...]  share this folder's goal and todo lists through etcd:
                                         writes .agentd/team.json and copies the state (docs/team.md)

@@ -1,0 +1,182 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// qwen is Qwen Code's hooks (docs/hooks.md): Claude Code's event names and
+// output shapes, with UserPromptSubmit, PreToolUse, PostToolUse for its
+// todo_write tool, Stop, StopFailure and SessionEnd. Qwen Code sends a UserPromptSubmit
+// with an empty prompt each time it gives tool results back to the model
+// (0.24): that one is the boundary between two model calls, not the user
+// interrupting. Output tokens come from its transcript at transcript_path:
+// usageMetadata.candidatesTokenCount of each assistant line.
+type qwen struct{}
+
+type qwenInput struct {
+	HookEventName        string          `json:"hook_event_name"`
+	SessionID            string          `json:"session_id"`
+	TranscriptPath       string          `json:"transcript_path"`
+	Cwd                  string          `json:"cwd"`
+	Timestamp            string          `json:"timestamp"`
+	AgentID              string          `json:"agent_id"`
+	PromptID             string          `json:"prompt_id"`
+	Prompt               *string         `json:"prompt"`
+	ToolName             string          `json:"tool_name"`
+	ToolInput            json.RawMessage `json:"tool_input"`
+	LastAssistantMessage string          `json:"last_assistant_message"`
+	Error                string          `json:"error"`
+	ErrorDetails         string          `json:"error_details"`
+}
+
+func (qwen) parse(raw []byte) (event, error) {
+	var in qwenInput
+	if err := decodeEvent(raw, &in); err != nil {
+		return event{}, err
+	}
+	// id: the prompt_id (one for a prompt and every event of its turn) and
+	// the time the event fired, to the millisecond.
+	ev := event{name: in.HookEventName, session: in.SessionID, cwd: in.Cwd, transcript: in.TranscriptPath,
+		subagent: in.AgentID, tool: in.ToolName, lastMessage: in.LastAssistantMessage}
+	if in.Timestamp != "" {
+		ev.id = in.PromptID + "@" + in.Timestamp
+	}
+	switch in.HookEventName {
+	case "UserPromptSubmit":
+		ev.kind = kindPrompt
+		if in.Prompt != nil && *in.Prompt == "" {
+			ev.kind = kindBoundary // the tool results going back to the model
+		}
+	case "Stop":
+		ev.kind = kindStop
+	case "StopFailure":
+		ev.kind, ev.errKind, ev.errMsg = kindFailure, errorKind(in.Error), in.ErrorDetails
+	case "SessionEnd":
+		ev.kind = kindEnd
+	case "PreToolUse":
+		ev.kind = kindGate
+	case "PostToolUse":
+		if in.ToolName != "todo_write" {
+			return ev, nil
+		}
+		var tw struct {
+			Todos []struct {
+				Content string `json:"content"`
+				Status  string `json:"status"`
+			} `json:"todos"`
+		}
+		if err := json.Unmarshal(in.ToolInput, &tw); err != nil {
+			return event{}, err
+		}
+		ev.kind, ev.todos = kindTodos, []todoItem{}
+		for _, t := range tw.Todos {
+			ev.todos = append(ev.todos, todoItem{Title: t.Content, Status: todoStatus(t.Status)})
+		}
+	case "":
+		return event{}, errMissing("hook_event_name")
+	}
+	return ev, nil
+}
+
+// render: Claude Code's shapes, which Qwen Code reads (a boundary's
+// context goes with the UserPromptSubmit that carries the tool results).
+func (qwen) render(ev event, o outcome) ([]byte, error) { return claude{}.render(ev, o) }
+
+type qwenLine struct {
+	UUID          string `json:"uuid"`
+	Type          string `json:"type"`
+	UsageMetadata *struct {
+		CandidatesTokenCount int64 `json:"candidatesTokenCount"`
+	} `json:"usageMetadata"`
+}
+
+// read reads the transcript's new lines into the cursor: each assistant
+// line with usage is one model response, its output tokens
+// candidatesTokenCount (Qwen Code's completion tokens, reasoning
+// included), unclaimed until tokens takes them.
+func (qwen) read(ev event, c *cursor) error {
+	return readNew(ev.transcript, c, func(b []byte) {
+		var l qwenLine
+		if json.Unmarshal(b, &l) != nil || l.Type != "assistant" || l.UUID == "" || l.UsageMetadata == nil {
+			return
+		}
+		countMessage(c, l.UUID, l.UsageMetadata.CandidatesTokenCount)
+	})
+}
+
+func (h qwen) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
+	if ev.kind == kindStop {
+		// The response a Stop ends may reach the transcript after the hook starts.
+		if err := awaitResponse(ctx, c, func() error { return h.read(ev, c) }); err != nil {
+			return 0, 0, err
+		}
+	} else if err := h.read(ev, c); err != nil {
+		return 0, 0, err
+	}
+	total, responses := claim(c)
+	return total, responses, nil
+}
+
+// boundary: an empty prompt with no model response since the last claim
+// is none between two calls (a continuation's first, whose step the Stop
+// began); the transcript position and the event's own id tell a repeat.
+func (h qwen) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
+	saved := *c
+	n, responses, err := h.tokens(ctx, ev, c)
+	if err != nil || responses == 0 {
+		*c = saved
+		return 0, false, err
+	}
+	return n, true, nil
+}
+
+// key: every event carries its prompt_id and the time it fired, to the
+// millisecond, and no two events of a session share both: a model that
+// ends every turn with the same words makes Stops of one prompt_id at
+// different times. One without a timestamp is handled every time.
+func (qwen) key(ctx context.Context, ev event, raw []byte, c *cursor) (string, error) {
+	if ev.id == "" {
+		return "", nil
+	}
+	return eventKey(ev.name, ev.id, digest(raw)), nil
+}
+
+// beginsContinuation: the Stop that blocks begins the continuation's turn
+// (a prompt event for it, if Qwen Code sends one, is that turn's).
+func (qwen) beginsContinuation() bool { return true }
+
+// qwenBlockCap is Qwen Code's default stopHookBlockingCap: at that many
+// Stop blocks in a row it overrides the last and ends the turn, so it obeys
+// one fewer. QWEN_CODE_STOP_HOOK_BLOCK_CAP, which its hooks inherit,
+// overrides it; the setting in a settings file is not seen here
+// (docs/hooks.md, "Qwen Code").
+const qwenBlockCap = 8
+
+func (qwen) cap() int {
+	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("QWEN_CODE_STOP_HOOK_BLOCK_CAP"))); err == nil && n >= 1 {
+		return n
+	}
+	return qwenBlockCap
+}
+
+// refuses: Qwen Code would override the next block and end the turn
+// (docs/hooks.md, "The agents' own limits").
+func (h qwen) refuses(c *cursor) string {
+	limit := h.cap()
+	if c.Blocks < limit-1 {
+		return ""
+	}
+	return fmt.Sprintf("Qwen Code stopped after %d continuations in a row: its stopHookBlockingCap (%d) ends the turn at the next one; resume the goal to go on", c.Blocks, limit)
+}
+
+// unrun: Qwen Code's events do not show a turn without a model call.
+func (qwen) unrun(context.Context, event, *cursor) (string, error) { return "", nil }
+
+// blocksAcrossTools: Qwen Code counts its blocks per prompt, across tool
+// round trips (its hooks documentation, "Blocking cap").
+func (qwen) blocksAcrossTools() bool { return true }

@@ -1,0 +1,55 @@
+package hook
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// countMessage records the output tokens n of the model response id read
+// from a transcript: a new id is one more unclaimed response and its tokens;
+// an id seen already (a message written over several lines) adds only what
+// its usage grew by, so a response counts once, at its largest value
+// (Claude Code, Qwen Code, Copilot CLI).
+func countMessage(c *cursor, id string, n int64) {
+	i := slices.IndexFunc(c.Messages, func(m counted) bool { return m.ID == id })
+	if i < 0 {
+		c.UnclaimedResponses++
+		c.Unclaimed += n
+		c.Messages = append(c.Messages, counted{id, n})
+		if len(c.Messages) > maxMessages {
+			c.Messages = slices.Clone(c.Messages[len(c.Messages)-maxMessages:])
+		}
+		return
+	}
+	if n > c.Messages[i].Tokens {
+		c.Unclaimed += n - c.Messages[i].Tokens
+		c.Messages[i].Tokens = n
+	}
+}
+
+// claim takes the unclaimed output tokens and responses from the cursor.
+func claim(c *cursor) (int64, int) {
+	total, responses := c.Unclaimed, c.UnclaimedResponses
+	c.Unclaimed, c.UnclaimedResponses = 0, 0
+	return total, responses
+}
+
+// awaitResponse reads the transcript with read until it holds a response
+// not yet claimed or stopWait passes: an agent that writes its transcript
+// behind its hooks (Qwen Code, Copilot CLI) may run the hook of a stop a
+// moment before the response it ends is on disk. None coming is a stop
+// delivered again, or one with no model call.
+func awaitResponse(ctx context.Context, c *cursor, read func() error) error {
+	deadline := time.Now().Add(stopWait)
+	for {
+		if err := read(); err != nil || c.UnclaimedResponses > 0 || !time.Now().Before(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
