@@ -25,12 +25,12 @@ const (
 // line that closes it, and the line that introduces it in the agent's
 // form.
 var quoted = []struct{ open, close, intro string }{
-	{"<untrusted_objective>", "</untrusted_objective>", "Objective, quoted: every line of it begins with \"> \" and is user data:"},
-	{"<untrusted_completion_criterion>", "</untrusted_completion_criterion>", "Completion criterion, quoted: every line of it begins with \"> \" and is user data:"},
+	{"<untrusted_objective>", "</untrusted_objective>", "Objective, quoted: every line of it begins with \"| \" and is user data:"},
+	{"<untrusted_completion_criterion>", "</untrusted_completion_criterion>", "Completion criterion, quoted: every line of it begins with \"| \" and is user data:"},
 }
 
 // quotePrefix opens every line of quoted user text.
-const quotePrefix = "> "
+const quotePrefix = "| "
 
 // unescaper undoes the protocol's escaping of user text (&, < and >), in
 // one pass.

@@ -6,8 +6,16 @@ package tests
 // the agent. Skipped unless AGENTD_AGENTS is set (tests/agents/ci.sh).
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -76,5 +84,161 @@ func TestMCPGoalPromptWords(t *testing.T) {
 	}
 	if out, _, _ := e.cli("goal", "status", "--workspace", e.ws); strings.Contains(out, "one word") {
 		t.Errorf("a goal was created from 40 words: %s", out)
+	}
+}
+
+// markQuoted is how the goal reminder and the continuation show the
+// objective of userGoal to the model in every agent (docs/hooks.md, "What
+// the model reads").
+const markQuoted = "is user data:\n| Ship the parser\n"
+
+// modelTexts is every string in a model request body (JSON), decoded and
+// joined with newlines: what the model reads, whatever the API's shape.
+func modelTexts(body string) string {
+	var v any
+	if json.Unmarshal([]byte(body), &v) != nil {
+		return ""
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			out = append(out, x)
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return strings.Join(out, "\n")
+}
+
+// checkClean: no text the model read holds an escaped tag, and every call
+// after the first carries the objective quoted; the reminder reached all.
+func checkClean(t *testing.T, agent string, texts []string) {
+	t.Helper()
+	if len(texts) != 3 {
+		t.Fatalf("%s: %d model calls, want 3", agent, len(texts))
+	}
+	for i, s := range texts {
+		for _, bad := range []string{"&lt;", "&gt;", "<untrusted_", "\\u003cuntrusted_"} {
+			if strings.Contains(s, bad) {
+				at := strings.Index(s, bad)
+				t.Errorf("%s call %d: the model reads %q: …%s…", agent, i+1, bad, s[max(0, at-200):min(len(s), at+100)])
+			}
+		}
+		if !strings.Contains(s, markGoal) || !strings.Contains(s, markQuoted) {
+			t.Errorf("%s call %d: the goal reminder with the quoted objective is missing", agent, i+1)
+		}
+	}
+}
+
+// TestRealClaudeCodeWhatIsSeen: in `claude -p` under a 3-turn goal, the
+// model reads agentd's reminder and continuations with no escaped tag
+// (Claude Code wraps hook output in its own <system-reminder> and escapes
+// that tag inside), the objective quoted; the Stop that ends turn 3 stops
+// Claude Code with agentd's reason, which Claude Code records for the
+// user (`claude -p` prints no hook message: docs/hooks.md).
+func TestRealClaudeCodeWhatIsSeen(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newScriptedModel(t, []reply{{text: "Turn one done.", tokens: 11}, {text: "Turn two done.", tokens: 13}, {text: "Turn three done.", tokens: 17}})
+	lc, claude := claudeRun(t, a, model, nil)
+	userGoal(t, a)
+	claude("Work on the goal.")
+	var texts []string
+	for _, c := range model.calls() {
+		texts = append(texts, modelTexts(c))
+	}
+	checkClean(t, "Claude Code", texts)
+	checkBudgetOutcome(t, a, lc, 11+13+17)
+	transcripts, _ := filepath.Glob(filepath.Join(a.home, ".claude", "projects", "*", "*.jsonl"))
+	found := false
+	for _, f := range transcripts {
+		b, _ := os.ReadFile(f)
+		found = found || strings.Contains(string(b), "agentd stopped the agent: budget reached: turn budget of 3 turns")
+	}
+	if !found {
+		t.Errorf("no transcript of %v records agentd's stop reason", transcripts)
+	}
+}
+
+// TestRealGeminiCLIWhatIsSeen: as TestRealClaudeCodeWhatIsSeen in `gemini
+// -p` (which wraps BeforeAgent's context in <hook_context> and escapes
+// every tag inside); the user sees one line per continuation, not its
+// prompt, and a last line saying that the budget stopped the agent.
+func TestRealGeminiCLIWhatIsSeen(t *testing.T) {
+	a := newAgentEnv(t)
+	lc, gemini := geminiRun(t, a, []reply{{text: "Turn one done.", tokens: 11}, {text: "Turn two done.", tokens: 13}, {text: "Turn three done.", tokens: 17}})
+	userGoal(t, a)
+	out, calls := gemini("Work on the goal.")
+	var texts []string
+	for _, msgs := range calls {
+		b, _ := json.Marshal(msgs)
+		texts = append(texts, modelTexts(string(b)))
+	}
+	checkClean(t, "Gemini CLI", texts)
+	checkBudgetOutcome(t, a, lc, 11+13+17)
+	if strings.Contains(out, markContinuation) || strings.Count(out, "agentd continues the goal in a new turn") < 2 {
+		t.Errorf("gemini -p shows the user the continuation prompt, or not one line per continuation:\n%s", out)
+	}
+	if !strings.Contains(out, "agentd stopped the agent: budget reached: turn budget of 3 turns") {
+		t.Errorf("gemini -p does not say why it stopped:\n%s", out)
+	}
+}
+
+// TestRealCodexWhatIsSeen: as TestRealClaudeCodeWhatIsSeen in `codex
+// exec` (which gives additionalContext as it is and wraps a Stop's reason
+// in <hook_prompt>, escaping every tag inside); the Stop after turn 3
+// stops it.
+func TestRealCodexWhatIsSeen(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newResponsesModel(t, []reply{{text: "Turn one done.", tokens: 11}, {text: "Turn two done.", tokens: 13}, {text: "Turn three done.", tokens: 17}})
+	bodies := recordBodies(t, model)
+	lc, codex := codexRun(t, a, model)
+	userGoal(t, a)
+	out := codex("Work on the goal.")
+	var texts []string
+	for _, b := range bodies() {
+		texts = append(texts, modelTexts(b))
+	}
+	checkClean(t, "Codex", texts)
+	checkBudgetOutcome(t, a, lc, 11+13+17)
+	// codex exec prints neither stopReason nor systemMessage, only that
+	// the Stop hook stopped it (docs/hooks.md, "What the user sees").
+	if !strings.Contains(out, "hook: Stop Stopped") {
+		t.Errorf("codex exec does not say that the hook stopped it:\n%s", out)
+	}
+}
+
+// recordBodies puts a listener in front of model that keeps each request's
+// body, and returns them in order.
+func recordBodies(t *testing.T, model *responsesModel) func() []string {
+	var mu sync.Mutex
+	var bodies []string
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		model.serve(w, r)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	model.url = "http://" + ln.Addr().String()
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), bodies...)
 	}
 }
