@@ -13,7 +13,7 @@ import (
 // Gemini CLI wraps additionalContext in <hook_context> and escapes every
 // < and >), so the model would read broken markup. agentText rewrites a
 // text into the form the agents pass on cleanly (docs/hooks.md, "What the
-// model reads").
+// model reads, what the user sees").
 
 // The protocol's tag lines.
 const (

@@ -88,8 +88,8 @@ func TestMCPGoalPromptWords(t *testing.T) {
 }
 
 // markQuoted is how the goal reminder and the continuation show the
-// objective of userGoal to the model in every agent (docs/hooks.md, "What
-// the model reads").
+// objective of userGoal to the model in every agent (docs/hooks.md,
+// "What the model reads, what the user sees").
 const markQuoted = "is user data:\n| Ship the parser\n"
 
 // modelTexts is every string in a model request body (JSON), decoded and
@@ -210,7 +210,8 @@ func TestRealCodexWhatIsSeen(t *testing.T) {
 	checkClean(t, "Codex", texts)
 	checkBudgetOutcome(t, a, lc, 11+13+17)
 	// codex exec prints neither stopReason nor systemMessage, only that
-	// the Stop hook stopped it (docs/hooks.md, "What the user sees").
+	// the Stop hook stopped it (docs/hooks.md, "What the model reads,
+	// what the user sees").
 	if !strings.Contains(out, "hook: Stop Stopped") {
 		t.Errorf("codex exec does not say that the hook stopped it:\n%s", out)
 	}
