@@ -14,7 +14,9 @@
 # tests/agents_check_test.go: a goal check that fails, then passes, and the
 # goal queue's advance; a check that outlasts the agent's tool timeout; the
 # model's `agentd goal set-check` through Claude Code's Bash tool and Gemini
-# CLI's shell tool, refused):
+# CLI's shell tool, refused; tests/agents_seen_test.go: the goal prompt's
+# words in Claude Code, what each agent's model reads of agentd's texts
+# and what the user sees when agentd continues or stops at a budget):
 # each runs `agentd setup` (whose hooks run agentd-hook, which the tests
 # build beside agentd), then
 # the agent's whole loop on scripted model output (a small Messages API on
@@ -38,4 +40,4 @@ passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
 failed=$(grep -c '^--- FAIL: TestReal' <<<"$out")
 if [ "$code" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
-[ "$code" = 0 ] && [ "$passed" = 17 ]
+[ "$code" = 0 ] && [ "$passed" = 21 ]
