@@ -251,3 +251,30 @@ func recordBodies(t *testing.T, model *responsesModel) func() []string {
 		return append([]string(nil), bodies...)
 	}
 }
+
+// TestHookBudgetStopToldOnce: the Stop of a goal turn whose end blocks
+// the goal at its budget stops the agent with the reason; a later turn,
+// begun with the goal already blocked, is not told again.
+func TestHookBudgetStopToldOnce(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{{"goal", "create", "Ship the parser"}, {"goal", "budget", "1", "turns"}} {
+		if out, errOut, code := e.cli(append(args, "--workspace", e.ws)...); code != 0 {
+			t.Fatalf("agentd %v: %s%s", args, out, errOut)
+		}
+	}
+	ev := func(name, extra string) string {
+		out, _ := e.hook("gemini", `{"session_id":"s1","cwd":"`+jsonText(e.ws)+`","hook_event_name":"`+name+`"`+extra+`}`, "--workspace", e.ws)
+		return strings.TrimSpace(out)
+	}
+	ev("BeforeAgent", `,"timestamp":"2026-12-01T09:00:00.000Z","prompt":"go"`)
+	ev("AfterModel", `,"timestamp":"2026-12-01T09:00:01.000Z","llm_response":{"candidates":[{"finishReason":"STOP"}],"usageMetadata":{"candidatesTokenCount":5}}`)
+	want := `{"continue":false,"stopReason":"agentd stopped the agent: budget reached: turn budget of 1 turn"}`
+	if out := ev("AfterAgent", `,"timestamp":"2026-12-01T09:00:02.000Z"`); out != want {
+		t.Errorf("the Stop that blocks the goal: %s, want %s", out, want)
+	}
+	ev("BeforeAgent", `,"timestamp":"2026-12-01T09:01:00.000Z","prompt":"what now?"`)
+	ev("AfterModel", `,"timestamp":"2026-12-01T09:01:01.000Z","llm_response":{"candidates":[{"finishReason":"STOP"}],"usageMetadata":{"candidatesTokenCount":5}}`)
+	if out := ev("AfterAgent", `,"timestamp":"2026-12-01T09:01:02.000Z"`); out != "" {
+		t.Errorf("the Stop of a turn begun with the goal blocked: %s, want nothing", out)
+	}
+}
