@@ -278,3 +278,21 @@ func TestHookBudgetStopToldOnce(t *testing.T) {
 		t.Errorf("the Stop of a turn begun with the goal blocked: %s, want nothing", out)
 	}
 }
+
+// TestRealGeminiCLIGoalPromptWords: the same goal prompt as
+// TestRealClaudeCodeGoalPromptWords as Gemini CLI's `/goal` in `gemini
+// -p`, which passes all the words as the one required argument.
+func TestRealGeminiCLIGoalPromptWords(t *testing.T) {
+	a := newAgentEnv(t)
+	lc, gemini := geminiRun(t, a, []reply{{tool: "mcp_agentd_UpdateGoal", input: map[string]any{"status": "complete"}, tokens: 5}, {text: "The docs are shipped.", tokens: 3}})
+	out, calls := gemini("/goal Ship the docs -- make docs passes")
+	if g := lc.goal(); g == nil || g.Objective != "Ship the docs" || g.CompletionCriterion != "make docs passes" || g.LastActor != "model" {
+		t.Errorf("the goal after /goal: %+v, want \"Ship the docs\" with criterion \"make docs passes\", completed by the model; gemini -p said %q", g, out)
+	}
+	if len(calls) == 0 {
+		t.Fatal("no model call")
+	}
+	if b, _ := json.Marshal(calls[0]); !strings.Contains(modelTexts(string(b)), "I have set a goal for this workspace: Ship the docs") || !strings.Contains(modelTexts(string(b)), "It is done when: make docs passes") {
+		t.Errorf("the model's first call lacks the whole goal: %s", b)
+	}
+}
