@@ -79,17 +79,25 @@ func (claude) parse(raw []byte) (event, error) {
 	return ev, nil
 }
 
-func (claude) render(ev event, o outcome) ([]byte, error) {
+// render: Claude Code shows every hook output to the model inside a
+// <system-reminder> of its own, so agentd's texts go in the agent's form
+// without theirs (agentText).
+func (claude) render(ev event, o outcome) ([]byte, error) { return renderClaudeShape(ev, o, true) }
+
+// renderClaudeShape is the output of Claude Code's shapes (Codex's too);
+// contextWrapped says whether the agent wraps additionalContext itself.
+// The block reason of a Stop is wrapped by both.
+func renderClaudeShape(ev event, o outcome, contextWrapped bool) ([]byte, error) {
 	switch {
 	case o.stop != "":
 		return marshal(map[string]any{"continue": false, "stopReason": o.stop})
 	case o.prompt != "":
-		return marshal(map[string]any{"decision": "block", "reason": withContext(o.prompt, o.context)})
+		return marshal(map[string]any{"decision": "block", "reason": agentText(withContext(o.prompt, o.context), true)})
 	case o.deny != "":
 		return marshal(map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": ev.name, "permissionDecision": "deny", "permissionDecisionReason": o.deny}})
 	case o.context != "":
-		return marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": ev.name, "additionalContext": o.context}})
+		return marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": ev.name, "additionalContext": agentText(o.context, contextWrapped)}})
 	}
 	return nil, nil
 }

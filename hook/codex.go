@@ -70,8 +70,10 @@ func (codex) parse(raw []byte) (event, error) {
 }
 
 // render: Codex's hook outputs have Claude Code's shapes (the keys its
-// schemas allow are a subset of Claude Code's, TestHookOutputKeys).
-func (codex) render(ev event, o outcome) ([]byte, error) { return claude{}.render(ev, o) }
+// schemas allow are a subset of Claude Code's, TestHookOutputKeys). Codex
+// gives additionalContext to the model as it is, and a Stop's reason
+// inside a <hook_prompt> of its own with every tag escaped (agentText).
+func (codex) render(ev event, o outcome) ([]byte, error) { return renderClaudeShape(ev, o, false) }
 
 type codexLine struct {
 	Type    string `json:"type"`

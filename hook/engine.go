@@ -99,6 +99,11 @@ type cursor struct {
 	// content.
 	TeamNoted string `json:"teamNoted,omitempty"`
 
+	// GoalDriven: the open turn began under an active goal
+	// (agentd.turn.begin's goalDriven), so a budget that blocks the goal
+	// at its end is told to the user (stopReason).
+	GoalDriven bool `json:"goalDriven,omitempty"`
+
 	// Recent are the last events handled and their answers.
 	Recent []answered `json:"recent,omitempty"`
 }
@@ -439,9 +444,16 @@ func (e *engine) stop(ctx context.Context) (outcome, error) {
 			return o, err
 		}
 	}
+	driven := e.c.GoalDriven
 	te, err := e.finishTurn(ctx, "completed", nil)
-	if err != nil || te.Continuation == nil {
+	if err != nil {
 		return outcome{}, err
+	}
+	if te.Continuation == nil {
+		if driven && budgetBlocked(te) {
+			return outcome{stop: stopReason(te)}, nil
+		}
+		return outcome{}, nil
 	}
 	if o, done, err := e.refuseContinuation(ctx); done || err != nil {
 		return o, err
@@ -464,10 +476,13 @@ func (e *engine) beginTurn(ctx context.Context, origin string) ([]injection, err
 	if err != nil {
 		return nil, err
 	}
-	if err := e.exec(ctx, "agentd.turn.begin", map[string]any{"turnId": id, "origin": origin, "detached": true}, nil); err != nil {
+	var begun struct {
+		GoalDriven bool `json:"goalDriven"`
+	}
+	if err := e.exec(ctx, "agentd.turn.begin", map[string]any{"turnId": id, "origin": origin, "detached": true}, &begun); err != nil {
 		return nil, err
 	}
-	e.c.Turn, e.c.StepOpen, e.c.Grace, e.c.Called = id, false, false, false
+	e.c.Turn, e.c.StepOpen, e.c.Grace, e.c.Called, e.c.GoalDriven = id, false, false, false, begun.GoalDriven
 	return e.beginStep(ctx)
 }
 
@@ -507,7 +522,7 @@ func (e *engine) endTurn(ctx context.Context, outcome string, terr *turnError) (
 	if err := e.exec(ctx, "agentd.turn.end", args, &te); err != nil {
 		return turnEndResult{}, err
 	}
-	e.c.Turn, e.c.StepOpen, e.c.Grace = "", false, false
+	e.c.Turn, e.c.StepOpen, e.c.Grace, e.c.GoalDriven = "", false, false, false
 	return te, nil
 }
 
@@ -602,6 +617,12 @@ func stopReason(te turnEndResult) string {
 		return "agentd stopped the agent: " + te.Goal.TerminalReason
 	}
 	return "agentd stopped the agent: the goal's budget is spent"
+}
+
+// budgetBlocked: the turn's end left the goal blocked by a budget
+// (docs/runtime.md §2.4), whose reason begins "budget reached".
+func budgetBlocked(te turnEndResult) bool {
+	return te.Goal != nil && te.Goal.Status == "blocked" && strings.HasPrefix(te.Goal.TerminalReason, "budget reached")
 }
 
 // newTurnID is a fresh turn id for host.

@@ -82,21 +82,24 @@ func (gemini) render(ev event, o outcome) ([]byte, error) {
 	case o.stop != "":
 		return marshal(map[string]any{"continue": false, "stopReason": o.stop})
 	case o.prompt != "":
-		return marshal(map[string]any{"decision": "deny", "reason": o.prompt})
+		// The reason is the next prompt; Gemini CLI prints systemMessage
+		// in its place, so the user sees one line, not the whole prompt.
+		return marshal(map[string]any{"decision": "deny", "reason": agentText(o.prompt, true), "systemMessage": continuingLine})
 	case o.deny != "":
 		return marshal(map[string]any{"decision": "deny", "reason": o.deny})
 	case o.context == "":
 		return nil, nil
 	case ev.kind == kindBoundary:
 		// BeforeModel adds text only through the request: the messages as
-		// they are, and one more user message with the injections.
+		// they are, and one more user message with the injections, which
+		// Gemini CLI neither wraps nor escapes.
 		var msgs []json.RawMessage
 		if len(ev.messages) > 0 && string(ev.messages) != "null" {
 			if err := json.Unmarshal(ev.messages, &msgs); err != nil {
 				return nil, err
 			}
 		}
-		last, err := marshal(map[string]string{"role": "user", "content": o.context})
+		last, err := marshal(map[string]string{"role": "user", "content": agentText(o.context, false)})
 		if err != nil {
 			return nil, err
 		}
@@ -104,8 +107,14 @@ func (gemini) render(ev event, o outcome) ([]byte, error) {
 		return marshal(map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": ev.name, "llm_request": map[string]any{"messages": msgs}}})
 	}
-	return marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": ev.name, "additionalContext": o.context}})
+	// BeforeAgent: Gemini CLI wraps additionalContext in <hook_context>
+	// and escapes every < and > inside (agentText).
+	return marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": ev.name, "additionalContext": agentText(o.context, true)}})
 }
+
+// continuingLine is what Gemini CLI shows the user when agentd continues
+// it: the prompt itself goes to the model only.
+const continuingLine = "agentd continues the goal in a new turn (an automatic continuation)"
 
 // tokens: what AfterModel recorded for the open step.
 func (gemini) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {

@@ -97,12 +97,7 @@ func serve(ctx context.Context, t mcp.Transport, opts Options) error {
 		Description: "The session's todo list, goal and revision (agentd.state), as JSON.", MIMEType: "application/json"}, s.readResource)
 	s.mcp.AddResource(&mcp.Resource{URI: TodoURI, Name: "todos", Title: "agentd todo list",
 		Description: "The session's todo list as a Markdown checklist.", MIMEType: "text/markdown"}, s.readResource)
-	s.mcp.AddPrompt(&mcp.Prompt{Name: "goal", Title: "Set a goal",
-		Description: "Set a goal for the agent to pursue over many turns (created as the user, shown in the editor).",
-		Arguments: []*mcp.PromptArgument{
-			{Name: "objective", Description: "What the goal must achieve.", Required: true},
-			{Name: "criterion", Description: "How to tell it is done (optional)."},
-		}}, s.goalPrompt)
+	s.mcp.AddPrompt(goalPromptDef(), s.goalPrompt)
 
 	var wg sync.WaitGroup
 	wg.Go(func() { s.keepConnected(ctx) })
@@ -395,12 +390,11 @@ func requestError(err error) error {
 // the user; the prompt never replaces a goal, so its refusal of one says to
 // cancel the current goal first.
 func (s *server) goalPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	objective := strings.TrimSpace(req.Params.Arguments["objective"])
-	if objective == "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the goal prompt needs an objective: say what the goal must achieve"}
+	objective, criterion, err := goalPromptArgs(req.Params.Arguments)
+	if err != nil {
+		return nil, err
 	}
 	args := map[string]any{"objective": objective}
-	criterion := strings.TrimSpace(req.Params.Arguments["criterion"])
 	if criterion != "" {
 		args["completionCriterion"] = criterion
 	}

@@ -267,7 +267,7 @@ var hookOutputKeys = map[string]map[string][]string{
 		"hookSpecificOutput": {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"},
 	},
 	"gemini": {
-		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
+		"":                   {"continue", "stopReason", "decision", "reason", "systemMessage", "hookSpecificOutput"},
 		"hookSpecificOutput": {"hookEventName", "additionalContext", "llm_request"},
 		"llm_request":        {"messages"},
 	},

@@ -21,7 +21,9 @@
 # Code's CLAUDE_CODE_STOP_HOOK_BLOCK_CAP and Gemini CLI's loop detection;
 # tests/agents_copilot_test.go and tests/agents_qwen_test.go: the MCP tools,
 # the 3-turn budget with "Done." every time, and a model that repeats its
-# parallel tool calls):
+# parallel tool calls; tests/agents_seen_test.go: the goal prompt's
+# words in Claude Code, what each agent's model reads of agentd's texts
+# and what the user sees when agentd continues or stops at a budget):
 # each runs `agentd setup` (whose hooks run agentd-hook, which the tests
 # build beside agentd), then
 # the agent's whole loop on scripted model output (a small Messages API on
@@ -45,4 +47,4 @@ passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
 failed=$(grep -c '^--- FAIL: TestReal' <<<"$out")
 if [ "$code" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
-[ "$code" = 0 ] && [ "$passed" = 31 ]
+[ "$code" = 0 ] && [ "$passed" = 36 ]
