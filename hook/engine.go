@@ -405,7 +405,7 @@ func (e *engine) stop(ctx context.Context) (outcome, error) {
 		return outcome{}, nil
 	}
 	te, err := e.finishTurn(ctx, "completed", nil)
-	if err != nil || te.Continuation == nil {
+	if err != nil || te.Continuation == nil || e.ev.oneShot {
 		return outcome{}, err
 	}
 	if !e.host.beginsContinuation() {

@@ -1,4 +1,4 @@
-// Package hook is `agentd hook claude|gemini|codex` (docs/hooks.md): a
+// Package hook is `agentd hook claude|gemini|codex|opencode` (docs/hooks.md): a
 // short-lived command that a coding agent runs on its loop's events. It reads
 // one event as JSON on stdin, turns it into agentd's turn and step lifecycle
 // (agentd.turn.begin, agentd.step.begin, agentd.step.end or
@@ -11,7 +11,7 @@
 // agentd command sent through an LSP session (client.OpenSession) on a
 // connection Options.Dial opens, to the shared daemon, as the forwarder and
 // `agentd mcp` do. The rules, texts and counts are the daemon's; only the
-// per-agent JSON shapes (claude.go, gemini.go, codex.go) and the mapping of
+// per-agent JSON shapes (claude.go, gemini.go, codex.go, opencode.go) and the mapping of
 // events to lifecycle calls are made here. It imports lsp/daemon/client,
 // goal (the grace step's refusal, goal.GraceStepRefusal, and the subagent's
 // code) and workspace/wsfolder, and nothing that links the store:
@@ -48,7 +48,7 @@ const maxInput = 16 << 20
 
 // Hosts are the agents `agentd hook` speaks for, in the order docs/hooks.md
 // lists them.
-var Hosts = []string{"claude", "gemini", "codex"}
+var Hosts = []string{"claude", "gemini", "codex", "opencode"}
 
 // Options configure Run.
 type Options struct {
@@ -121,6 +121,12 @@ type event struct {
 	finished     bool // the response chunk carries a finish reason
 	// stop
 	lastMessage string // Claude Code Stop: last_assistant_message
+	// oneShot: the agent ends at this stop and cannot run a continuation
+	// (`opencode run`)
+	oneShot bool
+	// responses are the agent's model responses so far, each with its
+	// output tokens (opencode)
+	responses []counted
 	// failure
 	errKind, errMsg string
 	// todos and gate
@@ -186,6 +192,8 @@ func hostNamed(name string) (hostImpl, error) {
 		return gemini{}, nil
 	case "codex":
 		return codex{}, nil
+	case "opencode":
+		return opencode{}, nil
 	}
 	return nil, fmt.Errorf("unknown agent %q; use %s", name, strings.Join(Hosts, ", "))
 }

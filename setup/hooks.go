@@ -18,6 +18,7 @@ import (
 //	claude  project .claude/settings.json  user ~/.claude/settings.json   hooks.EVENT[]
 //	gemini  project .gemini/settings.json  user ~/.gemini/settings.json   hooks.EVENT[] (the MCP file)
 //	codex   project .codex/hooks.json      user $CODEX_HOME/hooks.json    hooks.EVENT[]
+//	opencode project .opencode/plugins/agentd.js  user ~/.config/opencode/plugins/agentd.js (opencode.go)
 //
 // Cursor gets no hooks.
 
@@ -147,6 +148,9 @@ func PlanAll(opts Options) ([]Change, error) {
 		return nil, err
 	}
 	mcp.What = "the agentd MCP server"
+	if opts.Agent == "opencode" {
+		return planOpencode(opts, mcp)
+	}
 	path, err := hooksPath(opts)
 	if err != nil || path == "" {
 		return []Change{mcp}, err

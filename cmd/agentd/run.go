@@ -55,9 +55,10 @@ Usage:
   agentd mcp [--remote=auto|off|unix:PATH]
                                         MCP server on stdin/stdout for coding agents: the
                                         tools, the state as resources, a goal prompt
-  agentd hook claude|gemini|codex       run one agent hook event (stdin to stdout): turns,
+  agentd hook claude|gemini|codex|opencode
+                                        run one agent hook event (stdin to stdout): turns,
                                         steps, reminders and goal continuation inside the agent
-  agentd setup claude|gemini|codex|cursor [--user] [--print] [--remove]
+  agentd setup claude|gemini|codex|cursor|opencode [--user] [--print] [--remove]
                                         register agentd mcp, and for claude, gemini and
                                         codex its hooks (docs/hooks.md), in that agent's
                                         config (the project's; --user: yours) or take them out

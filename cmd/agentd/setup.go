@@ -10,24 +10,26 @@ import (
 	"github.com/agentd/agentd/setup"
 )
 
-const setupUsage = `usage: agentd setup claude|gemini|codex|cursor [--workspace DIR] [--user] [--print] [--remove]
+const setupUsage = `usage: agentd setup claude|gemini|codex|cursor|opencode [--workspace DIR] [--user] [--print] [--remove]
   registers agentd mcp in the agent's config: the project's file (default; --workspace
   or the workspace rule picks the folder) or, with --user, the one in your home folder;
   for claude, gemini and codex also agentd's hooks on the agent's loop events, as
   agentd-hook AGENT when agentd-hook sits beside this agentd, else agentd hook AGENT
-  (docs/hooks.md); --print shows the result without writing, --remove takes it out again
+  (docs/hooks.md), and for opencode agentd's plugin, which runs them; --print shows the result without writing, --remove takes it out again
 `
 
 // setupHints are what to do next, per agent and scope.
 var setupHints = map[string]string{
-	"claude":      "Start Claude Code in this folder and approve the project's agentd server when asked; `claude mcp list` shows it.",
-	"claude-user": "Claude Code starts agentd in every folder; `claude mcp list` shows it.",
-	"gemini":      "Gemini CLI reads .gemini/settings.json in trusted folders only: trust this folder when it asks; /mcp shows agentd.",
-	"gemini-user": "Gemini CLI starts agentd in every folder; /mcp shows it.",
-	"codex":       "Codex reads .codex/config.toml and .codex/hooks.json in trusted projects only, and runs new hooks once you trust them; `codex mcp list` shows agentd.",
-	"codex-user":  "Codex starts agentd in every project; `codex mcp list` shows it.",
-	"cursor":      "Cursor lists agentd under Settings, MCP: enable it there.",
-	"cursor-user": "Cursor lists agentd under Settings, MCP: enable it there.",
+	"claude":        "Start Claude Code in this folder and approve the project's agentd server when asked; `claude mcp list` shows it.",
+	"claude-user":   "Claude Code starts agentd in every folder; `claude mcp list` shows it.",
+	"gemini":        "Gemini CLI reads .gemini/settings.json in trusted folders only: trust this folder when it asks; /mcp shows agentd.",
+	"gemini-user":   "Gemini CLI starts agentd in every folder; /mcp shows it.",
+	"codex":         "Codex reads .codex/config.toml and .codex/hooks.json in trusted projects only, and runs new hooks once you trust them; `codex mcp list` shows agentd.",
+	"codex-user":    "Codex starts agentd in every project; `codex mcp list` shows it.",
+	"cursor":        "Cursor lists agentd under Settings, MCP: enable it there.",
+	"cursor-user":   "Cursor lists agentd under Settings, MCP: enable it there.",
+	"opencode":      "opencode loads opencode.json and .opencode/plugins/agentd.js when it starts in this folder (its first start installs its plugin package into .opencode from the npm registry); `opencode mcp list` shows agentd.",
+	"opencode-user": "opencode starts agentd and loads agentd's plugin in every folder; `opencode mcp list` shows agentd.",
 }
 
 // runSetup runs `agentd setup AGENT` (README, "Use with your agent").
