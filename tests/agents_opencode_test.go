@@ -269,3 +269,41 @@ func TestRealOpencodeSameWords(t *testing.T) {
 	}
 	checkBudgetOutcome(t, a, lc, 11+13+17)
 }
+
+// TestRealOpencodeBudgetMidTurn: a goal with a 20-token budget, crossed
+// by the turn's first model call, which calls a tool: agentd's plugin
+// gives the model its one grace step, refuses the tool the model calls
+// there (the file it would write is not written), and stops the session
+// before a third model call, printing why; every call's tokens are counted.
+func TestRealOpencodeBudgetMidTurn(t *testing.T) {
+	a := newAgentEnv(t)
+	pwned := filepath.Join(a.ws, "pwned.txt")
+	model := newOpencodeModel(t, []reply{
+		{tool: "agentd_TodoList", input: scriptTodos, tokens: 30},
+		{tool: "write", input: map[string]any{"filePath": pwned, "content": "written in the grace step"}, tokens: 40},
+		{text: "Past the grace step.", tokens: 50},
+	})
+	lc, opencode, env := opencodeSetup(t, a, model)
+	for _, args := range [][]string{{"goal", "create", "Ship the parser"}, {"goal", "budget", "20", "tokens"}} {
+		if out, errOut, code := a.cli(append(args, "--workspace", a.ws)...); code != 0 {
+			t.Fatalf("agentd %v: %s%s", args, out, errOut)
+		}
+	}
+	out := a.run(env, opencode, "run", "--auto", "Work on the goal.")
+	if !strings.Contains(out, "agentd stopped the agent") {
+		t.Errorf("opencode run output: %q, want agentd's stop line", out)
+	}
+	if calls := model.calls(); len(calls) != 2 {
+		t.Fatalf("%d model calls, want 2", len(calls))
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Errorf("the grace step's tool call ran: %s exists", pwned)
+	}
+	var st struct {
+		Goal *goalCounts `json:"goal"`
+	}
+	lc.MustExec("agentd.state", map[string]any{}, &st)
+	if st.Goal == nil || st.Goal.Status != "blocked" || st.Goal.TurnsUsed != 1 || st.Goal.TokensUsed != 30+40 {
+		t.Errorf("goal after the agent: %+v, want blocked after 1 turn and 70 tokens", st.Goal)
+	}
+}
