@@ -87,6 +87,7 @@ func planOpencode(opts Options, mcp Change) ([]Change, error) {
 		return nil, err
 	}
 	pc.What = "agentd's opencode plugin"
+	pc.dirs = []string{filepath.Dir(path), filepath.Dir(filepath.Dir(path))}
 	want := opencodePlugin(opts)
 	switch {
 	case pc.Before != nil && !bytes.HasPrefix(pc.Before, pluginFirstLine):

@@ -92,6 +92,9 @@ type Change struct {
 	Comments bool
 	mode     os.FileMode // of a new file
 	ownDir   bool        // the file is in the agent's own folder (.gemini, ...), removed with it when empty
+	// dirs are more folders a removal takes out when it leaves them empty,
+	// innermost first (opencode's plugins folder, its .opencode folder)
+	dirs []string
 	empty    []byte      // the file with nothing in it, written instead of deleting it through a link
 }
 
@@ -153,6 +156,11 @@ func (c Change) Apply() error {
 		}
 		if c.ownDir && !c.Linked {
 			os.Remove(filepath.Dir(c.Target)) // only when empty: .gemini, .codex, .cursor
+		}
+		for _, dir := range c.dirs {
+			if !c.Linked {
+				os.Remove(dir) // only when empty
+			}
 		}
 		return nil
 	}
