@@ -94,8 +94,8 @@ type Change struct {
 	ownDir   bool        // the file is in the agent's own folder (.gemini, ...), removed with it when empty
 	// dirs are more folders a removal takes out when it leaves them empty,
 	// innermost first (opencode's plugins folder, its .opencode folder)
-	dirs []string
-	empty    []byte      // the file with nothing in it, written instead of deleting it through a link
+	dirs  []string
+	empty []byte // the file with nothing in it, written instead of deleting it through a link
 }
 
 // Plan reads the agent's config file and works out the change, writing
