@@ -92,10 +92,10 @@ type Change struct {
 	Comments bool
 	mode     os.FileMode // of a new file
 	ownDir   bool        // the file is in the agent's own folder (.gemini, ...), removed with it when empty
+	empty    []byte      // the file with nothing in it, written instead of deleting it through a link
 	// dirs are more folders a removal takes out when it leaves them empty,
 	// innermost first (opencode's plugins folder, its .opencode folder)
-	dirs  []string
-	empty []byte // the file with nothing in it, written instead of deleting it through a link
+	dirs []string
 }
 
 // Plan reads the agent's config file and works out the change, writing
