@@ -3,9 +3,10 @@
 #
 # Installs the pinned npm packages of package-lock.json (Claude Code 2.1.x with
 # its native linux-x64 binary, which is called directly, Gemini CLI 0.61.x,
-# and Codex 0.169.x, whose native binary is called directly too) into
+# Codex 0.169.x, whose native binary is called directly too, and opencode
+# 1.18.x, whose linux-x64 binary is called directly) into
 # tests/agents/node_modules (gitignored), then runs the Go tests
-# TestRealClaudeCode*, TestRealGeminiCLI* and TestRealCodex*
+# TestRealClaudeCode*, TestRealGeminiCLI*, TestRealCodex* and TestRealOpencode*
 # (tests/agents_test.go: the MCP
 # tools; tests/agents_hooks_test.go: the hooks, a 3-turn goal budget and its
 # wrap-up note, the same budget with a model that answers "Done." every
@@ -14,12 +15,14 @@
 # tests/agents_check_test.go: a goal check that fails, then passes, and the
 # goal queue's advance; a check that outlasts the agent's tool timeout; the
 # model's `agentd goal set-check` through Claude Code's Bash tool and Gemini
-# CLI's shell tool, refused):
+# CLI's shell tool, refused; tests/agents_opencode_test.go: opencode's MCP
+# tools and agentd's plugin: the "Done." budget and a token budget crossed
+# mid-turn):
 # each runs `agentd setup` (whose hooks run agentd-hook, which the tests
 # build beside agentd), then
 # the agent's whole loop on scripted model output (a small Messages API on
-# 127.0.0.1 for Claude Code, a Responses API for Codex, --fake-responses for
-# Gemini CLI), with HOME, state
+# 127.0.0.1 for Claude Code, a Responses API for Codex, Chat Completions for
+# opencode, --fake-responses for Gemini CLI), with HOME, state
 # and runtime folders private to the test.
 # Prints "N passed, N failed" as its last line; exits non-zero on any failure.
 set -uo pipefail
@@ -31,11 +34,11 @@ if ! npm ci --no-audit --no-fund --loglevel=error; then
   exit 1
 fi
 cd "$ROOT"
-out=$(AGENTD_AGENTS="$HERE" go test -count=1 -timeout 30m ./tests -run '^TestReal(ClaudeCode|GeminiCLI|Codex)' -v 2>&1)
+out=$(AGENTD_AGENTS="$HERE" go test -count=1 -timeout 30m ./tests -run '^TestReal(ClaudeCode|GeminiCLI|Codex|Opencode)' -v 2>&1)
 code=$?
 printf '%s\n' "$out"
 passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
 failed=$(grep -c '^--- FAIL: TestReal' <<<"$out")
 if [ "$code" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
-[ "$code" = 0 ] && [ "$passed" = 17 ]
+[ "$code" = 0 ] && [ "$passed" = 20 ]
