@@ -62,20 +62,31 @@ export const AgentdPlugin = async ({ client, directory }) => {
     const res = await client.session.messages({ path: { id } })
     return responses(res.data ?? [])
   }
+  // tell shows the person agentd's reason: on stderr in `opencode run`, else in the TUI.
+  const tell = async (text) => {
+    if (ONE_SHOT) return process.stderr.write(text + "\n")
+    await client.tui.showToast({ body: { message: text, variant: "warning" } })
+  }
   const stop = async (id, reason) => {
-    process.stderr.write(reason + "\n")
+    await tell(reason).catch(() => {})
     await client.session.abort({ path: { id } })
   }
+  // safe runs a hook so that nothing it throws reaches opencode.
+  const safe = (fn) => async (...args) => {
+    try {
+      await fn(...args)
+    } catch {}
+  }
   return {
-    "chat.message": async (input, output) => {
+    "chat.message": safe(async (input, output) => {
       const id = input.sessionID
       const answer = await send({ event: "prompt", session_id: id, id: output.message.id, messages: await history(id) })
       if (answer.context) {
         const last = output.parts[output.parts.length - 1]
         output.parts.push({ id: (last?.id ?? "prt_") + "agentd", sessionID: id, messageID: output.message.id, type: "text", text: answer.context, synthetic: true })
       }
-    },
-    "experimental.chat.messages.transform": async (_input, output) => {
+    }),
+    "experimental.chat.messages.transform": safe(async (_input, output) => {
       const id = output.messages[output.messages.length - 1]?.info?.sessionID
       if (!id) return
       const answer = await send({ event: "model", session_id: id, messages: responses(output.messages) })
@@ -85,28 +96,33 @@ export const AgentdPlugin = async ({ client, directory }) => {
         const info = { id: last.id + "agentd", sessionID: id, role: "user", time: { created: Date.now() }, agent: last.agent, model: last.model }
         output.messages.push({ info, parts: [{ id: "prt_" + last.id.slice(4) + "agentd", sessionID: id, messageID: info.id, type: "text", text: answer.context, synthetic: true }] })
       }
-    },
+    }),
+    // The one hook that throws: a refusal is the tool's error, which the model reads.
     "tool.execute.before": async (input) => {
-      const answer = await send({ event: "tool", session_id: input.sessionID, id: input.callID, tool: input.tool })
+      let answer = {}
+      try {
+        answer = await send({ event: "tool", session_id: input.sessionID, id: input.callID, tool: input.tool })
+      } catch {}
       if (answer.deny) throw new Error(answer.deny)
     },
-    "tool.execute.after": async (input) => {
+    "tool.execute.after": safe(async (input) => {
       if (input.tool !== "todowrite") return
       await send({ event: "todos", session_id: input.sessionID, id: input.callID, todos: input.args?.todos ?? [] })
-    },
-    event: async ({ event }) => {
+    }),
+    event: safe(async ({ event }) => {
       const p = event.properties ?? {}
       if ((event.type === "session.created" || event.type === "session.updated") && p.info?.parentID) {
         parents.set(p.info.id, p.info.parentID)
       } else if (event.type === "session.idle") {
         const answer = await send({ event: "idle", session_id: p.sessionID, messages: await history(p.sessionID), one_shot: ONE_SHOT })
-        if (answer.stop) process.stderr.write(answer.stop + "\n")
+        if (answer.stop) await tell(answer.stop)
         if (answer.prompt) await client.session.promptAsync({ path: { id: p.sessionID }, body: { parts: [{ type: "text", text: answer.prompt }] } })
       } else if (event.type === "session.error" && p.sessionID) {
-        await send({ event: "error", session_id: p.sessionID, error: { name: p.error?.name ?? "", message: p.error?.data?.message ?? "" } })
+        const error = { name: p.error?.name ?? "", message: p.error?.data?.message ?? "" }
+        await send({ event: "error", session_id: p.sessionID, messages: await history(p.sessionID), error })
       } else if (event.type === "session.deleted" && p.info?.id) {
         await send({ event: "end", session_id: p.info.id })
       }
-    },
+    }),
   }
 }
