@@ -526,8 +526,8 @@ func TestHookProgramCommandLine(t *testing.T) {
 	}{
 		{"help", []string{"--help"}, 0, ""},
 		{"help after the agent", []string{"claude", "-h"}, 0, ""},
-		{"no agent", nil, 1, "agentd-hook: name the agent: one of claude, gemini, codex\n"},
-		{"unknown agent", []string{"cursor"}, 1, "agentd-hook: unknown agent \"cursor\": use one of claude, gemini, codex\n"},
+		{"no agent", nil, 1, "agentd-hook: name the agent: one of claude, gemini, codex, opencode\n"},
+		{"unknown agent", []string{"cursor"}, 1, "agentd-hook: unknown agent \"cursor\": use one of claude, gemini, codex, opencode\n"},
 		{"two agents", []string{"claude", "gemini"}, 1, "agentd-hook: unexpected argument \"gemini\": name one agent\n"},
 		{"remote off", []string{"claude", "--remote=off"}, 1, "agentd-hook: --remote=off is not for hooks: a hook works through the shared daemon (--remote=auto or --remote=unix:PATH)\n"},
 		{"a flag of another subcommand", []string{"claude", "--json"}, 2, ""},
