@@ -12,8 +12,9 @@ const TIMEOUT_MS = 10000
 const MAX_MESSAGES = 64
 
 // `opencode run` exits when its session first goes idle, so a continuation sent then would never
-// run: there agentd is told the session cannot continue.
-const ONE_SHOT = process.argv.slice(2).find((a) => !a.startsWith("-")) === "run"
+// run: there agentd is told the session cannot continue. (Its plugins run in its own process,
+// whose arguments are bun's, the entry's, then opencode's: `run`, its flags and the prompt.)
+const ONE_SHOT = process.argv.slice(2).includes("run")
 
 function hook(event) {
   return new Promise((resolve) => {
