@@ -274,6 +274,7 @@ var hookOutputKeys = map[string]map[string][]string{
 		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
 		"hookSpecificOutput": {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"},
 	},
+	"opencode": {"": {"context", "prompt", "stop", "deny"}}, // what agentd's plugin reads
 }
 
 // TestHookOutputKeys: every output of the fixtures uses only the keys its
