@@ -174,7 +174,7 @@ func opencodeSetup(t *testing.T, a *agentEnv, model *opencodeModel) (*client, st
 			logs, _ := filepath.Glob(filepath.Join(a.home, ".local", "share", "opencode", "log", "*.log"))
 			for _, l := range logs {
 				b, _ := os.ReadFile(l)
-				t.Logf("opencode log %s:\n%s", l, b)
+				t.Logf("opencode log %s, its end:\n%s", l, b[max(0, len(b)-16<<10):])
 			}
 		}
 		for _, dir := range []string{filepath.Join(a.ws, ".opencode"), filepath.Join(a.home, ".config", "opencode")} {
@@ -272,7 +272,8 @@ func TestRealOpencodeSameWords(t *testing.T) {
 
 // TestRealOpencodeBudgetMidTurn: a goal with a 20-token budget, crossed
 // by the turn's first model call, which calls a tool: agentd's plugin
-// gives the model its one grace step, refuses the tool the model calls
+// gives the model its one grace step, with the budget-stop notice in
+// that call's request, refuses the tool the model calls
 // there (the file it would write is not written), and stops the session
 // before a third model call, printing why; every call's tokens are counted.
 func TestRealOpencodeBudgetMidTurn(t *testing.T) {
@@ -293,8 +294,12 @@ func TestRealOpencodeBudgetMidTurn(t *testing.T) {
 	if !strings.Contains(out, "agentd stopped the agent") {
 		t.Errorf("opencode run output: %q, want agentd's stop line", out)
 	}
-	if calls := model.calls(); len(calls) != 2 {
+	calls := model.calls()
+	if len(calls) != 2 {
 		t.Fatalf("%d model calls, want 2", len(calls))
+	}
+	if last := lastUserText(calls[1]); !strings.Contains(last, "The goal's budget is spent") {
+		t.Errorf("the grace step's call lacks the budget-stop notice: %s", last)
 	}
 	if _, err := os.Stat(pwned); err == nil {
 		t.Errorf("the grace step's tool call ran: %s exists", pwned)
