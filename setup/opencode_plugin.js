@@ -55,13 +55,18 @@ export const AgentdPlugin = async ({ client, directory }) => {
     queues.set(sessionID, next.catch(() => {}))
     return next
   }
-  const send = (event) => {
-    const parent = parents.get(event.session_id)
-    return serial(event.session_id, () => hook({ ...event, parent_id: parent, cwd: directory }))
-  }
   const history = async (id) => {
     const res = await client.session.messages({ path: { id } })
     return responses(res.data ?? [])
+  }
+  // send runs the hook on event in its session's turn; withHistory adds the session's responses,
+  // read when the event's turn comes.
+  const send = (event, withHistory) => {
+    const parent = parents.get(event.session_id)
+    return serial(event.session_id, async () => {
+      const messages = withHistory ? await history(event.session_id) : event.messages
+      return hook({ ...event, messages, parent_id: parent, cwd: directory })
+    })
   }
   // tell shows the person agentd's reason: on stderr in `opencode run`, else in the TUI.
   const tell = async (text) => {
@@ -81,7 +86,7 @@ export const AgentdPlugin = async ({ client, directory }) => {
   return {
     "chat.message": safe(async (input, output) => {
       const id = input.sessionID
-      const answer = await send({ event: "prompt", session_id: id, id: output.message.id, messages: await history(id) })
+      const answer = await send({ event: "prompt", session_id: id, id: output.message.id }, true)
       if (answer.context) {
         const last = output.parts[output.parts.length - 1]
         output.parts.push({ id: (last?.id ?? "prt_") + "agentd", sessionID: id, messageID: output.message.id, type: "text", text: answer.context, synthetic: true })
@@ -115,12 +120,12 @@ export const AgentdPlugin = async ({ client, directory }) => {
       if ((event.type === "session.created" || event.type === "session.updated") && p.info?.parentID) {
         parents.set(p.info.id, p.info.parentID)
       } else if (event.type === "session.idle") {
-        const answer = await send({ event: "idle", session_id: p.sessionID, messages: await history(p.sessionID), one_shot: ONE_SHOT })
+        const answer = await send({ event: "idle", session_id: p.sessionID, one_shot: ONE_SHOT }, true)
         if (answer.stop) await tell(answer.stop)
         if (answer.prompt) await client.session.promptAsync({ path: { id: p.sessionID }, body: { parts: [{ type: "text", text: answer.prompt }] } })
       } else if (event.type === "session.error" && p.sessionID) {
         const error = { name: p.error?.name ?? "", message: p.error?.data?.message ?? "" }
-        await send({ event: "error", session_id: p.sessionID, messages: await history(p.sessionID), error })
+        await send({ event: "error", session_id: p.sessionID, error }, true)
       } else if (event.type === "session.deleted" && p.info?.id) {
         await send({ event: "end", session_id: p.info.id })
       }
