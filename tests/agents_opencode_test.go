@@ -192,10 +192,10 @@ func opencodeSetup(t *testing.T, a *agentEnv, model *opencodeModel) (*client, st
 
 // TestRealOpencode: after `agentd setup opencode`, `opencode run` on a
 // scripted Chat Completions API calls TodoList and CreateGoal through
-// agentd mcp; an editor's LSP client sees both live. The model's goal is
-// active when the run ends, and `opencode run` ends there: agentd's plugin
-// sends no continuation it could not run, so the model is called exactly
-// three times.
+// agentd mcp; an editor's LSP client sees both live, and the plugin counts
+// the goal's turn and the tokens of the calls after its creation. The
+// model's goal is active when the run ends, and `opencode run` ends there:
+// the model is called exactly three times.
 func TestRealOpencode(t *testing.T) {
 	a := newAgentEnv(t)
 	model := newOpencodeModel(t, []reply{
@@ -210,6 +210,15 @@ func TestRealOpencode(t *testing.T) {
 	a.checkOutcome(lc)
 	if calls := model.calls(); len(calls) != 3 {
 		t.Errorf("%d model calls, want 3", len(calls))
+	}
+	var st struct {
+		Goal *goalCounts `json:"goal"`
+	}
+	lc.MustExec("agentd.state", map[string]any{}, &st)
+	// The goal counts the turn it was created in and the tokens of the
+	// calls after its creation: CreateGoal's call (7) and the answer (9).
+	if want := (goalCounts{Status: "active", TurnsUsed: 1, TokensUsed: 7 + 9}); st.Goal == nil || *st.Goal != want {
+		t.Errorf("goal after the run: %+v, want %+v", st.Goal, want)
 	}
 }
 
