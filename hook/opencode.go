@@ -20,9 +20,10 @@ import (
 //	todos   tool.execute.after of opencode's todowrite tool (todos)
 //
 // Every event names its session_id (and parent_id for a subagent's
-// session) and cwd; prompt, model and idle carry the session's completed
-// assistant messages, one per model call, each with its id and output
-// tokens, which are counted once per id. The answer is one JSON object
+// session) and cwd; prompt, model, idle and error carry the session's
+// completed assistant messages (its last 32), one per model call, each
+// with its id and output tokens, which are counted once per id (the cursor
+// remembers the last maxMessages ids, more than the plugin sends). The answer is one JSON object
 // with context, prompt, stop and deny (each omitted when empty), which the
 // plugin applies.
 type opencode struct{}

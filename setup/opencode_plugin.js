@@ -9,7 +9,7 @@ import { spawn } from "node:child_process"
 
 const COMMAND = __AGENTD_HOOK_COMMAND__
 const TIMEOUT_MS = 10000
-const MAX_MESSAGES = 64
+const MAX_MESSAGES = 32 // within the 64 the hook remembers, so none is counted twice
 
 // `opencode run` exits when its session first goes idle, so a continuation sent then would never
 // run: there agentd is told the session cannot continue. (Its plugins run in its own process,
