@@ -190,7 +190,8 @@ func opencodeSetup(t *testing.T, a *agentEnv, model *opencodeModel) (*client, st
 	return lc, opencode, env
 }
 
-// TestRealOpencode: after `agentd setup opencode`, `opencode run` on a
+// TestRealOpencode: after `agentd setup opencode`, `opencode mcp list`
+// shows agentd connected, and `opencode run` on a
 // scripted Chat Completions API calls TodoList and CreateGoal through
 // agentd mcp; an editor's LSP client sees both live, and the plugin counts
 // the goal's turn and the tokens of the calls after its creation. The
@@ -204,6 +205,9 @@ func TestRealOpencode(t *testing.T) {
 		{text: "Both are set.", tokens: 9},
 	})
 	lc, opencode, env := opencodeSetup(t, a, model)
+	if out := a.run(env, opencode, "mcp", "list"); !strings.Contains(out, "agentd") || !strings.Contains(out, "connected") {
+		t.Errorf("opencode mcp list: %q, want agentd connected", out)
+	}
 	if out := a.run(env, opencode, "run", "Plan the parser."); !strings.Contains(out, "Both are set.") {
 		t.Errorf("opencode run output: %q", out)
 	}
