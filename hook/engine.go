@@ -449,7 +449,7 @@ func (e *engine) stop(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	if te.Continuation == nil {
+	if te.Continuation == nil || e.ev.oneShot {
 		if driven && budgetBlocked(te) {
 			return outcome{stop: stopReason(te)}, nil
 		}

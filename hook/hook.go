@@ -1,4 +1,4 @@
-// Package hook is `agentd hook claude|gemini|codex|copilot|qwen` (docs/hooks.md): a
+// Package hook is `agentd hook claude|gemini|codex|copilot|qwen|opencode` (docs/hooks.md): a
 // short-lived command that a coding agent runs on its loop's events. It reads
 // one event as JSON on stdin, turns it into agentd's turn and step lifecycle
 // (agentd.turn.begin, agentd.step.begin, agentd.step.end or
@@ -12,7 +12,7 @@
 // connection Options.Dial opens, to the shared daemon, as the forwarder and
 // `agentd mcp` do. The rules, texts and counts are the daemon's; only the
 // per-agent JSON shapes (claude.go, gemini.go, codex.go, copilot.go,
-// qwen.go) and the mapping of
+// qwen.go, opencode.go) and the mapping of
 // events to lifecycle calls are made here. It imports lsp/daemon/client,
 // goal (the grace step's refusal, goal.GraceStepRefusal, and the subagent's
 // code) and workspace/wsfolder, and nothing that links the store:
@@ -49,7 +49,7 @@ const maxInput = 16 << 20
 
 // Hosts are the agents `agentd hook` speaks for, in the order docs/hooks.md
 // lists them.
-var Hosts = []string{"claude", "gemini", "codex", "copilot", "qwen"}
+var Hosts = []string{"claude", "gemini", "codex", "copilot", "qwen", "opencode"}
 
 // Options configure Run.
 type Options struct {
@@ -122,6 +122,12 @@ type event struct {
 	finished     bool // the response chunk carries a finish reason
 	// stop
 	lastMessage string // Claude Code Stop: last_assistant_message
+	// oneShot: the agent ends at this stop and cannot run a continuation
+	// (`opencode run`)
+	oneShot bool
+	// responses are the agent's model responses so far, each with its
+	// output tokens (opencode)
+	responses []counted
 	// failure
 	errKind, errMsg string
 	// todos and gate
@@ -191,6 +197,8 @@ func hostNamed(name string) (hostImpl, error) {
 		return copilot{}, nil
 	case "qwen":
 		return qwen{}, nil
+	case "opencode":
+		return opencode{}, nil
 	}
 	return nil, fmt.Errorf("unknown agent %q; use %s", name, strings.Join(Hosts, ", "))
 }

@@ -20,6 +20,7 @@ import (
 //	codex   project .codex/hooks.json      user $CODEX_HOME/hooks.json    hooks.EVENT[]
 //	copilot project .github/hooks/agentd.json user ~/.copilot/hooks/agentd.json hooks.EVENT[] (entries, no groups)
 //	qwen    project .qwen/settings.json    user ~/.qwen/settings.json     hooks.EVENT[] (the MCP file)
+//	opencode project .opencode/plugins/agentd.js  user ~/.config/opencode/plugins/agentd.js (opencode.go)
 //
 // Cursor gets no hooks.
 
@@ -170,6 +171,9 @@ func PlanAll(opts Options) ([]Change, error) {
 		return nil, err
 	}
 	mcp.What = "the agentd MCP server"
+	if opts.Agent == "opencode" {
+		return planOpencode(opts, mcp)
+	}
 	path, err := hooksPath(opts)
 	if err != nil || path == "" {
 		return []Change{mcp}, err

@@ -208,7 +208,7 @@ func TestMovedBinaryEachAgent(t *testing.T) {
 			if len(paths) != len(first) {
 				t.Fatalf("%d files updated, %d written first", len(paths), len(first))
 			}
-			if agent != "cursor" {
+			if agent != "cursor" && agent != "opencode" {
 				if got := hookCommands(t, paths[len(paths)-1]); len(got) != len(hookEvents[agent]) || len(got[hookEvents[agent][0].name]) != 1 {
 					t.Errorf("hooks after the update: %q, want one group per event", got)
 				}
@@ -226,8 +226,12 @@ func TestMovedBinaryEachAgent(t *testing.T) {
 					t.Errorf("remove from the moved binary, %s: %s", c.Path, c.Action)
 				}
 			}
-			if entries, _ := os.ReadDir(home); len(entries) != 0 {
-				t.Errorf("after remove the home folder still has %v", entries)
+			left := home
+			if agent == "opencode" { // ~/.config is not opencode's
+				left = filepath.Join(home, ".config")
+			}
+			if entries, _ := os.ReadDir(left); len(entries) != 0 {
+				t.Errorf("after remove %s still has %v", left, entries)
 			}
 		})
 	}

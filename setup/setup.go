@@ -8,6 +8,7 @@
 //	copilot project .github/mcp.json       user ~/.copilot/mcp-config.json JSON mcpServers.agentd
 //	qwen    project .qwen/settings.json    user ~/.qwen/settings.json   JSON mcpServers.agentd
 //	cursor  project .cursor/mcp.json       user ~/.cursor/mcp.json      JSON mcpServers.agentd
+//	opencode project opencode.json         user ~/.config/opencode/opencode.json JSON mcp.agentd
 //
 // A file is merged, never replaced: every other key stays as it was (JSON
 // keys keep their order; a TOML file keeps its text, comments included, and
@@ -37,7 +38,7 @@ import (
 )
 
 // Agents are the agents setup knows, in the order the usage lists them.
-var Agents = []string{"claude", "gemini", "codex", "copilot", "qwen", "cursor"}
+var Agents = []string{"claude", "gemini", "codex", "copilot", "qwen", "opencode", "cursor"}
 
 // ServerName is the name agentd's entry has in every config file.
 const ServerName = "agentd"
@@ -94,6 +95,9 @@ type Change struct {
 	mode     os.FileMode // of a new file
 	ownDir   bool        // the file is in the agent's own folder (.gemini, ...), removed with it when empty
 	empty    []byte      // the file with nothing in it, written instead of deleting it through a link
+	// dirs are more folders a removal takes out when it leaves them empty,
+	// innermost first (opencode's plugins folder, its .opencode folder)
+	dirs []string
 }
 
 // Plan reads the agent's config file and works out the change, writing
@@ -157,6 +161,11 @@ func (c Change) Apply() error {
 			os.Remove(dir) // only when empty: .gemini, .codex, .cursor, Copilot CLI's hooks
 			if up := filepath.Base(filepath.Dir(dir)); up == ".copilot" || up == ".github" {
 				os.Remove(filepath.Dir(dir)) // when its hooks folder was the last thing in it
+			}
+		}
+		for _, dir := range c.dirs {
+			if !c.Linked {
+				os.Remove(dir) // only when empty
 			}
 		}
 		return nil
@@ -261,6 +270,11 @@ func configPath(opts Options) (string, error) {
 		return filepath.Join(base, ".qwen", "settings.json"), nil
 	case "cursor":
 		return filepath.Join(base, ".cursor", "mcp.json"), nil
+	case "opencode":
+		if opts.User {
+			return filepath.Join(base, ".config", "opencode", "opencode.json"), nil
+		}
+		return filepath.Join(base, "opencode.json"), nil
 	}
 	return "", fmt.Errorf("unknown agent %q: use one of %s", opts.Agent, strings.Join(Agents, ", "))
 }
@@ -285,6 +299,9 @@ var codexEnvVars = []string{"XDG_RUNTIME_DIR", "XDG_STATE_HOME"}
 // without env_vars), which setup still takes for its own and updates.
 func firstEntry(agent, command string) object {
 	var e object
+	if agent == "opencode" {
+		return opencodeEntry(command)
+	}
 	switch agent {
 	case "claude":
 		e.set("type", mustJSON("stdio"))
@@ -304,8 +321,7 @@ func firstEntry(agent, command string) object {
 // (another agentd binary, or this one before it moved), each also in its
 // form from before issue 26 (firstEntry).
 func ours(agent string, got any, want object) bool {
-	m, _ := got.(map[string]any)
-	cmd, _ := m["command"].(string)
+	cmd := entryCommand(agent, got)
 	var wantCmd string
 	json.Unmarshal(want.vals["command"], &wantCmd)
 	if cmd != wantCmd && filepath.Base(cmd) != ServerName {
@@ -330,27 +346,29 @@ func notOurs(path, key string) error {
 	return fmt.Errorf("%s already has an %s entry that agentd setup did not write: changed nothing; edit or delete that entry by hand, then run agentd setup again", path, key)
 }
 
-// planJSON edits mcpServers.agentd of a JSON config file.
+// planJSON edits mcpServers.agentd of a JSON config file (opencode's
+// mcp.agentd, serversKey).
 func planJSON(path, agent string, before []byte, want object, remove bool) (Action, []byte, error) {
 	top, err := jsonFile(path, before)
 	if err != nil {
 		return "", nil, err
 	}
+	key := serversKey(agent)
 	var servers object
-	if raw, ok := top.get("mcpServers"); ok {
+	if raw, ok := top.get(key); ok {
 		if err := json.Unmarshal(raw, &servers); err != nil {
-			return "", nil, fmt.Errorf("%s: \"mcpServers\" is not an object: changed nothing; fix the file, then run agentd setup again", path)
+			return "", nil, fmt.Errorf("%s: %q is not an object: changed nothing; fix the file, then run agentd setup again", path, key)
 		}
 	}
 	raw, has := servers.get(ServerName)
 	var cur any
 	if has && json.Unmarshal(raw, &cur) != nil {
-		return "", nil, notOurs(path, "mcpServers."+ServerName)
+		return "", nil, notOurs(path, key+"."+ServerName)
 	}
 	action := Added
 	if has {
 		if !ours(agent, cur, want) {
-			return "", nil, notOurs(path, "mcpServers."+ServerName)
+			return "", nil, notOurs(path, key+"."+ServerName)
 		}
 		action = Updated
 	}
@@ -362,9 +380,9 @@ func planJSON(path, agent string, before []byte, want object, remove bool) (Acti
 	case remove:
 		servers.remove(ServerName)
 		if len(servers.keys) == 0 {
-			top.remove("mcpServers")
+			top.remove(key)
 		} else {
-			top.set("mcpServers", mustJSON(servers))
+			top.set(key, mustJSON(servers))
 		}
 		if len(top.keys) == 0 {
 			return Removed, nil, nil
@@ -372,7 +390,7 @@ func planJSON(path, agent string, before []byte, want object, remove bool) (Acti
 		return Removed, indented(top), nil
 	}
 	servers.set(ServerName, mustJSON(want))
-	top.set("mcpServers", mustJSON(servers))
+	top.set(key, mustJSON(servers))
 	return action, indented(top), nil
 }
 

@@ -212,7 +212,7 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%s %q (remove %v): %v, want an error naming %s and saying %q", tc.agent, tc.content, tc.remove, err, path, tc.want)
 		}
 	}
-	if _, err := Plan(Options{Agent: "vim", Workspace: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "claude, gemini, codex, copilot, qwen, cursor") {
+	if _, err := Plan(Options{Agent: "vim", Workspace: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "claude, gemini, codex, copilot, qwen, opencode, cursor") {
 		t.Errorf("unknown agent: %v", err)
 	}
 }

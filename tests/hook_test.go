@@ -279,6 +279,7 @@ var hookOutputKeys = map[string]map[string][]string{
 		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
 		"hookSpecificOutput": {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"},
 	},
+	"opencode": {"": {"context", "prompt", "stop", "deny"}}, // what agentd's plugin reads
 }
 
 // TestHookOutputKeys: every output of the fixtures uses only the keys its
@@ -531,8 +532,8 @@ func TestHookProgramCommandLine(t *testing.T) {
 	}{
 		{"help", []string{"--help"}, 0, ""},
 		{"help after the agent", []string{"claude", "-h"}, 0, ""},
-		{"no agent", nil, 1, "agentd-hook: name the agent: one of claude, gemini, codex, copilot, qwen\n"},
-		{"unknown agent", []string{"cursor"}, 1, "agentd-hook: unknown agent \"cursor\": use one of claude, gemini, codex, copilot, qwen\n"},
+		{"no agent", nil, 1, "agentd-hook: name the agent: one of claude, gemini, codex, copilot, qwen, opencode\n"},
+		{"unknown agent", []string{"cursor"}, 1, "agentd-hook: unknown agent \"cursor\": use one of claude, gemini, codex, copilot, qwen, opencode\n"},
 		{"two agents", []string{"claude", "gemini"}, 1, "agentd-hook: unexpected argument \"gemini\": name one agent\n"},
 		{"remote off", []string{"claude", "--remote=off"}, 1, "agentd-hook: --remote=off is not for hooks: a hook works through the shared daemon (--remote=auto or --remote=unix:PATH)\n"},
 		{"a flag of another subcommand", []string{"claude", "--json"}, 2, ""},

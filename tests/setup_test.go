@@ -70,7 +70,7 @@ func TestSetupCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
 		t.Errorf("%s still there after --remove", filepath.Dir(path))
 	}
-	if _, stderr, code = e.cli("setup", "vim"); code != 2 || !strings.Contains(stderr, "claude, gemini, codex, copilot, qwen, cursor") {
+	if _, stderr, code = e.cli("setup", "vim"); code != 2 || !strings.Contains(stderr, "claude, gemini, codex, copilot, qwen, opencode, cursor") {
 		t.Errorf("setup vim: exit %d, %s", code, stderr)
 	}
 }

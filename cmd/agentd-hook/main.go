@@ -1,4 +1,4 @@
-// Command agentd-hook is `agentd hook claude|gemini|codex|copilot|qwen` as a program of
+// Command agentd-hook is `agentd hook claude|gemini|codex|copilot|qwen|opencode` as a program of
 // its own (docs/hooks.md): one agent hook event on stdin, its answer on
 // stdout, through the shared daemon, with the flags, exit codes and output
 // of `agentd hook AGENT` (both run cli.Hook). A coding agent runs it once

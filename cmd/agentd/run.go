@@ -55,10 +55,10 @@ Usage:
   agentd mcp [--remote=auto|off|unix:PATH]
                                         MCP server on stdin/stdout for coding agents: the
                                         tools, the state as resources, a goal prompt
-  agentd hook claude|gemini|codex|copilot|qwen
+  agentd hook claude|gemini|codex|copilot|qwen|opencode
                                         run one agent hook event (stdin to stdout): turns,
                                         steps, reminders and goal continuation inside the agent
-  agentd setup claude|gemini|codex|copilot|qwen|cursor [--user] [--print] [--remove]
+  agentd setup claude|gemini|codex|copilot|qwen|opencode|cursor [--user] [--print] [--remove]
                                         register agentd mcp, and for all but cursor
                                         its hooks (docs/hooks.md), in that agent's
                                         config (the project's; --user: yours) or take them out

@@ -10,28 +10,30 @@ import (
 	"github.com/agentd/agentd/setup"
 )
 
-const setupUsage = `usage: agentd setup claude|gemini|codex|copilot|qwen|cursor [--workspace DIR] [--user] [--print] [--remove]
+const setupUsage = `usage: agentd setup claude|gemini|codex|copilot|qwen|opencode|cursor [--workspace DIR] [--user] [--print] [--remove]
   registers agentd mcp in the agent's config: the project's file (default; --workspace
   or the workspace rule picks the folder) or, with --user, the one in your home folder;
   for claude, gemini, codex, copilot and qwen also agentd's hooks on the agent's loop events, as
   agentd-hook AGENT when agentd-hook sits beside this agentd, else agentd hook AGENT
-  (docs/hooks.md); --print shows the result without writing, --remove takes it out again
+  (docs/hooks.md), and for opencode agentd's plugin, which runs them; --print shows the result without writing, --remove takes it out again
 `
 
 // setupHints are what to do next, per agent and scope.
 var setupHints = map[string]string{
-	"claude":       "Start Claude Code in this folder and approve the project's agentd server when asked; `claude mcp list` shows it.",
-	"claude-user":  "Claude Code starts agentd in every folder; `claude mcp list` shows it.",
-	"gemini":       "Gemini CLI reads .gemini/settings.json in trusted folders only: trust this folder when it asks; /mcp shows agentd.",
-	"gemini-user":  "Gemini CLI starts agentd in every folder; /mcp shows it.",
-	"codex":        "One step left, once: Codex runs no hooks until you trust them, and `codex exec` says nothing about it. Start `codex` in this folder, trust the project if it asks, and choose \"Trust all and continue\" at \"Hooks need review\" (again whenever agentd setup changes the hooks). `codex mcp list` shows agentd.",
-	"codex-user":   "One step left, once: Codex runs no hooks until you trust them, and `codex exec` says nothing about it. Start `codex` and choose \"Trust all and continue\" at \"Hooks need review\" (again whenever agentd setup changes the hooks). Codex starts agentd in every project; `codex mcp list` shows it.",
-	"copilot":      "Copilot CLI reads .github/mcp.json and .github/hooks/agentd.json in folders you trust: trust this folder when it asks (copilot -p: --trust-folder); /mcp shows agentd.",
-	"copilot-user": "Copilot CLI starts agentd in every folder; /mcp shows it.",
-	"qwen":         "Qwen Code reads .qwen/settings.json in trusted folders only: trust this folder when it asks; /mcp shows agentd. Qwen Code's own goal tools are turned off in this folder (tools.disabled).",
-	"qwen-user":    "Qwen Code starts agentd in every folder; /mcp shows it. Its own goal tools are turned off (tools.disabled).",
-	"cursor":       "Cursor lists agentd under Settings, MCP: enable it there.",
-	"cursor-user":  "Cursor lists agentd under Settings, MCP: enable it there.",
+	"claude":        "Start Claude Code in this folder and approve the project's agentd server when asked; `claude mcp list` shows it.",
+	"claude-user":   "Claude Code starts agentd in every folder; `claude mcp list` shows it.",
+	"gemini":        "Gemini CLI reads .gemini/settings.json in trusted folders only: trust this folder when it asks; /mcp shows agentd.",
+	"gemini-user":   "Gemini CLI starts agentd in every folder; /mcp shows it.",
+	"codex":         "One step left, once: Codex runs no hooks until you trust them, and `codex exec` says nothing about it. Start `codex` in this folder, trust the project if it asks, and choose \"Trust all and continue\" at \"Hooks need review\" (again whenever agentd setup changes the hooks). `codex mcp list` shows agentd.",
+	"codex-user":    "One step left, once: Codex runs no hooks until you trust them, and `codex exec` says nothing about it. Start `codex` and choose \"Trust all and continue\" at \"Hooks need review\" (again whenever agentd setup changes the hooks). Codex starts agentd in every project; `codex mcp list` shows it.",
+	"copilot":       "Copilot CLI reads .github/mcp.json and .github/hooks/agentd.json in folders you trust: trust this folder when it asks (copilot -p: --trust-folder); /mcp shows agentd.",
+	"copilot-user":  "Copilot CLI starts agentd in every folder; /mcp shows it.",
+	"qwen":          "Qwen Code reads .qwen/settings.json in trusted folders only: trust this folder when it asks; /mcp shows agentd. Qwen Code's own goal tools are turned off in this folder (tools.disabled).",
+	"qwen-user":     "Qwen Code starts agentd in every folder; /mcp shows it. Its own goal tools are turned off (tools.disabled).",
+	"opencode":      "opencode loads opencode.json and .opencode/plugins/agentd.js when it starts in this folder (its first start installs its plugin package into .opencode from the npm registry); `opencode mcp list` shows agentd.",
+	"opencode-user": "opencode starts agentd and loads agentd's plugin in every folder; `opencode mcp list` shows agentd.",
+	"cursor":        "Cursor lists agentd under Settings, MCP: enable it there.",
+	"cursor-user":   "Cursor lists agentd under Settings, MCP: enable it there.",
 }
 
 // runSetup runs `agentd setup AGENT` (README, "Use with your agent").

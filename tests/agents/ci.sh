@@ -4,10 +4,11 @@
 # Installs the pinned npm packages of package-lock.json (Claude Code 2.1.x with
 # its native linux-x64 binary, which is called directly, Gemini CLI 0.61.x,
 # Codex 0.169.x and GitHub Copilot CLI 1.0.x, whose native binaries are
-# called directly too, and Qwen Code 0.24.x) into
+# called directly too, Qwen Code 0.24.x and opencode 1.18.x, whose
+# linux-x64 binary is called directly) into
 # tests/agents/node_modules (gitignored), then runs the Go tests
 # TestRealClaudeCode*, TestRealGeminiCLI*, TestRealCodex*,
-# TestRealCopilotCLI* and TestRealQwenCode*
+# TestRealCopilotCLI*, TestRealQwenCode* and TestRealOpencode*
 # (tests/agents_test.go: the MCP
 # tools; tests/agents_hooks_test.go: the hooks, a 3-turn goal budget and its
 # wrap-up note, the same budget with a model that answers "Done." every
@@ -23,12 +24,15 @@
 # the 3-turn budget with "Done." every time, and a model that repeats its
 # parallel tool calls; tests/agents_seen_test.go: the goal prompt's
 # words in Claude Code, what each agent's model reads of agentd's texts
-# and what the user sees when agentd continues or stops at a budget):
+# and what the user sees when agentd continues or stops at a budget;
+# tests/agents_opencode_test.go: opencode's MCP tools and agentd's
+# plugin: the "Done." budget and a token budget crossed mid-turn):
 # each runs `agentd setup` (whose hooks run agentd-hook, which the tests
 # build beside agentd), then
 # the agent's whole loop on scripted model output (a small Messages API on
 # 127.0.0.1 for Claude Code, a Responses API for Codex, Chat Completions for
-# Copilot CLI and Qwen Code, --fake-responses for Gemini CLI), with HOME, state
+# Copilot CLI, Qwen Code and
+# opencode, --fake-responses for Gemini CLI), with HOME, state
 # and runtime folders private to the test.
 # Prints "N passed, N failed" as its last line; exits non-zero on any failure.
 set -uo pipefail
@@ -40,11 +44,11 @@ if ! npm ci --no-audit --no-fund --loglevel=error; then
   exit 1
 fi
 cd "$ROOT"
-out=$(AGENTD_AGENTS="$HERE" go test -count=1 -timeout 30m ./tests -run '^TestReal(ClaudeCode|GeminiCLI|Codex|CopilotCLI|QwenCode)' -v 2>&1)
+out=$(AGENTD_AGENTS="$HERE" go test -count=1 -timeout 30m ./tests -run '^TestReal(ClaudeCode|GeminiCLI|Codex|CopilotCLI|QwenCode|Opencode)' -v 2>&1)
 code=$?
 printf '%s\n' "$out"
 passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
 failed=$(grep -c '^--- FAIL: TestReal' <<<"$out")
 if [ "$code" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
-[ "$code" = 0 ] && [ "$passed" = 36 ]
+[ "$code" = 0 ] && [ "$passed" = 39 ]

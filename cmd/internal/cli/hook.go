@@ -25,7 +25,7 @@ func HookUsage(name string) string {
 	return fmt.Sprintf("usage: %s %s [--workspace DIR] [--session S] [--remote=auto|unix:PATH]\n  runs one agent hook event: the event on stdin, the answer on stdout (docs/hooks.md)\n", name, strings.Join(hook.Hosts, "|"))
 }
 
-// Hook runs `agentd hook claude|gemini|codex|copilot|qwen` (docs/hooks.md), name being
+// Hook runs `agentd hook claude|gemini|codex|copilot|qwen|opencode` (docs/hooks.md), name being
 // how its usage names it: one agent hook event on stdin, its answer on
 // stdout, through the shared daemon (started with d.Program when none
 // runs, as the forwarder does). pos are the positional arguments after
