@@ -8,7 +8,12 @@ import (
 )
 
 // globalFlags go with every command.
-var globalFlags = []string{"state-dir", "log-file", "log-level", "etcd-endpoints", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-user"}
+var globalFlags = []string{"state-dir", "log-file", "log-level"}
+
+// storeCommands are the commands that open a folder's state, or reach the
+// daemon that does, and so take this machine's etcd settings (docs/team.md):
+// all but setup and version.
+var storeCommands = []string{"serve", "tool", "state", "goal", "undo", "history", "simulate", "mcp", "hook", "team init", "team accept", "team status"}
 
 // teamActions are the actions of `agentd team` (docs/team.md).
 var teamActions = []string{"init", "accept", "status"}
@@ -49,6 +54,11 @@ var flagCommands = map[string][]string{
 	"remove":         {"setup"},
 	"version":        {"version"},
 	"etcd":           {"team init"},
+	"etcd-endpoints": storeCommands,
+	"etcd-cacert":    storeCommands,
+	"etcd-cert":      storeCommands,
+	"etcd-key":       storeCommands,
+	"etcd-user":      storeCommands,
 }
 
 // commandOf is the command that the positional arguments pos name, as
