@@ -168,45 +168,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 // run is the whole program behind main's OS setup; it returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var o options
-	fs := newFlagSet(&o, stderr)
-	// fail is the exit code of a failure before a subcommand runs: with
-	// --exit-code on the line (or a misspelling of it), exitFailure, which
-	// `agentd goal status --exit-code` gives no state.
-	fail := func(code int) int {
-		if exitCodeAsked(args) {
-			return exitFailure
-		}
+	sub, pos, code, done := parseCommandLine(&o, args, stdout, stderr)
+	if done {
 		return code
-	}
-	pos, err := cli.ParseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, usageOf(pos))
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd: %v\n", err)
-		return fail(2)
-	}
-	if o.version && len(pos) == 0 {
-		pos = []string{"version"}
-	}
-	if cmd, ok := commandOf(pos); ok {
-		if err := checkFlags(fs, cmd); err != nil {
-			fmt.Fprintf(stderr, "agentd: %v\n", err)
-			return fail(2)
-		}
-	}
-	sub := "serve"
-	if len(pos) > 0 {
-		sub, pos = pos[0], pos[1:]
-	}
-	if sub == "version" {
-		fmt.Fprintf(stdout, "agentd %s\n", agentdVersion())
-		return 0
-	}
-	if sub == "help" {
-		fmt.Fprint(stdout, usageOf(pos))
-		return 0
 	}
 	log, closeLog, err := cli.OpenLog("agentd", o.logFile, o.logLevel, stderr)
 	if sub == "hook" && errors.Is(err, cli.ErrLogFile) {
@@ -214,7 +178,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
-		return fail(2)
+		return failBeforeRun(args, 2)
 	}
 	defer closeLog()
 	stateDir, err := cli.ResolveStateDir(o.stateDir)
@@ -223,7 +187,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
-		return fail(2)
+		return failBeforeRun(args, 2)
 	}
 	switch sub {
 	case "tool", "state", "goal", "undo", "history", "simulate", "setup", "team":
@@ -235,45 +199,109 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		stderr = visibleWriter{stderr}
 	}
-	switch sub {
-	case "serve":
-		if len(pos) > 0 {
-			fmt.Fprintf(stderr, "agentd serve: unexpected argument %q\n", pos[0])
-			return 2
-		}
-		switch {
-		case o.listen != "" && (o.remote != "" || o.stdio):
-			fmt.Fprint(stderr, "agentd serve: --listen cannot go with --remote or --stdio\n")
-			return 2
-		case o.listen != "":
-			return serveDaemon(ctx, o, stateDir, log, stderr)
-		case o.remote != "":
-			return forward(ctx, o, stateDir, log, stdin, stdout, stderr)
-		}
-		return serveStdio(ctx, o, stateDir, log, stdin, stdout, stderr)
-	case "tool":
-		return runTool(ctx, o, stateDir, log, pos, stdout, stderr)
-	case "state":
-		return runState(ctx, o, stateDir, log, pos, stdout, stderr)
-	case "goal":
-		return runGoal(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
-	case "undo":
-		return runUndo(ctx, o, stateDir, log, pos, stdout, stderr)
-	case "history":
-		return runHistory(ctx, o, stateDir, log, pos, stdout, stderr)
-	case "simulate":
-		return runSimulate(ctx, o, stateDir, log, pos, stdout, stderr)
-	case "mcp":
-		return runMCP(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
-	case "hook":
-		return runHook(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
-	case "setup":
-		return runSetup(o, stateDir, pos, stdout, stderr)
-	case "team":
-		return runTeam(ctx, o, stateDir, log, pos, stdout, stderr)
+	if code, ok := runSubcommand(ctx, o, sub, stateDir, log, pos, stdin, stdout, stderr); ok {
+		return code
 	}
 	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
-	return fail(2)
+	return failBeforeRun(args, 2)
+}
+
+// failBeforeRun is the exit code of a failure before a subcommand runs:
+// with --exit-code on the line (or a misspelling of it), exitFailure,
+// which `agentd goal status --exit-code` gives no state.
+func failBeforeRun(args []string, code int) int {
+	if exitCodeAsked(args) {
+		return exitFailure
+	}
+	return code
+}
+
+// parseCommandLine parses args into o and returns the subcommand ("serve"
+// when none is named) and its positional arguments. done is true when the
+// command line is answered already (help, version, a flag error or a flag
+// the subcommand does not take), with code the exit code.
+func parseCommandLine(o *options, args []string, stdout, stderr io.Writer) (sub string, pos []string, code int, done bool) {
+	fs := newFlagSet(o, stderr)
+	pos, err := cli.ParseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usageOf(pos))
+		return "", nil, 0, true
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: %v\n", err)
+		return "", nil, failBeforeRun(args, 2), true
+	}
+	if o.version && len(pos) == 0 {
+		pos = []string{"version"}
+	}
+	if cmd, ok := commandOf(pos); ok {
+		if err := checkFlags(fs, cmd); err != nil {
+			fmt.Fprintf(stderr, "agentd: %v\n", err)
+			return "", nil, failBeforeRun(args, 2), true
+		}
+	}
+	sub = "serve"
+	if len(pos) > 0 {
+		sub, pos = pos[0], pos[1:]
+	}
+	switch sub {
+	case "version":
+		fmt.Fprintf(stdout, "agentd %s\n", agentdVersion())
+		return "", nil, 0, true
+	case "help":
+		fmt.Fprint(stdout, usageOf(pos))
+		return "", nil, 0, true
+	}
+	return sub, pos, 0, false
+}
+
+// runSubcommand runs the subcommand sub; false when there is no such
+// subcommand.
+func runSubcommand(ctx context.Context, o options, sub, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
+	switch sub {
+	case "serve":
+		return runServe(ctx, o, stateDir, log, pos, stdin, stdout, stderr), true
+	case "tool":
+		return runTool(ctx, o, stateDir, log, pos, stdout, stderr), true
+	case "state":
+		return runState(ctx, o, stateDir, log, pos, stdout, stderr), true
+	case "goal":
+		return runGoal(ctx, o, stateDir, log, pos, stdin, stdout, stderr), true
+	case "undo":
+		return runUndo(ctx, o, stateDir, log, pos, stdout, stderr), true
+	case "history":
+		return runHistory(ctx, o, stateDir, log, pos, stdout, stderr), true
+	case "simulate":
+		return runSimulate(ctx, o, stateDir, log, pos, stdout, stderr), true
+	case "mcp":
+		return runMCP(ctx, o, stateDir, log, pos, stdin, stdout, stderr), true
+	case "hook":
+		return runHook(ctx, o, stateDir, log, pos, stdin, stdout, stderr), true
+	case "setup":
+		return runSetup(o, stateDir, pos, stdout, stderr), true
+	case "team":
+		return runTeam(ctx, o, stateDir, log, pos, stdout, stderr), true
+	}
+	return 0, false
+}
+
+// runServe runs agentd serve: LSP on stdio, relayed to the shared daemon
+// (--remote), or the shared daemon itself (--listen).
+func runServe(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "agentd serve: unexpected argument %q\n", pos[0])
+		return 2
+	}
+	switch {
+	case o.listen != "" && (o.remote != "" || o.stdio):
+		fmt.Fprint(stderr, "agentd serve: --listen cannot go with --remote or --stdio\n")
+		return 2
+	case o.listen != "":
+		return serveDaemon(ctx, o, stateDir, log, stderr)
+	case o.remote != "":
+		return forward(ctx, o, stateDir, log, stdin, stdout, stderr)
+	}
+	return serveStdio(ctx, o, stateDir, log, stdin, stdout, stderr)
 }
 
 // Usages of the subcommands that have their own: what `agentd SUB --help`
