@@ -289,40 +289,10 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 		io.Copy(tail, pr)
 	}()
 	pgid := cmd.Process.Pid
-	if proc, ok := recordedProcess(pgid); ok {
-		_, err := ws.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {
-			if !st.Goal.CheckStarted(key.goalID, proc) {
-				return workspace.Change{}, nil
-			}
-			return workspace.Change{Kind: "goal.checkProcess", Quiet: true}, nil
-		})
-		if err != nil {
-			s.log.Warn("recording the check's process group failed; should agentd be killed during the run, the next one cannot stop it", "workspace", key.root, "session", key.session, "pgid", pgid, "err", err)
-		}
-	}
+	s.recordGroup(ws, key, pgid)
 	gw.WriteString("go\n")
 	gw.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var stopped error
-	select {
-	case err = <-exited:
-	case <-timer.C:
-		stopped = fmt.Errorf("it ran out of its time limit of %v", timeout)
-	case <-ctx.Done():
-		stopped = context.Cause(ctx)
-		if errors.Is(stopped, context.Canceled) || errors.Is(stopped, context.DeadlineExceeded) {
-			stopped = errCallCancelled
-		}
-	}
-	// The whole group goes: the command itself when it was stopped, and
-	// whatever it left running in the background when it exited.
-	killGroup(pgid)
-	if stopped != nil {
-		<-exited
-	}
+	stopped := waitCheck(ctx, cmd, pgid, timeout)
 	// A process that left the group may still hold the pipe: stop reading
 	// after a moment rather than wait for it.
 	select {
@@ -340,6 +310,53 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 		return result(-1, tail, "agentd: the check ended by a signal: "+cmd.ProcessState.String()), true
 	}
 	return result(code, tail, ""), true
+}
+
+// waitCheck waits until the check cmd, the leader of the process group
+// pgid, exits, for at most timeout and while ctx lasts, and then kills the
+// whole group: the command itself when it was stopped, and whatever it
+// left running in the background when it exited. stopped says why it was
+// stopped; nil when it exited by itself.
+func waitCheck(ctx context.Context, cmd *exec.Cmd, pgid int, timeout time.Duration) (stopped error) {
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-exited:
+	case <-timer.C:
+		stopped = fmt.Errorf("it ran out of its time limit of %v", timeout)
+	case <-ctx.Done():
+		stopped = context.Cause(ctx)
+		if errors.Is(stopped, context.Canceled) || errors.Is(stopped, context.DeadlineExceeded) {
+			stopped = errCallCancelled
+		}
+	}
+	killGroup(pgid)
+	if stopped != nil {
+		<-exited
+	}
+	return stopped
+}
+
+// recordGroup records the process group pgid of the check key runs with
+// its running mark (a quiet write, goal.State.CheckStarted), where this
+// system says enough to find it again (recordedProcess), for the next
+// agentd process to kill should this one end first.
+func (s *Service) recordGroup(ws *workspace.Workspace, key checkKey, pgid int) {
+	proc, ok := recordedProcess(pgid)
+	if !ok {
+		return
+	}
+	_, err := ws.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {
+		if !st.Goal.CheckStarted(key.goalID, proc) {
+			return workspace.Change{}, nil
+		}
+		return workspace.Change{Kind: "goal.checkProcess", Quiet: true}, nil
+	})
+	if err != nil {
+		s.log.Warn("recording the check's process group failed; should agentd be killed during the run, the next one cannot stop it", "workspace", key.root, "session", key.session, "pgid", pgid, "err", err)
+	}
 }
 
 // checkEnviron is the environment a check gets of this process's

@@ -189,21 +189,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return failBeforeRun(args, 2)
 	}
-	switch sub {
-	case "tool", "state", "goal", "undo", "history", "simulate", "setup", "team":
-		// What these print for a person may hold text from the store or
-		// the repository (visibleWriter); --json is for programs, and JSON
-		// escapes control characters itself.
+	s, ok := lookup(sub)
+	if !ok || s.run == nil {
+		fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
+		return failBeforeRun(args, 2)
+	}
+	if s.visible {
 		if !o.jsonOut {
 			stdout = visibleWriter{stdout}
 		}
 		stderr = visibleWriter{stderr}
 	}
-	if code, ok := runSubcommand(ctx, o, sub, stateDir, log, pos, stdin, stdout, stderr); ok {
-		return code
-	}
-	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
-	return failBeforeRun(args, 2)
+	return s.run(ctx, invocation{o: o, stateDir: stateDir, log: log, pos: pos, stdin: stdin, stdout: stdout, stderr: stderr})
 }
 
 // failBeforeRun is the exit code of a failure before a subcommand runs:
@@ -255,36 +252,6 @@ func parseCommandLine(o *options, args []string, stdout, stderr io.Writer) (sub 
 	return sub, pos, 0, false
 }
 
-// runSubcommand runs the subcommand sub; false when there is no such
-// subcommand.
-func runSubcommand(ctx context.Context, o options, sub, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
-	switch sub {
-	case "serve":
-		return runServe(ctx, o, stateDir, log, pos, stdin, stdout, stderr), true
-	case "tool":
-		return runTool(ctx, o, stateDir, log, pos, stdout, stderr), true
-	case "state":
-		return runState(ctx, o, stateDir, log, pos, stdout, stderr), true
-	case "goal":
-		return runGoal(ctx, o, stateDir, log, pos, stdin, stdout, stderr), true
-	case "undo":
-		return runUndo(ctx, o, stateDir, log, pos, stdout, stderr), true
-	case "history":
-		return runHistory(ctx, o, stateDir, log, pos, stdout, stderr), true
-	case "simulate":
-		return runSimulate(ctx, o, stateDir, log, pos, stdout, stderr), true
-	case "mcp":
-		return runMCP(ctx, o, stateDir, log, pos, stdin, stdout, stderr), true
-	case "hook":
-		return runHook(ctx, o, stateDir, log, pos, stdin, stdout, stderr), true
-	case "setup":
-		return runSetup(o, stateDir, pos, stdout, stderr), true
-	case "team":
-		return runTeam(ctx, o, stateDir, log, pos, stdout, stderr), true
-	}
-	return 0, false
-}
-
 // runServe runs agentd serve: LSP on stdio, relayed to the shared daemon
 // (--remote), or the shared daemon itself (--listen).
 func runServe(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -319,30 +286,8 @@ func usageOf(pos []string) string {
 	if len(pos) == 0 {
 		return usage
 	}
-	switch pos[0] {
-	case "tool":
-		return toolUsage
-	case "state":
-		return stateUsage
-	case "goal":
-		if len(pos) > 1 && pos[1] == "queue" {
-			return queueUsage
-		}
-		return goalUsage
-	case "undo":
-		return undoUsage
-	case "history":
-		return historyUsage
-	case "mcp":
-		return mcpUsage
-	case "hook":
-		return cli.HookUsage("agentd hook")
-	case "setup":
-		return setupUsage
-	case "simulate":
-		return simulateUsage
-	case "team":
-		return teamUsage
+	if s, ok := lookup(pos[0]); ok && s.usage != nil {
+		return s.usage(pos[1:])
 	}
 	return usage
 }
