@@ -2,6 +2,7 @@ package goal
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -49,23 +50,12 @@ type Check struct {
 	// mark alone while that process holds its lease (CheckLeft). Stored,
 	// not shown to clients.
 	RunBy string `json:"-"`
-	// Process is the running check's process group, once the service
-	// has started it (CheckStarted); stored, never shown.
-	Process *CheckProcess `json:"-"`
-}
-
-// CheckProcess is the process group of a running check, recorded so that
-// the next agentd kills what a process that ended left running
-// (docs/runtime.md §2.10.3): Pgid is the group's id, the pid of the shell
-// that leads it; Start is that shell's start time in clock ticks after
-// boot (field 22 of /proc/PID/stat on Linux), which tells it from a later
-// process that got the same pid; Boot is the machine's boot id
-// (/proc/sys/kernel/random/boot_id), which tells this machine and boot
-// from another (a team folder's other daemons, a reboot).
-type CheckProcess struct {
-	Pgid  int
-	Start uint64
-	Boot  string
+	// Process is what the service recorded of the running check's
+	// process once it started it (CheckStarted), so that the next agentd
+	// can stop what an ended one left running (docs/runtime.md §2.10.3).
+	// Opaque here: the rules only keep it while the run lasts. Stored,
+	// never shown.
+	Process []byte `json:"-"`
 }
 
 // CheckRun is the result of one run of a check. ExitCode is the command's
@@ -101,7 +91,7 @@ func cloneCheck(c *Check) *Check {
 	out.SetBy = clonePtr(c.SetBy)
 	out.Approved = clonePtr(c.Approved)
 	out.LastRun = clonePtr(c.LastRun)
-	out.Process = clonePtr(c.Process)
+	out.Process = slices.Clone(c.Process)
 	return &out
 }
 
@@ -218,15 +208,15 @@ func (s *State) FinishCheck(goalID string, run CheckRun, now Instant) ([]Change,
 	return []Change{ch}, true
 }
 
-// CheckStarted records p, the process group of the run StartCheck began
-// for the goal goalID; false, and nothing changes, when that goal is no
+// CheckStarted records p, what the service knows of the process of the
+// run StartCheck began for the goal goalID (Check.Process); false, and nothing changes, when that goal is no
 // longer current or its check is not running (FinishCheck's rule).
-func (s *State) CheckStarted(goalID string, p CheckProcess) bool {
+func (s *State) CheckStarted(goalID string, p []byte) bool {
 	g := s.Goal
 	if g == nil || g.ID != goalID || g.Check == nil || !g.Check.Running {
 		return false
 	}
-	g.Check.Process = &p
+	g.Check.Process = slices.Clone(p)
 	return true
 }
 
@@ -284,7 +274,7 @@ func (s *State) CompleteAfterCheck(c ToolCall, goalID string, run CheckRun, reco
 // RecoverCheck clears a running mark that no process will finish: the
 // process that ran the check ended before it did (docs/runtime.md §2.10.3).
 // It returns nil when the goal's check is not marked running. The caller
-// kills the check's process group (RunningCheckProcess) first.
+// kills the check's process (RunningCheckProcess) first.
 func (s *State) RecoverCheck(now Instant) []Change {
 	g := s.Goal
 	if g == nil || g.Check == nil || !g.Check.Running {
@@ -295,14 +285,14 @@ func (s *State) RecoverCheck(now Instant) []Change {
 	return []Change{{Kind: ChangeCheck, Status: g.Status, Reason: "check stopped: the agentd process that ran it ended before it did", Actor: Runtime, Goal: g.snapshot(now)}}
 }
 
-// RunningCheckProcess is the process group recorded for the current goal's
-// running check (CheckStarted) and the goal's id; ok is false when the
-// check is not running or no group was recorded.
-func (s *State) RunningCheckProcess() (p CheckProcess, goalID string, ok bool) {
+// RunningCheckProcess is what was recorded of the process of the current
+// goal's running check (CheckStarted) and the goal's id; ok is false when
+// the check is not running or nothing was recorded.
+func (s *State) RunningCheckProcess() (p []byte, goalID string, ok bool) {
 	if !s.CheckRunning() || s.Goal.Check.Process == nil {
-		return CheckProcess{}, "", false
+		return nil, "", false
 	}
-	return *s.Goal.Check.Process, s.Goal.ID, true
+	return slices.Clone(s.Goal.Check.Process), s.Goal.ID, true
 }
 
 // CheckLeft reports whether the current goal's check is marked running by

@@ -1,6 +1,7 @@
 package goal
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -296,7 +297,7 @@ func TestRecoverCheck(t *testing.T) {
 func TestCheckProcess(t *testing.T) {
 	c := newClock()
 	s := withCheck(t, c, "make test")
-	p := CheckProcess{Pgid: 4242, Start: 99, Boot: "boot-1"}
+	p := []byte(`{"pgid":4242,"start":99,"boot":"boot-1"}`)
 	if s.CheckStarted(s.Goal.ID, p) {
 		t.Error("recorded a process of a check that is not running")
 	}
@@ -310,8 +311,8 @@ func TestCheckProcess(t *testing.T) {
 	if !s.CheckStarted(start.GoalID, p) {
 		t.Fatal("did not record the process of the running check")
 	}
-	if got, id, ok := s.RunningCheckProcess(); !ok || got != p || id != start.GoalID {
-		t.Errorf("RunningCheckProcess = %+v %q %v", got, id, ok)
+	if got, id, ok := s.RunningCheckProcess(); !ok || !bytes.Equal(got, p) || id != start.GoalID {
+		t.Errorf("RunningCheckProcess = %s %q %v", got, id, ok)
 	}
 	if b, _ := json.Marshal(s.Snapshot(c.now())); strings.Contains(string(b), "4242") {
 		t.Errorf("the snapshot shows the process: %s", b)

@@ -71,7 +71,7 @@ func TestRestoreCancelKeepsTheCheck(t *testing.T) {
 	s := withCheck(t, c, "make test")
 	start, _, err := s.StartCheck(Model, c.now())
 	mustNoErr(t, err)
-	s.CheckStarted(start.GoalID, CheckProcess{Pgid: 77, Start: 1})
+	s.CheckStarted(start.GoalID, []byte(`{"pgid":77,"start":1}`))
 	before := s.Snapshot(c.now())
 	_, err = s.Cancel(c.now())
 	mustNoErr(t, err)

@@ -2,9 +2,7 @@ package lsp
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"syscall"
 	"time"
 )
 
@@ -17,7 +15,7 @@ import (
 // 300 ms. ServeConn uses it for ConnOptions.WatchParent, and the
 // forwarder of package lsp/daemon for its client.
 func WatchProcess(ctx context.Context, log *slog.Logger, pid int, gone func()) {
-	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+	if !processExists(pid) {
 		log.Warn("the client's processId is no process seen from here (a client in another PID namespace?): not watching it", "processId", pid)
 		return
 	}
@@ -38,7 +36,7 @@ func waitProcessGone(ctx context.Context, pid int) bool {
 		case <-ctx.Done():
 			return false
 		case <-t.C:
-			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			if !processExists(pid) {
 				return true
 			}
 		}

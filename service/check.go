@@ -10,10 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -253,6 +251,10 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 		return result(-1, tail, "agentd: the check did not run: "+errStopping.Error()), false
 	}
 	timeout := s.checks.timeout
+	cmd := exec.Command("sh", "-c", `read -r _ <&3 && exec 3<&- sh -c "$1"`, "sh", start.Command)
+	if err := inNewGroup(cmd); err != nil {
+		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
@@ -266,12 +268,10 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 		pw.Close()
 		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
 	}
-	cmd := exec.Command("sh", "-c", `read -r _ <&3 && exec 3<&- sh -c "$1"`, "sh", start.Command)
 	cmd.Dir = key.root
 	cmd.Env = append(checkEnviron(), "AGENTD_GOAL_ID="+key.goalID, "AGENTD_SESSION="+key.session, "AGENTD_WORKSPACE="+key.root)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.ExtraFiles = []*os.File{gr}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	pw.Close()
 	gr.Close()
@@ -289,40 +289,10 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 		io.Copy(tail, pr)
 	}()
 	pgid := cmd.Process.Pid
-	if _, started, ok := procStat(pgid); ok && bootID() != "" {
-		_, err := ws.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {
-			if !st.Goal.CheckStarted(key.goalID, goal.CheckProcess{Pgid: pgid, Start: started, Boot: bootID()}) {
-				return workspace.Change{}, nil
-			}
-			return workspace.Change{Kind: "goal.checkProcess", Quiet: true}, nil
-		})
-		if err != nil {
-			s.log.Warn("recording the check's process group failed; should agentd be killed during the run, the next one cannot stop it", "workspace", key.root, "session", key.session, "pgid", pgid, "err", err)
-		}
-	}
+	s.recordGroup(ws, key, pgid)
 	gw.WriteString("go\n")
 	gw.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var stopped error
-	select {
-	case err = <-exited:
-	case <-timer.C:
-		stopped = fmt.Errorf("it ran out of its time limit of %v", timeout)
-	case <-ctx.Done():
-		stopped = context.Cause(ctx)
-		if errors.Is(stopped, context.Canceled) || errors.Is(stopped, context.DeadlineExceeded) {
-			stopped = errCallCancelled
-		}
-	}
-	// The whole group goes: the command itself when it was stopped, and
-	// whatever it left running in the background when it exited.
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	if stopped != nil {
-		<-exited
-	}
+	stopped := waitCheck(ctx, cmd, pgid, timeout)
 	// A process that left the group may still hold the pipe: stop reading
 	// after a moment rather than wait for it.
 	select {
@@ -342,84 +312,51 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 	return result(code, tail, ""), true
 }
 
-// procStat reads the process group (field 5) and the start time in clock
-// ticks after boot (field 22) of process pid from /proc/PID/stat; ok is
-// false when there is no such process or no /proc.
-func procStat(pid int) (pgrp int, start uint64, ok bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, false
+// waitCheck waits until the check cmd, the leader of the process group
+// pgid, exits, for at most timeout and while ctx lasts, and then kills the
+// whole group: the command itself when it was stopped, and whatever it
+// left running in the background when it exited. stopped says why it was
+// stopped; nil when it exited by itself.
+func waitCheck(ctx context.Context, cmd *exec.Cmd, pgid int, timeout time.Duration) (stopped error) {
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-exited:
+	case <-timer.C:
+		stopped = fmt.Errorf("it ran out of its time limit of %v", timeout)
+	case <-ctx.Done():
+		stopped = context.Cause(ctx)
+		if errors.Is(stopped, context.Canceled) || errors.Is(stopped, context.DeadlineExceeded) {
+			stopped = errCallCancelled
+		}
 	}
-	// pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
+	killGroup(pgid)
+	if stopped != nil {
+		<-exited
 	}
-	f := strings.Fields(string(b[i+1:])) // f[0] is field 3
-	if len(f) < 20 {
-		return 0, 0, false
-	}
-	pgrp, err1 := strconv.Atoi(f[2])
-	start, err2 := strconv.ParseUint(f[19], 10, 64)
-	return pgrp, start, err1 == nil && err2 == nil
+	return stopped
 }
 
-// bootID is this machine's boot id, "" where there is none to read.
-func bootID() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+// recordGroup records the process group pgid of the check key runs with
+// its running mark (a quiet write, goal.State.CheckStarted), where this
+// system says enough to find it again (recordedProcess), for the next
+// agentd process to kill should this one end first.
+func (s *Service) recordGroup(ws *workspace.Workspace, key checkKey, pgid int) {
+	proc, ok := recordedProcess(pgid)
+	if !ok {
+		return
+	}
+	_, err := ws.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {
+		if !st.Goal.CheckStarted(key.goalID, proc) {
+			return workspace.Change{}, nil
+		}
+		return workspace.Change{Kind: "goal.checkProcess", Quiet: true}, nil
+	})
 	if err != nil {
-		return ""
+		s.log.Warn("recording the check's process group failed; should agentd be killed during the run, the next one cannot stop it", "workspace", key.root, "session", key.session, "pgid", pgid, "err", err)
 	}
-	return strings.TrimSpace(string(b))
-}
-
-// killLeftCheck kills the process group p of a check of the goal goalID
-// that an agentd process that ended left running (docs/runtime.md
-// §2.10.3), if it is still that check's group: its leader is the same
-// process (the same start time) and has the goal's AGENTD_GOAL_ID, or, the
-// leader gone (or a zombie, which shows no environment), a process of the
-// group started no earlier has it. The
-// record comes from the store, which in a team folder anyone with etcd
-// access writes: the environment is what shows the group is a check this
-// machine's agentd started, not any process group of the user whose id
-// and start time a writer learnt or guessed. It says whether it killed
-// the group.
-func killLeftCheck(p goal.CheckProcess, goalID string) bool {
-	if p.Pgid <= 1 || p.Boot == "" || p.Boot != bootID() || goalID == "" {
-		return false // another machine's process (a team folder), or gone with a reboot
-	}
-	mark := []byte("\x00AGENTD_GOAL_ID=" + goalID + "\x00")
-	hasMark := func(pid int) bool {
-		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		return err == nil && bytes.Contains(append([]byte{0}, env...), mark)
-	}
-	if _, start, ok := procStat(p.Pgid); ok {
-		if start != p.Start {
-			return false // the pid is another process's now
-		}
-		if hasMark(p.Pgid) {
-			return syscall.Kill(-p.Pgid, syscall.SIGKILL) == nil
-		}
-		// A leader that has ended but was not reaped yet shows no
-		// environment: its group's other processes may still show it.
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pgrp, start, ok := procStat(pid); !ok || pgrp != p.Pgid || start < p.Start {
-			continue
-		}
-		if hasMark(pid) {
-			return syscall.Kill(-p.Pgid, syscall.SIGKILL) == nil
-		}
-	}
-	return false
 }
 
 // checkEnviron is the environment a check gets of this process's

@@ -97,7 +97,11 @@ func (s *Service) recoverChecks(w *workspace.Workspace) error {
 // killLeft kills the process group recorded for the running check of sess,
 // which a process that ended left (killLeftCheck).
 func (s *Service) killLeft(w *workspace.Workspace, sess workspace.Session) {
-	if p, goalID, ok := sess.Goal.RunningCheckProcess(); ok && killLeftCheck(p, goalID) {
+	raw, goalID, ok := sess.Goal.RunningCheckProcess()
+	if !ok {
+		return
+	}
+	if p, ok := leftProcess(raw); ok && killLeftCheck(p, goalID) {
 		s.log.Info("killed the process group of a check an ended agentd left running", "workspace", w.Root(), "session", sess.Name, "pgid", p.Pgid)
 	}
 }

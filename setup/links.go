@@ -16,7 +16,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // newChange is the Change of the config file at path, its links resolved
@@ -139,8 +138,8 @@ func notHardLinked(path, target string, opts Options) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil // none yet, or read (and refused) as it is
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-		return fmt.Errorf("%s is a file with %d hard links (names), and another may lie outside the project %s; agentd setup does not copy such a file's content into the project: changed nothing; replace it with a copy of its own (cp %s %s.new && mv %s.new %s), or run agentd setup %s --user to set up the agent in your home folder", path, st.Nlink, opts.Workspace, path, path, path, path, opts.Agent)
+	if n := linkCount(fi, target); n > 1 {
+		return fmt.Errorf("%s is a file with %d hard links (names), and another may lie outside the project %s; agentd setup does not copy such a file's content into the project: changed nothing; replace it with a copy of its own (cp %s %s.new && mv %s.new %s), or run agentd setup %s --user to set up the agent in your home folder", path, n, opts.Workspace, path, path, path, path, opts.Agent)
 	}
 	return nil
 }

@@ -131,7 +131,7 @@ func readPid(t *testing.T, path string) int {
 // processGone says whether pid no longer runs: no such process, or a
 // zombie waiting for init to reap it.
 func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+	if err := kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return true
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -151,7 +151,7 @@ func awaitGone(t *testing.T, what string, pids ...int) {
 	for _, pid := range pids {
 		for !processGone(pid) {
 			if time.Now().After(deadline) {
-				syscall.Kill(pid, syscall.SIGKILL)
+				kill(pid, syscall.SIGKILL)
 				t.Fatalf("%s: process %d of the check still runs", what, pid)
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -598,7 +598,7 @@ func TestGoalCheckKilledAfterAgentdWasKilled(t *testing.T) {
 func killMidCheck(t *testing.T, p *proc, dir string) (shell, child int) {
 	t.Helper()
 	shell, child = readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
-	t.Cleanup(func() { syscall.Kill(-shell, syscall.SIGKILL) })
+	t.Cleanup(func() { kill(-shell, syscall.SIGKILL) })
 	if err := p.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -687,7 +687,7 @@ func TestGoalCheckKilledAfterTheShellWasKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	shell, child := readPid(t, filepath.Join(dir, "shell.pid")), readPid(t, filepath.Join(dir, "child.pid"))
-	t.Cleanup(func() { syscall.Kill(-shell, syscall.SIGKILL) })
+	t.Cleanup(func() { kill(-shell, syscall.SIGKILL) })
 	cmd.Process.Kill()
 	cmd.Wait()
 	if processGone(shell) || processGone(child) {

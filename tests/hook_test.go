@@ -18,10 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/reminder"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/agentd/agentd/reminder"
 )
 
 var updateHooks = flag.Bool("update-hooks", false, "rewrite the wanted outputs of testdata/hooks/*.json")
@@ -711,7 +710,7 @@ func TestHookProgramStartHangs(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		for _, pid := range started() {
-			syscall.Kill(pid, syscall.SIGKILL)
+			kill(pid, syscall.SIGKILL)
 		}
 	})
 	events := 0

@@ -18,6 +18,13 @@ step() { printf '\n== %s\n' "$*"; }
 step "go vet"
 go vet ./...
 
+step "go vet for darwin and windows, go build for arm64"
+# Platform code lives behind build tags (docs/architecture.md, "Platform
+# code"): these keep it there.
+GOOS=darwin go vet ./...
+GOOS=windows go vet ./...
+GOARCH=arm64 go build ./...
+
 step "build"
 mkdir -p bin
 go build -o bin/agentd ./cmd/agentd

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/goal"
@@ -128,7 +127,7 @@ func (w *Workspace) ApproveCheck(command string, by goal.CheckSetter, at time.Ti
 		return fmt.Errorf("workspace %s: recording the approval: %w", w.root, err)
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	if err := wsfolder.Lock(lock); err != nil {
 		return fmt.Errorf("workspace %s: recording the approval: %w", w.root, err)
 	}
 	path := filepath.Join(dir, approvalsFile)

@@ -3,7 +3,9 @@ package workspace
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -138,16 +140,29 @@ type checkRecord struct {
 	Running bool               `json:"running,omitempty"`
 	RunBy   string             `json:"runBy,omitempty"`
 	LastRun *checkRunRecord    `json:"lastRun,omitempty"`
-	// Process is goal.Check.Process: the running check's process group,
-	// which the next agentd process to open the folder kills when it
-	// clears the mark.
-	Process *checkProcessRecord `json:"process,omitempty"`
+	// Process is goal.Check.Process: what the service recorded of the
+	// running check's process, which the next agentd process to open the
+	// folder stops when it clears the mark.
+	Process processRecord `json:"process,omitempty"`
 }
 
-type checkProcessRecord struct {
-	Pgid  int    `json:"pgid"`
-	Start uint64 `json:"start"`
-	Boot  string `json:"boot"`
+// processRecord is goal.Check.Process as it is stored: the JSON object
+// the service wrote (service/checkproc.go), kept as it is. Anything but an
+// object or null is refused, as any record field of the wrong type is.
+type processRecord []byte
+
+func (p processRecord) MarshalJSON() ([]byte, error) { return p, nil }
+
+func (p *processRecord) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		*p = nil
+	case len(b) == 0 || b[0] != '{':
+		return errors.New("the running check's process is not a JSON object")
+	default:
+		*p = slices.Clone(b)
+	}
+	return nil
 }
 
 type checkRunRecord struct {
@@ -303,9 +318,7 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			if r := c.LastRun; r != nil {
 				rec.Goal.Check.LastRun = (*checkRunRecord)(r)
 			}
-			if p := c.Process; p != nil {
-				rec.Goal.Check.Process = &checkProcessRecord{Pgid: p.Pgid, Start: p.Start, Boot: p.Boot}
-			}
+			rec.Goal.Check.Process = processRecord(slices.Clone(c.Process))
 		}
 	}
 	for _, t := range g.Turns {
@@ -394,9 +407,7 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			if run := c.LastRun; run != nil {
 				g.Goal.Check.LastRun = (*goal.CheckRun)(run)
 			}
-			if p := c.Process; p != nil {
-				g.Goal.Check.Process = &goal.CheckProcess{Pgid: p.Pgid, Start: p.Start, Boot: p.Boot}
-			}
+			g.Goal.Check.Process = slices.Clone(c.Process)
 		}
 	}
 	for _, r := range rec.Turns {

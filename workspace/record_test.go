@@ -53,7 +53,7 @@ func fullSession() Session {
 					Checkboxes: &goal.Checkboxes{Checked: 3, Total: 7}},
 				Check: &goal.Check{Command: "go test ./...", SetBy: &goal.CheckSetter{User: "alice", Host: "laptop"}, Running: true, RunBy: "agentd-1234",
 					LastRun: &goal.CheckRun{ExitCode: 1, DurationMs: 2100, At: t0.Add(5 * time.Second), OutputTail: "FAIL\n"},
-					Process: &goal.CheckProcess{Pgid: 4242, Start: 123456, Boot: "b0a7c1d2-0000-4000-8000-000000000001"}},
+					Process: []byte(`{"pgid":4242,"start":123456,"boot":"b0a7c1d2-0000-4000-8000-000000000001"}`)},
 				CreatedAt: t0.Add(2 * time.Second), UpdatedAt: t0.Add(3 * time.Second), LastActor: goal.Runtime,
 				ActiveClock: "clock-1", ActiveMono: 1500 * time.Millisecond,
 				BudgetWarned: goal.BudgetWarned{Turns: 80, Tokens: 50, WallClock: 80}, WrapUpDue: true,
@@ -158,6 +158,10 @@ func fill(v reflect.Value, path string) {
 	}
 	if v.Type() == reflect.TypeFor[json.RawMessage]() {
 		return // set by the caller: it must be JSON
+	}
+	if v.Type() == reflect.TypeFor[[]byte]() { // opaque to the record, stored as a JSON object
+		v.SetBytes(fmt.Appendf(nil, `{"path":%q}`, path))
+		return
 	}
 	switch v.Kind() {
 	case reflect.String:

@@ -728,12 +728,11 @@ type stamp struct {
 	mtime, ctime int64 // nanoseconds since the epoch
 }
 
-func stampOf(fi fs.FileInfo) stamp {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	}
-	return stamp{fileID{uint64(st.Dev), st.Ino}, st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
+// portableStamp is what any system's stat says: no file id, and the
+// modification time standing in for the change time (stampOf).
+func portableStamp(fi fs.FileInfo) stamp {
+	t := fi.ModTime().UnixNano()
+	return stamp{size: fi.Size(), mtime: t, ctime: t}
 }
 
 // dirID is the fileID of the folder at path, zero when it cannot be read.

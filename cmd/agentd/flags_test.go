@@ -87,6 +87,11 @@ func TestFlagsOfCommands(t *testing.T) {
 			err: "agentd: --session is a flag of: tool, state, goal, undo, history, simulate, mcp, hook; agentd serve does not take it (see agentd serve --help)\n"},
 		{args: []string{"mcp", "--json"}, code: 2,
 			err: "agentd: --json is a flag of: tool, state, goal, undo, history, team accept, team status; agentd mcp does not take it (see agentd mcp --help)\n"},
+		{args: []string{"version", "--etcd-user", "bob"}, code: 2,
+			err: "agentd: --etcd-user is a flag of: serve, tool, state, goal, undo, history, simulate, mcp, hook, team init, team accept, team status; agentd version does not take it (see agentd version --help)\n"},
+		{args: []string{"setup", "claude", "--print", "--etcd-endpoints", "http://x"}, code: 2,
+			err: "agentd: --etcd-endpoints is a flag of: serve, tool, state, goal, undo, history, simulate, mcp, hook, team init, team accept, team status; agentd setup does not take it (see agentd setup --help)\n"},
+		{args: []string{"goal", "status", "--etcd-cacert", "ca", "--etcd-cert", "c", "--etcd-key", "k", "--etcd-user", "u", "--etcd-endpoints", "e"}},
 		{args: []string{"state", "--version"}, code: 2,
 			err: "agentd: --version is a flag of: agentd alone (agentd --version is agentd version); agentd state does not take it (see agentd state --help)\n"},
 	} {

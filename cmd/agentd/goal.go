@@ -66,79 +66,17 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		return fail(2)
 	}
 	verb, rest := pos[0], pos[1:]
-	if verb == "help" {
+	switch {
+	case verb == "help":
 		fmt.Fprint(stdout, goalUsage)
 		return 0
-	}
-	if verb == "queue" {
+	case verb == "queue":
 		return runGoalQueue(ctx, o, stateDir, log, rest, stdout, stderr, fail)
+	case verb == "check" && o.approve:
+		return approveCheck(ctx, o, stateDir, log, strings.Join(rest, " "), stdin, stdout, stderr, fail)
 	}
-	var id string
-	args := map[string]any{}
-	switch verb {
-	case "create":
-		if len(rest) == 0 {
-			fmt.Fprint(stderr, "agentd goal create: say what the goal is: agentd goal create \"OBJECTIVE\"\n")
-			return fail(2)
-		}
-		id = "agentd.goal.create"
-		args["objective"] = strings.Join(rest, " ")
-		if o.criterion != "" {
-			args["completionCriterion"] = o.criterion
-		}
-		if o.replace {
-			args["replace"] = true
-		}
-		if o.check.set {
-			args["check"] = o.check.value
-		}
-	case "set-check":
-		switch {
-		case o.clear && len(rest) == 0:
-			args["command"] = nil
-		case !o.clear && len(rest) > 0:
-			args["command"] = strings.Join(rest, " ")
-		default:
-			fmt.Fprint(stderr, "agentd goal set-check: give the command, or --clear to remove the check: agentd goal set-check \"go test ./...\"\n")
-			return fail(2)
-		}
-		id = "agentd.goal.setCheck"
-	case "check":
-		if o.approve {
-			return approveCheck(ctx, o, stateDir, log, strings.Join(rest, " "), stdin, stdout, stderr, fail)
-		}
-		if len(rest) != 0 {
-			fmt.Fprint(stderr, goalUsage)
-			return fail(2)
-		}
-		id = "agentd.goal.runCheck"
-	case "pause", "resume", "cancel", "status":
-		if len(rest) != 0 {
-			fmt.Fprint(stderr, goalUsage)
-			return fail(2)
-		}
-		switch verb {
-		case "status":
-			id = "agentd.state"
-		default:
-			id = "agentd.goal." + verb
-			if verb == "pause" && o.reason != "" {
-				args["reason"] = o.reason
-			}
-		}
-	case "budget":
-		if len(rest) == 0 {
-			fmt.Fprint(stderr, goalUsage)
-			return fail(2)
-		}
-		var err error
-		if args, err = commands.BudgetArgs(strings.Join(rest, " ")); err != nil {
-			fmt.Fprintf(stderr, "agentd goal budget: %v\n", err)
-			return fail(2)
-		}
-		id = "agentd.goal.setBudget"
-	default:
-		fmt.Fprintf(stderr, "agentd goal: unknown action %q\n%s", verb, goalUsage)
+	id, args, ok := goalRequest(o, verb, rest, stderr)
+	if !ok {
 		return fail(2)
 	}
 	var withFolder func(folder string) error
@@ -152,22 +90,95 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	if !ok {
 		return fail(1)
 	}
-	if cr, ok := res.(commands.CheckResult); ok {
-		if o.jsonOut {
-			printJSON(stdout, cr.Run)
-		} else {
-			fmt.Fprint(stdout, formatCheckRun(cr))
+	return printGoalResult(o, verb, res, stdout, stderr)
+}
+
+// goalRequest is the command and arguments of `agentd goal VERB REST...`
+// (every action but help, queue and check --approve); false, its error
+// said on stderr, for a command line that is wrong.
+func goalRequest(o options, verb string, rest []string, stderr io.Writer) (id string, args map[string]any, ok bool) {
+	args = map[string]any{}
+	switch verb {
+	case "create":
+		if len(rest) == 0 {
+			fmt.Fprint(stderr, "agentd goal create: say what the goal is: agentd goal create \"OBJECTIVE\"\n")
+			return "", nil, false
 		}
-		if !cr.Passed {
+		args["objective"] = strings.Join(rest, " ")
+		if o.criterion != "" {
+			args["completionCriterion"] = o.criterion
+		}
+		if o.replace {
+			args["replace"] = true
+		}
+		if o.check.set {
+			args["check"] = o.check.value
+		}
+		return "agentd.goal.create", args, true
+	case "set-check":
+		switch {
+		case o.clear && len(rest) == 0:
+			args["command"] = nil
+		case !o.clear && len(rest) > 0:
+			args["command"] = strings.Join(rest, " ")
+		default:
+			fmt.Fprint(stderr, "agentd goal set-check: give the command, or --clear to remove the check: agentd goal set-check \"go test ./...\"\n")
+			return "", nil, false
+		}
+		return "agentd.goal.setCheck", args, true
+	case "check", "pause", "resume", "cancel", "status":
+		if len(rest) != 0 {
+			fmt.Fprint(stderr, goalUsage)
+			return "", nil, false
+		}
+		switch verb {
+		case "check":
+			return "agentd.goal.runCheck", args, true
+		case "status":
+			return "agentd.state", args, true
+		case "pause":
+			if o.reason != "" {
+				args["reason"] = o.reason
+			}
+		}
+		return "agentd.goal." + verb, args, true
+	case "budget":
+		if len(rest) == 0 {
+			fmt.Fprint(stderr, goalUsage)
+			return "", nil, false
+		}
+		args, err := commands.BudgetArgs(strings.Join(rest, " "))
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd goal budget: %v\n", err)
+			return "", nil, false
+		}
+		return "agentd.goal.setBudget", args, true
+	}
+	fmt.Fprintf(stderr, "agentd goal: unknown action %q\n%s", verb, goalUsage)
+	return "", nil, false
+}
+
+// printGoalResult prints what `agentd goal VERB` answered, res, and
+// returns the exit code: a check's run (exitCheckFailed when it did not
+// pass), the goals a cancel ended, else the goal (with --exit-code, status
+// exits its status's code).
+func printGoalResult(o options, verb string, res any, stdout, stderr io.Writer) int {
+	switch r := res.(type) {
+	case commands.CheckResult:
+		if o.jsonOut {
+			printJSON(stdout, r.Run)
+		} else {
+			fmt.Fprint(stdout, formatCheckRun(r))
+		}
+		if !r.Passed {
 			return exitCheckFailed
 		}
 		return 0
-	}
-	if cr, ok := res.(commands.CancelResult); ok {
+	case commands.CancelResult:
 		if o.jsonOut {
-			printJSON(stdout, cr.Cancelled)
+			printJSON(stdout, r.Cancelled)
 		} else {
-			fmt.Fprint(stdout, formatCancelled(cr))
+			fmt.Fprint(stdout, formatCancelled(r))
 		}
 		return 0
 	}

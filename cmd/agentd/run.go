@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/cmd/internal/cli"
@@ -170,45 +169,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 // run is the whole program behind main's OS setup; it returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var o options
-	fs := newFlagSet(&o, stderr)
-	// fail is the exit code of a failure before a subcommand runs: with
-	// --exit-code on the line (or a misspelling of it), exitFailure, which
-	// `agentd goal status --exit-code` gives no state.
-	fail := func(code int) int {
-		if exitCodeAsked(args) {
-			return exitFailure
-		}
+	sub, pos, code, done := parseCommandLine(&o, args, stdout, stderr)
+	if done {
 		return code
-	}
-	pos, err := cli.ParseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, usageOf(pos))
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd: %v\n", err)
-		return fail(2)
-	}
-	if o.version && len(pos) == 0 {
-		pos = []string{"version"}
-	}
-	if cmd, ok := commandOf(pos); ok {
-		if err := checkFlags(fs, cmd); err != nil {
-			fmt.Fprintf(stderr, "agentd: %v\n", err)
-			return fail(2)
-		}
-	}
-	sub := "serve"
-	if len(pos) > 0 {
-		sub, pos = pos[0], pos[1:]
-	}
-	if sub == "version" {
-		fmt.Fprintf(stdout, "agentd %s\n", agentdVersion())
-		return 0
-	}
-	if sub == "help" {
-		fmt.Fprint(stdout, usageOf(pos))
-		return 0
 	}
 	log, closeLog, err := cli.OpenLog("agentd", o.logFile, o.logLevel, stderr)
 	if sub == "hook" && errors.Is(err, cli.ErrLogFile) {
@@ -216,7 +179,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
-		return fail(2)
+		return failBeforeRun(args, 2)
 	}
 	defer closeLog()
 	stateDir, err := cli.ResolveStateDir(o.stateDir)
@@ -225,57 +188,88 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
-		return fail(2)
+		return failBeforeRun(args, 2)
 	}
-	switch sub {
-	case "tool", "state", "goal", "undo", "history", "simulate", "setup", "team":
-		// What these print for a person may hold text from the store or
-		// the repository (visibleWriter); --json is for programs, and JSON
-		// escapes control characters itself.
+	s, ok := lookup(sub)
+	if !ok || s.run == nil {
+		fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
+		return failBeforeRun(args, 2)
+	}
+	if s.visible {
 		if !o.jsonOut {
 			stdout = visibleWriter{stdout}
 		}
 		stderr = visibleWriter{stderr}
 	}
-	switch sub {
-	case "serve":
-		if len(pos) > 0 {
-			fmt.Fprintf(stderr, "agentd serve: unexpected argument %q\n", pos[0])
-			return 2
-		}
-		switch {
-		case o.listen != "" && (o.remote != "" || o.stdio):
-			fmt.Fprint(stderr, "agentd serve: --listen cannot go with --remote or --stdio\n")
-			return 2
-		case o.listen != "":
-			return serveDaemon(ctx, o, stateDir, log, stderr)
-		case o.remote != "":
-			return forward(ctx, o, stateDir, log, stdin, stdout, stderr)
-		}
-		return serveStdio(ctx, o, stateDir, log, stdin, stdout, stderr)
-	case "tool":
-		return runTool(ctx, o, stateDir, log, pos, stdout, stderr)
-	case "state":
-		return runState(ctx, o, stateDir, log, pos, stdout, stderr)
-	case "goal":
-		return runGoal(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
-	case "undo":
-		return runUndo(ctx, o, stateDir, log, pos, stdout, stderr)
-	case "history":
-		return runHistory(ctx, o, stateDir, log, pos, stdout, stderr)
-	case "simulate":
-		return runSimulate(ctx, o, stateDir, log, pos, stdout, stderr)
-	case "mcp":
-		return runMCP(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
-	case "hook":
-		return runHook(ctx, o, stateDir, log, pos, stdin, stdout, stderr)
-	case "setup":
-		return runSetup(o, stateDir, pos, stdout, stderr)
-	case "team":
-		return runTeam(ctx, o, stateDir, log, pos, stdout, stderr)
+	return s.run(ctx, invocation{o: o, stateDir: stateDir, log: log, pos: pos, stdin: stdin, stdout: stdout, stderr: stderr})
+}
+
+// failBeforeRun is the exit code of a failure before a subcommand runs:
+// with --exit-code on the line (or a misspelling of it), exitFailure,
+// which `agentd goal status --exit-code` gives no state.
+func failBeforeRun(args []string, code int) int {
+	if exitCodeAsked(args) {
+		return exitFailure
 	}
-	fmt.Fprintf(stderr, "agentd: unknown command %q (see agentd --help)\n", sub)
-	return fail(2)
+	return code
+}
+
+// parseCommandLine parses args into o and returns the subcommand ("serve"
+// when none is named) and its positional arguments. done is true when the
+// command line is answered already (help, version, a flag error or a flag
+// the subcommand does not take), with code the exit code.
+func parseCommandLine(o *options, args []string, stdout, stderr io.Writer) (sub string, pos []string, code int, done bool) {
+	fs := newFlagSet(o, stderr)
+	pos, err := cli.ParseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usageOf(pos))
+		return "", nil, 0, true
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: %v\n", err)
+		return "", nil, failBeforeRun(args, 2), true
+	}
+	if o.version && len(pos) == 0 {
+		pos = []string{"version"}
+	}
+	if cmd, ok := commandOf(pos); ok {
+		if err := checkFlags(fs, cmd); err != nil {
+			fmt.Fprintf(stderr, "agentd: %v\n", err)
+			return "", nil, failBeforeRun(args, 2), true
+		}
+	}
+	sub = "serve"
+	if len(pos) > 0 {
+		sub, pos = pos[0], pos[1:]
+	}
+	switch sub {
+	case "version":
+		fmt.Fprintf(stdout, "agentd %s\n", agentdVersion())
+		return "", nil, 0, true
+	case "help":
+		fmt.Fprint(stdout, usageOf(pos))
+		return "", nil, 0, true
+	}
+	return sub, pos, 0, false
+}
+
+// runServe runs agentd serve: LSP on stdio, relayed to the shared daemon
+// (--remote), or the shared daemon itself (--listen).
+func runServe(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "agentd serve: unexpected argument %q\n", pos[0])
+		return 2
+	}
+	switch {
+	case o.listen != "" && (o.remote != "" || o.stdio):
+		fmt.Fprint(stderr, "agentd serve: --listen cannot go with --remote or --stdio\n")
+		return 2
+	case o.listen != "":
+		return serveDaemon(ctx, o, stateDir, log, stderr)
+	case o.remote != "":
+		return forward(ctx, o, stateDir, log, stdin, stdout, stderr)
+	}
+	return serveStdio(ctx, o, stateDir, log, stdin, stdout, stderr)
 }
 
 // Usages of the subcommands that have their own: what `agentd SUB --help`
@@ -293,30 +287,8 @@ func usageOf(pos []string) string {
 	if len(pos) == 0 {
 		return usage
 	}
-	switch pos[0] {
-	case "tool":
-		return toolUsage
-	case "state":
-		return stateUsage
-	case "goal":
-		if len(pos) > 1 && pos[1] == "queue" {
-			return queueUsage
-		}
-		return goalUsage
-	case "undo":
-		return undoUsage
-	case "history":
-		return historyUsage
-	case "mcp":
-		return mcpUsage
-	case "hook":
-		return cli.HookUsage("agentd hook")
-	case "setup":
-		return setupUsage
-	case "simulate":
-		return simulateUsage
-	case "team":
-		return teamUsage
+	if s, ok := lookup(pos[0]); ok && s.usage != nil {
+		return s.usage(pos[1:])
 	}
 	return usage
 }
@@ -364,82 +336,12 @@ func (s stdio) Close() error {
 	return nil
 }
 
-// pollableStdin returns stdin as a file whose Close interrupts a blocked
-// Read (which ending a connection needs), and a function to call before
-// the process exits. It never leaves the descriptor it inherited changed
-// (docs/reliability.md, "Signals and descriptors"):
-//   - a pipe or a terminal is opened anew through /proc/self/fd/0: a new
-//     open file description of the same pipe, whose non-blocking mode
-//     (what Go's poller needs) is agentd's alone;
-//   - a socket (which cannot be opened anew), or a pipe without /proc, is
-//     switched to non-blocking mode, which every process sharing it sees
-//     while agentd runs; the returned function switches it back.
-//
-// Anything else (a regular file, a reader that is not os.Stdin) is
-// returned as it is.
-func pollableStdin(stdin io.Reader) (io.Reader, func()) {
-	keep := func() {}
-	if stdin != os.Stdin {
-		return stdin, keep
-	}
-	fi, err := os.Stdin.Stat()
-	if err != nil {
-		return stdin, keep
-	}
-	switch mode := fi.Mode(); {
-	case mode&(os.ModeNamedPipe|os.ModeCharDevice) != 0:
-		// O_NONBLOCK: opening a pipe whose writers are gone must not wait
-		// for a writer; O_NOCTTY: a terminal must not become ours.
-		if f, err := os.OpenFile("/proc/self/fd/0", os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0); err == nil {
-			return f, keep
-		}
-		if mode&os.ModeNamedPipe == 0 {
-			return stdin, keep
-		}
-	case mode&os.ModeSocket == 0:
-		return stdin, keep
-	}
-	// A duplicate, so that closing it leaves descriptor 0 open for the
-	// restore; both share the one file description and its mode.
-	fd, err := syscall.Dup(0)
-	if err != nil {
-		return stdin, keep
-	}
-	syscall.CloseOnExec(fd)
-	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, 0, syscall.F_GETFL, 0)
-	if errno != 0 || syscall.SetNonblock(fd, true) != nil {
-		syscall.Close(fd)
-		return stdin, keep
-	}
-	restore := keep
-	if flags&syscall.O_NONBLOCK == 0 {
-		restore = func() { syscall.SetNonblock(0, false) }
-	}
-	return os.NewFile(uintptr(fd), "/dev/stdin"), restore
-}
-
 // terminalHint writes hint to stderr when stdin is a terminal: a server for
 // programs started by hand, which would otherwise wait silently.
 func terminalHint(stdin io.Reader, stderr io.Writer, hint string) {
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
 		fmt.Fprint(stderr, hint)
 	}
-}
-
-// isTerminal reports whether f is a terminal: a character device that
-// answers the terminal ioctl, which /dev/null and other devices do not.
-// It asks through SyscallConn, since File.Fd would switch f to blocking.
-func isTerminal(f *os.File) bool {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var errno syscall.Errno = 1
-	rc.Control(func(fd uintptr) {
-		var t syscall.Termios
-		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
-	})
-	return errno == 0
 }
 
 func serveStdio(ctx context.Context, o options, stateDir string, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {

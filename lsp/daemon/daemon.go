@@ -31,7 +31,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/caller"
@@ -188,11 +187,9 @@ func (d *Daemon) bind() (*net.UnixListener, func(), uint64, error) {
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	// The umask makes the socket 0600 from the moment it exists (its
+	// listenPrivate makes the socket 0600 from the moment it exists (its
 	// directory is private anyway when agentd made it); Chmod makes sure.
-	old := syscall.Umask(0o177)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
-	syscall.Umask(old)
+	ln, err := listenPrivate(addr)
 	if err != nil {
 		release()
 		return nil, nil, 0, err
@@ -207,20 +204,6 @@ func (d *Daemon) bind() (*net.UnixListener, func(), uint64, error) {
 		return nil, nil, 0, err
 	}
 	return ln, release, ino, nil
-}
-
-// socketInode is the inode of the socket file at path; fs.ErrNotExist when
-// there is none, an error when path names something else.
-func socketInode(path string) (uint64, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return 0, err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if fi.Mode().Type() != fs.ModeSocket || !ok {
-		return 0, fmt.Errorf("%s is not a socket", path)
-	}
-	return st.Ino, nil
 }
 
 // socketCheckInterval is how often a serving daemon checks that its socket

@@ -1,3 +1,5 @@
+//go:build unix
+
 package daemon
 
 // This file is the handoff of an editor's pipes to the shared daemon

@@ -1,11 +1,9 @@
 package wsfolder
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // FindFolder is the one rule that decides which workspace folder a process
@@ -94,11 +92,11 @@ func HasState(stateDir, root string) bool {
 // command's own short open also reads as served while it lasts. False when
 // the file is missing or cannot be read.
 func Served(stateDir, root string) bool {
-	fd, err := syscall.Open(StateFile(stateDir, root), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	f, err := os.Open(StateFile(stateDir, root))
 	if err != nil {
 		return false
 	}
-	defer syscall.Close(fd) // closing lets go of a lock it got
-	err = syscall.Flock(fd, syscall.LOCK_SH|syscall.LOCK_NB)
-	return errors.Is(err, syscall.EWOULDBLOCK)
+	defer f.Close() // closing lets go of a lock it got
+	got, err := TryLock(f, true)
+	return err == nil && !got
 }

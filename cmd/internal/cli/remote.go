@@ -14,9 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/agentd/agentd/lsp/daemon/client"
 )
@@ -147,7 +145,7 @@ func (d Daemon) start(path string) client.StartFunc {
 		cmd := exec.Command(exe, args...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, logf
 		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		detach(cmd)
 		if err := cmd.Start(); err != nil {
 			return nil, err
 		}
@@ -155,23 +153,4 @@ func (d Daemon) start(path string) client.StartFunc {
 		go func() { exited <- cmd.Wait() }()
 		return exited, nil
 	}
-}
-
-// closeInheritedOnExec marks every descriptor above stderr close-on-exec
-// (Go opens its own so; those this process inherited may not be), so that
-// a process started next inherits none of them. A pipe the forwarder's
-// caller waits on, such as the output of `$(… | agentd --remote=auto)`
-// passed on as another descriptor, then ends when the forwarder does, not
-// when the daemon does.
-func closeInheritedOnExec() error {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return fmt.Errorf("cannot list the open descriptors: %w", err)
-	}
-	for _, e := range entries {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
-			syscall.CloseOnExec(fd)
-		}
-	}
-	return nil
 }

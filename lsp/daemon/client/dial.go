@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // ErrNoDaemon is wrapped by the errors of Dial and Call when no
@@ -161,12 +163,9 @@ func WaitFlock(ctx context.Context, path string, wait time.Duration, giveUp func
 // tryFlock takes an exclusive flock on f without waiting; false when
 // another open file holds it.
 func tryFlock(f *os.File) (bool, error) {
-	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, syscall.EWOULDBLOCK):
-		return false, nil
+	got, err := wsfolder.TryLock(f, false)
+	if err != nil {
+		return false, fmt.Errorf("cannot lock %s: %w", f.Name(), err)
 	}
-	return false, fmt.Errorf("cannot lock %s: %w", f.Name(), err)
+	return got, nil
 }

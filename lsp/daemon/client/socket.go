@@ -8,43 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 )
-
-// maxSocketPath is the longest Unix socket path Linux accepts (sun_path less
-// its terminating NUL).
-const maxSocketPath = 107
-
-// SocketAddr is the address to bind or dial for the socket at path, and a
-// release to call once that is done (for a listener: after it is closed,
-// since closing it removes the socket file by that address). A path of up
-// to maxSocketPath bytes is its own address. A longer one is reached
-// through its directory: it is opened, and the address is
-// /proc/self/fd/N/NAME, the same socket file by a short name. That
-// directory's error (fs.ErrNotExist when it is missing) is returned as it
-// is.
-func SocketAddr(path string) (addr string, release func(), err error) {
-	if len(path) <= maxSocketPath {
-		return path, func() {}, nil
-	}
-	fd, err := syscall.Open(filepath.Dir(path), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return "", nil, &fs.PathError{Op: "open", Path: filepath.Dir(path), Err: err}
-	}
-	release = func() { syscall.Close(fd) }
-	dirAddr := fmt.Sprintf("/proc/self/fd/%d", fd)
-	addr = dirAddr + "/" + filepath.Base(path)
-	if _, err := os.Stat(dirAddr); err != nil || len(addr) > maxSocketPath {
-		release()
-		return "", nil, fmt.Errorf("socket path %s is %d bytes long, more than the %d of a Unix socket address, and cannot be reached by a shorter name (%s, through /proc): choose a shorter path", path, len(path), maxSocketPath, addr)
-	}
-	return addr, release, nil
-}
 
 // runtimeBase is where the login manager (systemd-logind, elogind) makes
 // each user's runtime directory, runtimeBase/<uid>, which XDG_RUNTIME_DIR
@@ -102,7 +70,7 @@ func SecureDir(dir string, create bool) error {
 	if err != nil {
 		return err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	uid, ok := ownerUID(fi)
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("socket directory %s is a symbolic link: refusing to use it; remove it, or set XDG_RUNTIME_DIR to a private directory", dir)
@@ -110,8 +78,8 @@ func SecureDir(dir string, create bool) error {
 		return fmt.Errorf("socket directory %s is not a directory: refusing to use it; remove it", dir)
 	case !ok:
 		return fmt.Errorf("socket directory %s: cannot read its owner", dir)
-	case int(st.Uid) != os.Getuid():
-		return fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d): refusing to use it; remove it, or set XDG_RUNTIME_DIR to a private directory", dir, st.Uid, os.Getuid())
+	case uid != os.Getuid():
+		return fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d): refusing to use it; remove it, or set XDG_RUNTIME_DIR to a private directory", dir, uid, os.Getuid())
 	case fi.Mode().Perm() != 0o700:
 		return fmt.Errorf("socket directory %s has mode %#o, want 0700 so that only you can reach the socket: refusing to use it; run `chmod 700 %s`", dir, fi.Mode().Perm(), dir)
 	}
@@ -141,24 +109,4 @@ func ReadInfo(path string) (Info, error) {
 		return info, fmt.Errorf("%s.lock holds no daemon record", path)
 	}
 	return info, nil
-}
-
-// PeerCred returns the uid and pid of the process at the other end of c,
-// as the kernel recorded them when it connected.
-func PeerCred(c *net.UnixConn) (uid, pid int, err error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return 0, 0, err
-	}
-	var cred *syscall.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	}); err != nil {
-		return 0, 0, err
-	}
-	if credErr != nil {
-		return 0, 0, credErr
-	}
-	return int(cred.Uid), int(cred.Pid), nil
 }

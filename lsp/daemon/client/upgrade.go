@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/lsp/jsonrpc"
@@ -94,7 +93,7 @@ func handOver(ctx context.Context, c *net.UnixConn, path string, info Info, vers
 		return fmt.Errorf("the socket's daemon is pid %d, but %s.lock names pid %d", pid, path, info.Pid)
 	}
 	if info.Version == "" {
-		err = syscall.Kill(pid, syscall.SIGTERM) // it ends in order on SIGTERM
+		err = terminate(pid) // it ends in order on SIGTERM
 	} else {
 		err = askHandover(ctx, c, version)
 	}

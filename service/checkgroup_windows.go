@@ -1,0 +1,17 @@
+package service
+
+import (
+	"errors"
+	"os/exec"
+)
+
+// errNoCheckGroups is why a goal's check does not run on Windows: a check
+// runs under sh in a process group of its own, given a gate on a fourth
+// descriptor, and Windows has neither (docs/runtime.md §2.10.2).
+var errNoCheckGroups = errors.New("goal checks run under sh in a process group of their own, which Windows does not have")
+
+// inNewGroup refuses: see errNoCheckGroups.
+func inNewGroup(*exec.Cmd) error { return errNoCheckGroups }
+
+// killGroup kills nothing: no group was made (inNewGroup).
+func killGroup(int) error { return errNoCheckGroups }
