@@ -132,23 +132,8 @@ func (claude) read(ev event, c *cursor) error {
 		if len(text) > 0 {
 			c.LastText, c.TextID = strings.Join(text, "\n"), l.Message.ID
 		}
-		// A message may take several lines (one per content block);
-		// its tokens count once, at the largest usage seen.
-		n := l.Message.Usage.OutputTokens
-		i := slices.IndexFunc(c.Messages, func(m counted) bool { return m.ID == l.Message.ID })
-		if i < 0 {
-			c.UnclaimedResponses++
-			c.Unclaimed += n
-			c.Messages = append(c.Messages, counted{l.Message.ID, n})
-			if len(c.Messages) > maxMessages {
-				c.Messages = slices.Clone(c.Messages[len(c.Messages)-maxMessages:])
-			}
-			return
-		}
-		if n > c.Messages[i].Tokens {
-			c.Unclaimed += n - c.Messages[i].Tokens
-			c.Messages[i].Tokens = n
-		}
+		// A message may take several lines (one per content block).
+		countMessage(c, l.Message.ID, l.Message.Usage.OutputTokens)
 	})
 }
 

@@ -73,9 +73,6 @@ type cursor struct {
 	UnclaimedResponses int   `json:"unclaimedResponses,omitempty"`
 	// Total is the cumulative output tokens counted so far (Codex).
 	Total int64 `json:"total,omitempty"`
-	// Pending and Responded: the open step's model response (Gemini CLI).
-	Pending   int64 `json:"pending,omitempty"`
-	Responded bool  `json:"responded,omitempty"`
 	// Batches are the tool_use ids of the last tool batches (Claude Code).
 	Batches []string `json:"batches,omitempty"`
 
@@ -247,12 +244,6 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 		return e.prompt(ctx)
 	case kindBoundary:
 		return e.boundary(ctx)
-	case kindResponse:
-		if e.c.Turn != "" && e.c.StepOpen {
-			e.c.Pending = max(e.c.Pending, e.ev.outputTokens)
-			e.c.Responded = e.c.Responded || e.ev.finished
-		}
-		return outcome{}, nil
 	case kindStop:
 		return e.stop(ctx)
 	case kindFailure:
@@ -367,7 +358,7 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 		e.c.StepOpen = false
 		if next.Begin != nil {
 			injs = next.Begin.Injections
-			e.c.StepOpen, e.c.Pending, e.c.Responded = true, 0, false
+			e.c.StepOpen = true
 		}
 	} else {
 		// An agentd older than agentd.step.next: the two calls.
@@ -440,7 +431,7 @@ func (e *engine) beginStep(ctx context.Context) ([]injection, error) {
 	if err := e.exec(ctx, "agentd.step.begin", map[string]any{"turnId": e.c.Turn}, &res); err != nil {
 		return nil, err
 	}
-	e.c.StepOpen, e.c.Pending, e.c.Responded = true, 0, false
+	e.c.StepOpen = true
 	return res.Injections, nil
 }
 

@@ -6,30 +6,25 @@ import (
 )
 
 // gemini is Gemini CLI's hooks (docs/hooks.md): BeforeAgent, BeforeModel,
-// AfterModel, AfterAgent, SessionEnd, BeforeTool, and AfterTool for its
-// write_todos tool. Every model call is one step, from BeforeModel to the
-// next BeforeModel or AfterAgent; its output tokens are
-// llm_response.usageMetadata.candidatesTokenCount.
+// AfterAgent, SessionEnd, BeforeTool, and AfterTool for its write_todos
+// tool. Every model call is one step, from BeforeModel to the next
+// BeforeModel or AfterAgent; its output tokens come from the session's
+// transcript at transcript_path, which Gemini CLI writes when the call's
+// stream ends. AfterModel, which Gemini CLI runs once per streamed chunk,
+// is not used (an older setup installed it: such an event does nothing).
 type gemini struct{}
 
 type geminiInput struct {
 	HookEventName string          `json:"hook_event_name"`
 	SessionID     string          `json:"session_id"`
 	Timestamp     string          `json:"timestamp"`
+	Transcript    string          `json:"transcript_path"`
 	Cwd           string          `json:"cwd"`
 	ToolName      string          `json:"tool_name"`
 	ToolInput     json.RawMessage `json:"tool_input"`
 	LLMRequest    struct {
 		Messages json.RawMessage `json:"messages"`
 	} `json:"llm_request"`
-	LLMResponse struct {
-		Candidates []struct {
-			FinishReason string `json:"finishReason"`
-		} `json:"candidates"`
-		UsageMetadata struct {
-			CandidatesTokenCount int64 `json:"candidatesTokenCount"`
-		} `json:"usageMetadata"`
-	} `json:"llm_response"`
 }
 
 func (gemini) parse(raw []byte) (event, error) {
@@ -37,17 +32,12 @@ func (gemini) parse(raw []byte) (event, error) {
 	if err := decodeEvent(raw, &in); err != nil {
 		return event{}, err
 	}
-	ev := event{name: in.HookEventName, session: in.SessionID, id: in.Timestamp, cwd: in.Cwd, tool: in.ToolName}
+	ev := event{name: in.HookEventName, session: in.SessionID, id: in.Timestamp, cwd: in.Cwd, transcript: in.Transcript, tool: in.ToolName}
 	switch in.HookEventName {
 	case "BeforeAgent":
 		ev.kind = kindPrompt
 	case "BeforeModel":
 		ev.kind, ev.messages = kindBoundary, in.LLMRequest.Messages
-	case "AfterModel":
-		ev.kind, ev.outputTokens = kindResponse, in.LLMResponse.UsageMetadata.CandidatesTokenCount
-		for _, c := range in.LLMResponse.Candidates {
-			ev.finished = ev.finished || c.FinishReason != ""
-		}
 	case "AfterAgent":
 		ev.kind = kindStop
 	case "SessionEnd":
@@ -107,25 +97,55 @@ func (gemini) render(ev event, o outcome) ([]byte, error) {
 	return marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": ev.name, "additionalContext": o.context}})
 }
 
-// tokens: what AfterModel recorded for the open step.
-func (gemini) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
-	n, responses := c.Pending, 0
-	if c.Responded {
-		responses = 1
-	}
-	c.Pending, c.Responded = 0, false
-	return n, responses, nil
+// geminiLine is the part of a transcript line agentd reads. Gemini CLI
+// 0.61 keeps a session as JSON lines: a record per message, written again
+// whole when the message changes (its tool calls, its tokens); a model
+// call's answer is a "gemini" message with its usage as tokens (output:
+// usageMetadata.candidatesTokenCount), written when the call's stream
+// ends, so before the next BeforeModel or the AfterAgent. Messages the
+// agent makes up itself ("gemini" records of the history it rewrites)
+// carry no tokens and are no model call.
+type geminiLine struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Tokens *struct {
+		Output int64 `json:"output"`
+	} `json:"tokens"`
 }
 
-// boundary: a BeforeModel before the open step's model call answered is
-// that call itself (the first call of a turn, whose step BeforeAgent began)
-// or a retry of it.
-func (h gemini) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
-	if !c.Responded {
-		return 0, false, nil
+// read reads the transcript's new lines into the cursor: each model
+// answer's output tokens, once per message id (at its largest value),
+// unclaimed until tokens takes them.
+func (gemini) read(ev event, c *cursor) error {
+	return readNew(ev.transcript, c, func(b []byte) {
+		var l geminiLine
+		if json.Unmarshal(b, &l) != nil || l.Type != "gemini" || l.ID == "" || l.Tokens == nil {
+			return
+		}
+		countMessage(c, l.ID, l.Tokens.Output)
+	})
+}
+
+// tokens: the output tokens and model answers read since the last claim.
+func (h gemini) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
+	if err := h.read(ev, c); err != nil {
+		return 0, 0, err
 	}
-	n, _, err := h.tokens(ctx, ev, c)
-	return n, true, err
+	total, responses := c.Unclaimed, c.UnclaimedResponses
+	c.Unclaimed, c.UnclaimedResponses = 0, 0
+	return total, responses, nil
+}
+
+// boundary: a BeforeModel with no model answer in the transcript since the
+// open step began is that step's own call (the first call of a turn, whose
+// step BeforeAgent began) or a retry of it.
+func (h gemini) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
+	n, responses, err := h.tokens(ctx, ev, c)
+	if err != nil || responses == 0 {
+		c.Unclaimed = n // tokens of a message read before, if any, stay for the step
+		return 0, false, err
+	}
+	return n, true, nil
 }
 
 // key: Gemini CLI gives its events no id, but every event carries the

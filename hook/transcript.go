@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 )
 
 // maxLine bounds one transcript line; a longer one is skipped.
@@ -72,4 +73,25 @@ func readNew(path string, c *cursor, line func([]byte)) error {
 		}
 	}
 	return nil
+}
+
+// countMessage counts a model answer read from a transcript, message id
+// with n output tokens, into the cursor's unclaimed tokens: once per id,
+// at the largest n its lines carry (an agent may write a message in
+// several lines, or again when it changes). A new id is one more answer.
+func countMessage(c *cursor, id string, n int64) {
+	i := slices.IndexFunc(c.Messages, func(m counted) bool { return m.ID == id })
+	if i < 0 {
+		c.UnclaimedResponses++
+		c.Unclaimed += n
+		c.Messages = append(c.Messages, counted{id, n})
+		if len(c.Messages) > maxMessages {
+			c.Messages = slices.Clone(c.Messages[len(c.Messages)-maxMessages:])
+		}
+		return
+	}
+	if n > c.Messages[i].Tokens {
+		c.Unclaimed += n - c.Messages[i].Tokens
+		c.Messages[i].Tokens = n
+	}
 }

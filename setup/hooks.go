@@ -27,9 +27,17 @@ type hookEvent struct{ name, matcher string }
 var hookEvents = map[string][]hookEvent{
 	"claude": {{"UserPromptSubmit", ""}, {"PreToolUse", "*"}, {"PostToolUse", "TodoWrite"}, {"PostToolBatch", ""},
 		{"Stop", ""}, {"StopFailure", ""}, {"SessionEnd", ""}},
-	"gemini": {{"BeforeAgent", ""}, {"BeforeModel", ""}, {"AfterModel", ""}, {"BeforeTool", ".*"}, {"AfterTool", "write_todos"},
+	"gemini": {{"BeforeAgent", ""}, {"BeforeModel", ""}, {"BeforeTool", ".*"}, {"AfterTool", "write_todos"},
 		{"AfterAgent", ""}, {"SessionEnd", ""}},
 	"codex": {{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"PostToolUse", ""}, {"Stop", ""}, {"StopFailure", ""}},
+}
+
+// retiredHookEvents are events an older setup installed and this one does
+// not: their groups setup wrote are taken out by the next run. Gemini
+// CLI runs AfterModel once per streamed chunk, a process each (issue 26);
+// the tokens come from its transcript since (docs/hooks.md).
+var retiredHookEvents = map[string][]hookEvent{
+	"gemini": {{"AfterModel", ""}},
 }
 
 // hookTimeout is each agent's hook timeout, in its unit (Gemini CLI counts
@@ -202,7 +210,9 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 	}
 	marker := "hook " + opts.Agent
 	action := Already
-	for _, ev := range hookEvents[opts.Agent] {
+	retired := retiredHookEvents[opts.Agent]
+	for _, ev := range slices.Concat(hookEvents[opts.Agent], retired) {
+		gone := slices.Contains(retired, ev)
 		want := hookGroup(opts.Agent, hookCommand(opts), ev)
 		var groups []json.RawMessage
 		if raw, ok := hooks.get(ev.name); ok {
@@ -226,9 +236,9 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 		switch {
 		case opts.Remove && len(at) > 0:
 			edit = Removed
-		case opts.Remove || len(at) == 1 && current:
+		case opts.Remove || gone && len(at) == 0 || len(at) == 1 && current && !gone:
 			continue
-		case len(at) > 0:
+		case gone || len(at) > 0: // a retired event's groups are taken out
 			edit = Updated
 		}
 		kept := groups[:0:0]
@@ -236,7 +246,7 @@ func planHooks(path string, before []byte, opts Options) (Action, []byte, error)
 			switch {
 			case !slices.Contains(at, i):
 				kept = append(kept, g)
-			case edit == Updated && i == at[0]:
+			case edit == Updated && i == at[0] && !gone:
 				kept = append(kept, mustJSON(want)) // in the place of the old one
 			}
 		}

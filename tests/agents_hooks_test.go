@@ -26,6 +26,9 @@ type reply struct {
 	input  any
 	text   string
 	tokens int64
+	// streamed: Gemini CLI gets the text word by word, a chunk each
+	// (geminiChunks); the other agents' models send it whole.
+	streamed bool
 }
 
 // scriptedModel is a Messages API on 127.0.0.1 that answers the agent's
@@ -291,14 +294,7 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 	log := geminiLogHook(t, a, "BeforeModel")
 	var lines []string
 	for _, r := range script {
-		part := map[string]any{"text": r.text}
-		if r.tool != "" {
-			part = map[string]any{"functionCall": map[string]any{"name": r.tool, "args": r.input}}
-		}
-		line, _ := json.Marshal(map[string]any{"method": "generateContentStream", "response": []any{map[string]any{
-			"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP"}},
-			"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": r.tokens, "totalTokenCount": 100 + r.tokens},
-		}}})
+		line, _ := json.Marshal(map[string]any{"method": "generateContentStream", "response": geminiChunks(r)})
 		lines = append(lines, string(line))
 	}
 	fake := filepath.Join(a.home, "fake-responses.jsonl")
@@ -322,6 +318,34 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 		}
 		return out, calls
 	}
+}
+
+// geminiChunks is a scripted reply as Gemini's streamed chunks: one, or,
+// for a streamed text, one per word, each with the usage so far and the
+// last with the finish reason and the reply's output tokens (Gemini CLI
+// records the last chunk's usage).
+func geminiChunks(r reply) []any {
+	parts := []any{map[string]any{"text": r.text}}
+	switch {
+	case r.tool != "":
+		parts = []any{map[string]any{"functionCall": map[string]any{"name": r.tool, "args": r.input}}}
+	case r.streamed:
+		parts = nil
+		for _, w := range strings.SplitAfter(r.text, " ") {
+			parts = append(parts, map[string]any{"text": w})
+		}
+	}
+	var chunks []any
+	for i, part := range parts {
+		candidate := map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}}
+		tokens := r.tokens * int64(i) / int64(len(parts))
+		if i == len(parts)-1 {
+			candidate["finishReason"], tokens = "STOP", r.tokens
+		}
+		chunks = append(chunks, map[string]any{"candidates": []any{candidate},
+			"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": tokens, "totalTokenCount": 100 + tokens}})
+	}
+	return chunks
 }
 
 // geminiLogHook adds to the folder's Gemini CLI settings a hook on event,
