@@ -61,15 +61,26 @@ func (m *responsesModel) serve(w http.ResponseWriter, r *http.Request) {
 		rp = m.script[n-1]
 	}
 	m.mu.Unlock()
+	writeResponses(w, n, rp)
+}
+
+// writeResponses answers Responses API call n with rp as server-sent
+// events: a message with its text, or a function call of rp.tool with
+// rp.input as its arguments.
+func writeResponses(w http.ResponseWriter, n int, rp reply) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	ev := &sseWriter{w: bufio.NewWriter(w)}
 	id, msgID := fmt.Sprintf("resp_%d", n), fmt.Sprintf("msg_%d", n)
+	item := map[string]any{"type": "message", "id": msgID, "role": "assistant", "status": "completed",
+		"content": []any{map[string]any{"type": "output_text", "text": rp.text, "annotations": []any{}}}}
+	if rp.tool != "" {
+		args, _ := json.Marshal(rp.input)
+		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%d", n),
+			"name": rp.tool, "arguments": string(args), "status": "completed"}
+	}
 	ev.send("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
-	ev.send("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0,
-		"item": map[string]any{"type": "message", "id": msgID, "role": "assistant", "content": []any{}}})
-	ev.send("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0,
-		"item": map[string]any{"type": "message", "id": msgID, "role": "assistant", "status": "completed",
-			"content": []any{map[string]any{"type": "output_text", "text": rp.text, "annotations": []any{}}}}})
+	ev.send("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
+	ev.send("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
 	ev.send("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": id, "usage": map[string]any{
 		"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
 		"output_tokens": rp.tokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 10 + rp.tokens}}})

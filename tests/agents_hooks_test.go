@@ -26,8 +26,9 @@ type reply struct {
 	input  any
 	text   string
 	tokens int64
-	// streamed: Gemini CLI gets the text word by word, a chunk each
-	// (geminiChunks); the other agents' models send it whole.
+	// streamed: Gemini CLI gets the text word by word, a chunk each, and
+	// then the tool call (geminiChunks); the other agents' models send the
+	// reply whole.
 	streamed bool
 }
 
@@ -87,17 +88,23 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		m.mu.Unlock()
 	}
+	writeMessages(w, fmt.Sprintf("%p_%d", m, len(m.calls())), rp)
+}
+
+// writeMessages answers a Messages API call with rp as server-sent
+// events; id makes the message and tool ids.
+func writeMessages(w http.ResponseWriter, id string, rp reply) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	ev := &sseWriter{w: bufio.NewWriter(w)}
 	ev.send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": fmt.Sprintf("msg_%p_%d", m, len(m.calls())), "type": "message", "role": "assistant", "model": "claude-scripted",
+		"id": "msg_" + id, "type": "message", "role": "assistant", "model": "claude-scripted",
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}})
 	stop := "end_turn"
 	if rp.tool != "" {
 		stop = "tool_use"
 		in, _ := json.Marshal(rp.input)
 		ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", len(m.calls())), "name": rp.tool, "input": map[string]any{}}})
+			"content_block": map[string]any{"type": "tool_use", "id": "toolu_" + id, "name": rp.tool, "input": map[string]any{}}})
 		ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}})
 	} else {
@@ -321,19 +328,21 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 }
 
 // geminiChunks is a scripted reply as Gemini's streamed chunks: one, or,
-// for a streamed text, one per word, each with the usage so far and the
-// last with the finish reason and the reply's output tokens (Gemini CLI
-// records the last chunk's usage).
+// for a streamed reply, one per word of its text (then its tool call),
+// each with the usage so far and the last with the finish reason and the
+// reply's output tokens (Gemini CLI records the last chunk's usage).
 func geminiChunks(r reply) []any {
-	parts := []any{map[string]any{"text": r.text}}
-	switch {
-	case r.tool != "":
-		parts = []any{map[string]any{"functionCall": map[string]any{"name": r.tool, "args": r.input}}}
-	case r.streamed:
-		parts = nil
+	var parts []any
+	if r.streamed {
 		for _, w := range strings.SplitAfter(r.text, " ") {
 			parts = append(parts, map[string]any{"text": w})
 		}
+	}
+	switch {
+	case r.tool != "":
+		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": r.tool, "args": r.input}})
+	case !r.streamed:
+		parts = []any{map[string]any{"text": r.text}}
 	}
 	var chunks []any
 	for i, part := range parts {
