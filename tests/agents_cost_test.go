@@ -1,9 +1,9 @@
 package tests
 
-// What agentd costs inside a real agent (docs/performance.md, "Cost inside
-// the agent"; issue 26): the same scripted session, in each agent, without
-// agentd, with agentd's hooks doing nothing, and with agentd. Run by hand
-// (it takes minutes and asserts nothing):
+// What agentd costs inside a real agent (docs/performance.md, "Cost
+// inside the agent (issue 26)"): the same scripted session, in each agent,
+// without agentd, with agentd's hooks doing nothing, and with agentd. Run
+// by hand (it takes minutes and asserts nothing):
 //
 //	AGENTD_AGENTS=DIR go test ./tests -run '^$' -bench RealAgentsCost -benchtime 1x
 //
@@ -108,9 +108,10 @@ func (m *costModel) serve(w http.ResponseWriter, r *http.Request) {
 type costAgent struct {
 	name  string // as `agentd setup` names it
 	hooks string // its hooks file in the workspace, after setup
-	// tool is the reply that calls the agent's own file-reading tool on
-	// path; main tells its loop's model calls from others.
-	tool func(path string) reply
+	// tool is the reply of model call i that calls the agent's own
+	// file-reading tool on path; main tells its loop's model calls from
+	// others.
+	tool func(i int, path string) reply
 	main func(body []byte) bool
 	// prepare writes the agent's own configuration for model m (the
 	// folder trusted), and returns its command line and environment.
@@ -127,7 +128,7 @@ const costPrompt = "Read the notes, then say what they hold."
 
 var costAgents = []costAgent{{
 	name: "claude", hooks: ".claude/settings.json",
-	tool: func(path string) reply {
+	tool: func(_ int, path string) reply {
 		return reply{tool: "Read", input: map[string]any{"file_path": path}, tokens: 20}
 	},
 	main: offers("Read"),
@@ -141,8 +142,8 @@ var costAgents = []costAgent{{
 }, {
 	name: "gemini", hooks: ".gemini/settings.json",
 	// Gemini streams: each answer is words, a chunk each, then the call.
-	tool: func(path string) reply {
-		return reply{text: costWords(12), tool: "read_file", input: map[string]any{"file_path": path}, tokens: 20, streamed: true}
+	tool: func(i int, path string) reply {
+		return reply{text: costWords(i, 12), tool: "read_file", input: map[string]any{"file_path": path}, tokens: 20, streamed: true}
 	},
 	main: offers("read_file"),
 	prepare: func(tb testing.TB, a *agentEnv, m *costModel) ([]string, []string) {
@@ -154,7 +155,7 @@ var costAgents = []costAgent{{
 	},
 }, {
 	name: "codex", hooks: ".codex/hooks.json",
-	tool: func(path string) reply {
+	tool: func(_ int, path string) reply {
 		return reply{tool: "exec_command", input: map[string]any{"cmd": "cat " + filepath.Base(path), "login": false}, tokens: 20}
 	},
 	main: func([]byte) bool { return true },
@@ -186,12 +187,12 @@ trust_level = "trusted"
 // their own prepare once `agentd setup` knows them: the modes below need
 // only setup's hooks file.
 
-// costWords is n distinct words (Gemini CLI cuts a stream that repeats
-// itself).
-func costWords(n int) string {
+// costWords is n words of call i, each different (Gemini CLI cuts a
+// stream that repeats itself).
+func costWords(i, n int) string {
 	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, "word%d ", i)
+	for k := range n {
+		fmt.Fprintf(&b, "c%dw%d ", i, k)
 	}
 	return b.String()
 }
@@ -225,7 +226,7 @@ type costRun struct {
 }
 
 // BenchmarkRealAgentsCost runs the session (costCalls model calls: a file
-// read at each but the last, which answers) in each agent and mode,
+// read at each, another file each time, but the last, which answers) in each agent and mode,
 // interleaved round by round, and prints per model call the agent's own
 // overhead (the time from one answer to the next call, without agentd)
 // and what each mode adds to it, as a ratio of that floor.
@@ -289,11 +290,13 @@ func main() {
 // costSession runs the session once in agent ag and mode.
 func costSession(b *testing.B, ag costAgent, mode, null string) costRun {
 	a := newAgentEnv(b)
-	notes := filepath.Join(a.ws, "notes.txt")
-	writeFile(b, notes, []byte("The notes hold one line.\n"))
 	script := make([]reply, *costCalls)
 	for i := range script {
-		script[i] = ag.tool(notes)
+		// Another file at each call: the agents stop a model that
+		// repeats one tool call (Gemini CLI after 5).
+		notes := filepath.Join(a.ws, fmt.Sprintf("notes-%d.txt", i))
+		writeFile(b, notes, []byte(fmt.Sprintf("Notes, part %d.\n", i)))
+		script[i] = ag.tool(i, notes)
 	}
 	script[len(script)-1] = reply{text: "The notes hold one line.", tokens: 9}
 	m := newCostModel(b, script, ag.main)
