@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -130,6 +131,9 @@ type engine struct {
 	folder string
 	ev     event
 	c      cursor
+	// loaded is the cursor as read, nil when there was none (or it could
+	// not be read), so that it is written only when it changed.
+	loaded *cursor
 	sess   *client.Session
 }
 
@@ -179,9 +183,16 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	if err := e.load(path); err != nil {
 		return outcome{}, err
 	}
-	key, err := e.host.key(ctx, e.ev, raw, &e.c)
-	if err != nil {
-		return outcome{}, err
+	// A tool's gate reads the cursor and changes nothing agentd keeps, so
+	// it records no answer: a copy gets the same answer by asking again,
+	// and the cursor it leaves unchanged is not rewritten (nearly every
+	// model call has one: docs/performance.md, "Cost inside the agent
+	// (issue 26)").
+	var key string
+	if e.ev.kind != kindGate {
+		if key, err = e.host.key(ctx, e.ev, raw, &e.c); err != nil {
+			return outcome{}, err
+		}
 	}
 	for _, a := range e.c.Recent {
 		if key != "" && a.Key == key {
@@ -202,6 +213,9 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	// crash of the machine, which ends the agent too, can lose the last
 	// event's update (docs/hooks.md, "The turn a hook opened"). An fsync
 	// would cost every event a disk flush for that case.
+	if e.loaded != nil && reflect.DeepEqual(e.c, *e.loaded) {
+		return o, err
+	}
 	if serr := wsfolder.WriteJSONAtomic(path, e.c, false); serr != nil && err == nil {
 		err = cursorError(path, serr)
 	}
@@ -228,8 +242,10 @@ func (e *engine) load(path string) error {
 		// An unreadable cursor is replaced: agentd's state is the truth,
 		// the cursor only where the hook was.
 		e.c = cursor{}
+		return nil
 	}
-	return nil
+	e.loaded = new(cursor)
+	return json.Unmarshal(b, e.loaded)
 }
 
 func (e *engine) dispatch(ctx context.Context) (outcome, error) {
