@@ -141,8 +141,7 @@ func (h claude) tokens(ctx context.Context, ev event, c *cursor) (int64, int, er
 	if err := h.read(ev, c); err != nil {
 		return 0, 0, err
 	}
-	total, responses := c.Unclaimed, c.UnclaimedResponses
-	c.Unclaimed, c.UnclaimedResponses = 0, 0
+	total, responses := claim(c)
 	return total, responses, nil
 }
 

@@ -95,3 +95,11 @@ func countMessage(c *cursor, id string, n int64) {
 		c.Messages[i].Tokens = n
 	}
 }
+
+// claim takes the tokens and answers read into the cursor and not yet
+// given to a step.
+func claim(c *cursor) (tokens int64, responses int) {
+	tokens, responses = c.Unclaimed, c.UnclaimedResponses
+	c.Unclaimed, c.UnclaimedResponses = 0, 0
+	return tokens, responses
+}
