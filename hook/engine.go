@@ -74,6 +74,9 @@ type cursor struct {
 	UnclaimedResponses int   `json:"unclaimedResponses,omitempty"`
 	// Total is the cumulative output tokens counted so far (Codex).
 	Total int64 `json:"total,omitempty"`
+	// Request is a digest of the open step's model request (Gemini CLI),
+	// to tell a retry of it from the next call.
+	Request string `json:"request,omitempty"`
 	// Batches are the tool_use ids of the last tool batches (Claude Code).
 	Batches []string `json:"batches,omitempty"`
 

@@ -133,7 +133,8 @@ func TestBoundaryStepNext(t *testing.T) {
 	const (
 		prompt   = `{"hook_event_name":"BeforeAgent","session_id":"g1","cwd":"/","transcript_path":"$T"}`
 		response = `{"id":"m1","type":"gemini","content":"","tokens":{"input":300,"output":30,"total":330}}`
-		next     = `{"hook_event_name":"BeforeModel","session_id":"g1","cwd":"/","transcript_path":"$T","llm_request":{"messages":[]}}`
+		first    = `{"hook_event_name":"BeforeModel","session_id":"g1","cwd":"/","transcript_path":"$T","llm_request":{"messages":[]}}`
+		next     = `{"hook_event_name":"BeforeModel","session_id":"g1","cwd":"/","transcript_path":"$T","llm_request":{"messages":[{"role":"model","content":"ok"}]}}`
 	)
 	run := func(t *testing.T, d *fakeDaemon) (out string, calls []string, turn string) {
 		opts := Options{Host: "gemini", Folder: t.TempDir(), StateDir: t.TempDir(), Dial: d.dial}
@@ -144,6 +145,7 @@ func TestBoundaryStepNext(t *testing.T) {
 		}
 		var args struct{ TurnID string }
 		json.Unmarshal([]byte(d.calls[0][len("agentd.turn.begin "):]), &args)
+		ev(first)
 		appendLine(t, transcript, response)
 		out, calls = ev(next)
 		return out, calls, args.TurnID
@@ -162,7 +164,7 @@ func TestBoundaryStepNext(t *testing.T) {
 	if want := []string{"agentd.step.end " + wantArgs(turn), fmt.Sprintf(`agentd.step.begin {"turnId":%q}`, turn)}; !cmp.Equal(calls, want) {
 		t.Errorf("an older daemon got %v at the boundary, want %v", calls, want)
 	}
-	want := `{"hookSpecificOutput":{"hookEventName":"BeforeModel","llm_request":{"messages":[{"content":"budget spent\n\nupdate the list","role":"user"}]}}}` + "\n"
+	want := `{"hookSpecificOutput":{"hookEventName":"BeforeModel","llm_request":{"messages":[{"role":"model","content":"ok"},{"content":"budget spent\n\nupdate the list","role":"user"}]}}}` + "\n"
 	if gotNext != want || gotPair != want {
 		t.Errorf("the agent got\n%s from step.next and\n%s from the two calls; want\n%s", gotNext, gotPair, want)
 	}

@@ -126,24 +126,35 @@ func (gemini) read(ev event, c *cursor) error {
 	})
 }
 
-// tokens: the output tokens and model answers read since the last claim.
+// tokens: the output tokens and model answers read since the last claim;
+// the open step's call is over, so the next BeforeModel is another call.
 func (h gemini) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
 	if err := h.read(ev, c); err != nil {
 		return 0, 0, err
 	}
+	c.Request = ""
 	total, responses := claim(c)
 	return total, responses, nil
 }
 
-// boundary: a BeforeModel with no model answer in the transcript since the
-// open step began is that step's own call (the first call of a turn, whose
-// step BeforeAgent began) or a retry of it.
+// boundary: a BeforeModel is the next model call when the transcript has
+// an answer since the open step began, or when its request differs from
+// the open step's; else it is the step's own call (the first BeforeModel
+// of a step) or a retry of it. Both are needed: Gemini CLI gives hooks
+// only the text of a request (two calls a tool call apart can look
+// alike), and an answer it drops (its loop detection) is not written to
+// the transcript, whose tokens then are not counted (docs/hooks.md).
 func (h gemini) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
-	n, responses, err := h.tokens(ctx, ev, c)
-	if err != nil || responses == 0 {
-		c.Unclaimed = n // tokens of a message read before, if any, stay for the step
+	request, own := digest(ev.messages), c.Request
+	if err := h.read(ev, c); err != nil {
 		return 0, false, err
 	}
+	if c.UnclaimedResponses == 0 && (own == "" || own == request) {
+		c.Request = request
+		return 0, false, nil
+	}
+	n, _ := claim(c)
+	c.Request = request
 	return n, true, nil
 }
 

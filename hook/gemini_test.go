@@ -11,9 +11,11 @@ import (
 // TestGeminiTokensFromTranscript: Gemini CLI's output tokens come from its
 // session transcript, as it writes it (issue 26): a model answer is a
 // "gemini" record with tokens, counted once however often the record is
-// written again (its tool calls added); a BeforeModel before the answer
-// is written is the step's own call, no boundary; a "gemini" record
-// without tokens (history the agent makes up) is no model call. AfterModel,
+// written again (its tool calls added); the first BeforeModel of a step
+// is its own call and one with the same request a retry, no boundary,
+// while another request is the next call even when the agent dropped the
+// answer before it (loop detection); a "gemini" record without tokens
+// (history the agent makes up) is no model call. AfterModel,
 // which Gemini CLI runs once per streamed chunk, costs nothing: no call to
 // agentd, no cursor read or written.
 func TestGeminiTokensFromTranscript(t *testing.T) {
@@ -59,12 +61,19 @@ func TestGeminiTokensFromTranscript(t *testing.T) {
 	appendLine(t, transcript, answer("m1", 9))
 	appendLine(t, transcript, strings.Replace(answer("m1", 9), `"model"`, `"toolCalls":[{"id":"c1","name":"read_file"}],"model"`, 1))
 	appendLine(t, transcript, `{"id":"s1","type":"gemini","content":[{"text":"Binary content received."}],"tokens":null}`)
-	calls := ev("BeforeModel", `,"llm_request":{"messages":[]}`)
+	second := `,"llm_request":{"messages":[{"role":"user","content":"Work."},{"role":"model","content":"read"}]}`
+	calls := ev("BeforeModel", second)
 	if got := commandsOf(calls); got != "agentd.step.end agentd.step.begin" || !strings.Contains(calls[0], `"outputTokens":9,`) {
 		t.Fatalf("the second BeforeModel sent %v, want step.end with 9 tokens and step.begin", calls)
 	}
-	if calls := ev("BeforeModel", `,"llm_request":{"messages":[]}`); len(calls) != 0 {
-		t.Errorf("a BeforeModel with no answer since the last (a retry) sent %v, want nothing", calls)
+	if calls := ev("BeforeModel", second); len(calls) != 0 {
+		t.Errorf("a BeforeModel with the same request (a retry) sent %v, want nothing", calls)
+	}
+	// The second call's answer is dropped by the agent (its loop
+	// detection): not in the transcript, but the third call is a step.
+	calls = ev("BeforeModel", `,"llm_request":{"messages":[{"role":"user","content":"Work."},{"role":"model","content":"read"},{"role":"user","content":"System: loop"}]}`)
+	if got := commandsOf(calls); got != "agentd.step.end agentd.step.begin" || !strings.Contains(calls[0], `"outputTokens":0,`) {
+		t.Fatalf("the third BeforeModel sent %v, want step.end with 0 tokens and step.begin", calls)
 	}
 	appendLine(t, transcript, answer("m2", 13))
 	appendLine(t, transcript, answer("m1", 9)) // an older message written again
