@@ -55,7 +55,7 @@ func TestSameBytesDifferentPlace(t *testing.T) {
 	for _, tc := range []struct {
 		host, prompt, stop string
 		// record is what the agent records of model call n (tokens
-		// 9+2n), and the events it sends before that call's stop.
+		// 9+2n), and the events it sends before that call.
 		record func(n int) (line string, events []string)
 		calls  string // what a stop sends
 	}{{
@@ -77,14 +77,14 @@ func TestSameBytesDifferentPlace(t *testing.T) {
 		calls: stopCalls,
 	}, {
 		host:   "gemini",
-		prompt: `{"hook_event_name":"BeforeAgent","session_id":"g1","cwd":"/","timestamp":"2026-12-01T09:00:00.000Z","prompt":"Work."}`,
-		stop:   `{"hook_event_name":"AfterAgent","session_id":"g1","cwd":"/","timestamp":"TS","prompt":"Work.","prompt_response":"Done.","stop_hook_active":true}`,
+		prompt: `{"hook_event_name":"BeforeAgent","session_id":"g1","cwd":"/","transcript_path":"$T","timestamp":"2026-12-01T09:00:00.000Z","prompt":"Work."}`,
+		stop:   `{"hook_event_name":"AfterAgent","session_id":"g1","cwd":"/","transcript_path":"$T","timestamp":"TS","prompt":"Work.","prompt_response":"Done.","stop_hook_active":true}`,
 		record: func(n int) (string, []string) {
 			var events []string
 			if n > 1 { // the continuation's prompt
-				events = append(events, fmt.Sprintf(`{"hook_event_name":"BeforeAgent","session_id":"g1","cwd":"/","timestamp":"2026-12-01T09:00:0%d.000Z","prompt":"go on"}`, n))
+				events = append(events, fmt.Sprintf(`{"hook_event_name":"BeforeAgent","session_id":"g1","cwd":"/","transcript_path":"$T","timestamp":"2026-12-01T09:00:0%d.000Z","prompt":"go on"}`, n))
 			}
-			return "", append(events, fmt.Sprintf(`{"hook_event_name":"AfterModel","session_id":"g1","cwd":"/","timestamp":"2026-12-01T09:00:0%d.100Z","llm_response":{"candidates":[{"finishReason":"STOP"}],"usageMetadata":{"candidatesTokenCount":%d}}}`, n, 9+2*n))
+			return fmt.Sprintf(`{"id":"m%d","type":"gemini","content":"Done.","tokens":{"input":100,"output":%d,"total":%d}}`, n, 9+2*n, 109+2*n), events
 		},
 		calls: "agentd.step.end agentd.turn.end",
 	}} {
@@ -101,12 +101,10 @@ func TestSameBytesDifferentPlace(t *testing.T) {
 			var last string
 			for n := 1; n <= 2; n++ {
 				line, events := tc.record(n)
-				if line != "" {
-					appendLine(t, transcript, line)
-				}
 				for _, e := range events {
 					ev(e)
 				}
+				appendLine(t, transcript, line)
 				out, calls := ev(stop(n))
 				if got := commandsOf(calls); got != tc.calls {
 					t.Fatalf("stop %d sent %q, want %q", n, got, tc.calls)

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -78,9 +79,9 @@ type cursor struct {
 	Total   int64    `json:"total,omitempty"`
 	Records bool     `json:"records,omitempty"`
 	Calls   []string `json:"calls,omitempty"`
-	// Pending and Responded: the open step's model response (Gemini CLI).
-	Pending   int64 `json:"pending,omitempty"`
-	Responded bool  `json:"responded,omitempty"`
+	// Request is a digest of the open step's model request (Gemini CLI),
+	// to tell a retry of it from the next call.
+	Request string `json:"request,omitempty"`
 	// Batches are the tool_use ids of the last tool batches (Claude Code).
 	Batches []string `json:"batches,omitempty"`
 
@@ -153,6 +154,9 @@ type engine struct {
 	folder string
 	ev     event
 	c      cursor
+	// loaded is the cursor as read, nil when there was none (or it could
+	// not be read), so that it is written only when it changed.
+	loaded *cursor
 	sess   *client.Session
 }
 
@@ -202,9 +206,16 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	if err := e.load(path); err != nil {
 		return outcome{}, err
 	}
-	key, err := e.host.key(ctx, e.ev, raw, &e.c)
-	if err != nil {
-		return outcome{}, err
+	// A tool's gate reads the cursor and changes nothing agentd keeps, so
+	// it records no answer: a copy gets the same answer by asking again,
+	// and the cursor it leaves unchanged is not rewritten (nearly every
+	// model call has one: docs/performance.md, "Cost inside the agent
+	// (issue 26)").
+	var key string
+	if e.ev.kind != kindGate {
+		if key, err = e.host.key(ctx, e.ev, raw, &e.c); err != nil {
+			return outcome{}, err
+		}
 	}
 	for _, a := range e.c.Recent {
 		if key != "" && a.Key == key {
@@ -225,6 +236,9 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	// crash of the machine, which ends the agent too, can lose the last
 	// event's update (docs/hooks.md, "The turn a hook opened"). An fsync
 	// would cost every event a disk flush for that case.
+	if e.loaded != nil && reflect.DeepEqual(e.c, *e.loaded) {
+		return o, err
+	}
 	if serr := wsfolder.WriteJSONAtomic(path, e.c, false); serr != nil && err == nil {
 		err = cursorError(path, serr)
 	}
@@ -251,8 +265,10 @@ func (e *engine) load(path string) error {
 		// An unreadable cursor is replaced: agentd's state is the truth,
 		// the cursor only where the hook was.
 		e.c = cursor{}
+		return nil
 	}
-	return nil
+	e.loaded = new(cursor)
+	return json.Unmarshal(b, e.loaded)
 }
 
 func (e *engine) dispatch(ctx context.Context) (outcome, error) {
@@ -270,13 +286,6 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 		return e.prompt(ctx)
 	case kindBoundary:
 		return e.boundary(ctx)
-	case kindResponse:
-		if e.c.Turn != "" && e.c.StepOpen {
-			e.c.Pending = max(e.c.Pending, e.ev.outputTokens)
-			e.c.Responded = e.c.Responded || e.ev.finished
-			e.c.Called = true
-		}
-		return outcome{}, nil
 	case kindStop:
 		return e.stop(ctx)
 	case kindFailure:
@@ -402,7 +411,7 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 		e.c.StepOpen = false
 		if next.Begin != nil {
 			injs = next.Begin.Injections
-			e.c.StepOpen, e.c.Pending, e.c.Responded = true, 0, false
+			e.c.StepOpen = true
 		}
 	} else {
 		// An agentd older than agentd.step.next: the two calls.
@@ -493,7 +502,7 @@ func (e *engine) beginStep(ctx context.Context) ([]injection, error) {
 	if err := e.exec(ctx, "agentd.step.begin", map[string]any{"turnId": e.c.Turn}, &res); err != nil {
 		return nil, err
 	}
-	e.c.StepOpen, e.c.Pending, e.c.Responded = true, 0, false
+	e.c.StepOpen = true
 	return res.Injections, nil
 }
 

@@ -9,7 +9,9 @@ import (
 	"io"
 	"net"
 	"net/textproto"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -129,19 +131,23 @@ func TestBoundaryStepNext(t *testing.T) {
 		"agentd.turn.end":   `{"continuation":null,"goal":{"status":"blocked","terminalReason":"token budget reached"}}`,
 	}
 	const (
-		prompt   = `{"hook_event_name":"BeforeAgent","session_id":"g1","cwd":"/"}`
-		response = `{"hook_event_name":"AfterModel","session_id":"g1","cwd":"/","llm_response":{"candidates":[{"finishReason":"STOP"}],"usageMetadata":{"candidatesTokenCount":30}}}`
-		next     = `{"hook_event_name":"BeforeModel","session_id":"g1","cwd":"/","llm_request":{"messages":[]}}`
+		prompt   = `{"hook_event_name":"BeforeAgent","session_id":"g1","cwd":"/","transcript_path":"$T"}`
+		response = `{"id":"m1","type":"gemini","content":"","tokens":{"input":300,"output":30,"total":330}}`
+		first    = `{"hook_event_name":"BeforeModel","session_id":"g1","cwd":"/","transcript_path":"$T","llm_request":{"messages":[]}}`
+		next     = `{"hook_event_name":"BeforeModel","session_id":"g1","cwd":"/","transcript_path":"$T","llm_request":{"messages":[{"role":"model","content":"ok"}]}}`
 	)
 	run := func(t *testing.T, d *fakeDaemon) (out string, calls []string, turn string) {
 		opts := Options{Host: "gemini", Folder: t.TempDir(), StateDir: t.TempDir(), Dial: d.dial}
-		if _, calls := d.event(opts, prompt); len(calls) != 2 {
+		transcript := filepath.Join(t.TempDir(), "session.jsonl")
+		ev := func(in string) (string, []string) { return d.event(opts, strings.ReplaceAll(in, "$T", transcript)) }
+		if _, calls := ev(prompt); len(calls) != 2 {
 			t.Fatalf("the prompt sent %v, want turn.begin and step.begin", calls)
 		}
 		var args struct{ TurnID string }
 		json.Unmarshal([]byte(d.calls[0][len("agentd.turn.begin "):]), &args)
-		d.event(opts, response)
-		out, calls = d.event(opts, next)
+		ev(first)
+		appendLine(t, transcript, response)
+		out, calls = ev(next)
 		return out, calls, args.TurnID
 	}
 	wantArgs := func(turn string) string {
@@ -158,7 +164,7 @@ func TestBoundaryStepNext(t *testing.T) {
 	if want := []string{"agentd.step.end " + wantArgs(turn), fmt.Sprintf(`agentd.step.begin {"turnId":%q}`, turn)}; !cmp.Equal(calls, want) {
 		t.Errorf("an older daemon got %v at the boundary, want %v", calls, want)
 	}
-	want := `{"hookSpecificOutput":{"hookEventName":"BeforeModel","llm_request":{"messages":[{"content":"budget spent\n\nupdate the list","role":"user"}]}}}` + "\n"
+	want := `{"hookSpecificOutput":{"hookEventName":"BeforeModel","llm_request":{"messages":[{"role":"model","content":"ok"},{"content":"budget spent\n\nupdate the list","role":"user"}]}}}` + "\n"
 	if gotNext != want || gotPair != want {
 		t.Errorf("the agent got\n%s from step.next and\n%s from the two calls; want\n%s", gotNext, gotPair, want)
 	}

@@ -6,30 +6,25 @@ import (
 )
 
 // gemini is Gemini CLI's hooks (docs/hooks.md): BeforeAgent, BeforeModel,
-// AfterModel, AfterAgent, SessionEnd, BeforeTool, and AfterTool for its
-// write_todos tool. Every model call is one step, from BeforeModel to the
-// next BeforeModel or AfterAgent; its output tokens are
-// llm_response.usageMetadata.candidatesTokenCount.
+// AfterAgent, SessionEnd, BeforeTool, and AfterTool for its write_todos
+// tool. Every model call is one step, from BeforeModel to the next
+// BeforeModel or AfterAgent; its output tokens come from the session's
+// transcript at transcript_path, which Gemini CLI writes when the call's
+// stream ends. AfterModel, which Gemini CLI runs once per streamed chunk,
+// is not used (an older setup installed it: such an event does nothing).
 type gemini struct{}
 
 type geminiInput struct {
 	HookEventName string          `json:"hook_event_name"`
 	SessionID     string          `json:"session_id"`
 	Timestamp     string          `json:"timestamp"`
+	Transcript    string          `json:"transcript_path"`
 	Cwd           string          `json:"cwd"`
 	ToolName      string          `json:"tool_name"`
 	ToolInput     json.RawMessage `json:"tool_input"`
 	LLMRequest    struct {
 		Messages json.RawMessage `json:"messages"`
 	} `json:"llm_request"`
-	LLMResponse struct {
-		Candidates []struct {
-			FinishReason string `json:"finishReason"`
-		} `json:"candidates"`
-		UsageMetadata struct {
-			CandidatesTokenCount int64 `json:"candidatesTokenCount"`
-		} `json:"usageMetadata"`
-	} `json:"llm_response"`
 }
 
 func (gemini) parse(raw []byte) (event, error) {
@@ -37,17 +32,12 @@ func (gemini) parse(raw []byte) (event, error) {
 	if err := decodeEvent(raw, &in); err != nil {
 		return event{}, err
 	}
-	ev := event{name: in.HookEventName, session: in.SessionID, id: in.Timestamp, cwd: in.Cwd, tool: in.ToolName}
+	ev := event{name: in.HookEventName, session: in.SessionID, id: in.Timestamp, cwd: in.Cwd, transcript: in.Transcript, tool: in.ToolName}
 	switch in.HookEventName {
 	case "BeforeAgent":
 		ev.kind = kindPrompt
 	case "BeforeModel":
 		ev.kind, ev.messages = kindBoundary, in.LLMRequest.Messages
-	case "AfterModel":
-		ev.kind, ev.outputTokens = kindResponse, in.LLMResponse.UsageMetadata.CandidatesTokenCount
-		for _, c := range in.LLMResponse.Candidates {
-			ev.finished = ev.finished || c.FinishReason != ""
-		}
 	case "AfterAgent":
 		ev.kind = kindStop
 	case "SessionEnd":
@@ -116,29 +106,69 @@ func (gemini) render(ev event, o outcome) ([]byte, error) {
 // it: the prompt itself goes to the model only.
 const continuingLine = "agentd continues the goal in a new turn (an automatic continuation)"
 
-// tokens: what AfterModel recorded for the open step.
-func (gemini) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
-	n, responses := c.Pending, 0
-	if c.Responded {
-		responses = 1
-	}
-	c.Pending, c.Responded = 0, false
-	return n, responses, nil
+// geminiLine is the part of a transcript line agentd reads. Gemini CLI
+// 0.61 keeps a session as JSON lines: a record per message, written again
+// whole when the message changes (its tool calls, its tokens); a model
+// call's answer is a "gemini" message with its usage as tokens (output:
+// usageMetadata.candidatesTokenCount), written when the call's stream
+// ends, so before the next BeforeModel or the AfterAgent. Messages the
+// agent makes up itself ("gemini" records of the history it rewrites)
+// carry no tokens and are no model call.
+type geminiLine struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Tokens *struct {
+		Output int64 `json:"output"`
+	} `json:"tokens"`
 }
 
-// boundary: a BeforeModel before the open step's model call answered is
-// that call itself (the first call of a turn, whose step BeforeAgent began)
-// or a retry of it.
+// read reads the transcript's new lines into the cursor: each model
+// answer's output tokens, once per message id (at its largest value),
+// unclaimed until tokens takes them.
+func (gemini) read(ev event, c *cursor) error {
+	return readNew(ev.transcript, c, func(b []byte) {
+		var l geminiLine
+		if json.Unmarshal(b, &l) != nil || l.Type != "gemini" || l.ID == "" || l.Tokens == nil {
+			return
+		}
+		countMessage(c, l.ID, l.Tokens.Output)
+	})
+}
+
+// tokens: the output tokens and model answers read since the last claim;
+// the open step's call is over, so the next BeforeModel is another call.
+func (h gemini) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
+	if err := h.read(ev, c); err != nil {
+		return 0, 0, err
+	}
+	c.Request = ""
+	total, responses := claim(c)
+	return total, responses, nil
+}
+
+// boundary: a BeforeModel is the next model call when the transcript has
+// an answer since the open step began, or when its request differs from
+// the open step's; else it is the step's own call (the first BeforeModel
+// of a step) or a retry of it. Both are needed: Gemini CLI gives hooks
+// only the text of a request (two calls a tool call apart can look
+// alike), and an answer it drops (its loop detection) is not written to
+// the transcript, whose tokens then are not counted (docs/hooks.md).
 func (h gemini) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
 	// The model is called (limits.go): even the first call of a turn, or
 	// one that fails, is a turn the model was called in.
 	c.Called = c.Called || c.Turn != ""
 	c.Loop = c.Loop || geminiLoopSpoke(ev.messages)
-	if !c.Responded {
+	request, own := digest(ev.messages), c.Request
+	if err := h.read(ev, c); err != nil {
+		return 0, false, err
+	}
+	if c.UnclaimedResponses == 0 && (own == "" || own == request) {
+		c.Request = request
 		return 0, false, nil
 	}
-	n, _, err := h.tokens(ctx, ev, c)
-	return n, true, err
+	n, _ := claim(c)
+	c.Request = request
+	return n, true, nil
 }
 
 // key: Gemini CLI gives its events no id, but every event carries the

@@ -112,14 +112,11 @@ type event struct {
 	// event twice").
 	id         string
 	cwd        string
-	transcript string // Claude Code, Codex: the transcript's path
+	transcript string // the transcript's path (Claude Code, Gemini CLI, Codex)
 	subagent   string // the subagent's id when a subagent fired it
 	// prompt and boundary
 	messages json.RawMessage // Gemini CLI BeforeModel: llm_request.messages
 	toolIDs  []string        // Claude Code PostToolBatch: the batch's tool_use ids; Codex: the tool event's
-	// Gemini CLI AfterModel
-	outputTokens int64
-	finished     bool // the response chunk carries a finish reason
 	// stop
 	lastMessage string // Claude Code Stop: last_assistant_message
 	// oneShot: the agent ends at this stop and cannot run a continuation
@@ -142,7 +139,6 @@ const (
 	kindIgnore   kind = iota // nothing to do
 	kindPrompt               // a prompt: begins a turn and its first step
 	kindBoundary             // between two model calls: ends a step, begins the next
-	kindResponse             // a model response (chunk): its output tokens
 	kindStop                 // the agent stops: ends the step and the turn
 	kindFailure              // the turn failed (errKind, errMsg)
 	kindEnd                  // the agent's session ends

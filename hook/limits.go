@@ -144,11 +144,11 @@ func (gemini) blocksAcrossTools() bool { return false }
 // the turn that made no model call.
 func (gemini) refuses(c *cursor) string { return "" }
 
-// unrun: an AfterAgent with no model call (BeforeModel) and no response
-// (AfterModel) since its BeforeAgent.
+// unrun: an AfterAgent with no model call (BeforeModel) since its
+// BeforeAgent.
 func (gemini) unrun(ctx context.Context, ev event, c *cursor) (string, error) {
 	switch {
-	case c.Called || c.Responded:
+	case c.Called:
 		return "", nil
 	case c.Loop:
 		return "Gemini CLI stopped calling the model: its loop detection found the model repeating itself, twice; resume the goal to go on", nil

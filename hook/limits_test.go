@@ -171,12 +171,10 @@ func TestGeminiTurnWithoutModelCall(t *testing.T) {
 			at++
 			return d.event(opts, fmt.Sprintf(`{"hook_event_name":%q,"session_id":"g1","cwd":"/","timestamp":"2026-12-01T09:00:%02d.000Z"%s}`, name, at, rest))
 		}
-		response := `,"llm_response":{"candidates":[{"finishReason":"STOP"}],"usageMetadata":{"candidatesTokenCount":5}}`
 		ev("BeforeAgent", `,"prompt":"Work."`)
-		ev("AfterModel", response)
+		ev("BeforeModel", `,"llm_request":{"messages":[{"role":"user","content":"Work."}]}`)
 		if loop {
 			ev("BeforeModel", `,"llm_request":{"messages":[{"role":"user","content":"System: Potential loop detected. Details: Repeating content"}]}`)
-			ev("AfterModel", response)
 		}
 		if out, _ := ev("AfterAgent", `,"prompt_response":"Done."`); !strings.Contains(out, `"decision":"deny"`) {
 			t.Fatalf("the first AfterAgent printed %s, want the continuation", out)
@@ -219,7 +217,7 @@ func TestGeminiMaxTurns(t *testing.T) {
 	}
 	ev("BeforeAgent", `,"prompt":"Work."`)
 	for n := range 100 {
-		ev("AfterModel", `,"llm_response":{"candidates":[{"finishReason":"STOP"}],"usageMetadata":{"candidatesTokenCount":1}}`)
+		ev("BeforeModel", fmt.Sprintf(`,"llm_request":{"messages":[{"role":"user","content":"call %d"}]}`, n))
 		if out, _ := ev("AfterAgent", `,"prompt_response":"Done."`); !strings.Contains(out, `"decision":"deny"`) {
 			t.Fatalf("AfterAgent %d printed %s, want a continuation", n+1, out)
 		}

@@ -10,7 +10,7 @@ import (
 // from a transcript: a new id is one more unclaimed response and its tokens;
 // an id seen already (a message written over several lines) adds only what
 // its usage grew by, so a response counts once, at its largest value
-// (Claude Code, Qwen Code, Copilot CLI).
+// (Claude Code, Gemini CLI, Qwen Code, Copilot CLI).
 func countMessage(c *cursor, id string, n int64) {
 	i := slices.IndexFunc(c.Messages, func(m counted) bool { return m.ID == id })
 	if i < 0 {

@@ -30,7 +30,7 @@ type hookEvent struct{ name, matcher string }
 var hookEvents = map[string][]hookEvent{
 	"claude": {{"UserPromptSubmit", ""}, {"PreToolUse", "*"}, {"PostToolUse", "TodoWrite"}, {"PostToolBatch", ""},
 		{"Stop", ""}, {"StopFailure", ""}, {"SessionEnd", ""}},
-	"gemini": {{"BeforeAgent", ""}, {"BeforeModel", ""}, {"AfterModel", ""}, {"BeforeTool", ".*"}, {"AfterTool", "write_todos"},
+	"gemini": {{"BeforeAgent", ""}, {"BeforeModel", ""}, {"BeforeTool", ".*"}, {"AfterTool", "write_todos"},
 		{"AfterAgent", ""}, {"SessionEnd", ""}},
 	"codex": {{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"PostToolUse", ""}, {"Stop", ""}, {"Interrupt", ""}, {"SessionEnd", ""}},
 	"copilot": {{"sessionStart", ""}, {"userPromptSubmitted", ""}, {"preToolUse", ""}, {"postToolUse", ""},
@@ -39,10 +39,15 @@ var hookEvents = map[string][]hookEvent{
 		{"SessionEnd", ""}},
 }
 
-// retiredHookEvents are events an older setup installed that the agent
-// does not have: setup removes its own groups there (Codex 0.169 has no
-// StopFailure, issue 26).
-var retiredHookEvents = map[string][]hookEvent{"codex": {{"StopFailure", ""}}}
+// retiredHookEvents are events an older setup installed and this one does
+// not: setup takes out its own groups there at the next run. Codex 0.169
+// has no StopFailure; Gemini CLI runs AfterModel once per streamed chunk,
+// a process each, and its tokens come from its transcript since (issue 26,
+// docs/hooks.md).
+var retiredHookEvents = map[string][]hookEvent{
+	"codex":  {{"StopFailure", ""}},
+	"gemini": {{"AfterModel", ""}},
+}
 
 // hookTimeout is each agent's hook timeout, in its unit (Gemini CLI counts
 // milliseconds, the others seconds): well above agentd hook's own 2 s.

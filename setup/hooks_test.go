@@ -373,3 +373,48 @@ func TestHooksLeanProgram(t *testing.T) {
 		})
 	}
 }
+
+// TestRetiredHookEventTakenOut: a Gemini CLI settings file an older setup
+// wrote, with agentd's AfterModel hook (run once per streamed chunk, issue
+// 26) beside a hook of another tool on the same event: setup updates the
+// file, taking agentd's AfterModel group out and leaving the other; a
+// second run changes nothing; --remove takes out an AfterModel group left
+// over too (and with it the file, which held only agentd's entries).
+func TestRetiredHookEventTakenOut(t *testing.T) {
+	ws := t.TempDir()
+	opts := Options{Agent: "gemini", Workspace: ws, Command: "agentd", HookCommand: "agentd-hook"}
+	applyAll(t, opts)
+	path := filepath.Join(ws, ".gemini", "settings.json")
+	var settings map[string]any
+	if err := json.Unmarshal([]byte(read(t, path)), &settings); err != nil {
+		t.Fatal(err)
+	}
+	older := hookGroup("gemini", "agentd-hook gemini", hookEvent{"AfterModel", ""})
+	other := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "my-logger"}}}
+	settings["hooks"].(map[string]any)["AfterModel"] = []any{other, older}
+	if err := os.WriteFile(path, []byte(mustMarshal(settings)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range applyAll(t, opts) {
+		if c.Action != Updated {
+			t.Errorf("setup over an older setup's file: %s, want updated", c.Action)
+		}
+	}
+	if got := hookCommands(t, path)["AfterModel"]; len(got) != 1 || got[0] != "|command|my-logger" {
+		t.Errorf("hooks.AfterModel after setup: %q, want only the other tool's", got)
+	}
+	for _, c := range applyAll(t, opts) {
+		if c.Action != Already {
+			t.Errorf("second setup: %s, want already", c.Action)
+		}
+	}
+	settings["hooks"].(map[string]any)["AfterModel"] = []any{older}
+	if err := os.WriteFile(path, []byte(mustMarshal(settings)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts.Remove = true
+	applyAll(t, opts)
+	if text, err := os.ReadFile(path); !os.IsNotExist(err) {
+		t.Errorf("after --remove: %v\n%s", err, text)
+	}
+}

@@ -87,6 +87,13 @@ func (m *responsesModel) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	writeResponses(w, n, rp)
+}
+
+// writeResponses answers Responses API call n with rp as server-sent
+// events: a message with its text, or a function call of rp.tool with
+// rp.input as its arguments.
+func writeResponses(w http.ResponseWriter, n int, rp reply) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	ev := &sseWriter{w: bufio.NewWriter(w)}
 	id, msgID := fmt.Sprintf("resp_%d", n), fmt.Sprintf("msg_%d", n)

@@ -29,6 +29,10 @@ type reply struct {
 	// also are more tool calls in the same response, asked for in
 	// parallel with tool (a real model's habit).
 	also []reply
+	// streamed: Gemini CLI gets the text word by word, a chunk each, and
+	// then the tool call (geminiChunks); the other agents' models send the
+	// reply whole.
+	streamed bool
 }
 
 // scriptedModel is a Messages API on 127.0.0.1 that answers the agent's
@@ -87,10 +91,16 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		m.mu.Unlock()
 	}
+	writeMessages(w, fmt.Sprintf("%p_%d", m, len(m.calls())), rp)
+}
+
+// writeMessages answers a Messages API call with rp as server-sent
+// events; id makes the message and tool ids.
+func writeMessages(w http.ResponseWriter, id string, rp reply) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	ev := &sseWriter{w: bufio.NewWriter(w)}
 	ev.send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": fmt.Sprintf("msg_%p_%d", m, len(m.calls())), "type": "message", "role": "assistant", "model": "claude-scripted",
+		"id": "msg_" + id, "type": "message", "role": "assistant", "model": "claude-scripted",
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}})
 	stop := "end_turn"
 	if rp.tool != "" {
@@ -98,7 +108,7 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		for i, tc := range append([]reply{rp}, rp.also...) {
 			in, _ := json.Marshal(tc.input)
 			ev.send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d_%d", len(m.calls()), i), "name": tc.tool, "input": map[string]any{}}})
+				"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%s_%d", id, i), "name": tc.tool, "input": map[string]any{}}})
 			ev.send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 				"delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}})
 			ev.send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
@@ -297,17 +307,7 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 	log := geminiLogHook(t, a, "BeforeModel")
 	var lines []string
 	for _, r := range script {
-		parts := []any{map[string]any{"text": r.text}}
-		if r.tool != "" {
-			parts = nil
-			for _, tc := range append([]reply{r}, r.also...) {
-				parts = append(parts, map[string]any{"functionCall": map[string]any{"name": tc.tool, "args": tc.input}})
-			}
-		}
-		line, _ := json.Marshal(map[string]any{"method": "generateContentStream", "response": []any{map[string]any{
-			"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP"}},
-			"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": r.tokens, "totalTokenCount": 100 + r.tokens},
-		}}})
+		line, _ := json.Marshal(map[string]any{"method": "generateContentStream", "response": geminiChunks(r)})
 		lines = append(lines, string(line))
 	}
 	fake := filepath.Join(a.home, "fake-responses.jsonl")
@@ -331,6 +331,38 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 		}
 		return out, calls
 	}
+}
+
+// geminiChunks is a scripted reply as Gemini's streamed chunks: one, or,
+// for a streamed reply, one per word of its text (then its tool call),
+// each with the usage so far and the last with the finish reason and the
+// reply's output tokens (Gemini CLI records the last chunk's usage).
+func geminiChunks(r reply) []any {
+	var parts []any
+	if r.streamed {
+		for _, w := range strings.SplitAfter(r.text, " ") {
+			parts = append(parts, map[string]any{"text": w})
+		}
+	}
+	switch {
+	case r.tool != "":
+		for _, tc := range append([]reply{r}, r.also...) {
+			parts = append(parts, map[string]any{"functionCall": map[string]any{"name": tc.tool, "args": tc.input}})
+		}
+	case !r.streamed:
+		parts = []any{map[string]any{"text": r.text}}
+	}
+	var chunks []any
+	for i, part := range parts {
+		candidate := map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}}
+		tokens := r.tokens * int64(i) / int64(len(parts))
+		if i == len(parts)-1 {
+			candidate["finishReason"], tokens = "STOP", r.tokens
+		}
+		chunks = append(chunks, map[string]any{"candidates": []any{candidate},
+			"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": tokens, "totalTokenCount": 100 + tokens}})
+	}
+	return chunks
 }
 
 // geminiLogHook adds to the folder's Gemini CLI settings a hook on event,

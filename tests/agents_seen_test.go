@@ -267,13 +267,13 @@ func TestHookBudgetStopToldOnce(t *testing.T) {
 		return strings.TrimSpace(out)
 	}
 	ev("BeforeAgent", `,"timestamp":"2026-12-01T09:00:00.000Z","prompt":"go"`)
-	ev("AfterModel", `,"timestamp":"2026-12-01T09:00:01.000Z","llm_response":{"candidates":[{"finishReason":"STOP"}],"usageMetadata":{"candidatesTokenCount":5}}`)
+	ev("BeforeModel", `,"timestamp":"2026-12-01T09:00:01.000Z","llm_request":{"messages":[{"role":"user","content":"go"}]}`)
 	want := `{"continue":false,"stopReason":"agentd stopped the agent: budget reached: turn budget of 1 turn"}`
 	if out := ev("AfterAgent", `,"timestamp":"2026-12-01T09:00:02.000Z"`); out != want {
 		t.Errorf("the Stop that blocks the goal: %s, want %s", out, want)
 	}
 	ev("BeforeAgent", `,"timestamp":"2026-12-01T09:01:00.000Z","prompt":"what now?"`)
-	ev("AfterModel", `,"timestamp":"2026-12-01T09:01:01.000Z","llm_response":{"candidates":[{"finishReason":"STOP"}],"usageMetadata":{"candidatesTokenCount":5}}`)
+	ev("BeforeModel", `,"timestamp":"2026-12-01T09:01:01.000Z","llm_request":{"messages":[{"role":"user","content":"what now?"}]}`)
 	if out := ev("AfterAgent", `,"timestamp":"2026-12-01T09:01:02.000Z"`); out != "" {
 		t.Errorf("the Stop of a turn begun with the goal blocked: %s, want nothing", out)
 	}

@@ -22,7 +22,7 @@ import (
 const agentLimit = 3 * time.Minute
 
 // agentsDir is AGENTD_AGENTS, or the test is skipped.
-func agentsDir(t *testing.T) string {
+func agentsDir(t testing.TB) string {
 	dir := os.Getenv("AGENTD_AGENTS")
 	if dir == "" {
 		t.Skip("AGENTD_AGENTS is not set: tests/agents/ci.sh installs the agents and runs these tests")
@@ -39,7 +39,7 @@ type agentEnv struct {
 	home string
 }
 
-func newAgentEnv(t *testing.T) *agentEnv {
+func newAgentEnv(t testing.TB) *agentEnv {
 	e := newEnv(t)
 	base := filepath.Dir(e.stateDir)
 	e.stateDir = filepath.Join(base, "xdg-state", "agentd") // $XDG_STATE_HOME/agentd of agentEnviron

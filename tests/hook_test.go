@@ -353,7 +353,7 @@ func TestHookNeverBreaksTheAgent(t *testing.T) {
 		{"empty", "gemini", "", "stdin is empty", nil},
 		{"no event name", "codex", `{"session_id":"s1"}`, "field hook_event_name is missing", nil},
 		{"no session", "claude", `{"hook_event_name":"Stop"}`, "no session_id", nil},
-		{"wrong type", "gemini", `{"hook_event_name":"AfterModel","session_id":"s","llm_response":{"usageMetadata":{"candidatesTokenCount":"many"}}}`, "bad gemini hook input", nil},
+		{"wrong type", "gemini", `{"hook_event_name":"AfterTool","session_id":"s","tool_name":"write_todos","tool_input":{"todos":"many"}}`, "bad gemini hook input", nil},
 		{"unreachable daemon", "claude", prompt, "cannot reach the shared daemon", []string{"--remote=unix:" + filepath.Join(e.runDir, "none.sock")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -206,7 +206,7 @@ func TestShellSubcommandHelp(t *testing.T) {
 		{[]string{"help", "tool"}, "usage: agentd tool NAME [JSON]"},
 		{[]string{"state", "--help"}, "usage: agentd state [--json]"},
 		{[]string{"mcp", "--help"}, "usage: agentd mcp "},
-		{[]string{"setup", "--help"}, "usage: agentd setup claude|gemini|codex|copilot|qwen|cursor"},
+		{[]string{"setup", "--help"}, "usage: agentd setup claude|gemini|codex|copilot|qwen|opencode|cursor"},
 		{[]string{"hook", "--help"}, "usage: agentd hook claude|gemini|codex|copilot|qwen"},
 		{[]string{"simulate", "--help"}, "usage: agentd simulate [--script NAME|FILE]"},
 		{[]string{"--help"}, "agentd keeps AI agents' todo lists"},

@@ -13,7 +13,8 @@
 # tools; tests/agents_hooks_test.go: the hooks, a 3-turn goal budget and its
 # wrap-up note, the same budget with a model that answers "Done." every
 # time (also in Codex: tests/agents_codex_test.go), the stale todo reminder
-# at call 12, agentd unreachable;
+# at call 12, agentd unreachable; tests/agents_gemini_stream_test.go: a
+# streamed Gemini answer runs no hook per chunk;
 # tests/agents_check_test.go: a goal check that fails, then passes, and the
 # goal queue's advance; a check that outlasts the agent's tool timeout; the
 # model's `agentd goal set-check` through Claude Code's Bash tool and Gemini
@@ -51,4 +52,4 @@ passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
 failed=$(grep -c '^--- FAIL: TestReal' <<<"$out")
 if [ "$code" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
-[ "$code" = 0 ] && [ "$passed" = 39 ]
+[ "$code" = 0 ] && [ "$passed" = 40 ]

@@ -457,7 +457,8 @@ func (b *bench) startup() error {
 // Go program, one of each per round: a PostToolBatch (one agentd.step.next
 // of a detached turn: the step's end and the next one's begin) through a
 // shared daemon that a client (an agent's MCP server) keeps the folder open
-// in.
+// in, and a PreToolUse outside a grace step (the tool's gate: the hook's
+// cursor only, no connection).
 func (b *bench) hookEvent() error {
 	d, err := b.serveDaemon("hook", "--listen.timeout=0")
 	if err != nil {
@@ -490,13 +491,19 @@ func (b *bench) hookEvent() error {
 		n++
 		return event(fmt.Sprintf(`"hook_event_name":"PostToolBatch","tool_calls":[{"tool_name":"Read","tool_input":{},"tool_use_id":"toolu_%d"}]`, n))
 	}}
+	// The tool's gate, outside a grace step: the cursor only, no daemon.
+	gate := &op{label: "agentd-hook claude PreToolUse, exec → exit", fn: func() (json.RawMessage, error) {
+		n++
+		return event(fmt.Sprintf(`"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{},"tool_use_id":"toolu_g%d"`, n))
+	}}
 	trivial := &op{label: "exec → exit, trivial Go program", fn: func() (json.RawMessage, error) { return nil, exec.Command(b.trivial).Run() }}
-	if err := b.interleave(1, trivial, batch); err != nil {
+	if err := b.interleave(1, trivial, batch, gate); err != nil {
 		return err
 	}
 	b.rep.section("agent hooks")
 	floor := b.rep.latency(trivial.label, "exec_trivial_hook", trivial.samples, "", 0)
 	b.rep.latency(batch.label, "hook", batch.samples, "exec", floor)
+	b.rep.latency(gate.label, "hook_gate", gate.samples, "exec", floor)
 	return nil
 }
 
