@@ -56,7 +56,7 @@ step "Node clients: vscode-jsonrpc (LSP), @modelcontextprotocol/sdk (agentd mcp)
 if [ "$quick" = 1 ]; then
   exit 0
 fi
-step "real coding agents, offline (Claude Code, Gemini CLI)"
+step "real coding agents, offline (Claude Code, Gemini CLI, Codex, Copilot CLI, Qwen Code, opencode)"
 bash tests/agents/ci.sh
 
 for client in vscode-extension nvim; do
