@@ -160,7 +160,7 @@ func TestBlockCap(t *testing.T) {
 		stop: func(n int) string {
 			return fmt.Sprintf(`{"hook_event_name":"Stop","session_id":"q1","transcript_path":"$T","cwd":"/","timestamp":"S%d","prompt_id":"p","last_assistant_message":"Done."}`, n)
 		},
-		want: `"stopReason":"agentd paused the goal: Qwen Code stopped after 7 continuations in a row: its stopHookBlockingCap (8)`, block: `"decision":"block"`,
+		want: `{"systemMessage":"agentd paused the goal: Qwen Code stopped after 7 continuations in a row: its stopHookBlockingCap (8)`, block: `"decision":"block"`,
 	}, {
 		host: "qwen", env: "3", obeyed: 2,
 		prompt: func(n int) string {

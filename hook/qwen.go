@@ -85,7 +85,17 @@ func (qwen) parse(raw []byte) (event, error) {
 
 // render: Claude Code's shapes, which Qwen Code reads (a boundary's
 // context goes with the UserPromptSubmit that carries the tool results).
-func (qwen) render(ev event, o outcome) ([]byte, error) { return claude{}.render(ev, o) }
+// render: Claude Code's shapes, but for a Stop that agentd ends the run
+// at (a budget, a cap of Qwen Code's): Qwen Code 0.24 takes a Stop's
+// {"continue": false} as one more block and calls the model again, so the
+// reason goes as a systemMessage, which it shows the user (on stderr in
+// -p), and the stop is allowed.
+func (qwen) render(ev event, o outcome) ([]byte, error) {
+	if ev.kind == kindStop && o.stop != "" && o.prompt == "" {
+		return marshal(map[string]any{"systemMessage": o.stop})
+	}
+	return claude{}.render(ev, o)
+}
 
 type qwenLine struct {
 	UUID          string `json:"uuid"`

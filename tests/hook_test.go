@@ -274,8 +274,8 @@ var hookOutputKeys = map[string]map[string][]string{
 		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
 		"hookSpecificOutput": {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"},
 	},
-	"qwen": { // Claude Code's
-		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput"},
+	"qwen": { // Claude Code's, and systemMessage for a stop
+		"":                   {"continue", "stopReason", "decision", "reason", "hookSpecificOutput", "systemMessage"},
 		"hookSpecificOutput": {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"},
 	},
 	"opencode": {"": {"context", "prompt", "stop", "deny"}}, // what agentd's plugin reads
