@@ -137,7 +137,7 @@ var costAgents = []costAgent{{
 			"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"agentd"}}}})
 		writeFile(tb, filepath.Join(a.home, ".claude.json"), claudeJSON)
 		return []string{filepath.Join(agentsDir(tb), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", costPrompt, "--allowedTools", "Read"},
-			[]string{"ANTHROPIC_BASE_URL=" + m.url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false"}
+			claudeEnv(m.url)
 	},
 }, {
 	name: "gemini", hooks: ".gemini/settings.json",

@@ -131,6 +131,16 @@ const (
 	markWrapUp       = "The goal's budget is nearly spent (80 % or more used: turns: 3 used of 3"
 )
 
+// claudeEnv is what every Claude Code run here adds to the environment:
+// the scripted model at url, no traffic of its own, agentd's tools offered
+// directly (not behind ToolSearch: docs/mcp.md), and MCP servers connected
+// before the first model call (by default `claude -p` connects them in
+// the background, and on a busy machine the tools or the goal prompt may
+// not be there yet).
+func claudeEnv(url string) []string {
+	return []string{"ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false", "MCP_CONNECTION_NONBLOCKING=false"}
+}
+
 // claudeRun sets Claude Code up in a with agentd (setup, the folder's trust
 // and its project server accepted), an editor's client on the folder
 // first, and returns the client and a func that runs `claude -p` with
@@ -146,7 +156,7 @@ func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel, allowed []string
 	if err := os.WriteFile(filepath.Join(a.home, ".claude.json"), claudeJSON, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := a.environ(append([]string{"ANTHROPIC_BASE_URL=" + model.url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false"}, extraEnv...)...)
+	env := a.environ(append(claudeEnv(model.url), extraEnv...)...)
 	return lc, func(prompt string) string {
 		return a.run(env, claude, "-p", prompt, "--allowedTools", strings.Join(append([]string{"mcp__agentd"}, allowed...), ","))
 	}
@@ -272,7 +282,7 @@ func TestRealClaudeCodeAgentdUnreachable(t *testing.T) {
 	if err := os.WriteFile(blocked, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := a.environ("XDG_RUNTIME_DIR="+blocked, "ANTHROPIC_BASE_URL="+model.url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false")
+	env := a.environ(append(claudeEnv(model.url), "XDG_RUNTIME_DIR="+blocked)...)
 	if out := a.run(env, claude, "-p", "Say hello."); !strings.Contains(out, "Hello without agentd.") {
 		t.Errorf("claude -p output with agentd unreachable: %q", out)
 	}

@@ -22,11 +22,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// waitForMCP makes `claude -p` wait for agentd's MCP server before its
-// first model call: by default it connects in the background, and on a
-// busy machine the slash command or the tools may not be there yet.
-const waitForMCP = "MCP_CONNECTION_NONBLOCKING=false"
-
 // TestRealClaudeCodeGoalPromptWords: `/mcp__agentd__goal Ship the docs --
 // make docs passes` in `claude -p` (which passes each word as its own
 // prompt argument) creates the user's goal "Ship the docs" with the
@@ -37,7 +32,7 @@ func TestRealClaudeCodeGoalPromptWords(t *testing.T) {
 		{tool: "mcp__agentd__UpdateGoal", input: map[string]any{"status": "complete"}, tokens: 9},
 		{text: "The docs are shipped.", tokens: 7},
 	})
-	lc, claude := claudeRun(t, a, model, nil, waitForMCP)
+	lc, claude := claudeRun(t, a, model, nil)
 	out := claude("/mcp__agentd__goal Ship the docs -- make docs passes")
 	if g := lc.goal(); g == nil {
 		t.Fatalf("no goal after the goal prompt; claude -p said %q, and the model got %d calls", out, len(model.calls()))
@@ -156,7 +151,7 @@ func checkClean(t *testing.T, agent string, texts []string) {
 func TestRealClaudeCodeWhatIsSeen(t *testing.T) {
 	a := newAgentEnv(t)
 	model := newScriptedModel(t, []reply{{text: "Turn one done.", tokens: 11}, {text: "Turn two done.", tokens: 13}, {text: "Turn three done.", tokens: 17}})
-	lc, claude := claudeRun(t, a, model, nil, waitForMCP)
+	lc, claude := claudeRun(t, a, model, nil)
 	userGoal(t, a)
 	claude("Work on the goal.")
 	var texts []string

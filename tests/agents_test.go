@@ -148,7 +148,7 @@ func TestRealClaudeCode(t *testing.T) {
 	// ENABLE_TOOL_SEARCH=false offers MCP tools to the model directly
 	// instead of behind Claude Code's ToolSearch tool, so the script needs
 	// no search step.
-	env := a.environ("ANTHROPIC_BASE_URL="+api.url, "ANTHROPIC_API_KEY=sk-dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "ENABLE_TOOL_SEARCH=false")
+	env := a.environ(claudeEnv(api.url)...)
 
 	if out := a.run(env, claude, "mcp", "list"); !strings.Contains(out, "agentd") || !strings.Contains(out, "Connected") {
 		t.Fatalf("claude mcp list:\n%s", out)
