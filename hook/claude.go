@@ -60,19 +60,11 @@ func (claude) parse(raw []byte) (event, error) {
 		if in.ToolName != "TodoWrite" {
 			return ev, nil
 		}
-		var tw struct {
-			Todos []struct {
-				Content string `json:"content"`
-				Status  string `json:"status"`
-			} `json:"todos"`
-		}
-		if err := json.Unmarshal(in.ToolInput, &tw); err != nil {
+		todos, err := claudeTodos(in.ToolInput)
+		if err != nil {
 			return event{}, err
 		}
-		ev.kind, ev.todos = kindTodos, []todoItem{}
-		for _, t := range tw.Todos {
-			ev.todos = append(ev.todos, todoItem{Title: t.Content, Status: todoStatus(t.Status)})
-		}
+		ev.kind, ev.todos = kindTodos, todos
 	case "":
 		return event{}, errMissing("hook_event_name")
 	}
@@ -278,4 +270,23 @@ func errorKind(e string) string {
 		return "api"
 	}
 	return "other"
+}
+
+// claudeTodos reads the input of Claude Code's TodoWrite (and Qwen Code's
+// todo_write, the same shape) as the list agentd mirrors.
+func claudeTodos(input json.RawMessage) ([]todoItem, error) {
+	var tw struct {
+		Todos []struct {
+			Content string `json:"content"`
+			Status  string `json:"status"`
+		} `json:"todos"`
+	}
+	if err := json.Unmarshal(input, &tw); err != nil {
+		return nil, err
+	}
+	todos := []todoItem{}
+	for _, t := range tw.Todos {
+		todos = append(todos, todoItem{Title: t.Content, Status: todoStatus(t.Status)})
+	}
+	return todos, nil
 }

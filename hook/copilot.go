@@ -150,27 +150,13 @@ func (copilot) read(ev event, c *cursor) error {
 }
 
 func (h copilot) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
-	if ev.kind == kindStop {
-		if err := awaitResponse(ctx, c, func() error { return h.read(ev, c) }); err != nil {
-			return 0, 0, err
-		}
-	} else if err := h.read(ev, c); err != nil {
-		return 0, 0, err
-	}
-	total, responses := claim(c)
-	return total, responses, nil
+	return transcriptTokens(ctx, ev, c, h.read)
 }
 
 // boundary: a postToolUse with no model response since the last claim is
 // another tool of the same response (parallel tool calls).
 func (h copilot) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
-	saved := *c
-	n, responses, err := h.tokens(ctx, ev, c)
-	if err != nil || responses == 0 {
-		*c = saved
-		return 0, false, err
-	}
-	return n, true, nil
+	return responseBoundary(ctx, ev, c, h.tokens)
 }
 
 // key: the event and the time it fired, to the millisecond, and its bytes:

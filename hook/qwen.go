@@ -64,19 +64,11 @@ func (qwen) parse(raw []byte) (event, error) {
 		if in.ToolName != "todo_write" {
 			return ev, nil
 		}
-		var tw struct {
-			Todos []struct {
-				Content string `json:"content"`
-				Status  string `json:"status"`
-			} `json:"todos"`
-		}
-		if err := json.Unmarshal(in.ToolInput, &tw); err != nil {
+		todos, err := claudeTodos(in.ToolInput)
+		if err != nil {
 			return event{}, err
 		}
-		ev.kind, ev.todos = kindTodos, []todoItem{}
-		for _, t := range tw.Todos {
-			ev.todos = append(ev.todos, todoItem{Title: t.Content, Status: todoStatus(t.Status)})
-		}
+		ev.kind, ev.todos = kindTodos, todos
 	case "":
 		return event{}, errMissing("hook_event_name")
 	}
@@ -120,29 +112,14 @@ func (qwen) read(ev event, c *cursor) error {
 }
 
 func (h qwen) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
-	if ev.kind == kindStop {
-		// The response a Stop ends may reach the transcript after the hook starts.
-		if err := awaitResponse(ctx, c, func() error { return h.read(ev, c) }); err != nil {
-			return 0, 0, err
-		}
-	} else if err := h.read(ev, c); err != nil {
-		return 0, 0, err
-	}
-	total, responses := claim(c)
-	return total, responses, nil
+	return transcriptTokens(ctx, ev, c, h.read)
 }
 
 // boundary: an empty prompt with no model response since the last claim
 // is none between two calls (a continuation's first, whose step the Stop
 // began); the transcript position and the event's own id tell a repeat.
 func (h qwen) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, error) {
-	saved := *c
-	n, responses, err := h.tokens(ctx, ev, c)
-	if err != nil || responses == 0 {
-		*c = saved
-		return 0, false, err
-	}
-	return n, true, nil
+	return responseBoundary(ctx, ev, c, h.tokens)
 }
 
 // key: every event carries its prompt_id and the time it fired, to the

@@ -53,3 +53,31 @@ func awaitResponse(ctx context.Context, c *cursor, read func() error) error {
 		}
 	}
 }
+
+// transcriptTokens claims the output tokens and responses read reads into
+// the cursor; at a stop it waits for the response the stop ends, which
+// the agent may write behind its hook (Qwen Code, Copilot CLI).
+func transcriptTokens(ctx context.Context, ev event, c *cursor, read func(event, *cursor) error) (int64, int, error) {
+	if ev.kind == kindStop {
+		if err := awaitResponse(ctx, c, func() error { return read(ev, c) }); err != nil {
+			return 0, 0, err
+		}
+	} else if err := read(ev, c); err != nil {
+		return 0, 0, err
+	}
+	total, responses := claim(c)
+	return total, responses, nil
+}
+
+// responseBoundary is a step boundary only when a model response came
+// since the last claim; otherwise the cursor is left as it was (another
+// tool of the same response, or a repeat).
+func responseBoundary(ctx context.Context, ev event, c *cursor, tokens func(context.Context, event, *cursor) (int64, int, error)) (int64, bool, error) {
+	saved := *c
+	n, responses, err := tokens(ctx, ev, c)
+	if err != nil || responses == 0 {
+		*c = saved
+		return 0, false, err
+	}
+	return n, true, nil
+}
