@@ -68,3 +68,24 @@ func TestTokenCountsFromTheAgentNeverShrink(t *testing.T) {
 		t.Errorf("Codex records 5000, -4999 counted %d tokens (%v), want 5000", got, err)
 	}
 }
+
+// TestCopilotSessionIDNamesNoOtherFile: Copilot CLI's events other than
+// agentStop carry no transcript path, so the hook builds it from the
+// session id; an id that is not one plain name (a path, "." or "..")
+// builds none, so a made-up event cannot name another file with it.
+func TestCopilotSessionIDNamesNoOtherFile(t *testing.T) {
+	t.Setenv("COPILOT_HOME", t.TempDir())
+	for _, id := range []string{"../../etc", "a/b", "..", "."} {
+		ev, err := copilot{}.parse(fmt.Appendf(nil, `{"sessionId":%q,"cwd":"/","timestamp":1,"prompt":"x"}`, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.transcript != "" {
+			t.Errorf("session id %q named the transcript %s", id, ev.transcript)
+		}
+	}
+	ev, err := copilot{}.parse([]byte(`{"sessionId":"s-1","cwd":"/","timestamp":1,"prompt":"x"}`))
+	if err != nil || filepath.Base(filepath.Dir(ev.transcript)) != "s-1" {
+		t.Errorf("a plain session id named %q (%v), want its session's events file", ev.transcript, err)
+	}
+}
