@@ -13,7 +13,7 @@ import (
 // plugin's event, which hold what the model's provider reported (and which
 // a process of the user can write): the hook's sum of them is never below
 // the tokens of any response it counts (docs/security.md, "Token counts a
-// hook reads"). A negative count, from a damaged line or a provider that
+// hook reads cannot shrink a step's count"). A negative count, from a damaged line or a provider that
 // reports one, adds nothing instead of taking back the tokens of the other
 // responses of the step; counts near the largest integer saturate instead
 // of wrapping to a negative total, which agentd refuses, losing the step's

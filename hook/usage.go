@@ -36,7 +36,7 @@ func countMessage(c *cursor, id string, n int64) {
 // one response cannot take back the tokens of others, and the sum
 // saturates instead of wrapping to a negative total, which agentd would
 // refuse with the step's tokens (docs/security.md, "Token counts a hook
-// reads").
+// reads cannot shrink a step's count").
 func addTokens(a, n int64) int64 {
 	if n <= 0 {
 		return a
