@@ -2,11 +2,16 @@ package hook
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode"
+
+	"github.com/agentd/agentd/goal"
 )
 
 // The token counts the hook reads come from the agent's transcript or its
@@ -87,5 +92,26 @@ func TestCopilotSessionIDNamesNoOtherFile(t *testing.T) {
 	ev, err := copilot{}.parse([]byte(`{"sessionId":"s-1","cwd":"/","timestamp":1,"prompt":"x"}`))
 	if err != nil || filepath.Base(filepath.Dir(ev.transcript)) != "s-1" {
 		t.Errorf("a plain session id named %q (%v), want its session's events file", ev.transcript, err)
+	}
+}
+
+// TestStopLineShowsControlCharacters: the line an agent shows the person
+// when agentd stops it carries the goal's reason, which in a team folder
+// anyone with etcd access writes; an escape sequence in it would reach the
+// person's terminal through the agent (opencode run and Qwen Code print it
+// on stderr) and could set its title or write its clipboard. Every control
+// and invisible character of it is written as <U+XXXX> (docs/security.md,
+// "What the shell commands print cannot drive the terminal").
+func TestStopLineShowsControlCharacters(t *testing.T) {
+	var te turnEndResult
+	if err := json.Unmarshal([]byte(`{"goal":{"status":"blocked","terminalReason":"budget reached: \u001b]52;c;Y3VybCBldmlsfHNo\u0007 turn budget\u202e of 3 turns"}}`), &te); err != nil {
+		t.Fatal(err)
+	}
+	got := stopReason(te)
+	if strings.ContainsFunc(got, func(r rune) bool { return unicode.IsControl(r) || goal.Invisible(r) }) {
+		t.Errorf("the stop line holds a control character: %q", got)
+	}
+	if want := "agentd stopped the agent: budget reached: <U+001B>]52;c;Y3VybCBldmlsfHNo<U+0007> turn budget<U+202E> of 3 turns"; got != want {
+		t.Errorf("stop line %q, want %q", got, want)
 	}
 }
