@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/workspace"
@@ -311,31 +310,9 @@ func BudgetArgs(text string) (map[string]any, error) {
 	return map[string]any{field[kind]: limit}, nil
 }
 
-// VisibleText is s for a person's terminal, one line: every control
-// character but TAB (an escape sequence, a carriage return, a line break)
-// and every invisible formatting character (Unicode Cf: a bidirectional
-// override, a zero-width space) written as <U+XXXX>. A check's command and
-// who set it come from the store, which in a team folder anyone with etcd
-// access writes: printed raw, an escape sequence could move the cursor
-// and show the person another command than the one they approve.
-func VisibleText(s string) string {
-	if !strings.ContainsFunc(s, hiddenRune) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if hiddenRune(r) {
-			fmt.Fprintf(&b, "<U+%04X>", r)
-		} else {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func hiddenRune(r rune) bool {
-	return (unicode.IsControl(r) && r != '\t') || goal.Invisible(r)
-}
+// VisibleText is goal.VisibleText: a check's command and who set it come
+// from the store, which in a team folder anyone with etcd access writes.
+func VisibleText(s string) string { return goal.VisibleText(s) }
 
 // FormatCheckConsent says, in indented lines, who set check c and whether
 // it may run on this machine (docs/runtime.md §2.10.4): what `agentd goal

@@ -90,6 +90,32 @@ func Invisible(r rune) bool {
 	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r)
 }
 
+// VisibleText is s for a person's terminal, one line: every control
+// character but TAB (an escape sequence, a carriage return, a line break)
+// and every Invisible character written as <U+XXXX>. Text from the store
+// (a check, who set it, a goal's reason) is written by anyone with etcd
+// access in a team folder: printed raw, an escape sequence could move the
+// cursor and show the person another command than the one they approve,
+// set the terminal's title or write its clipboard.
+func VisibleText(s string) string {
+	if !strings.ContainsFunc(s, hiddenRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hiddenRune(r) {
+			fmt.Fprintf(&b, "<U+%04X>", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func hiddenRune(r rune) bool {
+	return (unicode.IsControl(r) && r != '\t') || Invisible(r)
+}
+
 // approvable refuses to approve a command that does not read as what it
 // runs: one a person could not have set (not trimmed, a line break or
 // another control character, too long: it came from elsewhere, e.g. a raw

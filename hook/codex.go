@@ -117,8 +117,8 @@ func (codex) read(ev event, c *cursor) error {
 		switch {
 		case l.Type == "token_usage_record" && p.Usage != nil:
 			c.Records, c.Calls = true, nil
-			c.Unclaimed += p.Usage.OutputTokens
-			c.Total += p.Usage.OutputTokens
+			c.Unclaimed = addTokens(c.Unclaimed, p.Usage.OutputTokens)
+			c.Total = addTokens(c.Total, p.Usage.OutputTokens)
 			c.UnclaimedResponses++
 		case l.Type == "response_item" && p.CallID != "" && strings.HasSuffix(p.Type, "_call"):
 			if len(c.Calls) < maxBatchIDs {
@@ -127,7 +127,7 @@ func (codex) read(ev event, c *cursor) error {
 		case l.Type == "event_msg" && p.Type == "token_count" && p.Info != nil && !c.Records:
 			c.Calls = nil
 			if n := p.Info.TotalTokenUsage.OutputTokens; n > c.Total {
-				c.Unclaimed += n - c.Total
+				c.Unclaimed = addTokens(c.Unclaimed, n-c.Total)
 				c.Total = n
 				c.UnclaimedResponses++
 			}

@@ -64,7 +64,7 @@ func (copilot) parse(raw []byte) (event, error) {
 	}
 	ev := event{name: copilotEvent(in), session: in.SessionID, id: in.Timestamp.String(), cwd: in.Cwd,
 		transcript: in.TranscriptPath, subagent: in.AgentID, tool: in.ToolName}
-	if ev.transcript == "" && in.SessionID != "" && filepath.Base(in.SessionID) == in.SessionID {
+	if ev.transcript == "" && plainName(in.SessionID) {
 		ev.transcript = copilotTranscript(in.SessionID)
 	}
 	switch ev.name {
@@ -82,6 +82,12 @@ func (copilot) parse(raw []byte) (event, error) {
 		return event{}, errMissing("prompt, toolName, stopReason or reason (no event could be told from the input)")
 	}
 	return ev, nil
+}
+
+// plainName says that s names one entry of a folder: not empty, no
+// separator, not "." or "..".
+func plainName(s string) bool {
+	return s != "" && s != "." && s != ".." && filepath.Base(s) == s
 }
 
 // copilotTranscript is where Copilot CLI keeps the events of a session

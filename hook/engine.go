@@ -620,10 +620,12 @@ type turnError struct {
 	Message string `json:"message"`
 }
 
-// stopReason tells the user why agentd stopped the agent.
+// stopReason tells the user why agentd stopped the agent. The agent
+// shows it on the person's terminal, and the goal's reason may come from
+// etcd, so its control characters are written as <U+XXXX>.
 func stopReason(te turnEndResult) string {
 	if te.Goal != nil && te.Goal.TerminalReason != "" {
-		return "agentd stopped the agent: " + te.Goal.TerminalReason
+		return "agentd stopped the agent: " + goal.VisibleText(te.Goal.TerminalReason)
 	}
 	return "agentd stopped the agent: the goal's budget is spent"
 }

@@ -121,7 +121,7 @@ func (opencode) tokens(ctx context.Context, ev event, c *cursor) (int64, int, er
 		if slices.ContainsFunc(c.Messages, func(s counted) bool { return s.ID == m.ID }) {
 			continue
 		}
-		total += m.Tokens
+		total = addTokens(total, m.Tokens)
 		n++
 		c.Messages = append(c.Messages, m)
 	}

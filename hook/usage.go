@@ -2,6 +2,7 @@ package hook
 
 import (
 	"context"
+	"math"
 	"slices"
 	"time"
 )
@@ -12,10 +13,11 @@ import (
 // its usage grew by, so a response counts once, at its largest value
 // (Claude Code, Gemini CLI, Qwen Code, Copilot CLI).
 func countMessage(c *cursor, id string, n int64) {
+	n = max(n, 0)
 	i := slices.IndexFunc(c.Messages, func(m counted) bool { return m.ID == id })
 	if i < 0 {
 		c.UnclaimedResponses++
-		c.Unclaimed += n
+		c.Unclaimed = addTokens(c.Unclaimed, n)
 		c.Messages = append(c.Messages, counted{id, n})
 		if len(c.Messages) > maxMessages {
 			c.Messages = slices.Clone(c.Messages[len(c.Messages)-maxMessages:])
@@ -23,9 +25,23 @@ func countMessage(c *cursor, id string, n int64) {
 		return
 	}
 	if n > c.Messages[i].Tokens {
-		c.Unclaimed += n - c.Messages[i].Tokens
+		c.Unclaimed = addTokens(c.Unclaimed, n-c.Messages[i].Tokens)
 		c.Messages[i].Tokens = n
 	}
+}
+
+// addTokens is the sum a + n of output tokens, n read from the agent (its
+// transcript, its plugin's event: what the model's provider reported, in a
+// file the user's processes can write). A negative n adds nothing, so that
+// one response cannot take back the tokens of others, and the sum
+// saturates instead of wrapping to a negative total, which agentd would
+// refuse with the step's tokens (docs/security.md, "Token counts a hook
+// reads cannot shrink a step's count").
+func addTokens(a, n int64) int64 {
+	if n <= 0 {
+		return a
+	}
+	return min(a, math.MaxInt64-n) + n
 }
 
 // claim takes the unclaimed output tokens and responses from the cursor.
