@@ -6,7 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 )
+
+// callTable holds the ids of the calls in flight both ways; its maps are
+// guarded by mu.
+type callTable struct {
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // the peer's calls being answered: their cancel ($/cancelRequest)
+	pending  map[string]chan rpcResult     // this side's Calls waiting for their response
+}
 
 type rpcResult struct {
 	result json.RawMessage
@@ -33,13 +42,13 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 		return nil, fmt.Errorf("%w: the %s request of %d bytes exceeds the limit of %d bytes on one message", ErrMessageTooLarge, method, n, c.max)
 	}
 	ch := make(chan rpcResult, 1)
-	c.mu.Lock()
-	c.pending[key] = ch
-	c.mu.Unlock()
+	c.calls.mu.Lock()
+	c.calls.pending[key] = ch
+	c.calls.mu.Unlock()
 	defer func() {
-		c.mu.Lock()
-		delete(c.pending, key)
-		c.mu.Unlock()
+		c.calls.mu.Lock()
+		delete(c.calls.pending, key)
+		c.calls.mu.Unlock()
 	}()
 	if err := c.enqueue(body, false); err != nil {
 		return nil, err
@@ -62,9 +71,9 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 
 // deliver hands a response to the Call waiting for its id.
 func (c *Conn) deliver(m *rpcIncoming) {
-	c.mu.Lock()
-	ch, ok := c.pending[string(m.req.ID)]
-	c.mu.Unlock()
+	c.calls.mu.Lock()
+	ch, ok := c.calls.pending[string(m.req.ID)]
+	c.calls.mu.Unlock()
 	if !ok || m.req.ID == nil {
 		attrs := []any{"id", string(m.req.ID)}
 		if m.err != nil {

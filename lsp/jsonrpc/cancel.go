@@ -37,9 +37,9 @@ func (c *Conn) cancelRequest(params json.RawMessage) {
 		c.log.Log(context.Background(), level, "jsonrpc: $/cancelRequest without a number or string id; ignored (logged once per connection, later ones at debug level)", attrs...)
 		return
 	}
-	c.mu.Lock()
-	cancel := c.inflight[string(id)]
-	c.mu.Unlock()
+	c.calls.mu.Lock()
+	cancel := c.calls.inflight[string(id)]
+	c.calls.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}

@@ -32,6 +32,12 @@ const (
 var errRPCCloseCalled = errors.New("jsonrpc: Close called")
 
 // Conn is one JSON-RPC connection. Create it with NewConn and start it with Run.
+//
+// Its state is grouped by what guards it: the outgoing queue (out, under
+// its own mutex), the idle workers (workers, under theirs), the ids of the
+// calls in flight both ways (calls, under theirs) and the closing of the
+// transport (end, under its own); the rest is set once, atomic, or a
+// channel.
 type Conn struct {
 	rwc   io.ReadWriteCloser
 	r     *Reader
@@ -39,13 +45,10 @@ type Conn struct {
 	max   int64
 	log   *slog.Logger
 
-	qmu         sync.Mutex
-	queue       [][]byte      // framed messages for the writer, in issue order
-	queuedMsgs  int           // messages queued or being written; guarded by qmu
-	queuedBytes int           // their bytes; guarded by qmu
-	queueReady  chan struct{} // 1-buffered: the queue has messages
-	writing     bool          // a goroutine is writing: the writer, or a worker writing its reply (writeReply); guarded by qmu
-	overflowed  bool          // a reply overflowed the queue, which closed the connection (logged once); guarded by qmu
+	out     outQueue
+	workers workerPool
+	calls   callTable
+	end     closer
 
 	badCancels atomic.Int64 // $/cancelRequest messages without a usable id: the first is a warning, the rest debug
 
@@ -60,18 +63,16 @@ type Conn struct {
 	nextID     atomic.Int64
 	handlers   sync.WaitGroup
 	unanswered sync.WaitGroup // of handlers, those whose reply is neither queued nor being written (Settle)
+}
 
-	wmu  sync.Mutex
-	idle []chan task // workers waiting for a handler, the last idle first; guarded by wmu
+// closer closes the transport once and records why.
+type closer struct {
+	once sync.Once
+	err  error // rwc.Close's, set in once
 
-	closeOnce sync.Once
-	closeErr  error
-
-	mu          sync.Mutex
-	closed      bool  // transport closed by us
-	closeReason error // why: errRPCCloseCalled, ctx.Err(), a write error, or nil (Run ending)
-	inflight    map[string]context.CancelFunc
-	pending     map[string]chan rpcResult
+	mu     sync.Mutex
+	closed bool  // transport closed by us; guarded by mu
+	reason error // why: errRPCCloseCalled, ctx.Err(), a write error, or nil (Run ending); guarded by mu
 }
 
 // NewConn returns a connection over rwc that routes incoming messages with route.
@@ -82,13 +83,12 @@ func NewConn(rwc io.ReadWriteCloser, route Router, opts Options) *Conn {
 		route:      route,
 		max:        opts.MaxMessageBytes,
 		log:        opts.Logger,
-		queueReady: make(chan struct{}, 1),
 		stopping:   make(chan struct{}),
 		writerDone: make(chan struct{}),
 		readDone:   make(chan struct{}),
 		done:       make(chan struct{}),
-		inflight:   make(map[string]context.CancelFunc),
-		pending:    make(map[string]chan rpcResult),
+		out:        outQueue{ready: make(chan struct{}, 1)},
+		calls:      callTable{inflight: make(map[string]context.CancelFunc), pending: make(map[string]chan rpcResult)},
 	}
 	if c.max <= 0 {
 		c.max = DefaultMaxMessageBytes
@@ -130,9 +130,9 @@ func (c *Conn) Run(ctx context.Context) error {
 
 	err := c.readLoop(base)
 	stopAfter()
-	c.mu.Lock()
-	closed, reason := c.closed, c.closeReason
-	c.mu.Unlock()
+	c.end.mu.Lock()
+	closed, reason := c.end.closed, c.end.reason
+	c.end.mu.Unlock()
 	close(c.readDone)
 	cancel()
 
@@ -216,9 +216,9 @@ func (c *Conn) drain(wait, done <-chan struct{}, writes bool) int {
 			timedOut, wait = true, nil
 		case <-tick.C:
 		}
-		c.qmu.Lock()
-		msgs, size, pending := c.queuedMsgs, c.queuedBytes, c.writing || c.queuedMsgs > 0
-		c.qmu.Unlock()
+		c.out.mu.Lock()
+		msgs, size, pending := c.out.msgs, c.out.bytes, c.out.writing || c.out.msgs > 0
+		c.out.mu.Unlock()
 		now := time.Now().UnixNano()
 		unread, known := c.unread()
 		switch {
@@ -286,13 +286,13 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // closeTransport closes rwc once, recording why; it returns rwc.Close's error.
 func (c *Conn) closeTransport(reason error) error {
-	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		c.closed, c.closeReason = true, reason
-		c.mu.Unlock()
-		c.closeErr = c.rwc.Close()
+	c.end.once.Do(func() {
+		c.end.mu.Lock()
+		c.end.closed, c.end.reason = true, reason
+		c.end.mu.Unlock()
+		c.end.err = c.rwc.Close()
 	})
-	return c.closeErr
+	return c.end.err
 }
 
 func (c *Conn) stopOutput() { c.stopOnce.Do(func() { close(c.stopping) }) }

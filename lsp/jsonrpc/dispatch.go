@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sync"
 )
 
 // maxIdleWorkers is how many handler goroutines a Conn keeps for the next
@@ -64,6 +65,13 @@ func (c *Conn) handle(ctx context.Context, body []byte) {
 	}
 }
 
+// workerPool holds the workers waiting for a handler, the last idle
+// first; idle is guarded by mu.
+type workerPool struct {
+	mu   sync.Mutex
+	idle []chan task
+}
+
 // task runs one handler and returns the reply to send, nil for none.
 type task func() (reply []byte)
 
@@ -74,15 +82,15 @@ type task func() (reply []byte)
 func (c *Conn) goHandler(t task) {
 	c.handlers.Add(1)
 	c.unanswered.Add(1)
-	c.wmu.Lock()
-	if n := len(c.idle); n > 0 {
-		w := c.idle[n-1]
-		c.idle = c.idle[:n-1]
-		c.wmu.Unlock()
+	c.workers.mu.Lock()
+	if n := len(c.workers.idle); n > 0 {
+		w := c.workers.idle[n-1]
+		c.workers.idle = c.workers.idle[:n-1]
+		c.workers.mu.Unlock()
 		w <- t // buffered: never waits
 		return
 	}
-	c.wmu.Unlock()
+	c.workers.mu.Unlock()
 	w := make(chan task, 1)
 	w <- t
 	go c.worker(w)
@@ -106,12 +114,12 @@ func (c *Conn) worker(w chan task) {
 			}
 		}
 		reply := t()
-		c.wmu.Lock()
-		keep := len(c.idle) < maxIdleWorkers
+		c.workers.mu.Lock()
+		keep := len(c.workers.idle) < maxIdleWorkers
 		if keep {
-			c.idle = append(c.idle, w)
+			c.workers.idle = append(c.workers.idle, w)
 		}
-		c.wmu.Unlock()
+		c.workers.mu.Unlock()
 		if reply != nil {
 			c.writeReply(reply)
 		} else {
@@ -143,21 +151,21 @@ func (c *Conn) dispatch(ctx context.Context, req *Request) {
 	// queued it).
 	key := string(req.ID)
 	hctx, cancel := context.WithCancel(ctx)
-	c.mu.Lock()
-	_, dup := c.inflight[key]
+	c.calls.mu.Lock()
+	_, dup := c.calls.inflight[key]
 	if !dup {
-		c.inflight[key] = cancel
+		c.calls.inflight[key] = cancel
 	}
-	c.mu.Unlock()
+	c.calls.mu.Unlock()
 	if dup {
 		cancel()
 		c.send(rpcReplyBody(req.ID, nil, NewError(CodeInvalidRequest, "invalid request: id %s is already in use", req.ID)))
 		return
 	}
 	done := func() {
-		c.mu.Lock()
-		delete(c.inflight, key) // before replying, so the peer may reuse the id at once
-		c.mu.Unlock()
+		c.calls.mu.Lock()
+		delete(c.calls.inflight, key) // before replying, so the peer may reuse the id at once
+		c.calls.mu.Unlock()
 		cancel()
 	}
 	h, inline := c.routeSafe(req)

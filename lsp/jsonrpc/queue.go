@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Bounds of a connection's outgoing queue (docs/reliability.md, Limits). The
@@ -35,6 +36,18 @@ func (c *Conn) Notify(method string, params any) error {
 		return err
 	}
 	return c.enqueue(body, false)
+}
+
+// outQueue is a connection's outgoing queue: what waits to be written, and
+// whether a goroutine is writing. Its fields but ready are guarded by mu.
+type outQueue struct {
+	mu         sync.Mutex
+	frames     [][]byte      // framed messages for the writer, in issue order
+	msgs       int           // messages queued or being written
+	bytes      int           // their bytes
+	writing    bool          // a goroutine is writing: the writer, or a worker writing its reply (writeReply)
+	overflowed bool          // a reply overflowed the queue, which closed the connection (logged once)
+	ready      chan struct{} // 1-buffered: the queue has messages
 }
 
 // ErrQueueFull is returned by TryNotify when the peer is not reading: 4096
@@ -100,16 +113,16 @@ func (c *Conn) enqueueFrame(frame []byte, optional bool) error {
 		return ErrConnClosed
 	default:
 	}
-	c.qmu.Lock()
-	msgs, size := c.queuedMsgs, c.queuedBytes+len(frame)
+	c.out.mu.Lock()
+	msgs, size := c.out.msgs, c.out.bytes+len(frame)
 	switch {
 	case optional && (msgs >= maxQueuedNotes || size > maxNoteBytes):
-		c.qmu.Unlock()
+		c.out.mu.Unlock()
 		return ErrQueueFull
 	case !optional && msgs > 0 && size > maxQueueBytes:
-		first := !c.overflowed
-		c.overflowed = true
-		c.qmu.Unlock()
+		first := !c.out.overflowed
+		c.out.overflowed = true
+		c.out.mu.Unlock()
 		err := fmt.Errorf("%w: %d messages of %d bytes wait to be written, and %d more bytes would exceed the limit of %d bytes",
 			errNotReading, msgs, size-len(frame), len(frame), maxQueueBytes)
 		if first { // the replies of the handlers still running overflow too
@@ -118,11 +131,11 @@ func (c *Conn) enqueueFrame(frame []byte, optional bool) error {
 		c.closeTransport(err)
 		return err
 	}
-	c.queue = append(c.queue, frame)
-	c.queuedMsgs, c.queuedBytes = msgs+1, size
-	c.qmu.Unlock()
+	c.out.frames = append(c.out.frames, frame)
+	c.out.msgs, c.out.bytes = msgs+1, size
+	c.out.mu.Unlock()
 	select {
-	case c.queueReady <- struct{}{}:
+	case c.out.ready <- struct{}{}:
 	default:
 	}
 	return nil

@@ -14,7 +14,7 @@ func (c *Conn) writeLoop() {
 	defer close(c.writerDone)
 	for {
 		select {
-		case <-c.queueReady:
+		case <-c.out.ready:
 			c.writeQueued()
 		case <-c.stopping:
 			c.writeQueued()
@@ -38,9 +38,9 @@ func (c *Conn) write(f []byte) {
 	}
 	if err != nil {
 		c.writeErr = err
-		c.mu.Lock()
-		closed := c.closed
-		c.mu.Unlock()
+		c.end.mu.Lock()
+		closed := c.end.closed
+		c.end.mu.Unlock()
 		switch {
 		case closed:
 		case errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET):
@@ -60,35 +60,35 @@ func (c *Conn) write(f []byte) {
 // another goroutine is writing (it empties the queue itself). A message
 // counts against the queue's bounds until it has been written.
 func (c *Conn) writeQueued() {
-	c.qmu.Lock()
-	if c.writing {
-		c.qmu.Unlock()
+	c.out.mu.Lock()
+	if c.out.writing {
+		c.out.mu.Unlock()
 		return
 	}
-	c.writing = true
+	c.out.writing = true
 	c.drainLocked()
 }
 
 // drainLocked writes the queue until it is empty, then gives up the
-// writing; it is called with qmu held and c.writing set, and returns
-// with qmu released.
+// writing; it is called with c.out.mu held and c.out.writing set, and
+// returns with c.out.mu released.
 func (c *Conn) drainLocked() {
-	for len(c.queue) > 0 {
-		batch := c.queue
-		c.queue = nil
-		c.qmu.Unlock()
+	for len(c.out.frames) > 0 {
+		batch := c.out.frames
+		c.out.frames = nil
+		c.out.mu.Unlock()
 		for i, f := range batch {
 			c.write(f)
 			batch[i] = nil
-			c.qmu.Lock()
-			c.queuedMsgs--
-			c.queuedBytes -= len(f)
-			c.qmu.Unlock()
+			c.out.mu.Lock()
+			c.out.msgs--
+			c.out.bytes -= len(f)
+			c.out.mu.Unlock()
 		}
-		c.qmu.Lock()
+		c.out.mu.Lock()
 	}
-	c.writing = false
-	c.qmu.Unlock()
+	c.out.writing = false
+	c.out.mu.Unlock()
 }
 
 // writeReply is send for a worker: when nothing is queued or being
@@ -108,24 +108,24 @@ func (c *Conn) writeReply(body []byte) {
 		return // the connection has ended: dropped, as send drops it
 	default:
 	}
-	c.qmu.Lock()
-	if c.writing || len(c.queue) > 0 {
-		c.qmu.Unlock()
+	c.out.mu.Lock()
+	if c.out.writing || len(c.out.frames) > 0 {
+		c.out.mu.Unlock()
 		c.send(body)
 		c.unanswered.Done()
 		return
 	}
 	f := framed(body)
-	c.writing = true
-	c.queuedMsgs++
-	c.queuedBytes += len(f)
-	c.qmu.Unlock()
+	c.out.writing = true
+	c.out.msgs++
+	c.out.bytes += len(f)
+	c.out.mu.Unlock()
 	// Being written: what is sent from now on is queued behind it, so it
 	// counts as answered (Settle) before the peer has read it.
 	c.unanswered.Done()
 	c.write(f)
-	c.qmu.Lock()
-	c.queuedMsgs--
-	c.queuedBytes -= len(f)
+	c.out.mu.Lock()
+	c.out.msgs--
+	c.out.bytes -= len(f)
 	c.drainLocked()
 }
