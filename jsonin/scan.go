@@ -255,28 +255,25 @@ func (s *scanner) object(i int, m mode, t reflect.Type, v reflect.Value, at *pla
 	if depth > maxDepth {
 		return 0, errSyntax
 	}
-	var fields []field
-	var elem reflect.Type
+	var k objectKeys
 	if m == typed {
 		if t.Kind() == reflect.Struct {
 			var own bool
-			fields, own = structFields(t)
+			k.fields, own = structFields(t)
+			k.isStruct = true
 			if !own && v.IsValid() {
 				s.fallback, v = true, reflect.Value{}
 			}
 		} else {
-			elem = t.Elem()
+			k.elem = t.Elem()
 		}
 	}
-	var seenFields []bool        // by field index, for a struct
-	var seenKeys map[string]bool // for a map, or any object in dups mode
-	var present []bool           // by field index: given a value other than null
-	if len(fields) > 0 {
-		seenFields, present = make([]bool, len(fields)), make([]bool, len(fields))
+	if len(k.fields) > 0 {
+		k.seenFields, k.present = make([]bool, len(k.fields)), make([]bool, len(k.fields))
 	}
 	i = s.skipSpace(i + 1)
 	if i < len(s.data) && s.data[i] == '}' {
-		return s.required(fields, present, seenFields, at, i+1)
+		return s.required(k.fields, k.present, k.seenFields, at, i+1)
 	}
 	for {
 		if i >= len(s.data) || s.data[i] != '"' {
@@ -293,57 +290,84 @@ func (s *scanner) object(i int, m mode, t reflect.Type, v reflect.Value, at *pla
 		}
 		i = s.skipSpace(i + 1)
 		if m == plain {
-			if i, err = s.value(i, plain, nil, reflect.Value{}, "", at, depth); err != nil {
-				return 0, err
-			}
+			i, err = s.value(i, plain, nil, reflect.Value{}, "", at, depth)
 		} else {
-			key := unquote(rawKey)
-			member := &place{parent: at, key: key, index: -1}
-			vm, vt, fi := m, elem, -1
-			if m == typed && t.Kind() == reflect.Struct {
-				// A key given twice is a duplicate before it is unknown;
-				// an unknown key fails at its first occurrence.
-				fi = fieldIndex(fields, key)
-				if fi >= 0 && seenFields[fi] {
-					return 0, errorOf(Duplicate, key, "", "%s: key %q appears twice", at, key)
-				}
-				if fi < 0 {
-					e := errorOf(Unknown, key, "", "%s: unknown field %q", at, key)
-					for _, f := range fields {
-						e.Known = append(e.Known, f.name)
-					}
-					return 0, e
-				}
-				seenFields[fi], vt = true, fields[fi].typ
-			} else {
-				if seenKeys[key] {
-					return 0, errorOf(Duplicate, key, "", "%s: key %q appears twice", at, key)
-				}
-				if seenKeys == nil {
-					seenKeys = map[string]bool{}
-				}
-				seenKeys[key] = true
-			}
-			var fv reflect.Value
-			if fi >= 0 && v.IsValid() {
-				fv = v.FieldByIndex(fields[fi].index)
-			}
-			start := i
-			if i, err = s.value(i, vm, vt, fv, key, member, depth); err != nil {
-				return 0, err
-			}
-			if fi >= 0 {
-				present[fi] = string(s.data[start:i]) != "null"
-			}
+			i, err = s.member(i, m, &k, unquote(rawKey), v, at, depth)
+		}
+		if err != nil {
+			return 0, err
 		}
 		var closed bool
 		if i, closed, err = s.after(i, '}'); err != nil {
 			return 0, err
 		}
 		if closed {
-			return s.required(fields, present, seenFields, at, i)
+			return s.required(k.fields, k.present, k.seenFields, at, i)
 		}
 	}
+}
+
+// objectKeys is what object knows of an object's members outside plain
+// mode: a struct's fields or a map's element type, and the keys read so
+// far.
+type objectKeys struct {
+	isStruct   bool    // typed into a struct: keys are its fields
+	fields     []field // of the struct
+	elem       reflect.Type
+	seenFields []bool          // by field index, for a struct
+	seenKeys   map[string]bool // for a map, or any object in dups mode
+	present    []bool          // by field index: given a value other than null
+}
+
+// claim records key, read in the object at at, and returns the index of
+// the field it fills (-1 for none) and the type its value decodes to. A
+// key given twice is a duplicate before it is unknown; an unknown key
+// fails at its first occurrence.
+func (k *objectKeys) claim(key string, at *place) (int, reflect.Type, error) {
+	if !k.isStruct {
+		if k.seenKeys[key] {
+			return -1, nil, errorOf(Duplicate, key, "", "%s: key %q appears twice", at, key)
+		}
+		if k.seenKeys == nil {
+			k.seenKeys = map[string]bool{}
+		}
+		k.seenKeys[key] = true
+		return -1, k.elem, nil
+	}
+	fi := fieldIndex(k.fields, key)
+	if fi >= 0 && k.seenFields[fi] {
+		return -1, nil, errorOf(Duplicate, key, "", "%s: key %q appears twice", at, key)
+	}
+	if fi < 0 {
+		e := errorOf(Unknown, key, "", "%s: unknown field %q", at, key)
+		for _, f := range k.fields {
+			e.Known = append(e.Known, f.name)
+		}
+		return -1, nil, e
+	}
+	k.seenFields[fi] = true
+	return fi, k.fields[fi].typ, nil
+}
+
+// member reads the value of the member key at i into v's field (a struct's
+// member, when v is valid) and returns the index after it.
+func (s *scanner) member(i int, m mode, k *objectKeys, key string, v reflect.Value, at *place, depth int) (int, error) {
+	fi, vt, err := k.claim(key, at)
+	if err != nil {
+		return 0, err
+	}
+	var fv reflect.Value
+	if fi >= 0 && v.IsValid() {
+		fv = v.FieldByIndex(k.fields[fi].index)
+	}
+	start := i
+	if i, err = s.value(i, m, vt, fv, key, &place{parent: at, key: key, index: -1}, depth); err != nil {
+		return 0, err
+	}
+	if fi >= 0 {
+		k.present[fi] = string(s.data[start:i]) != "null"
+	}
+	return i, nil
 }
 
 // required refuses a required field left out of an object (absent or

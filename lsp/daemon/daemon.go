@@ -261,132 +261,169 @@ func (d *Daemon) Path() string { return d.path }
 func (d *Daemon) Serve(ctx context.Context, srv *lsp.Server) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var (
-		mu        sync.Mutex
-		active    int
-		idleSince = time.Now()
-		stopping  bool
-		conns     sync.WaitGroup
-	)
-	idle := make(chan struct{}, 1) // a tick of the idle timer; re-checked under mu
-	handover := make(chan client.HandoverParams, 1)
-	connOpts := lsp.ConnOptions{Ungated: map[string]jsonrpc.Handler{client.HandoverMethod: serveHandover(handover)}}
-	var timer *time.Timer
+	s := &serving{
+		d:           d,
+		srv:         srv,
+		idleSince:   time.Now(),
+		idle:        make(chan struct{}, 1),
+		handover:    make(chan client.HandoverParams, 1),
+		acceptEnded: make(chan struct{}, 1),
+	}
+	s.opts = lsp.ConnOptions{Ungated: map[string]jsonrpc.Handler{client.HandoverMethod: serveHandover(s.handover)}}
 	if d.idle > 0 {
-		timer = time.AfterFunc(d.idle, func() {
+		s.timer = time.AfterFunc(d.idle, func() {
 			select {
-			case idle <- struct{}{}:
+			case s.idle <- struct{}{}:
 			default:
 			}
 		})
-		defer timer.Stop()
+		defer s.timer.Stop()
 	}
-	acceptEnded := make(chan struct{}, 1) // the current listener was closed
-	var accepting sync.WaitGroup
-	// accept serves the connections of ln until it is closed: by Serve
-	// when it stops, or by keepSocket, which replaced it (d.ln, under mu).
-	accept := func(ln *net.UnixListener) {
-		defer accepting.Done()
-		backoff := 5 * time.Millisecond
-		for {
-			c, err := ln.AcceptUnix()
-			if err != nil {
-				if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
-					mu.Lock()
-					current := ln == d.ln
-					mu.Unlock()
-					if current {
-						select {
-						case acceptEnded <- struct{}{}:
-						default:
-						}
+	s.accepting.Add(1)
+	go s.accept(ctx, d.ln)
+	s.wait(ctx)
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
+	d.ln.Close() // removes the socket file
+	cancel()
+	s.conns.Wait()
+	s.accepting.Wait()
+	return nil
+}
+
+// serving is one run of Serve: the listeners accepting connections, the
+// connections being served, and their count, which drives the idle
+// timeout.
+type serving struct {
+	d    *Daemon
+	srv  *lsp.Server
+	opts lsp.ConnOptions // of every connection: the handover method, ungated
+
+	mu        sync.Mutex // guards the fields below, and d.ln while Serve runs (keepSocket)
+	active    int        // connections being served
+	idleSince time.Time  // when active last fell to 0
+	stopping  bool       // Serve is stopping: no connection is served from now on
+	timer     *time.Timer
+
+	conns       sync.WaitGroup             // connections being served
+	accepting   sync.WaitGroup             // accept loops
+	idle        chan struct{}              // a tick of the idle timer; re-checked under mu
+	handover    chan client.HandoverParams // a newer agentd asked for the socket
+	acceptEnded chan struct{}              // the current listener was closed
+}
+
+// accept serves the connections of ln until it is closed: by Serve when it
+// stops, or by keepSocket, which replaced it (d.ln, under mu).
+func (s *serving) accept(ctx context.Context, ln *net.UnixListener) {
+	defer s.accepting.Done()
+	backoff := 5 * time.Millisecond
+	for {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
+				s.mu.Lock()
+				current := ln == s.d.ln
+				s.mu.Unlock()
+				if current {
+					select {
+					case s.acceptEnded <- struct{}{}:
+					default:
 					}
-					return
 				}
-				d.log.Warn("accept failed; retrying", "err", err, "in", backoff)
-				time.Sleep(backoff)
-				backoff = min(2*backoff, time.Second)
-				continue
+				return
 			}
-			backoff = 5 * time.Millisecond
-			pid, ok := d.peerAllowed(c)
-			if !ok {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			if stopping {
-				mu.Unlock()
-				c.Close()
-				continue
-			}
-			active++
-			conns.Add(1) // under mu: Serve's Wait comes after stopping is set
-			if timer != nil {
-				timer.Stop()
-			}
-			mu.Unlock()
-			go func() {
-				defer conns.Done()
-				d.serveConn(ctx, srv, c, d.callerOf(pid, connOpts))
-				c.Close()
-				mu.Lock()
-				active--
-				if active == 0 && timer != nil {
-					idleSince = time.Now()
-					timer.Reset(d.idle)
-				}
-				mu.Unlock()
-			}()
+			s.d.log.Warn("accept failed; retrying", "err", err, "in", backoff)
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
 		}
+		backoff = 5 * time.Millisecond
+		pid, ok := s.d.peerAllowed(c)
+		if !ok || !s.admit() {
+			c.Close()
+			continue
+		}
+		go s.serve(ctx, c, pid)
 	}
-	accepting.Add(1)
-	go accept(d.ln)
+}
+
+// admit counts a new connection as served, unless Serve is stopping.
+func (s *serving) admit() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return false
+	}
+	s.active++
+	s.conns.Add(1) // under mu: Serve's Wait comes after stopping is set
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	return true
+}
+
+// serve serves one admitted connection of process pid, then closes it; the
+// last connection to end starts the idle timer again.
+func (s *serving) serve(ctx context.Context, c *net.UnixConn, pid int) {
+	defer s.conns.Done()
+	s.d.serveConn(ctx, s.srv, c, s.d.callerOf(pid, s.opts))
+	c.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	if s.active == 0 && s.timer != nil {
+		s.idleSince = time.Now()
+		s.timer.Reset(s.d.idle)
+	}
+}
+
+// wait returns when Serve is to stop: ctx is done, the listener was
+// closed, a newer agentd asked for the socket (every ready client is told
+// why its connection ends), or no connection came for the idle timeout.
+// Meanwhile it makes the socket file again when it was removed.
+func (s *serving) wait(ctx context.Context) {
 	check := time.NewTicker(socketCheckInterval)
 	defer check.Stop()
-
-wait:
 	for {
 		select {
 		case <-ctx.Done():
-			d.log.Info("daemon stopping", "reason", context.Cause(ctx))
-			break wait
-		case <-acceptEnded:
-			break wait
+			s.d.log.Info("daemon stopping", "reason", context.Cause(ctx))
+			return
+		case <-s.acceptEnded:
+			return
 		case <-check.C:
-			mu.Lock()
-			if ln := d.keepSocket(); ln != nil {
-				accepting.Add(1)
-				go accept(ln)
+			s.mu.Lock()
+			if ln := s.d.keepSocket(); ln != nil {
+				s.accepting.Add(1)
+				go s.accept(ctx, ln)
 			}
-			mu.Unlock()
-		case p := <-handover:
-			d.log.Info("daemon stopping: handing over to a newer agentd", "version", p.Version, "forwarderPid", p.Pid)
-			srv.TellReady(fmt.Sprintf("agentd: agentd %s replaces this shared daemon (agentd %s): this connection ends now, "+
-				"and agentd started again reaches the new daemon (your editor restarts it; if it does not, restart agentd)", p.Version, d.version))
-			break wait
-		case <-idle:
-			mu.Lock()
-			// A tick sent just before a connection came and went is stale.
-			quiet := active == 0 && time.Since(idleSince) >= d.idle
-			if quiet {
-				stopping = true
-			}
-			mu.Unlock()
-			if quiet {
-				d.log.Info("daemon stopping: no connection", "for", d.idle)
-				break wait
+			s.mu.Unlock()
+		case p := <-s.handover:
+			s.d.log.Info("daemon stopping: handing over to a newer agentd", "version", p.Version, "forwarderPid", p.Pid)
+			s.srv.TellReady(fmt.Sprintf("agentd: agentd %s replaces this shared daemon (agentd %s): this connection ends now, "+
+				"and agentd started again reaches the new daemon (your editor restarts it; if it does not, restart agentd)", p.Version, s.d.version))
+			return
+		case <-s.idle:
+			if s.quiet() {
+				s.d.log.Info("daemon stopping: no connection", "for", s.d.idle)
+				return
 			}
 		}
 	}
-	mu.Lock()
-	stopping = true
-	mu.Unlock()
-	d.ln.Close() // removes the socket file
-	cancel()
-	conns.Wait()
-	accepting.Wait()
-	return nil
+}
+
+// quiet reports, on a tick of the idle timer, whether no connection has
+// been open for the idle timeout; then Serve is stopping. A tick sent just
+// before a connection came and went is stale.
+func (s *serving) quiet() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	quiet := s.active == 0 && time.Since(s.idleSince) >= s.d.idle
+	if quiet {
+		s.stopping = true
+	}
+	return quiet
 }
 
 // closeLater is a daemon connection as ServeConn sees it: its Close only

@@ -77,166 +77,208 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, conn *net.UnixCon
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var st clientState
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	l := &link{conn: conn, replayable: redial != nil, redial: redial, log: log}
+	f := &forwarder{
+		log:          log,
+		l:            &link{conn: conn, replayable: redial != nil, redial: redial, log: log},
+		parentGone:   make(chan int, 1),
+		initSent:     make(chan struct{}),
+		spoke:        make(chan struct{}),
+		silent:       make(chan struct{}),
+		upDone:       make(chan pumpEnd, 1),
+		downDone:     make(chan pumpEnd, 1),
+		daemonClosed: make(chan struct{}),
+	}
 	closeAll := sync.OnceFunc(func() {
-		l.close()
+		f.l.close()
 		if c, ok := in.(io.Closer); ok {
 			c.Close()
 		}
 	})
 	defer closeAll()
+	go f.watchSilence(ctx)
+	go f.pumpUp(ctx, in)
+	go f.pumpDown(ctx, conn, out)
+	return f.end(ctx)
+}
 
-	parentGone := make(chan int, 1)
-	initSent := make(chan struct{}) // the client's initialize went to the daemon
-	spoke := make(chan struct{})    // the daemon sent its first bytes
-	silent := make(chan struct{})   // it sent none within forwardInitWait of initSent
-	go func() {
-		select {
-		case <-initSent:
-		case <-spoke:
-			return
-		case <-ctx.Done():
-			return
-		}
-		t := time.NewTimer(forwardInitWait)
-		defer t.Stop()
-		select {
-		case <-spoke:
-		case <-ctx.Done():
-		case <-t.C:
-			close(silent)
-		}
-	}()
-	type upEnd struct{ readErr, writeErr error }
-	upDone := make(chan upEnd, 1)
-	go func() {
-		var watchOnce, initOnce sync.Once
-		readErr, writeErr := relayClient(l, in, func(method string, params json.RawMessage) {
-			if method == "initialize" {
-				initOnce.Do(func() { l.sentInit(); close(initSent) })
-			} else {
-				l.noReplay()
-			}
-			pid := st.saw(method, params)
-			if pid > 0 {
-				watchOnce.Do(func() {
-					lsp.WatchProcess(ctx, log, pid, func() { parentGone <- pid })
-				})
-			}
-		})
-		upDone <- upEnd{readErr, writeErr}
-	}()
-	type downEnd struct{ readErr, writeErr error }
-	downDone := make(chan downEnd, 1)
-	daemonClosed := make(chan struct{}) // the daemon's side of conn has ended
-	var wrote atomic.Int64              // when (UnixNano) the last write to out ended
-	go func() {
-		defer close(daemonClosed)
-		buf := make([]byte, 32<<10)
-		var outErr error
-		var spokeOnce sync.Once
-		for {
-			n, err := conn.Read(buf)
-			if n > 0 {
-				spokeOnce.Do(func() {
-					l.noReplay()
-					close(spoke)
-				})
-			}
-			if n > 0 && outErr == nil {
-				// After out failed, the rest is read and dropped until
-				// the daemon closes its side.
-				if _, outErr = out.Write(buf[:n]); outErr != nil {
-					downDone <- downEnd{writeErr: outErr}
-				}
-				wrote.Store(time.Now().UnixNano())
-			}
-			if err != nil {
-				if n == 0 {
-					next, rerr := l.reconnect(ctx, err)
-					if next != nil {
-						conn = next
-						continue
-					}
-					if rerr != nil {
-						err = rerr
-					}
-				}
-				if outErr == nil {
-					downDone <- downEnd{readErr: err}
-				}
-				return
-			}
-		}
-	}()
-	// settle closes the client's side of conn and waits for the daemon to
-	// close its side, at most forwardDrain after it began or after the last
-	// write to the client, whichever is later: by then the daemon has
-	// finished the connection (released the client's folders, paused a
-	// goal-driven turn left open), as a stdio server has when it exits,
-	// and what it wrote last has reached a client that reads.
-	settle := func(after string) {
-		l.closeWrite()
-		begun := time.Now().UnixNano()
-		tick := time.NewTicker(forwardDrain / 30)
-		defer tick.Stop()
-		for {
-			select {
-			case <-daemonClosed:
-				return
-			case <-tick.C:
-			}
-			if time.Duration(time.Now().UnixNano()-max(begun, wrote.Load())) >= forwardDrain {
-				log.Warn("the daemon did not close the connection after "+after, "waited", forwardDrain)
-				return
-			}
-		}
-	}
+// forwarder is one run of Forward: the link to the daemon, what it learns
+// from the client's messages, and the channels by which its goroutines
+// (watchSilence, pumpUp, pumpDown) tell end how the relay ends.
+type forwarder struct {
+	log *slog.Logger
+	l   *link
+	st  clientState
 
-	lost := func(err error) error {
-		if err == nil || errors.Is(err, io.EOF) {
-			return errors.New("the daemon closed the connection")
-		}
-		return err
-	}
+	parentGone   chan int      // the process named by the client's initialize died
+	initSent     chan struct{} // the client's initialize went to the daemon
+	spoke        chan struct{} // the daemon sent its first bytes
+	silent       chan struct{} // it sent none within forwardInitWait of initSent
+	upDone       chan pumpEnd  // pumpUp ended: the client's input ended, or the daemon's side failed
+	downDone     chan pumpEnd  // pumpDown ended: the daemon's side ended, or the client's output failed
+	daemonClosed chan struct{} // the daemon's side of the connection has ended
+	wrote        atomic.Int64  // when (UnixNano) the last write to the client's output ended
+}
+
+// pumpEnd is how one direction of the relay ended: its read or its write
+// failed (a nil readErr with no writeErr is a clean end of input).
+type pumpEnd struct{ readErr, writeErr error }
+
+// watchSilence closes f.silent when the daemon sends nothing within
+// forwardInitWait of the client's initialize.
+func (f *forwarder) watchSilence(ctx context.Context) {
 	select {
-	case u := <-upDone:
+	case <-f.initSent:
+	case <-f.spoke:
+		return
+	case <-ctx.Done():
+		return
+	}
+	t := time.NewTimer(forwardInitWait)
+	defer t.Stop()
+	select {
+	case <-f.spoke:
+	case <-ctx.Done():
+	case <-t.C:
+		close(f.silent)
+	}
+}
+
+// pumpUp relays the client's input to the daemon, noting on the way the
+// client's initialize (which may still be replayed), shutdown and exit,
+// and watching the process its initialize names.
+func (f *forwarder) pumpUp(ctx context.Context, in io.Reader) {
+	var watchOnce, initOnce sync.Once
+	readErr, writeErr := relayClient(f.l, in, func(method string, params json.RawMessage) {
+		if method == "initialize" {
+			initOnce.Do(func() { f.l.sentInit(); close(f.initSent) })
+		} else {
+			f.l.noReplay()
+		}
+		pid := f.st.saw(method, params)
+		if pid > 0 {
+			watchOnce.Do(func() {
+				lsp.WatchProcess(ctx, f.log, pid, func() { f.parentGone <- pid })
+			})
+		}
+	})
+	f.upDone <- pumpEnd{readErr, writeErr}
+}
+
+// pumpDown relays the daemon's output to the client until the daemon's
+// side ends; a connection that ends before the daemon sent a byte is
+// replaced when it may be (link.reconnect). After the client's output
+// failed, the rest is read and dropped until the daemon closes its side.
+func (f *forwarder) pumpDown(ctx context.Context, conn *net.UnixConn, out io.Writer) {
+	defer close(f.daemonClosed)
+	buf := make([]byte, 32<<10)
+	var outErr error
+	var spokeOnce sync.Once
+	for {
+		n, err := conn.Read(buf)
+		if n > 0 {
+			spokeOnce.Do(func() {
+				f.l.noReplay()
+				close(f.spoke)
+			})
+		}
+		if n > 0 && outErr == nil {
+			if _, outErr = out.Write(buf[:n]); outErr != nil {
+				f.downDone <- pumpEnd{writeErr: outErr}
+			}
+			f.wrote.Store(time.Now().UnixNano())
+		}
+		if err != nil {
+			if n == 0 {
+				next, rerr := f.l.reconnect(ctx, err)
+				if next != nil {
+					conn = next
+					continue
+				}
+				if rerr != nil {
+					err = rerr
+				}
+			}
+			if outErr == nil {
+				f.downDone <- pumpEnd{readErr: err}
+			}
+			return
+		}
+	}
+}
+
+// settle closes the client's side of the connection and waits for the
+// daemon to close its side, at most forwardDrain after it began or after
+// the last write to the client, whichever is later: by then the daemon has
+// finished the connection (released the client's folders, paused a
+// goal-driven turn left open), as a stdio server has when it exits, and
+// what it wrote last has reached a client that reads.
+func (f *forwarder) settle(after string) {
+	f.l.closeWrite()
+	begun := time.Now().UnixNano()
+	tick := time.NewTicker(forwardDrain / 30)
+	defer tick.Stop()
+	for {
+		select {
+		case <-f.daemonClosed:
+			return
+		case <-tick.C:
+		}
+		if time.Duration(time.Now().UnixNano()-max(begun, f.wrote.Load())) >= forwardDrain {
+			f.log.Warn("the daemon did not close the connection after "+after, "waited", forwardDrain)
+			return
+		}
+	}
+}
+
+// end waits for the first way the relay ends and returns Forward's exit
+// code and error for it (see Forward).
+func (f *forwarder) end(ctx context.Context) (int, error) {
+	select {
+	case u := <-f.upDone:
 		if u.writeErr != nil {
-			if code, exited := st.exitCode(); exited {
+			if code, exited := f.st.exitCode(); exited {
 				return code, nil
 			}
-			return 1, lost(u.writeErr)
+			return 1, daemonLost(u.writeErr)
 		}
 		if u.readErr != nil {
-			log.Warn("reading the client's input failed", "err", u.readErr)
+			f.log.Warn("reading the client's input failed", "err", u.readErr)
 		}
-		settle("the client's input ended")
-		if code, exited := st.exitCode(); exited {
+		f.settle("the client's input ended")
+		if code, exited := f.st.exitCode(); exited {
 			return code, nil
 		}
 		return 0, nil
-	case d := <-downDone:
+	case d := <-f.downDone:
 		if d.writeErr != nil {
-			log.Info("the client's output is closed; ending", "err", d.writeErr)
-			settle("the client's output closed")
+			f.log.Info("the client's output is closed; ending", "err", d.writeErr)
+			f.settle("the client's output closed")
 			return 1, nil
 		}
-		if code, exited := st.exitCode(); exited {
+		if code, exited := f.st.exitCode(); exited {
 			return code, nil
 		}
-		return 1, lost(d.readErr)
-	case <-parentGone:
-		settle("the client's process ended")
+		return 1, daemonLost(d.readErr)
+	case <-f.parentGone:
+		f.settle("the client's process ended")
 		return 1, nil
-	case <-silent:
+	case <-f.silent:
 		return 1, &client.SilentError{What: "initialize", Wait: forwardInitWait}
 	case <-ctx.Done():
-		settle("agentd was told to stop")
+		f.settle("agentd was told to stop")
 		return 1, nil
 	}
+}
+
+// daemonLost is the error for a connection to the daemon that ended with
+// err: a plain end says the daemon closed it.
+func daemonLost(err error) error {
+	if err == nil || errors.Is(err, io.EOF) {
+		return errors.New("the daemon closed the connection")
+	}
+	return err
 }
 
 // link is Forward's way to the daemon: the client's bytes are written to

@@ -97,34 +97,7 @@ func (b *bench) fanout() error {
 	}
 	var ops []*op
 	for _, n := range counts {
-		w, watchers, i := writesIn(folders[n], "fan", items), clients[1:n+1], 0
-		var fan time.Duration
-		ops = append(ops, &op{label: fmt.Sprintf("write with %d clients watching", n), inner: true, also: func() time.Duration { return fan },
-			fn: func() (json.RawMessage, error) {
-				i++
-				t0 := time.Now()
-				raw, err := writer.exec(w[i%2])
-				reply := time.Now()
-				if err == nil {
-					err = toolError(raw)
-				}
-				last := time.Time{}
-				for _, o := range watchers {
-					if err != nil {
-						return nil, err
-					}
-					select {
-					case at := <-o.notes:
-						if at.After(last) {
-							last = at
-						}
-					case <-time.After(callLimit):
-						err = errors.New("a client never received agentd/todoChanged")
-					}
-				}
-				fan = last.Sub(reply)
-				return fmt.Appendf(nil, `{"ns":%d}`, reply.Sub(t0)), err
-			}})
+		ops = append(ops, fanOp(n, writer, writesIn(folders[n], "fan", items), clients[1:n+1]))
 	}
 	if err := b.interleave(block, ops...); err != nil {
 		return err
@@ -142,6 +115,40 @@ func (b *bench) fanout() error {
 		}
 	}
 	return nil
+}
+
+// fanOp is fanout's op for n watchers: writer makes one of the writes w,
+// and the op's also is the time from its reply to the last of watchers
+// receiving its agentd/todoChanged.
+func fanOp(n int, writer *client, w []json.RawMessage, watchers []*client) *op {
+	var fan time.Duration
+	i := 0
+	return &op{label: fmt.Sprintf("write with %d clients watching", n), inner: true, also: func() time.Duration { return fan },
+		fn: func() (json.RawMessage, error) {
+			i++
+			t0 := time.Now()
+			raw, err := writer.exec(w[i%2])
+			reply := time.Now()
+			if err == nil {
+				err = toolError(raw)
+			}
+			last := time.Time{}
+			for _, o := range watchers {
+				if err != nil {
+					return nil, err
+				}
+				select {
+				case at := <-o.notes:
+					if at.After(last) {
+						last = at
+					}
+				case <-time.After(callLimit):
+					err = errors.New("a client never received agentd/todoChanged")
+				}
+			}
+			fan = last.Sub(reply)
+			return fmt.Appendf(nil, `{"ns":%d}`, reply.Sub(t0)), err
+		}}
 }
 
 // writers is the number of concurrent writers of concurrent, and perWriter
@@ -202,11 +209,7 @@ func (b *bench) concurrent() error {
 	for _, c := range clients {
 		pids[1] = append(pids[1], c.proc.Cmd.Process.Pid)
 	}
-	type spent struct {
-		cpu    [3]time.Duration
-		writes int
-	}
-	batch := func(n int, sp *spent) func() (json.RawMessage, error) {
+	batch := func(n int, sp *cpuSpent) func() (json.RawMessage, error) {
 		return func() (json.RawMessage, error) {
 			var ready, done sync.WaitGroup
 			start, errs := make(chan struct{}), make([]error, n)
@@ -230,12 +233,27 @@ func (b *bench) concurrent() error {
 			return fmt.Appendf(nil, `{"ns":%d}`, wall/(writers*perWriter)), errors.Join(errs...)
 		}
 	}
-	var spentOne, spentMany spent
+	var spentOne, spentMany cpuSpent
 	one := &op{label: "1 writer", inner: true, fn: batch(1, &spentOne)}
 	many := &op{label: fmt.Sprintf("%d writers", writers), inner: true, fn: batch(writers, &spentMany)}
 	if err := interleaveRounds(1, max(b.n/40, 10), 1, one, many); err != nil {
 		return err
 	}
+	b.reportConcurrent(one, many, spentOne, spentMany)
+	return nil
+}
+
+// cpuSpent is the CPU time the processes of concurrent spent in its
+// blocks, by the daemon, the forwarders and the bench, and the writes made.
+type cpuSpent struct {
+	cpu    [3]time.Duration
+	writes int
+}
+
+// reportConcurrent reports concurrent's figures: the time per write of 1
+// writer (one) and of writers at once (many), the speedup, the CPU every
+// write costs and the ceiling on the speedup that this CPU sets.
+func (b *bench) reportConcurrent(one, many *op, spentOne, spentMany cpuSpent) {
 	p1 := b.rep.latency(fmt.Sprintf("1 writer, %d writes one after the other: µs per write", writers*perWriter), "concurrent_1_write", one.samples, "", 0)
 	pN := b.rep.latency(fmt.Sprintf("%d writers at once, %d writes each: µs per write (wall time / writes)", writers, perWriter),
 		fmt.Sprintf("concurrent_%d_write", writers), many.samples, "1 writer", p1)
@@ -244,7 +262,7 @@ func (b *bench) concurrent() error {
 		fmt.Sprintf("%.2f× (%.0f against %.0f writes/s)", speedup, float64(time.Second)/float64(pN), float64(time.Second)/float64(p1)))
 	// The CPU every write costs the machine bounds the throughput of any
 	// number of writers: at most cores / (CPU per write) writes per second.
-	perWrite := func(label, key string, sp spent) time.Duration {
+	perWrite := func(label, key string, sp cpuSpent) time.Duration {
 		var all time.Duration
 		for _, c := range sp.cpu {
 			all += c
@@ -262,7 +280,6 @@ func (b *bench) concurrent() error {
 	b.rep.value(fmt.Sprintf("CPU ceiling on %d cores: %d writers' best throughput against 1 writer's", cores, writers),
 		fmt.Sprintf("concurrent_%d_cpu_ceiling_speedup", writers), ceiling,
 		fmt.Sprintf("%.2f× (%d cores / %.1f µs per write = %.0f writes/s)", ceiling, cores, float64(cpuN)/1e3, float64(cores)*float64(time.Second)/float64(cpuN)))
-	return nil
 }
 
 // cpuTime is the CPU time the processes pids have run so far, all their

@@ -59,22 +59,9 @@ func (b *bench) team() error {
 	t := &benchT{dir: filepath.Join(b.tmp, "etcd")}
 	defer t.done()
 	c := etcdtest.Start(t, 1)
-	team, _ := json.Marshal(map[string]any{"id": teamID, "etcd": c.Endpoints()})
-	var folders []string
-	for _, name := range []string{"teamA", "teamB"} {
-		f := b.folder(name)
-		if err := os.MkdirAll(filepath.Join(f, ".agentd"), 0o700); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(f, ".agentd", "team.json"), team, 0o600); err != nil {
-			return err
-		}
-		// Each machine's person accepts the team file (docs/team.md).
-		accept := b.agentd(filepath.Join(b.tmp, name+"-state"), "team", "accept", "--workspace", f)
-		if out, err := accept.CombinedOutput(); err != nil {
-			return fmt.Errorf("agentd team accept: %v: %s", err, out)
-		}
-		folders = append(folders, f)
+	folders, err := b.teamFolders(c.Endpoints())
+	if err != nil {
+		return err
 	}
 	writer, err := b.startAgentd(filepath.Join(b.tmp, "teamA-state"), folders[0])
 	if err != nil {
@@ -136,6 +123,29 @@ func (b *bench) team() error {
 	r.latency(f.label, f.key, f.op.samples, "(a)+(c)", percentile(f.echo.samples, .5)+percentile(txn.samples, .5))
 	r.latency("write request → client of the other agentd notified", "team_notify", f.op.alsoSamples, "", 0)
 	return nil
+}
+
+// teamFolders makes the run's two team folders, teamA and teamB, each
+// with a team file naming the etcd endpoints and accepted by its own state
+// directory's person (docs/team.md), and returns them.
+func (b *bench) teamFolders(endpoints []string) ([]string, error) {
+	team, _ := json.Marshal(map[string]any{"id": teamID, "etcd": endpoints})
+	var folders []string
+	for _, name := range []string{"teamA", "teamB"} {
+		f := b.folder(name)
+		if err := os.MkdirAll(filepath.Join(f, ".agentd"), 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(f, ".agentd", "team.json"), team, 0o600); err != nil {
+			return nil, err
+		}
+		accept := b.agentd(filepath.Join(b.tmp, name+"-state"), "team", "accept", "--workspace", f)
+		if out, err := accept.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("agentd team accept: %v: %s", err, out)
+		}
+		folders = append(folders, f)
+	}
+	return folders, nil
 }
 
 // txnFloor is the etcd floor of a team write: one Txn that compares a
