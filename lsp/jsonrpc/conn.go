@@ -31,6 +31,12 @@ const (
 // errRPCCloseCalled is the close reason recorded by Close; Run then returns nil.
 var errRPCCloseCalled = errors.New("jsonrpc: Close called")
 
+// errPeerClosed is the close reason recorded when a write fails because the
+// peer closed its end (EPIPE, ECONNRESET), as a client that runs once per
+// event does after its answer (docs/hooks.md): the peer gone, not a fault,
+// so Run returns nil whether its reader or a writer saw it first.
+var errPeerClosed = errors.New("jsonrpc: the peer closed the connection")
+
 // Conn is one JSON-RPC connection. Create it with NewConn and start it with Run.
 //
 // Its state is grouped by what guards it: the outgoing queue (out, under
@@ -170,7 +176,7 @@ func (c *Conn) Run(ctx context.Context) error {
 	c.closeTransport(nil)
 
 	switch {
-	case closed && reason == errRPCCloseCalled:
+	case closed && (reason == errRPCCloseCalled || reason == errPeerClosed):
 		return nil
 	case closed && reason != nil:
 		return reason

@@ -49,6 +49,8 @@ func (c *Conn) write(f []byte) {
 			// to write, such as a notification that followed the answer,
 			// had no one to read it.
 			c.log.Debug("jsonrpc: the peer closed the connection; dropping what is left to write", "err", err)
+			c.closeTransport(errPeerClosed)
+			return
 		default:
 			c.log.Error("jsonrpc: write failed; closing the connection", "err", err)
 		}
