@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"sync"
 
@@ -15,24 +15,43 @@ import (
 	"github.com/agentd/agentd/service"
 )
 
-// runMCP runs `agentd mcp` (docs/mcp.md): an MCP server on stdin/stdout for
+// mcp is `agentd mcp` (docs/mcp.md): an MCP server on stdin/stdout for
 // one workspace folder (--workspace, else workspaceFolder's rule) and
 // session. --remote=auto (the default) and unix:PATH reach the shared
 // daemon as the forwarder does (dialShared); --remote=off serves the state
 // from this process, as `agentd` on stdio does.
-func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
+type mcp struct{ t target }
+
+func (*mcp) Name() string          { return "mcp" }
+func (*mcp) Usage([]string) string { return mcpUsage }
+func (*mcp) ShortHelp() string {
+	return `  agentd mcp [--remote=auto|off|unix:PATH]
+                                        MCP server on stdin/stdout for coding agents: the
+                                        tools, the state as resources, a goal prompt
+`
+}
+
+func (m *mcp) SetFlags(fs *flag.FlagSet) {
+	cli.WorkspaceVar(fs, &m.t.workspace)
+	cli.SessionVar(fs, &m.t.session)
+	cli.RemoteVar(fs, &m.t.remote)
+	m.t.etcd.SetFlags(fs)
+}
+
+func (m *mcp) Run(ctx context.Context, e *env, pos []string) int {
+	o, log, stdin, stdout, stderr := m.t, e.log, e.stdin, e.stdout, e.stderr
 	if len(pos) > 0 {
 		fmt.Fprint(stderr, mcpUsage)
 		return 2
 	}
-	folder, err := workspaceFolder(o, stateDir)
+	folder, err := workspaceFolder(e, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
 		return 2
 	}
 	var dial func(context.Context) (io.ReadWriteCloser, error)
 	if o.remote == "off" {
-		svc := service.New(o.storeOptions(stateDir, log), service.Daemon)
+		svc := service.New(e.storeOptions(o.etcd), service.Daemon)
 		defer svc.Close()
 		srv := lsp.NewServer(svc, agentdVersion(), log)
 		defer srv.Close()
@@ -50,7 +69,7 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 			return 2
 		}
 		dial = func(dctx context.Context) (io.ReadWriteCloser, error) {
-			conn, _, err := dialShared(dctx, o, path, explicit, stateDir, log)
+			conn, _, err := dialShared(dctx, e, o, path, explicit)
 			if err != nil {
 				return nil, err
 			}

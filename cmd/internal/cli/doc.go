@@ -6,7 +6,7 @@
 // logger and its never-blocking sink (OpenLog), the version (Version), the
 // shell side of reaching the shared daemon (RemoteSocket, Daemon: dial it,
 // starting `agentd serve` when none runs), and `agentd hook` itself (Hook,
-// HookFlags), so that both programs behave alike from one copy.
+// HookFlags) and the flags both take (sharedflags.go), so that both programs behave alike from one copy.
 //
 // It is apart from cmd/agentd so that agentd-hook, run once per agent
 // event, links none of what agentd links for its other subcommands (the
