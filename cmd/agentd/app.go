@@ -285,9 +285,8 @@ func (a *app) parse(args []string, stdout, stderr io.Writer) (c command, pos []s
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return nil, nil, failBeforeRun(args, 2), true
 	}
-	if c == a.version {
-		fmt.Fprintf(stdout, "agentd %s\n", agentdVersion())
-		return nil, nil, 0, true
+	if c == a.version { // it needs no log or state directory
+		return nil, nil, c.Run(context.Background(), &env{stdout: stdout, stderr: stderr}, pos), true
 	}
 	return c, pos, 0, false
 }

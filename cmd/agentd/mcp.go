@@ -15,6 +15,9 @@ import (
 	"github.com/agentd/agentd/service"
 )
 
+// mcpUsage is its usage: what --help prints and a wrong command line shows.
+const mcpUsage = "usage: agentd mcp [--workspace DIR] [--session S] [--remote=auto|off|unix:PATH]\n  serves MCP on stdin/stdout for coding agents (docs/mcp.md)\n"
+
 // mcp is `agentd mcp` (docs/mcp.md): an MCP server on stdin/stdout for
 // one workspace folder (--workspace, else workspaceFolder's rule) and
 // session. --remote=auto (the default) and unix:PATH reach the shared

@@ -26,13 +26,11 @@ var version = ""
 
 func agentdVersion() string { return cli.Version(version) }
 
-// Usages of the subcommands that have their own: what `agentd SUB --help`
-// and `agentd help SUB` print, and what a wrong command line of SUB shows.
+// toolUsage and stateUsage are what `agentd tool --help` and `agentd
+// state --help` print, and what a wrong command line of theirs shows.
 const (
-	toolUsage     = "usage: agentd tool NAME [JSON] [--json] [--workspace DIR] [--session S]\n  calls the tool (TodoList, CreateGoal, GetGoal, SetGoalBudget, UpdateGoal) and prints its\n  output; exit 1 when the tool answers an error; the workspace folder used is named on stderr\n"
-	stateUsage    = "usage: agentd state [--json] [--workspace DIR] [--session S]\n  prints the workspace folder, the todo list and the goal\n"
-	mcpUsage      = "usage: agentd mcp [--workspace DIR] [--session S] [--remote=auto|off|unix:PATH]\n  serves MCP on stdin/stdout for coding agents (docs/mcp.md)\n"
-	simulateUsage = "usage: agentd simulate [--script NAME|FILE] [--workspace DIR] [--session S] [--verbose]\n  plays a scripted agent loop (built-in: complete, turn-budget) and prints what the agent sees\n"
+	toolUsage  = "usage: agentd tool NAME [JSON] [--json] [--workspace DIR] [--session S]\n  calls the tool (TodoList, CreateGoal, GetGoal, SetGoalBudget, UpdateGoal) and prints its\n  output; exit 1 when the tool answers an error; the workspace folder used is named on stderr\n"
+	stateUsage = "usage: agentd state [--json] [--workspace DIR] [--session S]\n  prints the workspace folder, the todo list and the goal\n"
 )
 
 // stdio joins stdin and stdout into one connection. Close closes stdin when

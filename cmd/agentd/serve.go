@@ -59,7 +59,7 @@ func (s *serve) Run(ctx context.Context, e *env, pos []string) int {
 }
 
 // versionCmd is `agentd version`, also `agentd --version`; app.parse
-// answers it before anything opens.
+// runs it before anything opens.
 type versionCmd struct{ flag bool }
 
 func (*versionCmd) Name() string          { return "version" }
@@ -72,4 +72,7 @@ func (v *versionCmd) SetFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&v.flag, "version", false, "print the version")
 }
 
-func (*versionCmd) Run(context.Context, *env, []string) int { return 0 }
+func (*versionCmd) Run(_ context.Context, e *env, _ []string) int {
+	fmt.Fprintf(e.stdout, "agentd %s\n", agentdVersion())
+	return 0
+}

@@ -42,6 +42,9 @@ func loadScript(name string) (*loop.Script, error) {
 	return &s, nil
 }
 
+// simulateUsage is its usage: what --help prints and a wrong command line shows.
+const simulateUsage = "usage: agentd simulate [--script NAME|FILE] [--workspace DIR] [--session S] [--verbose]\n  plays a scripted agent loop (built-in: complete, turn-budget) and prints what the agent sees\n"
+
 // simulate is `agentd simulate`: it plays a script as an agent host would, through the lifecycle
 // commands, and prints each turn's injections, tool results and
 // continuation. Without --workspace and --state-dir it plays in a fresh
