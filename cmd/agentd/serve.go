@@ -21,8 +21,15 @@ type serve struct {
 	listenTimeout time.Duration // how long the daemon waits without clients
 }
 
-func (*serve) Name() string          { return "serve" }
-func (*serve) Usage([]string) string { return "" }
+func (*serve) Name() string { return "serve" }
+
+func (s *serve) Usage([]string) string {
+	return "usage:\n" + s.ShortHelp() + `  flags: --stdio, --remote=auto|unix:PATH, --listen=unix:PATH, --listen.timeout DURATION,
+  the etcd settings of team folders (agentd --help), --workspace (taken, not used: the editor
+  names the folders); docs/shared-daemon.md
+`
+}
+
 func (*serve) ShortHelp() string {
 	return `  agentd [serve] [--stdio]              LSP over stdin/stdout (what editors start)
   agentd --remote=auto                  LSP over stdin/stdout relayed to your shared daemon,
@@ -62,8 +69,10 @@ func (s *serve) Run(ctx context.Context, e *env, pos []string) int {
 // runs it before anything opens.
 type versionCmd struct{ flag bool }
 
-func (*versionCmd) Name() string          { return "version" }
-func (*versionCmd) Usage([]string) string { return "" }
+func (*versionCmd) Name() string { return "version" }
+func (*versionCmd) Usage([]string) string {
+	return "usage: agentd version (also agentd --version)\n  prints agentd's version; takes no other flag\n"
+}
 func (*versionCmd) ShortHelp() string {
 	return "  agentd version                        print the version (also agentd --version)\n"
 }

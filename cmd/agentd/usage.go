@@ -32,8 +32,7 @@ subcommand does not take is refused, naming the subcommands that take it):
 Docs: README.md and docs/ in the agentd repository.
 `
 
-// overview is agentd's usage: what agentd --help prints, and agentd SUB
-// --help for a subcommand without a usage of its own.
+// overview is agentd's usage: what agentd --help prints.
 func (a *app) overview() string {
 	var b strings.Builder
 	b.WriteString(overviewHead)
@@ -45,13 +44,11 @@ func (a *app) overview() string {
 }
 
 // usageOf is the help for the command line pos (its positional arguments):
-// the subcommand's usage when it has one, else agentd's.
+// the subcommand's usage when pos names one, else agentd's.
 func (a *app) usageOf(pos []string) string {
 	if len(pos) > 0 {
 		if c, ok := a.lookup(pos[0]); ok {
-			if u := c.Usage(pos[1:]); u != "" {
-				return u
-			}
+			return c.Usage(pos[1:])
 		}
 	}
 	return a.overview()
