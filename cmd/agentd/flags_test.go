@@ -193,6 +193,19 @@ func TestOverviewNamesEveryCommand(t *testing.T) {
 	}
 }
 
+// TestEverySubcommandHasUsage: agentd SUB --help prints SUB's own usage,
+// which names it, not the overview.
+func TestEverySubcommandHasUsage(t *testing.T) {
+	a := newApp()
+	for _, c := range a.commands {
+		var stdout, stderr strings.Builder
+		code := run(context.Background(), []string{c.Name(), "--help"}, strings.NewReader(""), &stdout, &stderr)
+		if code != 0 || stdout.String() != c.Usage(nil) || stdout.String() == a.overview() || !strings.Contains(stdout.String(), "agentd "+c.Name()) && c.Name() != "serve" {
+			t.Errorf("agentd %s --help: exit %d, stdout %q, stderr %q; want its own usage", c.Name(), code, stdout.String(), stderr.String())
+		}
+	}
+}
+
 // TestActionlessRefusal: a flag given to goal or team without an action,
 // which none of their actions takes, is refused naming the command
 // (before: goal's usage, the flag ignored).
