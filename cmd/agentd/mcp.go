@@ -42,19 +42,19 @@ func (m *mcp) SetFlags(fs *flag.FlagSet) {
 }
 
 func (m *mcp) Run(ctx context.Context, e *env, pos []string) int {
-	o, log, stdin, stdout, stderr := m.t, e.log, e.stdin, e.stdout, e.stderr
+	t, log, stdin, stdout, stderr := m.t, e.log, e.stdin, e.stdout, e.stderr
 	if len(pos) > 0 {
 		fmt.Fprint(stderr, mcpUsage)
 		return 2
 	}
-	folder, err := workspaceFolder(e, o)
+	folder, err := workspaceFolder(e, t)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
 		return 2
 	}
 	var dial func(context.Context) (io.ReadWriteCloser, error)
-	if o.remote == "off" {
-		svc := service.New(e.storeOptions(o.etcd), service.Daemon)
+	if t.remote == "off" {
+		svc := service.New(e.storeOptions(t.etcd), service.Daemon)
 		defer svc.Close()
 		srv := lsp.NewServer(svc, agentdVersion(), log)
 		defer srv.Close()
@@ -66,13 +66,13 @@ func (m *mcp) Run(ctx context.Context, e *env, pos []string) int {
 			return client, nil
 		}
 	} else {
-		path, explicit, err := cli.RemoteSocket(o.remote)
+		path, explicit, err := cli.RemoteSocket(t.remote)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
 			return 2
 		}
 		dial = func(dctx context.Context) (io.ReadWriteCloser, error) {
-			conn, _, err := dialShared(dctx, e, o, path, explicit)
+			conn, _, err := dialShared(dctx, e, t, path, explicit)
 			if err != nil {
 				return nil, err
 			}
@@ -81,11 +81,11 @@ func (m *mcp) Run(ctx context.Context, e *env, pos []string) int {
 	}
 	terminalHint(stdin, stderr, "agentd mcp is an MCP server that gives coding agents agentd's tools; it now waits for MCP messages on stdin.\n"+
 		"Agents start it for you: agentd setup claude|gemini|codex|copilot|qwen|cursor writes it into their config (docs/mcp.md). Press Ctrl-D to quit.\n")
-	log.Debug("serving MCP", "workspace", folder, "session", o.session, "remote", o.remote)
+	log.Debug("serving MCP", "workspace", folder, "session", t.session, "remote", t.remote)
 	in, restore := pollableStdin(stdin)
 	defer restore()
 	err = mcpserver.Serve(ctx, readCloser(in), nopWriteCloser{stdout}, mcpserver.Options{
-		Folder: folder, Session: o.session, Version: agentdVersion(), Dial: dial, Logger: log,
+		Folder: folder, Session: t.session, Version: agentdVersion(), Dial: dial, Logger: log,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd mcp: %v\n", err)

@@ -74,10 +74,10 @@ func (s *simulate) SetFlags(fs *flag.FlagSet) {
 func (*simulate) printsForPerson() bool { return true }
 
 func (s *simulate) Run(ctx context.Context, e *env, pos []string) int {
-	o, stdout, stderr := s, e.stdout, e.stderr
+	stdout, stderr := e.stdout, e.stderr
 	name := "complete"
-	if o.script != "" {
-		name = o.script
+	if s.script != "" {
+		name = s.script
 	}
 	if len(pos) > 0 {
 		fmt.Fprint(stderr, simulateUsage)
@@ -88,7 +88,7 @@ func (s *simulate) Run(ctx context.Context, e *env, pos []string) int {
 		fmt.Fprintf(stderr, "agentd simulate: %v\n", err)
 		return 2
 	}
-	dir, stateDir := o.t.workspace, e.stateDir
+	dir, stateDir := s.t.workspace, e.stateDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "agentd-simulate-")
 		if err != nil {
@@ -102,15 +102,15 @@ func (s *simulate) Run(ctx context.Context, e *env, pos []string) int {
 	abs, _ := filepath.Abs(dir)
 	here := *e
 	here.stateDir = stateDir
-	svc := service.New(here.storeOptions(o.t.etcd), service.OneShot)
+	svc := service.New(here.storeOptions(s.t.etcd), service.OneShot)
 	defer svc.Close()
-	session := o.t.session
+	session := s.t.session
 	if session == "" {
 		session = sc.Session
 	}
 	cl := commands.NewClient(svc, commands.Defaults{Session: session})
 	defer cl.Close()
-	if o.t.workspace != "" {
+	if s.t.workspace != "" {
 		cl.SetCaller(caller.Self()) // a real folder's state: as `agentd goal` would
 	}
 	if err := cl.AddFolder(abs); err != nil {
@@ -120,7 +120,7 @@ func (s *simulate) Run(ctx context.Context, e *env, pos []string) int {
 	// The run's nanosecond clock makes turn ids unique per run, so a script
 	// can be played again on the same state.
 	h := &loop.Host{Executor: executor{cl}, TurnPrefix: fmt.Sprintf("sim-%d-", time.Now().UnixNano())}
-	p := &printer{out: stdout, verbose: o.verbose}
+	p := &printer{out: stdout, verbose: s.verbose}
 	fmt.Fprintf(stdout, "Script: %s\n\n", sc.Description)
 	st, err := loop.Play(ctx, h, sc, p.observer())
 	if err != nil {
