@@ -206,6 +206,48 @@ func TestEverySubcommandHasUsage(t *testing.T) {
 	}
 }
 
+// TestEveryForeignFlagRefused: every command and action refuses every flag
+// of agentd it does not declare, naming the flag and itself, before
+// anything runs; and takes every flag it declares.
+func TestEveryForeignFlagRefused(t *testing.T) {
+	a := newApp()
+	all := a.allFlags(io.Discard)
+	try := func(line []string) {
+		own, cmd := newApp().flagSet(mustLookup(t, line[0]), line[1:], io.Discard)
+		all.VisitAll(func(f *flag.Flag) {
+			args := append(slices.Clone(line), "--"+f.Name+"="+f.DefValue)
+			var stderr strings.Builder
+			_, _, code, done := newApp().parse(args, io.Discard, &stderr)
+			if own.Lookup(f.Name) != nil {
+				if done && code != 0 || stderr.Len() != 0 {
+					t.Errorf("agentd %q: exit %d, %s; want it taken", args, code, stderr.String())
+				}
+				return
+			}
+			want := "agentd: --" + f.Name + " is a flag of: "
+			if !done || code != failBeforeRun(args, 2) || !strings.HasPrefix(stderr.String(), want) || !strings.Contains(stderr.String(), "; agentd "+cmd+" does not take it") {
+				t.Errorf("agentd %q: done %v, exit %d, stderr %q; want it refused", args, done, code, stderr.String())
+			}
+		})
+	}
+	for _, c := range a.commands {
+		try([]string{c.Name()})
+		if p, ok := c.(withActions); ok {
+			for _, act := range p.Actions() {
+				try([]string{c.Name(), act.Name()})
+			}
+		}
+	}
+}
+
+func mustLookup(t *testing.T, name string) command {
+	c, ok := newApp().lookup(name)
+	if !ok {
+		t.Fatalf("no command %s", name)
+	}
+	return c
+}
+
 // TestActionlessRefusal: a flag given to goal or team without an action,
 // which none of their actions takes, is refused naming the command
 // (before: goal's usage, the flag ignored).
