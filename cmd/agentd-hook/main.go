@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cli.HookNotHandled(name, err, stderr)
 	}
 	d := cli.Daemon{StateDir: stateDir, LogLevel: f.LogLevel, LogFile: f.LogFile,
-		Etcd:    cli.EtcdFlags(f.EtcdEndpoints, f.EtcdCACert, f.EtcdCert, f.EtcdKey, f.EtcdUser),
+		Etcd:    f.Etcd.Args(),
 		Version: cli.Version(version), Program: cli.Beside, Logger: log}
 	return cli.Hook(ctx, name, pos, f.HookLine, d, stdin, stdout, stderr)
 }

@@ -2,54 +2,35 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"slices"
-	"strings"
+
+	"github.com/agentd/agentd/cmd/internal/cli"
 )
 
-// globalFlags go with every command.
-var globalFlags = []string{"state-dir", "log-file", "log-level"}
-
-// commandOf is the command that the positional arguments pos name, as
-// flagCommands spells it ("goal pause"); ok is false for a command line
-// that is wrong anyway (an unknown subcommand or goal action, help), whose
-// own error or usage wins.
-func commandOf(pos []string) (cmd string, ok bool) {
-	if len(pos) == 0 {
-		return "serve", true
-	}
-	s, ok := lookup(pos[0])
-	switch {
-	case !ok:
-		return "", false
-	case s.actions == nil:
-		return s.name, true
-	case len(pos) > 1 && s.hasAction(pos[1]):
-		return s.name + " " + pos[1], true
-	}
-	return "", false
+// target is where a command works: the workspace folder, the session, the
+// shared daemon, and this machine's etcd settings (docs/team.md). Each
+// command declares those of its flags it takes (cli declares each once);
+// the others stay "", their defaults.
+type target struct {
+	workspace, session, remote string
+	etcd                       cli.Etcd
 }
 
-// checkFlags refuses a flag set in fs that cmd does not take, naming the
-// commands that take it (goal spelt out as its actions when only some take
-// it). Flags are checked in fs.Visit's order, lexical.
-func checkFlags(fs *flag.FlagSet, cmd string) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err != nil || slices.Contains(globalFlags, f.Name) {
-			return
-		}
-		takers := flagCommands[f.Name]
-		name, _, isAction := strings.Cut(cmd, " ")
-		if slices.Contains(takers, cmd) || isAction && slices.Contains(takers, name) {
-			return
-		}
-		names := strings.Join(takers, ", ")
-		if f.Name == "version" {
-			names = "agentd alone (agentd --version is agentd version)"
-		}
-		err = fmt.Errorf("--%s is a flag of: %s; agentd %s does not take it (see agentd %s --help)",
-			f.Name, names, cmd, strings.Fields(cmd)[0])
-	})
-	return err
+// shell are the flags of the shell commands that run one command on a
+// folder's state (tool, state, goal, undo, history): where, and --json.
+type shell struct {
+	target
+	jsonOut bool
 }
+
+func (s *shell) SetFlags(fs *flag.FlagSet) {
+	cli.WorkspaceVar(fs, &s.workspace)
+	cli.SessionVar(fs, &s.session)
+	cli.RemoteVar(fs, &s.remote)
+	s.etcd.SetFlags(fs)
+	jsonVar(fs, &s.jsonOut)
+}
+
+func (s *shell) printsForPerson() bool { return !s.jsonOut }
+
+// jsonVar declares --json on fs.
+func jsonVar(fs *flag.FlagSet, p *bool) { fs.BoolVar(p, "json", false, "print JSON") }

@@ -38,22 +38,24 @@ func TestParseInterspersed(t *testing.T) {
 		{args: []string{"goal", "create", "--help", "x"}, pos: []string{"goal", "create"}, err: "help requested"},
 		{args: []string{"goal", "pause", "--reason"}, err: "flag --reason needs a value"},
 	} {
-		var o options
-		fs := newFlagSet(&o, io.Discard)
+		a := newApp()
+		fs := a.allFlags(io.Discard)
+		c, _ := a.lookup("goal")
+		g := c.(*goal)
 		pos, err := cli.ParseInterspersed(fs, tt.args)
 		switch {
 		case tt.err == "" && err != nil, tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
 			t.Errorf("cli.ParseInterspersed(%q): error %v, want %q", tt.args, err, tt.err)
 		case tt.err == "help requested" && !errors.Is(err, flag.ErrHelp):
 			t.Errorf("cli.ParseInterspersed(%q): error %v, want flag.ErrHelp", tt.args, err)
-		case !slices.Equal(pos, tt.pos) || o.replace != tt.replace || o.reason != tt.reason:
-			t.Errorf("cli.ParseInterspersed(%q) = %q, replace %v, reason %q; want %q, %v, %q", tt.args, pos, o.replace, o.reason, tt.pos, tt.replace, tt.reason)
+		case !slices.Equal(pos, tt.pos) || g.create.replace != tt.replace || g.pause.reason != tt.reason:
+			t.Errorf("cli.ParseInterspersed(%q) = %q, replace %v, reason %q; want %q, %v, %q", tt.args, pos, g.create.replace, g.pause.reason, tt.pos, tt.replace, tt.reason)
 		}
 	}
 }
 
-// TestFlagsOfCommands: a flag is taken by the commands flagCommands names
-// (goal: every action) and by no other; the refusal names the commands that
+// TestFlagsOfCommands: a flag is taken by the commands that declare it
+// (goal: every action when goal declares it) and by no other; the refusal names the commands that
 // take it, exits 2 (4 with --exit-code on the line) and runs nothing.
 func TestFlagsOfCommands(t *testing.T) {
 	for _, tt := range []struct {
@@ -95,20 +97,11 @@ func TestFlagsOfCommands(t *testing.T) {
 		{args: []string{"state", "--version"}, code: 2,
 			err: "agentd: --version is a flag of: agentd alone (agentd --version is agentd version); agentd state does not take it (see agentd state --help)\n"},
 	} {
-		var o options
-		set := newFlagSet(&o, io.Discard)
-		pos, err := cli.ParseInterspersed(set, tt.args)
-		if err != nil {
-			t.Fatalf("cli.ParseInterspersed(%q): %v", tt.args, err)
-		}
-		cmd, ok := commandOf(pos)
-		if !ok {
-			t.Fatalf("commandOf(%q): not a command", pos)
-		}
-		if err := checkFlags(set, cmd); tt.err == "" && err != nil {
-			t.Errorf("agentd %q: %v, want it accepted", tt.args, err)
-		}
 		if tt.err == "" {
+			var stderr strings.Builder
+			if _, _, code, done := newApp().parse(tt.args, io.Discard, &stderr); done && code != 0 || stderr.Len() != 0 {
+				t.Errorf("agentd %q: exit %d, %s; want it accepted", tt.args, code, stderr.String())
+			}
 			continue
 		}
 		// The refusal comes from run, before anything opens: the state
@@ -125,27 +118,148 @@ func TestFlagsOfCommands(t *testing.T) {
 	}
 }
 
-// TestEveryFlagHasCommands: each flag of newFlagSet is global or names the
-// commands that take it, and each of those is a command.
+// TestEveryFlagHasCommands: each flag of agentd is global or names the
+// commands that take it, and each of those is a command or a command's
+// action.
 func TestEveryFlagHasCommands(t *testing.T) {
-	var o options
-	newFlagSet(&o, io.Discard).VisitAll(func(f *flag.Flag) {
-		if slices.Contains(globalFlags, f.Name) {
+	a := newApp()
+	global := flagsOf(a.globals.SetFlags)
+	takers := a.takers()
+	a.allFlags(io.Discard).VisitAll(func(f *flag.Flag) {
+		if global.Lookup(f.Name) != nil {
 			return
 		}
-		takers, ok := flagCommands[f.Name]
-		if !ok || len(takers) == 0 {
-			t.Errorf("flag --%s is neither global nor in flagCommands", f.Name)
+		if len(takers[f.Name]) == 0 {
+			t.Errorf("flag --%s is neither global nor taken by a command", f.Name)
 		}
-		for _, c := range takers {
-			if _, ok := commandOf(strings.Fields(c)); !ok && c != "goal" {
-				t.Errorf("flagCommands[%q] names %q, which is not a command", f.Name, c)
+		for _, name := range takers[f.Name] {
+			words := strings.Fields(name)
+			c, ok := a.lookup(words[0])
+			p, hasActions := c.(withActions)
+			if !ok || len(words) == 2 && (!hasActions || actionNamed(p, words[1:]) == nil) {
+				t.Errorf("--%s is taken by %q, which is not a command", f.Name, name)
 			}
 		}
 	})
-	for name := range flagCommands {
-		if newFlagSet(&o, io.Discard).Lookup(name) == nil {
-			t.Errorf("flagCommands names --%s, which newFlagSet does not define", name)
+}
+
+// TestSharedFlagsAlike: a flag that several commands or actions declare is
+// of one kind, with one default, wherever it is declared (agentd reads a
+// command line with all of them before it knows the subcommand), and no
+// command declares a global flag.
+func TestSharedFlagsAlike(t *testing.T) {
+	a := newApp()
+	global := flagsOf(a.globals.SetFlags)
+	seen := map[string]*flag.Flag{}
+	check := func(owner string, fs *flag.FlagSet) {
+		fs.VisitAll(func(f *flag.Flag) {
+			if global.Lookup(f.Name) != nil {
+				t.Errorf("%s declares the global flag --%s", owner, f.Name)
+			}
+			first, ok := seen[f.Name]
+			if !ok {
+				seen[f.Name] = f
+				return
+			}
+			if first.DefValue != f.DefValue || isBool(first) != isBool(f) {
+				t.Errorf("--%s of %s: default %q, bool %v; elsewhere %q, %v", f.Name, owner, f.DefValue, isBool(f), first.DefValue, isBool(first))
+			}
+		})
+	}
+	for _, c := range a.commands {
+		check(c.Name(), flagsOf(c.SetFlags))
+		if p, ok := c.(withActions); ok {
+			for _, act := range p.Actions() {
+				check(c.Name()+" "+act.Name(), flagsOf(act.SetFlags))
+			}
+		}
+	}
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// TestOverviewNamesEveryCommand: agentd --help has each subcommand's
+// entry, which names it.
+func TestOverviewNamesEveryCommand(t *testing.T) {
+	a := newApp()
+	for _, c := range a.commands {
+		h := c.ShortHelp()
+		if !strings.Contains(h, "agentd "+c.Name()) && c.Name() != "serve" || !strings.Contains(a.overview(), h) {
+			t.Errorf("the overview's entry of %s is %q", c.Name(), h)
+		}
+	}
+}
+
+// TestEverySubcommandHasUsage: agentd SUB --help prints SUB's own usage,
+// which names it, not the overview.
+func TestEverySubcommandHasUsage(t *testing.T) {
+	a := newApp()
+	for _, c := range a.commands {
+		var stdout, stderr strings.Builder
+		code := run(context.Background(), []string{c.Name(), "--help"}, strings.NewReader(""), &stdout, &stderr)
+		if code != 0 || stdout.String() != c.Usage(nil) || stdout.String() == a.overview() || !strings.Contains(stdout.String(), "agentd "+c.Name()) && c.Name() != "serve" {
+			t.Errorf("agentd %s --help: exit %d, stdout %q, stderr %q; want its own usage", c.Name(), code, stdout.String(), stderr.String())
+		}
+	}
+}
+
+// TestEveryForeignFlagRefused: every command and action refuses every flag
+// of agentd it does not declare, naming the flag and itself, before
+// anything runs; and takes every flag it declares.
+func TestEveryForeignFlagRefused(t *testing.T) {
+	a := newApp()
+	all := a.allFlags(io.Discard)
+	try := func(line []string) {
+		own, cmd := newApp().flagSet(mustLookup(t, line[0]), line[1:], io.Discard)
+		all.VisitAll(func(f *flag.Flag) {
+			args := append(slices.Clone(line), "--"+f.Name+"="+f.DefValue)
+			var stderr strings.Builder
+			_, _, code, done := newApp().parse(args, io.Discard, &stderr)
+			if own.Lookup(f.Name) != nil {
+				if done && code != 0 || stderr.Len() != 0 {
+					t.Errorf("agentd %q: exit %d, %s; want it taken", args, code, stderr.String())
+				}
+				return
+			}
+			want := "agentd: --" + f.Name + " is a flag of: "
+			if !done || code != failBeforeRun(args, 2) || !strings.HasPrefix(stderr.String(), want) || !strings.Contains(stderr.String(), "; agentd "+cmd+" does not take it") {
+				t.Errorf("agentd %q: done %v, exit %d, stderr %q; want it refused", args, done, code, stderr.String())
+			}
+		})
+	}
+	for _, c := range a.commands {
+		try([]string{c.Name()})
+		if p, ok := c.(withActions); ok {
+			for _, act := range p.Actions() {
+				try([]string{c.Name(), act.Name()})
+			}
+		}
+	}
+}
+
+func mustLookup(t *testing.T, name string) command {
+	c, ok := newApp().lookup(name)
+	if !ok {
+		t.Fatalf("no command %s", name)
+	}
+	return c
+}
+
+// TestActionlessRefusal: a flag given to goal or team without an action,
+// which none of their actions takes, is refused naming the command
+// (before: goal's usage, the flag ignored).
+func TestActionlessRefusal(t *testing.T) {
+	for args, want := range map[string]string{
+		"goal --scope todo": "agentd: --scope is a flag of: undo; agentd goal does not take it (see agentd goal --help)\n",
+		"team --limit 3":    "agentd: --limit is a flag of: history; agentd team does not take it (see agentd team --help)\n",
+	} {
+		var stdout, stderr strings.Builder
+		code := run(context.Background(), strings.Fields(args), strings.NewReader(""), &stdout, &stderr)
+		if code != 2 || stderr.String() != want || stdout.Len() != 0 {
+			t.Errorf("agentd %s: exit %d, stderr %q; want exit 2, %q", args, code, stderr.String(), want)
 		}
 	}
 }
@@ -163,7 +277,7 @@ func TestVersionAndGoalHelp(t *testing.T) {
 		"goal queue mv -h":  queueUsage,
 		"state --help":      stateUsage,
 		"history --help":    historyUsage,
-		"--help":            usage,
+		"--help":            newApp().overview(),
 	} {
 		var stdout, stderr strings.Builder
 		code := run(context.Background(), strings.Fields(args), strings.NewReader(""), &stdout, &stderr)
@@ -174,16 +288,18 @@ func TestVersionAndGoalHelp(t *testing.T) {
 }
 
 // TestHookFlagsAsAgentd: agentd-hook's flags (cli.HookFlags) are exactly
-// those `agentd hook` takes, the global ones and those flagCommands gives
-// hook, with agentd's defaults.
+// those `agentd hook` takes, the global ones and hook's, with agentd's
+// defaults.
 func TestHookFlagsAsAgentd(t *testing.T) {
-	var o options
-	agentd := newFlagSet(&o, io.Discard)
+	a := newApp()
+	c, _ := a.lookup("hook")
+	agentd, _ := a.flagSet(c, nil, io.Discard)
 	var f cli.HookFlags
 	lean := f.FlagSet("agentd-hook", io.Discard)
 	var want, got []string
+	takers := a.takers()
 	agentd.VisitAll(func(fl *flag.Flag) {
-		if slices.Contains(globalFlags, fl.Name) || slices.Contains(flagCommands[fl.Name], "hook") {
+		if flagsOf(a.globals.SetFlags).Lookup(fl.Name) != nil || slices.Contains(takers[fl.Name], "hook") {
 			want = append(want, fl.Name)
 		}
 	})

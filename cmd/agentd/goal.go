@@ -3,9 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -52,120 +51,283 @@ const exitFailure = 4
 // ran and did not pass (docs/commands.md).
 const exitCheckFailed = 3
 
-// runGoal runs `agentd goal ...`: the user's goal controls from a shell.
-// With --exit-code every failure exits exitFailure instead of 1 or 2.
-func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fail := func(code int) int {
-		if o.exitCode {
-			return exitFailure
-		}
-		return code
+// goal is `agentd goal ACTION ...`: the user's goal controls from a
+// shell, an action each with its flags; every action takes the shell
+// flags. With --exit-code (goal status) every failure exits exitFailure
+// instead of 1 or 2.
+type goal struct {
+	shell
+	create         goalCreate
+	pause          goalPause
+	resume, cancel goalPlain
+	budget         goalBudget
+	status         goalStatus
+	queue          goalQueue
+	setCheck       goalSetCheck
+	check          goalCheck
+}
+
+func newGoal() *goal {
+	g := &goal{}
+	g.create.g, g.pause.g, g.budget.g, g.status.g, g.queue.g, g.setCheck.g, g.check.g = g, g, g, g, g, g, g
+	g.resume = goalPlain{g: g, name: "resume"}
+	g.cancel = goalPlain{g: g, name: "cancel"}
+	return g
+}
+
+func (*goal) Name() string { return "goal" }
+
+// Usage is goal's, the queue's for `agentd goal queue`.
+func (*goal) Usage(args []string) string {
+	if len(args) > 0 && args[0] == "queue" {
+		return queueUsage
 	}
-	if len(pos) == 0 {
-		fmt.Fprint(stderr, goalUsage)
-		return fail(2)
+	return goalUsage
+}
+
+func (*goal) ShortHelp() string {
+	return `  agentd goal create|pause|resume|cancel|budget|status|queue|set-check|check ...
+                                        the user's goal controls (agentd goal for help)
+`
+}
+
+// Actions are goal's, in the order the refusal of a flag names them.
+func (g *goal) Actions() []action {
+	return []action{&g.create, &g.pause, &g.resume, &g.cancel, &g.budget, &g.status, &g.queue, &g.setCheck, &g.check}
+}
+
+// fail is code, or exitFailure with --exit-code.
+func (g *goal) fail(code int) int {
+	if g.status.exitCode {
+		return exitFailure
 	}
-	verb, rest := pos[0], pos[1:]
-	switch {
-	case verb == "help":
-		fmt.Fprint(stdout, goalUsage)
+	return code
+}
+
+func (g *goal) Run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, goalUsage)
+		return g.fail(2)
+	}
+	if args[0] == "help" {
+		fmt.Fprint(e.stdout, goalUsage)
 		return 0
-	case verb == "queue":
-		return runGoalQueue(ctx, o, stateDir, log, rest, stdout, stderr, fail)
-	case verb == "check" && o.approve:
-		return approveCheck(ctx, o, stateDir, log, strings.Join(rest, " "), stdin, stdout, stderr, fail)
 	}
-	id, args, ok := goalRequest(o, verb, rest, stderr)
+	act := actionNamed(g, args)
+	if act == nil {
+		fmt.Fprintf(e.stderr, "agentd goal: unknown action %q\n%s", args[0], goalUsage)
+		return g.fail(2)
+	}
+	return act.Run(ctx, e, args[1:])
+}
+
+// send runs command id with args for `agentd goal VERB` on the workspace
+// folder (oneShotHere; withFolder completes args with it) and prints the
+// answer (printGoalResult).
+func (g *goal) send(ctx context.Context, e *env, verb, id string, args map[string]any, withFolder func(folder string) error) int {
+	res, ok := oneShotHere(ctx, e, g.target, "goal "+verb, id, args, withFolder)
 	if !ok {
-		return fail(2)
+		return g.fail(1)
+	}
+	return g.printResult(e, verb, res)
+}
+
+// noArgs says whether rest is empty; else it shows goal's usage.
+func (g *goal) noArgs(e *env, rest []string) bool {
+	if len(rest) != 0 {
+		fmt.Fprint(e.stderr, goalUsage)
+		return false
+	}
+	return true
+}
+
+// goalCreate is `agentd goal create OBJECTIVE`.
+type goalCreate struct {
+	g         *goal
+	criterion string
+	replace   bool
+	taskFile  string
+	check     optString
+}
+
+func (*goalCreate) Name() string { return "create" }
+
+func (c *goalCreate) SetFlags(fs *flag.FlagSet) {
+	criterionVar(fs, &c.criterion)
+	checkVar(fs, &c.check)
+	fs.BoolVar(&c.replace, "replace", false, "goal create: replace the current goal")
+	fs.StringVar(&c.taskFile, "task-file", "", "goal create: task file path")
+}
+
+func (c *goalCreate) Run(ctx context.Context, e *env, rest []string) int {
+	if len(rest) == 0 {
+		fmt.Fprint(e.stderr, "agentd goal create: say what the goal is: agentd goal create \"OBJECTIVE\"\n")
+		return 2
+	}
+	args := map[string]any{"objective": strings.Join(rest, " ")}
+	if c.criterion != "" {
+		args["completionCriterion"] = c.criterion
+	}
+	if c.replace {
+		args["replace"] = true
+	}
+	if c.check.set {
+		args["check"] = c.check.value
 	}
 	var withFolder func(folder string) error
-	if verb == "create" && o.taskFile != "" {
+	if c.taskFile != "" {
 		withFolder = func(folder string) (err error) {
-			args["taskFile"], err = taskFileArg(folder, o.taskFile)
+			args["taskFile"], err = taskFileArg(folder, c.taskFile)
 			return err
 		}
 	}
-	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal "+verb, id, args, withFolder)
-	if !ok {
-		return fail(1)
-	}
-	return printGoalResult(o, verb, res, stdout, stderr)
+	return c.g.send(ctx, e, "create", "agentd.goal.create", args, withFolder)
 }
 
-// goalRequest is the command and arguments of `agentd goal VERB REST...`
-// (every action but help, queue and check --approve); false, its error
-// said on stderr, for a command line that is wrong.
-func goalRequest(o options, verb string, rest []string, stderr io.Writer) (id string, args map[string]any, ok bool) {
-	args = map[string]any{}
-	switch verb {
-	case "create":
-		if len(rest) == 0 {
-			fmt.Fprint(stderr, "agentd goal create: say what the goal is: agentd goal create \"OBJECTIVE\"\n")
-			return "", nil, false
-		}
-		args["objective"] = strings.Join(rest, " ")
-		if o.criterion != "" {
-			args["completionCriterion"] = o.criterion
-		}
-		if o.replace {
-			args["replace"] = true
-		}
-		if o.check.set {
-			args["check"] = o.check.value
-		}
-		return "agentd.goal.create", args, true
-	case "set-check":
-		switch {
-		case o.clear && len(rest) == 0:
-			args["command"] = nil
-		case !o.clear && len(rest) > 0:
-			args["command"] = strings.Join(rest, " ")
-		default:
-			fmt.Fprint(stderr, "agentd goal set-check: give the command, or --clear to remove the check: agentd goal set-check \"go test ./...\"\n")
-			return "", nil, false
-		}
-		return "agentd.goal.setCheck", args, true
-	case "check", "pause", "resume", "cancel", "status":
-		if len(rest) != 0 {
-			fmt.Fprint(stderr, goalUsage)
-			return "", nil, false
-		}
-		switch verb {
-		case "check":
-			return "agentd.goal.runCheck", args, true
-		case "status":
-			return "agentd.state", args, true
-		case "pause":
-			if o.reason != "" {
-				args["reason"] = o.reason
-			}
-		}
-		return "agentd.goal." + verb, args, true
-	case "budget":
-		if len(rest) == 0 {
-			fmt.Fprint(stderr, goalUsage)
-			return "", nil, false
-		}
-		args, err := commands.BudgetArgs(strings.Join(rest, " "))
-		if err != nil {
-			fmt.Fprintf(stderr, "agentd goal budget: %v\n", err)
-			return "", nil, false
-		}
-		return "agentd.goal.setBudget", args, true
-	}
-	fmt.Fprintf(stderr, "agentd goal: unknown action %q\n%s", verb, goalUsage)
-	return "", nil, false
+// criterionVar declares --criterion (goal create, goal queue add) on fs.
+func criterionVar(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "criterion", "", "goal create, goal queue add: completion criterion")
 }
 
-// printGoalResult prints what `agentd goal VERB` answered, res, and
-// returns the exit code: a check's run (exitCheckFailed when it did not
-// pass), the goals a cancel ended, else the goal (with --exit-code, status
-// exits its status's code).
-func printGoalResult(o options, verb string, res any, stdout, stderr io.Writer) int {
+// checkVar declares --check (goal create, goal queue add) on fs.
+func checkVar(fs *flag.FlagSet, p *optString) {
+	fs.Var(p, "check", "goal create, goal queue add: the command that proves the goal is done")
+}
+
+// goalPause is `agentd goal pause [--reason TEXT]`.
+type goalPause struct {
+	g      *goal
+	reason string
+}
+
+func (*goalPause) Name() string { return "pause" }
+
+func (p *goalPause) SetFlags(fs *flag.FlagSet) {
+	fs.StringVar(&p.reason, "reason", "", "goal pause: reason")
+}
+
+func (p *goalPause) Run(ctx context.Context, e *env, rest []string) int {
+	if !p.g.noArgs(e, rest) {
+		return 2
+	}
+	args := map[string]any{}
+	if p.reason != "" {
+		args["reason"] = p.reason
+	}
+	return p.g.send(ctx, e, "pause", "agentd.goal.pause", args, nil)
+}
+
+// goalPlain is an action without flags or arguments: resume, cancel.
+type goalPlain struct {
+	g    *goal
+	name string
+}
+
+func (p *goalPlain) Name() string         { return p.name }
+func (*goalPlain) SetFlags(*flag.FlagSet) {}
+
+func (p *goalPlain) Run(ctx context.Context, e *env, rest []string) int {
+	if !p.g.noArgs(e, rest) {
+		return 2
+	}
+	return p.g.send(ctx, e, p.name, "agentd.goal."+p.name, map[string]any{}, nil)
+}
+
+// goalBudget is `agentd goal budget BUDGET`.
+type goalBudget struct{ g *goal }
+
+func (*goalBudget) Name() string           { return "budget" }
+func (*goalBudget) SetFlags(*flag.FlagSet) {}
+
+func (b *goalBudget) Run(ctx context.Context, e *env, rest []string) int {
+	if len(rest) == 0 {
+		fmt.Fprint(e.stderr, goalUsage)
+		return 2
+	}
+	args, err := commands.BudgetArgs(strings.Join(rest, " "))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentd goal budget: %v\n", err)
+		return 2
+	}
+	return b.g.send(ctx, e, "budget", "agentd.goal.setBudget", args, nil)
+}
+
+// goalStatus is `agentd goal status [--exit-code]`.
+type goalStatus struct {
+	g        *goal
+	exitCode bool
+}
+
+func (*goalStatus) Name() string { return "status" }
+
+func (s *goalStatus) SetFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&s.exitCode, "exit-code", false, "goal status: exit "+commands.StatusExitCodes()+"; "+strconv.Itoa(exitFailure)+" a failure")
+}
+
+func (s *goalStatus) Run(ctx context.Context, e *env, rest []string) int {
+	if !s.g.noArgs(e, rest) {
+		return s.g.fail(2)
+	}
+	return s.g.send(ctx, e, "status", "agentd.state", map[string]any{}, nil)
+}
+
+// goalSetCheck is `agentd goal set-check COMMAND|--clear`.
+type goalSetCheck struct {
+	g     *goal
+	clear bool
+}
+
+func (*goalSetCheck) Name() string { return "set-check" }
+
+func (c *goalSetCheck) SetFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.clear, "clear", false, "goal set-check: remove the goal's check")
+}
+
+func (c *goalSetCheck) Run(ctx context.Context, e *env, rest []string) int {
+	args := map[string]any{}
+	switch {
+	case c.clear && len(rest) == 0:
+		args["command"] = nil
+	case !c.clear && len(rest) > 0:
+		args["command"] = strings.Join(rest, " ")
+	default:
+		fmt.Fprint(e.stderr, "agentd goal set-check: give the command, or --clear to remove the check: agentd goal set-check \"go test ./...\"\n")
+		return 2
+	}
+	return c.g.send(ctx, e, "set-check", "agentd.goal.setCheck", args, nil)
+}
+
+// goalCheck is `agentd goal check [--approve [COMMAND]]`.
+type goalCheck struct {
+	g       *goal
+	approve bool
+}
+
+func (*goalCheck) Name() string { return "check" }
+
+func (c *goalCheck) SetFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.approve, "approve", false, "goal check: approve the goal's check on this machine instead of running it")
+}
+
+func (c *goalCheck) Run(ctx context.Context, e *env, rest []string) int {
+	if c.approve {
+		return approveCheck(ctx, e, c.g, strings.Join(rest, " "))
+	}
+	if !c.g.noArgs(e, rest) {
+		return 2
+	}
+	return c.g.send(ctx, e, "check", "agentd.goal.runCheck", map[string]any{}, nil)
+}
+
+// printResult prints what `agentd goal VERB` answered, res, and returns
+// the exit code: a check's run (exitCheckFailed when it did not pass), the
+// goals a cancel ended, else the goal (with --exit-code, status exits its
+// status's code).
+func (g *goal) printResult(e *env, verb string, res any) int {
+	stdout, stderr := e.stdout, e.stderr
 	switch r := res.(type) {
 	case commands.CheckResult:
-		if o.jsonOut {
+		if g.jsonOut {
 			printJSON(stdout, r.Run)
 		} else {
 			fmt.Fprint(stdout, formatCheckRun(r))
@@ -175,7 +337,7 @@ func printGoalResult(o options, verb string, res any, stdout, stderr io.Writer) 
 		}
 		return 0
 	case commands.CancelResult:
-		if o.jsonOut {
+		if g.jsonOut {
 			printJSON(stdout, r.Cancelled)
 		} else {
 			fmt.Fprint(stdout, formatCancelled(r))
@@ -184,7 +346,7 @@ func printGoalResult(o options, verb string, res any, stdout, stderr io.Writer) 
 	}
 	st := res.(commands.State)
 	taskFileNow(&st)
-	if o.jsonOut {
+	if g.jsonOut {
 		printJSON(stdout, st.Goal)
 	} else {
 		fmt.Fprint(stdout, formatGoal(st))
@@ -195,7 +357,7 @@ func printGoalResult(o options, verb string, res any, stdout, stderr io.Writer) 
 	if st.TeamFile != nil {
 		fmt.Fprintln(stderr, st.TeamFile.Line())
 	}
-	if verb == "status" && o.exitCode {
+	if verb == "status" && g.status.exitCode {
 		code, err := commands.StatusExitCode(st.Goal)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd goal status: %v\n", err)
@@ -284,37 +446,38 @@ func formatCheckRun(cr commands.CheckResult) string {
 // person answers yes on the terminal: a check changed in between (a
 // teammate's set-check) is never approved unseen. Without a terminal to ask
 // on, COMMAND is required.
-func approveCheck(ctx context.Context, o options, stateDir string, log *slog.Logger, command string, stdin io.Reader, stdout, stderr io.Writer, fail func(int) int) int {
+func approveCheck(ctx context.Context, e *env, g *goal, command string) int {
+	stdin, stdout, stderr := e.stdin, e.stdout, e.stderr
 	if command == "" {
-		res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal check --approve", "agentd.state", map[string]any{}, nil)
+		res, ok := oneShotHere(ctx, e, g.target, "goal check --approve", "agentd.state", map[string]any{}, nil)
 		if !ok {
-			return fail(1)
+			return 1
 		}
-		g := res.(commands.State).Goal
-		if g == nil || g.Check == nil {
+		cur := res.(commands.State).Goal
+		if cur == nil || cur.Check == nil {
 			fmt.Fprint(stderr, "agentd goal check --approve: the goal has no check to approve\n")
-			return fail(1)
+			return 1
 		}
-		command = g.Check.Command
-		shown := fmt.Sprintf("Check: %s\n%s", commands.VisibleText(command), commands.FormatCheckConsent(g.Check))
+		command = cur.Check.Command
+		shown := fmt.Sprintf("Check: %s\n%s", commands.VisibleText(command), commands.FormatCheckConsent(cur.Check))
 		f, ok := stdin.(*os.File)
 		if !ok || !isTerminal(f) {
 			fmt.Fprintf(stderr, "%sagentd goal check --approve: with no terminal to confirm on, give the exact command you approve: agentd goal check --approve %s\n", shown, setup.ShellQuote(commands.VisibleText(command)))
-			return fail(2)
+			return 2
 		}
 		fmt.Fprintf(stderr, "%sRun this command on this machine when the goal completes? [y/N] ", shown)
 		answer, _ := bufio.NewReader(stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			fmt.Fprint(stderr, "agentd goal check --approve: nothing approved\n")
-			return fail(1)
+			return 1
 		}
 	}
-	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal check --approve", "agentd.goal.approveCheck", map[string]any{"command": command}, nil)
+	res, ok := oneShotHere(ctx, e, g.target, "goal check --approve", "agentd.goal.approveCheck", map[string]any{"command": command}, nil)
 	if !ok {
-		return fail(1)
+		return 1
 	}
 	st := res.(commands.State)
-	if o.jsonOut {
+	if g.jsonOut {
 		printJSON(stdout, st.Goal)
 		return 0
 	}

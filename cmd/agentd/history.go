@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 
 	"github.com/agentd/agentd/commands"
@@ -17,40 +16,61 @@ const historyUsage = `usage: agentd history [--limit N] [--before SEQ] [--json] 
   command that prints the next page. The workspace folder used is named on stderr.
 `
 
-// runHistory runs `agentd history`: agentd.history from a shell.
-func runHistory(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
+// history is `agentd history`: agentd.history from a shell.
+type history struct {
+	shell
+	limit  int
+	before uint64
+}
+
+func (*history) Name() string          { return "history" }
+func (*history) Usage([]string) string { return historyUsage }
+func (*history) ShortHelp() string {
+	return `  agentd history [--limit N] [--before SEQ] [--json]
+                                        print the session's history, newest first
+`
+}
+
+func (h *history) SetFlags(fs *flag.FlagSet) {
+	h.shell.SetFlags(fs)
+	fs.IntVar(&h.limit, "limit", 0, "history: how many events (default 50)")
+	fs.Uint64Var(&h.before, "before", 0, "history: only events older than this seq")
+}
+
+func (h *history) Run(ctx context.Context, e *env, pos []string) int {
+	stdout, stderr := e.stdout, e.stderr
 	if len(pos) != 0 {
 		fmt.Fprint(stderr, historyUsage)
 		return 2
 	}
-	if o.limit < 0 {
-		fmt.Fprintf(stderr, "agentd history: --limit must be 0 or more, got %d\n", o.limit)
+	if h.limit < 0 {
+		fmt.Fprintf(stderr, "agentd history: --limit must be 0 or more, got %d\n", h.limit)
 		return 2
 	}
 	args := map[string]any{}
-	if o.limit > 0 {
-		args["limit"] = o.limit
+	if h.limit > 0 {
+		args["limit"] = h.limit
 	}
-	if o.before > 0 {
-		args["before"] = o.before
+	if h.before > 0 {
+		args["before"] = h.before
 	}
-	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "history", "agentd.history", args, nil)
+	res, ok := oneShotHere(ctx, e, h.target, "history", "agentd.history", args, nil)
 	if !ok {
 		return 1
 	}
-	h := res.(commands.HistoryResult)
-	if o.jsonOut {
-		printJSON(stdout, h)
+	hr := res.(commands.HistoryResult)
+	if h.jsonOut {
+		printJSON(stdout, hr)
 		return 0
 	}
-	fmt.Fprint(stdout, formatHistory(h, o))
+	fmt.Fprint(stdout, formatHistory(hr, h.limit))
 	return 0
 }
 
 // formatHistory is the human view of `agentd history`: one line per event
 // (seq, local time, actor, kind, and the reason when the change gave one),
 // then the command line of the next page when older events are left.
-func formatHistory(h commands.HistoryResult, o options) string {
+func formatHistory(h commands.HistoryResult, limit int) string {
 	if len(h.Events) == 0 {
 		return "No history.\n"
 	}
@@ -64,8 +84,8 @@ func formatHistory(h commands.HistoryResult, o options) string {
 	}
 	if h.More {
 		next := fmt.Sprintf("agentd history --before %d", h.Events[len(h.Events)-1].Seq)
-		if o.limit > 0 {
-			next += fmt.Sprintf(" --limit %d", o.limit)
+		if limit > 0 {
+			next += fmt.Sprintf(" --limit %d", limit)
 		}
 		fmt.Fprintf(&b, "Older events: %s\n", next)
 	}

@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"sync"
 
@@ -15,24 +15,46 @@ import (
 	"github.com/agentd/agentd/service"
 )
 
-// runMCP runs `agentd mcp` (docs/mcp.md): an MCP server on stdin/stdout for
+// mcpUsage is its usage: what --help prints and a wrong command line shows.
+const mcpUsage = "usage: agentd mcp [--workspace DIR] [--session S] [--remote=auto|off|unix:PATH]\n  serves MCP on stdin/stdout for coding agents (docs/mcp.md)\n"
+
+// mcp is `agentd mcp` (docs/mcp.md): an MCP server on stdin/stdout for
 // one workspace folder (--workspace, else workspaceFolder's rule) and
 // session. --remote=auto (the default) and unix:PATH reach the shared
 // daemon as the forwarder does (dialShared); --remote=off serves the state
 // from this process, as `agentd` on stdio does.
-func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
+type mcp struct{ t target }
+
+func (*mcp) Name() string          { return "mcp" }
+func (*mcp) Usage([]string) string { return mcpUsage }
+func (*mcp) ShortHelp() string {
+	return `  agentd mcp [--remote=auto|off|unix:PATH]
+                                        MCP server on stdin/stdout for coding agents: the
+                                        tools, the state as resources, a goal prompt
+`
+}
+
+func (m *mcp) SetFlags(fs *flag.FlagSet) {
+	cli.WorkspaceVar(fs, &m.t.workspace)
+	cli.SessionVar(fs, &m.t.session)
+	cli.RemoteVar(fs, &m.t.remote)
+	m.t.etcd.SetFlags(fs)
+}
+
+func (m *mcp) Run(ctx context.Context, e *env, pos []string) int {
+	t, log, stdin, stdout, stderr := m.t, e.log, e.stdin, e.stdout, e.stderr
 	if len(pos) > 0 {
 		fmt.Fprint(stderr, mcpUsage)
 		return 2
 	}
-	folder, err := workspaceFolder(o, stateDir)
+	folder, err := workspaceFolder(e, t)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
 		return 2
 	}
 	var dial func(context.Context) (io.ReadWriteCloser, error)
-	if o.remote == "off" {
-		svc := service.New(o.storeOptions(stateDir, log), service.Daemon)
+	if t.remote == "off" {
+		svc := service.New(e.storeOptions(t.etcd), service.Daemon)
 		defer svc.Close()
 		srv := lsp.NewServer(svc, agentdVersion(), log)
 		defer srv.Close()
@@ -44,13 +66,13 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 			return client, nil
 		}
 	} else {
-		path, explicit, err := cli.RemoteSocket(o.remote)
+		path, explicit, err := cli.RemoteSocket(t.remote)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd mcp: %v\n", err)
 			return 2
 		}
 		dial = func(dctx context.Context) (io.ReadWriteCloser, error) {
-			conn, _, err := dialShared(dctx, o, path, explicit, stateDir, log)
+			conn, _, err := dialShared(dctx, e, t, path, explicit)
 			if err != nil {
 				return nil, err
 			}
@@ -59,11 +81,11 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 	}
 	terminalHint(stdin, stderr, "agentd mcp is an MCP server that gives coding agents agentd's tools; it now waits for MCP messages on stdin.\n"+
 		"Agents start it for you: agentd setup claude|gemini|codex|copilot|qwen|cursor writes it into their config (docs/mcp.md). Press Ctrl-D to quit.\n")
-	log.Debug("serving MCP", "workspace", folder, "session", o.session, "remote", o.remote)
+	log.Debug("serving MCP", "workspace", folder, "session", t.session, "remote", t.remote)
 	in, restore := pollableStdin(stdin)
 	defer restore()
 	err = mcpserver.Serve(ctx, readCloser(in), nopWriteCloser{stdout}, mcpserver.Options{
-		Folder: folder, Session: o.session, Version: agentdVersion(), Dial: dial, Logger: log,
+		Folder: folder, Session: t.session, Version: agentdVersion(), Dial: dial, Logger: log,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd mcp: %v\n", err)

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 
@@ -36,36 +35,68 @@ func (s *optString) Set(v string) error {
 	return nil
 }
 
-// runGoalQueue runs `agentd goal queue ACTION ...` (docs/commands.md):
-// the session's goal queue from a shell. fail maps an exit code as
-// runGoal does (--exit-code).
-func runGoalQueue(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer, fail func(int) int) int {
+// goalQueue is `agentd goal queue ACTION ...` (docs/commands.md): the
+// session's goal queue from a shell.
+type goalQueue struct {
+	g         *goal
+	criterion string    // add
+	check     optString // add
+}
+
+func (*goalQueue) Name() string { return "queue" }
+
+func (q *goalQueue) SetFlags(fs *flag.FlagSet) {
+	criterionVar(fs, &q.criterion)
+	checkVar(fs, &q.check)
+}
+
+func (q *goalQueue) Run(ctx context.Context, e *env, pos []string) int {
 	if len(pos) == 0 {
-		fmt.Fprint(stderr, queueUsage)
-		return fail(2)
+		fmt.Fprint(e.stderr, queueUsage)
+		return 2
 	}
-	verb, rest := pos[0], pos[1:]
-	var id string
-	args := map[string]any{}
-	usage := func(msg string) int {
-		fmt.Fprintf(stderr, "agentd goal queue %s: %s\n%s", verb, msg, queueUsage)
-		return fail(2)
+	if pos[0] == "help" {
+		fmt.Fprint(e.stdout, queueUsage)
+		return 0
+	}
+	id, args, ok := q.request(e, pos[0], pos[1:])
+	if !ok {
+		return 2
+	}
+	res, ok := oneShotHere(ctx, e, q.g.target, "goal queue "+pos[0], id, args, nil)
+	if !ok {
+		return 1
+	}
+	st := res.(commands.State)
+	if q.g.jsonOut {
+		printJSON(e.stdout, st.Queue)
+	} else {
+		fmt.Fprint(e.stdout, formatQueue(st.Queue))
+	}
+	return 0
+}
+
+// request is the command and arguments of `agentd goal queue VERB
+// REST...`; false, its error and the usage said on stderr, for a command
+// line that is wrong.
+func (q *goalQueue) request(e *env, verb string, rest []string) (id string, args map[string]any, ok bool) {
+	args = map[string]any{}
+	usage := func(msg string) (string, map[string]any, bool) {
+		fmt.Fprintf(e.stderr, "agentd goal queue %s: %s\n%s", verb, msg, queueUsage)
+		return "", nil, false
 	}
 	switch verb {
-	case "help":
-		fmt.Fprint(stdout, queueUsage)
-		return 0
 	case "add":
 		if len(rest) == 0 {
 			return usage("say what the goal is: agentd goal queue add \"OBJECTIVE\"")
 		}
 		id = "agentd.goal.queue.add"
 		args["objective"] = strings.Join(rest, " ")
-		if o.criterion != "" {
-			args["completionCriterion"] = o.criterion
+		if q.criterion != "" {
+			args["completionCriterion"] = q.criterion
 		}
-		if o.check.set {
-			args["check"] = o.check.value
+		if q.check.set {
+			args["check"] = q.check.value
 		}
 	case "list":
 		if len(rest) != 0 {
@@ -94,17 +125,7 @@ func runGoalQueue(ctx context.Context, o options, stateDir string, log *slog.Log
 	default:
 		return usage(fmt.Sprintf("unknown action %q", verb))
 	}
-	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal queue "+verb, id, args, nil)
-	if !ok {
-		return fail(1)
-	}
-	st := res.(commands.State)
-	if o.jsonOut {
-		printJSON(stdout, st.Queue)
-	} else {
-		fmt.Fprint(stdout, formatQueue(st.Queue))
-	}
-	return 0
+	return id, args, true
 }
 
 // formatQueue is the human view of the queue: one numbered line per

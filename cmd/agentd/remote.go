@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -29,28 +28,28 @@ import (
 // serveDaemon runs `agentd serve --listen=unix:PATH` until the idle timeout
 // or a signal, then closes the registry (releasing every state file) and
 // only then the socket's lock, so that a new daemon never waits on ours.
-func serveDaemon(ctx context.Context, o options, stateDir string, log *slog.Logger, stderr io.Writer) int {
-	path, err := cli.UnixPath("listen", o.listen)
+func serveDaemon(ctx context.Context, e *env, s *serve) int {
+	path, err := cli.UnixPath("listen", s.listen)
 	if err != nil {
-		fmt.Fprintf(stderr, "agentd serve: %v\n", err)
+		fmt.Fprintf(e.stderr, "agentd serve: %v\n", err)
 		return 2
 	}
-	if o.listenTimeout < 0 {
-		fmt.Fprintf(stderr, "agentd serve: --listen.timeout must be 0 (never) or more, got %v\n", o.listenTimeout)
+	if s.listenTimeout < 0 {
+		fmt.Fprintf(e.stderr, "agentd serve: --listen.timeout must be 0 (never) or more, got %v\n", s.listenTimeout)
 		return 2
 	}
-	d, err := daemon.Listen(daemon.Options{Path: path, IdleTimeout: o.listenTimeout, StateDir: stateDir, Version: agentdVersion(), Logger: log})
+	d, err := daemon.Listen(daemon.Options{Path: path, IdleTimeout: s.listenTimeout, StateDir: e.stateDir, Version: agentdVersion(), Logger: e.log})
 	if err != nil {
-		fmt.Fprintf(stderr, "agentd serve: %v\n", err)
+		fmt.Fprintf(e.stderr, "agentd serve: %v\n", err)
 		return 1
 	}
 	defer d.Close()
-	svc := service.New(o.storeOptions(stateDir, log), service.Daemon)
+	svc := service.New(e.storeOptions(s.t.etcd), service.Daemon)
 	defer svc.Close()
-	srv := lsp.NewServer(svc, agentdVersion(), log)
+	srv := lsp.NewServer(svc, agentdVersion(), e.log)
 	defer srv.Close()
 	if err := d.Serve(ctx, srv); err != nil {
-		log.Error("daemon stopped", "err", err)
+		e.log.Error("daemon stopped", "err", err)
 		return 1
 	}
 	return 0
@@ -58,15 +57,16 @@ func serveDaemon(ctx context.Context, o options, stateDir string, log *slog.Logg
 
 // forward runs `agentd --remote=...`: the stdio forwarder. It never opens
 // the state files.
-func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
-	path, explicit, err := cli.RemoteSocket(o.remote)
+func forward(ctx context.Context, e *env, t target) int {
+	log, stdin, stdout, stderr := e.log, e.stdin, e.stdout, e.stderr
+	path, explicit, err := cli.RemoteSocket(t.remote)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 2
 	}
 	terminalHint(stdin, stderr, "agentd --remote is an editor's connection to the shared agentd daemon; it now waits for LSP messages on stdin.\n"+
 		"Editors start it for you (docs/shared-daemon.md). From a shell, try: agentd tool TodoList, agentd state, agentd --help. Press Ctrl-D to quit.\n")
-	conn, info, err := dialShared(ctx, o, path, explicit, stateDir, log)
+	conn, info, err := dialShared(ctx, e, t, path, explicit)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 1
@@ -77,7 +77,7 @@ func forward(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	// A daemon that ends the connection before it answered (it was dying
 	// or stopping when dialled) is replaced the way this one was reached.
 	redial := func(ctx context.Context) (*net.UnixConn, error) {
-		c, _, err := dialShared(ctx, o, path, explicit, stateDir, log)
+		c, _, err := dialShared(ctx, e, t, path, explicit)
 		return c, err
 	}
 	if stdin == os.Stdin && stdout == os.Stdout && daemon.Adoptable(os.Stdin) && daemon.Adoptable(os.Stdout) {
@@ -113,16 +113,16 @@ func forwardEnd(code int, err error, path string, info client.Info, stderr io.Wr
 // dialShared connects to the shared daemon at path (cli.RemoteSocket of
 // --remote), as the forwarder and `agentd mcp` do: cli.Daemon.Dial with
 // this command line's daemon.
-func dialShared(ctx context.Context, o options, path string, explicit bool, stateDir string, log *slog.Logger) (*net.UnixConn, client.Info, error) {
-	return o.daemon(stateDir, log).Dial(ctx, path, explicit)
+func dialShared(ctx context.Context, e *env, t target, path string, explicit bool) (*net.UnixConn, client.Info, error) {
+	return e.daemon(t.etcd).Dial(ctx, path, explicit)
 }
 
 // daemon is how this command reaches the shared daemon: started, when
 // none runs, as `agentd serve` by this executable with this command line's
 // state dir, log and etcd flags (cli.Daemon).
-func (o options) daemon(stateDir string, log *slog.Logger) cli.Daemon {
-	return cli.Daemon{StateDir: stateDir, LogLevel: o.logLevel, LogFile: o.logFile, Etcd: o.etcdFlags(),
-		Version: agentdVersion(), Program: cli.Self, Logger: log}
+func (e *env) daemon(etcd cli.Etcd) cli.Daemon {
+	return cli.Daemon{StateDir: e.stateDir, LogLevel: e.globals.LogLevel, LogFile: e.globals.LogFile, Etcd: etcd.Args(),
+		Version: agentdVersion(), Program: cli.Self, Logger: e.log}
 }
 
 // errDirect means no daemon serves the command: open the state directly.
@@ -137,8 +137,9 @@ var errDirect = errors.New("no shared daemon serves this state")
 // (a socket directory that is not private, a daemon that does not answer)
 // is an error: a daemon may be serving the state, and opening it behind
 // its back would hide the change from its clients.
-func viaDaemon(ctx context.Context, o options, stateDir string, log *slog.Logger, folder, id string, args map[string]any) (json.RawMessage, error) {
-	path, explicit, err := cli.RemoteSocket(o.remote)
+func viaDaemon(ctx context.Context, e *env, t target, folder, id string, args map[string]any) (json.RawMessage, error) {
+	log, stateDir := e.log, e.stateDir
+	path, explicit, err := cli.RemoteSocket(t.remote)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func viaDaemon(ctx context.Context, o options, stateDir string, log *slog.Logger
 		log.Debug("the shared daemon keeps another state directory; opening the state directly", "daemon", info.StateDir, "pid", info.Pid)
 		return nil, errDirect
 	}
-	raw, err := client.Call(ctx, conn, folder, o.session, id, args, client.DefaultCallWaits)
+	raw, err := client.Call(ctx, conn, folder, t.session, id, args, client.DefaultCallWaits)
 	if errors.Is(err, client.ErrNoDaemon) && !explicit {
 		log.Debug("the shared daemon did not take the command; opening the state directly", "err", err)
 		return nil, errDirect

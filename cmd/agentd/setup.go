@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
 
+	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/setup"
 )
 
@@ -36,18 +39,74 @@ var setupHints = map[string]string{
 	"cursor-user":   "Cursor lists agentd under Settings, MCP: enable it there.",
 }
 
-// runSetup runs `agentd setup AGENT` (README, "Use with your agent").
-func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer) int {
+// setupCmd is `agentd setup AGENT` (README, "Use with your agent").
+type setupCmd struct {
+	workspace           string
+	user, print, remove bool
+}
+
+func (*setupCmd) Name() string          { return "setup" }
+func (*setupCmd) Usage([]string) string { return setupUsage }
+func (*setupCmd) ShortHelp() string {
+	return `  agentd setup claude|gemini|codex|copilot|qwen|opencode|cursor [--user] [--print] [--remove]
+                                        register agentd mcp, and for all but cursor
+                                        its hooks (docs/hooks.md), in that agent's
+                                        config (the project's; --user: yours) or take them out
+`
+}
+
+func (c *setupCmd) SetFlags(fs *flag.FlagSet) {
+	cli.WorkspaceVar(fs, &c.workspace)
+	fs.BoolVar(&c.user, "user", false, "setup: the agent's config in your home folder")
+	fs.BoolVar(&c.print, "print", false, "setup: show the change without writing it")
+	fs.BoolVar(&c.remove, "remove", false, "setup: take agentd's entry out")
+}
+
+func (*setupCmd) printsForPerson() bool { return true }
+
+func (c *setupCmd) Run(ctx context.Context, e *env, pos []string) int {
 	if len(pos) != 1 {
-		fmt.Fprint(stderr, setupUsage)
+		fmt.Fprint(e.stderr, setupUsage)
 		return 2
 	}
-	opts := setup.Options{Agent: pos[0], User: o.user, Remove: o.remove, Command: "agentd", CodexHome: os.Getenv("CODEX_HOME")}
-	if o.user {
+	opts, code := c.options(e, pos[0])
+	if code != 0 {
+		return code
+	}
+	changes, err := setup.PlanAll(opts)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentd setup %s: %v\n", opts.Agent, err)
+		if strings.HasPrefix(err.Error(), "unknown agent") {
+			return 2
+		}
+		return 1
+	}
+	if c.print {
+		printPlan(e.stdout, changes)
+		return 0
+	}
+	added, ok := applyChanges(e, opts.Agent, changes)
+	if !ok {
+		return 1
+	}
+	// Codex's hooks may still wait for the user's trust when nothing
+	// changed: its step is said then too (docs/hooks.md, "Codex").
+	if added || opts.Agent == "codex" && !c.remove {
+		c.nextSteps(e, opts)
+	}
+	return 0
+}
+
+// options are setup's for agent: the agent's config in the project's
+// folder (the workspace rule) or, with --user, in the home folder, and the
+// commands the entries run. A non-zero code: the error is said.
+func (c *setupCmd) options(e *env, agent string) (setup.Options, int) {
+	opts := setup.Options{Agent: agent, User: c.user, Remove: c.remove, Command: "agentd", CodexHome: os.Getenv("CODEX_HOME")}
+	if c.user {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			fmt.Fprintf(stderr, "agentd setup: no home folder: %v\n", err)
-			return 1
+			fmt.Fprintf(e.stderr, "agentd setup: no home folder: %v\n", err)
+			return opts, 1
 		}
 		opts.Home = home
 		// A file in the home folder is the user's own: name this agentd
@@ -56,14 +115,14 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 		if exe, err := os.Executable(); err == nil {
 			var temporary bool
 			if opts.Command, temporary = setup.UserCommand(exe); temporary {
-				fmt.Fprintf(stderr, "agentd setup: note: this agentd (%s) is a temporary build (go run, or a file in the temp folder) that will not last, so the entry names plain agentd, which %s finds on your PATH; to name a lasting binary, build or install agentd (README, Install) and run its agentd setup %s --user\n", exe, opts.Agent, opts.Agent)
+				fmt.Fprintf(e.stderr, "agentd setup: note: this agentd (%s) is a temporary build (go run, or a file in the temp folder) that will not last, so the entry names plain agentd, which %s finds on your PATH; to name a lasting binary, build or install agentd (README, Install) and run its agentd setup %s --user\n", exe, opts.Agent, opts.Agent)
 			}
 		}
 	} else {
-		folder, err := workspaceFolder(o, stateDir)
+		folder, err := workspaceFolder(e, target{workspace: c.workspace})
 		if err != nil {
-			fmt.Fprintf(stderr, "agentd setup: %v\n", err)
-			return 2
+			fmt.Fprintf(e.stderr, "agentd setup: %v\n", err)
+			return opts, 2
 		}
 		opts.Workspace = folder
 	}
@@ -72,63 +131,63 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 	if exe, err := os.Executable(); err == nil {
 		opts.HookCommand = setup.HookCommandFor(exe, opts.Command)
 	}
-	changes, err := setup.PlanAll(opts)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd setup %s: %v\n", opts.Agent, err)
-		if strings.HasPrefix(err.Error(), "unknown agent") {
-			return 2
+	return opts, 0
+}
+
+// printPlan is `agentd setup --print`: each file as it would be written.
+func printPlan(stdout io.Writer, changes []setup.Change) {
+	for _, c := range changes {
+		if c.Refusal() != nil {
+			fmt.Fprintf(stdout, "# %s has comments, which agentd setup cannot keep: it writes nothing there; copy agentd's entries from this into it by hand (its comments are left out here)\n", shown(c))
 		}
-		return 1
-	}
-	if o.print {
-		for _, c := range changes {
-			if c.Refusal() != nil {
-				fmt.Fprintf(stdout, "# %s has comments, which agentd setup cannot keep: it writes nothing there; copy agentd's entries from this into it by hand (its comments are left out here)\n", shown(c))
-			}
-			switch {
-			case c.After == nil:
-				fmt.Fprintf(stdout, "# %s: would be removed (nothing else is left in it)\n", shown(c))
-			case c.Action == setup.Already || c.Action == setup.Absent:
-				fmt.Fprintf(stdout, "# %s: unchanged (%s)\n%s", shown(c), describe(c), c.After)
-			default:
-				fmt.Fprintf(stdout, "# %s: would be written as\n%s", shown(c), c.After)
-			}
+		switch {
+		case c.After == nil:
+			fmt.Fprintf(stdout, "# %s: would be removed (nothing else is left in it)\n", shown(c))
+		case c.Action == setup.Already || c.Action == setup.Absent:
+			fmt.Fprintf(stdout, "# %s: unchanged (%s)\n%s", shown(c), describe(c), c.After)
+		default:
+			fmt.Fprintf(stdout, "# %s: would be written as\n%s", shown(c), c.After)
 		}
-		return 0
 	}
-	for _, c := range changes { // all files or none
+}
+
+// applyChanges writes changes, all files or none when one refuses, and
+// says what each did; added: an entry was added or updated. false: the
+// error is said.
+func applyChanges(e *env, agent string, changes []setup.Change) (added, ok bool) {
+	for _, c := range changes {
 		if err := c.Refusal(); err != nil {
-			fmt.Fprintf(stderr, "agentd setup %s: %v\n", opts.Agent, err)
-			return 1
+			fmt.Fprintf(e.stderr, "agentd setup %s: %v\n", agent, err)
+			return false, false
 		}
 	}
-	added := false
 	for _, c := range changes {
 		if err := c.Apply(); err != nil {
-			fmt.Fprintf(stderr, "agentd setup %s: writing %s: %v\n", opts.Agent, shown(c), err)
-			return 1
+			fmt.Fprintf(e.stderr, "agentd setup %s: writing %s: %v\n", agent, shown(c), err)
+			return false, false
 		}
-		fmt.Fprintf(stdout, "%s: %s\n", shown(c), describe(c))
+		fmt.Fprintf(e.stdout, "%s: %s\n", shown(c), describe(c))
 		added = added || c.Action == setup.Added || c.Action == setup.Updated
 	}
-	// Codex's hooks may still wait for the user's trust when nothing
-	// changed: its step is said then too (docs/hooks.md, "Codex").
-	if added || opts.Agent == "codex" && !o.remove {
-		hint := opts.Agent
-		if o.user {
-			hint += "-user"
+	return added, true
+}
+
+// nextSteps says what to do next in the agent, and warns when a program
+// the entries name plainly is not on the PATH.
+func (c *setupCmd) nextSteps(e *env, opts setup.Options) {
+	hint := opts.Agent
+	if c.user {
+		hint += "-user"
+	}
+	fmt.Fprintln(e.stdout, setupHints[hint])
+	for _, program := range []string{opts.Command, opts.HookCommand} {
+		if program != setup.ServerName && program != setup.HookProgram {
+			continue
 		}
-		fmt.Fprintln(stdout, setupHints[hint])
-		for _, program := range []string{opts.Command, opts.HookCommand} {
-			if program != setup.ServerName && program != setup.HookProgram {
-				continue
-			}
-			if _, err := exec.LookPath(program); err != nil {
-				fmt.Fprintf(stderr, "agentd setup: note: %s is not on your PATH, so %s cannot start it: install it (README, Install), or run an installed agentd's setup with --user, which writes its full path\n", program, opts.Agent)
-			}
+		if _, err := exec.LookPath(program); err != nil {
+			fmt.Fprintf(e.stderr, "agentd setup: note: %s is not on your PATH, so %s cannot start it: install it (README, Install), or run an installed agentd's setup with --user, which writes its full path\n", program, opts.Agent)
 		}
 	}
-	return 0
 }
 
 // shown names a change's file, and the file it writes when that is

@@ -4,15 +4,16 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agentd/agentd/caller"
+	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/loop"
 	"github.com/agentd/agentd/service"
@@ -41,14 +42,42 @@ func loadScript(name string) (*loop.Script, error) {
 	return &s, nil
 }
 
-// runSimulate plays a script as an agent host would, through the lifecycle
+// simulateUsage is its usage: what --help prints and a wrong command line shows.
+const simulateUsage = "usage: agentd simulate [--script NAME|FILE] [--workspace DIR] [--session S] [--verbose]\n  plays a scripted agent loop (built-in: complete, turn-budget) and prints what the agent sees\n"
+
+// simulate is `agentd simulate`: it plays a script as an agent host would, through the lifecycle
 // commands, and prints each turn's injections, tool results and
 // continuation. Without --workspace and --state-dir it plays in a fresh
 // temporary folder, so it never touches real state.
-func runSimulate(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
+type simulate struct {
+	t       target // workspace, session and etcd
+	script  string
+	verbose bool
+}
+
+func (*simulate) Name() string          { return "simulate" }
+func (*simulate) Usage([]string) string { return simulateUsage }
+func (*simulate) ShortHelp() string {
+	return `  agentd simulate [--script NAME|FILE]  play a scripted agent loop (built-in: complete,
+                                        turn-budget) and print injections and continuations
+`
+}
+
+func (s *simulate) SetFlags(fs *flag.FlagSet) {
+	cli.WorkspaceVar(fs, &s.t.workspace)
+	cli.SessionVar(fs, &s.t.session)
+	s.t.etcd.SetFlags(fs)
+	fs.StringVar(&s.script, "script", "", "simulate: built-in script name or JSON file")
+	fs.BoolVar(&s.verbose, "verbose", false, "simulate: print whole injections and prompts")
+}
+
+func (*simulate) printsForPerson() bool { return true }
+
+func (s *simulate) Run(ctx context.Context, e *env, pos []string) int {
+	stdout, stderr := e.stdout, e.stderr
 	name := "complete"
-	if o.script != "" {
-		name = o.script
+	if s.script != "" {
+		name = s.script
 	}
 	if len(pos) > 0 {
 		fmt.Fprint(stderr, simulateUsage)
@@ -59,7 +88,7 @@ func runSimulate(ctx context.Context, o options, stateDir string, log *slog.Logg
 		fmt.Fprintf(stderr, "agentd simulate: %v\n", err)
 		return 2
 	}
-	dir := o.workspace
+	dir, stateDir := s.t.workspace, e.stateDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "agentd-simulate-")
 		if err != nil {
@@ -71,15 +100,17 @@ func runSimulate(ctx context.Context, o options, stateDir string, log *slog.Logg
 		os.Mkdir(dir, 0o700)
 	}
 	abs, _ := filepath.Abs(dir)
-	svc := service.New(o.storeOptions(stateDir, log), service.OneShot)
+	here := *e
+	here.stateDir = stateDir
+	svc := service.New(here.storeOptions(s.t.etcd), service.OneShot)
 	defer svc.Close()
-	session := o.session
+	session := s.t.session
 	if session == "" {
 		session = sc.Session
 	}
 	cl := commands.NewClient(svc, commands.Defaults{Session: session})
 	defer cl.Close()
-	if o.workspace != "" {
+	if s.t.workspace != "" {
 		cl.SetCaller(caller.Self()) // a real folder's state: as `agentd goal` would
 	}
 	if err := cl.AddFolder(abs); err != nil {
@@ -89,7 +120,7 @@ func runSimulate(ctx context.Context, o options, stateDir string, log *slog.Logg
 	// The run's nanosecond clock makes turn ids unique per run, so a script
 	// can be played again on the same state.
 	h := &loop.Host{Executor: executor{cl}, TurnPrefix: fmt.Sprintf("sim-%d-", time.Now().UnixNano())}
-	p := &printer{out: stdout, verbose: o.verbose}
+	p := &printer{out: stdout, verbose: s.verbose}
 	fmt.Fprintf(stdout, "Script: %s\n\n", sc.Description)
 	st, err := loop.Play(ctx, h, sc, p.observer())
 	if err != nil {

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"strings"
 
@@ -33,15 +32,15 @@ const teamUsage = `usage: agentd team init --etcd URL[,URL...] [--workspace DIR]
 `
 
 // storeOptions are the workspace options of this process: the state
-// directory, the logger and the machine's etcd settings.
-func (o options) storeOptions(stateDir string, log *slog.Logger) workspace.Options {
-	return workspace.Options{StateDir: stateDir, Logger: log, Team: o.teamOptions()}
+// directory, the logger and the machine's etcd settings etcd.
+func (e *env) storeOptions(etcd cli.Etcd) workspace.Options {
+	return workspace.Options{StateDir: e.stateDir, Logger: e.log, Team: teamOptions(etcd)}
 }
 
 // teamOptions are this machine's etcd settings (docs/team.md,
 // "Configuration"): each flag, else its environment variable; the password
 // only from AGENTD_ETCD_PASSWORD, which a process list does not show.
-func (o options) teamOptions() workspace.TeamOptions {
+func teamOptions(etcd cli.Etcd) workspace.TeamOptions {
 	pick := func(flag, env string) string {
 		if flag != "" {
 			return flag
@@ -49,22 +48,16 @@ func (o options) teamOptions() workspace.TeamOptions {
 		return os.Getenv(env)
 	}
 	t := workspace.TeamOptions{
-		CACert:   pick(o.etcdCACert, workspace.EnvEtcdCACert),
-		Cert:     pick(o.etcdCert, workspace.EnvEtcdCert),
-		Key:      pick(o.etcdKey, workspace.EnvEtcdKey),
-		User:     pick(o.etcdUser, workspace.EnvEtcdUser),
+		CACert:   pick(etcd.CACert, workspace.EnvEtcdCACert),
+		Cert:     pick(etcd.Cert, workspace.EnvEtcdCert),
+		Key:      pick(etcd.Key, workspace.EnvEtcdKey),
+		User:     pick(etcd.User, workspace.EnvEtcdUser),
 		Password: os.Getenv(workspace.EnvEtcdPassword),
 	}
-	if eps := pick(o.etcdEndpoints, workspace.EnvEtcdEndpoints); eps != "" {
+	if eps := pick(etcd.Endpoints, workspace.EnvEtcdEndpoints); eps != "" {
 		t.Endpoints = splitList(eps)
 	}
 	return t
-}
-
-// etcdFlags are the etcd flags given to this process, for a daemon it
-// starts (which inherits the environment too).
-func (o options) etcdFlags() []string {
-	return cli.EtcdFlags(o.etcdEndpoints, o.etcdCACert, o.etcdCert, o.etcdKey, o.etcdUser)
 }
 
 func splitList(s string) []string {
@@ -77,83 +70,183 @@ func splitList(s string) []string {
 	return out
 }
 
-func runTeam(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
-	if len(pos) != 1 || (pos[0] != "init" && pos[0] != "status" && pos[0] != "accept") {
-		fmt.Fprint(stderr, teamUsage)
+// team is `agentd team init|accept|status` (docs/team.md), an action
+// each with its flags.
+type team struct {
+	init   teamInit
+	accept teamAccept
+	status teamStatus
+}
+
+func newTeam() *team { return &team{} }
+
+func (*team) Name() string          { return "team" }
+func (*team) Usage([]string) string { return teamUsage }
+func (*team) ShortHelp() string {
+	return `  agentd team init --etcd URL[,URL...]  share this folder's goal and todo lists through etcd:
+                                        writes .agentd/team.json and copies the state (docs/team.md)
+  agentd team accept                    use the folder's committed .agentd/team.json on this machine
+                                        (shows its team and etcd endpoints; docs/team.md)
+  agentd team status [--json]           which store serves the folder, reachable, round trip
+`
+}
+
+// SetFlags declares none: each action declares its own.
+func (*team) SetFlags(*flag.FlagSet) {}
+
+func (t *team) Actions() []action { return []action{&t.init, &t.accept, &t.status} }
+
+func (t *team) printsForPerson() bool { return !t.accept.jsonOut && !t.status.jsonOut }
+
+// Run runs the action args name, on the workspace folder it names on
+// stderr; no action, an unknown one or more arguments show the usage.
+func (t *team) Run(ctx context.Context, e *env, args []string) int {
+	act := actionNamed(t, args)
+	if act == nil || len(args) != 1 {
+		fmt.Fprint(e.stderr, teamUsage)
 		return 2
 	}
-	folder, err := workspaceFolder(o, stateDir)
+	return act.Run(ctx, e, nil)
+}
+
+// teamFolder is the workspace folder of `agentd team ACTION`, named on
+// stderr; false, the error said, when there is none.
+func teamFolder(e *env, t target, action string) (string, bool) {
+	folder, err := workspaceFolder(e, t)
 	if err != nil {
-		fmt.Fprintf(stderr, "agentd team %s: %v\n", pos[0], err)
+		fmt.Fprintf(e.stderr, "agentd team %s: %v\n", action, err)
+		return "", false
+	}
+	noteFolder(e.stderr, folder)
+	return folder, true
+}
+
+// teamStatus is `agentd team status`: which store serves the folder and
+// whether it answers.
+type teamStatus struct {
+	t       target // workspace and etcd
+	jsonOut bool
+}
+
+func (*teamStatus) Name() string { return "status" }
+
+func (s *teamStatus) SetFlags(fs *flag.FlagSet) {
+	cli.WorkspaceVar(fs, &s.t.workspace)
+	s.t.etcd.SetFlags(fs)
+	jsonVar(fs, &s.jsonOut)
+}
+
+func (s *teamStatus) Run(ctx context.Context, e *env, _ []string) int {
+	folder, ok := teamFolder(e, s.t, "status")
+	if !ok {
 		return 1
 	}
-	noteFolder(stderr, folder)
-	opts := o.storeOptions(stateDir, log)
-	if pos[0] == "accept" {
-		return runTeamAccept(ctx, o, stateDir, log, folder, stdout, stderr)
+	st, err := workspace.StatusOf(e.storeOptions(s.t.etcd), folder)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agentd team status: %v\n", err)
+		return 1
 	}
-	if pos[0] == "status" {
-		st, err := workspace.StatusOf(opts, folder)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentd team status: %v\n", err)
-			return 1
-		}
-		if o.jsonOut {
-			printJSON(stdout, st)
-		} else {
-			switch {
-			case st.Store == "bbolt":
-				fmt.Fprintf(stdout, "store: bbolt (this machine only) %s\n", st.StateFile)
-				if st.TeamFile != nil {
-					fmt.Fprintln(stdout, st.TeamFile.Line())
-				}
-			case st.Reachable:
-				fmt.Fprintf(stdout, "store: etcd, team %s at %s\nreachable: yes, round trip %.2f ms\n", st.Team, strings.Join(st.Endpoints, ","), st.RTTMs)
-			default:
-				fmt.Fprintf(stdout, "store: etcd, team %s at %s\nreachable: no (%s)\n", st.Team, strings.Join(st.Endpoints, ","), st.Error)
-			}
-		}
-		if !st.Reachable {
-			return 1
-		}
-		return 0
+	if s.jsonOut {
+		printJSON(e.stdout, st)
+	} else {
+		fmt.Fprint(e.stdout, formatTeamStatus(st))
 	}
-	if o.etcd == "" {
-		fmt.Fprintf(stderr, "agentd team init: --etcd URL[,URL...] is required: the client URLs of the etcd cluster (docs/team.md)\n")
+	if !st.Reachable {
+		return 1
+	}
+	return 0
+}
+
+// formatTeamStatus is the human view of `agentd team status`.
+func formatTeamStatus(st workspace.TeamStatus) string {
+	switch {
+	case st.Store == "bbolt":
+		out := fmt.Sprintf("store: bbolt (this machine only) %s\n", st.StateFile)
+		if st.TeamFile != nil {
+			out += st.TeamFile.Line() + "\n"
+		}
+		return out
+	case st.Reachable:
+		return fmt.Sprintf("store: etcd, team %s at %s\nreachable: yes, round trip %.2f ms\n", st.Team, strings.Join(st.Endpoints, ","), st.RTTMs)
+	}
+	return fmt.Sprintf("store: etcd, team %s at %s\nreachable: no (%s)\n", st.Team, strings.Join(st.Endpoints, ","), st.Error)
+}
+
+// teamInit is `agentd team init --etcd URL[,URL...]`: it makes the folder
+// a team folder.
+type teamInit struct {
+	t    target // workspace and etcd
+	etcd string // the endpoints for team.json
+}
+
+func (*teamInit) Name() string { return "init" }
+
+func (i *teamInit) SetFlags(fs *flag.FlagSet) {
+	cli.WorkspaceVar(fs, &i.t.workspace)
+	i.t.etcd.SetFlags(fs)
+	fs.StringVar(&i.etcd, "etcd", "", "team init: the etcd endpoints for team.json, URL[,URL...]")
+}
+
+func (i *teamInit) Run(ctx context.Context, e *env, _ []string) int {
+	folder, ok := teamFolder(e, i.t, "init")
+	if !ok {
+		return 1
+	}
+	if i.etcd == "" {
+		fmt.Fprintf(e.stderr, "agentd team init: --etcd URL[,URL...] is required: the client URLs of the etcd cluster (docs/team.md)\n")
 		return 2
 	}
 	if a := caller.Self(); a.IsAgent() {
 		// It writes a team file this machine accepts: the person's step,
 		// like agentd team accept (docs/runtime.md §7).
-		fmt.Fprintf(stderr, "agentd team init: %v\n", commands.AgentShellError("agentd team init", "make this folder a team folder and accept its team file", a))
+		fmt.Fprintf(e.stderr, "agentd team init: %v\n", commands.AgentShellError("agentd team init", "make this folder a team folder and accept its team file", a))
 		return 1
 	}
-	res, err := workspace.InitTeam(opts, folder, splitList(o.etcd))
+	res, err := workspace.InitTeam(e.storeOptions(i.t.etcd), folder, splitList(i.etcd))
 	if err != nil {
-		fmt.Fprintf(stderr, "agentd team init: %v\n", err)
+		fmt.Fprintf(e.stderr, "agentd team init: %v\n", err)
 		if commands.ErrorCode(err) == commands.CodeArgsInvalid {
 			return 2
 		}
 		return 1
 	}
 	if res.Already {
-		fmt.Fprintf(stdout, "already a team folder: team %s at %s (%s); nothing copied\n", res.Team.ID, strings.Join(res.Team.Etcd, ","), workspace.TeamFile)
+		fmt.Fprintf(e.stdout, "already a team folder: team %s at %s (%s); nothing copied\n", res.Team.ID, strings.Join(res.Team.Etcd, ","), workspace.TeamFile)
 		if res.Pending != nil {
-			fmt.Fprintln(stdout, res.Pending.Line())
+			fmt.Fprintln(e.stdout, res.Pending.Line())
 		}
 		return 0
 	}
-	fmt.Fprintf(stdout, "team %s at %s: copied the folder's state (sessions: %d, history events: %d); commit %s so that other clones share them\n",
+	fmt.Fprintf(e.stdout, "team %s at %s: copied the folder's state (sessions: %d, history events: %d); commit %s so that other clones share them\n",
 		res.Team.ID, strings.Join(res.Team.Etcd, ","), res.Sessions, res.Events, workspace.TeamFile)
 	return 0
 }
 
-// runTeamAccept is `agentd team accept`: it reads the folder's team file
-// as it is now and has agentd.team.accept record exactly that content (by
+// teamAccept is `agentd team accept`: it reads the folder's team file as
+// it is now and has agentd.team.accept record exactly that content (by
 // its SHA-256), through the shared daemon when one serves the folder, so
 // that the daemon moves the folder to the team at once.
-func runTeamAccept(ctx context.Context, o options, stateDir string, log *slog.Logger, folder string, stdout, stderr io.Writer) int {
-	accepted, notice, err := workspace.TeamFileStatus(stateDir, folder)
+type teamAccept struct {
+	t       target // workspace, remote and etcd
+	jsonOut bool
+}
+
+func (*teamAccept) Name() string { return "accept" }
+
+func (a *teamAccept) SetFlags(fs *flag.FlagSet) {
+	cli.WorkspaceVar(fs, &a.t.workspace)
+	cli.RemoteVar(fs, &a.t.remote)
+	a.t.etcd.SetFlags(fs)
+	jsonVar(fs, &a.jsonOut)
+}
+
+func (a *teamAccept) Run(ctx context.Context, e *env, _ []string) int {
+	folder, ok := teamFolder(e, a.t, "accept")
+	if !ok {
+		return 1
+	}
+	accepted, notice, err := workspace.TeamFileStatus(e.stateDir, folder)
+	stdout, stderr := e.stdout, e.stderr
 	switch {
 	case err != nil:
 		fmt.Fprintf(stderr, "agentd team accept: %v\n", err)
@@ -169,7 +262,7 @@ func runTeamAccept(ctx context.Context, o options, stateDir string, log *slog.Lo
 		fmt.Fprintf(stderr, "agentd team accept: %s cannot be used: %s; nothing was accepted (docs/team.md)\n", workspace.TeamFile, notice.Error)
 		return 2
 	}
-	res, err := oneShot(ctx, o, stateDir, log, folder, "agentd.team.accept", map[string]any{"sha256": notice.SHA256})
+	res, err := oneShot(ctx, e, a.t, folder, "agentd.team.accept", map[string]any{"sha256": notice.SHA256})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd team accept: %v\n", err)
 		if commands.ErrorCode(err) == commands.CodeArgsInvalid {
@@ -178,7 +271,7 @@ func runTeamAccept(ctx context.Context, o options, stateDir string, log *slog.Lo
 		return 1
 	}
 	ar := res.(commands.TeamAcceptResult)
-	if o.jsonOut {
+	if a.jsonOut {
 		printJSON(stdout, ar)
 		return 0
 	}

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 
 	"github.com/agentd/agentd/commands"
@@ -17,22 +16,41 @@ const undoUsage = `usage: agentd undo [--scope todo|goal] [--json] [--workspace 
   The workspace folder used is named on stderr.
 `
 
-// runUndo runs `agentd undo`: agentd.undo from a shell.
-func runUndo(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdout, stderr io.Writer) int {
+// undo is `agentd undo`: agentd.undo from a shell.
+type undo struct {
+	shell
+	scope string
+}
+
+func (*undo) Name() string          { return "undo" }
+func (*undo) Usage([]string) string { return undoUsage }
+func (*undo) ShortHelp() string {
+	return `  agentd undo [--scope todo|goal] [--json]
+                                        revert the newest change of the todo list or the goal
+`
+}
+
+func (u *undo) SetFlags(fs *flag.FlagSet) {
+	u.shell.SetFlags(fs)
+	fs.StringVar(&u.scope, "scope", "", "undo: todo or goal")
+}
+
+func (u *undo) Run(ctx context.Context, e *env, pos []string) int {
+	stdout, stderr := e.stdout, e.stderr
 	if len(pos) != 0 {
 		fmt.Fprint(stderr, undoUsage)
 		return 2
 	}
 	args := map[string]any{}
-	if o.scope != "" {
-		args["scope"] = o.scope
+	if u.scope != "" {
+		args["scope"] = u.scope
 	}
-	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "undo", "agentd.undo", args, nil)
+	res, ok := oneShotHere(ctx, e, u.target, "undo", "agentd.undo", args, nil)
 	if !ok {
 		return 1
 	}
 	ur := res.(commands.UndoResult)
-	if o.jsonOut {
+	if u.jsonOut {
 		printJSON(stdout, ur)
 		return 0
 	}

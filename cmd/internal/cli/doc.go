@@ -5,8 +5,10 @@
 // (ParseInterspersed), the state directory rule (ResolveStateDir), the
 // logger and its never-blocking sink (OpenLog), the version (Version), the
 // shell side of reaching the shared daemon (RemoteSocket, Daemon: dial it,
-// starting `agentd serve` when none runs), and `agentd hook` itself (Hook,
-// HookFlags), so that both programs behave alike from one copy.
+// starting `agentd serve` when none runs), `agentd hook` itself (Hook,
+// HookFlags), and the declarations of the flags both take (Globals,
+// WorkspaceVar, SessionVar, RemoteVar, Etcd), so that both programs behave
+// alike from one copy.
 //
 // It is apart from cmd/agentd so that agentd-hook, run once per agent
 // event, links none of what agentd links for its other subcommands (the

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -85,47 +84,4 @@ func hookLineProblem(pos []string, remote string) string {
 		return "--remote=off is not for hooks: a hook works through the shared daemon (--remote=auto or --remote=unix:PATH)"
 	}
 	return ""
-}
-
-// HookFlags are agentd-hook's flags: those `agentd hook` takes, with the
-// names, defaults and meaning agentd gives them (cmd/agentd's flag set;
-// TestHookFlagsAsAgentd keeps the two alike).
-type HookFlags struct {
-	HookLine
-	StateDir, LogFile, LogLevel                            string
-	EtcdEndpoints, EtcdCACert, EtcdCert, EtcdKey, EtcdUser string
-}
-
-// FlagSet is the flag set of f, for agentd-hook.
-func (f *HookFlags) FlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, HookUsage(name)) }
-	fs.StringVar(&f.StateDir, "state-dir", "", "state directory")
-	fs.StringVar(&f.LogFile, "log-file", "", "log file")
-	fs.StringVar(&f.LogLevel, "log-level", "info", "log level")
-	fs.StringVar(&f.Workspace, "workspace", "", "workspace folder")
-	fs.StringVar(&f.Session, "session", "", "session")
-	fs.StringVar(&f.Remote, "remote", "", "the shared daemon: auto or unix:PATH")
-	fs.StringVar(&f.EtcdEndpoints, "etcd-endpoints", "", "team folders: this machine's etcd endpoints, for a daemon agentd-hook starts")
-	fs.StringVar(&f.EtcdCACert, "etcd-cacert", "", "team folders: CA certificate file of the etcd members")
-	fs.StringVar(&f.EtcdCert, "etcd-cert", "", "team folders: client certificate file")
-	fs.StringVar(&f.EtcdKey, "etcd-key", "", "team folders: client key file")
-	fs.StringVar(&f.EtcdUser, "etcd-user", "", "team folders: etcd user")
-	return fs
-}
-
-// EtcdFlags are the etcd flags given, as --NAME=VALUE, for a daemon this
-// process starts (which inherits the environment too).
-func EtcdFlags(endpoints, caCert, cert, key, user string) []string {
-	var out []string
-	for _, f := range []struct{ name, v string }{
-		{"etcd-endpoints", endpoints}, {"etcd-cacert", caCert}, {"etcd-cert", cert},
-		{"etcd-key", key}, {"etcd-user", user},
-	} {
-		if f.v != "" {
-			out = append(out, "--"+f.name+"="+f.v)
-		}
-	}
-	return out
 }
