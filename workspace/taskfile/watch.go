@@ -1,4 +1,4 @@
-package workspace
+package taskfile
 
 // The task-file watcher (docs/runtime.md §4; docs/task-files.md).
 //
