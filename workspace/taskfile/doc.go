@@ -56,7 +56,8 @@
 // Warn; its task files then rely on the verification alone, which also
 // tries to watch the folder again.
 //
-// When workspace.Registry.Open opens a folder, its task files are checked before Open
-// returns, so a change made while no process watched them is recorded
-// before the first command on the folder reads its state.
+// When workspace.Registry.Open opens a folder, its task files are checked
+// before Open returns (FeedOpened), so a change made while no process
+// watched them is recorded before the first command on the folder reads
+// its state.
 package taskfile

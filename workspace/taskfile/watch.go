@@ -208,7 +208,7 @@ func (x *Watcher) watchedTaskFile(ws *workspace.Workspace, g goal.State) *goal.T
 // replace only. The file itself is read later, by a check on its own
 // goroutine.
 func (x *Watcher) watchTaskFile(ws *workspace.Workspace, session string, ref *goal.TaskFileInfo) {
-	if x.onChange == nil { // nobody to tell: watch nothing (one-shot commands)
+	if x.onChange == nil { // nobody to tell: watch nothing
 		return
 	}
 	sk := sessionKey{ws, session}
