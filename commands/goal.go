@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/taskfile"
 )
 
 // updateGoal runs fn on the goal state of the call's session and stores
@@ -24,13 +25,13 @@ func (c *call) updateGoal(fn func(g *goal.State) ([]goal.Change, error)) (worksp
 // the transaction.
 func (c *call) resolveTaskFile(explicit, objective string) (*goal.TaskFileInfo, error) {
 	if explicit != "" {
-		info, err := c.folder.ws.TaskFile(explicit)
+		info, err := taskfile.Read(c.folder.ws.Root(), explicit)
 		if err != nil {
 			return nil, err
 		}
 		return &info, nil
 	}
-	return c.folder.ws.FindTaskFile(goal.TaskFileCandidates(objective)), nil
+	return taskfile.Find(c.folder.ws.Root(), goal.TaskFileCandidates(objective)), nil
 }
 
 // goalTools are the four goal tools, in the order of goal.Tools.

@@ -418,8 +418,9 @@ func (s *State) CheckWallClock(now Instant) []Change {
 // references, or nil when there is no goal, it has no task file, or it is
 // complete: a goal references its task file while it is active, paused or
 // blocked, and a complete goal releases it (docs/runtime.md §4;
-// docs/task-files.md). The workspace watches the referenced task files, and
-// UpdateTaskFile records changes of the referenced one only.
+// docs/task-files.md). The task-file watcher (workspace/taskfile) watches
+// the referenced ones, and UpdateTaskFile records changes of the
+// referenced one only.
 func (s *State) ReferencedTaskFile() *TaskFileInfo {
 	if s.Goal == nil || s.Goal.Status == Complete {
 		return nil

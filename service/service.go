@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/taskfile"
 )
 
 // Service is the runtime of one workspace registry. It is shared by every
@@ -20,6 +21,7 @@ type Service struct {
 	start time.Time // its start, a reading of time.Now with its monotonic part
 	log   *slog.Logger
 	unsub func()
+	tasks *taskfile.Watcher // a Daemon's task-file watcher; nil for a OneShot
 
 	timersMu sync.Mutex
 	timers   map[timerKey]*time.Timer // wall-clock budget timers
@@ -49,7 +51,7 @@ const (
 )
 
 // New opens a workspace registry with opts and returns a Service on it.
-// opts.OnOpen and opts.OnTaskFile are set by the service according to role
+// opts.OnOpen is set by the service according to role
 // (a Daemon recovers and watches task files, a OneShot recovers left
 // checks); Now and Logger may be nil
 // (time.Now, and no logs).
@@ -63,7 +65,6 @@ func New(opts workspace.Options, role Role) *Service {
 	s := &Service{wall: opts.Now, clock: rand.Text(), start: time.Now(), log: opts.Logger, timers: map[timerKey]*time.Timer{}}
 	if role == Daemon {
 		opts.OnOpen = s.recoverWorkspace
-		opts.OnTaskFile = s.taskFileChanged
 		// In team folders this daemon's turns are known by its clock, held
 		// under a lease (docs/team.md, "Liveness").
 		opts.Identity = s.clock
@@ -74,6 +75,9 @@ func New(opts workspace.Options, role Role) *Service {
 	s.checks = checks{running: map[checkKey]context.CancelCauseFunc{}, timeout: s.readCheckTimeout()}
 	s.person, s.prov.seen, s.secrets = personOf(), map[provenanceKey]provenanceScan{}, teamSecrets(opts.Team, s.log)
 	s.reg = workspace.NewRegistry(opts)
+	if role == Daemon {
+		s.tasks = taskfile.Watch(s.reg, taskfile.Options{Logger: s.log, OnChange: s.taskFileChanged})
+	}
 	s.unsub = s.reg.Subscribe(s.armWallClock)
 	s.unsubCheck = s.reg.Subscribe(s.stopEnded)
 	return s
@@ -88,7 +92,8 @@ func (s *Service) Now() goal.Instant {
 }
 
 // Close kills the running goal checks and waits until each is recorded
-// (docs/runtime.md §2.10.3), stops the goal timers and closes every store
+// (docs/runtime.md §2.10.3), stops the goal timers and the task-file
+// watcher (waiting for a change it is recording) and closes every store
 // of the registry.
 func (s *Service) Close() error {
 	s.closeChecks()
@@ -100,6 +105,9 @@ func (s *Service) Close() error {
 		delete(s.timers, k)
 	}
 	s.timersMu.Unlock()
+	if s.tasks != nil {
+		s.tasks.Stop()
+	}
 	return s.reg.Close()
 }
 

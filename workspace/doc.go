@@ -1,10 +1,11 @@
 // Package workspace is agentd's shell around the pure rules: a registry of
 // open workspace folders (reference-counted across connections), one bbolt
-// store per folder (schema version, sessions, revision, history), the
-// task-file watcher (fsnotify), goal timers and change subscriptions.
+// store per folder (schema version, sessions, revision, history), change
+// subscriptions and the commit feed (feed.go) that the task-file watcher
+// (workspace/taskfile) follows.
 //
-// It imports todo, goal, bbolt and fsnotify; never go.lsp.dev, commands or
-// lsp (docs/architecture.md).
+// It imports todo, goal, bbolt and the etcd client; never fsnotify,
+// go.lsp.dev, commands or lsp (docs/architecture.md).
 //
 // # State files (docs/protocol.md §1)
 //

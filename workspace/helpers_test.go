@@ -146,3 +146,16 @@ func errorCode(err error) string {
 	}
 	return ""
 }
+
+// waitFor waits until cond holds (a condition reached on other
+// goroutines); it fails the test after 30s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -6,10 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/agentd/agentd/goal"
 )
 
 // Options configure a Registry.
@@ -32,17 +29,6 @@ type Options struct {
 	// usable; other Opens of the same folder wait for it. An error closes
 	// the store and is returned by Open, wrapped.
 	OnOpen func(w *Workspace) error
-	// OnTaskFile, if set, is called when the watcher sees that a referenced
-	// task file really changed on disk (docs/runtime.md §4): rel is its path as
-	// goals record it, info what is there now. It runs on a goroutine of
-	// the watcher, or, for the check of the folder's task files that Open
-	// makes (after OnOpen), inside Open before it returns; always outside
-	// any lock or transaction, one call at a time per task file. It may
-	// call Update (agentd records the change in every session whose goal
-	// references rel). Nil: task files are not watched. See watch.go and
-	// docs/task-files.md.
-	OnTaskFile func(w *Workspace, rel string, info goal.TaskFileInfo)
-
 	// Team is this machine's etcd settings for team folders (docs/team.md).
 	Team TeamOptions
 	// Identity names this process in the teams of the folders it opens: a
@@ -73,16 +59,8 @@ type Registry struct {
 	closing map[string]chan struct{} // by root: closed when the last Release has closed the store
 	retired map[*Workspace]bool      // reopened (Reopen), still held: each closes at its last Release
 
-	subMu  sync.Mutex
-	subSeq uint64
-	subs   atomic.Pointer[[]subscriber] // copy on write; read without a lock when publishing
-
-	watch *watcher // the process's task-file watcher (watch.go)
-}
-
-type subscriber struct {
-	id uint64
-	fn func(Notice)
+	subs subscribers[func(Notice)]    // Subscribe
+	feed subscribers[func(FeedEvent)] // Feed (feed.go)
 }
 
 // NewRegistry returns an empty registry. Nothing is opened or created on
@@ -98,7 +76,6 @@ func NewRegistry(opts Options) *Registry {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
-	r.watch = newWatcher(r.log, opts.OnTaskFile)
 	return r
 }
 
@@ -118,9 +95,10 @@ func (r *Registry) lockTimeout() time.Duration {
 
 // Open returns the workspace of the folder at root, an absolute path (Open
 // cleans it again), opening its store on first use. Every successful Open
-// needs one Release. Opening a store also reads the task files of its
-// goals, so that a change made while it was closed is recorded (through
-// OnTaskFile) before Open returns.
+// needs one Release. Once the store is open (and OnOpen done) its stored
+// sessions are fed to the commit feed (Feed), and Open returns after its
+// observers handled FeedOpened: the task-file watcher records there a
+// change made while the folder was closed.
 //
 // Opening waits at most LockTimeout for another process's file lock, then
 // fails with an *Error of code "workspace.locked" naming the holder's pid.
@@ -172,7 +150,7 @@ func (r *Registry) Open(root string) (*Workspace, error) {
 			}
 		}
 		if err == nil {
-			w.watchStoredTaskFiles()
+			w.feedOpened()
 		}
 
 		r.mu.Lock()
@@ -193,8 +171,7 @@ func (r *Registry) Open(root string) (*Workspace, error) {
 	}
 }
 
-// Close stops the task-file watcher (waiting for a running OnTaskFile) and
-// closes every open store, whatever its reference count (process
+// Close closes every open store, whatever its reference count (process
 // shutdown). Later calls on its workspaces return ErrClosed, and so does
 // Open.
 func (r *Registry) Close() error {
@@ -210,7 +187,6 @@ func (r *Registry) Close() error {
 	clear(r.open)
 	clear(r.retired)
 	r.mu.Unlock()
-	r.watch.stop()
 
 	var errs []error
 	for _, w := range all {
@@ -230,52 +206,17 @@ func (r *Registry) Close() error {
 // and does not fail the Update. The returned func unsubscribes; it may be
 // called more than once.
 func (r *Registry) Subscribe(fn func(Notice)) (cancel func()) {
-	r.subMu.Lock()
-	defer r.subMu.Unlock()
-	r.subSeq++
-	id := r.subSeq
-	var next []subscriber
-	if cur := r.subs.Load(); cur != nil {
-		next = append(next, *cur...)
-	}
-	next = append(next, subscriber{id: id, fn: fn})
-	r.subs.Store(&next)
-	return func() {
-		r.subMu.Lock()
-		defer r.subMu.Unlock()
-		cur := r.subs.Load()
-		if cur == nil {
-			return
-		}
-		var next []subscriber
-		for _, s := range *cur {
-			if s.id != id {
-				next = append(next, s)
-			}
-		}
-		r.subs.Store(&next)
-	}
+	return r.subs.add(fn)
 }
 
 // publish hands n to every subscriber, each with its own copy of the
 // session.
 func (r *Registry) publish(n Notice) {
-	subs := r.subs.Load()
-	if subs == nil {
-		return
-	}
-	for _, s := range *subs {
+	r.subs.each(r.log, func(fn func(Notice)) {
 		n := n
 		n.Session = cloneSession(n.Session)
-		func() {
-			defer func() {
-				if v := recover(); v != nil {
-					r.log.Error("workspace subscriber panicked", "workspace", n.Workspace.root, "session", n.Session.Name, "panic", v)
-				}
-			}()
-			s.fn(n)
-		}()
-	}
+		fn(n)
+	}, "workspace", n.Workspace.root, "session", n.Session.Name)
 }
 
 // publishStore tells subscribers that w's team store became stale (etcd

@@ -909,7 +909,7 @@ func (w *Workspace) applyRemote(name string, data []byte, ver int64, flags *chan
 	if prev != nil {
 		was = prev.Revision
 	}
-	w.reg.watch.watchTaskFile(w, name, w.watchedTaskFile(s.Goal))
+	w.feedSession(s)
 	if s.Revision <= was {
 		return // a quiet change: counters only
 	}
@@ -923,22 +923,4 @@ func (w *Workspace) applyRemote(name string, data []byte, ver int64, flags *chan
 		}
 	}
 	w.reg.publish(Notice{Workspace: w, Session: cloneSession(*s), Change: ch})
-}
-
-// watchedTaskFile is the task file this process watches for goal g: the one
-// it references (referencedTaskFile), except that in a team folder only the
-// daemon whose agent drives the goal (a live turn of its Identity) watches
-// and records it, each machine having its own checkout (docs/team.md).
-func (w *Workspace) watchedTaskFile(g goal.State) *goal.TaskFileInfo {
-	tf := referencedTaskFile(g)
-	if w.team == nil || tf == nil {
-		return tf
-	}
-	id := w.reg.opts.Identity
-	for _, t := range g.Turns {
-		if !t.Ended && id != "" && t.Owner == id {
-			return tf
-		}
-	}
-	return nil
 }

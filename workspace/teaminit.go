@@ -54,7 +54,7 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 	if err := checkEndpoints(endpoints); err != nil {
 		return TeamInit{}, &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("agentd team init --etcd: %v", err)}
 	}
-	opts.OnOpen, opts.OnTaskFile, opts.OnPeerGone, opts.Identity = nil, nil, nil, ""
+	opts.OnOpen, opts.OnPeerGone, opts.Identity = nil, nil, ""
 	reg := NewRegistry(opts)
 	defer reg.Close()
 	w, err := reg.Open(root)

@@ -120,7 +120,7 @@ func (w *Workspace) Recovered() string { return w.recovered }
 
 func (w *Workspace) closeStore() error {
 	w.closeOnce.Do(func() {
-		w.reg.watch.dropWorkspace(w)
+		w.feedClosing()
 		w.closed.Store(true)
 		if w.store != nil {
 			w.closeErr = w.store.close()
@@ -430,7 +430,7 @@ func (w *Workspace) update(name string, st *sessionState, cur *Session, fn func(
 	st.historyBytes, st.historyCounted = p.held.bytes, p.held.counted
 	st.cur.Store(&stored)
 	st.ver = p.ver
-	w.reg.watch.watchTaskFile(w, name, w.watchedTaskFile(stored.Goal))
+	w.feedSession(&stored)
 	return &stored, ch, nil
 }
 

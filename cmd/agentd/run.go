@@ -16,7 +16,7 @@ import (
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/service"
-	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/taskfile"
 	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
@@ -252,7 +252,7 @@ func taskFileNow(st *commands.State) {
 		return
 	}
 	tf := st.Goal.TaskFile
-	now, _ := workspace.ReadTaskFile(root, tf.Path)
+	now, _ := taskfile.Read(root, tf.Path)
 	tf.Exists, tf.Size, tf.SHA256, tf.ModifiedAt, tf.Checkboxes = now.Exists, now.Size, now.SHA256, now.ModifiedAt, now.Checkboxes
 }
 

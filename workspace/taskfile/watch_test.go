@@ -1,4 +1,4 @@
-package workspace
+package taskfile
 
 import (
 	"bytes"
@@ -19,16 +19,18 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/workspace"
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/go-cmp/cmp"
 )
 
-// Unit tests of the task-file watcher (watch.go). End-to-end cases over the
+// Unit tests of the task-file watcher (watch.go) and of reading task files
+// (read.go). End-to-end cases over the
 // real binary are in tests/taskfile_test.go.
 
 // flush runs the checks whose settle timer is pending now, in the calling
 // goroutine, so a test can look at the watches without waiting.
-func (x *watcher) flush() {
+func (x *Watcher) flush() {
 	x.mu.Lock()
 	var due []*target
 	for _, t := range x.targets {
@@ -47,7 +49,7 @@ func (x *watcher) flush() {
 
 // verifyNow runs a verification of every target in the calling goroutine,
 // as the ticker of the event loop does on the watcher's own.
-func (x *watcher) verifyNow() {
+func (x *Watcher) verifyNow() {
 	x.mu.Lock()
 	ts := slices.Collect(maps.Values(x.targets))
 	x.mu.Unlock()
@@ -89,7 +91,7 @@ func inotifyWatches(t *testing.T) int {
 }
 
 // watched returns the watched folders with their reference counts.
-func (x *watcher) watched() map[string]int {
+func (x *Watcher) watched() map[string]int {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	out := map[string]int{}
@@ -100,7 +102,7 @@ func (x *watcher) watched() map[string]int {
 }
 
 // fsWatchList is what fsnotify itself watches, sorted.
-func (x *watcher) fsWatchList() []string {
+func (x *Watcher) fsWatchList() []string {
 	x.mu.Lock()
 	fsw := x.fsw
 	x.mu.Unlock()
@@ -113,7 +115,7 @@ func (x *watcher) fsWatchList() []string {
 }
 
 type taskFileCall struct {
-	ws   *Workspace
+	ws   *workspace.Workspace
 	rel  string
 	info goal.TaskFileInfo
 }
@@ -136,15 +138,16 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// watchFixture is a registry with OnTaskFile recording its calls, and one
+// watchFixture is a registry with a watcher whose OnChange records its calls, and one
 // open workspace on a real folder.
 type watchFixture struct {
 	t        *testing.T
 	stateDir string
 	root     string // as opened
 	real     string // root with links resolved (where events come from)
-	reg      *Registry
-	ws       *Workspace
+	reg      *workspace.Registry
+	x        *Watcher // fed by reg
+	ws       *workspace.Workspace
 	calls    chan taskFileCall
 	logs     *syncBuffer
 	release  func() // releases ws once
@@ -161,26 +164,69 @@ func newWatchFixture(t *testing.T) *watchFixture {
 	if f.real, err = filepath.EvalSymlinks(f.root); err != nil {
 		t.Fatal(err)
 	}
-	f.reg, f.ws = f.open()
+	f.open()
 	return f
 }
 
-// open makes a registry on the fixture's state dir and opens the folder.
-func (f *watchFixture) open() (*Registry, *Workspace) {
+// open makes a registry and its watcher on the fixture's state dir and
+// opens the folder.
+func (f *watchFixture) open() {
 	f.t.Helper()
-	reg := newRegistry(f.t, f.stateDir, func(o *Options) {
-		o.Logger = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		o.OnTaskFile = func(w *Workspace, rel string, info goal.TaskFileInfo) {
-			f.calls <- taskFileCall{w, rel, info}
-		}
+	log := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	f.reg, f.x = newRegistry(f.t, f.stateDir, log, func(w *workspace.Workspace, rel string, info goal.TaskFileInfo) {
+		f.calls <- taskFileCall{w, rel, info}
 	})
-	w, err := reg.Open(f.root)
+	w, err := f.reg.Open(f.root)
 	if err != nil {
 		f.t.Fatalf("Open(%q): %v", f.root, err)
 	}
-	f.release = sync.OnceFunc(w.Release)
+	f.ws, f.release = w, sync.OnceFunc(w.Release)
 	f.t.Cleanup(f.release)
-	return reg, w
+}
+
+// close stops the watcher and closes the registry, as the daemon does.
+func (f *watchFixture) close() {
+	f.t.Helper()
+	f.x.Stop()
+	if err := f.reg.Close(); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// newRegistry returns a registry on stateDir and a watcher calling
+// onChange (nil: without a callback), stopped and closed at the end of
+// the test, the watcher first.
+func newRegistry(t *testing.T, stateDir string, log *slog.Logger, onChange func(*workspace.Workspace, string, goal.TaskFileInfo)) (*workspace.Registry, *Watcher) {
+	t.Helper()
+	reg := workspace.NewRegistry(workspace.Options{StateDir: stateDir, Logger: log, LockTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() {
+		if err := reg.Close(); err != nil {
+			t.Errorf("Registry.Close: %v", err)
+		}
+	})
+	x := Watch(reg, Options{Logger: log, OnChange: onChange})
+	t.Cleanup(x.Stop)
+	return reg, x
+}
+
+// openWorkspace opens root in r and releases it at the end of the test.
+func openWorkspace(t *testing.T, r *workspace.Registry, root string) *workspace.Workspace {
+	t.Helper()
+	w, err := r.Open(root)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", root, err)
+	}
+	t.Cleanup(w.Release)
+	return w
+}
+
+// errorCode is the code of a coded error, "" for another.
+func errorCode(err error) string {
+	var c interface{ ErrorCode() string }
+	if errors.As(err, &c) {
+		return c.ErrorCode()
+	}
+	return ""
 }
 
 func (f *watchFixture) path(rel string) string { return filepath.Join(f.root, filepath.FromSlash(rel)) }
@@ -199,15 +245,15 @@ func (f *watchFixture) write(rel, content string) {
 // createGoal gives session a new goal whose task file is rel.
 func (f *watchFixture) createGoal(session, rel string) {
 	f.t.Helper()
-	info, err := f.ws.TaskFile(rel)
+	info, err := Read(f.ws.Root(), rel)
 	if err != nil {
 		f.t.Fatalf("TaskFile(%q): %v", rel, err)
 	}
-	_, err = f.ws.Update(session, func(s *Session) (Change, error) {
+	_, err = f.ws.Update(session, func(s *workspace.Session) (workspace.Change, error) {
 		if _, err := s.Goal.Create(goal.CreateParams{Objective: "follow " + rel, TaskFile: &info, Replace: true}, goal.Instant{Wall: time.Now()}); err != nil {
-			return Change{}, err
+			return workspace.Change{}, err
 		}
-		return Change{Kind: "goal.create", Actor: "user", Goal: true}, nil
+		return workspace.Change{Kind: "goal.create", Actor: "user", Goal: true}, nil
 	})
 	if err != nil {
 		f.t.Fatalf("creating the goal of %q: %v", session, err)
@@ -216,18 +262,18 @@ func (f *watchFixture) createGoal(session, rel string) {
 
 func (f *watchFixture) cancelGoal(session string) {
 	f.t.Helper()
-	_, err := f.ws.Update(session, func(s *Session) (Change, error) {
+	_, err := f.ws.Update(session, func(s *workspace.Session) (workspace.Change, error) {
 		if _, err := s.Goal.Cancel(goal.Instant{Wall: time.Now()}); err != nil {
-			return Change{}, err
+			return workspace.Change{}, err
 		}
-		return Change{Kind: "goal.cancel", Actor: "user", Goal: true}, nil
+		return workspace.Change{Kind: "goal.cancel", Actor: "user", Goal: true}, nil
 	})
 	if err != nil {
 		f.t.Fatalf("cancelling the goal of %q: %v", session, err)
 	}
 }
 
-// await waits for the next OnTaskFile call and checks it reports rel with
+// await waits for the next OnChange call and checks it reports rel with
 // content (nil content: missing).
 func (f *watchFixture) await(rel string, content *string) taskFileCall {
 	f.t.Helper()
@@ -236,12 +282,12 @@ func (f *watchFixture) await(rel string, content *string) taskFileCall {
 		f.checkCall(c, rel, content)
 		return c
 	case <-time.After(30 * time.Second):
-		f.t.Fatalf("no OnTaskFile call for %q within 30s; logs:\n%s", rel, f.logs.String())
+		f.t.Fatalf("no OnChange call for %q within 30s; logs:\n%s", rel, f.logs.String())
 		return taskFileCall{}
 	}
 }
 
-// called checks that an OnTaskFile call reporting rel with content (nil:
+// called checks that an OnChange call reporting rel with content (nil:
 // missing) was made already: it is queued now, without waiting.
 func (f *watchFixture) called(rel string, content *string) {
 	f.t.Helper()
@@ -249,7 +295,7 @@ func (f *watchFixture) called(rel string, content *string) {
 	case c := <-f.calls:
 		f.checkCall(c, rel, content)
 	default:
-		f.t.Fatalf("OnTaskFile was not called for %q; logs:\n%s", rel, f.logs.String())
+		f.t.Fatalf("OnChange was not called for %q; logs:\n%s", rel, f.logs.String())
 	}
 }
 
@@ -262,20 +308,20 @@ func (f *watchFixture) checkCall(c taskFileCall, rel string, content *string) {
 	got := c.info
 	got.ModifiedAt = nil
 	if diff := cmp.Diff(want, got); c.rel != rel || diff != "" {
-		f.t.Fatalf("OnTaskFile(%q) got %+v, want %q with (-want +got):\n%s", c.rel, c.info, rel, diff)
+		f.t.Fatalf("OnChange(%q) got %+v, want %q with (-want +got):\n%s", c.rel, c.info, rel, diff)
 	}
 	if c.ws != f.ws {
-		f.t.Fatalf("OnTaskFile for workspace %s, want %s", c.ws.Root(), f.ws.Root())
+		f.t.Fatalf("OnChange for workspace %s, want %s", c.ws.Root(), f.ws.Root())
 	}
 }
 
-// noCall checks that no OnTaskFile call is queued (after a flush, whose
+// noCall checks that no OnChange call is queued (after a flush, whose
 // checks call it synchronously).
 func (f *watchFixture) noCall() {
 	f.t.Helper()
 	select {
 	case c := <-f.calls:
-		f.t.Fatalf("unexpected OnTaskFile(%q, %+v)", c.rel, c.info)
+		f.t.Fatalf("unexpected OnChange(%q, %+v)", c.rel, c.info)
 	default:
 	}
 }
@@ -310,27 +356,27 @@ func TestWatchOneWatchPerFolder(t *testing.T) {
 
 	f.createGoal("s1", "docs/a.md")
 	f.createGoal("s2", "docs/b.md")
-	f.reg.watch.flush()
+	f.x.flush()
 	f.noCall()
-	if diff := cmp.Diff(map[string]int{docs: 2}, f.reg.watch.watched()); diff != "" {
+	if diff := cmp.Diff(map[string]int{docs: 2}, f.x.watched()); diff != "" {
 		t.Fatalf("watched folders (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{docs}, f.reg.watch.fsWatchList()); diff != "" {
+	if diff := cmp.Diff([]string{docs}, f.x.fsWatchList()); diff != "" {
 		t.Fatalf("fsnotify watch list (-want +got):\n%s", diff)
 	}
 
 	// Replacing a goal by one on the same file keeps the reference.
 	f.createGoal("s2", "docs/b.md")
 	f.cancelGoal("s1")
-	f.reg.watch.flush()
-	if diff := cmp.Diff(map[string]int{docs: 1}, f.reg.watch.watched()); diff != "" {
+	f.x.flush()
+	if diff := cmp.Diff(map[string]int{docs: 1}, f.x.watched()); diff != "" {
 		t.Fatalf("after one cancel, watched folders (-want +got):\n%s", diff)
 	}
 	f.cancelGoal("s2")
-	if got := f.reg.watch.watched(); len(got) != 0 {
+	if got := f.x.watched(); len(got) != 0 {
 		t.Fatalf("after the last cancel, watched folders = %v, want none", got)
 	}
-	if got := f.reg.watch.fsWatchList(); len(got) != 0 {
+	if got := f.x.fsWatchList(); len(got) != 0 {
 		t.Fatalf("after the last cancel, fsnotify still watches %v", got)
 	}
 }
@@ -341,25 +387,25 @@ func TestWatchCompleteGoalReleases(t *testing.T) {
 	f := newWatchFixture(t)
 	f.write("t.md", "x")
 	f.createGoal("s", "t.md")
-	f.reg.watch.flush()
-	if len(f.reg.watch.watched()) != 1 {
-		t.Fatalf("watched = %v, want the root", f.reg.watch.watched())
+	f.x.flush()
+	if len(f.x.watched()) != 1 {
+		t.Fatalf("watched = %v, want the root", f.x.watched())
 	}
 	call, err := goal.NewCall(goal.UpdateGoalTool, []byte(`{"status":"complete"}`), goal.MainAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.ws.Update("s", func(s *Session) (Change, error) {
+	_, err = f.ws.Update("s", func(s *workspace.Session) (workspace.Change, error) {
 		res, cs := s.Goal.CallTool(goal.ToolCall{Call: call}, goal.Instant{Wall: time.Now()})
 		if res.IsError {
-			return Change{}, errors.New(res.Output)
+			return workspace.Change{}, errors.New(res.Output)
 		}
-		return Change{Kind: "goal." + string(cs[len(cs)-1].Kind), Actor: "model", Goal: true}, nil
+		return workspace.Change{Kind: "goal." + string(cs[len(cs)-1].Kind), Actor: "model", Goal: true}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := f.reg.watch.watched(); len(got) != 0 {
+	if got := f.x.watched(); len(got) != 0 {
 		t.Fatalf("after complete, watched = %v, want none", got)
 	}
 }
@@ -370,7 +416,7 @@ func TestWatchReportsRealChangesOnly(t *testing.T) {
 	f := newWatchFixture(t)
 	f.write("TASKS.md", "one")
 	f.createGoal("default", "TASKS.md")
-	f.reg.watch.flush()
+	f.x.flush()
 	f.noCall() // the first check finds what the goal recorded
 
 	f.write("TASKS.md", "two")
@@ -407,7 +453,7 @@ func TestWatchBurstSettles(t *testing.T) {
 	f := newWatchFixture(t)
 	f.write("TASKS.md", "start")
 	f.createGoal("default", "TASKS.md")
-	f.reg.watch.flush()
+	f.x.flush()
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
 		var stall time.Duration // the longest pause between two writes
@@ -434,7 +480,7 @@ func TestWatchBurstSettles(t *testing.T) {
 	}
 }
 
-// awaitContent skips OnTaskFile calls until one reports content.
+// awaitContent skips OnChange calls until one reports content.
 func (f *watchFixture) awaitContent(rel, content string) {
 	f.t.Helper()
 	deadline := time.After(30 * time.Second)
@@ -445,7 +491,7 @@ func (f *watchFixture) awaitContent(rel, content string) {
 				return
 			}
 		case <-deadline:
-			f.t.Fatalf("no OnTaskFile call with %q within 30s", content)
+			f.t.Fatalf("no OnChange call with %q within 30s", content)
 		}
 	}
 }
@@ -455,9 +501,9 @@ func (f *watchFixture) awaitContent(rel, content string) {
 func TestWatchFolderCreatedLater(t *testing.T) {
 	f := newWatchFixture(t)
 	f.createGoal("default", "later/dir/task.md")
-	f.reg.watch.flush()
+	f.x.flush()
 	f.noCall()
-	if diff := cmp.Diff(map[string]int{f.real: 1}, f.reg.watch.watched()); diff != "" {
+	if diff := cmp.Diff(map[string]int{f.real: 1}, f.x.watched()); diff != "" {
 		t.Fatalf("watched before the folder exists (-want +got):\n%s", diff)
 	}
 
@@ -465,7 +511,7 @@ func TestWatchFolderCreatedLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the watch to move to later/", func() bool {
-		_, ok := f.reg.watch.watched()[filepath.Join(f.real, "later")]
+		_, ok := f.x.watched()[filepath.Join(f.real, "later")]
 		return ok
 	})
 	if err := os.Mkdir(f.path("later/dir"), 0o755); err != nil {
@@ -473,7 +519,7 @@ func TestWatchFolderCreatedLater(t *testing.T) {
 	}
 	f.write("later/dir/task.md", "now here")
 	f.await("later/dir/task.md", ptr("now here"))
-	if diff := cmp.Diff(map[string]int{filepath.Join(f.real, "later", "dir"): 1}, f.reg.watch.watched()); diff != "" {
+	if diff := cmp.Diff(map[string]int{filepath.Join(f.real, "later", "dir"): 1}, f.x.watched()); diff != "" {
 		t.Fatalf("watched once the file exists (-want +got):\n%s", diff)
 	}
 
@@ -481,7 +527,7 @@ func TestWatchFolderCreatedLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.await("later/dir/task.md", nil)
-	if diff := cmp.Diff(map[string]int{f.real: 1}, f.reg.watch.watched()); diff != "" {
+	if diff := cmp.Diff(map[string]int{f.real: 1}, f.x.watched()); diff != "" {
 		t.Fatalf("watched after the folders went (-want +got):\n%s", diff)
 	}
 	f.write("later/dir/task.md", "back")
@@ -498,9 +544,9 @@ func TestWatchSymlinkRepointed(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.createGoal("default", "task.md")
-	f.reg.watch.flush()
+	f.x.flush()
 	f.noCall()
-	if diff := cmp.Diff(map[string]int{f.real: 1, filepath.Join(f.real, "a"): 1}, f.reg.watch.watched()); diff != "" {
+	if diff := cmp.Diff(map[string]int{f.real: 1, filepath.Join(f.real, "a"): 1}, f.x.watched()); diff != "" {
 		t.Fatalf("watched (-want +got):\n%s", diff)
 	}
 
@@ -515,7 +561,7 @@ func TestWatchSymlinkRepointed(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.await("task.md", ptr("B"))
-	if diff := cmp.Diff(map[string]int{f.real: 1, filepath.Join(f.real, "b"): 1}, f.reg.watch.watched()); diff != "" {
+	if diff := cmp.Diff(map[string]int{f.real: 1, filepath.Join(f.real, "b"): 1}, f.x.watched()); diff != "" {
 		t.Fatalf("watched after re-pointing (-want +got):\n%s", diff)
 	}
 	f.write("a/t.md", "old target: not reported")
@@ -539,8 +585,8 @@ func TestWatchErrorRescans(t *testing.T) {
 			f := newWatchFixture(t)
 			f.write("TASKS.md", "one")
 			f.createGoal("default", "TASKS.md")
-			f.reg.watch.flush()
-			x := f.reg.watch
+			f.x.flush()
+			x := f.x
 
 			// Lose the events: drop the kernel watch behind the watcher's back.
 			if err := x.fsw.Remove(f.real); err != nil {
@@ -576,14 +622,14 @@ func TestWatchPollingFallback(t *testing.T) {
 	f := newWatchFixture(t)
 	f.write("TASKS.md", "one")
 	f.createGoal("default", "TASKS.md")
-	f.reg.watch.flush()
+	f.x.flush()
 	logs := f.logs.String()
 	for _, want := range []string{"level=WARN", "polling the task file instead", "max_user_watches"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("logs do not contain %q:\n%s", want, logs)
 		}
 	}
-	if got := f.reg.watch.fsWatchList(); len(got) != 0 {
+	if got := f.x.fsWatchList(); len(got) != 0 {
 		t.Fatalf("fsnotify watches %v, want nothing", got)
 	}
 
@@ -597,7 +643,7 @@ func TestWatchPollingFallback(t *testing.T) {
 	waitFor(t, "the folder to be watched again", func() bool {
 		return strings.Contains(f.logs.String(), "watched again")
 	})
-	if diff := cmp.Diff([]string{f.real}, f.reg.watch.fsWatchList()); diff != "" {
+	if diff := cmp.Diff([]string{f.real}, f.x.fsWatchList()); diff != "" {
 		t.Fatalf("fsnotify watch list (-want +got):\n%s", diff)
 	}
 	f.write("TASKS.md", "watched")
@@ -632,15 +678,13 @@ func TestWatchChangeWhileClosed(t *testing.T) {
 	f.write("same.md", "unchanged")
 	f.createGoal("default", "TASKS.md")
 	f.createGoal("other", "same.md")
-	f.reg.watch.flush()
-	if err := f.reg.Close(); err != nil {
-		t.Fatal(err)
-	}
+	f.x.flush()
+	f.close()
 
 	f.write("TASKS.md", "while down")
-	f.reg, f.ws = f.open()
+	f.open()
 	f.called("TASKS.md", ptr("while down"))
-	f.reg.watch.flush() // the settle timers of the open were stopped: nothing to run
+	f.x.flush() // the settle timers of the open were stopped: nothing to run
 	f.noCall()
 
 	// The same when the last Release closed the folder and it is opened again.
@@ -657,7 +701,7 @@ func TestWatchChangeWhileClosed(t *testing.T) {
 func TestWatchVerifyFindsLostEvents(t *testing.T) {
 	setTunable(t, &taskFileVerify, time.Hour) // the test runs the verifications
 	f := newWatchFixture(t)
-	x := f.reg.watch
+	x := f.x
 	f.write("TASKS.md", "one")
 	f.createGoal("default", "TASKS.md")
 	x.flush()
@@ -713,8 +757,8 @@ func TestWatchVerifyOnItsOwn(t *testing.T) {
 	f := newWatchFixture(t)
 	f.write("TASKS.md", "one")
 	f.createGoal("default", "TASKS.md")
-	f.reg.watch.flush()
-	if err := f.reg.watch.fsw.Remove(f.real); err != nil {
+	f.x.flush()
+	if err := f.x.fsw.Remove(f.real); err != nil {
 		t.Fatal(err)
 	}
 	f.write("TASKS.md", "two, unseen")
@@ -729,7 +773,7 @@ func TestWatchVerifyOnItsOwn(t *testing.T) {
 func TestWatchAncestorRenamed(t *testing.T) {
 	setTunable(t, &taskFileVerify, time.Hour) // only events and the test's verifications
 	f := newWatchFixture(t)
-	x := f.reg.watch
+	x := f.x
 	f.write("plan/docs/TASKS.md", "old tree")
 	f.createGoal("default", "plan/docs/TASKS.md")
 	x.flush()
@@ -764,28 +808,26 @@ func TestWatchReleaseAndClose(t *testing.T) {
 	f := newWatchFixture(t)
 	f.write("TASKS.md", "one")
 	f.createGoal("default", "TASKS.md")
-	f.reg.watch.flush()
+	f.x.flush()
 
 	w2 := openWorkspace(t, f.reg, f.root) // a second reference
 	w2.Release()
-	if len(f.reg.watch.watched()) != 1 {
+	if len(f.x.watched()) != 1 {
 		t.Fatalf("a Release that is not the last dropped the watch")
 	}
 	f.release()
-	if got := f.reg.watch.watched(); len(got) != 0 {
+	if got := f.x.watched(); len(got) != 0 {
 		t.Fatalf("after the last Release, watched = %v", got)
 	}
 	openWorkspace(t, f.reg, f.root) // open again: watched again
-	f.reg.watch.flush()
-	if len(f.reg.watch.watched()) != 1 {
-		t.Fatalf("after reopening, watched = %v", f.reg.watch.watched())
+	f.x.flush()
+	if len(f.x.watched()) != 1 {
+		t.Fatalf("after reopening, watched = %v", f.x.watched())
 	}
 
-	if err := f.reg.Close(); err != nil {
-		t.Fatal(err)
-	}
+	f.close()
 	select {
-	case <-f.reg.watch.loopDone:
+	case <-f.x.loopDone:
 	default:
 		t.Fatal("the event loop still runs after Close")
 	}
@@ -793,150 +835,27 @@ func TestWatchReleaseAndClose(t *testing.T) {
 	f.noCall()
 }
 
-// TestWatchNeedsCallback: without OnTaskFile nothing is watched (one-shot
+// TestWatchNeedsCallback: without OnChange nothing is watched (one-shot
 // commands).
 func TestWatchNeedsCallback(t *testing.T) {
-	reg := newRegistry(t, t.TempDir())
-	root := folder(t)
+	reg, x := newRegistry(t, t.TempDir(), nil, nil)
+	root := filepath.Join(t.TempDir(), "project")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	w := openWorkspace(t, reg, root)
-	info, err := w.TaskFile("TASKS.md")
+	info, err := Read(w.Root(), "TASKS.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = w.Update("s", func(s *Session) (Change, error) {
+	_, err = w.Update("s", func(s *workspace.Session) (workspace.Change, error) {
 		_, err := s.Goal.Create(goal.CreateParams{Objective: "o", TaskFile: &info}, goal.Instant{Wall: time.Now()})
-		return Change{Kind: "goal.create", Actor: "user", Goal: true}, err
+		return workspace.Change{Kind: "goal.create", Actor: "user", Goal: true}, err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reg.watch.started {
-		t.Fatal("the watcher started without OnTaskFile")
+	if x.started {
+		t.Fatal("the watcher started without OnChange")
 	}
-}
-
-// TestResolveTaskPath: what is watched for a path, and where it leads.
-func TestResolveTaskPath(t *testing.T) {
-	root := t.TempDir()
-	root, _ = filepath.EvalSymlinks(root)
-	outside := t.TempDir()
-	mk := func(rel string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(rel), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ln := func(target, rel string) {
-		if err := os.Symlink(target, filepath.Join(root, rel)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mk("docs/TASKS.md")
-	mk("x/y/z.md")
-	mk("file")
-	ln("docs/TASKS.md", "link.md")
-	ln("link.md", "chain.md")
-	ln("x/y", "ydir")
-	ln(filepath.Join(outside, "o.md"), "out.md")
-	ln("../../etc", "docs/up")
-	ln("loop2", "loop1")
-	ln("loop1", "loop2")
-	if err := os.Mkdir(filepath.Join(root, "folder.md"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-
-	j := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
-	tests := []struct {
-		rel                     string
-		dirs                    []string
-		real                    string
-		exists, isDir, outside_ bool
-	}{
-		{rel: "docs/TASKS.md", dirs: []string{j("docs")}, real: j("docs/TASKS.md"), exists: true},
-		{rel: "link.md", dirs: []string{root, j("docs")}, real: j("docs/TASKS.md"), exists: true},
-		{rel: "chain.md", dirs: []string{root, j("docs")}, real: j("docs/TASKS.md"), exists: true},
-		{rel: "ydir/z.md", dirs: []string{root, j("x/y")}, real: j("x/y/z.md"), exists: true},
-		{rel: "later/dir/task.md", dirs: []string{root}, real: j("later/dir/task.md")},
-		{rel: "x/later/task.md", dirs: []string{j("x")}, real: j("x/later/task.md")},
-		{rel: "file/task.md", dirs: []string{root}, real: j("file/task.md")},
-		{rel: "folder.md", dirs: []string{root}, real: j("folder.md"), exists: true, isDir: true},
-		{rel: "out.md", dirs: []string{root}, real: filepath.Join(outside, "o.md"), outside_: true},
-		{rel: "docs/up/passwd", dirs: []string{j("docs")}, outside_: true},
-		{rel: "loop1", dirs: []string{root}, real: j("loop1"), outside_: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.rel, func(t *testing.T) {
-			res := resolveTaskPath(root, tc.rel)
-			if diff := cmp.Diff(tc.dirs, res.dirs); diff != "" {
-				t.Errorf("dirs (-want +got):\n%s", diff)
-			}
-			if tc.real != "" && res.real != tc.real {
-				t.Errorf("real = %q, want %q", res.real, tc.real)
-			}
-			if res.exists != tc.exists || res.isDir != tc.isDir || res.outside != tc.outside_ {
-				t.Errorf("exists, isDir, outside = %v, %v, %v; want %v, %v, %v", res.exists, res.isDir, res.outside, tc.exists, tc.isDir, tc.outside_)
-			}
-		})
-	}
-}
-
-// TestTaskFileSizeLimit: a task file larger than MaxTaskFileBytes (a sparse
-// file, so no disk is used) is refused when named (args.invalid naming the
-// size and the limit), skipped when an objective mentions it, and a watched
-// task file that grows beyond the limit is reported without a hash, its
-// size as the change signal.
-func TestTaskFileSizeLimit(t *testing.T) {
-	f := newWatchFixture(t)
-	big := int64(3 << 30)
-	f.write("data.bin", "")
-	if err := os.Truncate(f.path("data.bin"), big); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	_, err := f.ws.TaskFile("data.bin")
-	want := fmt.Sprintf("task file data.bin is %d bytes; a task file may take at most %d bytes (16 MiB)", big, MaxTaskFileBytes)
-	if errorCode(err) != goal.CodeArgsInvalid || err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("TaskFile of a 3 GiB file: %v (code %q), want args.invalid containing %q", err, errorCode(err), want)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("refusing a 3 GiB file took %v: it was read", d)
-	}
-	if got := f.ws.FindTaskFile([]string{"data.bin"}); got != nil {
-		t.Fatalf("FindTaskFile picked the 3 GiB file: %+v", got)
-	}
-	if _, err := f.ws.TaskFile("reg\x00"); errorCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "contains a NUL byte") {
-		t.Fatalf("a path with a NUL byte: %v (code %q), want args.invalid saying so", err, errorCode(err))
-	}
-	f.write("limit.md", "")
-	if err := os.Truncate(f.path("limit.md"), MaxTaskFileBytes); err != nil {
-		t.Fatal(err)
-	}
-	if info, err := f.ws.TaskFile("limit.md"); err != nil || info.SHA256 == "" || info.Size != MaxTaskFileBytes {
-		t.Fatalf("a file of exactly the limit: %+v, %v; want it hashed", info, err)
-	}
-
-	f.write("TASKS.md", "small")
-	f.createGoal("default", "TASKS.md")
-	f.reg.watch.flush()
-	f.noCall()
-	if err := os.Truncate(f.path("TASKS.md"), big); err != nil {
-		t.Fatal(err)
-	}
-	var c taskFileCall
-	select {
-	case c = <-f.calls:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no report of the grown task file within 30s; logs:\n%s", f.logs.String())
-	}
-	if c.rel != "TASKS.md" || !c.info.Exists || c.info.Size != big || c.info.SHA256 != "" || c.info.ModifiedAt == nil {
-		t.Fatalf("a task file grown to 3 GiB reported as %+v, want exists, its size, a modification time and no hash", c.info)
-	}
-	f.write("TASKS.md", "small again")
-	f.await("TASKS.md", ptr("small again"))
 }

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package workspace
+package taskfile
 
 import "io/fs"
 

@@ -1,4 +1,4 @@
-package workspace
+package taskfile
 
 import (
 	"syscall"
@@ -13,7 +13,7 @@ import (
 func TestWatchMountedOver(t *testing.T) {
 	setTunable(t, &taskFileVerify, time.Hour)
 	f := newWatchFixture(t)
-	x := f.reg.watch
+	x := f.x
 	f.write("docs/TASKS.md", "beneath")
 	f.createGoal("default", "docs/TASKS.md")
 	x.flush()

@@ -1,4 +1,4 @@
-package workspace
+package taskfile
 
 import (
 	"crypto/sha256"
@@ -15,28 +15,22 @@ import (
 	"github.com/agentd/agentd/goal"
 )
 
-// MaxTaskFileBytes bounds the task files agentd hashes: 16 MiB. A larger
-// file is refused as a task file named explicitly (args.invalid naming its
-// size and the limit), skipped when an objective merely mentions it, and,
-// when a watched task file grows beyond it, recorded without a hash: its
-// size is then its change signal (docs/task-files.md).
-const MaxTaskFileBytes = 16 << 20
+// MaxBytes bounds the task files agentd hashes: 16 MiB. A larger file is
+// refused as a task file named explicitly (args.invalid naming its size and
+// the limit), skipped when an objective merely mentions it, and, when a
+// watched task file grows beyond it, recorded without a hash: its size is
+// then its change signal (docs/task-files.md).
+const MaxBytes = 16 << 20
 
-// TaskFile checks a goal's task file path against the folder and reads what
-// is there now (docs/runtime.md §4). path is relative to the folder root, or
-// absolute inside it. It must stay inside the folder after resolving ".."
-// and symbolic links, else the error has code goal.task_file_outside. A
-// missing file (or missing folders) is allowed: Exists is false.
-// The returned Path is relative to the root, with forward slashes.
-func (w *Workspace) TaskFile(path string) (goal.TaskFileInfo, error) {
-	return ReadTaskFile(w.Root(), path)
-}
-
-// ReadTaskFile is Workspace.TaskFile for the folder at root (an absolute
-// path, symbolic links resolved) without opening its state: a shell
-// command reports a goal's task file as it is now with it, since no
-// watcher runs for one.
-func ReadTaskFile(root, path string) (goal.TaskFileInfo, error) {
+// Read checks a goal's task file path against the workspace folder at root
+// (an absolute path) and reads what is there now (docs/runtime.md §4).
+// path is relative to root, or absolute inside it. It must stay inside the
+// folder after resolving ".." and symbolic links, else the error has code
+// goal.task_file_outside. A missing file (or missing folders) is allowed:
+// Exists is false. The returned Path is relative to root, with forward
+// slashes. A shell command reports a goal's task file as it is now with it,
+// since no watcher runs for one.
+func Read(root, path string) (goal.TaskFileInfo, error) {
 	rel, err := taskFileRel(root, path)
 	if err != nil {
 		return goal.TaskFileInfo{}, err
@@ -44,19 +38,20 @@ func ReadTaskFile(root, path string) (goal.TaskFileInfo, error) {
 	return readTaskFile(root, rel)
 }
 
-// FindTaskFile returns the first candidate (goal.TaskFileCandidates of an
-// objective) that names an existing regular file inside the folder, or nil.
-func (w *Workspace) FindTaskFile(candidates []string) *goal.TaskFileInfo {
+// Find returns the first candidate (goal.TaskFileCandidates of an
+// objective) that names an existing regular file inside the folder at
+// root, or nil.
+func Find(root string, candidates []string) *goal.TaskFileInfo {
 	for _, c := range candidates {
-		rel, err := taskFileRel(w.Root(), c)
+		rel, err := taskFileRel(root, c)
 		if err != nil {
 			continue
 		}
-		fi, err := os.Stat(filepath.Join(w.Root(), filepath.FromSlash(rel)))
+		fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		if info, err := readTaskFile(w.Root(), rel); err == nil {
+		if info, err := readTaskFile(root, rel); err == nil {
 			return &info
 		}
 	}
@@ -126,7 +121,7 @@ func outside(path, why string) error {
 
 // readTaskFile reads the file at rel under root: exists, size, sha256,
 // modification time and its checkboxes (CountCheckboxes). A missing file is Exists false, not an error; a file
-// larger than MaxTaskFileBytes is not read: its info without SHA256 comes
+// larger than MaxBytes is not read: its info without SHA256 comes
 // with a *tooLargeError (code args.invalid); a
 // folder, pipe or device is an *notRegularError, a file that cannot be
 // opened or read an *unusableError (both code args.invalid). The file is
@@ -149,11 +144,11 @@ func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
 		return info, &notRegularError{rel: rel, mode: fi.Mode()}
 	}
 	mod := fi.ModTime().UTC()
-	if fi.Size() > MaxTaskFileBytes {
+	if fi.Size() > MaxBytes {
 		info.Exists, info.Size, info.ModifiedAt = true, fi.Size(), &mod
 		return info, &tooLargeError{rel: rel, size: fi.Size()}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxTaskFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
 	if err != nil {
 		return info, &unusableError{path: rel, err: err}
 	}
@@ -163,14 +158,14 @@ func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
 	return info, nil
 }
 
-// tooLargeError refuses a task file larger than MaxTaskFileBytes.
+// tooLargeError refuses a task file larger than MaxBytes.
 type tooLargeError struct {
 	rel  string
 	size int64
 }
 
 func (e *tooLargeError) Error() string {
-	return fmt.Sprintf("task file %s is %d bytes; a task file may take at most %d bytes (16 MiB), so name a smaller file that describes the task", e.rel, e.size, int64(MaxTaskFileBytes))
+	return fmt.Sprintf("task file %s is %d bytes; a task file may take at most %d bytes (16 MiB), so name a smaller file that describes the task", e.rel, e.size, int64(MaxBytes))
 }
 
 // ErrorCode is args.invalid (docs/runtime.md §3).

@@ -1,4 +1,4 @@
-package workspace
+package taskfile
 
 import (
 	"io/fs"
@@ -6,11 +6,11 @@ import (
 )
 
 // stampOf is the stamp of a stat: device and inode, size, modification
-// and change times (Darwin names them Mtimespec and Ctimespec).
+// and change times.
 func stampOf(fi fs.FileInfo) stamp {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return portableStamp(fi)
 	}
-	return stamp{fileID{uint64(st.Dev), st.Ino}, st.Size, st.Mtimespec.Nano(), st.Ctimespec.Nano()}
+	return stamp{fileID{uint64(st.Dev), st.Ino}, st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
 }
