@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"log/slog"
 	"os"
@@ -82,7 +83,8 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	var withFolder func(folder string) error
 	if verb == "create" && o.taskFile != "" {
 		withFolder = func(folder string) (err error) {
-			args["taskFile"], err = taskFileArg(folder, o.taskFile)
+			create := args.(*protocol.GoalCreateArgs)
+			create.TaskFile, err = taskFileArg(folder, o.taskFile)
 			return err
 		}
 	}
@@ -96,36 +98,30 @@ func runGoal(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 // goalRequest is the command and arguments of `agentd goal VERB REST...`
 // (every action but help, queue and check --approve); false, its error
 // said on stderr, for a command line that is wrong.
-func goalRequest(o options, verb string, rest []string, stderr io.Writer) (id string, args map[string]any, ok bool) {
-	args = map[string]any{}
+func goalRequest(o options, verb string, rest []string, stderr io.Writer) (id protocol.CommandID, args protocol.Args, ok bool) {
 	switch verb {
 	case "create":
 		if len(rest) == 0 {
 			fmt.Fprint(stderr, "agentd goal create: say what the goal is: agentd goal create \"OBJECTIVE\"\n")
 			return "", nil, false
 		}
-		args["objective"] = strings.Join(rest, " ")
-		if o.criterion != "" {
-			args["completionCriterion"] = o.criterion
-		}
-		if o.replace {
-			args["replace"] = true
-		}
+		a := &protocol.GoalCreateArgs{Objective: strings.Join(rest, " "), CompletionCriterion: o.criterion, Replace: o.replace}
 		if o.check.set {
-			args["check"] = o.check.value
+			a.Check = o.check.value
 		}
-		return "agentd.goal.create", args, true
+		return protocol.CmdGoalCreate, a, true
 	case "set-check":
+		a := &protocol.GoalSetCheckArgs{}
 		switch {
 		case o.clear && len(rest) == 0:
-			args["command"] = nil
 		case !o.clear && len(rest) > 0:
-			args["command"] = strings.Join(rest, " ")
+			command := strings.Join(rest, " ")
+			a.Command = &command
 		default:
 			fmt.Fprint(stderr, "agentd goal set-check: give the command, or --clear to remove the check: agentd goal set-check \"go test ./...\"\n")
 			return "", nil, false
 		}
-		return "agentd.goal.setCheck", args, true
+		return protocol.CmdGoalSetCheck, a, true
 	case "check", "pause", "resume", "cancel", "status":
 		if len(rest) != 0 {
 			fmt.Fprint(stderr, goalUsage)
@@ -133,15 +129,15 @@ func goalRequest(o options, verb string, rest []string, stderr io.Writer) (id st
 		}
 		switch verb {
 		case "check":
-			return "agentd.goal.runCheck", args, true
+			return protocol.CmdGoalRunCheck, &protocol.NoArgs{}, true
 		case "status":
-			return "agentd.state", args, true
+			return protocol.CmdState, &protocol.NoArgs{}, true
 		case "pause":
-			if o.reason != "" {
-				args["reason"] = o.reason
-			}
+			return protocol.CmdGoalPause, &protocol.GoalPauseArgs{Reason: o.reason}, true
+		case "resume":
+			return protocol.CmdGoalResume, &protocol.NoArgs{}, true
 		}
-		return "agentd.goal." + verb, args, true
+		return protocol.CmdGoalCancel, &protocol.NoArgs{}, true
 	case "budget":
 		if len(rest) == 0 {
 			fmt.Fprint(stderr, goalUsage)
@@ -152,7 +148,7 @@ func goalRequest(o options, verb string, rest []string, stderr io.Writer) (id st
 			fmt.Fprintf(stderr, "agentd goal budget: %v\n", err)
 			return "", nil, false
 		}
-		return "agentd.goal.setBudget", args, true
+		return protocol.CmdGoalSetBudget, &args, true
 	}
 	fmt.Fprintf(stderr, "agentd goal: unknown action %q\n%s", verb, goalUsage)
 	return "", nil, false
@@ -286,7 +282,7 @@ func formatCheckRun(cr commands.CheckResult) string {
 // on, COMMAND is required.
 func approveCheck(ctx context.Context, o options, stateDir string, log *slog.Logger, command string, stdin io.Reader, stdout, stderr io.Writer, fail func(int) int) int {
 	if command == "" {
-		res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal check --approve", "agentd.state", map[string]any{}, nil)
+		res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal check --approve", protocol.CmdState, &protocol.NoArgs{}, nil)
 		if !ok {
 			return fail(1)
 		}
@@ -309,7 +305,7 @@ func approveCheck(ctx context.Context, o options, stateDir string, log *slog.Log
 			return fail(1)
 		}
 	}
-	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal check --approve", "agentd.goal.approveCheck", map[string]any{"command": command}, nil)
+	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "goal check --approve", protocol.CmdGoalApproveCheck, &protocol.GoalApproveCheckArgs{Command: command}, nil)
 	if !ok {
 		return fail(1)
 	}

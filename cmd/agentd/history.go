@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"log/slog"
 	"strings"
@@ -27,14 +28,8 @@ func runHistory(ctx context.Context, o options, stateDir string, log *slog.Logge
 		fmt.Fprintf(stderr, "agentd history: --limit must be 0 or more, got %d\n", o.limit)
 		return 2
 	}
-	args := map[string]any{}
-	if o.limit > 0 {
-		args["limit"] = o.limit
-	}
-	if o.before > 0 {
-		args["before"] = o.before
-	}
-	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "history", "agentd.history", args, nil)
+	args := &protocol.HistoryArgs{Limit: o.limit, Before: o.before}
+	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "history", protocol.CmdHistory, args, nil)
 	if !ok {
 		return 1
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"log/slog"
 	"strconv"
@@ -45,8 +46,8 @@ func runGoalQueue(ctx context.Context, o options, stateDir string, log *slog.Log
 		return fail(2)
 	}
 	verb, rest := pos[0], pos[1:]
-	var id string
-	args := map[string]any{}
+	var id protocol.CommandID
+	var args protocol.Args
 	usage := func(msg string) int {
 		fmt.Fprintf(stderr, "agentd goal queue %s: %s\n%s", verb, msg, queueUsage)
 		return fail(2)
@@ -59,24 +60,21 @@ func runGoalQueue(ctx context.Context, o options, stateDir string, log *slog.Log
 		if len(rest) == 0 {
 			return usage("say what the goal is: agentd goal queue add \"OBJECTIVE\"")
 		}
-		id = "agentd.goal.queue.add"
-		args["objective"] = strings.Join(rest, " ")
-		if o.criterion != "" {
-			args["completionCriterion"] = o.criterion
-		}
+		add := &protocol.QueueAddArgs{Objective: strings.Join(rest, " "), CompletionCriterion: o.criterion}
 		if o.check.set {
-			args["check"] = o.check.value
+			add.Check = &o.check.value
 		}
+		id, args = protocol.CmdQueueAdd, add
 	case "list":
 		if len(rest) != 0 {
 			return usage("list takes no arguments")
 		}
-		id = "agentd.state" // a read: creates no state file (docs/protocol.md §1.2.2)
+		id, args = protocol.CmdState, &protocol.NoArgs{} // a read: creates no state file (docs/protocol.md §1.2.2)
 	case "rm":
 		if len(rest) != 1 {
 			return usage("name the queued goal: agentd goal queue rm ID (agentd goal queue list shows the ids)")
 		}
-		id, args["id"] = "agentd.goal.queue.remove", rest[0]
+		id, args = protocol.CmdQueueRemove, &protocol.QueueIDArgs{ID: rest[0]}
 	case "mv":
 		if len(rest) != 2 {
 			return usage("name the queued goal and where it goes: agentd goal queue mv ID INDEX")
@@ -85,12 +83,12 @@ func runGoalQueue(ctx context.Context, o options, stateDir string, log *slog.Log
 		if err != nil {
 			return usage(fmt.Sprintf("INDEX must be a whole number (0 is first), got %q", rest[1]))
 		}
-		id, args["id"], args["index"] = "agentd.goal.queue.move", rest[0], index
+		id, args = protocol.CmdQueueMove, &protocol.QueueMoveArgs{ID: rest[0], Index: index}
 	case "auto-advance":
 		if len(rest) != 1 || (rest[0] != "on" && rest[0] != "off") {
 			return usage("say on or off: agentd goal queue auto-advance on|off")
 		}
-		id, args["on"] = "agentd.goal.queue.setAutoAdvance", rest[0] == "on"
+		id, args = protocol.CmdQueueSetAutoAdvance, &protocol.QueueAutoAdvanceArgs{On: rest[0] == "on"}
 	default:
 		return usage(fmt.Sprintf("unknown action %q", verb))
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"log/slog"
 	"os"
@@ -363,9 +364,9 @@ func serveStdio(ctx context.Context, o options, stateDir string, log *slog.Logge
 // the shared daemon when one serves this state (viaDaemon), else on the
 // state opened directly. Either way the result is decoded the same
 // (resultOf), and a refusal is an error that carries its code
-// (commands.ErrorCode).
-func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, abs, id string, args map[string]any) (any, error) {
-	if _, explicit, err := cli.RemoteSocket(o.remote); err == nil && !explicit && id == "agentd.state" {
+// (protocol.ErrorCode).
+func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, abs string, id protocol.CommandID, args protocol.Args) (any, error) {
+	if _, explicit, err := cli.RemoteSocket(o.remote); err == nil && !explicit && id == protocol.CmdState {
 		// No state file: nothing holds state for the folder, not even a
 		// daemon (which creates the file when it opens a folder). Answer
 		// the empty state without creating one.
@@ -388,7 +389,7 @@ func oneShot(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 // after withFolder, when not nil, has completed args with that folder. Any
 // failure is printed on stderr as "agentd NAME: ERROR" and ok is false: the
 // caller exits 1.
-func oneShotHere(ctx context.Context, o options, stateDir string, log *slog.Logger, stderr io.Writer, name, id string, args map[string]any, withFolder func(folder string) error) (res any, ok bool) {
+func oneShotHere(ctx context.Context, o options, stateDir string, log *slog.Logger, stderr io.Writer, name string, id protocol.CommandID, args protocol.Args, withFolder func(folder string) error) (res any, ok bool) {
 	folder, err := workspaceFolder(o, stateDir)
 	if err == nil && withFolder != nil {
 		err = withFolder(folder)
@@ -421,7 +422,7 @@ func noteFolder(stderr io.Writer, folder string) {
 // direct runs one command on the state of folder abs, opened in this
 // process, for whom this process acts (caller.Self: a person, or an
 // agent's shell).
-func direct(ctx context.Context, o options, stateDir string, log *slog.Logger, abs, id string, args map[string]any) (json.RawMessage, error) {
+func direct(ctx context.Context, o options, stateDir string, log *slog.Logger, abs string, id protocol.CommandID, args protocol.Args) (json.RawMessage, error) {
 	svc := service.New(o.storeOptions(stateDir, log), service.OneShot)
 	defer svc.Close()
 	cl := commands.NewClient(svc, commands.Defaults{})
@@ -431,13 +432,13 @@ func direct(ctx context.Context, o options, stateDir string, log *slog.Logger, a
 		return nil, err
 	}
 	if o.session != "" {
-		args["session"] = o.session // Execute checks it as it checks every command's session
+		args.CommonArgs().Session = o.session // Execute checks it as it checks every command's session
 	}
 	arguments, err := json.Marshal([]any{args})
 	if err != nil {
 		return nil, err
 	}
-	res, err := cl.Execute(ctx, id, arguments)
+	res, err := cl.Execute(ctx, string(id), arguments)
 	if err != nil {
 		return nil, err
 	}
@@ -457,11 +458,11 @@ func runTool(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 			return 2
 		}
 	}
-	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "tool", "agentd.callTool", map[string]any{"name": pos[0], "input": input}, nil)
+	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "tool", protocol.CmdCallTool, &protocol.CallToolArgs{Name: pos[0], Input: input}, nil)
 	if !ok {
 		return 1
 	}
-	tr := res.(commands.ToolResult)
+	tr := res.(protocol.ToolResult)
 	if o.jsonOut {
 		printJSON(stdout, tr)
 	} else {
@@ -483,7 +484,7 @@ func runState(ctx context.Context, o options, stateDir string, log *slog.Logger,
 		fmt.Fprintf(stderr, "agentd state: %v\n", err)
 		return 1
 	}
-	res, err := oneShot(ctx, o, stateDir, log, folder, "agentd.state", map[string]any{})
+	res, err := oneShot(ctx, o, stateDir, log, folder, protocol.CmdState, &protocol.NoArgs{})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd state: %v\n", err)
 		return 1

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"log/slog"
 	"os"
@@ -131,7 +132,7 @@ func runTeam(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 	res, err := workspace.InitTeam(opts, folder, splitList(o.etcd))
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd team init: %v\n", err)
-		if commands.ErrorCode(err) == commands.CodeArgsInvalid {
+		if protocol.ErrorCode(err) == protocol.CodeArgsInvalid {
 			return 2
 		}
 		return 1
@@ -169,15 +170,15 @@ func runTeamAccept(ctx context.Context, o options, stateDir string, log *slog.Lo
 		fmt.Fprintf(stderr, "agentd team accept: %s cannot be used: %s; nothing was accepted (docs/team.md)\n", workspace.TeamFile, notice.Error)
 		return 2
 	}
-	res, err := oneShot(ctx, o, stateDir, log, folder, "agentd.team.accept", map[string]any{"sha256": notice.SHA256})
+	res, err := oneShot(ctx, o, stateDir, log, folder, protocol.CmdTeamAccept, &protocol.TeamAcceptArgs{SHA256: notice.SHA256})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd team accept: %v\n", err)
-		if commands.ErrorCode(err) == commands.CodeArgsInvalid {
+		if protocol.ErrorCode(err) == protocol.CodeArgsInvalid {
 			return 2
 		}
 		return 1
 	}
-	ar := res.(commands.TeamAcceptResult)
+	ar := res.(protocol.TeamAcceptResult)
 	if o.jsonOut {
 		printJSON(stdout, ar)
 		return 0

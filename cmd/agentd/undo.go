@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"log/slog"
 	"strings"
@@ -23,11 +24,8 @@ func runUndo(ctx context.Context, o options, stateDir string, log *slog.Logger, 
 		fmt.Fprint(stderr, undoUsage)
 		return 2
 	}
-	args := map[string]any{}
-	if o.scope != "" {
-		args["scope"] = o.scope
-	}
-	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "undo", "agentd.undo", args, nil)
+	args := &protocol.UndoArgs{Scope: protocol.UndoScope(o.scope)}
+	res, ok := oneShotHere(ctx, o, stateDir, log, stderr, "undo", protocol.CmdUndo, args, nil)
 	if !ok {
 		return 1
 	}

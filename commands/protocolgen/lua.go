@@ -8,7 +8,7 @@ import (
 
 // lua renders protocol.lua: the constants of protocol.gen.ts, with the same
 // keys in snake case.
-func (p *protocol) lua() []byte {
+func (p *model) lua() []byte {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("%s\n", comment("-- ", header))
@@ -18,7 +18,7 @@ func (p *protocol) lua() []byte {
 
 	w("--- Server command ids (docs/protocol.md §3), by name: commands.Commands.\nM.commands = {\n")
 	for _, c := range p.commands {
-		w("  %s = %s,\n", snake(commandKey(c.ID)), strconv.Quote(c.ID))
+		w("  %s = %s,\n", snake(commandKey(string(c.ID))), strconv.Quote(string(c.ID)))
 	}
 	w("}\n\n--- Notification methods (docs/protocol.md §4), by name.\nM.notifications = {\n")
 	for _, n := range notifications {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -217,7 +218,7 @@ func (b *bench) core() error {
 	ctx, cancel := context.WithTimeout(context.Background(), callLimit)
 	defer cancel()
 	host := &loop.Host{Executor: b.main.Conn, Session: "goal"}
-	if err := host.Exec(ctx, "agentd.goal.create", map[string]any{"objective": "Ship the new config format"}, nil); err != nil {
+	if err := host.Exec(ctx, protocol.CmdGoalCreate, &protocol.GoalCreateArgs{Objective: "Ship the new config format"}, nil); err != nil {
 		return err
 	}
 	turn, _, err := host.BeginTurn(ctx, "user")

@@ -127,7 +127,10 @@ export const GOAL_STATUSES = ['active', 'paused', 'blocked', 'complete'] as cons
 /** One of GOAL_STATUSES. */
 export type GoalStatus = (typeof GOAL_STATUSES)[number];
 
-/** Status is the state of one todo item. docs/runtime.md §1 fixes the three values. [todo.Status] */
+/**
+ * TodoStatus is the state of one todo item. docs/runtime.md §1 fixes the
+ * three values. [protocol.TodoStatus]
+ */
 export const TODO_STATUSES = ['pending', 'in_progress', 'done'] as const;
 
 /** One of TODO_STATUSES. */
@@ -152,6 +155,30 @@ export const ACTORS = ['user', 'model', 'runtime', 'system'] as const;
 /** One of ACTORS. */
 export type Actor = (typeof ACTORS)[number];
 
+/** Origin is why a turn began (docs/protocol.md §3 agentd.turn.begin). [protocol.Origin] */
+export const TURN_ORIGINS = ['user', 'continuation', 'resume'] as const;
+
+/** One of TURN_ORIGINS. */
+export type TurnOrigin = (typeof TURN_ORIGINS)[number];
+
+/** FinishReason is how a step (one model response) ended. [protocol.FinishReason] */
+export const FINISH_REASONS = ['stop', 'tool_calls'] as const;
+
+/** One of FINISH_REASONS. */
+export type FinishReason = (typeof FINISH_REASONS)[number];
+
+/** Outcome is how a turn ended (docs/protocol.md §3 agentd.turn.end). [protocol.Outcome] */
+export const TURN_OUTCOMES = ['completed', 'cancelled', 'failed', 'blocked', 'stepLimit'] as const;
+
+/** One of TURN_OUTCOMES. */
+export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
+
+/** UndoScope names what agentd.undo reverts (docs/runtime.md §6). [protocol.UndoScope] */
+export const UNDO_SCOPES = ['todo', 'goal'] as const;
+
+/** One of UNDO_SCOPES. */
+export type UndoScope = (typeof UNDO_SCOPES)[number];
+
 /**
  * The goal statuses each action accepts (docs/runtime.md §2.3, §2.8), by action:
  * offer an action only for a goal in one of them. `modelUpdate`: the statuses
@@ -174,6 +201,7 @@ export type GoalAction = keyof typeof GOAL_ACTION_STATUSES;
 /** Stable error codes (docs/runtime.md §3): `data.code` of a refusal, by name. */
 export const ERROR_CODES = {
   argsInvalid: 'args.invalid',
+  callerAgentShell: 'caller.agent_shell',
   todoInvalid: 'todo.invalid',
   todoConflict: 'todo.conflict',
   goalAlreadyExists: 'goal.already_exists',
@@ -195,7 +223,6 @@ export const ERROR_CODES = {
   workspaceLocked: 'workspace.locked',
   workspaceCorrupt: 'workspace.corrupt',
   workspaceUnavailable: 'workspace.unavailable',
-  callerAgentShell: 'caller.agent_shell',
 } as const;
 
 /** A stable error code. */
@@ -227,7 +254,7 @@ export const LIMITS = {
   maxQueuedGoals: 50,
   /** Characters of a goal's or a queued goal's check command after trimming (goal.MaxCheckChars). */
   maxCheckChars: 2000,
-  /** Bytes of a session or agent name (commands.MaxNameBytes). */
+  /** Bytes of a session or agent name (protocol.MaxNameBytes). */
   maxNameBytes: 256,
   /** Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning). */
   firstBudgetWarning: 50,
@@ -441,7 +468,7 @@ export interface HistoryResult {
 /**
  * Injection is text agentd adds to the model's context before a step
  * (docs/protocol.md §3, agentd.step.begin and agentd.step.end). Text is always
- * wrapped in <system-reminder> and </system-reminder> lines. [reminder.Injection]
+ * wrapped in <system-reminder> and </system-reminder> lines. [protocol.Injection]
  */
 export interface Injection {
   variant: string;
@@ -539,7 +566,7 @@ export interface State {
 
 /**
  * StepBeginResult is the answer of agentd.step.begin: what to inject before
- * the model call, in order. [commands.StepBeginResult]
+ * the model call, in order. [protocol.StepBeginResult]
  */
 export interface StepBeginResult {
   injections: Injection[];
@@ -548,7 +575,7 @@ export interface StepBeginResult {
 /**
  * StepEndResult is the answer of agentd.step.end. GraceStep: run exactly one
  * more step with Injections (the goal_budget_stop notice); StopTurn: end the
- * turn now. [commands.StepEndResult]
+ * turn now. [protocol.StepEndResult]
  */
 export interface StepEndResult {
   stopTurn: boolean;
@@ -559,7 +586,7 @@ export interface StepEndResult {
 /**
  * StepNextResult is the answer of agentd.step.next: what agentd.step.end
  * and then agentd.step.begin would have answered, in one commit. Begin is
- * null when End.StopTurn (no next step was begun). [commands.StepNextResult]
+ * null when End.StopTurn (no next step was begun). [protocol.StepNextResult]
  */
 export interface StepNextResult {
   end: StepEndResult;
@@ -569,7 +596,7 @@ export interface StepNextResult {
 /**
  * StoreChanged is the params of agentd/storeChanged (docs/protocol.md §4.3):
  * the store of a team folder (docs/team.md) became unreachable, so what the
- * client shows may be behind (stale), or reachable again. [commands.StoreChanged]
+ * client shows may be behind (stale), or reachable again. [protocol.StoreChanged]
  */
 export interface StoreChangedParams {
   workspace: string;
@@ -616,7 +643,7 @@ export interface TaskFileInfo {
 
 /**
  * TeamAcceptResult is the answer of agentd.team.accept (docs/team.md,
- * "Accepting a team file"). [commands.TeamAcceptResult]
+ * "Accepting a team file"). [protocol.TeamAcceptResult]
  */
 export interface TeamAcceptResult {
   /** the team file, relative to the folder: ".agentd/team.json" */
@@ -671,7 +698,10 @@ export interface TodoChangedParams {
   actor: Actor;
 }
 
-/** Item is one entry of the list. Order of items in a list is kept exactly. [todo.Item] */
+/**
+ * TodoItem is one entry of the todo list. Order of items in a list is
+ * kept exactly. [protocol.TodoItem]
+ */
 export interface TodoItem {
   title: string;
   status: TodoStatus;
@@ -686,13 +716,17 @@ export interface TodosState {
   revision: number;
 }
 
-/** ToolDescription is the answer of agentd.describeTool. [commands.ToolDescription] */
+/** ToolDescription is the answer of agentd.describeTool. [protocol.ToolDescription] */
 export interface ToolDescription {
   description: string;
   display?: unknown;
 }
 
-/** Tool is what a model is told about a goal tool (agentd.tools). [goal.Tool] */
+/**
+ * ToolInfo is one entry of agentd.tools, {name, description, inputSchema,
+ * readOnly?}: what a host hands to its model. InputSchema is JSON Schema
+ * with additionalProperties false. [protocol.ToolInfo]
+ */
 export interface ToolInfo {
   name: string;
   description: string;
@@ -705,8 +739,9 @@ export interface ToolInfo {
 }
 
 /**
- * ToolResult is a tool call's answer (docs/protocol.md §3). A model-facing
- * refusal is a ToolResult with IsError and ErrorCode, never a Go error. [goal.ToolResult]
+ * ToolResult is a tool call's answer (docs/protocol.md §3): the answer of
+ * agentd.callTool, for every tool. A model-facing refusal is a ToolResult
+ * with IsError and ErrorCode, never a JSON-RPC error. [protocol.ToolResult]
  */
 export interface ToolResult {
   output: string;
@@ -717,7 +752,7 @@ export interface ToolResult {
   stopBatch: boolean;
 }
 
-/** ToolsResult is the answer of agentd.tools. [commands.ToolsResult] */
+/** ToolsResult is the answer of agentd.tools. [protocol.ToolsResult] */
 export interface ToolsResult {
   tools: ToolInfo[];
 }

@@ -49,7 +49,7 @@ M.notifications = {
 --- Every goal.Status, in declaration order.
 M.goal_statuses = { "active", "paused", "blocked", "complete" }
 
---- Every todo.Status, in declaration order.
+--- Every protocol.TodoStatus, in declaration order.
 M.todo_statuses = { "pending", "in_progress", "done" }
 
 --- Every goal.ChangeKind, in declaration order.
@@ -57,6 +57,18 @@ M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block
 
 --- Every goal.Actor, in declaration order.
 M.actors = { "user", "model", "runtime", "system" }
+
+--- Every protocol.Origin, in declaration order.
+M.turn_origins = { "user", "continuation", "resume" }
+
+--- Every protocol.FinishReason, in declaration order.
+M.finish_reasons = { "stop", "tool_calls" }
+
+--- Every protocol.Outcome, in declaration order.
+M.turn_outcomes = { "completed", "cancelled", "failed", "blocked", "stepLimit" }
+
+--- Every protocol.UndoScope, in declaration order.
+M.undo_scopes = { "todo", "goal" }
 
 --- The goal statuses each action accepts (docs/runtime.md §2.3, §2.8), by action:
 --- offer an action only for a goal in one of them. model_update: the statuses the
@@ -71,6 +83,7 @@ M.goal_action_statuses = {
 --- Stable error codes (docs/runtime.md §3): `data.code` of a refusal, by name.
 M.errors = {
   args_invalid = "args.invalid",
+  caller_agent_shell = "caller.agent_shell",
   todo_invalid = "todo.invalid",
   todo_conflict = "todo.conflict",
   goal_already_exists = "goal.already_exists",
@@ -92,7 +105,6 @@ M.errors = {
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
   workspace_unavailable = "workspace.unavailable",
-  caller_agent_shell = "caller.agent_shell",
 }
 
 --- Limits the server enforces, for checks before sending and for messages.
@@ -109,7 +121,7 @@ M.limits = {
   max_check_tail_bytes = 4096, -- Bytes of a check run's output tail (goal.MaxCheckTailBytes).
   max_queued_goals = 50, -- Goals in one session's queue (goal.MaxQueuedGoals).
   max_check_chars = 2000, -- Characters of a goal's or a queued goal's check command after trimming (goal.MaxCheckChars).
-  max_name_bytes = 256, -- Bytes of a session or agent name (commands.MaxNameBytes).
+  max_name_bytes = 256, -- Bytes of a session or agent name (protocol.MaxNameBytes).
   first_budget_warning = 50, -- Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning).
   final_budget_warning = 80, -- Percent of a budget at which the goal warns again and the model is told to wrap up; panels show it as an error (goal.FinalBudgetWarning).
 }
