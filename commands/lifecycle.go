@@ -25,7 +25,7 @@ type TurnEndResult struct {
 	Goal         *goal.Snapshot         `json:"goal"`
 }
 
-func requireTurnID(cmd, id string) error {
+func requireTurnID(cmd protocol.CommandID, id string) error {
 	if id == "" {
 		return argsErrorf("%s: field \"turnId\" is required (a string the host chooses per turn)", cmd)
 	}
@@ -35,7 +35,7 @@ func requireTurnID(cmd, id string) error {
 var lifecycleCommands = []Command{
 	def[TurnBeginResult](protocol.CmdTurnBegin,
 		func(ctx context.Context, c *call, a *protocol.TurnBeginArgs) (TurnBeginResult, error) {
-			if err := requireTurnID("agentd.turn.begin", a.TurnID); err != nil {
+			if err := requireTurnID(protocol.CmdTurnBegin, a.TurnID); err != nil {
 				return TurnBeginResult{}, err
 			}
 			res, err := c.svc.BeginTurn(c.folder.ws, c.session, c.agent, a.TurnID, a.Origin, a.Detached)
@@ -49,7 +49,7 @@ var lifecycleCommands = []Command{
 		}),
 	def[protocol.StepBeginResult](protocol.CmdStepBegin,
 		func(ctx context.Context, c *call, a *protocol.StepBeginArgs) (protocol.StepBeginResult, error) {
-			if err := requireTurnID("agentd.step.begin", a.TurnID); err != nil {
+			if err := requireTurnID(protocol.CmdStepBegin, a.TurnID); err != nil {
 				return protocol.StepBeginResult{}, err
 			}
 			injections, err := c.svc.BeginStep(c.folder.ws, c.session, c.agent, a.TurnID, c.defaults.Settings)
@@ -60,7 +60,7 @@ var lifecycleCommands = []Command{
 		}),
 	def[protocol.StepEndResult](protocol.CmdStepEnd,
 		func(ctx context.Context, c *call, a *protocol.StepEndArgs) (protocol.StepEndResult, error) {
-			if err := requireTurnID("agentd.step.end", a.TurnID); err != nil {
+			if err := requireTurnID(protocol.CmdStepEnd, a.TurnID); err != nil {
 				return protocol.StepEndResult{}, err
 			}
 			if a.OutputTokens < 0 {
@@ -74,7 +74,7 @@ var lifecycleCommands = []Command{
 		}),
 	def[protocol.StepNextResult](protocol.CmdStepNext,
 		func(ctx context.Context, c *call, a *protocol.StepNextArgs) (protocol.StepNextResult, error) {
-			if err := requireTurnID("agentd.step.next", a.TurnID); err != nil {
+			if err := requireTurnID(protocol.CmdStepNext, a.TurnID); err != nil {
 				return protocol.StepNextResult{}, err
 			}
 			if a.OutputTokens < 0 {
@@ -95,7 +95,7 @@ var lifecycleCommands = []Command{
 		}),
 	def[TurnEndResult](protocol.CmdTurnEnd,
 		func(ctx context.Context, c *call, a *protocol.TurnEndArgs) (TurnEndResult, error) {
-			if err := requireTurnID("agentd.turn.end", a.TurnID); err != nil {
+			if err := requireTurnID(protocol.CmdTurnEnd, a.TurnID); err != nil {
 				return TurnEndResult{}, err
 			}
 			var kind, msg string

@@ -61,7 +61,7 @@ func toolNamed(name string) (*tool, error) {
 
 // toolInput checks the shape of a tool input: omitted, null or [] (an
 // empty Lua table) is {}, any other non-object is args.invalid.
-func toolInput(cmd string, raw json.RawMessage) (json.RawMessage, error) {
+func toolInput(cmd protocol.CommandID, raw json.RawMessage) (json.RawMessage, error) {
 	t := strings.TrimSpace(string(raw))
 	switch {
 	case t == "" || t == "null" || jsonin.IsEmptyArray(raw):
@@ -83,7 +83,7 @@ var toolCommands = []Command{
 			if err != nil {
 				return protocol.ToolResult{}, err
 			}
-			input, err := toolInput("agentd.callTool", a.Input)
+			input, err := toolInput(protocol.CmdCallTool, a.Input)
 			if err != nil {
 				return protocol.ToolResult{}, err
 			}
@@ -112,7 +112,7 @@ var toolCommands = []Command{
 			if err != nil {
 				return protocol.ToolDescription{}, err
 			}
-			input, err := toolInput("agentd.describeTool", a.Input)
+			input, err := toolInput(protocol.CmdDescribeTool, a.Input)
 			if err != nil {
 				return protocol.ToolDescription{}, err
 			}
