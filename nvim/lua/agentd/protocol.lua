@@ -2,10 +2,11 @@
 -- Regenerate with `go generate ./commands` (docs/protocol.md).
 --
 -- agentd.protocol: the agentd protocol as the plugin sees it: command ids,
--- notification methods, statuses, error codes and limits. Pure data.
+-- notification methods, statuses, error codes and limits, and the annotated shape
+-- of each command's arguments. Pure data.
 local M = {}
 
---- Server command ids (docs/protocol.md §3), by name: commands.Commands.
+--- Server command ids (docs/protocol.md §3), by name: protocol.Commands.
 M.commands = {
   tools = "agentd.tools",
   call_tool = "agentd.callTool",
@@ -124,6 +125,119 @@ M.limits = {
   max_name_bytes = 256, -- Bytes of a session or agent name (protocol.MaxNameBytes).
   first_budget_warning = 50, -- Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning).
   final_budget_warning = 80, -- Percent of a budget at which the goal warns again and the model is told to wrap up; panels show it as an error (goal.FinalBudgetWarning).
+}
+
+--- The ARGS object of each command (docs/protocol.md §3): LuaLS classes of
+--- the protocol's Args structs.
+---@class agentd.NoArgs: agentd.CommonArgs
+---@class agentd.CommonArgs
+---@field workspace? string
+---@field session? string
+---@field agent? string
+---@class agentd.CallToolArgs: agentd.CommonArgs
+---@field name string
+---@field input table
+---@field turnId? string
+---@class agentd.DescribeToolArgs: agentd.CommonArgs
+---@field name string
+---@field input table
+---@class agentd.HistoryArgs: agentd.CommonArgs
+---@field limit? integer
+---@field before? integer
+---@class agentd.TodoSetArgs: agentd.CommonArgs
+---@field items agentd.TodoItem[]|nil
+---@field expectedRevision? integer|nil
+---@class agentd.TodoItem
+---@field title string
+---@field status "pending"|"in_progress"|"done"
+---@class agentd.AwaitChangeArgs: agentd.CommonArgs
+---@field afterRevision integer
+---@field timeoutMs? integer
+---@class agentd.GoalCreateArgs: agentd.CommonArgs
+---@field objective string
+---@field completionCriterion? string
+---@field replace? boolean
+---@field taskFile? string
+---@field check? string
+---@class agentd.GoalPauseArgs: agentd.CommonArgs
+---@field reason? string
+---@class agentd.GoalSetCheckArgs: agentd.CommonArgs
+---@field command string|nil
+---@class agentd.GoalApproveCheckArgs: agentd.CommonArgs
+---@field command string
+---@class agentd.GoalSetBudgetArgs: agentd.CommonArgs, agentd.BudgetUpdate
+---@class agentd.BudgetUpdate
+---@field turns? number|nil
+---@field tokens? number|nil
+---@field wallClockMs? number|nil
+---@class agentd.QueueAddArgs: agentd.CommonArgs
+---@field objective string
+---@field completionCriterion? string
+---@field check? string|nil
+---@class agentd.QueueIDArgs: agentd.CommonArgs
+---@field id string
+---@class agentd.QueueMoveArgs: agentd.CommonArgs
+---@field id string
+---@field index integer
+---@class agentd.QueueAutoAdvanceArgs: agentd.CommonArgs
+---@field on boolean
+---@class agentd.UndoArgs: agentd.CommonArgs
+---@field scope? "todo"|"goal"
+---@field expectedRevision? integer|nil
+---@class agentd.TeamAcceptArgs: agentd.CommonArgs
+---@field sha256 string
+---@class agentd.TurnBeginArgs: agentd.CommonArgs
+---@field turnId string
+---@field origin "user"|"continuation"|"resume"
+---@field detached? boolean
+---@class agentd.StepBeginArgs: agentd.CommonArgs
+---@field turnId string
+---@class agentd.StepEndArgs: agentd.CommonArgs
+---@field turnId string
+---@field outputTokens integer
+---@field finishReason "stop"|"tool_calls"
+---@class agentd.StepNextArgs: agentd.CommonArgs
+---@field turnId string
+---@field outputTokens integer
+---@field finishReason "stop"|"tool_calls"
+---@class agentd.TurnEndArgs: agentd.CommonArgs
+---@field turnId string
+---@field outcome "completed"|"cancelled"|"failed"|"blocked"|"stepLimit"
+---@field error? agentd.TurnError|nil
+---@class agentd.TurnError
+---@field kind string
+---@field message string
+
+--- The class of each command's ARGS, by name.
+M.command_args = {
+  tools = "agentd.NoArgs",
+  call_tool = "agentd.CallToolArgs",
+  describe_tool = "agentd.DescribeToolArgs",
+  state = "agentd.NoArgs",
+  sessions = "agentd.NoArgs",
+  history = "agentd.HistoryArgs",
+  todo_set = "agentd.TodoSetArgs",
+  await_change = "agentd.AwaitChangeArgs",
+  goal_create = "agentd.GoalCreateArgs",
+  goal_pause = "agentd.GoalPauseArgs",
+  goal_resume = "agentd.NoArgs",
+  goal_cancel = "agentd.NoArgs",
+  goal_set_check = "agentd.GoalSetCheckArgs",
+  goal_approve_check = "agentd.GoalApproveCheckArgs",
+  goal_run_check = "agentd.NoArgs",
+  goal_set_budget = "agentd.GoalSetBudgetArgs",
+  goal_queue_add = "agentd.QueueAddArgs",
+  goal_queue_list = "agentd.NoArgs",
+  goal_queue_remove = "agentd.QueueIDArgs",
+  goal_queue_move = "agentd.QueueMoveArgs",
+  goal_queue_set_auto_advance = "agentd.QueueAutoAdvanceArgs",
+  undo = "agentd.UndoArgs",
+  team_accept = "agentd.TeamAcceptArgs",
+  turn_begin = "agentd.TurnBeginArgs",
+  step_begin = "agentd.StepBeginArgs",
+  step_end = "agentd.StepEndArgs",
+  step_next = "agentd.StepNextArgs",
+  turn_end = "agentd.TurnEndArgs",
 }
 
 return M
