@@ -88,3 +88,20 @@ func TestResultTypeDeclared(t *testing.T) {
 	}()
 	def[State](protocol.CmdState, func(ctx context.Context, c *call, a *protocol.HistoryArgs) (State, error) { return State{}, nil })
 }
+
+// TestEveryProtocolCommandServed: the commands served are the protocol's
+// table, in its order, each with its own ARGS: a command the protocol
+// declares without a handler, or a handler for an id it does not declare,
+// fails here.
+func TestEveryProtocolCommandServed(t *testing.T) {
+	var served, declared []protocol.CommandID
+	for _, c := range Commands {
+		served = append(served, c.ID)
+	}
+	for _, s := range protocol.Commands {
+		declared = append(declared, s.ID)
+	}
+	if !reflect.DeepEqual(served, declared) {
+		t.Errorf("served %v, the protocol declares %v", served, declared)
+	}
+}
