@@ -15,7 +15,7 @@ import (
 
 // TestNoCommandIDLiterals fails when a command id is spelt as a string
 // literal in the non-test Go code of the module outside commands/protocol
-// (docs/architecture.md, "commands/protocol"): every caller names a command
+// (docs/architecture.md, "Packages"): every caller names a command
 // by its protocol constant, so that renaming or removing one breaks the
 // build of every caller instead of a request at run time. Generated files
 // are left out.
