@@ -4,20 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/jsonin"
 )
 
 // Common holds the optional fields every command accepts (docs/protocol.md §3).
-type Common struct {
-	Workspace string `json:"workspace,omitempty"` // folder URI or absolute path
-	Session   string `json:"session,omitempty"`   // default: the connection's, else "default"
-	Agent     string `json:"agent,omitempty"`     // default "main"
-}
-
-func (c *Common) common() *Common { return c }
+type Common = protocol.Common
 
 // withCommon is implemented by every argument struct through embedding Common.
-type withCommon interface{ common() *Common }
+type withCommon interface{ CommonArgs() *Common }
 
 // UnwrapArguments turns the raw `arguments` of workspace/executeCommand into
 // the single ARGS object: omitted, null, [], [{}] and [[]] all mean {}

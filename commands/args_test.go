@@ -2,6 +2,7 @@ package commands
 
 import (
 	"encoding/json"
+	"github.com/agentd/agentd/commands/protocol"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func TestUnwrapArguments(t *testing.T) {
 		t.Run(tt.raw, func(t *testing.T) {
 			got, err := UnwrapArguments(json.RawMessage(tt.raw))
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ErrorCode(err) != CodeArgsInvalid {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || protocol.ErrorCode(err) != protocol.CodeArgsInvalid {
 					t.Fatalf("got %s, %v; want args.invalid containing %q", got, err, tt.wantErr)
 				}
 				return
@@ -54,7 +55,7 @@ func TestDecodeStrictNamesTheField(t *testing.T) {
 		{`{"LIMIT":5}`, `unknown field "LIMIT"`},
 	}
 	for _, tt := range tests {
-		var a historyArgs
+		var a protocol.HistoryArgs
 		err := jsonin.Decode(json.RawMessage(tt.raw), &a, "arguments")
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("decodeStrict(%s) = %v, want it to say %q", tt.raw, err, tt.want)
@@ -72,7 +73,7 @@ func TestDecodeStrictExactCase(t *testing.T) {
 		{`{"session":"s","items":[{"title":"a","status":"pending"}],"expectedRevision":3}`, ""},
 	}
 	for _, tt := range tests {
-		var a todoSetArgs
+		var a protocol.TodoSetArgs
 		err := jsonin.Decode(json.RawMessage(tt.raw), &a, "arguments")
 		if tt.want == "" {
 			if err != nil {
@@ -84,7 +85,7 @@ func TestDecodeStrictExactCase(t *testing.T) {
 			t.Errorf("decodeStrict(%s) = %v, want it to say %q", tt.raw, err, tt.want)
 		}
 	}
-	var b goalBudgetArgs
+	var b protocol.GoalSetBudgetArgs
 	if err := jsonin.Decode(json.RawMessage(`{"turns":3,"wallClockMs":null}`), &b, "arguments"); err != nil || !b.Turns.Set || !b.WallClockMs.Set {
 		t.Errorf("budget args: %v %+v", err, b)
 	}
@@ -97,19 +98,19 @@ func TestDecodeStrictInputs(t *testing.T) {
 	tests := []struct {
 		name, raw string
 		want      string // the error says this; "" for success
-		check     func(a turnEndArgs) bool
+		check     func(a protocol.TurnEndArgs) bool
 	}{
-		{"[] for the whole arguments", `[]`, "", func(a turnEndArgs) bool { return a.TurnID == "" }},
-		{"[] for a nested object", `{"turnId":"t","error":[]}`, "", func(a turnEndArgs) bool { return a.Error != nil && a.Error.Kind == "" }},
-		{"[ ] with spaces", `{"turnId":"t","error":[ ]}`, "", func(a turnEndArgs) bool { return a.Error != nil }},
-		{"null for an optional object", `{"turnId":"t","error":null}`, "", func(a turnEndArgs) bool { return a.Error == nil }},
+		{"[] for the whole arguments", `[]`, "", func(a protocol.TurnEndArgs) bool { return a.TurnID == "" }},
+		{"[] for a nested object", `{"turnId":"t","error":[]}`, "", func(a protocol.TurnEndArgs) bool { return a.Error != nil && a.Error.Kind == "" }},
+		{"[ ] with spaces", `{"turnId":"t","error":[ ]}`, "", func(a protocol.TurnEndArgs) bool { return a.Error != nil }},
+		{"null for an optional object", `{"turnId":"t","error":null}`, "", func(a protocol.TurnEndArgs) bool { return a.Error == nil }},
 		{"a key twice at the top", `{"turnId":"a","turnId":"b"}`, `arguments: key "turnId" appears twice`, nil},
 		{"a key twice in a nested object", `{"turnId":"t","error":{"kind":"x","kind":"y"}}`, `arguments.error: key "kind" appears twice`, nil},
 		{"a non-empty array for an object", `{"turnId":"t","error":[1]}`, `field "error" must be an object`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var a turnEndArgs
+			var a protocol.TurnEndArgs
 			err := jsonin.Decode(json.RawMessage(tt.raw), &a, "arguments")
 			if tt.want == "" {
 				if err != nil || !tt.check(a) {
@@ -127,12 +128,12 @@ func TestDecodeStrictInputs(t *testing.T) {
 		`{"items":[null]}`:                      `arguments.items[0] must be an object, got null`,
 		`{"items":[{"title":"a","title":"b"}]}`: `arguments.items[0]: key "title" appears twice`,
 	} {
-		var a todoSetArgs
+		var a protocol.TodoSetArgs
 		if err := jsonin.Decode(json.RawMessage(raw), &a, "arguments"); err == nil || err.Error() != want {
 			t.Errorf("decodeStrict(%s) = %v, want %q", raw, err, want)
 		}
 	}
-	var s todoSetArgs
+	var s protocol.TodoSetArgs
 	if err := jsonin.Decode(json.RawMessage(`{"items":[]}`), &s, "arguments"); err != nil || s.Items == nil || len(*s.Items) != 0 {
 		t.Errorf("an empty items array: %v %+v", err, s)
 	}
@@ -163,7 +164,7 @@ func TestConfigureEmptyTables(t *testing.T) {
 		`{"session":"\udc80"}`:                                       `field "session" must be valid UTF-8`,
 		`{"settings":[1]}`:                                           `initializationOptions.settings must be an object, got an array`,
 	} {
-		if _, err := cl.Configure(json.RawMessage(raw)); err == nil || !strings.Contains(err.Error(), want) || ErrorCode(err) != CodeArgsInvalid {
+		if _, err := cl.Configure(json.RawMessage(raw)); err == nil || !strings.Contains(err.Error(), want) || protocol.ErrorCode(err) != protocol.CodeArgsInvalid {
 			t.Errorf("Configure(%s) = %v, want args.invalid saying %q", raw, err, want)
 		}
 	}
@@ -173,7 +174,7 @@ func TestConfigureEmptyTables(t *testing.T) {
 // session; a name holding U+FFFD (what decoders make of them) is refused.
 func TestCheckNameUTF8(t *testing.T) {
 	for _, name := range []string{"\xff", "a\xfeb", "\ufffd", "x\ufffd"} {
-		if err := checkName("session", name); err == nil || ErrorCode(err) != CodeArgsInvalid {
+		if err := checkName("session", name); err == nil || protocol.ErrorCode(err) != protocol.CodeArgsInvalid {
 			t.Errorf("checkName(%q) = %v, want args.invalid", name, err)
 		}
 	}

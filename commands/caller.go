@@ -2,14 +2,10 @@ package commands
 
 import (
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/caller"
 )
-
-// CodeAgentShell is the refusal of a person-only command called from an
-// agent's shell tool (docs/runtime.md, "Who is calling: a person or an
-// agent's shell").
-const CodeAgentShell = "caller.agent_shell"
 
 // personRule marks a command as the person's: called from an agent's
 // shell, which acts as the model, it is refused. when is how
@@ -68,7 +64,7 @@ func (p *Prepared) refuseAgentShell() error {
 	if what == "" {
 		return nil
 	}
-	return AgentShellError(p.cmd.ID, what, p.c.caller)
+	return AgentShellError(string(p.cmd.ID), what, p.c.caller)
 }
 
 // AgentShellError is the refusal of name ("agentd.goal.setCheck", or a
@@ -77,6 +73,6 @@ func (p *Prepared) refuseAgentShell() error {
 // agent's shell: code CodeAgentShell, and a message that names the agent
 // and says what to do.
 func AgentShellError(name, what string, a caller.Agent) *Error {
-	return &Error{Code: CodeAgentShell, Msg: fmt.Sprintf("%s was refused: it came from %v, and a command run there acts as the model, which may not %s; "+
+	return &Error{Code: protocol.CodeAgentShell, Msg: fmt.Sprintf("%s was refused: it came from %v, and a command run there acts as the model, which may not %s; "+
 		"only the person at this machine may: ask them to run it in their own terminal or editor, not through %s's shell", name, a, what, a.Name)}
 }

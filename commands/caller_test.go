@@ -3,6 +3,7 @@ package commands_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/commands/protocol"
 	"strings"
 	"testing"
 
@@ -73,8 +74,8 @@ func TestAgentShellRefused(t *testing.T) {
 			before := revision(t, cl)
 			cl.SetCaller(claudeShell)
 			res, err := cl.Execute(context.Background(), tc.cmd.id, json.RawMessage("["+withQueuedID(t, cl, tc.cmd.args)+"]"))
-			if code := commands.ErrorCode(err); code != commands.CodeAgentShell {
-				t.Fatalf("%s %s from Claude Code's shell = %v, %v; want a refusal %s", tc.cmd.id, tc.cmd.args, res, err, commands.CodeAgentShell)
+			if code := protocol.ErrorCode(err); code != protocol.CodeAgentShell {
+				t.Fatalf("%s %s from Claude Code's shell = %v, %v; want a refusal %s", tc.cmd.id, tc.cmd.args, res, err, protocol.CodeAgentShell)
 			}
 			for _, want := range []string{tc.cmd.id, "Claude Code's shell (CLAUDECODE=1 in pid 4242)", "acts as the model", "ask them to run it in their own terminal", "not through Claude Code's shell"} {
 				if !strings.Contains(err.Error(), want) {
@@ -90,7 +91,7 @@ func TestAgentShellRefused(t *testing.T) {
 				return
 			}
 			_, err = cl.Execute(context.Background(), tc.cmd.id, json.RawMessage("["+tc.cmd.args+"]"))
-			if code := commands.ErrorCode(err); code != tc.personCode {
+			if code := protocol.ErrorCode(err); code != tc.personCode {
 				t.Errorf("%s %s from the person = %v; want %s", tc.cmd.id, tc.cmd.args, err, tc.personCode)
 			}
 		})
@@ -129,7 +130,7 @@ func TestEveryPersonCommandRefusedInATest(t *testing.T) {
 		tested[tc.cmd.id] = true
 	}
 	for _, c := range commands.Commands {
-		if c.Who() != "anyone" && !tested[c.ID] {
+		if c.Who() != "anyone" && !tested[string(c.ID)] {
 			t.Errorf("%s is %s's but no case of agentShellCases calls it from an agent's shell", c.ID, c.Who())
 		}
 	}

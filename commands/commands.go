@@ -11,23 +11,23 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/caller"
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/service"
 )
 
-// Command is one workspace/executeCommand command. The table Commands is the
-// single declaration from which the advertised ids, the dispatcher and the
-// command reference in docs/commands.md come (a test checks the docs).
+// Command is one workspace/executeCommand command: its metadata in the
+// protocol's table (protocol.Commands: id, args, doc, scope), the type of
+// its result and its handler. The table Commands is the one declaration
+// from which the advertised ids, the dispatcher and the command reference
+// in docs/commands.md come (a test checks the docs).
 type Command struct {
-	ID   string
-	Args string // the ARGS fields besides the common ones, as in docs/protocol.md §3
-	Doc  string // one line: what it does and what it returns
+	protocol.Spec
 	// Result is the type of a successful answer, sent as its JSON encoding
 	// (a struct type; commands/protocolgen writes it as the command's result
 	// type for the clients).
 	Result reflect.Type
 
-	needsWorkspace bool
 	// person, when not nil, makes the command the person's: refused to an
 	// agent's shell (personOnly, refuseAgentShell).
 	person *personRule
@@ -48,15 +48,19 @@ type call struct {
 	caller   caller.Agent // who the client acts for (SetCaller)
 }
 
-// def declares a command whose ARGS decode into *A (strict: unknown fields
-// are refused, docs/protocol.md §3) and whose successful answer is an R. A
-// handler that answers anything else fails with an internal error instead
-// of sending a shape the clients do not expect.
+// def declares command id of the protocol's table, whose ARGS decode into
+// *A (strict: unknown fields are refused, docs/protocol.md §3) and whose
+// handler answers an R. It panics, when the table is built, on an id the
+// protocol does not declare or an A that is not the id's Args.
 func def[R any, A any, PA interface {
 	*A
 	withCommon
-}](id, args, doc string, needsWorkspace bool, run func(ctx context.Context, c *call, a PA) (any, error)) Command {
-	return Command{ID: id, Args: args, Doc: doc, Result: reflect.TypeFor[R](), needsWorkspace: needsWorkspace,
+}](id protocol.CommandID, run func(ctx context.Context, c *call, a PA) (R, error)) Command {
+	spec, ok := protocol.Lookup(id)
+	if !ok || spec.Args != reflect.TypeFor[A]() {
+		panic(fmt.Sprintf("commands: %s is declared with %v; the protocol says %v", id, reflect.TypeFor[A](), spec.Args))
+	}
+	return Command{Spec: spec, Result: reflect.TypeFor[R](),
 		decode: func(raw json.RawMessage) (withCommon, error) {
 			a := PA(new(A))
 			return a, jsonin.Decode(raw, a, "arguments")
@@ -66,24 +70,24 @@ func def[R any, A any, PA interface {
 			if err != nil {
 				return nil, err
 			}
-			if _, ok := res.(R); !ok {
-				return nil, fmt.Errorf("internal error: %s answered a %T, not the %v it declares", id, res, reflect.TypeFor[R]())
-			}
 			return res, nil
 		}}
 }
+
+// needsWorkspace says whether the command runs on a workspace folder.
+func (c *Command) needsWorkspace() bool { return c.Scope != protocol.ScopeNone }
 
 // Commands is every command agentd serves, in the order of docs/protocol.md §3.
 var Commands []Command
 
 // byID indexes Commands.
-var byID map[string]*Command
+var byID map[protocol.CommandID]*Command
 
 func init() {
 	for _, group := range [][]Command{toolCommands, stateCommands, goalCommands, queueCommands, undoCommands, teamCommands, lifecycleCommands} {
 		Commands = append(Commands, group...)
 	}
-	byID = make(map[string]*Command, len(Commands))
+	byID = make(map[protocol.CommandID]*Command, len(Commands))
 	for i := range Commands {
 		byID[Commands[i].ID] = &Commands[i]
 	}
@@ -93,7 +97,7 @@ func init() {
 func IDs() []string {
 	ids := make([]string, len(Commands))
 	for i, c := range Commands {
-		ids[i] = c.ID
+		ids[i] = string(c.ID)
 	}
 	return ids
 }
@@ -131,7 +135,7 @@ type Prepared struct {
 // common fields are then those of Common; only ARGS that do not decode so
 // are decoded again leniently into Common, for the errors above.
 func (cl *Client) Prepare(id string, arguments json.RawMessage) (*Prepared, error) {
-	cmd, ok := byID[id]
+	cmd, ok := byID[protocol.CommandID(id)]
 	if !ok {
 		known := IDs()
 		sort.Strings(known)
@@ -144,7 +148,7 @@ func (cl *Client) Prepare(id string, arguments json.RawMessage) (*Prepared, erro
 	args, argsErr := cmd.decode(raw)
 	var common Common
 	if argsErr == nil {
-		common = *args.common()
+		common = *args.CommonArgs()
 	} else if err := jsonin.DecodeLenient(raw, &common, "arguments"); err != nil {
 		return nil, argsErrorf("%s: %v", id, err)
 	}
@@ -165,7 +169,7 @@ func (cl *Client) Prepare(id string, arguments json.RawMessage) (*Prepared, erro
 		}
 		c.agent = common.Agent
 	}
-	if cmd.needsWorkspace {
+	if cmd.needsWorkspace() {
 		if c.folder, err = cl.pick(common.Workspace); err != nil {
 			return nil, err
 		}
@@ -180,10 +184,10 @@ func (cl *Client) Prepare(id string, arguments json.RawMessage) (*Prepared, erro
 // commands that read no state (agentd.tools, agentd.describeTool) and for
 // waits (agentd.awaitChange), which run alongside the ordered requests.
 func (p *Prepared) Scope() (folder, session string, ordered bool) {
-	switch {
-	case p.c.folder == nil, p.cmd.ID == "agentd.awaitChange":
+	switch p.cmd.Scope {
+	case protocol.ScopeNone, protocol.ScopeWait:
 		return "", "", false
-	case p.cmd.ID == "agentd.sessions":
+	case protocol.ScopeFolder:
 		return p.c.folder.path, "", true
 	}
 	return p.c.folder.path, p.c.session, true
@@ -216,7 +220,7 @@ func Reference() string {
 	var b strings.Builder
 	b.WriteString("| command | ARGS (besides `workspace`, `session`, `agent`) | what it does | who may run it |\n|---|---|---|---|\n")
 	for _, c := range Commands {
-		args := c.Args
+		args := c.ArgsDoc
 		if args == "" {
 			args = "-"
 		}
@@ -225,17 +229,14 @@ func Reference() string {
 	return b.String()
 }
 
-// MaxNameBytes bounds session and agent names (they are storage keys).
-const MaxNameBytes = 256
-
 // checkName refuses a session or agent name that is too long, holds
 // control characters or is not valid UTF-8, without echoing a huge value
 // back. U+FFFD is refused too: it is what JSON decoders make of invalid
 // UTF-8, so two different byte strings would otherwise name one session
 // (docs/runtime.md §5.2).
 func checkName(field, v string) error {
-	if len(v) > MaxNameBytes {
-		return argsErrorf("field %q is %d bytes long; at most %d are allowed", field, len(v), MaxNameBytes)
+	if len(v) > protocol.MaxNameBytes {
+		return argsErrorf("field %q is %d bytes long; at most %d are allowed", field, len(v), protocol.MaxNameBytes)
 	}
 	if !utf8.ValidString(v) || strings.ContainsRune(v, utf8.RuneError) {
 		return argsErrorf("field %q must be valid UTF-8 text (invalid bytes, and U+FFFD which they decode to, are refused), got %q", field, v)

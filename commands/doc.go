@@ -7,10 +7,14 @@
 // rule, task-file recording, waits for a change) is package service
 // (docs/architecture.md).
 //
-// It imports todo, goal, reminder, workspace and service; never lsp,
-// go.lsp.dev, bbolt or fsnotify (docs/architecture.md). Errors carry stable
-// codes (docs/runtime.md §3) through an ErrorCode() method; the lsp package maps
-// them to JSON-RPC.
+// It implements the wire protocol of package commands/protocol (command
+// ids, Args structs, the table's metadata), attaching a handler and a
+// result type to each command of its table.
+//
+// It imports commands/protocol, todo, goal, reminder, workspace and
+// service; never lsp, go.lsp.dev, bbolt or fsnotify (docs/architecture.md).
+// Errors carry stable codes (docs/runtime.md §3) through an ErrorCode()
+// method; the lsp package maps them to JSON-RPC.
 package commands
 
 // The clients' copy of the protocol (vscode-extension/src/protocol.gen.ts,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agentd/agentd/commands/protocol"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,8 +29,8 @@ func FuzzUnwrapArguments(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		got, err := commands.UnwrapArguments(raw)
 		if err != nil {
-			if commands.ErrorCode(err) != commands.CodeArgsInvalid || err.Error() == "" {
-				t.Fatalf("UnwrapArguments(%q): error %v with code %q, want args.invalid", raw, err, commands.ErrorCode(err))
+			if protocol.ErrorCode(err) != protocol.CodeArgsInvalid || err.Error() == "" {
+				t.Fatalf("UnwrapArguments(%q): error %v with code %q, want args.invalid", raw, err, protocol.ErrorCode(err))
 			}
 			return
 		}
@@ -89,7 +90,7 @@ func FuzzExecute(f *testing.F) {
 		defer cancel()
 		res, err := cl.Execute(ctx, id, args)
 		if err != nil {
-			code := commands.ErrorCode(err)
+			code := protocol.ErrorCode(err)
 			if code == "" && !(ctx.Err() != nil && errors.Is(err, ctx.Err())) {
 				t.Fatalf("%s %q: uncoded error %T: %v", id, args, err, err)
 			}
@@ -104,7 +105,7 @@ func FuzzExecute(f *testing.F) {
 		if _, err := json.Marshal(res); err != nil {
 			t.Fatalf("%s %q: result does not encode: %v", id, args, err)
 		}
-		if tr, ok := res.(commands.ToolResult); ok {
+		if tr, ok := res.(protocol.ToolResult); ok {
 			if tr.Description == "" || tr.IsError && tr.ErrorCode == "" && !strings.HasPrefix(tr.Output, "Not run") {
 				t.Fatalf("%s %q: tool result %+v", id, args, tr)
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"slices"
 	"strings"
 
@@ -53,11 +54,11 @@ func goalTool(info goal.Tool) tool {
 			if err != nil {
 				return toolCall{}, err
 			}
-			desc := ToolDescription{Description: gc.Description.Description}
+			desc := protocol.ToolDescription{Description: gc.Description.Description}
 			if gc.Description.Display != nil {
 				desc.Display = gc.Description.Display
 			}
-			return toolCall{desc: desc, run: func(ctx context.Context, c *call, cur workspace.Session, turnID string) (ToolResult, error) {
+			return toolCall{desc: desc, run: func(ctx context.Context, c *call, cur workspace.Session, turnID string) (protocol.ToolResult, error) {
 				return runGoalTool(ctx, c, info.Name, goal.ToolCall{Call: gc, TurnID: turnID}, cur)
 			}}, nil
 		},
@@ -69,11 +70,11 @@ func goalTool(info goal.Tool) tool {
 // the transaction (it reads the file). An UpdateGoal complete that runs
 // the goal's check releases the request's place in the order once the
 // check is marked running (ReleaseOrder).
-func runGoalTool(ctx context.Context, c *call, name string, tc goal.ToolCall, cur workspace.Session) (ToolResult, error) {
+func runGoalTool(ctx context.Context, c *call, name string, tc goal.ToolCall, cur workspace.Session) (protocol.ToolResult, error) {
 	if cg, ok := tc.Input.(goal.CreateGoalInput); ok {
 		tf, err := c.resolveTaskFile(cg.TaskFile, cg.Objective)
 		if err != nil {
-			return refusal(ErrorCode(err), tc.Description.Description, "The goal was not created: "+err.Error()+"."), nil
+			return refusal(protocol.ErrorCode(err), tc.Description.Description, "The goal was not created: "+err.Error()+"."), nil
 		}
 		tc.TaskFile = tf
 	}
@@ -146,19 +147,10 @@ type CancelResult struct {
 	Cancelled *goal.Snapshot `json:"cancelled"`
 }
 
-type goalCreateArgs struct {
-	Common
-	Objective           string `json:"objective"`
-	CompletionCriterion string `json:"completionCriterion"`
-	Replace             bool   `json:"replace"`
-	TaskFile            string `json:"taskFile"`
-	Check               string `json:"check"`
-}
-
-// personPart is what a goal.create call does that only the person may
+// goalCreatePersonPart is what a goal.create call does that only the person may
 // (personOnlyWhen): set a check, or replace a goal, dropping the check and
 // budgets set on it; "" for neither.
-func (a *goalCreateArgs) personPart() string {
+func goalCreatePersonPart(a *protocol.GoalCreateArgs) string {
 	switch {
 	case a.Check != "":
 		return "set a goal's check"
@@ -166,16 +158,6 @@ func (a *goalCreateArgs) personPart() string {
 		return "replace the goal, and with it the check and budgets set on it (the CreateGoal tool says what the model may replace)"
 	}
 	return ""
-}
-
-type goalSetCheckArgs struct {
-	Common
-	Command *string `json:"command" jsonin:"given"` // null removes the check; absent is args.invalid
-}
-
-type goalApproveArgs struct {
-	Common
-	Command string `json:"command" jsonin:"required"`
 }
 
 // approveSet approves, on this machine, the check a person just set on
@@ -198,37 +180,27 @@ type CheckResult struct {
 	Passed bool          `json:"passed"`
 }
 
-type goalPauseArgs struct {
-	Common
-	Reason string `json:"reason"`
-}
-
-type goalBudgetArgs struct {
-	Common
-	goal.BudgetUpdate
-}
-
 // userGoal is a host command that changes the goal as the user and answers
 // the new State.
 func userGoal[A any, PA interface {
 	*A
 	withCommon
-}](id, args, doc string, fn func(c *call, a PA, g *goal.State) ([]goal.Change, error)) Command {
-	return def[State](id, args, doc, true, func(ctx context.Context, c *call, a PA) (any, error) {
+}](id protocol.CommandID, fn func(c *call, a PA, g *goal.State) ([]goal.Change, error)) Command {
+	return def[State, A](id, func(ctx context.Context, c *call, a PA) (State, error) {
 		s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) { return fn(c, a, g) })
 		if err != nil {
-			return nil, err
+			return State{}, err
 		}
 		return c.stateOf(s), nil
 	})
 }
 
 var goalCommands = []Command{
-	personOnlyWhen(def[State]("agentd.goal.create", "`objective`, `completionCriterion?`, `replace?`, `taskFile?`, `check?`", "Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10), approved on this machine (§2.10.4); returns `State`.", true,
-		func(ctx context.Context, c *call, a *goalCreateArgs) (any, error) {
+	personOnlyWhen(def[State](protocol.CmdGoalCreate,
+		func(ctx context.Context, c *call, a *protocol.GoalCreateArgs) (State, error) {
 			tf, err := c.resolveTaskFile(a.TaskFile, a.Objective)
 			if err != nil {
-				return nil, err
+				return State{}, err
 			}
 			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
 				person := c.svc.Person()
@@ -236,20 +208,20 @@ var goalCommands = []Command{
 				return cs, c.approveSet(g, err)
 			})
 			if err != nil {
-				return nil, err
+				return State{}, err
 			}
 			return c.stateOf(s), nil
-		}), "with a `check` or `replace`", (*goalCreateArgs).personPart),
-	userGoal("agentd.goal.pause", "`reason?`", "Pauses the active goal as the user; returns `State`.",
-		func(c *call, a *goalPauseArgs, g *goal.State) ([]goal.Change, error) {
+		}), "with a `check` or `replace`", goalCreatePersonPart),
+	userGoal(protocol.CmdGoalPause,
+		func(c *call, a *protocol.GoalPauseArgs, g *goal.State) ([]goal.Change, error) {
 			return g.Pause(a.Reason, c.svc.Now())
 		}).personOnly("pause the goal"),
-	userGoal("agentd.goal.resume", "-", "Resumes a paused or blocked goal as the user; returns `State`.",
-		func(c *call, a *noArgs, g *goal.State) ([]goal.Change, error) {
+	userGoal(protocol.CmdGoalResume,
+		func(c *call, a *protocol.NoArgs, g *goal.State) ([]goal.Change, error) {
 			return g.Resume(c.svc.Now())
 		}).personOnly("resume a goal that was paused or stopped by its budget"),
-	def[CancelResult]("agentd.goal.cancel", "-", "Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended.", true,
-		func(ctx context.Context, c *call, a *noArgs) (any, error) {
+	def[CancelResult](protocol.CmdGoalCancel,
+		func(ctx context.Context, c *call, a *protocol.NoArgs) (CancelResult, error) {
 			var ended *goal.Snapshot
 			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
 				cs, err := g.Cancel(c.svc.Now())
@@ -259,33 +231,33 @@ var goalCommands = []Command{
 				return cs, err
 			})
 			if err != nil {
-				return nil, err
+				return CancelResult{}, err
 			}
 			return CancelResult{State: c.stateOf(s), Cancelled: ended}, nil
 		}).personOnly("cancel the goal"),
-	userGoal("agentd.goal.setCheck", "`command` (a shell command, or `null` to remove the check)", "Sets or removes the goal's verification command as the user (docs/runtime.md §2.10), approving it on this machine (§2.10.4); returns `State`.",
-		func(c *call, a *goalSetCheckArgs, g *goal.State) ([]goal.Change, error) {
+	userGoal(protocol.CmdGoalSetCheck,
+		func(c *call, a *protocol.GoalSetCheckArgs, g *goal.State) ([]goal.Change, error) {
 			cs, err := g.SetCheck(a.Command, c.svc.Person(), c.svc.Now())
 			return cs, c.approveSet(g, err)
 		}).personOnly("set or remove the goal's check"),
-	def[State]("agentd.goal.approveCheck", "`command` (the check's exact text, as shown)", "Approves the goal's check on this machine, so that it may run here (docs/runtime.md §2.10.4); `command` must be the current check (else `goal.check_changed`, nothing approved); returns `State`.", true,
-		func(ctx context.Context, c *call, a *goalApproveArgs) (any, error) {
+	def[State](protocol.CmdGoalApproveCheck,
+		func(ctx context.Context, c *call, a *protocol.GoalApproveCheckArgs) (State, error) {
 			s, err := c.svc.ApproveCheck(c.folder.ws, c.session, a.Command)
 			if err != nil {
-				return nil, err
+				return State{}, err
 			}
 			return c.stateOf(s), nil
 		}).personOnly("approve the goal's check, which then runs on this machine"),
-	def[CheckResult]("agentd.goal.runCheck", "-", "Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); a check not approved on this machine is refused with `goal.check_unapproved` (§2.10.4); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`.", true,
-		func(ctx context.Context, c *call, a *noArgs) (any, error) {
+	def[CheckResult](protocol.CmdGoalRunCheck,
+		func(ctx context.Context, c *call, a *protocol.NoArgs) (CheckResult, error) {
 			run, s, err := c.svc.RunCheck(ctx, c.folder.ws, c.session, func() { releaseOrder(ctx) })
 			if err != nil {
-				return nil, err
+				return CheckResult{}, err
 			}
 			return CheckResult{State: c.stateOf(s), Run: run, Passed: run.Passed()}, nil
 		}).personOnly("run the goal's check, which runs outside any agent's sandbox"),
-	userGoal("agentd.goal.setBudget", "`turns?`, `tokens?`, `wallClockMs?` (each a number, or `null` to remove)", "Sets or removes budget limits as the user; returns `State`.",
-		func(c *call, a *goalBudgetArgs, g *goal.State) ([]goal.Change, error) {
+	userGoal(protocol.CmdGoalSetBudget,
+		func(c *call, a *protocol.GoalSetBudgetArgs, g *goal.State) ([]goal.Change, error) {
 			return g.SetBudget(a.BudgetUpdate, c.svc.Now())
 		}).personOnly("set, raise or remove the goal's budget"),
 }
@@ -295,20 +267,23 @@ var goalCommands = []Command{
 // hour", "1h30m", "50k tokens"), or "off UNIT" / "none UNIT" to remove the
 // limit that UNIT measures ("off turns", "off time", "none hours").
 // Errors have code goal.budget_invalid.
-func BudgetArgs(text string) (map[string]any, error) {
-	field := map[goal.BudgetKind]string{goal.TurnBudget: "turns", goal.TokenBudget: "tokens", goal.WallClockBudget: "wallClockMs"}
+func BudgetArgs(text string) (protocol.GoalSetBudgetArgs, error) {
+	var a protocol.GoalSetBudgetArgs
+	field := map[goal.BudgetKind]*protocol.LimitUpdate{goal.TurnBudget: &a.Turns, goal.TokenBudget: &a.Tokens, goal.WallClockBudget: &a.WallClockMs}
 	if words := strings.Fields(strings.ToLower(text)); len(words) > 0 && (words[0] == "off" || words[0] == "none") {
 		kind, ok := goal.BudgetKindOf(strings.Join(words[1:], " "))
 		if !ok {
-			return nil, &Error{Code: goal.CodeBudgetInvalid, Msg: fmt.Sprintf("%q: say which limit to remove: \"%s turns\", \"%s tokens\" or \"%s time\"", strings.TrimSpace(text), words[0], words[0], words[0])}
+			return a, &Error{Code: goal.CodeBudgetInvalid, Msg: fmt.Sprintf("%q: say which limit to remove: \"%s turns\", \"%s tokens\" or \"%s time\"", strings.TrimSpace(text), words[0], words[0], words[0])}
 		}
-		return map[string]any{field[kind]: nil}, nil
+		*field[kind] = protocol.NoLimit()
+		return a, nil
 	}
 	kind, limit, err := goal.ParseBudget(text)
 	if err != nil {
-		return nil, err
+		return a, err
 	}
-	return map[string]any{field[kind]: limit}, nil
+	*field[kind] = protocol.Limit(float64(limit))
+	return a, nil
 }
 
 // VisibleText is goal.VisibleText: a check's command and who set it come

@@ -3,6 +3,7 @@ package commands_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/commands/protocol"
 	"sort"
 	"strings"
 	"testing"
@@ -340,7 +341,7 @@ func TestHandlers(t *testing.T) {
 			}
 			res, err := cl.Execute(context.Background(), tc.cmd.id, json.RawMessage("["+withQueuedID(t, cl, tc.cmd.args)+"]"))
 			if tc.wantCode != "" {
-				if code := commands.ErrorCode(err); code != tc.wantCode {
+				if code := protocol.ErrorCode(err); code != tc.wantCode {
 					t.Fatalf("%s %s = %v, %v; want a refusal %s", tc.cmd.id, tc.cmd.args, res, err, tc.wantCode)
 				}
 				return

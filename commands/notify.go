@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"strings"
 	"time"
 
@@ -9,16 +10,6 @@ import (
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
-)
-
-// Notification methods (docs/protocol.md §4); the params of each are the type
-// named after it (TodoChanged, GoalChanged, TaskFileChanged, QueueChanged).
-const (
-	MethodTodoChanged     = "agentd/todoChanged"
-	MethodGoalChanged     = "agentd/goalChanged"
-	MethodTaskFileChanged = "agentd/taskFileChanged"
-	MethodQueueChanged    = "agentd/queueChanged"
-	MethodStoreChanged    = "agentd/storeChanged"
 )
 
 // Notification is one server→client notification (docs/protocol.md §4).
@@ -81,14 +72,6 @@ type QueueChanged struct {
 	Actor       goal.Actor        `json:"actor"`
 }
 
-// StoreChanged is the params of agentd/storeChanged (docs/protocol.md §4.3):
-// the store of a team folder (docs/team.md) became unreachable, so what the
-// client shows may be behind (stale), or reachable again.
-type StoreChanged struct {
-	Workspace string `json:"workspace"`
-	Stale     bool   `json:"stale"` // true: etcd does not answer; reads serve the last state seen, writes fail with workspace.unavailable
-}
-
 // Consent fills in what this machine says of the checks of a goal snapshot
 // and of queued goals (service.Service.ShowConsent, docs/runtime.md
 // §2.10.4).
@@ -108,7 +91,7 @@ func NoticeConsent(svc *service.Service, n workspace.Notice) Consent {
 // sent.
 func Notifications(n workspace.Notice, folderURI string, now goal.Instant, consent Consent) []Notification {
 	if n.Store != nil {
-		return []Notification{{Method: MethodStoreChanged, Params: StoreChanged{Workspace: folderURI, Stale: n.Store.Stale}}}
+		return []Notification{{Method: protocol.MethodStoreChanged, Params: protocol.StoreChanged{Workspace: folderURI, Stale: n.Store.Stale}}}
 	}
 	var out []Notification
 	if n.Change.Todos {
@@ -116,7 +99,7 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant, conse
 		if items == nil {
 			items = []todo.Item{}
 		}
-		out = append(out, Notification{Method: MethodTodoChanged, Params: TodoChanged{
+		out = append(out, Notification{Method: protocol.MethodTodoChanged, Params: TodoChanged{
 			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: items, Actor: n.Change.Actor}})
 	}
 	if n.Change.Goal {
@@ -137,11 +120,11 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant, conse
 		}
 		if done := n.Change.Completed; done != nil {
 			// An advance: first the completion, as it ended (docs/runtime.md §2.9).
-			out = append(out, Notification{Method: MethodGoalChanged, Params: GoalChanged{
+			out = append(out, Notification{Method: protocol.MethodGoalChanged, Params: GoalChanged{
 				Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Goal: done,
 				Change: GoalChange{Kind: goal.ChangeComplete, Status: done.Status, Reason: done.TerminalReason, Actor: done.LastActor}}})
 		}
-		out = append(out, Notification{Method: MethodGoalChanged, Params: GoalChanged{
+		out = append(out, Notification{Method: protocol.MethodGoalChanged, Params: GoalChanged{
 			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Goal: snap, Change: gc}})
 	}
 	if n.Change.Queue {
@@ -149,7 +132,7 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant, conse
 		if consent != nil {
 			consent(nil, q.Items)
 		}
-		out = append(out, Notification{Method: MethodQueueChanged, Params: QueueChanged{
+		out = append(out, Notification{Method: protocol.MethodQueueChanged, Params: QueueChanged{
 			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: q.Items, AutoAdvance: q.AutoAdvance, Actor: n.Change.Actor}})
 	}
 	return out
@@ -228,7 +211,7 @@ func taskFileNotification(n workspace.Notice, snap *goal.Snapshot, folderURI str
 		return Notification{}, false
 	}
 	tf := snap.TaskFile
-	return Notification{Method: MethodTaskFileChanged, Params: TaskFileChanged{
+	return Notification{Method: protocol.MethodTaskFileChanged, Params: TaskFileChanged{
 		Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision,
 		Path: tf.Path, Exists: tf.Exists, SHA256: tf.SHA256, Checkboxes: tf.Checkboxes, ChangedAt: n.Session.UpdatedAt,
 	}}, true

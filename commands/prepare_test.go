@@ -3,6 +3,7 @@ package commands_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/commands/protocol"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -99,7 +100,7 @@ func TestPreparedFolderRemoved(t *testing.T) {
 	if err := cl.RemoveFolder(root); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Run(context.Background()); commands.ErrorCode(err) != "workspace.unknown" {
+	if _, err := p.Run(context.Background()); protocol.ErrorCode(err) != "workspace.unknown" {
 		t.Fatalf("Run after the folder was removed: %v, want workspace.unknown", err)
 	}
 	if err := cl.AddFolder(root); err != nil {
@@ -185,7 +186,7 @@ func TestResultTypes(t *testing.T) {
 		if c.Result == nil || c.Result.Kind() != reflect.Struct {
 			t.Errorf("%s declares result type %v, want a struct type", c.ID, c.Result)
 		}
-		declared[c.ID] = c.Result
+		declared[string(c.ID)] = c.Result
 	}
 	for _, tc := range calls {
 		res, err := cl.Execute(context.Background(), tc.id, json.RawMessage(withQueuedID(t, cl, tc.args)))

@@ -3,6 +3,7 @@ package commands_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/commands/protocol"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,7 +61,7 @@ func TestRemovedFolderHeldForLiveTurns(t *testing.T) {
 	defer b.Close()
 	other := commands.NewClient(b, commands.Defaults{})
 	defer other.Close()
-	if err := other.AddFolder(root); commands.ErrorCode(err) != "workspace.locked" {
+	if err := other.AddFolder(root); protocol.ErrorCode(err) != "workspace.locked" {
 		t.Fatalf("another process opens a folder with a live turn: %v, want workspace.locked", err)
 	}
 

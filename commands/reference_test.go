@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"os"
 	"reflect"
 	"strings"
@@ -60,21 +62,46 @@ func TestIDsUnique(t *testing.T) {
 	}
 }
 
-// TestResultTypeEnforced: a handler that answers another type than its def
-// declares fails instead of sending an unexpected shape.
-func TestResultTypeEnforced(t *testing.T) {
-	cmd := def[State]("agentd.example", "-", "", false, func(ctx context.Context, c *call, a *noArgs) (any, error) {
-		return SessionsResult{}, nil
+// TestResultTypeDeclared: a command's Result is the type its handler
+// returns (the compiler holds the handler to it), and a command declared
+// with other ARGS than the protocol's table names is refused when the
+// table is built.
+func TestResultTypeDeclared(t *testing.T) {
+	cmd := def[State](protocol.CmdState, func(ctx context.Context, c *call, a *protocol.NoArgs) (State, error) {
+		return State{Session: "s"}, nil
 	})
 	args, err := cmd.decode(json.RawMessage(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := cmd.run(context.Background(), &call{}, args)
-	if err == nil || !strings.Contains(err.Error(), "answered a commands.SessionsResult, not the commands.State it declares") {
-		t.Errorf("run = %v, %v; want the internal error naming both types", res, err)
+	if st, ok := res.(State); err != nil || !ok || st.Session != "s" {
+		t.Errorf("run = %v, %v; want the handler's State", res, err)
 	}
 	if cmd.Result != reflect.TypeFor[State]() {
 		t.Errorf("Result = %v, want commands.State", cmd.Result)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "agentd.state is declared with protocol.HistoryArgs") {
+			t.Errorf("def with the wrong ARGS: recover() = %v, want a panic naming the command and both types", r)
+		}
+	}()
+	def[State](protocol.CmdState, func(ctx context.Context, c *call, a *protocol.HistoryArgs) (State, error) { return State{}, nil })
+}
+
+// TestEveryProtocolCommandServed: the commands served are the protocol's
+// table, in its order, each with its own ARGS: a command the protocol
+// declares without a handler, or a handler for an id it does not declare,
+// fails here.
+func TestEveryProtocolCommandServed(t *testing.T) {
+	var served, declared []protocol.CommandID
+	for _, c := range Commands {
+		served = append(served, c.ID)
+	}
+	for _, s := range protocol.Commands {
+		declared = append(declared, s.ID)
+	}
+	if !reflect.DeepEqual(served, declared) {
+		t.Errorf("served %v, the protocol declares %v", served, declared)
 	}
 }

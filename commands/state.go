@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io/fs"
 	"os"
 	"time"
@@ -107,50 +108,24 @@ type HistoryResult struct {
 	More   bool              `json:"more"`
 }
 
-type noArgs struct{ Common }
-
-type historyArgs struct {
-	Common
-	Limit  int    `json:"limit"`
-	Before uint64 `json:"before"`
-}
-
-type todoSetArgs struct {
-	Common
-	Items            *[]todo.Item `json:"items"`
-	ExpectedRevision *uint64      `json:"expectedRevision"`
-}
-
-type awaitArgs struct {
-	Common
-	AfterRevision uint64 `json:"afterRevision"`
-	TimeoutMs     int64  `json:"timeoutMs"`
-}
-
-// Bounds of agentd.awaitChange's timeoutMs.
-const (
-	defaultAwaitMs = 30_000
-	maxAwaitMs     = 300_000
-)
-
 var stateCommands = []Command{
-	def[State]("agentd.state", "-", "The session's `State`: todo list, goal snapshot, revision.", true,
-		func(ctx context.Context, c *call, a *noArgs) (any, error) {
+	def[State](protocol.CmdState,
+		func(ctx context.Context, c *call, a *protocol.NoArgs) (State, error) {
 			s, err := c.folder.ws.View(c.session)
 			if err != nil {
-				return nil, err
+				return State{}, err
 			}
 			st := c.stateOf(s)
 			if st.TeamFile, err = c.svc.Registry().TeamFileNotice(c.folder.path); err != nil {
-				return nil, err
+				return State{}, err
 			}
 			return st, nil
 		}),
-	def[SessionsResult]("agentd.sessions", "-", "`{sessions: [{session, updatedAt, todoCount, goalStatus}]}` of the workspace folder.", true,
-		func(ctx context.Context, c *call, a *noArgs) (any, error) {
+	def[SessionsResult](protocol.CmdSessions,
+		func(ctx context.Context, c *call, a *protocol.NoArgs) (SessionsResult, error) {
 			list, err := c.folder.ws.Sessions()
 			if err != nil {
-				return nil, err
+				return SessionsResult{}, err
 			}
 			out := make([]SessionInfo, 0, len(list))
 			for _, s := range list {
@@ -162,25 +137,25 @@ var stateCommands = []Command{
 			}
 			return SessionsResult{Sessions: out}, nil
 		}),
-	def[HistoryResult]("agentd.history", "`limit?` (default 50), `before?` (a `seq`)", "`{events: [{seq, at, actor, kind, reason?, revision, before?, payload?}], more}`, newest first, only events older than `before` when given; at most 1 MiB of events per reply (at least one event); `more`: older events exist, ask again with `before` = the last `seq`.", true,
-		func(ctx context.Context, c *call, a *historyArgs) (any, error) {
+	def[HistoryResult](protocol.CmdHistory,
+		func(ctx context.Context, c *call, a *protocol.HistoryArgs) (HistoryResult, error) {
 			if a.Limit < 0 {
-				return nil, argsErrorf("agentd.history: limit must be 0 or more, got %d", a.Limit)
+				return HistoryResult{}, argsErrorf("agentd.history: limit must be 0 or more, got %d", a.Limit)
 			}
 			page, err := c.folder.ws.History(c.session, a.Limit, a.Before)
 			if err != nil {
-				return nil, err
+				return HistoryResult{}, err
 			}
 			return HistoryResult{Events: page.Events, More: page.More}, nil
 		}),
-	def[State]("agentd.todo.set", "`items`, `expectedRevision?`", "Replaces the todo list as the user (compare-and-set on `todos.revision`); returns `State`; a stale revision answers `todo.conflict` with `data.state`.", true,
-		func(ctx context.Context, c *call, a *todoSetArgs) (any, error) {
+	def[State](protocol.CmdTodoSet,
+		func(ctx context.Context, c *call, a *protocol.TodoSetArgs) (State, error) {
 			if a.Items == nil {
-				return nil, argsErrorf("agentd.todo.set: field \"items\" is required (an array of {title, status}; [] clears the list)")
+				return State{}, argsErrorf("agentd.todo.set: field \"items\" is required (an array of {title, status}; [] clears the list)")
 			}
 			items, err := todo.Normalize(*a.Items)
 			if err != nil {
-				return nil, err
+				return State{}, err
 			}
 			var conflict *workspace.Session
 			s, err := c.folder.ws.Update(c.session, func(s *workspace.Session) (workspace.Change, error) {
@@ -195,32 +170,32 @@ var stateCommands = []Command{
 				return service.TodoChange(s, "todo.set", goal.User, map[string]any{"items": items}, before, c.svc.Now()), nil
 			})
 			if err != nil {
-				return nil, err
+				return State{}, err
 			}
 			if conflict != nil {
 				st := c.stateOf(*conflict)
-				return nil, &Error{Code: todo.CodeConflict,
+				return State{}, &Error{Code: todo.CodeConflict,
 					Msg:  fmt.Sprintf("the todo list changed since you read it (expected revision %d, current %d): nothing was written; re-read the list and apply your edit again", *a.ExpectedRevision, conflict.TodosRevision),
 					Data: map[string]any{"state": st}}
 			}
 			return c.stateOf(s), nil
 		}),
-	def[State]("agentd.awaitChange", "`afterRevision`, `timeoutMs?` (absent or 0: the default 30000; at most 300000)", "Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`.", true,
-		func(ctx context.Context, c *call, a *awaitArgs) (any, error) {
+	def[State](protocol.CmdAwaitChange,
+		func(ctx context.Context, c *call, a *protocol.AwaitChangeArgs) (State, error) {
 			timeout := a.TimeoutMs
 			switch {
 			case timeout == 0:
-				timeout = defaultAwaitMs
-			case timeout < 0 || timeout > maxAwaitMs:
-				return nil, argsErrorf("agentd.awaitChange: timeoutMs must be between 1 and %d (absent or 0: the default %d), got %d", maxAwaitMs, defaultAwaitMs, timeout)
+				timeout = protocol.DefaultAwaitMs
+			case timeout < 0 || timeout > protocol.MaxAwaitMs:
+				return State{}, argsErrorf("agentd.awaitChange: timeoutMs must be between 1 and %d (absent or 0: the default %d), got %d", protocol.MaxAwaitMs, protocol.DefaultAwaitMs, timeout)
 			}
 			return c.stateOrErr(c.svc.AwaitChange(ctx, c.folder.ws, c.session, a.AfterRevision, time.Duration(timeout)*time.Millisecond, c.client.waitsEnd))
 		}),
 }
 
-func (c *call) stateOrErr(s workspace.Session, err error) (any, error) {
+func (c *call) stateOrErr(s workspace.Session, err error) (State, error) {
 	if err != nil {
-		return nil, err
+		return State{}, err
 	}
 	return c.stateOf(s), nil
 }

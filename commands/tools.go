@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"sort"
 	"strings"
 
@@ -13,33 +14,11 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// ToolResult is the answer of agentd.callTool (docs/protocol.md §3), for every
-// tool; the goal package declares the shape. A refusal meant for the model
-// is a result with IsError set, not a JSON-RPC error.
-type ToolResult = goal.ToolResult
-
-// ToolInfo is one entry of agentd.tools, {name, description, inputSchema,
-// readOnly?}: what a host hands to its model. InputSchema is JSON Schema
-// with additionalProperties false; readOnly is true for a tool that changes
-// nothing (GetGoal).
-type ToolInfo = goal.Tool
-
-// ToolsResult is the answer of agentd.tools.
-type ToolsResult struct {
-	Tools []ToolInfo `json:"tools"`
-}
-
-// ToolDescription is the answer of agentd.describeTool.
-type ToolDescription struct {
-	Description string `json:"description"`
-	Display     any    `json:"display,omitempty"`
-}
-
 // tool is one model-facing tool. prepare decodes an input object once
 // (strictly, with the one decoder jsonin) into what the call would do and
 // how to run it.
 type tool struct {
-	info    ToolInfo
+	info    protocol.ToolInfo
 	prepare func(c *call, input json.RawMessage) (toolCall, error)
 }
 
@@ -48,8 +27,8 @@ type tool struct {
 // agentd.callTool read it (cur: a read is answered from it). A call whose
 // input did not decode runs into the tool's refusal.
 type toolCall struct {
-	desc ToolDescription
-	run  func(ctx context.Context, c *call, cur workspace.Session, turnID string) (ToolResult, error)
+	desc protocol.ToolDescription
+	run  func(ctx context.Context, c *call, cur workspace.Session, turnID string) (protocol.ToolResult, error)
 }
 
 // tools is every tool, in the order agentd.tools lists them.
@@ -58,8 +37,8 @@ var tools = append([]tool{todoTool}, goalTools()...)
 // Tools is the model-facing tools, in the order agentd.tools lists them,
 // for hosts that register them (agentd mcp). The schemas are shared: read
 // them, never change them.
-func Tools() []ToolInfo {
-	infos := make([]ToolInfo, len(tools))
+func Tools() []protocol.ToolInfo {
+	infos := make([]protocol.ToolInfo, len(tools))
 	for i, t := range tools {
 		infos[i] = t.info
 	}
@@ -80,22 +59,9 @@ func toolNamed(name string) (*tool, error) {
 	return nil, argsErrorf("unknown tool %q; tools are %s", name, strings.Join(names, ", "))
 }
 
-type callToolArgs struct {
-	Common
-	Name   string          `json:"name"`
-	Input  json.RawMessage `json:"input"`
-	TurnID string          `json:"turnId"`
-}
-
-type describeToolArgs struct {
-	Common
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
-}
-
 // toolInput checks the shape of a tool input: omitted, null or [] (an
 // empty Lua table) is {}, any other non-object is args.invalid.
-func toolInput(cmd string, raw json.RawMessage) (json.RawMessage, error) {
+func toolInput(cmd protocol.CommandID, raw json.RawMessage) (json.RawMessage, error) {
 	t := strings.TrimSpace(string(raw))
 	switch {
 	case t == "" || t == "null" || jsonin.IsEmptyArray(raw):
@@ -107,27 +73,27 @@ func toolInput(cmd string, raw json.RawMessage) (json.RawMessage, error) {
 }
 
 var toolCommands = []Command{
-	def[ToolsResult]("agentd.tools", "-", "`{tools: [{name, description, inputSchema, readOnly?}]}`: the model-facing tools; `readOnly: true` marks a tool that changes nothing (GetGoal).", false,
-		func(ctx context.Context, c *call, a *noArgs) (any, error) {
-			return ToolsResult{Tools: Tools()}, nil
+	def[protocol.ToolsResult](protocol.CmdTools,
+		func(ctx context.Context, c *call, a *protocol.NoArgs) (protocol.ToolsResult, error) {
+			return protocol.ToolsResult{Tools: Tools()}, nil
 		}),
-	def[ToolResult]("agentd.callTool", "`name`, `input` (object), `turnId?`", "Runs a tool as the model; returns `ToolResult` (refusals are `isError: true`). Without `turnId` the call belongs to the session's open turn of the agent, if any.", true,
-		func(ctx context.Context, c *call, a *callToolArgs) (any, error) {
+	def[protocol.ToolResult](protocol.CmdCallTool,
+		func(ctx context.Context, c *call, a *protocol.CallToolArgs) (protocol.ToolResult, error) {
 			t, err := toolNamed(a.Name)
 			if err != nil {
-				return nil, err
+				return protocol.ToolResult{}, err
 			}
-			input, err := toolInput("agentd.callTool", a.Input)
+			input, err := toolInput(protocol.CmdCallTool, a.Input)
 			if err != nil {
-				return nil, err
+				return protocol.ToolResult{}, err
 			}
 			tc, err := t.prepare(c, input)
 			if err != nil {
-				return nil, err
+				return protocol.ToolResult{}, err
 			}
 			s, err := c.folder.ws.View(c.session)
 			if err != nil {
-				return nil, err
+				return protocol.ToolResult{}, err
 			}
 			turnID := a.TurnID
 			if turnID == "" {
@@ -140,19 +106,19 @@ var toolCommands = []Command{
 			}
 			return tc.run(ctx, c, s, turnID)
 		}),
-	def[ToolDescription]("agentd.describeTool", "`name`, `input`", "`{description, display?}` for a host's UI, without running the tool.", false,
-		func(ctx context.Context, c *call, a *describeToolArgs) (any, error) {
+	def[protocol.ToolDescription](protocol.CmdDescribeTool,
+		func(ctx context.Context, c *call, a *protocol.DescribeToolArgs) (protocol.ToolDescription, error) {
 			t, err := toolNamed(a.Name)
 			if err != nil {
-				return nil, err
+				return protocol.ToolDescription{}, err
 			}
-			input, err := toolInput("agentd.describeTool", a.Input)
+			input, err := toolInput(protocol.CmdDescribeTool, a.Input)
 			if err != nil {
-				return nil, err
+				return protocol.ToolDescription{}, err
 			}
 			tc, err := t.prepare(c, input)
 			if err != nil {
-				return nil, err
+				return protocol.ToolDescription{}, err
 			}
 			return tc.desc, nil
 		}),
@@ -160,17 +126,17 @@ var toolCommands = []Command{
 
 // todoTool is TodoList (docs/runtime.md §1).
 var todoTool = tool{
-	info: ToolInfo{Name: todo.ToolName, Description: todo.ToolDescription, InputSchema: todo.InputSchema},
+	info: protocol.ToolInfo{Name: todo.ToolName, Description: todo.ToolDescription, InputSchema: todo.InputSchema},
 	prepare: func(c *call, input json.RawMessage) (toolCall, error) {
 		in, err := todo.DecodeInput(input)
 		if err != nil {
 			desc := "Updating todo list"
-			return toolCall{desc: ToolDescription{Description: desc}, run: func(context.Context, *call, workspace.Session, string) (ToolResult, error) {
+			return toolCall{desc: protocol.ToolDescription{Description: desc}, run: func(context.Context, *call, workspace.Session, string) (protocol.ToolResult, error) {
 				return refusal(todo.CodeInvalid, desc, fmt.Sprintf("%v. Send {\"todos\": [{\"title\": \"...\", \"status\": \"pending\"}]} to replace the list, or no arguments to read it.", err)), nil
 			}}, nil
 		}
 		desc := todo.Describe(in)
-		return toolCall{desc: ToolDescription{Description: desc}, run: func(ctx context.Context, c *call, cur workspace.Session, turnID string) (ToolResult, error) {
+		return toolCall{desc: protocol.ToolDescription{Description: desc}, run: func(ctx context.Context, c *call, cur workspace.Session, turnID string) (protocol.ToolResult, error) {
 			return runTodo(c, in, desc, cur)
 		}}, nil
 	},
@@ -178,20 +144,20 @@ var todoTool = tool{
 
 // runTodo runs a TodoList call whose input decoded as in on the session
 // read as cur.
-func runTodo(c *call, in todo.Input, desc string, cur workspace.Session) (ToolResult, error) {
+func runTodo(c *call, in todo.Input, desc string, cur workspace.Session) (protocol.ToolResult, error) {
 	plan, err := todo.PlanCall(in)
 	if err != nil {
 		return refusal(todo.CodeInvalid, desc, fmt.Sprintf("The todo list was not changed: %v.", err)), nil
 	}
 	s, err := c.svc.CallTodo(c.folder.ws, c.session, c.agent, plan, cur)
 	if err != nil {
-		return ToolResult{}, err
+		return protocol.ToolResult{}, err
 	}
-	return ToolResult{Output: plan.Output(s.Todos), Description: desc}, nil
+	return protocol.ToolResult{Output: plan.Output(s.Todos), Description: desc}, nil
 }
 
 // refusal is a model-facing refusal (docs/protocol.md §3: inside agentd.callTool a
 // refusal is a normal result with isError).
-func refusal(code, desc, output string) ToolResult {
-	return ToolResult{Output: output, IsError: true, ErrorCode: code, Description: desc}
+func refusal(code, desc, output string) protocol.ToolResult {
+	return protocol.ToolResult{Output: output, IsError: true, ErrorCode: code, Description: desc}
 }

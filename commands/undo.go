@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"errors"
+	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace"
@@ -15,26 +16,20 @@ type UndoResult struct {
 	Undone workspace.Event `json:"undone"`
 }
 
-type undoArgs struct {
-	Common
-	Scope            service.UndoScope `json:"scope"`
-	ExpectedRevision *uint64           `json:"expectedRevision"`
-}
-
 var undoCommands = []Command{
-	def[UndoResult]("agentd.undo", "`scope?` (`\"todo\"` or `\"goal\"`; absent: the newest change of either), `expectedRevision?`", "Reverts the newest change of the todo list or the goal as the user (docs/runtime.md §6); returns `State` and `undone`: the history event it reverted; a change newer than `expectedRevision`, or one that came in between, answers `todo.conflict` with `data.state`.", true,
-		func(ctx context.Context, c *call, a *undoArgs) (any, error) {
+	def[UndoResult](protocol.CmdUndo,
+		func(ctx context.Context, c *call, a *protocol.UndoArgs) (UndoResult, error) {
 			s, undone, err := c.svc.Undo(c.folder.ws, c.session, a.Scope, a.ExpectedRevision)
 			var ue *service.UndoError
 			if errors.As(err, &ue) && ue.Conflict {
 				cur, verr := c.folder.ws.View(c.session)
 				if verr != nil {
-					return nil, verr
+					return UndoResult{}, verr
 				}
-				return nil, &Error{Code: ue.Code, Msg: ue.Msg, Data: map[string]any{"state": c.stateOf(cur)}}
+				return UndoResult{}, &Error{Code: ue.Code, Msg: ue.Msg, Data: map[string]any{"state": c.stateOf(cur)}}
 			}
 			if err != nil {
-				return nil, err
+				return UndoResult{}, err
 			}
 			return UndoResult{State: c.stateOf(s), Undone: undone}, nil
 		}).personOnly("undo a change, which may be one the person made"),

@@ -1,12 +1,9 @@
 package goal
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -156,48 +153,17 @@ func clonePtr[T any](p *T) *T {
 	return &v
 }
 
-// LimitUpdate is one field of a user's budget change (docs/protocol.md §3,
-// agentd.goal.setBudget): absent (Set false, the limit is kept), null (Set
-// true, Value nil: the limit is removed) or a number (Set true, *Value).
-// Its UnmarshalJSON tells the three apart when it is a struct field.
-type LimitUpdate struct {
-	Set   bool
-	Value *float64
-}
+// LimitUpdate and BudgetUpdate are a user's budget change as the wire
+// carries it (agentd.goal.setBudget, docs/protocol.md §3).
+type (
+	LimitUpdate  = protocol.LimitUpdate
+	BudgetUpdate = protocol.BudgetUpdate
+)
 
-// UnmarshalJSON accepts null or a JSON number. Anything else, and a number
-// beyond float64 (1e400), is a *json.UnmarshalTypeError, which the decoder
-// completes with the field's name.
-func (u *LimitUpdate) UnmarshalJSON(b []byte) error {
-	u.Set = true
-	u.Value = nil
-	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
-		return nil
-	}
-	var v float64
-	if err := json.Unmarshal(b, &v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number") {
-			return &json.UnmarshalTypeError{Value: "a number out of range (" + oneLine(string(b), 40) + ")", Type: reflect.TypeOf(v)}
-		}
-		return err
-	}
-	u.Value = &v
-	return nil
-}
-
-// BudgetUpdate is a user's budget change: each field absent, null or a
-// number (docs/protocol.md §3). WallClockMs is in milliseconds.
-type BudgetUpdate struct {
-	Turns       LimitUpdate `json:"turns"`
-	Tokens      LimitUpdate `json:"tokens"`
-	WallClockMs LimitUpdate `json:"wallClockMs"`
-}
-
-// merge validates a user budget change: turns and tokens whole numbers
+// mergeBudget validates a user budget change u: turns and tokens whole numbers
 // greater than 0, the wall clock within 1 s … 24 h (rounded to a
 // millisecond). It returns the new limits merged into old.
-func (u BudgetUpdate) merge(old Limits) (Limits, error) {
+func mergeBudget(u BudgetUpdate, old Limits) (Limits, error) {
 	out := old.clone()
 	count := func(name string, f LimitUpdate, dst **int64) error {
 		if !f.Set {

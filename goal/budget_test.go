@@ -166,7 +166,7 @@ func TestBudgetReason(t *testing.T) {
 // TestBudgetUpdateMessages: a count beyond MaxCountBudget is refused naming
 // the range, and a number beyond float64 is a type error of its field.
 func TestBudgetUpdateMessages(t *testing.T) {
-	_, err := BudgetUpdate{Tokens: LimitUpdate{Set: true, Value: f64(9223372036854775807)}}.merge(Limits{})
+	_, err := mergeBudget(BudgetUpdate{Tokens: LimitUpdate{Set: true, Value: f64(9223372036854775807)}}, Limits{})
 	if codeOf(err) != CodeBudgetInvalid || !strings.Contains(err.Error(), "tokens must be a whole number from 1 to 1125899906842624 (2^50)") {
 		t.Errorf("tokens 2^63-1: %v", err)
 	}

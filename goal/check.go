@@ -255,7 +255,7 @@ func (s *State) CompleteAfterCheck(c ToolCall, goalID string, run CheckRun, reco
 		if run.OutputTail == "" {
 			output = "The check printed nothing: run it yourself to see why it fails."
 		}
-		return res.fail(CodeCheckFailed, fmt.Sprintf("Goal not complete: its check %s, so the goal stays active. Keep working: fix what the output shows, then call UpdateGoal with complete again.\n\n%s", run.Summary(g.Check.Command), output)), nil
+		return failed(res, CodeCheckFailed, fmt.Sprintf("Goal not complete: its check %s, so the goal stays active. Keep working: fix what the output shows, then call UpdateGoal with complete again.\n\n%s", run.Summary(g.Check.Command), output)), nil
 	}
 	res, cs := s.updateTool(res, UpdateGoalInput{Status: string(Complete)}, c.TurnID, now, true)
 	for i := range cs {

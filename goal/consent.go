@@ -67,7 +67,7 @@ func (s *State) UnapprovedCompletion(c ToolCall, outside bool) ToolResult {
 	case s.Goal != nil && s.Goal.Check != nil && s.Goal.Check.SetBy != nil:
 		who = "set by " + s.Goal.Check.SetBy.String()
 	}
-	return res.fail(CodeCheckUnapproved, fmt.Sprintf("Goal not complete: its check was %s, not approved by the person at this machine, so agentd did not run it and the goal stays active. Only that person can approve it. Ask the user to look at the check and, if they agree to run it here, to run `%s`; then call UpdateGoal with complete again. Do not try to get around this: do not change, remove or run the check yourself, and do not replace or cancel the goal to avoid it.", who, ApproveHint))
+	return failed(res, CodeCheckUnapproved, fmt.Sprintf("Goal not complete: its check was %s, not approved by the person at this machine, so agentd did not run it and the goal stays active. Only that person can approve it. Ask the user to look at the check and, if they agree to run it here, to run `%s`; then call UpdateGoal with complete again. Do not try to get around this: do not change, remove or run the check yourself, and do not replace or cancel the goal to avoid it.", who, ApproveHint))
 }
 
 // UnapprovedError is the refusal of a run of check on demand

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"slices"
 	"strings"
 
@@ -18,26 +19,14 @@ const (
 	UpdateGoalTool    = "UpdateGoal"
 )
 
-// ToolResult is a tool call's answer (docs/protocol.md §3). A model-facing
-// refusal is a ToolResult with IsError and ErrorCode, never a Go error.
-type ToolResult struct {
-	Output      string `json:"output"`
-	IsError     bool   `json:"isError"`
-	ErrorCode   string `json:"errorCode,omitempty"`
-	Description string `json:"description"`
-	StopTurn    bool   `json:"stopTurn"`
-	StopBatch   bool   `json:"stopBatch"`
-}
+// ToolResult is a tool call's answer, as the wire carries it
+// (protocol.ToolResult). A model-facing refusal is a ToolResult with
+// IsError and ErrorCode, never a Go error.
+type ToolResult = protocol.ToolResult
 
-// Tool is what a model is told about a goal tool (agentd.tools).
-type Tool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	InputSchema map[string]any `json:"inputSchema"`
-	// ReadOnly: the tool changes nothing (GetGoal), so a host may run it
-	// without asking the user.
-	ReadOnly bool `json:"readOnly,omitempty"`
-}
+// Tool is what a model is told about a goal tool (agentd.tools), as the
+// wire carries it (protocol.ToolInfo).
+type Tool = protocol.ToolInfo
 
 // Tools lists the goal tools in a fixed order: CreateGoal, GetGoal,
 // SetGoalBudget, UpdateGoal. Each call returns fresh maps.
@@ -334,11 +323,11 @@ func NewCall(tool string, raw json.RawMessage, agent string) (Call, error) {
 	res := ToolResult{Description: c.Description.Description}
 	switch {
 	case bad != nil && bad.Problem == jsonin.Duplicate:
-		c.refusal = res.fail(CodeArgsInvalid, fmt.Sprintf("Nothing was changed: %v; send each field once.", bad))
+		c.refusal = failed(res, CodeArgsInvalid, fmt.Sprintf("Nothing was changed: %v; send each field once.", bad))
 	case agent != "" && agent != MainAgent:
-		c.refusal = res.fail(CodeUnsupportedAgent, "Goal tools are only for the main agent; a subagent cannot read or change the goal. Finish your task and report back instead.")
+		c.refusal = failed(res, CodeUnsupportedAgent, "Goal tools are only for the main agent; a subagent cannot read or change the goal. Finish your task and report back instead.")
 	case bad != nil:
-		c.refusal = res.fail(CodeArgsInvalid, sentence(inputError(bad).Msg))
+		c.refusal = failed(res, CodeArgsInvalid, sentence(inputError(bad).Msg))
 	default:
 		return c, nil
 	}
@@ -390,7 +379,8 @@ func (s *State) CallTool(c ToolCall, now Instant) (ToolResult, []Change) {
 	return res, nil
 }
 
-func (r ToolResult) fail(code, output string) ToolResult {
+// failed is r as a refusal with code and output.
+func failed(r ToolResult, code, output string) ToolResult {
 	r.IsError, r.ErrorCode, r.Output = true, code, output
 	return r
 }
@@ -433,12 +423,12 @@ func (s *State) createTool(res ToolResult, in CreateGoalInput, c ToolCall, now I
 	if err != nil {
 		e := err.(*Error)
 		if (e.Code == CodeAlreadyExists || e.Code == CodePersonSet) && s.Goal.personSet() != "" {
-			return res.fail(e.Code, s.Goal.replaceRefusal(in.Replace)), nil
+			return failed(res, e.Code, s.Goal.replaceRefusal(in.Replace)), nil
 		}
 		if e.Code == CodeAlreadyExists {
-			return res.fail(e.Code, fmt.Sprintf("Not created: there is already a goal, and it is %s: %q. Keep working with it. Only if the user wants to abandon it for the new one, call CreateGoal again with replace: true.", s.Goal.Status, oneLine(s.Goal.Objective, 200))), nil
+			return failed(res, e.Code, fmt.Sprintf("Not created: there is already a goal, and it is %s: %q. Keep working with it. Only if the user wants to abandon it for the new one, call CreateGoal again with replace: true.", s.Goal.Status, oneLine(s.Goal.Objective, 200))), nil
 		}
-		return res.fail(e.Code, sentence(e.Msg)), nil
+		return failed(res, e.Code, sentence(e.Msg)), nil
 	}
 	res.Output = goalJSON(s.Snapshot(now))
 	return res, changes
@@ -447,17 +437,17 @@ func (s *State) createTool(res ToolResult, in CreateGoalInput, c ToolCall, now I
 func (s *State) setBudgetTool(res ToolResult, in SetGoalBudgetInput, now Instant) (ToolResult, []Change) {
 	kind, limit, err := NormalizeBudget(in.Value, in.Unit)
 	if err != nil {
-		return res.fail(CodeBudgetInvalid, sentence(err.Error())), nil
+		return failed(res, CodeBudgetInvalid, sentence(err.Error())), nil
 	}
 	g := s.Goal
 	if g == nil {
-		return res.fail(CodeNotFound, "Budget not set: there is no current goal."), nil
+		return failed(res, CodeNotFound, "Budget not set: there is no current goal."), nil
 	}
 	if !slices.Contains(BudgetFrom(), g.Status) {
-		return res.fail(CodeStatusInvalid, fmt.Sprintf("Budget not set: the goal is already %s.", g.Status)), nil
+		return failed(res, CodeStatusInvalid, fmt.Sprintf("Budget not set: the goal is already %s.", g.Status)), nil
 	}
 	if msg := g.limitRefusal(kind, limit); msg != "" {
-		return res.fail(CodePersonSet, msg), nil
+		return failed(res, CodePersonSet, msg), nil
 	}
 	formatted := FormatBudget(kind, limit)
 	limits := g.Limits.clone()
@@ -492,17 +482,17 @@ func usage(kind BudgetKind, g *Goal, now Instant) string {
 func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, now Instant, checked bool) (ToolResult, []Change) {
 	to := Status(in.Status)
 	if !slices.Contains(ModelStatuses(), to) {
-		return res.fail(CodeStatusInvalid, fmt.Sprintf("Status %q is not valid; use one of %s. Only the user can pause or cancel a goal.", in.Status, orList(modelStatusNames()))), nil
+		return failed(res, CodeStatusInvalid, fmt.Sprintf("Status %q is not valid; use one of %s. Only the user can pause or cancel a goal.", in.Status, orList(modelStatusNames()))), nil
 	}
 	g := s.Goal
 	if g == nil {
-		return res.fail(CodeNotFound, "Goal not updated: there is no current goal."), nil
+		return failed(res, CodeNotFound, "Goal not updated: there is no current goal."), nil
 	}
 	if to == Active {
 		changes, err := s.resume(Model, turnID, now)
 		switch {
 		case err != nil:
-			return res.fail(err.(*Error).Code, "Goal not resumed: "+err.Error()+"."), nil
+			return failed(res, err.(*Error).Code, "Goal not resumed: "+err.Error()+"."), nil
 		case changes == nil:
 			res.Output = "The goal is already active; nothing changed."
 		default:
@@ -518,10 +508,10 @@ func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, no
 			res.Output = fmt.Sprintf("The goal is already %s. %s %s", to, stats, guidance)
 			return res, nil
 		}
-		return res.fail(CodeStatusInvalid, fmt.Sprintf("Goal not updated: it is %s, and only an active goal can be marked %s. %s", g.Status, to, guidance)), nil
+		return failed(res, CodeStatusInvalid, fmt.Sprintf("Goal not updated: it is %s, and only an active goal can be marked %s. %s", g.Status, to, guidance)), nil
 	}
 	if to == Complete && g.Check != nil && !checked {
-		return res.fail(CodeCheckFailed, "Goal not complete: it has a check, which agentd runs when UpdateGoal complete is called through agentd.callTool. "+guidance), nil
+		return failed(res, CodeCheckFailed, "Goal not complete: it has a check, which agentd runs when UpdateGoal complete is called through agentd.callTool. "+guidance), nil
 	}
 	reason := reasonComplete
 	if to == Blocked {

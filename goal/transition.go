@@ -233,7 +233,7 @@ func (s *State) SetBudget(u BudgetUpdate, now Instant) ([]Change, error) {
 	if !slices.Contains(BudgetFrom(), g.Status) {
 		return nil, errorf(CodeStatusInvalid, fmt.Sprintf("the goal is %s; budgets apply only to an unfinished goal", g.Status))
 	}
-	limits, err := u.merge(g.Limits)
+	limits, err := mergeBudget(u, g.Limits)
 	if err != nil {
 		return nil, err
 	}

@@ -2,40 +2,32 @@ package goal
 
 import (
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"math"
 	"strings"
 	"unicode/utf8"
 )
 
-// Origin is why a turn began (docs/protocol.md §3 agentd.turn.begin).
-type Origin string
-
-// Turn origins.
-const (
-	OriginUser         Origin = "user"
-	OriginContinuation Origin = "continuation"
-	OriginResume       Origin = "resume"
+// Origin, FinishReason and Outcome are the wire's (docs/protocol.md §3):
+// why a turn began, how a step ended, how a turn ended.
+type (
+	Origin       = protocol.Origin
+	FinishReason = protocol.FinishReason
+	Outcome      = protocol.Outcome
 )
 
-// FinishReason is how a step (one model response) ended.
-type FinishReason string
-
-// Step finish reasons.
+// Turn origins, step finish reasons and turn outcomes (docs/runtime.md §2.6).
 const (
-	FinishStop      FinishReason = "stop"
-	FinishToolCalls FinishReason = "tool_calls"
-)
-
-// Outcome is how a turn ended (docs/protocol.md §3 agentd.turn.end).
-type Outcome string
-
-// Turn outcomes (docs/runtime.md §2.6).
-const (
-	OutcomeCompleted Outcome = "completed"
-	OutcomeCancelled Outcome = "cancelled" // user interrupt
-	OutcomeFailed    Outcome = "failed"    // with an error kind
-	OutcomeBlocked   Outcome = "blocked"   // a host hook refused the prompt
-	OutcomeStepLimit Outcome = "stepLimit"
+	OriginUser         = protocol.OriginUser
+	OriginContinuation = protocol.OriginContinuation
+	OriginResume       = protocol.OriginResume
+	FinishStop         = protocol.FinishStop
+	FinishToolCalls    = protocol.FinishToolCalls
+	OutcomeCompleted   = protocol.OutcomeCompleted
+	OutcomeCancelled   = protocol.OutcomeCancelled
+	OutcomeFailed      = protocol.OutcomeFailed
+	OutcomeBlocked     = protocol.OutcomeBlocked
+	OutcomeStepLimit   = protocol.OutcomeStepLimit
 )
 
 // Continuation is the variant of continuation prompt a turn end asks for

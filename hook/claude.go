@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/commands/protocol"
 	"slices"
 	"strings"
 	"time"
@@ -246,14 +247,14 @@ func withContext(prompt, context string) string {
 
 // todoStatus maps an agent's todo status to agentd's (docs/runtime.md §1):
 // completed (and Gemini CLI's cancelled) is done.
-func todoStatus(s string) string {
+func todoStatus(s string) protocol.TodoStatus {
 	switch s {
 	case "in_progress":
-		return "in_progress"
+		return protocol.TodoInProgress
 	case "completed", "cancelled", "done":
-		return "done"
+		return protocol.TodoDone
 	}
-	return "pending"
+	return protocol.TodoPending
 }
 
 // errorKind maps the error of a failed turn (Claude Code and Codex
@@ -274,7 +275,7 @@ func errorKind(e string) string {
 
 // claudeTodos reads the input of Claude Code's TodoWrite (and Qwen Code's
 // todo_write, the same shape) as the list agentd mirrors.
-func claudeTodos(input json.RawMessage) ([]todoItem, error) {
+func claudeTodos(input json.RawMessage) ([]protocol.TodoItem, error) {
 	var tw struct {
 		Todos []struct {
 			Content string `json:"content"`
@@ -284,9 +285,9 @@ func claudeTodos(input json.RawMessage) ([]todoItem, error) {
 	if err := json.Unmarshal(input, &tw); err != nil {
 		return nil, err
 	}
-	todos := []todoItem{}
+	todos := []protocol.TodoItem{}
 	for _, t := range tw.Todos {
-		todos = append(todos, todoItem{Title: t.Content, Status: todoStatus(t.Status)})
+		todos = append(todos, protocol.TodoItem{Title: t.Content, Status: todoStatus(t.Status)})
 	}
 	return todos, nil
 }

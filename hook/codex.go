@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/commands/protocol"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,9 +53,9 @@ func (codex) parse(raw []byte) (event, error) {
 			if err := json.Unmarshal(in.ToolInput, &up); err != nil {
 				return event{}, err
 			}
-			ev.todos = []todoItem{}
+			ev.todos = []protocol.TodoItem{}
 			for _, p := range up.Plan {
-				ev.todos = append(ev.todos, todoItem{Title: p.Step, Status: todoStatus(p.Status)})
+				ev.todos = append(ev.todos, protocol.TodoItem{Title: p.Step, Status: todoStatus(p.Status)})
 			}
 		}
 	case "Stop":

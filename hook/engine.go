@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -292,7 +293,7 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 		if e.c.Turn == "" {
 			return outcome{}, nil
 		}
-		_, err := e.finishTurn(ctx, "failed", &turnError{Kind: e.ev.errKind, Message: e.ev.errMsg})
+		_, err := e.finishTurn(ctx, protocol.OutcomeFailed, &protocol.TurnError{Kind: e.ev.errKind, Message: e.ev.errMsg})
 		return outcome{}, err
 	case kindEnd:
 		if e.c.Turn == "" {
@@ -325,9 +326,9 @@ func (e *engine) prompt(ctx context.Context) (outcome, error) {
 		// What the agent did between turns is no step of a turn.
 		return outcome{}, err
 	}
-	origin := "user"
+	origin := protocol.OriginUser
 	if e.c.Continued {
-		origin = "continuation"
+		origin = protocol.OriginContinuation
 	} else {
 		e.c.Blocks, e.c.Loop = 0, false
 	}
@@ -346,8 +347,8 @@ func (e *engine) prompt(ctx context.Context) (outcome, error) {
 // A failure to read the state leaves the context as it is; an agentd
 // older than team files that need accepting (no agentd.team.accept) is
 // not asked.
-func (e *engine) teamNotice(ctx context.Context) []injection {
-	if sess, err := e.session(ctx); err != nil || !sess.Serves(teamAccept) {
+func (e *engine) teamNotice(ctx context.Context) []protocol.Injection {
+	if sess, err := e.session(ctx); err != nil || !sess.Serves(protocol.CmdTeamAccept) {
 		return nil
 	}
 	var st struct {
@@ -360,7 +361,7 @@ func (e *engine) teamNotice(ctx context.Context) []injection {
 			Accept    string   `json:"accept"`
 		} `json:"teamFile"`
 	}
-	if err := e.exec(ctx, "agentd.state", map[string]any{}, &st); err != nil {
+	if err := e.exec(ctx, protocol.CmdState, protocol.NoArgs{}, &st); err != nil {
 		e.opts.Logger.Warn("the state was not read for the team file's notice", "err", err)
 		return nil
 	}
@@ -374,7 +375,7 @@ func (e *engine) teamNotice(ctx context.Context) []injection {
 	if tf.Status != "pending" {
 		text = fmt.Sprintf("agentd: this folder's team file %s cannot be used (%s), so agentd keeps the goal and todo list in this machine's own state. Tell the user.", tf.Path, tf.Error)
 	}
-	return []injection{{Variant: "team_file", Text: text}}
+	return []protocol.Injection{{Variant: "team_file", Text: text}}
 }
 
 func (e *engine) boundary(ctx context.Context) (outcome, error) {
@@ -393,18 +394,12 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	args := map[string]any{"turnId": e.c.Turn, "outputTokens": tokens, "finishReason": "tool_calls"}
-	var end stepEndResult
-	var injs []injection
-	if sess.Serves(stepNext) {
+	var end protocol.StepEndResult
+	var injs []protocol.Injection
+	if sess.Serves(protocol.CmdStepNext) {
 		// The end and the next begin in one commit (docs/protocol.md §3).
-		var next struct {
-			End   stepEndResult `json:"end"`
-			Begin *struct {
-				Injections []injection `json:"injections"`
-			} `json:"begin"`
-		}
-		if err := e.exec(ctx, stepNext, args, &next); err != nil {
+		var next protocol.StepNextResult
+		if err := e.exec(ctx, protocol.CmdStepNext, protocol.StepNextArgs{TurnID: e.c.Turn, OutputTokens: tokens, FinishReason: protocol.FinishToolCalls}, &next); err != nil {
 			return outcome{}, err
 		}
 		end = next.End
@@ -415,7 +410,7 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 		}
 	} else {
 		// An agentd older than agentd.step.next: the two calls.
-		if err := e.exec(ctx, "agentd.step.end", args, &end); err != nil {
+		if err := e.exec(ctx, protocol.CmdStepEnd, protocol.StepEndArgs{TurnID: e.c.Turn, OutputTokens: tokens, FinishReason: protocol.FinishToolCalls}, &end); err != nil {
 			return outcome{}, err
 		}
 		e.c.StepOpen = false
@@ -426,7 +421,7 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 		}
 	}
 	if end.StopTurn {
-		te, err := e.endTurn(ctx, "completed", nil)
+		te, err := e.endTurn(ctx, protocol.OutcomeCompleted, nil)
 		if err != nil {
 			return outcome{}, err
 		}
@@ -435,14 +430,6 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 	e.c.Grace = end.GraceStep
 	return outcome{context: joinInjections(end.Injections, injs)}, nil
 }
-
-// stepNext is the command of a step boundary in one commit; an older
-// agentd does not list it in its initialize result.
-const stepNext = "agentd.step.next"
-
-// teamAccept is the command of a person accepting a team file; an agentd
-// that lists it says in agentd.state when a team file is not used.
-const teamAccept = "agentd.team.accept"
 
 func (e *engine) stop(ctx context.Context) (outcome, error) {
 	if e.c.Turn == "" {
@@ -454,7 +441,7 @@ func (e *engine) stop(ctx context.Context) (outcome, error) {
 		}
 	}
 	driven := e.c.GoalDriven
-	te, err := e.finishTurn(ctx, "completed", nil)
+	te, err := e.finishTurn(ctx, protocol.OutcomeCompleted, nil)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -471,7 +458,7 @@ func (e *engine) stop(ctx context.Context) (outcome, error) {
 		e.c.Continued = true
 		return outcome{prompt: te.Continuation.Prompt}, nil
 	}
-	injs, err := e.beginTurn(ctx, "continuation")
+	injs, err := e.beginTurn(ctx, protocol.OriginContinuation)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -480,7 +467,7 @@ func (e *engine) stop(ctx context.Context) (outcome, error) {
 }
 
 // beginTurn begins a detached turn and its first step.
-func (e *engine) beginTurn(ctx context.Context, origin string) ([]injection, error) {
+func (e *engine) beginTurn(ctx context.Context, origin protocol.Origin) ([]protocol.Injection, error) {
 	id, err := newTurnID(e.opts.Host)
 	if err != nil {
 		return nil, err
@@ -488,18 +475,16 @@ func (e *engine) beginTurn(ctx context.Context, origin string) ([]injection, err
 	var begun struct {
 		GoalDriven bool `json:"goalDriven"`
 	}
-	if err := e.exec(ctx, "agentd.turn.begin", map[string]any{"turnId": id, "origin": origin, "detached": true}, &begun); err != nil {
+	if err := e.exec(ctx, protocol.CmdTurnBegin, protocol.TurnBeginArgs{TurnID: id, Origin: origin, Detached: true}, &begun); err != nil {
 		return nil, err
 	}
 	e.c.Turn, e.c.StepOpen, e.c.Grace, e.c.Called, e.c.GoalDriven = id, false, false, false, begun.GoalDriven
 	return e.beginStep(ctx)
 }
 
-func (e *engine) beginStep(ctx context.Context) ([]injection, error) {
-	var res struct {
-		Injections []injection `json:"injections"`
-	}
-	if err := e.exec(ctx, "agentd.step.begin", map[string]any{"turnId": e.c.Turn}, &res); err != nil {
+func (e *engine) beginStep(ctx context.Context) ([]protocol.Injection, error) {
+	var res protocol.StepBeginResult
+	if err := e.exec(ctx, protocol.CmdStepBegin, protocol.StepBeginArgs{TurnID: e.c.Turn}, &res); err != nil {
 		return nil, err
 	}
 	e.c.StepOpen = true
@@ -508,13 +493,13 @@ func (e *engine) beginStep(ctx context.Context) ([]injection, error) {
 
 // finishTurn ends the open step with the tokens the host recorded, then
 // the turn.
-func (e *engine) finishTurn(ctx context.Context, outcome string, terr *turnError) (turnEndResult, error) {
+func (e *engine) finishTurn(ctx context.Context, outcome protocol.Outcome, terr *protocol.TurnError) (turnEndResult, error) {
 	tokens, _, err := e.host.tokens(ctx, e.ev, &e.c)
 	if err != nil {
 		return turnEndResult{}, err
 	}
 	if e.c.StepOpen {
-		if err := e.exec(ctx, "agentd.step.end", map[string]any{"turnId": e.c.Turn, "outputTokens": tokens, "finishReason": "stop"}, nil); err != nil {
+		if err := e.exec(ctx, protocol.CmdStepEnd, protocol.StepEndArgs{TurnID: e.c.Turn, OutputTokens: tokens, FinishReason: protocol.FinishStop}, nil); err != nil {
 			return turnEndResult{}, err
 		}
 		e.c.StepOpen = false
@@ -522,13 +507,9 @@ func (e *engine) finishTurn(ctx context.Context, outcome string, terr *turnError
 	return e.endTurn(ctx, outcome, terr)
 }
 
-func (e *engine) endTurn(ctx context.Context, outcome string, terr *turnError) (turnEndResult, error) {
-	args := map[string]any{"turnId": e.c.Turn, "outcome": outcome}
-	if terr != nil {
-		args["error"] = terr
-	}
+func (e *engine) endTurn(ctx context.Context, outcome protocol.Outcome, terr *protocol.TurnError) (turnEndResult, error) {
 	var te turnEndResult
-	if err := e.exec(ctx, "agentd.turn.end", args, &te); err != nil {
+	if err := e.exec(ctx, protocol.CmdTurnEnd, protocol.TurnEndArgs{TurnID: e.c.Turn, Outcome: outcome, Error: terr}, &te); err != nil {
 		return turnEndResult{}, err
 	}
 	e.c.Turn, e.c.StepOpen, e.c.Grace, e.c.GoalDriven = "", false, false, false
@@ -542,8 +523,8 @@ func (e *engine) gateSubagent(ctx context.Context) (outcome, error) {
 	if name == "" || name == todoListTool {
 		return outcome{}, nil
 	}
-	var res goal.ToolResult
-	if err := e.exec(ctx, "agentd.callTool", map[string]any{"name": name, "input": map[string]any{}, "agent": e.ev.subagent}, &res); err != nil {
+	var res protocol.ToolResult
+	if err := e.exec(ctx, protocol.CmdCallTool, protocol.CallToolArgs{Common: protocol.Common{Agent: e.ev.subagent}, Name: name, Input: json.RawMessage("{}")}, &res); err != nil {
 		return outcome{}, err
 	}
 	if res.IsError && res.ErrorCode == goal.CodeUnsupportedAgent {
@@ -557,8 +538,12 @@ const todoListTool = "TodoList"
 
 // mirrorTodos writes the agent's own todo list into agentd's, as the model.
 func (e *engine) mirrorTodos(ctx context.Context) error {
-	var res goal.ToolResult
-	if err := e.exec(ctx, "agentd.callTool", map[string]any{"name": todoListTool, "input": map[string]any{"todos": e.ev.todos}}, &res); err != nil {
+	input, err := json.Marshal(map[string][]protocol.TodoItem{"todos": e.ev.todos})
+	if err != nil {
+		return err
+	}
+	var res protocol.ToolResult
+	if err := e.exec(ctx, protocol.CmdCallTool, protocol.CallToolArgs{Name: todoListTool, Input: input}, &res); err != nil {
 		return err
 	}
 	if res.IsError {
@@ -580,7 +565,7 @@ func (e *engine) session(ctx context.Context) (*client.Session, error) {
 }
 
 // exec runs one agentd command on the event's session.
-func (e *engine) exec(ctx context.Context, cmd string, args map[string]any, result any) error {
+func (e *engine) exec(ctx context.Context, cmd protocol.CommandID, args any, result any) error {
 	sess, err := e.session(ctx)
 	if err != nil {
 		return err
@@ -598,12 +583,6 @@ func (e *engine) exec(ctx context.Context, cmd string, args map[string]any, resu
 	return nil
 }
 
-type stepEndResult struct {
-	StopTurn   bool        `json:"stopTurn"`
-	GraceStep  bool        `json:"graceStep"`
-	Injections []injection `json:"injections"`
-}
-
 type turnEndResult struct {
 	Continuation *struct {
 		Variant string `json:"variant"`
@@ -613,11 +592,6 @@ type turnEndResult struct {
 		Status         string `json:"status"`
 		TerminalReason string `json:"terminalReason"`
 	} `json:"goal"`
-}
-
-type turnError struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
 }
 
 // stopReason tells the user why agentd stopped the agent. The agent

@@ -75,8 +75,11 @@ func (d *fakeDaemon) serve(conn net.Conn) {
 			cmds, _ := json.Marshal(d.commands)
 			result = `{"capabilities":{"executeCommandProvider":{"commands":` + string(cmds) + `}}}`
 		case "workspace/executeCommand":
+			var args map[string]any // the fields in one order, however the hook encoded them
+			json.Unmarshal(req.Params.Arguments[0], &args)
+			sorted, _ := json.Marshal(args)
 			d.mu.Lock()
-			d.calls = append(d.calls, req.Params.Command+" "+string(req.Params.Arguments[0]))
+			d.calls = append(d.calls, req.Params.Command+" "+string(sorted))
 			d.mu.Unlock()
 			var ok bool
 			if result, ok = d.answers[req.Params.Command]; !ok {

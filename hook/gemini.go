@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 // gemini is Gemini CLI's hooks (docs/hooks.md): BeforeAgent, BeforeModel,
@@ -57,9 +58,9 @@ func (gemini) parse(raw []byte) (event, error) {
 		if err := json.Unmarshal(in.ToolInput, &wt); err != nil {
 			return event{}, err
 		}
-		ev.kind, ev.todos = kindTodos, []todoItem{}
+		ev.kind, ev.todos = kindTodos, []protocol.TodoItem{}
 		for _, t := range wt.Todos {
-			ev.todos = append(ev.todos, todoItem{Title: t.Description, Status: todoStatus(t.Status)})
+			ev.todos = append(ev.todos, protocol.TodoItem{Title: t.Description, Status: todoStatus(t.Status)})
 		}
 	case "":
 		return event{}, errMissing("hook_event_name")

@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"log/slog"
 	"strings"
@@ -129,7 +130,7 @@ type event struct {
 	errKind, errMsg string
 	// todos and gate
 	tool  string // the tool's name
-	todos []todoItem
+	todos []protocol.TodoItem
 }
 
 // kind is what an event means to agentd.
@@ -291,20 +292,8 @@ func agentdTool(name string) string {
 	return ""
 }
 
-// todoItem is one item of agentd's todo list (docs/runtime.md §1).
-type todoItem struct {
-	Title  string `json:"title"`
-	Status string `json:"status"`
-}
-
-// injection is text agentd adds before a model call (docs/protocol.md §3).
-type injection struct {
-	Variant string `json:"variant"`
-	Text    string `json:"text"`
-}
-
 // joinInjections is the text of injections, in order, one blank line apart.
-func joinInjections(injs ...[]injection) string {
+func joinInjections(injs ...[]protocol.Injection) string {
 	var parts []string
 	for _, list := range injs {
 		for _, inj := range list {

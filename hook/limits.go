@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"os"
 	"strconv"
 	"strings"
@@ -43,7 +44,7 @@ func (e *engine) endUnrun(ctx context.Context) (o outcome, done bool, err error)
 	if err != nil || why == "" {
 		return outcome{}, false, err
 	}
-	if _, err := e.finishTurn(ctx, "failed", &turnError{Kind: goal.KindAgentLimit, Message: why}); err != nil {
+	if _, err := e.finishTurn(ctx, protocol.OutcomeFailed, &protocol.TurnError{Kind: goal.KindAgentLimit, Message: why}); err != nil {
 		return outcome{}, true, err
 	}
 	e.c.Blocks, e.c.Continued = 0, false
@@ -70,11 +71,11 @@ func (e *engine) refuseContinuation(ctx context.Context) (o outcome, done bool, 
 	if err != nil {
 		return outcome{}, true, err
 	}
-	if err := e.exec(ctx, "agentd.turn.begin", map[string]any{"turnId": id, "origin": "continuation", "detached": true}, nil); err != nil {
+	if err := e.exec(ctx, protocol.CmdTurnBegin, protocol.TurnBeginArgs{TurnID: id, Origin: protocol.OriginContinuation, Detached: true}, nil); err != nil {
 		return outcome{}, true, err
 	}
 	e.c.Turn, e.c.StepOpen, e.c.Grace = id, false, false
-	if _, err := e.endTurn(ctx, "failed", &turnError{Kind: goal.KindAgentLimit, Message: why}); err != nil {
+	if _, err := e.endTurn(ctx, protocol.OutcomeFailed, &protocol.TurnError{Kind: goal.KindAgentLimit, Message: why}); err != nil {
 		return outcome{}, true, err
 	}
 	e.c.Blocks = 0

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"context"
+	"github.com/agentd/agentd/commands/protocol"
 	"slices"
 	"strings"
 )
@@ -83,9 +84,9 @@ func (opencode) parse(raw []byte) (event, error) {
 	case "tool":
 		ev.kind = kindGate
 	case "todos":
-		ev.kind, ev.todos = kindTodos, []todoItem{}
+		ev.kind, ev.todos = kindTodos, []protocol.TodoItem{}
 		for _, t := range in.Todos {
-			ev.todos = append(ev.todos, todoItem{Title: t.Content, Status: todoStatus(t.Status)})
+			ev.todos = append(ev.todos, protocol.TodoItem{Title: t.Content, Status: todoStatus(t.Status)})
 		}
 	case "":
 		return event{}, errMissing("event")

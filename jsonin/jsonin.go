@@ -6,8 +6,8 @@
 // Errors are *Error, which names the place in words a JSON user knows (no
 // Go type names) and carries the protocol code args.invalid.
 //
-// It imports the standard library only, so that every agentd package may
-// use it: todo and goal decode their tool inputs with it; commands decodes
+// It imports the standard library and commands/protocol (a leaf, for the
+// code args.invalid) only, so that every agentd package may use it: todo and goal decode their tool inputs with it; commands decodes
 // command arguments; the transport (lsp/jsonrpc) splits messages with its
 // scanner (Members, Elements, Compact). It holds no agentd rule beyond the
 // shape of JSON input.
@@ -18,15 +18,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"reflect"
 	"strings"
 )
 
 // CodeArgsInvalid is the stable code of a badly shaped argument or input
-// (docs/protocol.md §3): the one declaration of "args.invalid". The lsp package
+// (docs/protocol.md §3), protocol.CodeArgsInvalid. The lsp package
 // answers it with JSON-RPC -32602; a tool refusal carries it in errorCode.
-const CodeArgsInvalid = "args.invalid"
+const CodeArgsInvalid = protocol.CodeArgsInvalid
 
 // Problem says what is wrong with a JSON input.
 type Problem int

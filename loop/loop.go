@@ -19,11 +19,13 @@ import (
 	"fmt"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 )
 
-// Executor runs one agentd command: command is its id ("agentd.step.end"),
-// args its one ARGS object (nil: no arguments), and the answer is the
-// command's result as JSON. A refusal (a JSON-RPC error) is an error.
+// Executor runs one agentd command: command is its id as the wire has it
+// (the test client, tests/lsptest, speaks only the wire), args its one
+// ARGS object (nil: no arguments), and the answer is the command's result
+// as JSON. A refusal (a JSON-RPC error) is an error.
 type Executor interface {
 	Execute(ctx context.Context, command string, args any) (json.RawMessage, error)
 }
@@ -43,20 +45,16 @@ type Host struct {
 	turns      int
 }
 
-// Exec runs command with args (Session added when set) and decodes the
-// result into out (may be nil).
-func (h *Host) Exec(ctx context.Context, command string, args map[string]any, out any) error {
+// Exec runs command with args (nil: none; Session set in them when set)
+// and decodes the result into out (may be nil).
+func (h *Host) Exec(ctx context.Context, command protocol.CommandID, args protocol.Args, out any) error {
 	if h.Session != "" {
 		if args == nil {
-			args = map[string]any{}
+			args = &protocol.NoArgs{}
 		}
-		args["session"] = h.Session
+		args.CommonArgs().Session = h.Session
 	}
-	var a any
-	if args != nil {
-		a = args
-	}
-	raw, err := h.Executor.Execute(ctx, command, a)
+	raw, err := h.Executor.Execute(ctx, string(command), args)
 	if err != nil {
 		return fmt.Errorf("%s: %w", command, err)
 	}
@@ -69,41 +67,42 @@ func (h *Host) Exec(ctx context.Context, command string, args map[string]any, ou
 	return nil
 }
 
-// BeginTurn begins the host's next turn with origin ("user",
-// "continuation", "resume") and returns its id and agentd's answer.
-func (h *Host) BeginTurn(ctx context.Context, origin string) (string, commands.TurnBeginResult, error) {
+// BeginTurn begins the host's next turn with origin and returns its id
+// and agentd's answer.
+func (h *Host) BeginTurn(ctx context.Context, origin protocol.Origin) (string, commands.TurnBeginResult, error) {
 	h.turns++
 	id := fmt.Sprintf("%sturn-%d", h.TurnPrefix, h.turns)
 	var res commands.TurnBeginResult
-	err := h.Exec(ctx, "agentd.turn.begin", map[string]any{"turnId": id, "origin": origin}, &res)
+	err := h.Exec(ctx, protocol.CmdTurnBegin, &protocol.TurnBeginArgs{TurnID: id, Origin: origin}, &res)
 	return id, res, err
 }
 
 // BeginStep begins a step of turn; the answer holds the injections to put
 // before the model call, in order (docs/runtime.md §1.1, §2.4).
-func (h *Host) BeginStep(ctx context.Context, turn string) (commands.StepBeginResult, error) {
-	var res commands.StepBeginResult
-	err := h.Exec(ctx, "agentd.step.begin", map[string]any{"turnId": turn}, &res)
+func (h *Host) BeginStep(ctx context.Context, turn string) (protocol.StepBeginResult, error) {
+	var res protocol.StepBeginResult
+	err := h.Exec(ctx, protocol.CmdStepBegin, &protocol.StepBeginArgs{TurnID: turn}, &res)
 	return res, err
 }
 
 // CallTool runs one of agentd's tools (TodoList, the goal tools) as the
-// model called it in a step of turn ("": outside any turn).
-func (h *Host) CallTool(ctx context.Context, turn, name string, input any) (commands.ToolResult, error) {
-	args := map[string]any{"name": name, "input": input}
-	if turn != "" {
-		args["turnId"] = turn
+// model called it in a step of turn ("": outside any turn), with input
+// encoded as JSON.
+func (h *Host) CallTool(ctx context.Context, turn, name string, input any) (protocol.ToolResult, error) {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return protocol.ToolResult{}, fmt.Errorf("the input of %s: %w", name, err)
 	}
-	var res commands.ToolResult
-	err := h.Exec(ctx, "agentd.callTool", args, &res)
+	var res protocol.ToolResult
+	err = h.Exec(ctx, protocol.CmdCallTool, &protocol.CallToolArgs{Name: name, Input: raw, TurnID: turn}, &res)
 	return res, err
 }
 
 // EndStep ends the current step of turn with the model's output tokens and
-// finish reason ("stop", "tool_calls", ...).
-func (h *Host) EndStep(ctx context.Context, turn string, outputTokens int64, finishReason string) (commands.StepEndResult, error) {
-	var res commands.StepEndResult
-	err := h.Exec(ctx, "agentd.step.end", map[string]any{"turnId": turn, "outputTokens": outputTokens, "finishReason": finishReason}, &res)
+// finish reason.
+func (h *Host) EndStep(ctx context.Context, turn string, outputTokens int64, finishReason protocol.FinishReason) (protocol.StepEndResult, error) {
+	var res protocol.StepEndResult
+	err := h.Exec(ctx, protocol.CmdStepEnd, &protocol.StepEndArgs{TurnID: turn, OutputTokens: outputTokens, FinishReason: finishReason}, &res)
 	return res, err
 }
 
@@ -112,29 +111,21 @@ func (h *Host) EndStep(ctx context.Context, turn string, outputTokens int64, fin
 // begins the next step, in one commit (agentd.step.next, docs/protocol.md
 // §3): the answer is what EndStep and then BeginStep would have answered,
 // Begin nil after a stopTurn.
-func (h *Host) NextStep(ctx context.Context, turn string, outputTokens int64) (commands.StepNextResult, error) {
-	var res commands.StepNextResult
-	err := h.Exec(ctx, "agentd.step.next", map[string]any{"turnId": turn, "outputTokens": outputTokens, "finishReason": "tool_calls"}, &res)
+func (h *Host) NextStep(ctx context.Context, turn string, outputTokens int64) (protocol.StepNextResult, error) {
+	var res protocol.StepNextResult
+	err := h.Exec(ctx, protocol.CmdStepNext, &protocol.StepNextArgs{TurnID: turn, OutputTokens: outputTokens, FinishReason: protocol.FinishToolCalls}, &res)
 	return res, err
 }
 
 // Failure is why a turn ended "failed": an error kind ("rate_limit") and
 // its message.
-type Failure struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-}
+type Failure = protocol.TurnError
 
-// EndTurn ends turn with outcome ("completed", "cancelled", "failed",
-// "blocked", "stepLimit") and, for a failed turn, its failure (may be nil).
-// A non-nil Continuation in the answer is the next user message, to be
-// sent with a turn of origin "continuation".
-func (h *Host) EndTurn(ctx context.Context, turn, outcome string, failure *Failure) (commands.TurnEndResult, error) {
-	args := map[string]any{"turnId": turn, "outcome": outcome}
-	if failure != nil {
-		args["error"] = failure
-	}
+// EndTurn ends turn with outcome and, for a failed turn, its failure (may
+// be nil). A non-nil Continuation in the answer is the next user message,
+// to be sent with a turn of origin "continuation".
+func (h *Host) EndTurn(ctx context.Context, turn string, outcome protocol.Outcome, failure *Failure) (commands.TurnEndResult, error) {
 	var res commands.TurnEndResult
-	err := h.Exec(ctx, "agentd.turn.end", args, &res)
+	err := h.Exec(ctx, protocol.CmdTurnEnd, &protocol.TurnEndArgs{TurnID: turn, Outcome: outcome, Error: failure}, &res)
 	return res, err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"strings"
 	"testing"
 
@@ -30,9 +31,12 @@ func (f *fake) Execute(ctx context.Context, command string, args any) (json.RawM
 	if err != nil {
 		return nil, err
 	}
-	f.calls = append(f.calls, call{command, string(raw)})
 	var m map[string]any
 	json.Unmarshal(raw, &m)
+	if m != nil {
+		raw, _ = json.Marshal(m) // the fields in one order, whatever the args' type
+	}
+	f.calls = append(f.calls, call{command, string(raw)})
 	var res any
 	if f.answer != nil {
 		if res, err = f.answer(command, m); err != nil {
@@ -150,7 +154,7 @@ func TestPlayFollowsContinuationsAndStops(t *testing.T) {
 		return map[string]any{}, nil
 	}}
 	sc := &Script{
-		Goal: &ScriptGoal{Objective: "ship", CompletionCriterion: "green", Budget: map[string]any{"turns": 3}},
+		Goal: &ScriptGoal{Objective: "ship", CompletionCriterion: "green", Budget: &protocol.BudgetUpdate{Turns: protocol.Limit(3)}},
 		Turns: []Turn{
 			{Steps: []Step{{OutputTokens: 10, FinishReason: "tool_calls", Tools: []Tool{{Name: "TodoList", Input: json.RawMessage(`{"todos":[]}`)}}}}},
 			{Steps: []Step{{OutputTokens: 20, FinishReason: "tool_calls"}, {OutputTokens: 30, FinishReason: "stop"}}, Outcome: "stepLimit"},
@@ -160,16 +164,16 @@ func TestPlayFollowsContinuationsAndStops(t *testing.T) {
 	var seen []string
 	obs := Observer{
 		GoalSet: func(st commands.State) { seen = append(seen, fmt.Sprintf("goal rev %d", st.Revision)) },
-		TurnBegan: func(turn int, origin string, _ commands.TurnBeginResult) {
+		TurnBegan: func(turn int, origin protocol.Origin, _ commands.TurnBeginResult) {
 			seen = append(seen, fmt.Sprintf("turn %d %s", turn, origin))
 		},
-		StepBegan: func(turn, step int, res commands.StepBeginResult) {
+		StepBegan: func(turn, step int, res protocol.StepBeginResult) {
 			seen = append(seen, fmt.Sprintf("step %d.%d %d injections", turn, step, len(res.Injections)))
 		},
-		ToolCalled: func(turn, step int, tool Tool, _ commands.ToolResult) {
+		ToolCalled: func(turn, step int, tool Tool, _ protocol.ToolResult) {
 			seen = append(seen, fmt.Sprintf("tool %d.%d %s", turn, step, tool.Name))
 		},
-		StepEnded: func(turn, step int, s Step, res commands.StepEndResult) {
+		StepEnded: func(turn, step int, s Step, res protocol.StepEndResult) {
 			seen = append(seen, fmt.Sprintf("end %d.%d %d stop=%v", turn, step, s.OutputTokens, res.StopTurn))
 		},
 		TurnEnded: func(turn int, res commands.TurnEndResult) {
@@ -190,7 +194,7 @@ func TestPlayFollowsContinuationsAndStops(t *testing.T) {
 		t.Errorf("observed (-want +got):\n%s", d)
 	}
 	want := []call{
-		{"agentd.goal.create", `{"completionCriterion":"green","objective":"ship","replace":true,"taskFile":""}`},
+		{"agentd.goal.create", `{"completionCriterion":"green","objective":"ship","replace":true}`}, // taskFile "" is left out: the default
 		{"agentd.goal.setBudget", `{"turns":3}`},
 		{"agentd.turn.begin", `{"origin":"user","turnId":"p-turn-1"}`},
 		{"agentd.step.begin", `{"turnId":"p-turn-1"}`},

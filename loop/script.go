@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 // Script is a recorded conversation (docs/simulate.md): an optional goal to
@@ -17,30 +18,30 @@ type Script struct {
 }
 
 // ScriptGoal is the goal a script creates, replacing the session's goal,
-// and its budget (agentd.goal.setBudget arguments; none when empty).
+// and its budget (agentd.goal.setBudget arguments; none when absent).
 type ScriptGoal struct {
-	Objective           string         `json:"objective"`
-	CompletionCriterion string         `json:"completionCriterion"`
-	TaskFile            string         `json:"taskFile"`
-	Budget              map[string]any `json:"budget"`
+	Objective           string                 `json:"objective"`
+	CompletionCriterion string                 `json:"completionCriterion"`
+	TaskFile            string                 `json:"taskFile"`
+	Budget              *protocol.BudgetUpdate `json:"budget"`
 }
 
 // Turn is one turn of a script. Origin "" means "continuation" right after
 // a turn that ended with a continuation, else "user"; Outcome "" means
 // "completed".
 type Turn struct {
-	Origin  string   `json:"origin"`
-	Steps   []Step   `json:"steps"`
-	Outcome string   `json:"outcome"`
-	Error   *Failure `json:"error"`
+	Origin  protocol.Origin  `json:"origin"`
+	Steps   []Step           `json:"steps"`
+	Outcome protocol.Outcome `json:"outcome"`
+	Error   *Failure         `json:"error"`
 }
 
 // Step is one model call: the tools it calls, then its output tokens and
 // finish reason.
 type Step struct {
-	OutputTokens int64  `json:"outputTokens"`
-	FinishReason string `json:"finishReason"`
-	Tools        []Tool `json:"tools"`
+	OutputTokens int64                 `json:"outputTokens"`
+	FinishReason protocol.FinishReason `json:"finishReason"`
+	Tools        []Tool                `json:"tools"`
 }
 
 // Tool is one tool call of a step.
@@ -53,10 +54,10 @@ type Tool struct {
 // nil. turn and step count from 1.
 type Observer struct {
 	GoalSet    func(st commands.State)
-	TurnBegan  func(turn int, origin string, res commands.TurnBeginResult)
-	StepBegan  func(turn, step int, res commands.StepBeginResult)
-	ToolCalled func(turn, step int, tool Tool, res commands.ToolResult)
-	StepEnded  func(turn, step int, s Step, res commands.StepEndResult)
+	TurnBegan  func(turn int, origin protocol.Origin, res commands.TurnBeginResult)
+	StepBegan  func(turn, step int, res protocol.StepBeginResult)
+	ToolCalled func(turn, step int, tool Tool, res protocol.ToolResult)
+	StepEnded  func(turn, step int, s Step, res protocol.StepEndResult)
 	TurnEnded  func(turn int, res commands.TurnEndResult)
 }
 
@@ -72,11 +73,11 @@ type Observer struct {
 func Play(ctx context.Context, h *Host, sc *Script, obs Observer) (commands.State, error) {
 	var st commands.State
 	if g := sc.Goal; g != nil {
-		if err := h.Exec(ctx, "agentd.goal.create", map[string]any{"objective": g.Objective, "completionCriterion": g.CompletionCriterion, "taskFile": g.TaskFile, "replace": true}, &st); err != nil {
+		if err := h.Exec(ctx, protocol.CmdGoalCreate, &protocol.GoalCreateArgs{Objective: g.Objective, CompletionCriterion: g.CompletionCriterion, TaskFile: g.TaskFile, Replace: true}, &st); err != nil {
 			return st, err
 		}
-		if len(g.Budget) > 0 {
-			if err := h.Exec(ctx, "agentd.goal.setBudget", g.Budget, &st); err != nil {
+		if g.Budget != nil {
+			if err := h.Exec(ctx, protocol.CmdGoalSetBudget, &protocol.GoalSetBudgetArgs{BudgetUpdate: *g.Budget}, &st); err != nil {
 				return st, err
 			}
 		}
@@ -88,9 +89,9 @@ func Play(ctx context.Context, h *Host, sc *Script, obs Observer) (commands.Stat
 	for i, t := range sc.Turns {
 		origin := t.Origin
 		if origin == "" {
-			origin = "user"
+			origin = protocol.OriginUser
 			if continued {
-				origin = "continuation"
+				origin = protocol.OriginContinuation
 			}
 		}
 		turn, begin, err := h.BeginTurn(ctx, origin)
@@ -106,7 +107,7 @@ func Play(ctx context.Context, h *Host, sc *Script, obs Observer) (commands.Stat
 		}
 		outcome := t.Outcome
 		if outcome == "" || stopped {
-			outcome = "completed"
+			outcome = protocol.OutcomeCompleted
 		}
 		end, err := h.EndTurn(ctx, turn, outcome, t.Error)
 		if err != nil {
@@ -117,14 +118,14 @@ func Play(ctx context.Context, h *Host, sc *Script, obs Observer) (commands.Stat
 		}
 		continued = end.Continuation != nil
 	}
-	err := h.Exec(ctx, "agentd.state", map[string]any{}, &st)
+	err := h.Exec(ctx, protocol.CmdState, &protocol.NoArgs{}, &st)
 	return st, err
 }
 
 // playSteps plays the steps of turn n; stopped says agentd answered
 // stopTurn.
 func playSteps(ctx context.Context, h *Host, turn string, n int, steps []Step, obs Observer) (stopped bool, err error) {
-	var sb commands.StepBeginResult
+	var sb protocol.StepBeginResult
 	begun := false // the step.next that ended the previous step began this one
 	for j, s := range steps {
 		if !begun {
@@ -145,8 +146,8 @@ func playSteps(ctx context.Context, h *Host, turn string, n int, steps []Step, o
 				obs.ToolCalled(n, j+1, tool, tr)
 			}
 		}
-		var se commands.StepEndResult
-		if s.FinishReason == "tool_calls" && j+1 < len(steps) {
+		var se protocol.StepEndResult
+		if s.FinishReason == protocol.FinishToolCalls && j+1 < len(steps) {
 			next, err := h.NextStep(ctx, turn, s.OutputTokens)
 			if err != nil {
 				return false, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	wire "github.com/agentd/agentd/commands/protocol"
 	"io"
 	"log/slog"
 	"sync"
@@ -726,11 +727,11 @@ func toRPCError(ctx context.Context, err error) error {
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return err
 	}
-	code := commands.ErrorCode(err)
+	code := wire.ErrorCode(err)
 	switch code {
 	case "":
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-	case commands.CodeArgsInvalid:
+	case wire.CodeArgsInvalid:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error(), Data: map[string]any{"code": code}}
 	}
 	data := map[string]any{}

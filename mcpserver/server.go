@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"log/slog"
 	"strings"
@@ -130,7 +131,7 @@ type server struct {
 }
 
 // mcpTool is the MCP shape of one of agentd's tools.
-func mcpTool(info commands.ToolInfo) *mcp.Tool {
+func mcpTool(info protocol.ToolInfo) *mcp.Tool {
 	t := &mcp.Tool{Name: info.Name, Description: info.Description, InputSchema: info.InputSchema}
 	if info.ReadOnly {
 		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
@@ -215,9 +216,9 @@ func (s *server) notified(method string, params json.RawMessage) {
 		return
 	}
 	switch method {
-	case commands.MethodTodoChanged:
+	case protocol.MethodTodoChanged:
 		s.markChanged(StateURI, TodoURI)
-	case commands.MethodGoalChanged, commands.MethodTaskFileChanged, commands.MethodQueueChanged:
+	case protocol.MethodGoalChanged, protocol.MethodTaskFileChanged, protocol.MethodQueueChanged:
 		s.markChanged(StateURI)
 	}
 }
@@ -262,7 +263,7 @@ func (s *server) sendUpdates(ctx context.Context) {
 }
 
 // execute runs one agentd command on the session's folder.
-func (s *server) execute(ctx context.Context, command string, args map[string]any) (json.RawMessage, error) {
+func (s *server) execute(ctx context.Context, command protocol.CommandID, args any) (json.RawMessage, error) {
 	sess, err := s.session(ctx)
 	if err != nil {
 		return nil, err
@@ -285,11 +286,11 @@ func (s *server) callTool(name string) mcp.ToolHandler {
 		if len(input) == 0 {
 			input = json.RawMessage("{}")
 		}
-		raw, err := s.execute(ctx, "agentd.callTool", map[string]any{"name": name, "input": input})
+		raw, err := s.execute(ctx, protocol.CmdCallTool, protocol.CallToolArgs{Name: name, Input: input})
 		if err != nil {
 			return errorResult(err), nil
 		}
-		var res commands.ToolResult
+		var res protocol.ToolResult
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return errorResult(fmt.Errorf("reading the result of %s: %w", name, err)), nil
 		}
@@ -309,7 +310,7 @@ func errorResult(err error) *mcp.CallToolResult {
 // state reads the session's State.
 func (s *server) state(ctx context.Context) (commands.State, json.RawMessage, error) {
 	var st commands.State
-	raw, err := s.execute(ctx, "agentd.state", map[string]any{})
+	raw, err := s.execute(ctx, protocol.CmdState, protocol.NoArgs{})
 	if err != nil {
 		return st, nil, err
 	}
@@ -373,9 +374,9 @@ const codeGoalExists = "goal.already_exists"
 // (no agentd server, a lost connection, a refused folder) is -32603
 // (internal error). The message is agentd's, which names the fix.
 func requestError(err error) error {
-	code := commands.ErrorCode(err)
+	code := protocol.ErrorCode(err)
 	switch {
-	case code == commands.CodeArgsInvalid:
+	case code == protocol.CodeArgsInvalid:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	case code != "":
 		data, _ := json.Marshal(map[string]string{"code": code})
@@ -394,14 +395,10 @@ func (s *server) goalPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	if err != nil {
 		return nil, err
 	}
-	args := map[string]any{"objective": objective}
-	if criterion != "" {
-		args["completionCriterion"] = criterion
-	}
-	if _, err := s.execute(ctx, "agentd.goal.create", args); err != nil {
-		if commands.ErrorCode(err) == codeGoalExists {
+	if _, err := s.execute(ctx, protocol.CmdGoalCreate, protocol.GoalCreateArgs{Objective: objective, CompletionCriterion: criterion}); err != nil {
+		if protocol.ErrorCode(err) == codeGoalExists {
 			held, _, _ := strings.Cut(err.Error(), ";")
-			err = &commands.Error{Code: codeGoalExists, Msg: held + "; the goal prompt does not replace it: cancel it first (`agentd goal cancel` from a shell, or the editor's goal panel), then use the prompt again"}
+			err = &protocol.Error{Code: codeGoalExists, Msg: held + "; the goal prompt does not replace it: cancel it first (`agentd goal cancel` from a shell, or the editor's goal panel), then use the prompt again"}
 		}
 		return nil, requestError(err)
 	}

@@ -1,14 +1,13 @@
 package reminder
 
-import "strings"
+import (
+	"github.com/agentd/agentd/commands/protocol"
+	"strings"
+)
 
-// Injection is text agentd adds to the model's context before a step
-// (docs/protocol.md §3, agentd.step.begin and agentd.step.end). Text is always
-// wrapped in <system-reminder> and </system-reminder> lines.
-type Injection struct {
-	Variant string `json:"variant"`
-	Text    string `json:"text"`
-}
+// Injection is text agentd adds to the model's context before a step, as
+// the wire carries it (protocol.Injection).
+type Injection = protocol.Injection
 
 // Injection variants (docs/protocol.md §3, docs/runtime.md §1.1, §2.3, §2.4, §2.4.4, §2.7).
 const (

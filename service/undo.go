@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"slices"
 	"strings"
 
@@ -31,17 +32,15 @@ type GoalBefore struct {
 	Goal *goal.Snapshot `json:"goal"`
 }
 
-// UndoScope names what agentd.undo reverts (docs/runtime.md §6).
-type UndoScope string
+// UndoScope names what agentd.undo reverts (docs/runtime.md §6), as the
+// wire carries it; "" is the newest change of either.
+type UndoScope = protocol.UndoScope
 
-// The undo scopes; "" is the newest change of either.
+// The undo scopes.
 const (
-	UndoTodo UndoScope = "todo"
-	UndoGoal UndoScope = "goal"
+	UndoTodo = protocol.UndoTodo
+	UndoGoal = protocol.UndoGoal
 )
-
-// UndoScopes returns the scopes, for the error naming them.
-func UndoScopes() []UndoScope { return []UndoScope{UndoTodo, UndoGoal} }
 
 // Undoable returns the history event kinds an undo reverts, in the order
 // of docs/runtime.md §6. An undo of an undo is a redo. goal.check is
@@ -136,7 +135,7 @@ var errUndoStale = errors.New("the session changed after its history was read")
 // become active with a spent budget) is goal's; other errors are those of
 // workspace.Workspace.History and Update.
 func (s *Service) Undo(ws *workspace.Workspace, session string, scope UndoScope, expected *uint64) (workspace.Session, workspace.Event, error) {
-	if scope != "" && !slices.Contains(UndoScopes(), scope) {
+	if scope != "" && !slices.Contains(protocol.UndoScopes(), scope) {
 		return workspace.Session{}, workspace.Event{}, &UndoError{Code: goal.CodeArgsInvalid,
 			Msg: fmt.Sprintf("scope %q is not an undo scope; use \"todo\", \"goal\", or none for the newest change of either", scope)}
 	}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"github.com/agentd/agentd/commands/protocol"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func (h *host) beginTurn(origin string) (string, bool) {
 	h.t.Helper()
 	ctx, cancel := limit()
 	defer cancel()
-	id, res, err := h.h.BeginTurn(ctx, origin)
+	id, res, err := h.h.BeginTurn(ctx, protocol.Origin(origin))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -51,11 +52,11 @@ func (h *host) beginStep(turn string) []reminder.Injection {
 	return res.Injections
 }
 
-func (h *host) endStep(turn string, tokens int64, finish string) commands.StepEndResult {
+func (h *host) endStep(turn string, tokens int64, finish string) protocol.StepEndResult {
 	h.t.Helper()
 	ctx, cancel := limit()
 	defer cancel()
-	res, err := h.h.EndStep(ctx, turn, tokens, finish)
+	res, err := h.h.EndStep(ctx, turn, tokens, protocol.FinishReason(finish))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func (h *host) endTurn(turn, outcome string) commands.TurnEndResult {
 	h.t.Helper()
 	ctx, cancel := limit()
 	defer cancel()
-	res, err := h.h.EndTurn(ctx, turn, outcome, nil)
+	res, err := h.h.EndTurn(ctx, turn, protocol.Outcome(outcome), nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -222,7 +223,7 @@ func (a *soakAgent) next() error {
 	switch a.phase {
 	case 0:
 		if a.turns%20 == 0 {
-			if err = a.h.Exec(ctx, "agentd.goal.create", map[string]any{"objective": fmt.Sprintf("soak goal %d", a.turns), "replace": true}, nil); err != nil {
+			if err = a.h.Exec(ctx, protocol.CmdGoalCreate, &protocol.GoalCreateArgs{Objective: fmt.Sprintf("soak goal %d", a.turns), Replace: true}, nil); err != nil {
 				return err
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.etcd.io/bbolt"
 
-	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/tests/lsptest"
 )
 
@@ -111,14 +111,14 @@ func TestStepNext(t *testing.T) {
 	// Each boundary in both folders, then a mark.
 	for i, tokens := range []int{40, 70, 5} {
 		from := []int{len(pair.Conn.Methods()), len(next.Conn.Methods())}
-		var end commands.StepEndResult
-		var begin *commands.StepBeginResult
+		var end protocol.StepEndResult
+		var begin *protocol.StepBeginResult
 		pair.MustExec("agentd.step.end", map[string]any{"turnId": "t1", "outputTokens": tokens, "finishReason": "tool_calls"}, &end)
 		if !end.StopTurn {
-			begin = &commands.StepBeginResult{}
+			begin = &protocol.StepBeginResult{}
 			pair.MustExec("agentd.step.begin", map[string]any{"turnId": "t1"}, begin)
 		}
-		var got commands.StepNextResult
+		var got protocol.StepNextResult
 		next.MustExec("agentd.step.next", map[string]any{"turnId": "t1", "outputTokens": tokens, "finishReason": "tool_calls"}, &got)
 		if d := cmp.Diff(end, got.End); d != "" {
 			t.Errorf("boundary %d: end differs from agentd.step.end's (-step.end +step.next):\n%s", i+1, d)

@@ -9,19 +9,21 @@ package todo
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// Status is the state of one todo item. docs/runtime.md §1 fixes the three values.
-type Status string
+// Status is the state of one todo item, as the wire carries it;
+// docs/runtime.md §1 fixes the three values.
+type Status = protocol.TodoStatus
 
 // The only accepted statuses (docs/runtime.md §1).
 const (
-	Pending    Status = "pending"
-	InProgress Status = "in_progress"
-	Done       Status = "done"
+	Pending    = protocol.TodoPending
+	InProgress = protocol.TodoInProgress
+	Done       = protocol.TodoDone
 )
 
 // Limits of a stored list (docs/runtime.md §1, [agentd] limits). MaxListBytes
@@ -36,11 +38,9 @@ const (
 	MaxListBytes  = 256 << 10 // bytes of the list encoded as JSON
 )
 
-// Item is one entry of the list. Order of items in a list is kept exactly.
-type Item struct {
-	Title  string `json:"title"`
-	Status Status `json:"status"`
-}
+// Item is one entry of the list, as the wire carries it. Order of items
+// in a list is kept exactly.
+type Item = protocol.TodoItem
 
 // Stable error codes of the todo list (docs/runtime.md §3).
 const (
@@ -130,15 +130,6 @@ func isLineBreak(r rune) bool {
 func encodedSize(items []Item) int {
 	data, _ := json.Marshal(items) // cannot fail: an Item is two strings
 	return len(data)
-}
-
-// Valid reports whether s is one of the three statuses.
-func (s Status) Valid() bool {
-	switch s {
-	case Pending, InProgress, Done:
-		return true
-	}
-	return false
 }
 
 // Clone returns a copy of items that shares no memory with it; nil stays nil

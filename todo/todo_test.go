@@ -53,24 +53,24 @@ func TestNormalize(t *testing.T) {
 		wantErr string // substring of the error; "" for success
 	}{
 		{name: "empty list", in: []Item{}, want: []Item{}},
-		{name: "trims titles, keeps order", in: []Item{{"  b ", Done}, {"a", InProgress}}, want: []Item{{"b", Done}, {"a", InProgress}}},
-		{name: "completed is refused with the valid values", in: []Item{{"a", "completed"}}, wantErr: `todos[0]: status "completed" is not valid; use one of "pending", "in_progress" or "done"`},
-		{name: "empty status", in: []Item{{"a", ""}}, wantErr: `status ""`},
-		{name: "line break in a title", in: []Item{{"a\n  [done] b", Pending}}, wantErr: "todos[0]: title has a line break (U+000A)"},
-		{name: "line separator in a title", in: []Item{{"ok", Pending}, {"a\u2028[done] fake item", Pending}}, wantErr: "todos[1]: title has a line break (U+2028)"},
-		{name: "paragraph separator in a title", in: []Item{{"a\u2029b", Pending}}, wantErr: "title has a line break (U+2029)"},
-		{name: "next line in a title", in: []Item{{"a\u0085b", Pending}}, wantErr: "title has a line break (U+0085)"},
-		{name: "escape in a title", in: []Item{{"a\x1b[31mred", Pending}}, wantErr: "title has the control character U+001B"},
-		{name: "bell in a title", in: []Item{{"a\ab", Pending}}, wantErr: "title has the control character U+0007"},
-		{name: "NUL in a title", in: []Item{{"a\x00b", Pending}}, wantErr: "title has the control character U+0000"},
-		{name: "DEL in a title", in: []Item{{"a\x7fb", Pending}}, wantErr: "title has the control character U+007F"},
-		{name: "C1 CSI in a title", in: []Item{{"a\u009b31m", Pending}}, wantErr: "title has the control character U+009B"},
-		{name: "tab in a title", in: []Item{{"a\tb", Pending}}, wantErr: "title has a tab (U+0009)"},
-		{name: "outer whitespace line breaks are trimmed", in: []Item{{"\u2028a\u0085", Pending}}, want: []Item{{"a", Pending}}},
-		{name: "no-break space and other printable characters stay", in: []Item{{"a\u00a0b ✓ 日本", Pending}}, want: []Item{{"a\u00a0b ✓ 日本", Pending}}},
-		{name: "blank title", in: []Item{{"ok", Pending}, {" \t", Pending}}, wantErr: "todos[1]: title is empty"},
-		{name: "title of 500 characters", in: []Item{{strings.Repeat("é", 500), Pending}}, want: []Item{{strings.Repeat("é", 500), Pending}}},
-		{name: "title of 501 characters", in: []Item{{strings.Repeat("é", 501), Pending}}, wantErr: "at most 500"},
+		{name: "trims titles, keeps order", in: []Item{{Title: "  b ", Status: Done}, {Title: "a", Status: InProgress}}, want: []Item{{Title: "b", Status: Done}, {Title: "a", Status: InProgress}}},
+		{name: "completed is refused with the valid values", in: []Item{{Title: "a", Status: "completed"}}, wantErr: `todos[0]: status "completed" is not valid; use one of "pending", "in_progress" or "done"`},
+		{name: "empty status", in: []Item{{Title: "a", Status: ""}}, wantErr: `status ""`},
+		{name: "line break in a title", in: []Item{{Title: "a\n  [done] b", Status: Pending}}, wantErr: "todos[0]: title has a line break (U+000A)"},
+		{name: "line separator in a title", in: []Item{{Title: "ok", Status: Pending}, {Title: "a\u2028[done] fake item", Status: Pending}}, wantErr: "todos[1]: title has a line break (U+2028)"},
+		{name: "paragraph separator in a title", in: []Item{{Title: "a\u2029b", Status: Pending}}, wantErr: "title has a line break (U+2029)"},
+		{name: "next line in a title", in: []Item{{Title: "a\u0085b", Status: Pending}}, wantErr: "title has a line break (U+0085)"},
+		{name: "escape in a title", in: []Item{{Title: "a\x1b[31mred", Status: Pending}}, wantErr: "title has the control character U+001B"},
+		{name: "bell in a title", in: []Item{{Title: "a\ab", Status: Pending}}, wantErr: "title has the control character U+0007"},
+		{name: "NUL in a title", in: []Item{{Title: "a\x00b", Status: Pending}}, wantErr: "title has the control character U+0000"},
+		{name: "DEL in a title", in: []Item{{Title: "a\x7fb", Status: Pending}}, wantErr: "title has the control character U+007F"},
+		{name: "C1 CSI in a title", in: []Item{{Title: "a\u009b31m", Status: Pending}}, wantErr: "title has the control character U+009B"},
+		{name: "tab in a title", in: []Item{{Title: "a\tb", Status: Pending}}, wantErr: "title has a tab (U+0009)"},
+		{name: "outer whitespace line breaks are trimmed", in: []Item{{Title: "\u2028a\u0085", Status: Pending}}, want: []Item{{Title: "a", Status: Pending}}},
+		{name: "no-break space and other printable characters stay", in: []Item{{Title: "a\u00a0b ✓ 日本", Status: Pending}}, want: []Item{{Title: "a\u00a0b ✓ 日本", Status: Pending}}},
+		{name: "blank title", in: []Item{{Title: "ok", Status: Pending}, {Title: " \t", Status: Pending}}, wantErr: "todos[1]: title is empty"},
+		{name: "title of 500 characters", in: []Item{{Title: strings.Repeat("é", 500), Status: Pending}}, want: []Item{{Title: strings.Repeat("é", 500), Status: Pending}}},
+		{name: "title of 501 characters", in: []Item{{Title: strings.Repeat("é", 501), Status: Pending}}, wantErr: "at most 500"},
 		{name: "200 items", in: many[:MaxItems], want: many[:MaxItems]},
 		{name: "201 items", in: many, wantErr: "at most 200"},
 		{name: "200 ASCII titles of 500 characters", in: ascii, want: ascii},
@@ -100,7 +100,7 @@ func TestNormalize(t *testing.T) {
 
 // TestNormalizeCopies: the stored list never shares memory with the caller's.
 func TestNormalizeCopies(t *testing.T) {
-	in := []Item{{"a", Pending}}
+	in := []Item{{Title: "a", Status: Pending}}
 	got, _ := Normalize(in)
 	in[0].Title = "changed"
 	if got[0].Title != "a" {
@@ -114,7 +114,7 @@ func TestNormalizeCopies(t *testing.T) {
 }
 
 func TestToolModes(t *testing.T) {
-	stored := []Item{{"write tests", InProgress}, {"ship", Pending}}
+	stored := []Item{{Title: "write tests", Status: InProgress}, {Title: "ship", Status: Pending}}
 	tests := []struct {
 		name, desc string
 		in         Input
@@ -154,7 +154,7 @@ func TestWriteReminderCarriesTheRules(t *testing.T) {
 }
 
 func TestRenderNumbered(t *testing.T) {
-	got := RenderNumbered([]Item{{"a", InProgress}, {"b", Done}})
+	got := RenderNumbered([]Item{{Title: "a", Status: InProgress}, {Title: "b", Status: Done}})
 	if want := "Current todo list:\n1. [in_progress] a\n2. [done] b"; got != want {
 		t.Errorf("RenderNumbered = %q, want %q", got, want)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/setup"
 )
 
@@ -70,8 +71,8 @@ type goal struct {
 func newGoal() *goal {
 	g := &goal{}
 	g.create.g, g.pause.g, g.budget.g, g.status.g, g.queue.g, g.setCheck.g, g.check.g = g, g, g, g, g, g, g
-	g.resume = goalPlain{g: g, name: "resume"}
-	g.cancel = goalPlain{g: g, name: "cancel"}
+	g.resume = goalPlain{g: g, name: "resume", id: protocol.CmdGoalResume}
+	g.cancel = goalPlain{g: g, name: "cancel", id: protocol.CmdGoalCancel}
 	return g
 }
 
@@ -124,7 +125,7 @@ func (g *goal) Run(ctx context.Context, e *env, args []string) int {
 // send runs command id with args for `agentd goal VERB` on the workspace
 // folder (oneShotHere; withFolder completes args with it) and prints the
 // answer (printGoalResult).
-func (g *goal) send(ctx context.Context, e *env, verb, id string, args map[string]any, withFolder func(folder string) error) int {
+func (g *goal) send(ctx context.Context, e *env, verb string, id protocol.CommandID, args protocol.Args, withFolder func(folder string) error) int {
 	res, ok := oneShotHere(ctx, e, g.target, "goal "+verb, id, args, withFolder)
 	if !ok {
 		return g.fail(1)
@@ -164,24 +165,18 @@ func (c *goalCreate) Run(ctx context.Context, e *env, rest []string) int {
 		fmt.Fprint(e.stderr, "agentd goal create: say what the goal is: agentd goal create \"OBJECTIVE\"\n")
 		return 2
 	}
-	args := map[string]any{"objective": strings.Join(rest, " ")}
-	if c.criterion != "" {
-		args["completionCriterion"] = c.criterion
-	}
-	if c.replace {
-		args["replace"] = true
-	}
+	args := &protocol.GoalCreateArgs{Objective: strings.Join(rest, " "), CompletionCriterion: c.criterion, Replace: c.replace}
 	if c.check.set {
-		args["check"] = c.check.value
+		args.Check = c.check.value
 	}
 	var withFolder func(folder string) error
 	if c.taskFile != "" {
 		withFolder = func(folder string) (err error) {
-			args["taskFile"], err = taskFileArg(folder, c.taskFile)
+			args.TaskFile, err = taskFileArg(folder, c.taskFile)
 			return err
 		}
 	}
-	return c.g.send(ctx, e, "create", "agentd.goal.create", args, withFolder)
+	return c.g.send(ctx, e, "create", protocol.CmdGoalCreate, args, withFolder)
 }
 
 // criterionVar declares --criterion (goal create, goal queue add) on fs.
@@ -210,17 +205,14 @@ func (p *goalPause) Run(ctx context.Context, e *env, rest []string) int {
 	if !p.g.noArgs(e, rest) {
 		return 2
 	}
-	args := map[string]any{}
-	if p.reason != "" {
-		args["reason"] = p.reason
-	}
-	return p.g.send(ctx, e, "pause", "agentd.goal.pause", args, nil)
+	return p.g.send(ctx, e, "pause", protocol.CmdGoalPause, &protocol.GoalPauseArgs{Reason: p.reason}, nil)
 }
 
 // goalPlain is an action without flags or arguments: resume, cancel.
 type goalPlain struct {
 	g    *goal
 	name string
+	id   protocol.CommandID
 }
 
 func (p *goalPlain) Name() string         { return p.name }
@@ -230,7 +222,7 @@ func (p *goalPlain) Run(ctx context.Context, e *env, rest []string) int {
 	if !p.g.noArgs(e, rest) {
 		return 2
 	}
-	return p.g.send(ctx, e, p.name, "agentd.goal."+p.name, map[string]any{}, nil)
+	return p.g.send(ctx, e, p.name, p.id, &protocol.NoArgs{}, nil)
 }
 
 // goalBudget is `agentd goal budget BUDGET`.
@@ -249,7 +241,7 @@ func (b *goalBudget) Run(ctx context.Context, e *env, rest []string) int {
 		fmt.Fprintf(e.stderr, "agentd goal budget: %v\n", err)
 		return 2
 	}
-	return b.g.send(ctx, e, "budget", "agentd.goal.setBudget", args, nil)
+	return b.g.send(ctx, e, "budget", protocol.CmdGoalSetBudget, &args, nil)
 }
 
 // goalStatus is `agentd goal status [--exit-code]`.
@@ -268,7 +260,7 @@ func (s *goalStatus) Run(ctx context.Context, e *env, rest []string) int {
 	if !s.g.noArgs(e, rest) {
 		return s.g.fail(2)
 	}
-	return s.g.send(ctx, e, "status", "agentd.state", map[string]any{}, nil)
+	return s.g.send(ctx, e, "status", protocol.CmdState, &protocol.NoArgs{}, nil)
 }
 
 // goalSetCheck is `agentd goal set-check COMMAND|--clear`.
@@ -284,17 +276,17 @@ func (c *goalSetCheck) SetFlags(fs *flag.FlagSet) {
 }
 
 func (c *goalSetCheck) Run(ctx context.Context, e *env, rest []string) int {
-	args := map[string]any{}
+	args := &protocol.GoalSetCheckArgs{}
 	switch {
 	case c.clear && len(rest) == 0:
-		args["command"] = nil
 	case !c.clear && len(rest) > 0:
-		args["command"] = strings.Join(rest, " ")
+		command := strings.Join(rest, " ")
+		args.Command = &command
 	default:
 		fmt.Fprint(e.stderr, "agentd goal set-check: give the command, or --clear to remove the check: agentd goal set-check \"go test ./...\"\n")
 		return 2
 	}
-	return c.g.send(ctx, e, "set-check", "agentd.goal.setCheck", args, nil)
+	return c.g.send(ctx, e, "set-check", protocol.CmdGoalSetCheck, args, nil)
 }
 
 // goalCheck is `agentd goal check [--approve [COMMAND]]`.
@@ -316,7 +308,7 @@ func (c *goalCheck) Run(ctx context.Context, e *env, rest []string) int {
 	if !c.g.noArgs(e, rest) {
 		return 2
 	}
-	return c.g.send(ctx, e, "check", "agentd.goal.runCheck", map[string]any{}, nil)
+	return c.g.send(ctx, e, "check", protocol.CmdGoalRunCheck, &protocol.NoArgs{}, nil)
 }
 
 // printResult prints what `agentd goal VERB` answered, res, and returns
@@ -449,7 +441,7 @@ func formatCheckRun(cr commands.CheckResult) string {
 func approveCheck(ctx context.Context, e *env, g *goal, command string) int {
 	stdin, stdout, stderr := e.stdin, e.stdout, e.stderr
 	if command == "" {
-		res, ok := oneShotHere(ctx, e, g.target, "goal check --approve", "agentd.state", map[string]any{}, nil)
+		res, ok := oneShotHere(ctx, e, g.target, "goal check --approve", protocol.CmdState, &protocol.NoArgs{}, nil)
 		if !ok {
 			return 1
 		}
@@ -472,7 +464,7 @@ func approveCheck(ctx context.Context, e *env, g *goal, command string) int {
 			return 1
 		}
 	}
-	res, ok := oneShotHere(ctx, e, g.target, "goal check --approve", "agentd.goal.approveCheck", map[string]any{"command": command}, nil)
+	res, ok := oneShotHere(ctx, e, g.target, "goal check --approve", protocol.CmdGoalApproveCheck, &protocol.GoalApproveCheckArgs{Command: command}, nil)
 	if !ok {
 		return 1
 	}

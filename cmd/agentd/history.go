@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 const historyUsage = `usage: agentd history [--limit N] [--before SEQ] [--json] [--workspace DIR] [--session S]
@@ -47,14 +48,8 @@ func (h *history) Run(ctx context.Context, e *env, pos []string) int {
 		fmt.Fprintf(stderr, "agentd history: --limit must be 0 or more, got %d\n", h.limit)
 		return 2
 	}
-	args := map[string]any{}
-	if h.limit > 0 {
-		args["limit"] = h.limit
-	}
-	if h.before > 0 {
-		args["before"] = h.before
-	}
-	res, ok := oneShotHere(ctx, e, h.target, "history", "agentd.history", args, nil)
+	args := &protocol.HistoryArgs{Limit: h.limit, Before: h.before}
+	res, ok := oneShotHere(ctx, e, h.target, "history", protocol.CmdHistory, args, nil)
 	if !ok {
 		return 1
 	}

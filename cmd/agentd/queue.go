@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 var queueUsage = `usage:
@@ -79,9 +80,8 @@ func (q *goalQueue) Run(ctx context.Context, e *env, pos []string) int {
 // request is the command and arguments of `agentd goal queue VERB
 // REST...`; false, its error and the usage said on stderr, for a command
 // line that is wrong.
-func (q *goalQueue) request(e *env, verb string, rest []string) (id string, args map[string]any, ok bool) {
-	args = map[string]any{}
-	usage := func(msg string) (string, map[string]any, bool) {
+func (q *goalQueue) request(e *env, verb string, rest []string) (id protocol.CommandID, args protocol.Args, ok bool) {
+	usage := func(msg string) (protocol.CommandID, protocol.Args, bool) {
 		fmt.Fprintf(e.stderr, "agentd goal queue %s: %s\n%s", verb, msg, queueUsage)
 		return "", nil, false
 	}
@@ -90,24 +90,21 @@ func (q *goalQueue) request(e *env, verb string, rest []string) (id string, args
 		if len(rest) == 0 {
 			return usage("say what the goal is: agentd goal queue add \"OBJECTIVE\"")
 		}
-		id = "agentd.goal.queue.add"
-		args["objective"] = strings.Join(rest, " ")
-		if q.criterion != "" {
-			args["completionCriterion"] = q.criterion
-		}
+		add := &protocol.QueueAddArgs{Objective: strings.Join(rest, " "), CompletionCriterion: q.criterion}
 		if q.check.set {
-			args["check"] = q.check.value
+			add.Check = &q.check.value
 		}
+		id, args = protocol.CmdQueueAdd, add
 	case "list":
 		if len(rest) != 0 {
 			return usage("list takes no arguments")
 		}
-		id = "agentd.state" // a read: creates no state file (docs/protocol.md §1.2.2)
+		id, args = protocol.CmdState, &protocol.NoArgs{} // a read: creates no state file (docs/protocol.md §1.2.2)
 	case "rm":
 		if len(rest) != 1 {
 			return usage("name the queued goal: agentd goal queue rm ID (agentd goal queue list shows the ids)")
 		}
-		id, args["id"] = "agentd.goal.queue.remove", rest[0]
+		id, args = protocol.CmdQueueRemove, &protocol.QueueIDArgs{ID: rest[0]}
 	case "mv":
 		if len(rest) != 2 {
 			return usage("name the queued goal and where it goes: agentd goal queue mv ID INDEX")
@@ -116,12 +113,12 @@ func (q *goalQueue) request(e *env, verb string, rest []string) (id string, args
 		if err != nil {
 			return usage(fmt.Sprintf("INDEX must be a whole number (0 is first), got %q", rest[1]))
 		}
-		id, args["id"], args["index"] = "agentd.goal.queue.move", rest[0], index
+		id, args = protocol.CmdQueueMove, &protocol.QueueMoveArgs{ID: rest[0], Index: index}
 	case "auto-advance":
 		if len(rest) != 1 || (rest[0] != "on" && rest[0] != "off") {
 			return usage("say on or off: agentd goal queue auto-advance on|off")
 		}
-		id, args["on"] = "agentd.goal.queue.setAutoAdvance", rest[0] == "on"
+		id, args = protocol.CmdQueueSetAutoAdvance, &protocol.QueueAutoAdvanceArgs{On: rest[0] == "on"}
 	default:
 		return usage(fmt.Sprintf("unknown action %q", verb))
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/lsp/daemon"
 	"github.com/agentd/agentd/lsp/daemon/client"
@@ -137,7 +138,7 @@ var errDirect = errors.New("no shared daemon serves this state")
 // (a socket directory that is not private, a daemon that does not answer)
 // is an error: a daemon may be serving the state, and opening it behind
 // its back would hide the change from its clients.
-func viaDaemon(ctx context.Context, e *env, t target, folder, id string, args map[string]any) (json.RawMessage, error) {
+func viaDaemon(ctx context.Context, e *env, t target, folder string, id protocol.CommandID, args protocol.Args) (json.RawMessage, error) {
 	log, stateDir := e.log, e.stateDir
 	path, explicit, err := cli.RemoteSocket(t.remote)
 	if err != nil {
@@ -190,34 +191,34 @@ func silentDaemon(path string, info client.Info, err error) error {
 }
 
 // resultOf decodes a command's JSON result into what the shell commands
-// read, the same whichever way the command ran: commands.ToolResult for
-// agentd.callTool, commands.ToolDescription for agentd.describeTool,
+// read, the same whichever way the command ran: protocol.ToolResult for
+// agentd.callTool, protocol.ToolDescription for agentd.describeTool,
 // commands.CancelResult for agentd.goal.cancel, commands.State for the
 // other commands that answer State (docs/protocol.md §3), and
 // plain JSON values (map[string]any) for the others.
-func resultOf(id string, raw json.RawMessage) (any, error) {
+func resultOf(id protocol.CommandID, raw json.RawMessage) (any, error) {
 	switch {
-	case id == "agentd.callTool":
-		return decodeAs[commands.ToolResult](id, raw)
-	case id == "agentd.describeTool":
-		return decodeAs[commands.ToolDescription](id, raw)
-	case id == "agentd.goal.cancel":
+	case id == protocol.CmdCallTool:
+		return decodeAs[protocol.ToolResult](id, raw)
+	case id == protocol.CmdDescribeTool:
+		return decodeAs[protocol.ToolDescription](id, raw)
+	case id == protocol.CmdGoalCancel:
 		return decodeAs[commands.CancelResult](id, raw)
-	case id == "agentd.undo":
+	case id == protocol.CmdUndo:
 		return decodeAs[commands.UndoResult](id, raw)
-	case id == "agentd.team.accept":
-		return decodeAs[commands.TeamAcceptResult](id, raw)
-	case id == "agentd.history":
+	case id == protocol.CmdTeamAccept:
+		return decodeAs[protocol.TeamAcceptResult](id, raw)
+	case id == protocol.CmdHistory:
 		return decodeAs[commands.HistoryResult](id, raw)
-	case id == "agentd.goal.runCheck":
+	case id == protocol.CmdGoalRunCheck:
 		return decodeAs[commands.CheckResult](id, raw)
-	case id == "agentd.state", id == "agentd.todo.set", id == "agentd.awaitChange", strings.HasPrefix(id, "agentd.goal."):
+	case id == protocol.CmdState, id == protocol.CmdTodoSet, id == protocol.CmdAwaitChange, strings.HasPrefix(string(id), "agentd.goal."):
 		return decodeAs[commands.State](id, raw)
 	}
 	return decodeAs[any](id, raw)
 }
 
-func decodeAs[T any](id string, raw json.RawMessage) (any, error) {
+func decodeAs[T any](id protocol.CommandID, raw json.RawMessage) (any, error) {
 	var v T
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("reading the result of %s: %w", id, err)

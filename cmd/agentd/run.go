@@ -14,6 +14,7 @@ import (
 	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/workspace/taskfile"
@@ -83,9 +84,9 @@ func serveStdio(ctx context.Context, e *env, etcd cli.Etcd) int {
 // the shared daemon when one serves this state (viaDaemon), else on the
 // state opened directly. Either way the result is decoded the same
 // (resultOf), and a refusal is an error that carries its code
-// (commands.ErrorCode).
-func oneShot(ctx context.Context, e *env, t target, abs, id string, args map[string]any) (any, error) {
-	if _, explicit, err := cli.RemoteSocket(t.remote); err == nil && !explicit && id == "agentd.state" {
+// (protocol.ErrorCode).
+func oneShot(ctx context.Context, e *env, t target, abs string, id protocol.CommandID, args protocol.Args) (any, error) {
+	if _, explicit, err := cli.RemoteSocket(t.remote); err == nil && !explicit && id == protocol.CmdState {
 		// No state file: nothing holds state for the folder, not even a
 		// daemon (which creates the file when it opens a folder). Answer
 		// the empty state without creating one.
@@ -108,7 +109,7 @@ func oneShot(ctx context.Context, e *env, t target, abs, id string, args map[str
 // after withFolder, when not nil, has completed args with that folder. Any
 // failure is printed on stderr as "agentd NAME: ERROR" and ok is false: the
 // caller exits 1.
-func oneShotHere(ctx context.Context, e *env, t target, name, id string, args map[string]any, withFolder func(folder string) error) (res any, ok bool) {
+func oneShotHere(ctx context.Context, e *env, t target, name string, id protocol.CommandID, args protocol.Args, withFolder func(folder string) error) (res any, ok bool) {
 	folder, err := workspaceFolder(e, t)
 	if err == nil && withFolder != nil {
 		err = withFolder(folder)
@@ -141,7 +142,7 @@ func noteFolder(stderr io.Writer, folder string) {
 // direct runs one command on the state of folder abs, opened in this
 // process, for whom this process acts (caller.Self: a person, or an
 // agent's shell).
-func direct(ctx context.Context, e *env, t target, abs, id string, args map[string]any) (json.RawMessage, error) {
+func direct(ctx context.Context, e *env, t target, abs string, id protocol.CommandID, args protocol.Args) (json.RawMessage, error) {
 	svc := service.New(e.storeOptions(t.etcd), service.OneShot)
 	defer svc.Close()
 	cl := commands.NewClient(svc, commands.Defaults{})
@@ -151,13 +152,13 @@ func direct(ctx context.Context, e *env, t target, abs, id string, args map[stri
 		return nil, err
 	}
 	if t.session != "" {
-		args["session"] = t.session // Execute checks it as it checks every command's session
+		args.CommonArgs().Session = t.session // Execute checks it as it checks every command's session
 	}
 	arguments, err := json.Marshal([]any{args})
 	if err != nil {
 		return nil, err
 	}
-	res, err := cl.Execute(ctx, id, arguments)
+	res, err := cl.Execute(ctx, string(id), arguments)
 	if err != nil {
 		return nil, err
 	}
@@ -189,11 +190,11 @@ func (c *tool) Run(ctx context.Context, e *env, pos []string) int {
 			return 2
 		}
 	}
-	res, ok := oneShotHere(ctx, e, c.target, "tool", "agentd.callTool", map[string]any{"name": pos[0], "input": input}, nil)
+	res, ok := oneShotHere(ctx, e, c.target, "tool", protocol.CmdCallTool, &protocol.CallToolArgs{Name: pos[0], Input: input}, nil)
 	if !ok {
 		return 1
 	}
-	tr := res.(commands.ToolResult)
+	tr := res.(protocol.ToolResult)
 	if c.jsonOut {
 		printJSON(e.stdout, tr)
 	} else {
@@ -224,7 +225,7 @@ func (c *state) Run(ctx context.Context, e *env, pos []string) int {
 		fmt.Fprintf(e.stderr, "agentd state: %v\n", err)
 		return 1
 	}
-	res, err := oneShot(ctx, e, c.target, folder, "agentd.state", map[string]any{})
+	res, err := oneShot(ctx, e, c.target, folder, protocol.CmdState, &protocol.NoArgs{})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentd state: %v\n", err)
 		return 1

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"os"
 	"path/filepath"
@@ -165,22 +166,22 @@ func (p *printer) observer() loop.Observer {
 		GoalSet: func(st commands.State) {
 			fmt.Fprintf(p.out, "User creates a goal: %s\n  budget: %s\n", st.Goal.Objective, commands.FormatProgress(st.Goal))
 		},
-		TurnBegan: func(turn int, origin string, res commands.TurnBeginResult) {
+		TurnBegan: func(turn int, origin protocol.Origin, res commands.TurnBeginResult) {
 			fmt.Fprintf(p.out, "\nTurn %d (origin %s, goal-driven: %v)\n", turn, origin, res.GoalDriven)
 		},
-		StepBegan: func(_, step int, res commands.StepBeginResult) {
+		StepBegan: func(_, step int, res protocol.StepBeginResult) {
 			for _, inj := range res.Injections {
 				p.show(fmt.Sprintf("  step %d  inject %s", step, inj.Variant), inj.Text)
 			}
 		},
-		ToolCalled: func(_, step int, tool loop.Tool, res commands.ToolResult) {
+		ToolCalled: func(_, step int, tool loop.Tool, res protocol.ToolResult) {
 			mark := "→"
 			if res.IsError {
 				mark = "→ refused:"
 			}
 			p.show(fmt.Sprintf("  step %d  %s %s", step, tool.Name, mark), res.Output)
 		},
-		StepEnded: func(_, step int, s loop.Step, res commands.StepEndResult) {
+		StepEnded: func(_, step int, s loop.Step, res protocol.StepEndResult) {
 			fmt.Fprintf(p.out, "  step %d  end: %s, output tokens: %d\n", step, s.FinishReason, s.OutputTokens)
 			for _, inj := range res.Injections {
 				p.show(fmt.Sprintf("  step %d  inject %s", step, inj.Variant), inj.Text)

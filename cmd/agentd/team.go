@@ -10,6 +10,7 @@ import (
 	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -205,7 +206,7 @@ func (i *teamInit) Run(ctx context.Context, e *env, _ []string) int {
 	res, err := workspace.InitTeam(e.storeOptions(i.t.etcd), folder, splitList(i.etcd))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agentd team init: %v\n", err)
-		if commands.ErrorCode(err) == commands.CodeArgsInvalid {
+		if protocol.ErrorCode(err) == protocol.CodeArgsInvalid {
 			return 2
 		}
 		return 1
@@ -262,15 +263,15 @@ func (a *teamAccept) Run(ctx context.Context, e *env, _ []string) int {
 		fmt.Fprintf(stderr, "agentd team accept: %s cannot be used: %s; nothing was accepted (docs/team.md)\n", workspace.TeamFile, notice.Error)
 		return 2
 	}
-	res, err := oneShot(ctx, e, a.t, folder, "agentd.team.accept", map[string]any{"sha256": notice.SHA256})
+	res, err := oneShot(ctx, e, a.t, folder, protocol.CmdTeamAccept, &protocol.TeamAcceptArgs{SHA256: notice.SHA256})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd team accept: %v\n", err)
-		if commands.ErrorCode(err) == commands.CodeArgsInvalid {
+		if protocol.ErrorCode(err) == protocol.CodeArgsInvalid {
 			return 2
 		}
 		return 1
 	}
-	ar := res.(commands.TeamAcceptResult)
+	ar := res.(protocol.TeamAcceptResult)
 	if a.jsonOut {
 		printJSON(stdout, ar)
 		return 0

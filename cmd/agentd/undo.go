@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 const undoUsage = `usage: agentd undo [--scope todo|goal] [--json] [--workspace DIR] [--session S]
@@ -41,11 +42,8 @@ func (u *undo) Run(ctx context.Context, e *env, pos []string) int {
 		fmt.Fprint(stderr, undoUsage)
 		return 2
 	}
-	args := map[string]any{}
-	if u.scope != "" {
-		args["scope"] = u.scope
-	}
-	res, ok := oneShotHere(ctx, e, u.target, "undo", "agentd.undo", args, nil)
+	args := &protocol.UndoArgs{Scope: protocol.UndoScope(u.scope)}
+	res, ok := oneShotHere(ctx, e, u.target, "undo", protocol.CmdUndo, args, nil)
 	if !ok {
 		return 1
 	}

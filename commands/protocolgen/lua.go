@@ -8,17 +8,18 @@ import (
 
 // lua renders protocol.lua: the constants of protocol.gen.ts, with the same
 // keys in snake case.
-func (p *protocol) lua() []byte {
+func (p *model) lua() ([]byte, error) {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("%s\n", comment("-- ", header))
 	w("--\n-- agentd.protocol: the agentd protocol as the plugin sees it: command ids,\n")
-	w("-- notification methods, statuses, error codes and limits. Pure data.\n")
+	w("-- notification methods, statuses, error codes and limits, and the annotated shape\n")
+	w("-- of each command's arguments. Pure data.\n")
 	w("local M = {}\n\n")
 
-	w("--- Server command ids (docs/protocol.md §3), by name: commands.Commands.\nM.commands = {\n")
+	w("--- Server command ids (docs/protocol.md §3), by name: protocol.Commands.\nM.commands = {\n")
 	for _, c := range p.commands {
-		w("  %s = %s,\n", snake(commandKey(c.ID)), strconv.Quote(c.ID))
+		w("  %s = %s,\n", snake(commandKey(string(c.ID))), strconv.Quote(string(c.ID)))
 	}
 	w("}\n\n--- Notification methods (docs/protocol.md §4), by name.\nM.notifications = {\n")
 	for _, n := range notifications {
@@ -43,8 +44,12 @@ func (p *protocol) lua() []byte {
 	for _, l := range limits {
 		w("  %s = %d, -- %s\n", snake(l.name), l.value, l.doc)
 	}
-	w("}\n\nreturn M\n")
-	return []byte(b.String())
+	w("}\n")
+	if err := p.luaArgs(w); err != nil {
+		return nil, err
+	}
+	w("\nreturn M\n")
+	return []byte(b.String()), nil
 }
 
 // luaList is values as Lua string literals, comma-separated.

@@ -3,13 +3,16 @@
 // notification method, a status, an error code or a limit by hand:
 //
 //   - vscode-extension/src/protocol.gen.ts: the constants, and TypeScript
-//     interfaces of the wire types (each command's result, each
+//     interfaces of the wire types (each command's args and result, each
 //     notification's params, and every struct they reach), made by
 //     reflection over the Go structs' JSON tags;
-//   - nvim/lua/agentd/protocol.lua: the constants.
+//   - nvim/lua/agentd/protocol.lua: the constants, and LuaLS annotations
+//     of each command's args.
 //
-// The command ids and result types come from commands.Commands, the
-// enumerations (goal and todo statuses, goal change kinds, actors) from the
+// The command ids, args and result types come from commands.Commands
+// (the protocol's table, protocol.Commands, with each handler's result
+// type), the enumerations (goal and todo statuses, goal change kinds,
+// actors, turn origins and outcomes, finish reasons, undo scopes) from the
 // constants of their Go types and the error codes from the exported Code*
 // string constants, read from the Go source (reflection cannot list
 // constants); the statuses each goal action accepts from goal.PauseFrom,
@@ -90,5 +93,9 @@ func generate(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{tsFile: ts, luaFile: p.lua()}, nil
+	lua, err := p.lua()
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{tsFile: ts, luaFile: lua}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/todo"
@@ -25,11 +26,11 @@ var notifications = []struct {
 	method string
 	params reflect.Type
 }{
-	{commands.MethodTodoChanged, reflect.TypeFor[commands.TodoChanged]()},
-	{commands.MethodGoalChanged, reflect.TypeFor[commands.GoalChanged]()},
-	{commands.MethodTaskFileChanged, reflect.TypeFor[commands.TaskFileChanged]()},
-	{commands.MethodQueueChanged, reflect.TypeFor[commands.QueueChanged]()},
-	{commands.MethodStoreChanged, reflect.TypeFor[commands.StoreChanged]()},
+	{protocol.MethodTodoChanged, reflect.TypeFor[commands.TodoChanged]()},
+	{protocol.MethodGoalChanged, reflect.TypeFor[commands.GoalChanged]()},
+	{protocol.MethodTaskFileChanged, reflect.TypeFor[commands.TaskFileChanged]()},
+	{protocol.MethodQueueChanged, reflect.TypeFor[commands.QueueChanged]()},
+	{protocol.MethodStoreChanged, reflect.TypeFor[protocol.StoreChanged]()},
 }
 
 // enums are the string types whose constants the clients get as a list
@@ -43,6 +44,10 @@ var enums = []struct {
 	{reflect.TypeFor[todo.Status](), "TodoStatus", "TODO_STATUSES"},
 	{reflect.TypeFor[goal.ChangeKind](), "GoalChangeKind", "GOAL_CHANGE_KINDS"},
 	{reflect.TypeFor[goal.Actor](), "Actor", "ACTORS"},
+	{reflect.TypeFor[protocol.Origin](), "TurnOrigin", "TURN_ORIGINS"},
+	{reflect.TypeFor[protocol.FinishReason](), "FinishReason", "FINISH_REASONS"},
+	{reflect.TypeFor[protocol.Outcome](), "TurnOutcome", "TURN_OUTCOMES"},
+	{reflect.TypeFor[protocol.UndoScope](), "UndoScope", "UNDO_SCOPES"},
 }
 
 // goalActions are the goal statuses each status-changing action accepts
@@ -71,8 +76,9 @@ func statusNames(statuses []goal.Status) []string {
 // errorPackages hold the exported Code* string constants that are the
 // stable error codes (docs/runtime.md §3), listed in this order.
 var errorPackages = []reflect.Type{
+	reflect.TypeFor[protocol.Error](),
 	reflect.TypeFor[jsonin.Error](),
-	reflect.TypeFor[todo.Item](),
+	reflect.TypeFor[todo.ValidationError](),
 	reflect.TypeFor[goal.Snapshot](),
 	reflect.TypeFor[workspace.Event](),
 	reflect.TypeFor[commands.Command](),
@@ -96,7 +102,7 @@ var limits = []struct {
 	{"maxCheckTailBytes", goal.MaxCheckTailBytes, "Bytes of a check run's output tail (goal.MaxCheckTailBytes)."},
 	{"maxQueuedGoals", goal.MaxQueuedGoals, "Goals in one session's queue (goal.MaxQueuedGoals)."},
 	{"maxCheckChars", goal.MaxCheckChars, "Characters of a goal's or a queued goal's check command after trimming (goal.MaxCheckChars)."},
-	{"maxNameBytes", commands.MaxNameBytes, "Bytes of a session or agent name (commands.MaxNameBytes)."},
+	{"maxNameBytes", protocol.MaxNameBytes, "Bytes of a session or agent name (protocol.MaxNameBytes)."},
 	{"firstBudgetWarning", goal.FirstBudgetWarning, "Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning)."},
 	{"finalBudgetWarning", goal.FinalBudgetWarning, "Percent of a budget at which the goal warns again and the model is told to wrap up; panels show it as an error (goal.FinalBudgetWarning)."},
 }
@@ -107,25 +113,25 @@ var tsNames = map[reflect.Type]string{
 	reflect.TypeFor[goal.Snapshot]():            "GoalSnapshot",
 	reflect.TypeFor[goal.BudgetReport]():        "GoalBudget",
 	reflect.TypeFor[goal.Tool]():                "ToolInfo",
-	reflect.TypeFor[todo.Item]():                "TodoItem",
 	reflect.TypeFor[workspace.Event]():          "HistoryEvent",
 	reflect.TypeFor[commands.TodoChanged]():     "TodoChangedParams",
 	reflect.TypeFor[commands.GoalChanged]():     "GoalChangedParams",
 	reflect.TypeFor[commands.TaskFileChanged](): "TaskFileChangedParams",
 	reflect.TypeFor[commands.QueueChanged]():    "QueueChangedParams",
-	reflect.TypeFor[commands.StoreChanged]():    "StoreChangedParams",
+	reflect.TypeFor[protocol.StoreChanged]():    "StoreChangedParams",
+	reflect.TypeFor[protocol.Common]():          "CommonArgs",
 }
 
-// protocol is everything the generated files hold.
-type protocol struct {
+// model is everything the generated files hold.
+type model struct {
 	commands   []commands.Command
 	enumValues [][]string // per enums entry, in declaration order
 	errorCodes []string   // distinct values, in errorPackages order
 	src        *source
 }
 
-func load(root string) (*protocol, error) {
-	p := &protocol{commands: commands.Commands, src: &source{root: root, pkgs: map[string]*pkgSource{}}}
+func load(root string) (*model, error) {
+	p := &model{commands: commands.Commands, src: &source{root: root, pkgs: map[string]*pkgSource{}}}
 	for _, e := range enums {
 		pkg, err := p.src.pkg(e.goType.PkgPath())
 		if err != nil {

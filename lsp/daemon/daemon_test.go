@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"net"
 	"os"
@@ -174,9 +175,9 @@ func (c *lspClient) exec(command string, args, result any) error {
 	return c.call("workspace/executeCommand", map[string]any{"command": command, "arguments": []any{args}}, result)
 }
 
-func (c *lspClient) writeTodos(folder, title string) commands.ToolResult {
+func (c *lspClient) writeTodos(folder, title string) protocol.ToolResult {
 	c.t.Helper()
-	var res commands.ToolResult
+	var res protocol.ToolResult
 	args := map[string]any{"name": "TodoList", "workspace": folder,
 		"input": map[string]any{"todos": []any{map[string]any{"title": title, "status": "pending"}}}}
 	if err := c.exec("agentd.callTool", args, &res); err != nil || res.IsError {
@@ -470,7 +471,7 @@ func TestDaemonFanOutSameBytesInOrder(t *testing.T) {
 		for _, session := range []string{"shared", own} {
 			wg.Go(func() {
 				for j := range writes {
-					var res commands.ToolResult
+					var res protocol.ToolResult
 					args := map[string]any{"name": "TodoList", "session": session,
 						"input": map[string]any{"todos": []any{map[string]any{"title": fmt.Sprintf("%s <%d> & more", session, j), "status": "pending"}}}}
 					if err := c.exec("agentd.callTool", args, &res); err != nil || res.IsError {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"net"
 	"os"
@@ -504,7 +505,7 @@ func TestCallDaemon(t *testing.T) {
 	watcher := dialClient(t, path)
 	watcher.initialize(ws)
 
-	call := func(id string, args any) (json.RawMessage, error) {
+	call := func(id protocol.CommandID, args any) (json.RawMessage, error) {
 		conn, err := client.Dial(path)
 		if err != nil {
 			t.Fatal(err)
@@ -520,11 +521,11 @@ func TestCallDaemon(t *testing.T) {
 
 	_, err = call("agentd.todo.set", map[string]any{"items": []any{}, "expectedRevision": 0})
 	var ce *commands.Error
-	if commands.ErrorCode(err) != "todo.conflict" || !errors.As(err, &ce) || ce.Data["state"] == nil || !strings.Contains(err.Error(), "changed since you read it") {
+	if protocol.ErrorCode(err) != "todo.conflict" || !errors.As(err, &ce) || ce.Data["state"] == nil || !strings.Contains(err.Error(), "changed since you read it") {
 		t.Fatalf("stale todo.set: %#v, want a todo.conflict error with data.state and the daemon's message", err)
 	}
 	_, err = call("agentd.callTool", map[string]any{"name": "NoSuchTool"})
-	if commands.ErrorCode(err) != commands.CodeArgsInvalid {
+	if protocol.ErrorCode(err) != protocol.CodeArgsInvalid {
 		t.Fatalf("unknown tool: %v, want args.invalid", err)
 	}
 }

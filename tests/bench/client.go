@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"os"
 	"os/exec"
@@ -129,7 +130,7 @@ func toolIn(folder, session, name string, input any) json.RawMessage {
 	if folder != "" {
 		args["workspace"] = folder
 	}
-	return command("agentd.callTool", args)
+	return command(string(protocol.CmdCallTool), args)
 }
 
 // todoInputs are the inputs of two TodoList writes of n items, as an agent

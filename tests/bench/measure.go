@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -217,7 +218,7 @@ func (b *bench) core() error {
 	ctx, cancel := context.WithTimeout(context.Background(), callLimit)
 	defer cancel()
 	host := &loop.Host{Executor: b.main.Conn, Session: "goal"}
-	if err := host.Exec(ctx, "agentd.goal.create", map[string]any{"objective": "Ship the new config format"}, nil); err != nil {
+	if err := host.Exec(ctx, protocol.CmdGoalCreate, &protocol.GoalCreateArgs{Objective: "Ship the new config format"}, nil); err != nil {
 		return err
 	}
 	turn, _, err := host.BeginTurn(ctx, "user")
@@ -232,12 +233,12 @@ func (b *bench) core() error {
 	}{
 		{"TodoList write", "write", items, w},
 		{"TodoList query", "read", 0, []json.RawMessage{tool("todo", "TodoList", map[string]any{})}},
-		{"agentd.state", "state", 0, []json.RawMessage{command("agentd.state", map[string]any{"session": "todo"})}},
+		{string(protocol.CmdState), "state", 0, []json.RawMessage{command(string(protocol.CmdState), map[string]any{"session": "todo"})}},
 		{"GetGoal (a read)", "get_goal", 0, []json.RawMessage{tool("goal", "GetGoal", map[string]any{})}},
 		// Alternating, split below. Floor (b) is a TodoList write's: both
 		// write the session record, and step.end (with tokens) an event too.
-		{"step.begin/end", "", items, []json.RawMessage{command("agentd.step.begin", map[string]any{"session": "goal", "turnId": turn}),
-			command("agentd.step.end", map[string]any{"session": "goal", "turnId": turn, "outputTokens": 100, "finishReason": "tool_calls"})}},
+		{"step.begin/end", "", items, []json.RawMessage{command(string(protocol.CmdStepBegin), map[string]any{"session": "goal", "turnId": turn}),
+			command(string(protocol.CmdStepEnd), map[string]any{"session": "goal", "turnId": turn, "outputTokens": 100, "finishReason": "tool_calls"})}},
 	} {
 		f, err := b.figure(s.label, s.key, b.main, s.n, s.params...)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"math"
 	"net"
 	"os"
@@ -415,7 +416,7 @@ func (b *bench) memory() error {
 				return err
 			}
 			init = time.Since(t0)
-			_, err = c.exec(command("agentd.state", map[string]any{"workspace": folders[0]}))
+			_, err = c.exec(command(string(protocol.CmdState), map[string]any{"workspace": folders[0]}))
 			time.Sleep(500 * time.Millisecond)
 			if err == nil {
 				rss, err = vmRSS(c.proc.Cmd.Process.Pid)
@@ -586,7 +587,7 @@ func (b *bench) remoteClient(d *daemon, watch, session string, folders ...string
 	err = c.initialize(folders...)
 	for _, f := range folders {
 		if err == nil {
-			_, err = c.exec(command("agentd.state", map[string]any{"session": session, "workspace": f}))
+			_, err = c.exec(command(string(protocol.CmdState), map[string]any{"session": session, "workspace": f}))
 		}
 	}
 	if err != nil {

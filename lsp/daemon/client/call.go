@@ -12,7 +12,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/agentd/agentd/commands/coded"
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/lsp/jsonrpc"
 )
 
@@ -54,10 +54,10 @@ func (e *SilentError) Error() string {
 // When the session cannot begin, the error wraps ErrNoDaemon: the command
 // was not sent. A daemon that does not answer in time gives a
 // *SilentError. A refusal of the command comes back as a
-// *coded.Error with the code and data the daemon sent
-// (coded.ErrorCode works on it); other JSON-RPC errors as an error with
+// *protocol.Error with the code and data the daemon sent
+// (protocol.ErrorCode works on it); other JSON-RPC errors as an error with
 // the daemon's message.
-func Call(ctx context.Context, conn io.ReadWriteCloser, folder, session, command string, args any, waits CallWaits) (json.RawMessage, error) {
+func Call(ctx context.Context, conn io.ReadWriteCloser, folder, session string, command protocol.CommandID, args any, waits CallWaits) (json.RawMessage, error) {
 	waits.Begin = cmp.Or(waits.Begin, DefaultCallWaits.Begin)
 	waits.Command = cmp.Or(waits.Command, DefaultCallWaits.Command)
 	beginCtx, cancel := context.WithTimeout(ctx, waits.Begin)
@@ -74,14 +74,14 @@ func Call(ctx context.Context, conn io.ReadWriteCloser, folder, session, command
 	res, err := s.Execute(cmdCtx, command, args)
 	if err != nil && ctx.Err() == nil && errors.Is(cmdCtx.Err(), context.DeadlineExceeded) {
 		s.end() // no polite end with a daemon that does not answer
-		return nil, &SilentError{What: command, Wait: waits.Command, MayHaveRun: true}
+		return nil, &SilentError{What: string(command), Wait: waits.Command, MayHaveRun: true}
 	}
 	s.Close()
 	return res, err
 }
 
 // commandError rebuilds the command error a daemon answered: a JSON-RPC
-// error with data.code becomes a *coded.Error carrying that code, its
+// error with data.code becomes a *protocol.Error carrying that code, its
 // message, and the rest of data.
 func commandError(err error) error {
 	var e *jsonrpc.Error
@@ -108,5 +108,5 @@ func commandError(err error) error {
 	if len(rest) == 0 {
 		rest = nil
 	}
-	return &coded.Error{Code: code, Msg: e.Message, Data: rest}
+	return &protocol.Error{Code: code, Msg: e.Message, Data: rest}
 }

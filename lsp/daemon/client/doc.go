@@ -15,7 +15,7 @@
 // (docs/performance.md). package daemon, the forwarder and the daemon side,
 // builds on it.
 //
-// It imports lsp/jsonrpc (the connection), commands/coded (to rebuild
-// command errors) and workspace/wsfolder (folder URIs); never lsp,
+// It imports lsp/jsonrpc (the connection), commands/protocol (command ids, and to rebuild
+// command errors as protocol.Error) and workspace/wsfolder (folder URIs); never lsp,
 // commands, workspace, go.lsp.dev, bbolt or fsnotify.
 package client

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"os"
 	"path/filepath"
@@ -106,13 +107,13 @@ func OpenSession(ctx context.Context, conn io.ReadWriteCloser, opts SessionOptio
 }
 
 // Execute runs workspace/executeCommand with one ARGS object and returns
-// its result. A refusal comes back as a *coded.Error with the code and
-// data the server sent (coded.ErrorCode works on it); other JSON-RPC
+// its result. A refusal comes back as a *protocol.Error with the code and
+// data the server sent (protocol.ErrorCode works on it); other JSON-RPC
 // errors as an error with the server's message; a connection that ended
 // before the answer as an error saying the command may or may not have run;
 // arguments too large for one message (DefaultMaxMessageBytes) as an error
 // wrapping ErrMessageTooLarge, saying the command was not sent.
-func (s *Session) Execute(ctx context.Context, command string, args any) (json.RawMessage, error) {
+func (s *Session) Execute(ctx context.Context, command protocol.CommandID, args any) (json.RawMessage, error) {
 	res, err := s.rpc.Call(ctx, "workspace/executeCommand", map[string]any{"command": command, "arguments": []any{args}})
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrConnClosed) {
@@ -130,7 +131,9 @@ func (s *Session) Execute(ctx context.Context, command string, args any) (json.R
 // capabilities.executeCommandProvider.commands of its initialize result:
 // a client that has a newer command and its older equivalent asks before
 // using the newer (agentd.step.next, docs/protocol.md §3).
-func (s *Session) Serves(command string) bool { return slices.Contains(s.commands, command) }
+func (s *Session) Serves(command protocol.CommandID) bool {
+	return slices.Contains(s.commands, string(command))
+}
 
 // Done is closed when the session's connection has ended (the server
 // stopped or died, or Close).

@@ -2,10 +2,11 @@
 -- Regenerate with `go generate ./commands` (docs/protocol.md).
 --
 -- agentd.protocol: the agentd protocol as the plugin sees it: command ids,
--- notification methods, statuses, error codes and limits. Pure data.
+-- notification methods, statuses, error codes and limits, and the annotated shape
+-- of each command's arguments. Pure data.
 local M = {}
 
---- Server command ids (docs/protocol.md §3), by name: commands.Commands.
+--- Server command ids (docs/protocol.md §3), by name: protocol.Commands.
 M.commands = {
   tools = "agentd.tools",
   call_tool = "agentd.callTool",
@@ -49,7 +50,7 @@ M.notifications = {
 --- Every goal.Status, in declaration order.
 M.goal_statuses = { "active", "paused", "blocked", "complete" }
 
---- Every todo.Status, in declaration order.
+--- Every protocol.TodoStatus, in declaration order.
 M.todo_statuses = { "pending", "in_progress", "done" }
 
 --- Every goal.ChangeKind, in declaration order.
@@ -57,6 +58,18 @@ M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block
 
 --- Every goal.Actor, in declaration order.
 M.actors = { "user", "model", "runtime", "system" }
+
+--- Every protocol.Origin, in declaration order.
+M.turn_origins = { "user", "continuation", "resume" }
+
+--- Every protocol.FinishReason, in declaration order.
+M.finish_reasons = { "stop", "tool_calls" }
+
+--- Every protocol.Outcome, in declaration order.
+M.turn_outcomes = { "completed", "cancelled", "failed", "blocked", "stepLimit" }
+
+--- Every protocol.UndoScope, in declaration order.
+M.undo_scopes = { "todo", "goal" }
 
 --- The goal statuses each action accepts (docs/runtime.md §2.3, §2.8), by action:
 --- offer an action only for a goal in one of them. model_update: the statuses the
@@ -71,6 +84,7 @@ M.goal_action_statuses = {
 --- Stable error codes (docs/runtime.md §3): `data.code` of a refusal, by name.
 M.errors = {
   args_invalid = "args.invalid",
+  caller_agent_shell = "caller.agent_shell",
   todo_invalid = "todo.invalid",
   todo_conflict = "todo.conflict",
   goal_already_exists = "goal.already_exists",
@@ -92,7 +106,6 @@ M.errors = {
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
   workspace_unavailable = "workspace.unavailable",
-  caller_agent_shell = "caller.agent_shell",
 }
 
 --- Limits the server enforces, for checks before sending and for messages.
@@ -109,9 +122,122 @@ M.limits = {
   max_check_tail_bytes = 4096, -- Bytes of a check run's output tail (goal.MaxCheckTailBytes).
   max_queued_goals = 50, -- Goals in one session's queue (goal.MaxQueuedGoals).
   max_check_chars = 2000, -- Characters of a goal's or a queued goal's check command after trimming (goal.MaxCheckChars).
-  max_name_bytes = 256, -- Bytes of a session or agent name (commands.MaxNameBytes).
+  max_name_bytes = 256, -- Bytes of a session or agent name (protocol.MaxNameBytes).
   first_budget_warning = 50, -- Percent of a budget at which the goal warns first; panels show it as a warning (goal.FirstBudgetWarning).
   final_budget_warning = 80, -- Percent of a budget at which the goal warns again and the model is told to wrap up; panels show it as an error (goal.FinalBudgetWarning).
+}
+
+--- The ARGS object of each command (docs/protocol.md §3): LuaLS classes of
+--- the protocol's Args structs.
+---@class agentd.NoArgs: agentd.CommonArgs
+---@class agentd.CommonArgs
+---@field workspace? string
+---@field session? string
+---@field agent? string
+---@class agentd.CallToolArgs: agentd.CommonArgs
+---@field name string
+---@field input table
+---@field turnId? string
+---@class agentd.DescribeToolArgs: agentd.CommonArgs
+---@field name string
+---@field input table
+---@class agentd.HistoryArgs: agentd.CommonArgs
+---@field limit? integer
+---@field before? integer
+---@class agentd.TodoSetArgs: agentd.CommonArgs
+---@field items agentd.TodoItem[]|nil
+---@field expectedRevision? integer|nil
+---@class agentd.TodoItem
+---@field title string
+---@field status "pending"|"in_progress"|"done"
+---@class agentd.AwaitChangeArgs: agentd.CommonArgs
+---@field afterRevision integer
+---@field timeoutMs? integer
+---@class agentd.GoalCreateArgs: agentd.CommonArgs
+---@field objective string
+---@field completionCriterion? string
+---@field replace? boolean
+---@field taskFile? string
+---@field check? string
+---@class agentd.GoalPauseArgs: agentd.CommonArgs
+---@field reason? string
+---@class agentd.GoalSetCheckArgs: agentd.CommonArgs
+---@field command string|nil
+---@class agentd.GoalApproveCheckArgs: agentd.CommonArgs
+---@field command string
+---@class agentd.GoalSetBudgetArgs: agentd.CommonArgs, agentd.BudgetUpdate
+---@class agentd.BudgetUpdate
+---@field turns? number|nil
+---@field tokens? number|nil
+---@field wallClockMs? number|nil
+---@class agentd.QueueAddArgs: agentd.CommonArgs
+---@field objective string
+---@field completionCriterion? string
+---@field check? string|nil
+---@class agentd.QueueIDArgs: agentd.CommonArgs
+---@field id string
+---@class agentd.QueueMoveArgs: agentd.CommonArgs
+---@field id string
+---@field index integer
+---@class agentd.QueueAutoAdvanceArgs: agentd.CommonArgs
+---@field on boolean
+---@class agentd.UndoArgs: agentd.CommonArgs
+---@field scope? "todo"|"goal"
+---@field expectedRevision? integer|nil
+---@class agentd.TeamAcceptArgs: agentd.CommonArgs
+---@field sha256 string
+---@class agentd.TurnBeginArgs: agentd.CommonArgs
+---@field turnId string
+---@field origin "user"|"continuation"|"resume"
+---@field detached? boolean
+---@class agentd.StepBeginArgs: agentd.CommonArgs
+---@field turnId string
+---@class agentd.StepEndArgs: agentd.CommonArgs
+---@field turnId string
+---@field outputTokens integer
+---@field finishReason "stop"|"tool_calls"
+---@class agentd.StepNextArgs: agentd.CommonArgs
+---@field turnId string
+---@field outputTokens integer
+---@field finishReason "stop"|"tool_calls"
+---@class agentd.TurnEndArgs: agentd.CommonArgs
+---@field turnId string
+---@field outcome "completed"|"cancelled"|"failed"|"blocked"|"stepLimit"
+---@field error? agentd.TurnError|nil
+---@class agentd.TurnError
+---@field kind string
+---@field message string
+
+--- The class of each command's ARGS, by name.
+M.command_args = {
+  tools = "agentd.NoArgs",
+  call_tool = "agentd.CallToolArgs",
+  describe_tool = "agentd.DescribeToolArgs",
+  state = "agentd.NoArgs",
+  sessions = "agentd.NoArgs",
+  history = "agentd.HistoryArgs",
+  todo_set = "agentd.TodoSetArgs",
+  await_change = "agentd.AwaitChangeArgs",
+  goal_create = "agentd.GoalCreateArgs",
+  goal_pause = "agentd.GoalPauseArgs",
+  goal_resume = "agentd.NoArgs",
+  goal_cancel = "agentd.NoArgs",
+  goal_set_check = "agentd.GoalSetCheckArgs",
+  goal_approve_check = "agentd.GoalApproveCheckArgs",
+  goal_run_check = "agentd.NoArgs",
+  goal_set_budget = "agentd.GoalSetBudgetArgs",
+  goal_queue_add = "agentd.QueueAddArgs",
+  goal_queue_list = "agentd.NoArgs",
+  goal_queue_remove = "agentd.QueueIDArgs",
+  goal_queue_move = "agentd.QueueMoveArgs",
+  goal_queue_set_auto_advance = "agentd.QueueAutoAdvanceArgs",
+  undo = "agentd.UndoArgs",
+  team_accept = "agentd.TeamAcceptArgs",
+  turn_begin = "agentd.TurnBeginArgs",
+  step_begin = "agentd.StepBeginArgs",
+  step_end = "agentd.StepEndArgs",
+  step_next = "agentd.StepNextArgs",
+  turn_end = "agentd.TurnEndArgs",
 }
 
 return M
