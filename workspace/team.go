@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/workspace/storage"
 	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
@@ -184,17 +185,17 @@ type changeFlags struct {
 }
 
 // flagsOf is what other daemons of a team tell their clients of ch, the
-// change of revision rev.
-func flagsOf(rev uint64, ch Change) (changeFlags, error) {
+// change of revision rev: the value of c/<session>.
+func flagsOf(rev uint64, ch Change) ([]byte, error) {
 	f := changeFlags{Revision: rev, Todos: ch.Todos, Goal: ch.Goal, TaskFile: ch.TaskFile,
 		Queue: ch.Queue, GoalKind: string(ch.GoalKind), Percent: ch.Percent}
 	if ch.Completed != nil {
 		var err error
 		if f.Completed, err = json.Marshal(ch.Completed); err != nil {
-			return changeFlags{}, err
+			return nil, err
 		}
 	}
-	return f, nil
+	return json.Marshal(f)
 }
 
 // apply sets on ch what f says the change told clients.
@@ -354,7 +355,7 @@ func (r *Registry) openTeam(w *Workspace, t *Team) error {
 		_ = cli.Close()
 		return err
 	}
-	w.store, w.team = ts, ts
+	w.store = r.wrap(ts)
 	ts.wg.Add(2)
 	go ts.watchLoop(rev + 1)
 	go ts.probeLoop()
@@ -447,7 +448,7 @@ func (t *teamStore) takeLease(ctx context.Context) error {
 // does not answer, from the live keys last seen. Always false for a folder
 // served by bbolt.
 func (w *Workspace) Alive(identity string) bool {
-	t := w.team
+	t := w.team()
 	if t == nil || identity == "" {
 		return false
 	}
@@ -463,7 +464,10 @@ func (w *Workspace) Alive(identity string) bool {
 // Stale says whether w's state may be behind: a team store that cannot
 // reach etcd serves the last state it saw (docs/team.md, "Faults"). Always
 // false for bbolt.
-func (w *Workspace) Stale() bool { return w.team != nil && w.team.stale.Load() }
+func (w *Workspace) Stale() bool {
+	t := w.team()
+	return t != nil && t.stale.Load()
+}
 
 func (t *teamStore) setStale(v bool) {
 	if t.stale.Swap(v) == v {
@@ -485,7 +489,7 @@ func (t *teamStore) unavailable(what string, err error, write bool) error {
 	if t.ctx.Err() != nil {
 		return t.w.errClosed()
 	}
-	if t.w.team == t {
+	if t.w.store != nil {
 		t.setStale(true)
 	}
 	cause := err
@@ -501,21 +505,21 @@ func (t *teamStore) opCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.ctx, teamOpTimeout)
 }
 
-func (t *teamStore) get(name string) ([]byte, int64, error) {
+func (t *teamStore) Get(name string) (storage.Record, error) {
 	ctx, cancel := t.opCtx()
 	defer cancel()
 	resp, err := t.cli.Get(ctx, t.keys.session(name))
 	if err != nil {
-		return nil, 0, t.unavailable(fmt.Sprintf("reading session %q", name), err, false)
+		return storage.Record{}, t.unavailable(fmt.Sprintf("reading session %q", name), err, false)
 	}
 	t.setStale(false)
 	if len(resp.Kvs) == 0 {
-		return nil, 0, nil
+		return storage.Record{}, nil
 	}
-	return resp.Kvs[0].Value, resp.Kvs[0].ModRevision, nil
+	return storage.Record{Data: resp.Kvs[0].Value, Version: resp.Kvs[0].ModRevision}, nil
 }
 
-func (t *teamStore) list() ([]namedRecord, error) {
+func (t *teamStore) List() ([]storage.Named, error) {
 	ctx, cancel := t.opCtx()
 	defer cancel()
 	resp, err := t.cli.Get(ctx, t.keys.sessions(), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
@@ -523,20 +527,20 @@ func (t *teamStore) list() ([]namedRecord, error) {
 		return nil, t.unavailable("listing sessions", err, false)
 	}
 	t.setStale(false)
-	out := make([]namedRecord, 0, len(resp.Kvs))
+	out := make([]storage.Named, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		name, err := url.PathUnescape(strings.TrimPrefix(string(kv.Key), t.keys.sessions()))
 		if err != nil {
 			continue
 		}
-		out = append(out, namedRecord{name, kv.Value})
+		out = append(out, storage.Named{Name: name, Data: kv.Value})
 	}
 	// Escaped names sort as their keys; sort as the names do.
-	slices.SortFunc(out, func(a, b namedRecord) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(out, func(a, b storage.Named) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
-func (t *teamStore) history(name string, limit int, before uint64) ([][]byte, bool, error) {
+func (t *teamStore) History(name string, limit int, before uint64) ([][]byte, bool, error) {
 	ctx, cancel := t.opCtx()
 	defer cancel()
 	end := clientv3.GetPrefixRangeEnd(t.keys.history(name))
@@ -561,55 +565,53 @@ func (t *teamStore) history(name string, limit int, before uint64) ([][]byte, bo
 	return raw, false, nil
 }
 
-// commit writes p in one Txn, if the session is still at version p.base.
-func (t *teamStore) commit(p *pendingCommit) error {
+// Commit writes p in one Txn, if the session is still at version p.Base.
+func (t *teamStore) Commit(p *storage.Commit) error {
 	ctx, cancel := t.opCtx()
 	defer cancel()
-	sk := t.keys.session(p.name)
-	if p.base == 0 {
+	sk := t.keys.session(p.Session)
+	if p.Base == 0 {
 		n, err := t.cli.Get(ctx, t.keys.sessions(), clientv3.WithPrefix(), clientv3.WithCountOnly())
 		if err != nil {
-			return t.unavailable(fmt.Sprintf("counting the sessions to store session %q", p.name), err, true)
+			return t.unavailable(fmt.Sprintf("counting the sessions to store session %q", p.Session), err, true)
 		}
 		if n.Count >= int64(maxSessions) {
-			return &Error{Code: goal.CodeArgsInvalid, Path: t.w.path,
-				Msg: fmt.Sprintf("session %q would be new, but workspace %s already has %d sessions, the most a folder keeps (%d); use one of its sessions (agentd.sessions lists them)", p.name, t.w.root, n.Count, maxSessions)}
+			return &storage.LimitError{Session: p.Session, Stored: int(n.Count), Max: maxSessions}
 		}
 	}
-	ops := []clientv3.Op{clientv3.OpPut(sk, string(p.data))}
-	idx := t.index(p.name)
+	ops := []clientv3.Op{clientv3.OpPut(sk, string(p.Record))}
+	idx := t.index(p.Session)
 	var rec []byte
 	keep := 0
-	if !p.quiet && (!idx.loaded || idx.last+1 < p.seq) { // events of other daemons to learn first
-		if err := t.catchUp(ctx, p.name, idx); err != nil {
-			return t.unavailable(fmt.Sprintf("reading the history of session %q", p.name), err, true)
+	if ev := p.Event; ev != nil {
+		if !idx.loaded || idx.last+1 < ev.Seq { // events of other daemons to learn first
+			if err := t.catchUp(ctx, p.Session, idx); err != nil {
+				return t.unavailable(fmt.Sprintf("reading the history of session %q", p.Session), err, true)
+			}
 		}
-	}
-	if !p.quiet {
-		rec = p.ev.withSeq(p.seq)
-		keep = idx.keepFrom(p.seq, int64(len(rec)))
-		flags, _ := json.Marshal(p.flags)
-		ops = append(ops, clientv3.OpPut(t.keys.event(p.name, p.seq), string(rec)), clientv3.OpPut(t.keys.change(p.name), string(flags)))
+		rec = ev.Encode(ev.Seq)
+		keep = idx.keepFrom(ev.Seq, int64(len(rec)))
+		ops = append(ops, clientv3.OpPut(t.keys.event(p.Session, ev.Seq), string(rec)), clientv3.OpPut(t.keys.change(p.Session), string(p.Flags)))
 		if keep > 0 {
-			ops = append(ops, clientv3.OpDelete(t.keys.history(p.name), clientv3.WithRange(t.keys.event(p.name, idx.seqs[keep-1]+1))))
+			ops = append(ops, clientv3.OpDelete(t.keys.history(p.Session), clientv3.WithRange(t.keys.event(p.Session, idx.seqs[keep-1]+1))))
 		}
 	}
-	resp, err := t.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(sk), "=", p.base)).
+	resp, err := t.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base)).
 		Then(ops...).Else(clientv3.OpGet(sk)).Commit()
 	if err != nil {
-		return t.unavailable(fmt.Sprintf("writing session %q", p.name), err, true)
+		return t.unavailable(fmt.Sprintf("writing session %q", p.Session), err, true)
 	}
 	t.setStale(false)
 	if !resp.Succeeded {
-		p.fresh, p.freshVer = nil, 0
+		p.Fresh = storage.Record{}
 		if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
-			p.fresh, p.freshVer = kvs[0].Value, kvs[0].ModRevision
+			p.Fresh = storage.Record{Data: kvs[0].Value, Version: kvs[0].ModRevision}
 		}
-		return errConflict
+		return storage.ErrConflict
 	}
-	p.ver = resp.Header.Revision
-	if !p.quiet {
-		idx.add(keep, p.seq, int64(len(rec)))
+	p.Version = resp.Header.Revision
+	if p.Event != nil {
+		idx.add(keep, p.Event.Seq, int64(len(rec)))
 	}
 	return nil
 }
@@ -676,7 +678,7 @@ func (h *histIndex) add(drop int, seq uint64, size int64) {
 	h.last = max(h.last, seq)
 }
 
-func (t *teamStore) close() error {
+func (t *teamStore) Close() error {
 	t.liveMu.Lock()
 	lease := t.lease
 	t.liveMu.Unlock()
@@ -931,7 +933,7 @@ func (w *Workspace) applyRemote(name string, data []byte, ver int64, flags *chan
 // and records it, each machine having its own checkout (docs/team.md).
 func (w *Workspace) watchedTaskFile(g goal.State) *goal.TaskFileInfo {
 	tf := referencedTaskFile(g)
-	if w.team == nil || tf == nil {
+	if w.team() == nil || tf == nil {
 		return tf
 	}
 	id := w.reg.opts.Identity

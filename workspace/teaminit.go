@@ -62,7 +62,7 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 		return TeamInit{}, err
 	}
 	defer w.Release()
-	if w.team != nil {
+	if w.Shared() {
 		return TeamInit{}, fmt.Errorf("workspace %s: a team file appeared while team init ran", root)
 	}
 
@@ -90,7 +90,7 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sessions, err := w.store.list()
+	sessions, err := w.store.List()
 	if err != nil {
 		return TeamInit{}, err
 	}
@@ -118,12 +118,12 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 		return nil
 	}
 	for _, s := range sessions {
-		if _, err := w.decodeSession(s.name, s.data); err != nil {
+		if _, err := w.decodeSession(s.Name, s.Data); err != nil {
 			return TeamInit{}, err
 		}
 		var events [][]byte // newest first, page by page
 		for before := uint64(0); ; {
-			page, more, err := w.store.history(s.name, MaxHistory, before)
+			page, more, err := w.store.History(s.Name, MaxHistory, before)
 			if err != nil {
 				return TeamInit{}, err
 			}
@@ -131,7 +131,7 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 			if !more || len(page) == 0 {
 				break
 			}
-			last, err := w.decodeEvent(s.name, page[len(page)-1])
+			last, err := w.decodeEvent(s.Name, page[len(page)-1])
 			if err != nil {
 				return TeamInit{}, err
 			}
@@ -139,16 +139,16 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 		}
 		slices.Reverse(events) // oldest first
 		for _, data := range events {
-			ev, err := w.decodeEvent(s.name, data)
+			ev, err := w.decodeEvent(s.Name, data)
 			if err != nil {
 				return TeamInit{}, err
 			}
-			if err := add(keys.event(s.name, ev.Seq), data); err != nil {
+			if err := add(keys.event(s.Name, ev.Seq), data); err != nil {
 				return TeamInit{}, err
 			}
 			out.Events++
 		}
-		if err := add(keys.session(s.name), s.data); err != nil {
+		if err := add(keys.session(s.Name), s.Data); err != nil {
 			return TeamInit{}, err
 		}
 		out.Sessions++
