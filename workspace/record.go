@@ -322,34 +322,38 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 		}
 	}
 	for _, t := range g.Turns {
-		rec.Turns = append(rec.Turns, turnRecord{
-			ID:            t.ID,
-			Origin:        string(t.Origin),
-			Agent:         t.Agent,
-			GoalDriven:    t.GoalDriven,
-			GoalID:        t.GoalID,
-			DrivenGoalID:  t.DrivenGoalID,
-			Starter:       t.Starter,
-			Counted:       t.Counted,
-			Steps:         t.Steps,
-			StepOpen:      t.StepOpen,
-			GraceGiven:    t.GraceGiven,
-			InGrace:       t.InGrace,
-			Ended:         t.Ended,
-			Detached:      t.Detached,
-			Owner:         t.Owner,
-			LastStepBegin: stepBeginRecord(t.LastStepBegin),
-			LastStepEnd: stepEndRecord{
-				StopTurn:     t.LastStepEnd.StopTurn,
-				GraceStep:    t.LastStepEnd.GraceStep,
-				Step:         t.LastStepEnd.Step,
-				OutputTokens: t.LastStepEnd.OutputTokens,
-				Finish:       string(t.LastStepEnd.Finish),
-			},
-			Continuation: string(t.Continuation),
-		})
+		rec.Turns = append(rec.Turns, turnToRecord(t))
 	}
 	return rec
+}
+
+func turnToRecord(t goal.Turn) turnRecord {
+	return turnRecord{
+		ID:            t.ID,
+		Origin:        string(t.Origin),
+		Agent:         t.Agent,
+		GoalDriven:    t.GoalDriven,
+		GoalID:        t.GoalID,
+		DrivenGoalID:  t.DrivenGoalID,
+		Starter:       t.Starter,
+		Counted:       t.Counted,
+		Steps:         t.Steps,
+		StepOpen:      t.StepOpen,
+		GraceGiven:    t.GraceGiven,
+		InGrace:       t.InGrace,
+		Ended:         t.Ended,
+		Detached:      t.Detached,
+		Owner:         t.Owner,
+		LastStepBegin: stepBeginRecord(t.LastStepBegin),
+		LastStepEnd: stepEndRecord{
+			StopTurn:     t.LastStepEnd.StopTurn,
+			GraceStep:    t.LastStepEnd.GraceStep,
+			Step:         t.LastStepEnd.Step,
+			OutputTokens: t.LastStepEnd.OutputTokens,
+			Finish:       string(t.LastStepEnd.Finish),
+		},
+		Continuation: string(t.Continuation),
+	}
 }
 
 // personLimitsFromRecord is the person's limits of r; without them (a
@@ -411,41 +415,45 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 		}
 	}
 	for _, r := range rec.Turns {
-		t := goal.Turn{
-			ID:           r.ID,
-			Origin:       goal.Origin(r.Origin),
-			Agent:        r.Agent,
-			GoalDriven:   r.GoalDriven,
-			GoalID:       r.GoalID,
-			DrivenGoalID: r.DrivenGoalID,
-			Starter:      r.Starter,
-			Counted:      r.Counted,
-			Steps:        r.Steps,
-			StepOpen:     r.StepOpen,
-			GraceGiven:   r.GraceGiven,
-			InGrace:      r.InGrace,
-			Ended:        r.Ended,
-			Detached:     r.Detached,
-			Owner:        r.Owner,
-			Continuation: goal.Continuation(r.Continuation),
-		}
-		// goal's step records are unexported types: set field by field.
-		b := r.LastStepBegin
-		t.LastStepBegin.FirstStep = b.FirstStep
-		t.LastStepBegin.GoalReminderDue = b.GoalReminderDue
-		t.LastStepBegin.TaskFileChanged = b.TaskFileChanged
-		t.LastStepBegin.CancelNoticeDue = b.CancelNoticeDue
-		t.LastStepBegin.GraceStep = b.GraceStep
-		t.LastStepBegin.WrapUpDue = b.WrapUpDue
-		e := r.LastStepEnd
-		t.LastStepEnd.StopTurn = e.StopTurn
-		t.LastStepEnd.GraceStep = e.GraceStep
-		t.LastStepEnd.Step = e.Step
-		t.LastStepEnd.OutputTokens = e.OutputTokens
-		t.LastStepEnd.Finish = goal.FinishReason(e.Finish)
-		g.Turns = append(g.Turns, t)
+		g.Turns = append(g.Turns, turnFromRecord(r))
 	}
 	return g
+}
+
+func turnFromRecord(r turnRecord) goal.Turn {
+	t := goal.Turn{
+		ID:           r.ID,
+		Origin:       goal.Origin(r.Origin),
+		Agent:        r.Agent,
+		GoalDriven:   r.GoalDriven,
+		GoalID:       r.GoalID,
+		DrivenGoalID: r.DrivenGoalID,
+		Starter:      r.Starter,
+		Counted:      r.Counted,
+		Steps:        r.Steps,
+		StepOpen:     r.StepOpen,
+		GraceGiven:   r.GraceGiven,
+		InGrace:      r.InGrace,
+		Ended:        r.Ended,
+		Detached:     r.Detached,
+		Owner:        r.Owner,
+		Continuation: goal.Continuation(r.Continuation),
+	}
+	// goal's step records are unexported types: set field by field.
+	b := r.LastStepBegin
+	t.LastStepBegin.FirstStep = b.FirstStep
+	t.LastStepBegin.GoalReminderDue = b.GoalReminderDue
+	t.LastStepBegin.TaskFileChanged = b.TaskFileChanged
+	t.LastStepBegin.CancelNoticeDue = b.CancelNoticeDue
+	t.LastStepBegin.GraceStep = b.GraceStep
+	t.LastStepBegin.WrapUpDue = b.WrapUpDue
+	e := r.LastStepEnd
+	t.LastStepEnd.StopTurn = e.StopTurn
+	t.LastStepEnd.GraceStep = e.GraceStep
+	t.LastStepEnd.Step = e.Step
+	t.LastStepEnd.OutputTokens = e.OutputTokens
+	t.LastStepEnd.Finish = goal.FinishReason(e.Finish)
+	return t
 }
 
 // encodeEvent returns the stored record of ev.
