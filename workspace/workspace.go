@@ -63,7 +63,7 @@ type Workspace struct {
 	root      string
 	dir       string            // <StateDir>/workspaces/<wsfolder.FolderKey(root)>
 	path      string            // dir/state.db, or what names a team's etcd state
-	store     storage.Interface // the state file's (backend.go) or the team's (team.go)
+	store     storage.Interface // the state file's (boltstore.go) or the team's (team.go)
 	recovered string
 	approved  approvals // the approved check commands (approvals.go)
 
@@ -306,12 +306,13 @@ func (w *Workspace) View(session string) (Session, error) {
 // the transaction are written again without it. fn runs under the session
 // lock: it must be quick, do no I/O and not call Update of the same session.
 //
-// A team folder (docs/team.md) writes with compare-and-set: when another
-// daemon wrote the session since this one read it, fn runs again on what
-// that daemon wrote (at most maxUpdateAttempts times), so fn must be pure:
-// set what it reports to the caller, never accumulate across calls. With
-// etcd unreachable the change fails with an *Error of code CodeUnavailable
-// wrapping ErrNotSaved, and nothing is written on this machine.
+// The store's commit is compare-and-set (storage.Interface states the
+// contract): when the session changed since it was read (another daemon
+// of a team wrote it), fn runs again on what is stored now, at most
+// maxUpdateAttempts times, so fn must be pure: set what it reports to the
+// caller, never accumulate across calls. With etcd unreachable the change
+// fails with an *Error of code CodeUnavailable wrapping ErrNotSaved, and
+// nothing is written on this machine.
 func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) (Session, error) {
 	name := sessionName(session)
 	if w.closed.Load() {
