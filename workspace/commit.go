@@ -10,9 +10,9 @@ import (
 )
 
 // Group commit (docs/performance.md, "Group commit"; docs/reliability.md,
-// Durability). Every Update hands its encoded change to commit, which
-// returns once a bbolt transaction holding it has committed (fsynced) or
-// failed. One Update at a time leads: it writes every change waiting in
+// Durability). Every commit of the state file's store (boltStore.Commit,
+// called by Update) returns once a bbolt transaction holding it has
+// committed (fsynced) or failed. One Update at a time leads: it writes every change waiting in
 // the queue, its own first, in one transaction, so changes of different
 // sessions that arrive while a commit is being written and fsynced share
 // the next one, and one fsync serves them all. A change that finds no

@@ -1,8 +1,6 @@
 package workspace
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"go.etcd.io/bbolt"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
@@ -457,64 +453,6 @@ func (w *Workspace) commitError(name string, st *sessionState, c *storage.Commit
 		return err
 	}
 	return fmt.Errorf("%w: session %q of workspace %s: %w", ErrNotSaved, name, w.root, err)
-}
-
-// history is what a session's history holds: the total size of its stored
-// records, valid once counted.
-type history struct {
-	bytes   int64
-	counted bool
-}
-
-// appendEvent appends ev to the history of session name, with the next
-// sequence number of its bucket, and deletes the oldest events until at
-// most maxHistory are kept and they take at most maxHistoryBytes; the new
-// event itself is never deleted. held is the history's size before the
-// append (counted here when it is not yet) and is updated to the size
-// after it; the caller keeps it only when the transaction commits.
-func appendEvent(tx *bbolt.Tx, name string, ev *storage.Event, held *history) error {
-	hb, err := tx.Bucket(bucketHistory).CreateBucketIfNotExists([]byte(name))
-	if err != nil {
-		return err
-	}
-	// Events are only appended at the end: fill pages fully when they split
-	// (bbolt's default, half, would leave every page of small events half
-	// empty and double the file).
-	hb.FillPercent = 1.0
-	if !held.counted {
-		held.bytes = 0
-		if err := hb.ForEach(func(_, v []byte) error { held.bytes += int64(len(v)); return nil }); err != nil {
-			return err
-		}
-		held.counted = true
-	}
-	seq, err := hb.NextSequence()
-	if err != nil {
-		return err
-	}
-	data := ev.Encode(seq)
-	newest := seqKey(seq)
-	if err := hb.Put(newest, data); err != nil {
-		return err
-	}
-	held.bytes += int64(len(data))
-	// Keys are contiguous sequence numbers, oldest first: the events at or
-	// below cut are beyond the count; others go while the bytes are over.
-	var cut uint64
-	if seq > uint64(maxHistory) {
-		cut = seq - uint64(maxHistory)
-	}
-	c := hb.Cursor()
-	for k, v := c.First(); k != nil && !bytes.Equal(k, newest); k, v = c.First() {
-		if len(k) == 8 && binary.BigEndian.Uint64(k) > cut && held.bytes <= maxHistoryBytes {
-			break
-		}
-		held.bytes -= int64(len(v))
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Sessions returns every stored session (not the fresh ones only read by
