@@ -17,14 +17,19 @@ import (
 
 // newTestClient is a client of a daemon service in a temporary state
 // directory, with one folder open; it returns the folder's real path.
-func newTestClient(t *testing.T) (*commands.Client, string) {
+// mods change the workspace options.
+func newTestClient(t *testing.T, mods ...func(*workspace.Options)) (*commands.Client, string) {
 	t.Helper()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "work")
 	if err := os.Mkdir(root, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	svc := service.New(workspace.Options{StateDir: filepath.Join(dir, "state")}, service.Daemon)
+	opts := workspace.Options{StateDir: filepath.Join(dir, "state")}
+	for _, m := range mods {
+		m(&opts)
+	}
+	svc := service.New(opts, service.Daemon)
 	t.Cleanup(func() { svc.Close() })
 	cl := commands.NewClient(svc, commands.Defaults{})
 	t.Cleanup(cl.Close)

@@ -19,9 +19,9 @@ var budgetWarningPercents = [...]int{FirstBudgetWarning, FinalBudgetWarning}
 // of a goal has fired; changing a budget's limit sets its value back to 0
 // (docs/runtime.md §2.4.4).
 type BudgetWarned struct {
-	Turns     int `json:"turns,omitempty"`
-	Tokens    int `json:"tokens,omitempty"`
-	WallClock int `json:"wallClock,omitempty"`
+	Turns     int
+	Tokens    int
+	WallClock int
 }
 
 // Checkboxes counts the Markdown checkboxes of a task file

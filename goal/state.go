@@ -7,9 +7,9 @@ import (
 )
 
 // State is everything the goal runtime keeps for one session (docs/runtime.md §2).
-// The workspace package stores it in record types of its own (the JSON tags
-// here are not the stored format), so fields may be renamed freely; a new
-// field needs its record field there, which a workspace test demands.
+// The workspace package stores it in record types of its own, so fields
+// may be renamed freely; a new field needs its record field there, which a
+// workspace test demands.
 // Change it only through its methods; each method that mutates it returns the visible
 // changes (see Change), but every call may also update bookkeeping (turn
 // records, markers, the settled wall clock), so persist the State after
@@ -17,66 +17,66 @@ import (
 type State struct {
 	// Goal is the current goal, nil when there is none. A complete goal stays
 	// current until replaced or cleared by the user (docs/runtime.md §2.3).
-	Goal *Goal `json:"goal"`
+	Goal *Goal
 	// CancelNoticePending: a user cancel happened; the next step of the main
 	// agent gets the goal_cancelled injection (docs/runtime.md §2.3).
-	CancelNoticePending bool `json:"cancelNoticePending,omitempty"`
+	CancelNoticePending bool
 	// ContinuationOutstanding: a continuation was returned and no main-agent
 	// turn has begun since (docs/runtime.md §2.5: only one may be outstanding).
-	ContinuationOutstanding bool `json:"continuationOutstanding,omitempty"`
+	ContinuationOutstanding bool
 	// Turns are the live turns and the last MaxEndedTurns ended ones, oldest
 	// first, so that lifecycle calls are idempotent per turnId.
-	Turns []Turn `json:"turns,omitempty"`
+	Turns []Turn
 	// Queue is the session's upcoming goals, first first (docs/runtime.md
 	// §2.9); at most MaxQueuedGoals.
-	Queue []QueuedGoal `json:"queue,omitempty"`
+	Queue []QueuedGoal
 	// AutoAdvanceOff: the user turned auto-advance off, so a complete goal
 	// stays current (docs/runtime.md §2.9). The zero value is on.
-	AutoAdvanceOff bool `json:"autoAdvanceOff,omitempty"`
+	AutoAdvanceOff bool
 }
 
 // Goal is the stored form of a goal. Clients see it as a Snapshot.
 type Goal struct {
-	ID                  string    `json:"id"`
-	Objective           string    `json:"objective"`
-	CompletionCriterion string    `json:"completionCriterion,omitempty"`
-	Status              Status    `json:"status"`
-	TurnsUsed           int64     `json:"turnsUsed"`
-	TokensUsed          int64     `json:"tokensUsed"`           // output tokens of goal-driven steps (§2.4)
-	WallClockMs         int64     `json:"wallClockMs"`          // settled at every call (§2.4; see settle)
-	ActiveSince         time.Time `json:"activeSince,omitzero"` // while active: wall time of the running stretch's start
-	Limits              Limits    `json:"limits"`
+	ID                  string
+	Objective           string
+	CompletionCriterion string
+	Status              Status
+	TurnsUsed           int64
+	TokensUsed          int64     // output tokens of goal-driven steps (§2.4)
+	WallClockMs         int64     // settled at every call (§2.4; see settle)
+	ActiveSince         time.Time // while active: wall time of the running stretch's start
+	Limits              Limits
 	// PersonLimits are the limits a person set, per budget (docs/runtime.md
 	// §2.11): a field is set when that budget is the person's, and it is
 	// the most the model's SetGoalBudget may make the limit; a field that
 	// is nil while Limits has one is a limit the model set. A person's
 	// budget change sets the fields it names, an undo the fields it
 	// changes.
-	PersonLimits   Limits        `json:"personLimits"`
-	TerminalReason string        `json:"terminalReason,omitempty"`
-	TaskFile       *TaskFileInfo `json:"taskFile,omitempty"`
-	Check          *Check        `json:"check,omitempty"` // the verification command, nil for none (§2.10)
-	CreatedAt      time.Time     `json:"createdAt"`
-	UpdatedAt      time.Time     `json:"updatedAt"` // last status, budget, check or task-file change; not counters
-	LastActor      Actor         `json:"lastActor"`
+	PersonLimits   Limits
+	TerminalReason string
+	TaskFile       *TaskFileInfo
+	Check          *Check // the verification command, nil for none (§2.10)
+	CreatedAt      time.Time
+	UpdatedAt      time.Time // last status, budget, check or task-file change; not counters
+	LastActor      Actor
 	// ActiveClock and ActiveMono are, while active, the monotonic reading
 	// at the running stretch's start and the clock it was read from (see
 	// Instant); live wall clock = WallClockMs + the stretch (see running).
 	// "" and 0 in a state written by an agentd before these stamps.
-	ActiveClock string        `json:"activeClock,omitempty"`
-	ActiveMono  time.Duration `json:"activeMono,omitempty"` // nanoseconds
+	ActiveClock string
+	ActiveMono  time.Duration // nanoseconds
 	// BudgetWarned: the warning thresholds each budget has fired, and
 	// WrapUpDue: the wrap-up note is due at the next main-agent step
 	// (docs/runtime.md §2.4.4).
-	BudgetWarned BudgetWarned `json:"budgetWarned"`
-	WrapUpDue    bool         `json:"wrapUpDue,omitempty"`
+	BudgetWarned BudgetWarned
+	WrapUpDue    bool
 	// Progressed: the todo list or the task file changed since the last
 	// goal turn ended; QuietTurns: goal turns in a row that ended without
 	// such a change; Stalled: QuietTurns reached the stallTurns setting
 	// (docs/runtime.md §2.4.5).
-	Progressed bool `json:"progressed,omitempty"`
-	QuietTurns int  `json:"quietTurns,omitempty"`
-	Stalled    bool `json:"stalled,omitempty"`
+	Progressed bool
+	QuietTurns int
+	Stalled    bool
 }
 
 // MainAgent is the agent id that gets goal tools, reminders and goal

@@ -46,59 +46,59 @@ const (
 // Turn is the record of one live or recently ended turn, kept so that
 // lifecycle calls are idempotent per turnId. Read-only for callers.
 type Turn struct {
-	ID     string `json:"id"`
-	Origin Origin `json:"origin"`
-	Agent  string `json:"agent"`
+	ID     string
+	Origin Origin
+	Agent  string
 	// GoalDriven: the turn began while the goal was active and within its
 	// budgets (docs/runtime.md §2.4).
-	GoalDriven bool `json:"goalDriven,omitempty"`
+	GoalDriven bool
 	// GoalID is the goal the turn works for: the goal at turn begin, or the
 	// goal the model made active in the turn (stale-call guard, §2.8).
-	GoalID string `json:"goalId,omitempty"`
+	GoalID string
 	// DrivenGoalID is the goal whose turns and tokens this turn counts
 	// toward: the goal of a goal-driven turn, or the goal that became active
 	// during the turn (a starter turn). "" for an ordinary turn.
-	DrivenGoalID string `json:"drivenGoalId,omitempty"`
-	Starter      bool   `json:"starter,omitempty"` // counts +1 at turn end if it ends normally
-	Counted      bool   `json:"counted,omitempty"` // turnsUsed of DrivenGoalID includes this turn
-	Steps        int    `json:"steps,omitempty"`   // steps begun
-	StepOpen     bool   `json:"stepOpen,omitempty"`
-	GraceGiven   bool   `json:"graceGiven,omitempty"` // the one grace step was granted
-	InGrace      bool   `json:"inGrace,omitempty"`    // the grace step is due or running
-	Ended        bool   `json:"ended,omitempty"`
+	DrivenGoalID string
+	Starter      bool // counts +1 at turn end if it ends normally
+	Counted      bool // turnsUsed of DrivenGoalID includes this turn
+	Steps        int  // steps begun
+	StepOpen     bool
+	GraceGiven   bool // the one grace step was granted
+	InGrace      bool // the grace step is due or running
+	Ended        bool
 	// Detached: the turn is driven from outside any agentd connection (an
 	// agent's hooks, docs/hooks.md): no connection's end ends it, and a
 	// restart of agentd leaves it live (RecoverAfterRestart).
-	Detached bool `json:"detached,omitempty"`
+	Detached bool
 	// Owner is the clock (Instant.Clock) of the agentd process that began
 	// the turn: a turn that is not detached is live only while that process
 	// runs (docs/runtime.md §2.3.2). "" in a state written before
 	// owners were recorded: the turn is no running process's.
-	Owner string `json:"owner,omitempty"`
+	Owner string
 
-	LastStepBegin stepBeginRecord `json:"lastStepBegin"`
-	LastStepEnd   stepEndRecord   `json:"lastStepEnd"`
-	Continuation  Continuation    `json:"continuation,omitempty"` // what the turn end returned
+	LastStepBegin stepBeginRecord
+	LastStepEnd   stepEndRecord
+	Continuation  Continuation // what the turn end returned
 }
 
 type stepBeginRecord struct {
-	FirstStep       bool `json:"firstStep,omitempty"`
-	GoalReminderDue bool `json:"goalReminderDue,omitempty"`
-	TaskFileChanged bool `json:"taskFileChanged,omitempty"`
-	CancelNoticeDue bool `json:"cancelNoticeDue,omitempty"`
-	GraceStep       bool `json:"graceStep,omitempty"`
-	WrapUpDue       bool `json:"wrapUpDue,omitempty"`
+	FirstStep       bool
+	GoalReminderDue bool
+	TaskFileChanged bool
+	CancelNoticeDue bool
+	GraceStep       bool
+	WrapUpDue       bool
 }
 
 // stepEndRecord is the answer of a turn's last step end and what that call
 // was (which step, its tokens and finish reason), so that a step end on an
 // ended turn can tell a retry from a late call.
 type stepEndRecord struct {
-	StopTurn     bool         `json:"stopTurn,omitempty"`
-	GraceStep    bool         `json:"graceStep,omitempty"`
-	Step         int          `json:"step,omitempty"` // the step it ended (1 = first)
-	OutputTokens int64        `json:"outputTokens,omitempty"`
-	Finish       FinishReason `json:"finish,omitempty"`
+	StopTurn     bool
+	GraceStep    bool
+	Step         int // the step it ended (1 = first)
+	OutputTokens int64
+	Finish       FinishReason
 }
 
 // isRetryOf reports whether a step end of step with outputTokens and finish

@@ -26,7 +26,9 @@ var importRules = map[string][]string{
 	"goal":                 {module + "commands/protocol", module + "jsonin", "github.com/google/uuid"},
 	"reminder":             {module + "commands/protocol", module + "todo", module + "goal"},
 	"workspace/wsfolder":   {},
-	"workspace":            {module + "todo", module + "goal", module + "workspace/wsfolder", "go.etcd.io/bbolt", "go.etcd.io/etcd/client/v3", "go.uber.org/zap"},
+	"workspace/storage":    {},
+	"workspace/storetest":  {module + "workspace/storage"},
+	"workspace":            {module + "todo", module + "goal", module + "workspace/wsfolder", module + "workspace/storage", "go.etcd.io/bbolt", "go.etcd.io/etcd/client/v3", "go.uber.org/zap"},
 	"workspace/taskfile":   {module + "goal", module + "workspace", "github.com/fsnotify/fsnotify"},
 	"service":              {module + "commands/protocol", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "workspace/taskfile"},
 	"caller":               {},
@@ -54,9 +56,12 @@ var importRules = map[string][]string{
 var testOnly = []string{"github.com/google/go-cmp/"}
 
 // testImports may also be imported by the _test.go files of one package:
-// only workspace's tests start etcd members in their own process.
+// only workspace's tests start etcd members in their own process; the
+// stores' conformance suite runs in workspace's tests, and the store that
+// refuses every first commit under the commands' handler table.
 var testImports = map[string][]string{
-	"workspace": {module + "tests/etcdtest"},
+	"workspace": {module + "tests/etcdtest", module + "workspace/storetest"},
+	"commands":  {module + "workspace/storetest"},
 }
 
 func TestImportRules(t *testing.T) {

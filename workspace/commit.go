@@ -2,18 +2,17 @@ package workspace
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 
 	"go.etcd.io/bbolt"
 
-	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/workspace/storage"
 )
 
 // Group commit (docs/performance.md, "Group commit"; docs/reliability.md,
-// Durability). Every Update hands its encoded change to commit, which
-// returns once a bbolt transaction holding it has committed (fsynced) or
-// failed. One Update at a time leads: it writes every change waiting in
+// Durability). Every commit of the state file's store (boltStore.Commit,
+// called by Update) returns once a bbolt transaction holding it has
+// committed (fsynced) or failed. One Update at a time leads: it writes every change waiting in
 // the queue, its own first, in one transaction, so changes of different
 // sessions that arrive while a commit is being written and fsynced share
 // the next one, and one fsync serves them all. A change that finds no
@@ -31,26 +30,12 @@ var errNothingToCommit = errors.New("nothing to commit")
 
 // pendingCommit is one session's change waiting for its transaction.
 type pendingCommit struct {
-	name   string
-	data   []byte       // the session record
-	ev     encodedEvent // the history event, unless quiet
-	quiet  bool         // no event
-	before history      // the history's size before the change (the session's)
-
-	// For a team store (team.go): the event's Seq (the session's new
-	// Revision), the version the change was made on, and what clients of
-	// other daemons are told; set on return: ver once committed, fresh and
-	// freshVer on errConflict.
-	seq      uint64
-	base     int64
-	flags    changeFlags
-	ver      int64
-	fresh    []byte
-	freshVer int64
+	c      *storage.Commit
+	before history // the history's size before the change (the session's)
 
 	// Set by the leader before wake is closed.
 	held history // the history's size after the change, once committed
-	err  error   // nil: committed; else an *Error refusal or an ErrNotSaved error
+	err  error   // nil: committed; else a *storage.LimitError or the cause
 	done bool    // false: woken to lead the next transaction
 	wake chan struct{}
 
@@ -64,11 +49,22 @@ type groupCommit struct {
 	leading bool // a leader is writing a transaction; queue is empty when false
 }
 
-// commit writes p, alone or with other sessions' changes, and returns its
-// outcome (p.err; p.held when committed). p.name's session lock must be
-// held.
-func (w *Workspace) commit(p *pendingCommit) error {
-	g := &w.group
+// Commit writes c, alone or with other sessions' changes. c.Session's
+// commits must not run concurrently (storage.Interface).
+func (b *boltStore) Commit(c *storage.Commit) error {
+	p := &pendingCommit{c: c, before: b.historyOf(c.Session)}
+	if err := b.commit(p); err != nil {
+		return err
+	}
+	if c.Event != nil {
+		b.setHistory(c.Session, p.held)
+	}
+	return nil
+}
+
+// commit writes p and returns its outcome (p.err; p.held when committed).
+func (b *boltStore) commit(p *pendingCommit) error {
+	g := &b.group
 	p.wake = make(chan struct{})
 	g.mu.Lock()
 	g.queue = append(g.queue, p)
@@ -89,7 +85,7 @@ func (w *Workspace) commit(p *pendingCommit) error {
 	g.queue = g.queue[n:]
 	g.mu.Unlock()
 
-	w.commitGroup(batch)
+	b.commitGroup(batch)
 
 	g.mu.Lock()
 	if len(g.queue) > 0 {
@@ -110,20 +106,20 @@ func (w *Workspace) commit(p *pendingCommit) error {
 //
 // A panic in bbolt becomes the error of the batch (protect), so that the
 // queue always gets its next leader.
-func (w *Workspace) commitGroup(batch []*pendingCommit) {
-	err := protect(func() error { return w.db.Update(w.writeBatch(batch)) })
+func (b *boltStore) commitGroup(batch []*pendingCommit) {
+	err := protect(func() error { return b.db.Update(b.writeBatch(batch)) })
 	if errors.Is(err, errNothingToCommit) {
 		err = nil
 	}
 	if err != nil && len(batch) > 1 {
 		for i := range batch {
-			w.commitGroup(batch[i : i+1])
+			b.commitGroup(batch[i : i+1])
 		}
 		return
 	}
 	for _, p := range batch {
 		if err != nil {
-			p.err = fmt.Errorf("%w: session %q of workspace %s: %w", ErrNotSaved, p.name, w.root, err)
+			p.err = err
 		}
 		if !p.leads {
 			p.done = true
@@ -133,32 +129,32 @@ func (w *Workspace) commitGroup(batch []*pendingCommit) {
 }
 
 // writeBatch returns the transaction function that writes batch.
-func (w *Workspace) writeBatch(batch []*pendingCommit) func(*bbolt.Tx) error {
+func (b *boltStore) writeBatch(batch []*pendingCommit) func(*bbolt.Tx) error {
 	return func(tx *bbolt.Tx) error {
 		// This function must leave nothing behind when its transaction
 		// fails: every attempt starts from the pending changes as queued.
-		b := tx.Bucket(bucketSessions)
+		sb := tx.Bucket(bucketSessions)
 		wrote := false
 		stored, added := -1, 0 // sessions stored before this transaction (counted on first need), and new ones in it
 		for _, p := range batch {
 			p.held, p.err = p.before, nil
-			if b.Get([]byte(p.name)) == nil {
+			name := []byte(p.c.Session)
+			if sb.Get(name) == nil {
 				if stored < 0 {
-					stored = b.Stats().KeyN // committed pages only: the new ones of this transaction are added
+					stored = sb.Stats().KeyN // committed pages only: the new ones of this transaction are added
 				}
 				if n := stored + added; n >= maxSessions {
-					p.err = &Error{Code: goal.CodeArgsInvalid, Path: w.path,
-						Msg: fmt.Sprintf("session %q would be new, but workspace %s already has %d sessions, the most a folder keeps (%d); use one of its sessions (agentd.sessions lists them)", p.name, w.root, n, maxSessions)}
+					p.err = &storage.LimitError{Session: p.c.Session, Stored: n, Max: maxSessions}
 					continue
 				}
 				added++
 			}
 			wrote = true
-			if err := b.Put([]byte(p.name), p.data); err != nil {
+			if err := sb.Put(name, p.c.Record); err != nil {
 				return err
 			}
-			if !p.quiet {
-				if err := appendEvent(tx, p.name, p.ev, &p.held); err != nil {
+			if p.c.Event != nil {
+				if err := appendEvent(tx, p.c.Session, p.c.Event, &p.held); err != nil {
 					return err
 				}
 			}

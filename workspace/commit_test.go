@@ -20,7 +20,7 @@ import (
 // behind it, until the returned function is called.
 func holdWriter(t *testing.T, w *Workspace) (release func()) {
 	t.Helper()
-	tx, err := w.db.Begin(true)
+	tx, err := boltOf(t, w).db.Begin(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,16 +34,16 @@ func holdWriter(t *testing.T, w *Workspace) (release func()) {
 func awaitGroup(t *testing.T, w *Workspace, queued int) {
 	t.Helper()
 	waitFor(t, fmt.Sprintf("%d changes queued behind a leader", queued), func() bool {
-		w.group.mu.Lock()
-		defer w.group.mu.Unlock()
-		return w.group.leading && len(w.group.queue) == queued
+		boltOf(t, w).group.mu.Lock()
+		defer boltOf(t, w).group.mu.Unlock()
+		return boltOf(t, w).group.leading && len(boltOf(t, w).group.queue) == queued
 	})
 }
 
 // lastTx returns the id of the last committed transaction.
 func lastTx(t *testing.T, w *Workspace) (id int) {
 	t.Helper()
-	if err := w.db.View(func(tx *bbolt.Tx) error { id = tx.ID(); return nil }); err != nil {
+	if err := boltOf(t, w).db.View(func(tx *bbolt.Tx) error { id = tx.ID(); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -183,8 +183,8 @@ func TestGroupCommitFailureIsolated(t *testing.T) {
 		}
 		// The failed attempt's history sizes are not kept.
 		name := fmt.Sprint("s", i)
-		if _, size := storedHistory(t, w, name); w.state(name).historyBytes != size {
-			t.Errorf("history bytes counted for %s: %d, stored %d", name, w.state(name).historyBytes, size)
+		if _, size := storedHistory(t, w, name); boltOf(t, w).historyOf(name).bytes != size {
+			t.Errorf("history bytes counted for %s: %d, stored %d", name, boltOf(t, w).historyOf(name).bytes, size)
 		}
 	}
 	mu.Lock()

@@ -73,37 +73,38 @@ func freeSpace(db *bbolt.DB, path string) (size, free int64, err error) {
 	return fi.Size(), int64(st.FreePageN+st.PendingPageN) * int64(db.Info().PageSize), nil
 }
 
-// compactIfSparse compacts w's store when it is larger than compactMinSize
-// and more than half free (see above). It runs during openStore, before
-// anything else uses w.db, and replaces w.db when it compacted. Failures
-// are logged: the original file stays in use.
-func (r *Registry) compactIfSparse(w *Workspace) {
+// compactIfSparse compacts db, w's state file, when it is larger than
+// compactMinSize and more than half free (see above). It runs during
+// openStore, before anything else uses db, and returns the handle to use:
+// the compacted file's, or db when it did not compact. Failures are
+// logged: the original file stays in use.
+func (r *Registry) compactIfSparse(w *Workspace, db *bbolt.DB) *bbolt.DB {
 	removeCompactLeftovers(w.dir, r)
-	size, free, err := freeSpace(w.db, w.path)
+	size, free, err := freeSpace(db, w.path)
 	if err != nil {
 		r.log.Warn("cannot measure the state file's free space; not compacting", "workspace", w.root, "path", w.path, "err", err)
-		return
+		return db
 	}
 	if size <= compactMinSize || free*2 <= size {
-		return
+		return db
 	}
-	db, err := r.compact(w)
+	compacted, err := r.compact(w, db)
 	if err != nil {
 		r.log.Warn("compacting the state file failed; going on with it as it is", "workspace", w.root, "path", w.path, "err", err)
-		return
+		return db
 	}
 	after := int64(0)
 	if fi, err := os.Stat(w.path); err == nil {
 		after = fi.Size()
 	}
 	r.log.Info("state file compacted", "workspace", w.root, "path", w.path, "bytesBefore", size, "freeBefore", free, "bytesAfter", after)
-	w.db = db
+	return compacted
 }
 
-// compact writes a compacted copy of w.db, renames it over w.path and
-// returns its handle; w.db is closed on success. On failure w.db is
+// compact writes a compacted copy of src, renames it over w.path and
+// returns its handle; src is closed on success. On failure src is
 // untouched and the copy removed.
-func (r *Registry) compact(w *Workspace) (db *bbolt.DB, err error) {
+func (r *Registry) compact(w *Workspace, src *bbolt.DB) (db *bbolt.DB, err error) {
 	tmp := filepath.Join(w.dir, compactPrefix+strconv.Itoa(os.Getpid()))
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -121,13 +122,13 @@ func (r *Registry) compact(w *Workspace) (db *bbolt.DB, err error) {
 			}
 		}
 	}()
-	if err := bbolt.Compact(dst, w.db, compactTxBytes); err != nil {
+	if err := bbolt.Compact(dst, src, compactTxBytes); err != nil {
 		return nil, fmt.Errorf("copying into %s: %w", tmp, err)
 	}
 	if err := dst.Sync(); err != nil {
 		return nil, fmt.Errorf("syncing %s: %w", tmp, err)
 	}
-	if err := sameKeys(w.db, dst); err != nil {
+	if err := sameKeys(src, dst); err != nil {
 		return nil, fmt.Errorf("the copy %s differs from the original: %w", tmp, err)
 	}
 	fi, err := os.Stat(tmp)
@@ -147,7 +148,7 @@ func (r *Registry) compact(w *Workspace) (db *bbolt.DB, err error) {
 		// holds the same data.
 		r.log.Warn("cannot sync the state directory after compacting", "dir", w.dir, "err", err)
 	}
-	if err := w.db.Close(); err != nil {
+	if err := src.Close(); err != nil {
 		r.log.Warn("closing the state file replaced by its compacted copy", "path", w.path, "err", err)
 	}
 	return dst, nil

@@ -49,7 +49,8 @@
 // the same records under /agentd/<team id>/, compare-and-set writes, a
 // watch that relays the changes of other daemons to this process's
 // subscribers, and a lease per daemon for the restart rule. The store
-// behind a Workspace is the backend interface (backend.go). That holds on a
+// behind a Workspace is one storage.Interface (workspace/storage): the
+// state file's (boltstore.go) or the team's. That holds on a
 // machine only once its person accepted the file's exact bytes
 // (teamaccept.go: AcceptTeam, Reopen); until then the bbolt file serves the
 // folder and TeamFileNotice says why.

@@ -113,7 +113,7 @@ func mustHistoryPage(t testing.TB, w *Workspace, name string, limit int, before 
 // the total size of their records, read from the file.
 func storedHistory(t testing.TB, w *Workspace, name string) (events int, size int64) {
 	t.Helper()
-	err := w.db.View(func(tx *bbolt.Tx) error {
+	err := boltOf(t, w).db.View(func(tx *bbolt.Tx) error {
 		hb := tx.Bucket(bucketHistory).Bucket([]byte(name))
 		if hb == nil {
 			return nil
@@ -158,4 +158,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// boltOf is the state file's store of w.
+func boltOf(t testing.TB, w *Workspace) *boltStore {
+	t.Helper()
+	b, ok := w.store.(*boltStore)
+	if !ok {
+		t.Fatalf("workspace %s is served by %T, not its state file", w.root, w.store)
+	}
+	return b
 }

@@ -23,16 +23,28 @@ import (
 // them against testdata/record.golden.json and that every domain field
 // survives a round trip.
 
-// sessionRecord is the value of sessions/<name>.
+// sessionRecord is the value of sessions/<name>. It is made of the parts
+// of a session that change independently (docs/team.md, "A session in
+// parts"): the todo list (todoPartRecord), the goal (goalPartRecord), the
+// turns and their bookkeeping (turnsPartRecord and TodoUsage), the queue
+// (queuePartRecord); the history is kept apart already. Each part is its
+// own type, embedded so that the JSON of the whole record stays one flat
+// object in this order; a store that keeps each part under a key of its
+// own writes the part's type as it is.
 type sessionRecord struct {
-	V             int             `json:"v"`
-	Name          string          `json:"name"`
-	Revision      uint64          `json:"revision"`
-	Todos         []todoRecord    `json:"todos"` // [] when empty
-	TodosRevision uint64          `json:"todosRevision"`
-	TodoUsage     todoUsageRecord `json:"todoUsage"`
-	Goal          goalStateRecord `json:"goal"`
-	UpdatedAt     time.Time       `json:"updatedAt"`
+	V        int    `json:"v"`
+	Name     string `json:"name"`
+	Revision uint64 `json:"revision"`
+	todoPartRecord
+	TodoUsage todoUsageRecord `json:"todoUsage"` // bookkeeping of the turns: the stale reminder's counters
+	Goal      goalStateRecord `json:"goal"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+// todoPartRecord is a session's todo list.
+type todoPartRecord struct {
+	Todos         []todoRecord `json:"todos"` // [] when empty
+	TodosRevision uint64       `json:"todosRevision"`
 }
 
 type todoRecord struct {
@@ -48,13 +60,29 @@ type todoUsageRecord struct {
 	WroteThisStep      bool `json:"wroteThisStep"`
 }
 
+// goalStateRecord is goal.State: three parts of the session.
 type goalStateRecord struct {
-	Goal                    *goalRecord        `json:"goal"`
-	CancelNoticePending     bool               `json:"cancelNoticePending,omitempty"`
-	ContinuationOutstanding bool               `json:"continuationOutstanding,omitempty"`
-	Turns                   []turnRecord       `json:"turns,omitempty"`
-	Queue                   []queuedGoalRecord `json:"queue,omitempty"`
-	AutoAdvanceOff          bool               `json:"autoAdvanceOff,omitempty"`
+	goalPartRecord
+	turnsPartRecord
+	queuePartRecord
+}
+
+// goalPartRecord is a session's current goal.
+type goalPartRecord struct {
+	Goal                *goalRecord `json:"goal"`
+	CancelNoticePending bool        `json:"cancelNoticePending,omitempty"`
+}
+
+// turnsPartRecord is a session's live and recent turns, changed at every step.
+type turnsPartRecord struct {
+	ContinuationOutstanding bool         `json:"continuationOutstanding,omitempty"`
+	Turns                   []turnRecord `json:"turns,omitempty"`
+}
+
+// queuePartRecord is a session's queue of upcoming goals.
+type queuePartRecord struct {
+	Queue          []queuedGoalRecord `json:"queue,omitempty"`
+	AutoAdvanceOff bool               `json:"autoAdvanceOff,omitempty"`
 }
 
 type queuedGoalRecord struct {
@@ -231,14 +259,13 @@ type eventRecord struct {
 // encodeSession returns the stored record of s.
 func encodeSession(s Session) ([]byte, error) {
 	rec := sessionRecord{
-		V:             sessionRecordVersion,
-		Name:          s.Name,
-		Revision:      s.Revision,
-		Todos:         make([]todoRecord, len(s.Todos)),
-		TodosRevision: s.TodosRevision,
-		TodoUsage:     todoUsageRecord(s.TodoUsage),
-		Goal:          goalStateToRecord(s.Goal),
-		UpdatedAt:     s.UpdatedAt,
+		V:              sessionRecordVersion,
+		Name:           s.Name,
+		Revision:       s.Revision,
+		todoPartRecord: todoPartRecord{Todos: make([]todoRecord, len(s.Todos)), TodosRevision: s.TodosRevision},
+		TodoUsage:      todoUsageRecord(s.TodoUsage),
+		Goal:           goalStateToRecord(s.Goal),
+		UpdatedAt:      s.UpdatedAt,
 	}
 	for i, it := range s.Todos {
 		rec.Todos[i] = todoRecord{Title: it.Title, Status: string(it.Status)}
@@ -274,9 +301,9 @@ func decodeSessionRecord(data []byte) (s Session, version int, err error) {
 
 func goalStateToRecord(g goal.State) goalStateRecord {
 	rec := goalStateRecord{
-		CancelNoticePending:     g.CancelNoticePending,
-		ContinuationOutstanding: g.ContinuationOutstanding,
-		AutoAdvanceOff:          g.AutoAdvanceOff,
+		goalPartRecord:  goalPartRecord{CancelNoticePending: g.CancelNoticePending},
+		turnsPartRecord: turnsPartRecord{ContinuationOutstanding: g.ContinuationOutstanding},
+		queuePartRecord: queuePartRecord{AutoAdvanceOff: g.AutoAdvanceOff},
 	}
 	for _, q := range g.Queue {
 		rec.Queue = append(rec.Queue, queuedGoalRecord{ID: q.ID, Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check, CheckSetBy: (*checkSetterRecord)(q.CheckSetBy), AddedAt: q.AddedAt})
@@ -322,34 +349,38 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 		}
 	}
 	for _, t := range g.Turns {
-		rec.Turns = append(rec.Turns, turnRecord{
-			ID:            t.ID,
-			Origin:        string(t.Origin),
-			Agent:         t.Agent,
-			GoalDriven:    t.GoalDriven,
-			GoalID:        t.GoalID,
-			DrivenGoalID:  t.DrivenGoalID,
-			Starter:       t.Starter,
-			Counted:       t.Counted,
-			Steps:         t.Steps,
-			StepOpen:      t.StepOpen,
-			GraceGiven:    t.GraceGiven,
-			InGrace:       t.InGrace,
-			Ended:         t.Ended,
-			Detached:      t.Detached,
-			Owner:         t.Owner,
-			LastStepBegin: stepBeginRecord(t.LastStepBegin),
-			LastStepEnd: stepEndRecord{
-				StopTurn:     t.LastStepEnd.StopTurn,
-				GraceStep:    t.LastStepEnd.GraceStep,
-				Step:         t.LastStepEnd.Step,
-				OutputTokens: t.LastStepEnd.OutputTokens,
-				Finish:       string(t.LastStepEnd.Finish),
-			},
-			Continuation: string(t.Continuation),
-		})
+		rec.Turns = append(rec.Turns, turnToRecord(t))
 	}
 	return rec
+}
+
+func turnToRecord(t goal.Turn) turnRecord {
+	return turnRecord{
+		ID:            t.ID,
+		Origin:        string(t.Origin),
+		Agent:         t.Agent,
+		GoalDriven:    t.GoalDriven,
+		GoalID:        t.GoalID,
+		DrivenGoalID:  t.DrivenGoalID,
+		Starter:       t.Starter,
+		Counted:       t.Counted,
+		Steps:         t.Steps,
+		StepOpen:      t.StepOpen,
+		GraceGiven:    t.GraceGiven,
+		InGrace:       t.InGrace,
+		Ended:         t.Ended,
+		Detached:      t.Detached,
+		Owner:         t.Owner,
+		LastStepBegin: stepBeginRecord(t.LastStepBegin),
+		LastStepEnd: stepEndRecord{
+			StopTurn:     t.LastStepEnd.StopTurn,
+			GraceStep:    t.LastStepEnd.GraceStep,
+			Step:         t.LastStepEnd.Step,
+			OutputTokens: t.LastStepEnd.OutputTokens,
+			Finish:       string(t.LastStepEnd.Finish),
+		},
+		Continuation: string(t.Continuation),
+	}
 }
 
 // personLimitsFromRecord is the person's limits of r; without them (a
@@ -411,41 +442,45 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 		}
 	}
 	for _, r := range rec.Turns {
-		t := goal.Turn{
-			ID:           r.ID,
-			Origin:       goal.Origin(r.Origin),
-			Agent:        r.Agent,
-			GoalDriven:   r.GoalDriven,
-			GoalID:       r.GoalID,
-			DrivenGoalID: r.DrivenGoalID,
-			Starter:      r.Starter,
-			Counted:      r.Counted,
-			Steps:        r.Steps,
-			StepOpen:     r.StepOpen,
-			GraceGiven:   r.GraceGiven,
-			InGrace:      r.InGrace,
-			Ended:        r.Ended,
-			Detached:     r.Detached,
-			Owner:        r.Owner,
-			Continuation: goal.Continuation(r.Continuation),
-		}
-		// goal's step records are unexported types: set field by field.
-		b := r.LastStepBegin
-		t.LastStepBegin.FirstStep = b.FirstStep
-		t.LastStepBegin.GoalReminderDue = b.GoalReminderDue
-		t.LastStepBegin.TaskFileChanged = b.TaskFileChanged
-		t.LastStepBegin.CancelNoticeDue = b.CancelNoticeDue
-		t.LastStepBegin.GraceStep = b.GraceStep
-		t.LastStepBegin.WrapUpDue = b.WrapUpDue
-		e := r.LastStepEnd
-		t.LastStepEnd.StopTurn = e.StopTurn
-		t.LastStepEnd.GraceStep = e.GraceStep
-		t.LastStepEnd.Step = e.Step
-		t.LastStepEnd.OutputTokens = e.OutputTokens
-		t.LastStepEnd.Finish = goal.FinishReason(e.Finish)
-		g.Turns = append(g.Turns, t)
+		g.Turns = append(g.Turns, turnFromRecord(r))
 	}
 	return g
+}
+
+func turnFromRecord(r turnRecord) goal.Turn {
+	t := goal.Turn{
+		ID:           r.ID,
+		Origin:       goal.Origin(r.Origin),
+		Agent:        r.Agent,
+		GoalDriven:   r.GoalDriven,
+		GoalID:       r.GoalID,
+		DrivenGoalID: r.DrivenGoalID,
+		Starter:      r.Starter,
+		Counted:      r.Counted,
+		Steps:        r.Steps,
+		StepOpen:     r.StepOpen,
+		GraceGiven:   r.GraceGiven,
+		InGrace:      r.InGrace,
+		Ended:        r.Ended,
+		Detached:     r.Detached,
+		Owner:        r.Owner,
+		Continuation: goal.Continuation(r.Continuation),
+	}
+	// goal's step records are unexported types: set field by field.
+	b := r.LastStepBegin
+	t.LastStepBegin.FirstStep = b.FirstStep
+	t.LastStepBegin.GoalReminderDue = b.GoalReminderDue
+	t.LastStepBegin.TaskFileChanged = b.TaskFileChanged
+	t.LastStepBegin.CancelNoticeDue = b.CancelNoticeDue
+	t.LastStepBegin.GraceStep = b.GraceStep
+	t.LastStepBegin.WrapUpDue = b.WrapUpDue
+	e := r.LastStepEnd
+	t.LastStepEnd.StopTurn = e.StopTurn
+	t.LastStepEnd.GraceStep = e.GraceStep
+	t.LastStepEnd.Step = e.Step
+	t.LastStepEnd.OutputTokens = e.OutputTokens
+	t.LastStepEnd.Finish = goal.FinishReason(e.Finish)
+	return t
 }
 
 // encodeEvent returns the stored record of ev.

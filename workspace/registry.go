@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/agentd/agentd/workspace/storage"
 )
 
 // Options configure a Registry.
@@ -42,7 +44,21 @@ type Options struct {
 	// rule to the turns it left live (docs/team.md, "Liveness").
 	OnPeerGone func(w *Workspace, identity string)
 
+	// WrapStore, if set, wraps the store of each folder opened: tests put
+	// a store that fails on purpose (storetest.FailFirst) under the
+	// commands. A wrapper that has an Unwrap method returning the store it
+	// wraps keeps what depends on the kind of store (Shared, Stale, Alive).
+	WrapStore func(storage.Interface) storage.Interface
+
 	maxSize int // tests: bbolt's MaxSize, to make commits fail
+}
+
+// wrap applies Options.WrapStore to s.
+func (r *Registry) wrap(s storage.Interface) storage.Interface {
+	if r.opts.WrapStore == nil {
+		return s
+	}
+	return r.opts.WrapStore(s)
 }
 
 // Registry is the process-wide set of open workspace folders: one store

@@ -234,7 +234,7 @@ func TestSchema1StateDecodes(t *testing.T) {
 func TestSchema1StateRewritesAlike(t *testing.T) {
 	w, _ := openSchema1(t)
 	stored := map[string][]byte{}
-	if err := w.db.View(func(tx *bbolt.Tx) error {
+	if err := boltOf(t, w).db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 			stored[string(k)] = bytes.Clone(v)
 			return nil

@@ -75,8 +75,6 @@ func (r *Registry) openStore(w *Workspace) error {
 	if err != nil {
 		return err
 	}
-	w.db = db
-	w.store = boltStore{w}
 
 	now := r.now()
 	if err := wsfolder.WriteJSONAtomic(filepath.Join(w.dir, ownerFile), ownerInfo{Pid: os.Getpid(), StartedAt: now}, false); err != nil {
@@ -92,7 +90,7 @@ func (r *Registry) openStore(w *Workspace) error {
 	if from != currentSchema() {
 		r.log.Debug("state file schema upgraded", "workspace", w.root, "path", w.path, "from", from, "to", currentSchema())
 	}
-	r.compactIfSparse(w)
+	w.store = r.wrap(newBoltStore(r.compactIfSparse(w, db), w.path, w.root))
 	return nil
 }
 

@@ -81,7 +81,7 @@ func schemaOf(t testing.TB, path string, w *Workspace) uint32 {
 	t.Helper()
 	db := (*bbolt.DB)(nil)
 	if w != nil {
-		db = w.db
+		db = boltOf(t, w).db
 	} else {
 		var err error
 		if db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second}); err != nil {

@@ -2,16 +2,10 @@ package workspace
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,10 +14,9 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/agentd/agentd/goal"
-	"github.com/agentd/agentd/workspace/wsfolder"
+	"github.com/agentd/agentd/workspace/storage"
 )
 
 // Team mode (docs/team.md): a folder whose .agentd/team.json names a team id
@@ -63,96 +56,6 @@ const (
 	teamRetryInterval = 200 * time.Millisecond
 )
 
-// Team is the content of .agentd/team.json.
-type Team struct {
-	ID   string   `json:"id"`   // a UUID: the key prefix /agentd/<id>/
-	Etcd []string `json:"etcd"` // client URLs, e.g. "http://10.0.0.5:2379"
-}
-
-// TeamOptions are a machine's settings for the team folders it opens
-// (docs/team.md, "Configuration"): the cluster's endpoints, if they differ
-// from team.json's, and how to authenticate.
-type TeamOptions struct {
-	Endpoints []string // replaces team.json's endpoints when not empty (AGENTD_ETCD_ENDPOINTS)
-	CACert    string   // PEM file of the CA that signed the members' certificates; TLS when set
-	Cert, Key string   // PEM files of a client certificate and its key
-	User      string   // etcd user; Password goes with it
-	Password  string
-}
-
-var teamIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
-// NewTeamID returns a random (version 4) UUID for a new team.
-func NewTeamID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-// ReadTeam reads the team file of the folder at root; nil when it has none.
-// A file that is not {"id": "<uuid>", "etcd": [URL, ...]} is refused with
-// an *Error of code goal.CodeArgsInvalid naming the problem. Whether this
-// machine uses it is another matter (teamaccept.go).
-func ReadTeam(root string) (*Team, error) {
-	tf, err := readTeamFile(root)
-	if err != nil || tf == nil {
-		return nil, err
-	}
-	if tf.problem != "" {
-		return nil, teamFileError(filepath.Join(root, filepath.FromSlash(TeamFile)), tf.problem)
-	}
-	return tf.team, nil
-}
-
-// parseTeam decodes a team file's bytes; problem says why they cannot be used.
-func parseTeam(data []byte) (t *Team, problem string) {
-	t = new(Team)
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(t); err != nil {
-		return nil, fmt.Sprintf("it is not a JSON object {\"id\", \"etcd\"}: %v", err)
-	}
-	if !teamIDPattern.MatchString(t.ID) {
-		return nil, fmt.Sprintf("its \"id\" %q is not a lowercase UUID", t.ID)
-	}
-	if err := checkEndpoints(t.Etcd); err != nil {
-		return nil, err.Error()
-	}
-	return t, ""
-}
-
-func teamFileError(path, problem string) error {
-	return &Error{Code: goal.CodeArgsInvalid, Path: path,
-		Msg: fmt.Sprintf("the team file %s cannot be used: %s (docs/team.md)", path, problem)}
-}
-
-// checkEndpoints checks a list of etcd client URLs: at least one, each
-// http:// or https:// with a host.
-func checkEndpoints(eps []string) error {
-	if len(eps) == 0 {
-		return errors.New(`"etcd" lists no endpoint`)
-	}
-	for _, e := range eps {
-		u, err := url.Parse(e)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("etcd endpoint %q is not an http:// or https:// URL with a host", e)
-		}
-	}
-	return nil
-}
-
-// WriteTeam writes t as the team file of the folder at root (durably,
-// through a rename), creating .agentd.
-func WriteTeam(root string, t Team) error {
-	path := filepath.Join(root, filepath.FromSlash(TeamFile))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return wsfolder.WriteJSONAtomic(path, t, true)
-}
-
 // teamKeys builds the keys of one team (see the layout above).
 type teamKeys struct{ prefix string }
 
@@ -184,17 +87,17 @@ type changeFlags struct {
 }
 
 // flagsOf is what other daemons of a team tell their clients of ch, the
-// change of revision rev.
-func flagsOf(rev uint64, ch Change) (changeFlags, error) {
+// change of revision rev: the value of c/<session>.
+func flagsOf(rev uint64, ch Change) ([]byte, error) {
 	f := changeFlags{Revision: rev, Todos: ch.Todos, Goal: ch.Goal, TaskFile: ch.TaskFile,
 		Queue: ch.Queue, GoalKind: string(ch.GoalKind), Percent: ch.Percent}
 	if ch.Completed != nil {
 		var err error
 		if f.Completed, err = json.Marshal(ch.Completed); err != nil {
-			return changeFlags{}, err
+			return nil, err
 		}
 	}
-	return f, nil
+	return json.Marshal(f)
 }
 
 // apply sets on ch what f says the change told clients.
@@ -207,99 +110,6 @@ func (f *changeFlags) apply(ch *Change) {
 			ch.Completed = &snap
 		}
 	}
-}
-
-type teamMeta struct {
-	Schema uint32 `json:"schema"`
-}
-
-// dialTeam connects to the cluster of team t with the machine's options.
-// It does not wait for the cluster: the first call does. t's endpoints are
-// ones this machine's person chose: accepted with the team file
-// (teamaccept.go) or given to team init; the machine's own endpoints
-// replace them. Credentials never go over plain http (checkInClear).
-func dialTeam(t *Team, o TeamOptions) (*clientv3.Client, []string, error) {
-	eps := t.Etcd
-	if len(o.Endpoints) > 0 {
-		if err := checkEndpoints(o.Endpoints); err != nil {
-			return nil, nil, &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("the etcd endpoints of this machine cannot be used: %v (docs/team.md)", err)}
-		}
-		eps = o.Endpoints
-	}
-	if err := checkInClear(eps, o); err != nil {
-		return nil, nil, err
-	}
-	cfg := clientv3.Config{
-		Endpoints:   eps,
-		DialTimeout: teamDialTimeout,
-		Username:    o.User,
-		Password:    o.Password,
-		Logger:      zap.NewNop(),
-	}
-	if o.CACert != "" || o.Cert != "" || o.Key != "" {
-		tc, err := teamTLS(o)
-		if err != nil {
-			return nil, nil, &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("the etcd TLS settings cannot be used: %v (docs/team.md)", err)}
-		}
-		cfg.TLS = tc
-	}
-	cli, err := clientv3.New(cfg)
-	if err != nil {
-		return nil, nil, &Error{Code: CodeUnavailable, Err: err, Msg: fmt.Sprintf("cannot connect to etcd %s: %v", strings.Join(eps, ","), err)}
-	}
-	return cli, eps, nil
-}
-
-// checkInClear refuses an http:// endpoint when o holds credentials or
-// TLS settings: the etcd client speaks plain HTTP/2 to an http:// URL,
-// whatever TLS is configured, so a password would travel in clear and a CA
-// would protect nothing (docs/team.md, "Credentials").
-func checkInClear(eps []string, o TeamOptions) error {
-	var held []string
-	if o.User != "" || o.Password != "" {
-		held = append(held, "an etcd user or password")
-	}
-	if o.Cert != "" || o.Key != "" {
-		held = append(held, "a client certificate")
-	}
-	if o.CACert != "" {
-		held = append(held, "a CA certificate")
-	}
-	if len(held) == 0 {
-		return nil
-	}
-	for _, e := range eps {
-		if u, err := url.Parse(e); err == nil && u.Scheme == "http" {
-			return &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("etcd endpoint %s is plain http://, but this machine's etcd settings hold %s (--etcd-*, AGENTD_ETCD_*), which would travel unencrypted: nothing was sent; use https:// endpoints, or drop the credentials (docs/team.md, \"Credentials\")", e, strings.Join(held, " and "))}
-		}
-	}
-	return nil
-}
-
-func teamTLS(o TeamOptions) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if o.CACert != "" {
-		pem, err := os.ReadFile(o.CACert)
-		if err != nil {
-			return nil, fmt.Errorf("reading the CA certificate: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("the CA file %s holds no PEM certificate", o.CACert)
-		}
-		tc.RootCAs = pool
-	}
-	if (o.Cert == "") != (o.Key == "") {
-		return nil, errors.New("a client certificate needs both its certificate and its key file")
-	}
-	if o.Cert != "" {
-		pair, err := tls.LoadX509KeyPair(o.Cert, o.Key)
-		if err != nil {
-			return nil, fmt.Errorf("loading the client certificate: %w", err)
-		}
-		tc.Certificates = []tls.Certificate{pair}
-	}
-	return tc, nil
 }
 
 // teamStore is the backend of a team folder.
@@ -354,7 +164,7 @@ func (r *Registry) openTeam(w *Workspace, t *Team) error {
 		_ = cli.Close()
 		return err
 	}
-	w.store, w.team = ts, ts
+	w.store = r.wrap(ts)
 	ts.wg.Add(2)
 	go ts.watchLoop(rev + 1)
 	go ts.probeLoop()
@@ -447,7 +257,7 @@ func (t *teamStore) takeLease(ctx context.Context) error {
 // does not answer, from the live keys last seen. Always false for a folder
 // served by bbolt.
 func (w *Workspace) Alive(identity string) bool {
-	t := w.team
+	t := w.team()
 	if t == nil || identity == "" {
 		return false
 	}
@@ -463,7 +273,10 @@ func (w *Workspace) Alive(identity string) bool {
 // Stale says whether w's state may be behind: a team store that cannot
 // reach etcd serves the last state it saw (docs/team.md, "Faults"). Always
 // false for bbolt.
-func (w *Workspace) Stale() bool { return w.team != nil && w.team.stale.Load() }
+func (w *Workspace) Stale() bool {
+	t := w.team()
+	return t != nil && t.stale.Load()
+}
 
 func (t *teamStore) setStale(v bool) {
 	if t.stale.Swap(v) == v {
@@ -485,7 +298,7 @@ func (t *teamStore) unavailable(what string, err error, write bool) error {
 	if t.ctx.Err() != nil {
 		return t.w.errClosed()
 	}
-	if t.w.team == t {
+	if t.w.store != nil {
 		t.setStale(true)
 	}
 	cause := err
@@ -501,21 +314,21 @@ func (t *teamStore) opCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.ctx, teamOpTimeout)
 }
 
-func (t *teamStore) get(name string) ([]byte, int64, error) {
+func (t *teamStore) Get(name string) (storage.Record, error) {
 	ctx, cancel := t.opCtx()
 	defer cancel()
 	resp, err := t.cli.Get(ctx, t.keys.session(name))
 	if err != nil {
-		return nil, 0, t.unavailable(fmt.Sprintf("reading session %q", name), err, false)
+		return storage.Record{}, t.unavailable(fmt.Sprintf("reading session %q", name), err, false)
 	}
 	t.setStale(false)
 	if len(resp.Kvs) == 0 {
-		return nil, 0, nil
+		return storage.Record{}, nil
 	}
-	return resp.Kvs[0].Value, resp.Kvs[0].ModRevision, nil
+	return storage.Record{Data: resp.Kvs[0].Value, Version: resp.Kvs[0].ModRevision}, nil
 }
 
-func (t *teamStore) list() ([]namedRecord, error) {
+func (t *teamStore) List() ([]storage.Named, error) {
 	ctx, cancel := t.opCtx()
 	defer cancel()
 	resp, err := t.cli.Get(ctx, t.keys.sessions(), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
@@ -523,20 +336,20 @@ func (t *teamStore) list() ([]namedRecord, error) {
 		return nil, t.unavailable("listing sessions", err, false)
 	}
 	t.setStale(false)
-	out := make([]namedRecord, 0, len(resp.Kvs))
+	out := make([]storage.Named, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		name, err := url.PathUnescape(strings.TrimPrefix(string(kv.Key), t.keys.sessions()))
 		if err != nil {
 			continue
 		}
-		out = append(out, namedRecord{name, kv.Value})
+		out = append(out, storage.Named{Name: name, Data: kv.Value})
 	}
 	// Escaped names sort as their keys; sort as the names do.
-	slices.SortFunc(out, func(a, b namedRecord) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(out, func(a, b storage.Named) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
-func (t *teamStore) history(name string, limit int, before uint64) ([][]byte, bool, error) {
+func (t *teamStore) History(name string, limit int, before uint64) ([][]byte, bool, error) {
 	ctx, cancel := t.opCtx()
 	defer cancel()
 	end := clientv3.GetPrefixRangeEnd(t.keys.history(name))
@@ -561,55 +374,53 @@ func (t *teamStore) history(name string, limit int, before uint64) ([][]byte, bo
 	return raw, false, nil
 }
 
-// commit writes p in one Txn, if the session is still at version p.base.
-func (t *teamStore) commit(p *pendingCommit) error {
+// Commit writes p in one Txn, if the session is still at version p.Base.
+func (t *teamStore) Commit(p *storage.Commit) error {
 	ctx, cancel := t.opCtx()
 	defer cancel()
-	sk := t.keys.session(p.name)
-	if p.base == 0 {
+	sk := t.keys.session(p.Session)
+	if p.Base == 0 {
 		n, err := t.cli.Get(ctx, t.keys.sessions(), clientv3.WithPrefix(), clientv3.WithCountOnly())
 		if err != nil {
-			return t.unavailable(fmt.Sprintf("counting the sessions to store session %q", p.name), err, true)
+			return t.unavailable(fmt.Sprintf("counting the sessions to store session %q", p.Session), err, true)
 		}
 		if n.Count >= int64(maxSessions) {
-			return &Error{Code: goal.CodeArgsInvalid, Path: t.w.path,
-				Msg: fmt.Sprintf("session %q would be new, but workspace %s already has %d sessions, the most a folder keeps (%d); use one of its sessions (agentd.sessions lists them)", p.name, t.w.root, n.Count, maxSessions)}
+			return &storage.LimitError{Session: p.Session, Stored: int(n.Count), Max: maxSessions}
 		}
 	}
-	ops := []clientv3.Op{clientv3.OpPut(sk, string(p.data))}
-	idx := t.index(p.name)
+	ops := []clientv3.Op{clientv3.OpPut(sk, string(p.Record))}
+	idx := t.index(p.Session)
 	var rec []byte
 	keep := 0
-	if !p.quiet && (!idx.loaded || idx.last+1 < p.seq) { // events of other daemons to learn first
-		if err := t.catchUp(ctx, p.name, idx); err != nil {
-			return t.unavailable(fmt.Sprintf("reading the history of session %q", p.name), err, true)
+	if ev := p.Event; ev != nil {
+		if !idx.loaded || idx.last+1 < ev.Seq { // events of other daemons to learn first
+			if err := t.catchUp(ctx, p.Session, idx); err != nil {
+				return t.unavailable(fmt.Sprintf("reading the history of session %q", p.Session), err, true)
+			}
 		}
-	}
-	if !p.quiet {
-		rec = p.ev.withSeq(p.seq)
-		keep = idx.keepFrom(p.seq, int64(len(rec)))
-		flags, _ := json.Marshal(p.flags)
-		ops = append(ops, clientv3.OpPut(t.keys.event(p.name, p.seq), string(rec)), clientv3.OpPut(t.keys.change(p.name), string(flags)))
+		rec = ev.Encode(ev.Seq)
+		keep = idx.keepFrom(ev.Seq, int64(len(rec)))
+		ops = append(ops, clientv3.OpPut(t.keys.event(p.Session, ev.Seq), string(rec)), clientv3.OpPut(t.keys.change(p.Session), string(p.Flags)))
 		if keep > 0 {
-			ops = append(ops, clientv3.OpDelete(t.keys.history(p.name), clientv3.WithRange(t.keys.event(p.name, idx.seqs[keep-1]+1))))
+			ops = append(ops, clientv3.OpDelete(t.keys.history(p.Session), clientv3.WithRange(t.keys.event(p.Session, idx.seqs[keep-1]+1))))
 		}
 	}
-	resp, err := t.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(sk), "=", p.base)).
+	resp, err := t.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base)).
 		Then(ops...).Else(clientv3.OpGet(sk)).Commit()
 	if err != nil {
-		return t.unavailable(fmt.Sprintf("writing session %q", p.name), err, true)
+		return t.unavailable(fmt.Sprintf("writing session %q", p.Session), err, true)
 	}
 	t.setStale(false)
 	if !resp.Succeeded {
-		p.fresh, p.freshVer = nil, 0
+		p.Fresh = storage.Record{}
 		if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
-			p.fresh, p.freshVer = kvs[0].Value, kvs[0].ModRevision
+			p.Fresh = storage.Record{Data: kvs[0].Value, Version: kvs[0].ModRevision}
 		}
-		return errConflict
+		return storage.ErrConflict
 	}
-	p.ver = resp.Header.Revision
-	if !p.quiet {
-		idx.add(keep, p.seq, int64(len(rec)))
+	p.Version = resp.Header.Revision
+	if p.Event != nil {
+		idx.add(keep, p.Event.Seq, int64(len(rec)))
 	}
 	return nil
 }
@@ -676,7 +487,7 @@ func (h *histIndex) add(drop int, seq uint64, size int64) {
 	h.last = max(h.last, seq)
 }
 
-func (t *teamStore) close() error {
+func (t *teamStore) Close() error {
 	t.liveMu.Lock()
 	lease := t.lease
 	t.liveMu.Unlock()

@@ -44,7 +44,7 @@ func TestTeamFileNotAccepted(t *testing.T) {
 	r := newRegistry(t, t.TempDir())
 	w := openWorkspace(t, r, root)
 	setTodos(t, w, "s", items("local"))
-	if w.team != nil || w.db == nil {
+	if _, bolt := w.store.(*boltStore); !bolt {
 		t.Fatal("a folder with a team file not accepted is served by a team store")
 	}
 	n, err := r.TeamFileNotice(root)
@@ -111,7 +111,7 @@ func TestTeamAcceptReopens(t *testing.T) {
 		t.Fatal("the workspace open before accepting is not retired")
 	}
 	w := openWorkspace(t, r, root)
-	if w == old || w.team == nil {
+	if w == old || w.team() == nil {
 		t.Fatal("Open after accepting did not give a team store")
 	}
 	if s := mustView(t, w, "s"); len(s.Todos) != 1 || s.Todos[0].Title != "from the team" {

@@ -62,7 +62,7 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 		return TeamInit{}, err
 	}
 	defer w.Release()
-	if w.team != nil {
+	if w.Shared() {
 		return TeamInit{}, fmt.Errorf("workspace %s: a team file appeared while team init ran", root)
 	}
 
@@ -72,98 +72,19 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 		return TeamInit{}, err
 	}
 	defer cli.Close()
-	keys := keysOf(team.ID)
-	unreachable := func(what string, err error) error {
-		return &Error{Code: CodeUnavailable, Err: err,
-			Msg: fmt.Sprintf("team init of workspace %s: %s on etcd %s failed: %v; nothing was changed in the folder", root, what, strings.Join(eps, ","), err)}
+	c := &teamCopy{cli: cli, keys: keysOf(team.ID), root: root, eps: eps}
+	if err := c.checkEmpty(); err != nil {
+		return TeamInit{}, err
 	}
-	// The first call, which also connects, gets teamOpTimeout as any
-	// call of a team store does; the copy then gets a minute in all.
-	check, cancelCheck := context.WithTimeout(context.Background(), teamOpTimeout)
-	n, err := cli.Get(check, keys.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-	cancelCheck()
-	if err != nil {
-		return TeamInit{}, unreachable("checking the new team's keys", noAnswer(err))
-	} else if n.Count > 0 {
-		return TeamInit{}, fmt.Errorf("team init of workspace %s: etcd already holds %d keys under %s: refusing to write over them", root, n.Count, keys.prefix)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	var cancel context.CancelFunc
+	c.ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sessions, err := w.store.list()
-	if err != nil {
-		return TeamInit{}, err
-	}
 	out := TeamInit{Team: team}
-	var ops []clientv3.Op
-	size := 0
-	flush := func() error {
-		if len(ops) == 0 {
-			return nil
-		}
-		if _, err := cli.Txn(ctx).Then(ops...).Commit(); err != nil {
-			return unreachable("copying the state", err)
-		}
-		ops, size = ops[:0], 0
-		return nil
-	}
-	add := func(key string, value []byte) error {
-		if len(ops) == copyTxnOps || size+len(value) > copyTxnBytes {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		ops = append(ops, clientv3.OpPut(key, string(value)))
-		size += len(key) + len(value)
-		return nil
-	}
-	for _, s := range sessions {
-		if _, err := w.decodeSession(s.name, s.data); err != nil {
-			return TeamInit{}, err
-		}
-		var events [][]byte // newest first, page by page
-		for before := uint64(0); ; {
-			page, more, err := w.store.history(s.name, MaxHistory, before)
-			if err != nil {
-				return TeamInit{}, err
-			}
-			events = append(events, page...)
-			if !more || len(page) == 0 {
-				break
-			}
-			last, err := w.decodeEvent(s.name, page[len(page)-1])
-			if err != nil {
-				return TeamInit{}, err
-			}
-			before = last.Seq
-		}
-		slices.Reverse(events) // oldest first
-		for _, data := range events {
-			ev, err := w.decodeEvent(s.name, data)
-			if err != nil {
-				return TeamInit{}, err
-			}
-			if err := add(keys.event(s.name, ev.Seq), data); err != nil {
-				return TeamInit{}, err
-			}
-			out.Events++
-		}
-		if err := add(keys.session(s.name), s.data); err != nil {
-			return TeamInit{}, err
-		}
-		out.Sessions++
-	}
-	if err := flush(); err != nil {
+	if out.Sessions, out.Events, err = c.copyState(w); err != nil {
 		return TeamInit{}, err
 	}
-	meta, _ := json.Marshal(teamMeta{Schema: currentSchema()})
-	resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(keys.meta()), "=", 0)).
-		Then(clientv3.OpPut(keys.meta(), string(meta))).Commit()
-	if err != nil {
-		return TeamInit{}, unreachable("writing the team's meta key", err)
-	}
-	if !resp.Succeeded {
-		return TeamInit{}, fmt.Errorf("team init of workspace %s: another process wrote the meta key of team %s meanwhile", root, team.ID)
+	if err := c.writeMeta(team.ID); err != nil {
+		return TeamInit{}, err
 	}
 	if err := WriteTeam(root, team); err != nil {
 		return TeamInit{}, fmt.Errorf("team init of workspace %s: the state is copied to team %s, but writing %s failed: %w", root, team.ID, TeamFile, err)
@@ -172,6 +93,130 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 		return TeamInit{}, fmt.Errorf("team init of workspace %s: %s is written, but accepting it on this machine failed (run %s): %v", root, TeamFile, TeamAcceptCommand, err)
 	}
 	return out, nil
+}
+
+// teamCopy is InitTeam's copy of a folder's state into a new team's keys,
+// in Txns of at most copyTxnOps operations and copyTxnBytes.
+type teamCopy struct {
+	cli  *clientv3.Client
+	keys teamKeys
+	root string
+	eps  []string
+	ctx  context.Context // the copy's: a minute in all
+
+	ops  []clientv3.Op
+	size int
+}
+
+func (c *teamCopy) unreachable(what string, err error) error {
+	return &Error{Code: CodeUnavailable, Err: err,
+		Msg: fmt.Sprintf("team init of workspace %s: %s on etcd %s failed: %v; nothing was changed in the folder", c.root, what, strings.Join(c.eps, ","), err)}
+}
+
+// checkEmpty refuses a team prefix that holds keys. The first call, which
+// also connects, gets teamOpTimeout as any call of a team store does.
+func (c *teamCopy) checkEmpty() error {
+	ctx, cancel := context.WithTimeout(context.Background(), teamOpTimeout)
+	defer cancel()
+	n, err := c.cli.Get(ctx, c.keys.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return c.unreachable("checking the new team's keys", noAnswer(err))
+	} else if n.Count > 0 {
+		return fmt.Errorf("team init of workspace %s: etcd already holds %d keys under %s: refusing to write over them", c.root, n.Count, c.keys.prefix)
+	}
+	return nil
+}
+
+func (c *teamCopy) flush() error {
+	if len(c.ops) == 0 {
+		return nil
+	}
+	if _, err := c.cli.Txn(c.ctx).Then(c.ops...).Commit(); err != nil {
+		return c.unreachable("copying the state", err)
+	}
+	c.ops, c.size = c.ops[:0], 0
+	return nil
+}
+
+func (c *teamCopy) add(key string, value []byte) error {
+	if len(c.ops) == copyTxnOps || c.size+len(value) > copyTxnBytes {
+		if err := c.flush(); err != nil {
+			return err
+		}
+	}
+	c.ops = append(c.ops, clientv3.OpPut(key, string(value)))
+	c.size += len(key) + len(value)
+	return nil
+}
+
+// copyState copies every session of w with its whole history, each
+// session after its events, and returns how many of each it copied.
+func (c *teamCopy) copyState(w *Workspace) (sessions, events int, err error) {
+	stored, err := w.store.List()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, s := range stored {
+		if _, err := w.decodeSession(s.Name, s.Data); err != nil {
+			return 0, 0, err
+		}
+		n, err := c.copyHistory(w, s.Name)
+		if err != nil {
+			return 0, 0, err
+		}
+		events += n
+		if err := c.add(c.keys.session(s.Name), s.Data); err != nil {
+			return 0, 0, err
+		}
+		sessions++
+	}
+	return sessions, events, c.flush()
+}
+
+// copyHistory copies the history of session name, oldest first.
+func (c *teamCopy) copyHistory(w *Workspace, name string) (int, error) {
+	var events [][]byte // newest first, page by page
+	for before := uint64(0); ; {
+		page, more, err := w.store.History(name, MaxHistory, before)
+		if err != nil {
+			return 0, err
+		}
+		events = append(events, page...)
+		if !more || len(page) == 0 {
+			break
+		}
+		last, err := w.decodeEvent(name, page[len(page)-1])
+		if err != nil {
+			return 0, err
+		}
+		before = last.Seq
+	}
+	slices.Reverse(events) // oldest first
+	for _, data := range events {
+		ev, err := w.decodeEvent(name, data)
+		if err != nil {
+			return 0, err
+		}
+		if err := c.add(c.keys.event(name, ev.Seq), data); err != nil {
+			return 0, err
+		}
+	}
+	return len(events), nil
+}
+
+// writeMeta writes the team's meta key, last: the copy is complete once
+// it exists.
+func (c *teamCopy) writeMeta(id string) error {
+	meta, _ := json.Marshal(teamMeta{Schema: currentSchema()})
+	resp, err := c.cli.Txn(c.ctx).If(clientv3.Compare(clientv3.CreateRevision(c.keys.meta()), "=", 0)).
+		Then(clientv3.OpPut(c.keys.meta(), string(meta))).Commit()
+	if err != nil {
+		return c.unreachable("writing the team's meta key", err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("team init of workspace %s: another process wrote the meta key of team %s meanwhile", c.root, id)
+	}
+	return nil
 }
 
 // TeamStatus says which store serves a folder (agentd team status).

@@ -1,8 +1,6 @@
 package workspace
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.etcd.io/bbolt"
-
+	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace/storage"
 )
 
 // Bounds of a session's history (docs/reliability.md, Limits). Appending an
@@ -33,7 +31,7 @@ const (
 // MaxHistoryPageBytes bounds one page of History: the stored records of the
 // events it returns take at most 1 MiB together, except that a page always
 // holds at least one event when the history has one.
-const MaxHistoryPageBytes = 1 << 20
+const MaxHistoryPageBytes = storage.MaxHistoryPageBytes
 
 // MaxSessions bounds the stored sessions of one folder: an Update that would
 // store a session beyond it is refused with goal.CodeArgsInvalid, naming the
@@ -59,11 +57,9 @@ const defaultHistoryLimit = 50
 type Workspace struct {
 	reg       *Registry
 	root      string
-	dir       string    // <StateDir>/workspaces/<wsfolder.FolderKey(root)>
-	path      string    // dir/state.db
-	db        *bbolt.DB // the bbolt file; nil when a team store serves the folder
-	store     backend   // boltStore{w} or the team store (team.go)
-	team      *teamStore
+	dir       string            // <StateDir>/workspaces/<wsfolder.FolderKey(root)>
+	path      string            // dir/state.db, or what names a team's etcd state
+	store     storage.Interface // the state file's (boltstore.go) or the team's (team.go)
 	recovered string
 	approved  approvals // the approved check commands (approvals.go)
 
@@ -79,22 +75,14 @@ type Workspace struct {
 
 	mu       sync.RWMutex
 	sessions map[string]*sessionState
-
-	group groupCommit // the changes waiting for a transaction (commit.go)
 }
 
 // sessionState is the lock and the cache of one session.
 type sessionState struct {
 	mu  sync.Mutex              // held by Update for a whole change, and while loading
 	cur atomic.Pointer[Session] // the committed session; nil until loaded; never mutated
-	// historyBytes is the size of the session's stored history records,
-	// counted by the first Update that appends an event (historyCounted)
-	// and kept by every later one. Guarded by mu; only this process writes
-	// the file while the workspace is open (the file lock).
-	historyBytes   int64
-	historyCounted bool
-	// ver is the version of cur (backend.get): for a team store, the etcd
-	// revision of the session's last write, which an Update compares.
+	// ver is the version of cur (storage.Record): for a team store, the
+	// etcd revision of the session's last write, which an Update compares.
 	ver int64
 }
 
@@ -107,7 +95,24 @@ func (w *Workspace) Root() string { return w.root }
 func (w *Workspace) Retired() bool { return w.retired.Load() }
 
 // Shared says whether a team store (etcd) serves the folder (docs/team.md).
-func (w *Workspace) Shared() bool { return w.team != nil }
+func (w *Workspace) Shared() bool { return w.team() != nil }
+
+// team returns the team store serving w, nil for a folder served by its
+// state file. It looks through wrappers (storetest.FailFirst) that say
+// what they wrap.
+func (w *Workspace) team() *teamStore {
+	s := w.store
+	for {
+		switch v := s.(type) {
+		case *teamStore:
+			return v
+		case interface{ Unwrap() storage.Interface }:
+			s = v.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
 
 // Release drops one reference taken by Registry.Open; the last one closes
 // the store, releasing its file lock.
@@ -123,7 +128,7 @@ func (w *Workspace) closeStore() error {
 		w.feedClosing()
 		w.closed.Store(true)
 		if w.store != nil {
-			w.closeErr = w.store.close()
+			w.closeErr = w.store.Close()
 		}
 	})
 	return w.closeErr
@@ -163,11 +168,11 @@ func (w *Workspace) load(name string, st *sessionState) (*Session, error) {
 	if s := st.cur.Load(); s != nil {
 		return s, nil
 	}
-	data, ver, err := w.store.get(name)
+	rec, err := w.store.Get(name)
 	if err != nil {
 		return nil, w.readError(fmt.Sprintf("reading session %q", name), err)
 	}
-	return w.setLoaded(name, st, data, ver)
+	return w.setLoaded(name, st, rec.Data, rec.Version)
 }
 
 // setLoaded decodes data, the stored record of session name at version
@@ -297,12 +302,13 @@ func (w *Workspace) View(session string) (Session, error) {
 // the transaction are written again without it. fn runs under the session
 // lock: it must be quick, do no I/O and not call Update of the same session.
 //
-// A team folder (docs/team.md) writes with compare-and-set: when another
-// daemon wrote the session since this one read it, fn runs again on what
-// that daemon wrote (at most maxUpdateAttempts times), so fn must be pure:
-// set what it reports to the caller, never accumulate across calls. With
-// etcd unreachable the change fails with an *Error of code CodeUnavailable
-// wrapping ErrNotSaved, and nothing is written on this machine.
+// The store's commit is compare-and-set (storage.Interface states the
+// contract): when the session changed since it was read (another daemon
+// of a team wrote it), fn runs again on what is stored now, at most
+// maxUpdateAttempts times, so fn must be pure: set what it reports to the
+// caller, never accumulate across calls. With etcd unreachable the change
+// fails with an *Error of code CodeUnavailable wrapping ErrNotSaved, and
+// nothing is written on this machine.
 func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) (Session, error) {
 	name := sessionName(session)
 	if w.closed.Load() {
@@ -317,16 +323,16 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 	}
 	for attempt := 1; ; attempt++ {
 		committed, ch, err := w.update(name, st, cur, fn)
-		if errors.Is(err, errConflict) && attempt < maxUpdateAttempts {
+		if errors.Is(err, storage.ErrConflict) && attempt < maxUpdateAttempts {
 			// Another daemon of the team wrote the session: run fn again
-			// on what it wrote (p.fresh, now the cached session), after a
+			// on what it wrote (Commit.Fresh, now the cached session), after a
 			// pause that lets two daemons writing in a loop take turns.
 			if cur = st.cur.Load(); cur != nil {
 				time.Sleep(conflictBackoff(attempt))
 				continue
 			}
 		}
-		if errors.Is(err, errConflict) {
+		if errors.Is(err, storage.ErrConflict) {
 			return Session{}, &Error{Code: CodeUnavailable, Err: fmt.Errorf("%w: %w", ErrNotSaved, err),
 				Msg: fmt.Sprintf("session %q of workspace %s kept changing under this change (%d attempts): nothing was written; try again", name, w.root, attempt)}
 		}
@@ -359,7 +365,7 @@ func conflictBackoff(attempt int) time.Duration {
 
 // update is one attempt of Update on cur, the cached session: it runs fn,
 // and writes what it did. committed is nil when fn changed nothing (or
-// failed). A team store's errConflict leaves the session it found cached.
+// failed). A conflict leaves the session the store found cached.
 // st.mu must be held.
 func (w *Workspace) update(name string, st *sessionState, cur *Session, fn func(s *Session) (Change, error)) (committed *Session, ch Change, err error) {
 	s := cloneSession(*cur)
@@ -380,7 +386,7 @@ func (w *Workspace) update(name string, st *sessionState, cur *Session, fn func(
 	if s.UpdatedAt.IsZero() {
 		s.UpdatedAt = now
 	}
-	var ev encodedEvent
+	var ev *storage.Event
 	if !ch.Quiet {
 		s.Revision++
 		if ch.Todos {
@@ -399,9 +405,11 @@ func (w *Workspace) update(name string, st *sessionState, cur *Session, fn func(
 			}
 		}
 		// Encoded here, outside the transaction, which only adds the Seq.
-		if ev, err = encodeEventRecord(e); err != nil {
+		enc, err := encodeEventRecord(e)
+		if err != nil {
 			return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the history event: %w", ErrNotSaved, name, w.root, err)
 		}
+		ev = &storage.Event{Seq: s.Revision, Encode: enc.withSeq}
 	}
 	data, err := encodeSession(s)
 	if err != nil {
@@ -416,80 +424,35 @@ func (w *Workspace) update(name string, st *sessionState, cur *Session, fn func(
 	if err != nil {
 		return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the change: %w", ErrNotSaved, name, w.root, err)
 	}
-	p := &pendingCommit{name: name, data: data, ev: ev, quiet: ch.Quiet, seq: s.Revision, base: st.ver,
-		flags:  flags,
-		before: history{bytes: st.historyBytes, counted: st.historyCounted}}
-	if err := w.store.commit(p); err != nil {
-		if errors.Is(err, errConflict) {
-			if _, derr := w.setLoaded(name, st, p.fresh, p.freshVer); derr != nil {
-				return nil, ch, derr
-			}
-		}
-		return nil, ch, err
+	c := &storage.Commit{Session: name, Record: data, Event: ev, Base: st.ver, Flags: flags}
+	if err := w.store.Commit(c); err != nil {
+		return nil, ch, w.commitError(name, st, c, err)
 	}
-	st.historyBytes, st.historyCounted = p.held.bytes, p.held.counted
 	st.cur.Store(&stored)
-	st.ver = p.ver
+	st.ver = c.Version
 	w.feedSession(&stored)
 	return &stored, ch, nil
 }
 
-// history is what a session's history holds: the total size of its stored
-// records, valid once counted.
-type history struct {
-	bytes   int64
-	counted bool
-}
-
-// appendEvent appends ev to the history of session name, with the next
-// sequence number of its bucket, and deletes the oldest events until at
-// most maxHistory are kept and they take at most maxHistoryBytes; the new
-// event itself is never deleted. held is the history's size before the
-// append (counted here when it is not yet) and is updated to the size
-// after it; the caller keeps it only when the transaction commits.
-func appendEvent(tx *bbolt.Tx, name string, ev encodedEvent, held *history) error {
-	hb, err := tx.Bucket(bucketHistory).CreateBucketIfNotExists([]byte(name))
-	if err != nil {
+// commitError is what Update makes of the error of a commit: a conflict
+// caches the session the store found; a store's limit becomes a refusal
+// naming it; a failed write wraps ErrNotSaved.
+func (w *Workspace) commitError(name string, st *sessionState, c *storage.Commit, err error) error {
+	var limit *storage.LimitError
+	var coded *Error
+	switch {
+	case errors.Is(err, storage.ErrConflict):
+		if _, derr := w.setLoaded(name, st, c.Fresh.Data, c.Fresh.Version); derr != nil {
+			return derr
+		}
+		return err
+	case errors.As(err, &limit):
+		return &Error{Code: goal.CodeArgsInvalid, Path: w.path,
+			Msg: fmt.Sprintf("session %q would be new, but workspace %s already has %d sessions, the most a folder keeps (%d); use one of its sessions (agentd.sessions lists them)", name, w.root, limit.Stored, limit.Max)}
+	case errors.As(err, &coded):
 		return err
 	}
-	// Events are only appended at the end: fill pages fully when they split
-	// (bbolt's default, half, would leave every page of small events half
-	// empty and double the file).
-	hb.FillPercent = 1.0
-	if !held.counted {
-		held.bytes = 0
-		if err := hb.ForEach(func(_, v []byte) error { held.bytes += int64(len(v)); return nil }); err != nil {
-			return err
-		}
-		held.counted = true
-	}
-	seq, err := hb.NextSequence()
-	if err != nil {
-		return err
-	}
-	data := ev.withSeq(seq)
-	newest := seqKey(seq)
-	if err := hb.Put(newest, data); err != nil {
-		return err
-	}
-	held.bytes += int64(len(data))
-	// Keys are contiguous sequence numbers, oldest first: the events at or
-	// below cut are beyond the count; others go while the bytes are over.
-	var cut uint64
-	if seq > uint64(maxHistory) {
-		cut = seq - uint64(maxHistory)
-	}
-	c := hb.Cursor()
-	for k, v := c.First(); k != nil && !bytes.Equal(k, newest); k, v = c.First() {
-		if len(k) == 8 && binary.BigEndian.Uint64(k) > cut && held.bytes <= maxHistoryBytes {
-			break
-		}
-		held.bytes -= int64(len(v))
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return fmt.Errorf("%w: session %q of workspace %s: %w", ErrNotSaved, name, w.root, err)
 }
 
 // Sessions returns every stored session (not the fresh ones only read by
@@ -498,13 +461,13 @@ func (w *Workspace) Sessions() ([]Session, error) {
 	if w.closed.Load() {
 		return nil, w.errClosed()
 	}
-	raw, err := w.store.list()
+	raw, err := w.store.List()
 	if err != nil {
 		return nil, w.readError("listing sessions", err)
 	}
 	out := make([]Session, 0, len(raw))
 	for _, r := range raw {
-		s, err := w.decodeSession(r.name, r.data)
+		s, err := w.decodeSession(r.Name, r.Data)
 		if err != nil {
 			return nil, err
 		}
@@ -534,7 +497,7 @@ func (w *Workspace) History(session string, limit int, before uint64) (HistoryPa
 	if limit <= 0 {
 		limit = defaultHistoryLimit
 	}
-	raw, more, err := w.store.history(name, limit, before)
+	raw, more, err := w.store.History(name, limit, before)
 	if err != nil {
 		return HistoryPage{}, w.readError(fmt.Sprintf("reading the history of session %q", name), err)
 	}

@@ -1,0 +1,86 @@
+package workspace
+
+import (
+	"testing"
+
+	"github.com/agentd/agentd/tests/etcdtest"
+	"github.com/agentd/agentd/workspace/storage"
+	"github.com/agentd/agentd/workspace/storetest"
+)
+
+// conformanceLimits lowers the stores' bounds to what the conformance
+// suite reaches, for the test.
+func conformanceLimits(t *testing.T) storage.Limits {
+	oldHist, oldSessions := maxHistory, maxSessions
+	t.Cleanup(func() { maxHistory, maxSessions = oldHist, oldSessions })
+	maxHistory, maxSessions = 4, 5
+	return storage.Limits{MaxSessions: maxSessions, MaxHistory: maxHistory, MaxHistoryBytes: maxHistoryBytes}
+}
+
+// storeOf opens the folder root and returns its store, which the
+// registry closes at the end of the test (the suite's Close does nothing).
+func storeOf(t *testing.T, r *Registry, root string) storage.Interface {
+	w := openWorkspace(t, r, root)
+	return keepOpen{w.store}
+}
+
+type keepOpen struct{ storage.Interface }
+
+func (keepOpen) Close() error { return nil }
+
+// TestBoltStoreConformance: the state file's store keeps the contract of
+// storage.Interface.
+func TestBoltStoreConformance(t *testing.T) {
+	storetest.Run(t, storetest.Backend{
+		Limits: conformanceLimits(t),
+		Open: func(t *testing.T) storage.Interface {
+			return storeOf(t, newRegistry(t, t.TempDir()), folder(t))
+		},
+	})
+}
+
+// TestTeamStoreConformance: a team's etcd store keeps the contract of
+// storage.Interface, on an embedded etcd member.
+func TestTeamStoreConformance(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	storetest.Run(t, storetest.Backend{
+		Limits:    conformanceLimits(t),
+		Versioned: true,
+		Open: func(t *testing.T) storage.Interface {
+			r := newRegistry(t, t.TempDir())
+			return storeOf(t, r, accepted(t, r, teamFolder(t, NewTeamID(), c.Endpoints())))
+		},
+	})
+}
+
+// TestUpdateRunsAgainOnConflict: on a store that refuses every first
+// commit, Update runs its function a second time on the session as stored
+// and commits what that run returns; a team store wrapped so stays a team
+// store (Shared).
+func TestUpdateRunsAgainOnConflict(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	for _, team := range []bool{false, true} {
+		ff := &storetest.FailFirst{}
+		r := newRegistry(t, t.TempDir(), func(o *Options) { o.WrapStore = ff.Wrap })
+		root := folder(t)
+		if team {
+			root = accepted(t, r, teamFolder(t, NewTeamID(), c.Endpoints()))
+		}
+		w := openWorkspace(t, r, root)
+		if w.Shared() != team {
+			t.Fatalf("team %v: Shared() = %v through the wrapper", team, w.Shared())
+		}
+		runs := 0
+		s, err := w.Update("s", func(s *Session) (Change, error) {
+			runs++
+			s.Todos = items("a")
+			return Change{Kind: "todo.set", Actor: "user", Todos: true}, nil
+		})
+		if err != nil {
+			t.Fatalf("team %v: Update: %v", team, err)
+		}
+		if runs != 2 || ff.Conflicts() != 1 || s.Revision != 1 || len(mustHistory(t, w, "s", 10)) != 1 {
+			t.Errorf("team %v: fn ran %d times, %d conflicts, revision %d; want 2 runs, 1 conflict, one change stored", team, runs, ff.Conflicts(), s.Revision)
+		}
+	}
+}
