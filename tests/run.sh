@@ -36,9 +36,9 @@ dist=$(mktemp -d)
 bash scripts/release.sh -o "$dist" -v 0.0.0-ci >/dev/null
 (cd "$dist" && sha256sum -c --quiet SHA256SUMS)
 for t in linux-amd64 linux-arm64 darwin-amd64 darwin-arm64; do
-  tar -tzf "$dist/agentd-0.0.0-ci-$t.tar.gz" | grep -qx "agentd-0.0.0-ci-$t/agentd-hook"
+  tar -tzf "$dist/agentd-0.0.0-ci-$t.tar.gz" | grep -x "agentd-0.0.0-ci-$t/agentd-hook" >/dev/null   # no -q: with pipefail, a tar cut short fails
 done
-python3 -m zipfile -l "$dist/agentd-0.0.0-ci-windows-amd64.zip" | grep -q 'agentd-0.0.0-ci-windows-amd64/agentd.exe'
+python3 -m zipfile -l "$dist/agentd-0.0.0-ci-windows-amd64.zip" | grep 'agentd-0.0.0-ci-windows-amd64/agentd.exe' >/dev/null
 tar -xzf "$dist/agentd-0.0.0-ci-linux-amd64.tar.gz" -C "$dist"
 [ "$("$dist/agentd-0.0.0-ci-linux-amd64/agentd" version)" = "agentd 0.0.0-ci" ]
 rm -rf "$dist"

@@ -99,7 +99,7 @@ npm run --silent package -- --target linux-x64   # vsce package --no-dependencie
 rm -rf bin
 ls -l ./*.vsix
 for prog in agentd agentd-hook; do   # installing the .vsix is the whole install (README, Install)
-  python3 -m zipfile -l ./*.vsix | grep -q "^extension/bin/$prog " || { echo "ci.sh: the .vsix carries no bin/$prog" >&2; exit 1; }
+  python3 -m zipfile -l ./*.vsix | grep "^extension/bin/$prog " >/dev/null || { echo "ci.sh: the .vsix carries no bin/$prog" >&2; exit 1; }
 done
 
 mkdir -p artifacts

@@ -17,7 +17,8 @@ import (
 
 // runMCP runs `agentd mcp` (docs/mcp.md): an MCP server on stdin/stdout for
 // one workspace folder (--workspace, else workspaceFolder's rule) and
-// session. --remote=auto (the default) and unix:PATH reach the shared
+// session. --remote=auto (the default, except on Windows, which has no
+// shared daemon: there it is off) and unix:PATH reach the shared
 // daemon as the forwarder does (dialShared); --remote=off serves the state
 // from this process, as `agentd` on stdio does.
 func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, pos []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -31,7 +32,7 @@ func runMCP(ctx context.Context, o options, stateDir string, log *slog.Logger, p
 		return 2
 	}
 	var dial func(context.Context) (io.ReadWriteCloser, error)
-	if o.remote == "off" {
+	if o.remote == "off" || (o.remote == "" && !cli.SharedDaemon) {
 		svc := service.New(o.storeOptions(stateDir, log), service.Daemon)
 		defer svc.Close()
 		srv := lsp.NewServer(svc, agentdVersion(), log)
