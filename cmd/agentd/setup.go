@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/agentd/agentd/cmd/internal/cli"
 	"github.com/agentd/agentd/setup"
 )
 
@@ -41,6 +42,9 @@ func runSetup(o options, stateDir string, pos []string, stdout, stderr io.Writer
 	if len(pos) != 1 {
 		fmt.Fprint(stderr, setupUsage)
 		return 2
+	}
+	if !cli.SharedDaemon && !o.remove {
+		fmt.Fprintf(stderr, "agentd setup: warning: %s\n", cli.NoHooksHere)
 	}
 	opts := setup.Options{Agent: pos[0], User: o.user, Remove: o.remove, Command: "agentd", CodexHome: os.Getenv("CODEX_HOME")}
 	if o.user {
