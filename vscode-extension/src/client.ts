@@ -15,7 +15,7 @@ import {
   type StaticFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { bundledPath, chooseAgentd, findExecutable } from './executable';
+import { bundledPath, chooseAgentd, chooseRemote, findExecutable } from './executable';
 import { NOTIFICATIONS, type CommandResults, type ServerCommand } from './protocol.gen';
 import type { Ui } from './ui';
 
@@ -57,7 +57,8 @@ export function findBundled(extensionPath: string): void {
 /** Reads the client settings, with defaults: `agentd.path` unset is the bundled agentd, else `agentd`. */
 export function readSettings(): ClientSettings {
   const cfg = vscode.workspace.getConfiguration('agentd');
-  const remote = cfg.get<string>('remote', 'auto') === 'off' ? 'off' : 'auto';
+  const r = cfg.inspect<string>('remote');
+  const remote = chooseRemote(r?.workspaceFolderValue ?? r?.workspaceValue ?? r?.globalValue, process.platform);
   const set = cfg.inspect<string>('path');
   return {
     path: chooseAgentd(set?.workspaceFolderValue ?? set?.workspaceValue ?? set?.globalValue, bundledAgentd),

@@ -66,3 +66,11 @@ export const SETUP_AGENTS = ['claude', 'codex', 'gemini', 'copilot', 'qwen', 'op
 export function setupArgs(agent: string, user: boolean): string[] {
   return user ? ['setup', agent, '--user'] : ['setup', agent];
 }
+
+/**
+ * `agentd.remote` as run: the user's setting, else `auto` (the shared
+ * daemon), except on Windows, which has none (docs/platforms.md).
+ */
+export function chooseRemote(configured: string | undefined, platform: string): 'auto' | 'off' {
+  return (configured ?? (platform === 'win32' ? 'off' : 'auto')) === 'off' ? 'off' : 'auto';
+}

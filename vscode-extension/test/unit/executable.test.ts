@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { bundledPath, chooseAgentd, findExecutable, setupArgs } from '../../src/executable';
+import { bundledPath, chooseAgentd, chooseRemote, findExecutable, setupArgs } from '../../src/executable';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-exe-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -65,5 +65,15 @@ describe('the bundled agentd', () => {
   it('is what agentd setup wires: --user names it by its path', () => {
     assert.deepEqual(setupArgs('claude', true), ['setup', 'claude', '--user']);
     assert.deepEqual(setupArgs('codex', false), ['setup', 'codex']);
+  });
+});
+
+describe('agentd.remote as run', () => {
+  it('is the setting, else auto, except on Windows, which has no shared daemon', () => {
+    assert.equal(chooseRemote(undefined, 'linux'), 'auto');
+    assert.equal(chooseRemote(undefined, 'darwin'), 'auto');
+    assert.equal(chooseRemote(undefined, 'win32'), 'off');
+    assert.equal(chooseRemote('auto', 'win32'), 'auto');
+    assert.equal(chooseRemote('off', 'linux'), 'off');
   });
 });
