@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package caller
 
@@ -7,7 +7,7 @@ import "os"
 // Of tells who process pid acts for. Without /proc, only this process's
 // own environment can be read: for pid os.Getpid() it is the agent whose
 // marker the environment carries, else a person. The walk up the process
-// tree is Linux's (caller_linux.go).
+// tree is Linux's and macOS's (walk.go).
 func Of(pid int) Agent {
 	if pid != os.Getpid() {
 		return Agent{}

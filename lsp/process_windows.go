@@ -1,14 +1,24 @@
 package lsp
 
-import "os"
+import (
+	"errors"
+	"syscall"
+)
 
-// processExists says whether process pid is seen from here: Windows
-// opens a handle to it.
+// processQueryLimitedInformation is PROCESS_QUERY_LIMITED_INFORMATION,
+// the least right to open a process by.
+const processQueryLimitedInformation = 0x1000
+
+// processExists says whether process pid runs: Windows opens it and it
+// has not ended (a handle of an ended process stays open while anyone
+// holds one, so the open alone does not tell). One of another user that
+// cannot be opened exists.
 func processExists(pid int) bool {
-	p, err := os.FindProcess(pid)
+	h, err := syscall.OpenProcess(syscall.SYNCHRONIZE|processQueryLimitedInformation, false, uint32(pid))
 	if err != nil {
-		return false
+		return errors.Is(err, syscall.ERROR_ACCESS_DENIED)
 	}
-	p.Release()
-	return true
+	defer syscall.CloseHandle(h)
+	ev, err := syscall.WaitForSingleObject(h, 0)
+	return err != nil || ev == syscall.WAIT_TIMEOUT
 }

@@ -18,12 +18,31 @@ step() { printf '\n== %s\n' "$*"; }
 step "go vet"
 go vet ./...
 
-step "go vet for darwin and windows, go build for arm64"
+# --- cross-builds (docs/platforms.md) -------------------------------------
 # Platform code lives behind build tags (docs/architecture.md, "Platform
-# code"): these keep it there.
-GOOS=darwin go vet ./...
-GOOS=windows go vet ./...
-GOARCH=arm64 go build ./...
+# code"): for each release target, go vet, both programs built static
+# (the release archives of scripts/release.sh, checked below), and the
+# platform packages' tests compiled, so that a call one system lacks
+# cannot land.
+step "cross-builds: vet, release archives, platform tests compiled"
+for t in linux/arm64 darwin/amd64 darwin/arm64 windows/amd64; do
+  GOOS=${t%/*} GOARCH=${t#*/} go vet ./...
+done
+platform_pkgs="./caller ./lsp ./lsp/daemon/client ./workspace/wsfolder ./service ./cmd/internal/cli"
+for goos in darwin windows; do
+  for p in $platform_pkgs; do GOOS=$goos go test -c -o /dev/null "$p"; done
+done
+dist=$(mktemp -d)
+bash scripts/release.sh -o "$dist" -v 0.0.0-ci >/dev/null
+(cd "$dist" && sha256sum -c --quiet SHA256SUMS)
+for t in linux-amd64 linux-arm64 darwin-amd64 darwin-arm64; do
+  tar -tzf "$dist/agentd-0.0.0-ci-$t.tar.gz" | grep -x "agentd-0.0.0-ci-$t/agentd-hook" >/dev/null   # no -q: with pipefail, a tar cut short fails
+done
+python3 -m zipfile -l "$dist/agentd-0.0.0-ci-windows-amd64.zip" | grep 'agentd-0.0.0-ci-windows-amd64/agentd.exe' >/dev/null
+tar -xzf "$dist/agentd-0.0.0-ci-linux-amd64.tar.gz" -C "$dist"
+[ "$("$dist/agentd-0.0.0-ci-linux-amd64/agentd" version)" = "agentd 0.0.0-ci" ]
+rm -rf "$dist"
+# --- end of cross-builds ---------------------------------------------------
 
 step "build"
 mkdir -p bin

@@ -91,10 +91,16 @@ step "type-check (tsc --noEmit)"
 npx tsc --noEmit -p .
 step "bundle (esbuild)"
 node scripts/build.mjs --tests
-step "package (vsce)"
+step "package (vsce): the linux-x64 package, carrying agentd and agentd-hook"
 rm -f ./*.vsix
-npm run --silent package   # vsce package --no-dependencies, README links made absolute
+rm -rf bin && mkdir bin && cp "$ROOT/bin/agentd" bin/
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$EXT/bin/agentd-hook" ./cmd/agentd-hook)
+npm run --silent package -- --target linux-x64   # vsce package --no-dependencies, README links made absolute
+rm -rf bin
 ls -l ./*.vsix
+for prog in agentd agentd-hook; do   # installing the .vsix is the whole install (README, Install)
+  python3 -m zipfile -l ./*.vsix | grep "^extension/bin/$prog " >/dev/null || { echo "ci.sh: the .vsix carries no bin/$prog" >&2; exit 1; }
+done
 
 mkdir -p artifacts
 status=0

@@ -19,7 +19,7 @@ subcommand does not take is refused, naming the subcommands that take it):
                        open, or that has agentd state and lies within the repository; else
                        the repository root, else the current folder; docs/protocol.md §1.3)
   --session S          session (default "default")
-  --state-dir DIR      where state lives (default $XDG_STATE_HOME/agentd, else ~/.local/state/agentd)
+  --state-dir DIR      where state lives (default $XDG_STATE_HOME/agentd, else the system's: docs/platforms.md)
   --log-file FILE      write logs there instead of stderr
   --log-level LEVEL    debug, info, warn or error (default info)
   --remote unix:PATH   tool/state/goal: use the daemon on that socket (default: the shared

@@ -1,4 +1,6 @@
+import * as fs from 'fs';
 import * as os from 'os';
+import * as path from 'path';
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -13,7 +15,7 @@ import {
   type StaticFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { findExecutable } from './executable';
+import { bundledPath, chooseAgentd, chooseRemote, findExecutable } from './executable';
 import { NOTIFICATIONS, type CommandResults, type ServerCommand } from './protocol.gen';
 import type { Ui } from './ui';
 
@@ -30,12 +32,36 @@ export interface ClientSettings {
   session: string;
 }
 
-/** Reads the client settings, with defaults. */
+/** The agentd this package carries (bundledPath), when it carries one; set at activation. */
+let bundledAgentd: string | undefined;
+
+/**
+ * Looks for the agentd that a platform package carries in extensionPath's
+ * bin/, beside its agentd-hook; both are made executable, should the
+ * unpacking of the .vsix have dropped the mode.
+ */
+export function findBundled(extensionPath: string): void {
+  const p = bundledPath(extensionPath, process.platform);
+  bundledAgentd = fs.existsSync(p) ? p : undefined;
+  if (bundledAgentd && process.platform !== 'win32') {
+    for (const prog of ['agentd', 'agentd-hook']) {
+      try {
+        fs.chmodSync(path.join(path.dirname(p), prog), 0o755);
+      } catch {
+        // not there, or not ours to change: findExecutable says so later
+      }
+    }
+  }
+}
+
+/** Reads the client settings, with defaults: `agentd.path` unset is the bundled agentd, else `agentd`. */
 export function readSettings(): ClientSettings {
   const cfg = vscode.workspace.getConfiguration('agentd');
-  const remote = cfg.get<string>('remote', 'auto') === 'off' ? 'off' : 'auto';
+  const r = cfg.inspect<string>('remote');
+  const remote = chooseRemote(r?.workspaceFolderValue ?? r?.workspaceValue ?? r?.globalValue, process.platform);
+  const set = cfg.inspect<string>('path');
   return {
-    path: (cfg.get<string>('path', 'agentd') || 'agentd').trim(),
+    path: chooseAgentd(set?.workspaceFolderValue ?? set?.workspaceValue ?? set?.globalValue, bundledAgentd),
     remote,
     session: (cfg.get<string>('session', 'default') || 'default').trim(),
   };

@@ -38,6 +38,7 @@ export const COMMANDS = {
   restartServer: 'agentdPanel.restartServer',
   showOutput: 'agentdPanel.showOutput',
   openSettings: 'agentdPanel.openSettings',
+  setupAgents: 'agentdPanel.setupAgents',
 } as const;
 
 /** One of the extension's command ids. */

@@ -42,6 +42,7 @@ import {
 import type { PanelStore } from './store';
 import type { Ui } from './ui';
 import type { HistoryViewProvider } from './views/historyView';
+import { setupAgents } from './setupAgents';
 
 /** What the commands act on. */
 export interface CommandDeps {
@@ -97,6 +98,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     [COMMANDS.restartServer]: () => deps.client.restart(),
     [COMMANDS.showOutput]: () => deps.output.show(),
     [COMMANDS.openSettings]: () => vscode.commands.executeCommand('workbench.action.openSettings', '@ext:agentd.agentd-vscode'),
+    [COMMANDS.setupAgents]: () => setupAgents(),
   };
   return Object.entries(table).map(([id, fn]) => vscode.commands.registerCommand(id, fn));
 }

@@ -37,3 +37,40 @@ export function findExecutable(command: string, envPath: string | undefined, cwd
   }
   return undefined;
 }
+
+/**
+ * The agentd a platform package of the extension carries (`vsce package
+ * --target`, scripts/release.sh --vsix): bin/agentd in the extension's
+ * folder, bin/agentd.exe on Windows.
+ */
+export function bundledPath(extensionPath: string, platform: string): string {
+  return path.join(extensionPath, 'bin', platform === 'win32' ? 'agentd.exe' : 'agentd');
+}
+
+/**
+ * The agentd to run: `agentd.path` when the user set it, else the bundled
+ * one when this package carries it, else `agentd` on PATH.
+ */
+export function chooseAgentd(configured: string | undefined, bundled: string | undefined): string {
+  return configured?.trim() || bundled || 'agentd';
+}
+
+/** The coding agents `agentd setup` wires (cmd/agentd/setup.go). */
+export const SETUP_AGENTS = ['claude', 'codex', 'gemini', 'copilot', 'qwen', 'opencode', 'cursor'] as const;
+
+/**
+ * The arguments of `agentd setup` for agent: for all folders (`--user`,
+ * whose entries name this agentd by its path, so no PATH is needed) or
+ * for the folder (whose files name plain `agentd`, found on PATH).
+ */
+export function setupArgs(agent: string, user: boolean): string[] {
+  return user ? ['setup', agent, '--user'] : ['setup', agent];
+}
+
+/**
+ * `agentd.remote` as run: the user's setting, else `auto` (the shared
+ * daemon), except on Windows, which has none (docs/platforms.md).
+ */
+export function chooseRemote(configured: string | undefined, platform: string): 'auto' | 'off' {
+  return (configured ?? (platform === 'win32' ? 'off' : 'auto')) === 'off' ? 'off' : 'auto';
+}

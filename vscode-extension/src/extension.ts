@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { AgentdClient, readSettings } from './client';
+import { AgentdClient, findBundled, readSettings } from './client';
 import { registerCommands } from './commands';
 import { findExecutable } from './executable';
 import { MCP_PROVIDER_ID, mcpServerSpec } from './mcp';
@@ -73,6 +73,7 @@ function mcpProvider(): vscode.McpServerDefinitionProvider<vscode.McpStdioServer
 
 /** Wires the client, store, views, status bar and commands together. */
 export function activate(context: vscode.ExtensionContext): PanelApi {
+  findBundled(context.extensionPath);
   const output = vscode.window.createOutputChannel('agentd', { log: true });
   const ui = new SwitchableUi();
   const client = new AgentdClient(output, ui);

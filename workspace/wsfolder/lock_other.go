@@ -1,4 +1,4 @@
-//go:build !(linux || darwin || dragonfly || freebsd || netbsd || openbsd)
+//go:build !(linux || darwin || dragonfly || freebsd || netbsd || openbsd || windows)
 
 package wsfolder
 
@@ -7,9 +7,10 @@ import (
 	"os"
 )
 
-// ErrNoFileLocks is what the file locks answer on a system without flock
-// (Windows among them): what needs one (the shared daemon's lock, the
-// approvals of checks) is refused there rather than run unguarded.
+// ErrNoFileLocks is what the file locks answer on a system with neither
+// flock (lock_flock.go) nor LockFileEx (lock_windows.go): what needs one
+// (the shared daemon's lock, the approvals of checks) is refused there
+// rather than run unguarded.
 var ErrNoFileLocks = errors.New("file locks (flock) are not available on this system")
 
 // TryLock would take an flock on f without waiting; this system has none.

@@ -49,7 +49,8 @@ func OpenLog(name, logFile, logLevel string, stderr io.Writer) (*slog.Logger, fu
 // $XDG_STATE_HOME/agentd, else the state dir of the user's daemon when one
 // runs on the auto socket (client.RunningStateDir: an agent that passes
 // its MCP server or hooks no XDG_STATE_HOME must not split the user's
-// state, docs/shared-daemon.md), else ~/.local/state/agentd.
+// state, docs/shared-daemon.md), else the platform's folder for it
+// (platformStateDir: ~/.local/state/agentd on Linux).
 func ResolveStateDir(flagValue string) (string, error) {
 	if flagValue != "" {
 		return filepath.Abs(flagValue)
@@ -60,11 +61,11 @@ func ResolveStateDir(flagValue string) (string, error) {
 	if dir := client.RunningStateDir(); dir != "" {
 		return dir, nil
 	}
-	home, err := os.UserHomeDir()
+	dir, err := platformStateDir()
 	if err != nil {
 		return "", fmt.Errorf("no state directory: set --state-dir or XDG_STATE_HOME (%v)", err)
 	}
-	return filepath.Join(home, ".local", "state", "agentd"), nil
+	return dir, nil
 }
 
 // Version is agentd's version: stamp (a program's main.version, set at

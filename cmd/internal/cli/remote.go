@@ -66,12 +66,12 @@ func Beside() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	agentd := filepath.Join(filepath.Dir(exe), "agentd")
+	agentd := filepath.Join(filepath.Dir(exe), agentdProgram)
 	fi, err := os.Stat(agentd)
 	switch {
 	case err != nil || !fi.Mode().IsRegular():
 		return "", fmt.Errorf("%s starts the shared daemon with the agentd beside it, and there is no agentd program at %s: install both in one folder (README, Install)", filepath.Base(exe), agentd)
-	case fi.Mode().Perm()&0o111 == 0:
+	case !executable(fi):
 		return "", fmt.Errorf("%s starts the shared daemon with the agentd beside it, and %s is not executable (mode %v): chmod +x it", filepath.Base(exe), agentd, fi.Mode().Perm())
 	}
 	return agentd, nil

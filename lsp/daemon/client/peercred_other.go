@@ -1,17 +1,19 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package client
 
 import (
 	"errors"
 	"net"
+	"runtime"
 )
 
 // errNoPeerCred is PeerCred's answer where agentd does not read a Unix
 // socket's peer credentials: the daemon then refuses every connection, as
 // it refuses one of another user (docs/shared-daemon.md).
-var errNoPeerCred = errors.New("the peer's credentials of a Unix socket are read on Linux only: the shared daemon cannot tell who connected, so it serves no one on this system; use --remote=off")
+var errNoPeerCred = errors.New("the peer's credentials of a Unix socket are read on Linux and macOS only, not on " + runtime.GOOS + ": the shared daemon cannot tell who connected, so it serves no one here; run agentd with --remote=off")
 
 // PeerCred would return the uid and pid of the process at the other end
-// of c; this system is not one agentd reads them on (peercred_linux.go).
+// of c; this system is not one agentd reads them on (peercred_linux.go,
+// peercred_darwin.go).
 func PeerCred(c *net.UnixConn) (uid, pid int, err error) { return 0, 0, errNoPeerCred }

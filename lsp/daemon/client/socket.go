@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 )
@@ -77,7 +78,7 @@ func SecureDir(dir string, create bool) error {
 	case !fi.IsDir():
 		return fmt.Errorf("socket directory %s is not a directory: refusing to use it; remove it", dir)
 	case !ok:
-		return fmt.Errorf("socket directory %s: cannot read its owner", dir)
+		return fmt.Errorf("socket directory %s: cannot read its owner on %s, so no socket in it can be kept private: the shared daemon is not available here; run agentd with --remote=off", dir, runtime.GOOS)
 	case uid != os.Getuid():
 		return fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d): refusing to use it; remove it, or set XDG_RUNTIME_DIR to a private directory", dir, uid, os.Getuid())
 	case fi.Mode().Perm() != 0o700:

@@ -1,6 +1,6 @@
 -- :checkhealth agentd — the Neovim version, the agentd binary (configured cmd and where
--- it is found on PATH), its `agentd version` output, each connection's state, and a team file
--- or a check waiting for this machine's person (:AgentdTeamAccept, :AgentdApproveCheck).
+-- it is found on PATH), its `agentd version` output, the checkout's build and Go, each
+-- connection's state, and a team file or a check waiting for this machine's person (:AgentdTeamAccept, :AgentdApproveCheck).
 local render = require("agentd.render")
 local M = {}
 
@@ -47,7 +47,7 @@ function M.check()
     local path = vim.fn.exepath(exe)
     if path == "" then
       health.error(string.format("`%s` not found (not on PATH and not an executable path)", exe), {
-        "Build it: go build -o ~/.local/bin/agentd ./cmd/agentd (in the agentd repository)",
+        "Build it: :Lazy build agentd.nvim, or go build -o bin/agentd ./cmd/agentd in the agentd checkout",
         "Or set cmd in require('agentd').setup({cmd = {'/path/to/agentd', '--remote=auto'}})",
       })
     else
@@ -59,6 +59,27 @@ function M.check()
         health.error("`agentd version` failed: " .. tostring(err))
       end
     end
+  end
+
+  health.start("agentd: the checkout's build (lazy.nvim's build step)")
+  local build = require("agentd.build")
+  for _, name in ipairs({ "agentd", "agentd-hook" }) do
+    local p = build.path(name)
+    if vim.fn.executable(p) == 1 then
+      health.ok("built: " .. p)
+    else
+      health.info(string.format("%s is not built in %s/bin", name, build.root()), {
+        "Run :Lazy build agentd.nvim, or in the checkout: go build -o bin/" .. name .. " ./cmd/" .. name,
+      })
+    end
+  end
+  if vim.fn.executable("go") ~= 1 then
+    health.warn("Go is not on PATH: the build step cannot build agentd", {
+      "Install Go (https://go.dev/dl), or a release archive of agentd (README, Install) and set cmd",
+    })
+  end
+  if vim.fn.has("win32") == 1 then
+    health.info("Windows: agentd has no shared daemon here (docs/platforms.md); cmd runs a private server")
   end
 
   health.start("agentd: connection")

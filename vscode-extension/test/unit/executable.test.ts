@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { findExecutable } from '../../src/executable';
+import { bundledPath, chooseAgentd, chooseRemote, findExecutable, setupArgs } from '../../src/executable';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-exe-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -47,5 +47,33 @@ describe('findExecutable', () => {
     assert.equal(findExecutable('agentd', path.join(tmp, 'a'), '/'), undefined);
     assert.equal(findExecutable('no-such-agentd', PATH, '/'), undefined);
     assert.equal(findExecutable('agentd', undefined, '/'), undefined);
+  });
+});
+
+describe('the bundled agentd', () => {
+  it('is bin/agentd in the extension, bin/agentd.exe on Windows', () => {
+    assert.equal(bundledPath('/ext', 'linux'), path.join('/ext', 'bin', 'agentd'));
+    assert.equal(bundledPath('/ext', 'darwin'), path.join('/ext', 'bin', 'agentd'));
+    assert.equal(bundledPath('/ext', 'win32'), path.join('/ext', 'bin', 'agentd.exe'));
+  });
+  it('runs unless agentd.path is set; without either, agentd on PATH', () => {
+    assert.equal(chooseAgentd(undefined, '/ext/bin/agentd'), '/ext/bin/agentd');
+    assert.equal(chooseAgentd('  ', '/ext/bin/agentd'), '/ext/bin/agentd');
+    assert.equal(chooseAgentd('~/go/bin/agentd', '/ext/bin/agentd'), '~/go/bin/agentd');
+    assert.equal(chooseAgentd(undefined, undefined), 'agentd');
+  });
+  it('is what agentd setup wires: --user names it by its path', () => {
+    assert.deepEqual(setupArgs('claude', true), ['setup', 'claude', '--user']);
+    assert.deepEqual(setupArgs('codex', false), ['setup', 'codex']);
+  });
+});
+
+describe('agentd.remote as run', () => {
+  it('is the setting, else auto, except on Windows, which has no shared daemon', () => {
+    assert.equal(chooseRemote(undefined, 'linux'), 'auto');
+    assert.equal(chooseRemote(undefined, 'darwin'), 'auto');
+    assert.equal(chooseRemote(undefined, 'win32'), 'off');
+    assert.equal(chooseRemote('auto', 'win32'), 'auto');
+    assert.equal(chooseRemote('off', 'linux'), 'off');
   });
 });

@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package caller
 
 import (
@@ -88,7 +90,7 @@ func TestOfPerson(t *testing.T) {
 
 // TestOfEndedProcess: a process that is gone is not taken for a person.
 func TestOfEndedProcess(t *testing.T) {
-	cmd := exec.Command("/bin/true")
+	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
