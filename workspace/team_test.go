@@ -294,6 +294,7 @@ func TestTeamUnavailable(t *testing.T) {
 func TestTeamMemberLoss(t *testing.T) {
 	c := etcdtest.Start(t, 3)
 	a, b := teamPair(t, c.Endpoints())
+	seen := notices(t, b, "m")
 	var acked []int
 	for i := range 60 {
 		if i == 20 {
@@ -325,6 +326,11 @@ func TestTeamMemberLoss(t *testing.T) {
 			t.Fatalf("acknowledged write %d is not in the history read through the other daemon (acknowledged %v)", i, acked)
 		}
 	}
+	// The other daemon learns of the writes through its watch, after they
+	// were acknowledged here: wait for the last one to reach it.
+	waitNotice(t, seen, func(n Notice) bool {
+		return n.Store == nil && len(n.Session.Todos) == 1 && n.Session.Todos[0].Title == "59"
+	})
 	if s := mustView(t, b, "m"); s.Todos[0].Title != "59" {
 		t.Fatalf("the other daemon reads %q, want the last acknowledged write, 59", s.Todos[0].Title)
 	}
