@@ -18,6 +18,7 @@ import (
 // TestDaemonRefusesOtherUser: a connection from another user id is
 // refused even when the socket's permissions would let it in.
 func TestDaemonRefusesOtherUser(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to run a client as another user (uid 65534)")
 	}
@@ -94,6 +95,7 @@ func TestDaemonRefusesOtherUser(t *testing.T) {
 // forwarder's initialize end with exit 1 and a message naming its pid,
 // instead of waiting forever.
 func TestDaemonStoppedShellCommandsExit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, a := e.forwarder()
 	a.Initialize(nil, e.ws)

@@ -89,6 +89,7 @@ func errorOf(msg map[string]any) (code float64, text string, ok bool) {
 // request's result, not -32002; an initialize the SDK refuses leaves the
 // server uninitialized, and the next one works.
 func TestMCPLifecycleCodes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.rawMCP()
 	m.send(`{"jsonrpc":"2.0","id":"a","method":"tools/list"}`)
@@ -147,6 +148,7 @@ func TestMCPLifecycleCodes(t *testing.T) {
 // requestId; string ids (even "7.5") and integer ids up to 2^53-1 are
 // echoed as sent; the server goes on.
 func TestMCPNonIntegerIDs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.rawMCP()
 	m.initialize()
@@ -183,6 +185,7 @@ func TestMCPNonIntegerIDs(t *testing.T) {
 // (VmHWM) stays under 64 MiB; then the client reads, the writes go on, and
 // every request gets its reply, each id once.
 func TestMCPBackpressure(t *testing.T) {
+	t.Parallel()
 	const n = 100_000
 	e := newEnv(t)
 	m := e.rawMCP()

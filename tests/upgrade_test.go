@@ -74,6 +74,7 @@ func serverVersion(res map[string]any) string {
 // daemon that records no version (older than the records) is replaced
 // too. A forwarder older than the daemon uses it and says so.
 func TestDaemonUpgrade(t *testing.T) {
+	t.Parallel()
 	oldBin, newBin := versionedBin(t, "0.1.0"), versionedBin(t, "0.2.0")
 	for _, unversioned := range []bool{false, true} {
 		t.Run(map[bool]string{false: "handover", true: "daemon without a version record"}[unversioned], func(t *testing.T) {
@@ -170,6 +171,7 @@ func TestDaemonUpgrade(t *testing.T) {
 // not fit a Unix socket address still gets a working shared daemon there,
 // and shell commands go through it.
 func TestLongRuntimeDir(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.runDir = filepath.Join(e.runDir, strings.Repeat("long-runtime-dir-", 8))
 	if err := os.MkdirAll(e.runDir, 0o700); err != nil {
@@ -195,6 +197,7 @@ func TestLongRuntimeDir(t *testing.T) {
 // command says so and changes nothing, rather than opening the state
 // behind the daemon's back.
 func TestShellNeverBypassesDaemon(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other := filepath.Join(filepath.Dir(e.ws), "other")
 	if err := os.Mkdir(other, 0o700); err != nil {
