@@ -407,7 +407,9 @@ func TestMCPDaemonDown(t *testing.T) {
 	}
 	for round := range 2 {
 		d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
-		waitFor(t, "the daemon's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+		// Its log line, not the socket file: the file exists from bind, a
+		// moment before the daemon listens, and a dial in between is refused.
+		waitFor(t, "the daemon listening", func() bool { return strings.Contains(d.Stderr.String(), "daemon listening") })
 		c.good("TodoList", map[string]any{"todos": []item{{fmt.Sprintf("round %d", round), "pending"}}})
 		d.Cmd.Process.Signal(os.Interrupt)
 		d.waitExit()
