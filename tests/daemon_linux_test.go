@@ -32,9 +32,11 @@ func TestDaemonRefusesOtherUser(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
 	bin := filepath.Join(dir, "agentd")
-	if data, err := os.ReadFile(agentdBin); err != nil || os.WriteFile(bin, data, 0o755) != nil {
+	data, err := os.ReadFile(agentdBin)
+	if err != nil {
 		t.Fatalf("copying agentd: %v", err)
 	}
+	writeExecutable(t, bin, data)
 	sock := filepath.Join(dir, "d.sock")
 	d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
 	t.Cleanup(func() { d.Cmd.Process.Signal(syscall.SIGTERM); d.waitExit() })

@@ -643,9 +643,7 @@ func TestHookProgramWithoutAgentd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(alone, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, alone, b)
 	cmd := exec.Command(alone, "claude", "--state-dir", e.stateDir, "--workspace", e.ws)
 	cmd.Env = e.environ()
 	cmd.Stdin = strings.NewReader(`{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"go"}`)
@@ -701,13 +699,9 @@ func TestHookProgramStartHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(hook, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, hook, b)
 	agentd, pids := filepath.Join(dir, "agentd"), filepath.Join(dir, "pids")
-	if err := os.WriteFile(agentd, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\nexec sleep 600\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, agentd, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\nexec sleep 600\n"))
 	started := func() []int {
 		b, _ := os.ReadFile(pids)
 		var out []int
@@ -762,9 +756,7 @@ func TestHookProgramStartHangs(t *testing.T) {
 	// Another install, whose agentd is not the one that hung, starts its
 	// own at once; the daemon reached removes the file.
 	other := t.TempDir()
-	if err := os.WriteFile(filepath.Join(other, "agentd-hook"), b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, filepath.Join(other, "agentd-hook"), b)
 	if err := os.Symlink(agentdBin, filepath.Join(other, "agentd")); err != nil {
 		t.Fatal(err)
 	}

@@ -752,9 +752,7 @@ func TestStateDirNotWritable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(bin, filepath.Base(b)), data, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		writeExecutable(t, filepath.Join(bin, filepath.Base(b)), data)
 	}
 	ws := filepath.Join(shared, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {

@@ -47,13 +47,11 @@ func (e *env) install(bin, path string) {
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(path), 0o755)
 	}
-	if err == nil {
-		err = os.WriteFile(path+".new", data, 0o755)
-	}
-	if err == nil {
-		err = os.Rename(path+".new", path)
-	}
 	if err != nil {
+		e.t.Fatal(err)
+	}
+	writeExecutable(e.t, path+".new", data)
+	if err := os.Rename(path+".new", path); err != nil {
 		e.t.Fatal(err)
 	}
 	e.bin = path
