@@ -40,6 +40,7 @@ func loginBins(t *testing.T, base string) string {
 // all. Both reach that daemon: the model's list and the hook's turn reach
 // the editor, one daemon serves, and none was started in TMPDIR.
 func TestCodexEnvironmentReachesTheUsersDaemon(t *testing.T) {
+	t.Parallel()
 	base := filepath.Join(t.TempDir(), "user")
 	runtime := filepath.Join(base, strconv.Itoa(os.Getuid()))
 	if err := os.MkdirAll(runtime, 0o700); err != nil {

@@ -52,6 +52,7 @@ func TestRealClaudeCodeGoalPromptWords(t *testing.T) {
 // "--" inside the objective, and refuses a filled last word slot, whose
 // words after it the host may have dropped.
 func TestMCPGoalPromptWords(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args                 map[string]string
 		objective, criterion string
@@ -251,6 +252,7 @@ func recordBodies(t *testing.T, model *responsesModel) func() []string {
 // the goal at its budget stops the agent with the reason; a later turn,
 // begun with the goal already blocked, is not told again.
 func TestHookBudgetStopToldOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, args := range [][]string{{"goal", "create", "Ship the parser"}, {"goal", "budget", "1", "turns"}} {
 		if out, errOut, code := e.cli(append(args, "--workspace", e.ws)...); code != 0 {

@@ -67,6 +67,7 @@ func (e *env) goalCheck() string {
 // on the state opened directly, and change nothing; the same commands from
 // the person's terminal work.
 func TestAgentShellCannotSetACheck(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"daemon", "direct"} {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnv(t)
@@ -113,6 +114,7 @@ func TestAgentShellCannotSetACheck(t *testing.T) {
 // (the forwarder's pipes the daemon adopts, and a stdio server); the same
 // connections started from an agent's shell act as the model.
 func TestAgentShellEditorConnections(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -179,6 +181,7 @@ func TestAgentShellMCPUnaffected(t *testing.T) {
 // file it writes). Nothing is approved or accepted; the person's own
 // terminal can.
 func TestAgentShellCannotConsent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws := []string{"--workspace", e.ws}
 	if err := os.MkdirAll(filepath.Join(e.ws, ".agentd"), 0o755); err != nil {

@@ -78,6 +78,7 @@ func sameSet(a, b []string) bool {
 // TestArchitectureTable: the import table of docs/architecture.md is the
 // one the import-rule test enforces.
 func TestArchitectureTable(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "architecture.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +95,7 @@ func TestArchitectureTable(t *testing.T) {
 // TestArchitectureTableCatchesDrift checks the reader and the comparison on
 // a small page, so that the test above cannot pass by accident.
 func TestArchitectureTableCatchesDrift(t *testing.T) {
+	t.Parallel()
 	page := "# A\n\n## Import rules\n\n| package | may import |\n|---|---|\n" +
 		"| `todo` | - |\n| `goal` | `github.com/google/uuid` |\n| `reminder` | `todo`, `goal` |\n\n## Next\n\n| `lsp` | `commands` |\n"
 	doc, err := importTable(page)

@@ -170,6 +170,7 @@ func sleeperCheck(dir string) string {
 // running check is notified, and the history keeps command, exit code,
 // duration and output tail.
 func TestGoalCheckPasses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -217,6 +218,7 @@ func TestGoalCheckPasses(t *testing.T) {
 // goal.check_failed and the output tail; the goal stays active, lastRun
 // is stored.
 func TestGoalCheckFails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -241,6 +243,7 @@ func TestGoalCheckFails(t *testing.T) {
 // with its process group: completion is refused, the tail says why, and
 // neither the shell nor its child is left.
 func TestGoalCheckTimesOut(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.startWithCheckTimeout("1s").connect()
 	c.Initialize(nil, e.ws)
@@ -264,6 +267,7 @@ func TestGoalCheckTimesOut(t *testing.T) {
 // TestGoalCheckPrintsMegabytes: a check that prints 64 MB keeps only the
 // tail, and the daemon's memory does not grow with the output.
 func TestGoalCheckPrintsMegabytes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start()
 	c := p.connect()
@@ -297,6 +301,7 @@ func TestGoalCheckPrintsMegabytes(t *testing.T) {
 // and a cancel kills the check's process group; the call answers
 // goal.stale_call and no process is left.
 func TestGoalCheckCancelledMidRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -336,6 +341,7 @@ func TestGoalCheckCancelledMidRun(t *testing.T) {
 // TestGoalCheckKilledAtShutdown: a check running on demand is killed
 // with its group when agentd stops, and the process exits.
 func TestGoalCheckKilledAtShutdown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start()
 	c := p.connect()
@@ -364,6 +370,7 @@ func TestGoalCheckKilledAtShutdown(t *testing.T) {
 // TestModelCannotSetACheck: the model's tools have no check, and a
 // CreateGoal or UpdateGoal that passes one is refused and changes nothing.
 func TestModelCannotSetACheck(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -397,6 +404,7 @@ func TestModelCannotSetACheck(t *testing.T) {
 // TestGoalCheckFromTheShell: --check on create, set-check, check (exit
 // code: 0 passed, 3 failed, 1 no check), --clear; the status shows it.
 func TestGoalCheckFromTheShell(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws := []string{"--workspace", e.ws}
 	if _, errOut, code := e.cli(append([]string{"goal", "create", "ship it", "--check", "echo checking; exit 2"}, ws...)...); code != 0 {
@@ -436,6 +444,7 @@ func TestGoalCheckFromTheShell(t *testing.T) {
 // tool calls go on; a failing check answers isError with its output tail
 // and the code goal.check_failed in _meta.
 func TestMCPGoalCheck(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, lc := e.forwarder()
 	lc.Initialize(nil, e.ws)
@@ -490,6 +499,7 @@ func TestMCPGoalCheck(t *testing.T) {
 // a check kills it with its group; the request answers the run as it
 // ended, which is also recorded: exit code -1 and the reason.
 func TestGoalCheckRequestCancelled(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -523,6 +533,7 @@ func TestGoalCheckRequestCancelled(t *testing.T) {
 // TestGoalCheckKilledWhenTheConnectionEnds: the end of input of the stdio
 // connection that runs a check kills it with its group, and agentd exits.
 func TestGoalCheckKilledWhenTheConnectionEnds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start()
 	c := p.connect()
@@ -543,6 +554,7 @@ func TestGoalCheckKilledWhenTheConnectionEnds(t *testing.T) {
 // advances to the first queued goal, which takes the queued check: its
 // own UpdateGoal complete runs that check (docs/runtime.md §2.9, §2.10).
 func TestGoalQueueAdvanceAfterACheck(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -575,6 +587,7 @@ func TestGoalQueueAdvanceAfterACheck(t *testing.T) {
 // agentd that opens the folder kills it, grandchild too, and clears the
 // running mark (docs/runtime.md §2.10.3).
 func TestGoalCheckKilledAfterAgentdWasKilled(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start()
 	c := p.connect()
@@ -623,6 +636,7 @@ func reopenKills(t *testing.T, e *env, pids ...int) {
 // check's shell exited after agentd was killed but left a child in its
 // group: the next agentd still finds and kills the group.
 func TestGoalCheckKilledAfterAgentdWasKilledLeaderGone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start()
 	c := p.connect()
@@ -650,6 +664,7 @@ func TestGoalCheckKilledAfterAgentdWasKilledLeaderGone(t *testing.T) {
 // not start, and its output tail says the folder is gone (not that sh is
 // missing); agentd stays up.
 func TestGoalCheckFolderGone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -676,6 +691,7 @@ func TestGoalCheckFolderGone(t *testing.T) {
 // the mark, so the goal is not stuck with a check that never ends
 // (docs/runtime.md §2.10.3).
 func TestGoalCheckKilledAfterTheShellWasKilled(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	ws := []string{"--workspace", e.ws}

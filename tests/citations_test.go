@@ -188,6 +188,7 @@ func checkCitations(t testing.TB, root string, files []string) []string {
 // section or heading does not exist, and on every mention of a page that is
 // not in the repository (legacyNames).
 func TestCitations(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	for _, p := range checkCitations(t, root, citingFiles(t, root)) {
 		t.Error(p)
@@ -197,6 +198,7 @@ func TestCitations(t *testing.T) {
 // TestCitationCheckerCatchesBadCitations runs the checker on a small tree
 // with good and bad citations, so that TestCitations cannot pass by accident.
 func TestCitationCheckerCatchesBadCitations(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	write := func(name, text string) {
 		t.Helper()

@@ -11,6 +11,7 @@ import (
 // 4 with --exit-code on the line (docs/protocol.md §1.2.2); the
 // goal is left as it was and a refused read creates no state.
 func TestCLIFlagOfAnotherCommand(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	out, errOut, code := e.cli("state", "--criterion", "x", "--workspace", e.ws)
 	if code != 2 || out != "" || !strings.Contains(errOut, "--criterion is a flag of: goal create, goal queue; agentd state does not take it") {

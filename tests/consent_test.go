@@ -74,6 +74,7 @@ func mustNotExist(t *testing.T, path, what string) {
 // checks likewise. Once this machine's person approves it (agentd goal
 // check --approve), it runs.
 func TestCheckFromAnotherMachineWaitsForApproval(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	e1, c1, _, c2 := teamClients(t, c.Endpoints())
 	c2.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": "touch ran"}, nil)
@@ -178,6 +179,7 @@ func TestCheckFromAnotherMachineWaitsForApproval(t *testing.T) {
 // machine's person once approved the same command text; approving it
 // (which the person does having seen it) lets it run.
 func TestCheckWrittenOutsideAgentd(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	e := newEnv(t)
 	writeTeamFile(t, testTeamID, c.Endpoints(), e)
@@ -243,6 +245,7 @@ func TestCheckWrittenOutsideAgentd(t *testing.T) {
 // TestApproveNamesTheCommandSeen: approving a command other than the
 // goal's check (it changed since the person looked) approves nothing.
 func TestApproveNamesTheCommandSeen(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	e1, c1, _, c2 := teamClients(t, c.Endpoints())
 	c2.MustExec("agentd.goal.create", map[string]any{"objective": "ship it", "check": "true"}, nil)
@@ -266,6 +269,7 @@ func TestApproveNamesTheCommandSeen(t *testing.T) {
 // approves it only when the person answers yes (a check changed by a
 // teammate since `goal status` is never approved unseen).
 func TestApproveOnATerminalAsksFirst(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("script"); err != nil {
 		t.Skip("no script(1) to give agentd a terminal")
 	}
@@ -373,6 +377,7 @@ func TestCheckHoldsNoSecret(t *testing.T) {
 // or written by an agentd before approvals existed; here the approvals
 // file is removed) does not run it until the person approves it.
 func TestCheckInAStateFileWithoutApproval(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)

@@ -18,6 +18,7 @@ import (
 // TestDaemonRefusesOtherUser: a connection from another user id is
 // refused even when the socket's permissions would let it in.
 func TestDaemonRefusesOtherUser(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to run a client as another user (uid 65534)")
 	}
@@ -31,9 +32,11 @@ func TestDaemonRefusesOtherUser(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
 	bin := filepath.Join(dir, "agentd")
-	if data, err := os.ReadFile(agentdBin); err != nil || os.WriteFile(bin, data, 0o755) != nil {
+	data, err := os.ReadFile(agentdBin)
+	if err != nil {
 		t.Fatalf("copying agentd: %v", err)
 	}
+	writeExecutable(t, bin, data)
 	sock := filepath.Join(dir, "d.sock")
 	d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
 	t.Cleanup(func() { d.Cmd.Process.Signal(syscall.SIGTERM); d.waitExit() })
@@ -94,6 +97,7 @@ func TestDaemonRefusesOtherUser(t *testing.T) {
 // forwarder's initialize end with exit 1 and a message naming its pid,
 // instead of waiting forever.
 func TestDaemonStoppedShellCommandsExit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, a := e.forwarder()
 	a.Initialize(nil, e.ws)

@@ -50,6 +50,7 @@ func (e *env) useDaemon() {
 // TestForwarded runs a selection of the core end-to-end tests through
 // `agentd --remote=auto` and the shared daemon it starts.
 func TestForwarded(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		run  func(*testing.T)
@@ -245,6 +246,7 @@ func (c *client) notesFor(folder string) []todoNote {
 // forwarder, share one daemon: a write on one reaches the other, both read
 // the same revision, and a client of another folder is told nothing.
 func TestDaemonTwoClientsOneWorkspace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other := filepath.Join(filepath.Dir(e.ws), "other")
 	if err := os.MkdirAll(other, 0o700); err != nil {
@@ -296,6 +298,7 @@ func TestDaemonTwoClientsOneWorkspace(t *testing.T) {
 // TestDaemonIdleTimeout: a daemon with no client exits after
 // --listen.timeout and removes its socket.
 func TestDaemonIdleTimeout(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sock := e.socketPath()
 	p := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=1s")
@@ -331,6 +334,7 @@ func TestDaemonIdleTimeout(t *testing.T) {
 // with ECONNRESET; that is a client gone, logged at debug level, not a
 // warning, and the daemon goes on serving.
 func TestDaemonClientGoneWithMessagesUnread(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sock := e.socketPath()
 	p := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0", "--log-level=debug")
@@ -364,6 +368,7 @@ func TestDaemonClientGoneWithMessagesUnread(t *testing.T) {
 // TestDaemonRacingForwardersShareOne: forwarders started at the same
 // moment end with one daemon, and see each other's writes.
 func TestDaemonRacingForwardersShareOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.t.Cleanup(e.stopDaemons)
 	const n = 4
@@ -412,6 +417,7 @@ func TestDaemonRacingForwardersShareOne(t *testing.T) {
 // saying so; a new forwarder starts a fresh daemon that has every
 // acknowledged write.
 func TestDaemonKilled(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pa, a := e.forwarder()
 	a.Initialize(nil, e.ws)
@@ -447,6 +453,7 @@ func TestDaemonKilled(t *testing.T) {
 // go through a running daemon: its clients see their changes, refusals keep
 // their exit codes.
 func TestDaemonShellCommands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, a := e.forwarder()
 	a.Initialize(nil, e.ws)
@@ -488,6 +495,7 @@ func TestDaemonShellCommands(t *testing.T) {
 // holds answers workspace.locked within about 2 s, naming the daemon's pid
 // and --remote=auto, and tells the user after initialized.
 func TestDaemonLocksOutPlainStdio(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, a := e.forwarder()
 	a.Initialize(nil, e.ws)
@@ -518,6 +526,7 @@ func TestDaemonLocksOutPlainStdio(t *testing.T) {
 // folder changes, and two connections whose folders overlap: each change
 // goes to the connections that have its folder open, and only to them.
 func TestDaemonMultiRoot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	base := filepath.Dir(e.ws)
 	w1, w2, w3 := filepath.Join(base, "w1"), filepath.Join(base, "w2"), filepath.Join(base, "w3")
@@ -587,6 +596,7 @@ func TestDaemonMultiRoot(t *testing.T) {
 
 // TestDaemonCommandLine: flag errors of serve and --remote are clear.
 func TestDaemonCommandLine(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tt := range []struct {
 		args []string
@@ -624,6 +634,7 @@ func TestDaemonCommandLine(t *testing.T) {
 // live there meanwhile (TestRestartDaemonReopenEndsLeftTurn is the other
 // case).
 func TestDaemonReopenIsNoRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other := filepath.Join(filepath.Dir(e.ws), "other")
 	if err := os.Mkdir(other, 0o700); err != nil {
@@ -675,6 +686,7 @@ func runBounded(t *testing.T, cmd *exec.Cmd) (string, string, int, time.Duration
 // removed under it (a cleaner of /tmp) makes it again, so that a new
 // forwarder reaches the same daemon and shares its state.
 func TestDaemonSocketRemovedIsMadeAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, a := e.forwarder()
 	a.Initialize(nil, e.ws)

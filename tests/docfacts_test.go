@@ -52,6 +52,7 @@ func backquotedList(t *testing.T, path, doc, marker, stop string) []string {
 // TestDocFactGoalStatuses: docs/runtime.md §2.1 lists goal.Statuses(), in
 // their order.
 func TestDocFactGoalStatuses(t *testing.T) {
+	t.Parallel()
 	const path, marker = "docs/runtime.md", "A goal's `status` is one of "
 	got := backquotedList(t, path, readDoc(t, path), marker, ";")
 	var want []string
@@ -66,6 +67,7 @@ func TestDocFactGoalStatuses(t *testing.T) {
 // TestDocFactChangeKinds: docs/protocol.md §4.1 lists the goal.ChangeKind
 // constants declared in goal/, in their order.
 func TestDocFactChangeKinds(t *testing.T) {
+	t.Parallel()
 	const path, marker = "docs/protocol.md", "`change.kind` of `agentd/goalChanged` is one of "
 	got := backquotedList(t, path, readDoc(t, path), marker, " (")
 	want := changeKinds(t)
@@ -128,6 +130,7 @@ var exitCodeStatement = regexp.MustCompile("--exit-code`? exits (\\d+ [a-z]+(?: 
 // README.md gives each goal status and no goal the code
 // commands.StatusExitCode gives it, and nothing else.
 func TestDocFactExitCodes(t *testing.T) {
+	t.Parallel()
 	want := map[string]int{}
 	snaps := []*goal.Snapshot{nil}
 	for _, s := range goal.Statuses() {

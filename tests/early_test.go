@@ -13,6 +13,7 @@ import (
 // that window was dropped, so a panel that read the state before
 // `initialized` stayed stale.
 func TestNotificationsHeldUntilInitialized(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pr := e.start()
 	c := pr.connect()

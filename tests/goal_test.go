@@ -69,6 +69,7 @@ func refusalCode(err error) string {
 // TestGoalToolsEndToEnd: the model creates, reads, budgets and completes a
 // goal through agentd.callTool (docs/runtime.md §2.8), and clients are told.
 func TestGoalToolsEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -144,6 +145,7 @@ func TestGoalToolsEndToEnd(t *testing.T) {
 
 // TestGoalRefusedForSubagent: goal tools are for the main agent only.
 func TestGoalRefusedForSubagent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -160,6 +162,7 @@ func TestGoalRefusedForSubagent(t *testing.T) {
 // TestGoalUserControls: a person creates, pauses, resumes, budgets and
 // cancels a goal (actor user), with the refusals of docs/runtime.md §2.3.
 func TestGoalUserControls(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -216,6 +219,7 @@ func TestGoalUserControls(t *testing.T) {
 // process was shut down or killed between turns (docs/runtime.md
 // §2.3.2), and the next process counts its wall clock on.
 func TestGoalRestartWithoutTurnStaysActive(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -250,6 +254,7 @@ func TestGoalRestartWithoutTurnStaysActive(t *testing.T) {
 
 // TestGoalShellCommands: agentd goal ... with status exit codes.
 func TestGoalShellCommands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	status := func() int {
 		_, _, code := e.cli("goal", "status", "--exit-code", "--workspace", e.ws)
@@ -291,6 +296,7 @@ func TestGoalShellCommands(t *testing.T) {
 // window.workDoneProgress gets standard progress; it ends when the goal
 // stops (docs/protocol.md §4).
 func TestGoalWorkDoneProgress(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	var res map[string]any
@@ -327,6 +333,7 @@ func TestGoalWorkDoneProgress(t *testing.T) {
 // fan-out while the folder is being added), and the client is told of the
 // pause.
 func TestFolderReopenedWithActiveGoal(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pa := e.start()
 	a := pa.connect()

@@ -14,6 +14,7 @@ import (
 // TestGoalTaskFileNotRegular: a folder or a named pipe as task file is a
 // clear refusal, never a hang (a FIFO would block a plain open).
 func TestGoalTaskFileNotRegular(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if err := os.Mkdir(filepath.Join(e.ws, "docs"), 0o700); err != nil {
 		t.Fatal(err)

@@ -47,6 +47,7 @@ func holds(pid int, target string) bool {
 // end of the editor's input the forwarder exits 0 and the daemon holds
 // neither pipe any more.
 func TestHandoffServesEditorPipes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p, a := e.forwarder()
 	a.Initialize(nil, e.ws)
@@ -75,6 +76,7 @@ func TestHandoffServesEditorPipes(t *testing.T) {
 // file relays as before: the daemon never holds its stdin, the answers
 // are in the file, and it exits 0 after shutdown and exit.
 func TestHandoffRelaysToRegularFile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.stopDaemonsAtEnd()
 	outPath := filepath.Join(t.TempDir(), "out")
@@ -136,6 +138,7 @@ func explicitDaemon(t *testing.T, e *env) (*proc, string) {
 // with the code a stdio server would (0 after shutdown and exit, 1 after
 // exit alone, 0 at the end of input).
 func TestHandoffExplicitSocket(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, sock := explicitDaemon(t, e)
 	daemon := e.oneDaemon()
@@ -169,6 +172,7 @@ func TestHandoffExplicitSocket(t *testing.T) {
 // pipes leaves the forwarder without a code: it exits 1 saying it lost
 // the shared daemon.
 func TestHandoffDaemonKilled(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	d, sock := explicitDaemon(t, e)
 	p := e.start("--remote=unix:" + sock)

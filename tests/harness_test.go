@@ -49,6 +49,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// writeExecutable writes a file a test then runs, through a child process
+// (cat): a file this process holds open for writing is also open, for a
+// moment, in any child a parallel test forks meanwhile, and running it then
+// fails with "text file busy" (ETXTBSY).
+func writeExecutable(t testing.TB, path string, data []byte) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `cat > "$1" && chmod 755 "$1"`, "sh", path)
+	cmd.Stdin = bytes.NewReader(data)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("writing %s: %v %s", path, err, out)
+	}
+}
+
 // waitLimit bounds every wait on the daemon; tests wait on events, and this
 // only turns a hang into a failure.
 const waitLimit = 15 * time.Second

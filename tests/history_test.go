@@ -16,6 +16,7 @@ import (
 // --limit gives a page and names the command of the next; --json pages
 // with --before reach every event once, in order; bad lines are refused.
 func TestHistoryCommand(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if out, _, _ := e.cli("history", "--workspace", e.ws); out != "No history.\n" {
 		t.Errorf("history of a new folder: %q", out)

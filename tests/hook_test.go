@@ -116,6 +116,7 @@ func TestHookFixtures(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			t.Parallel() // each scenario has its own env and daemon
 			raw, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
@@ -284,6 +285,7 @@ var hookOutputKeys = map[string]map[string][]string{
 // TestHookOutputKeys: every output of the fixtures uses only the keys its
 // agent documents, and names the event it answers.
 func TestHookOutputKeys(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("testdata/hooks/*.json")
 	for _, file := range files {
 		raw, err := os.ReadFile(file)
@@ -343,6 +345,7 @@ func contains(list []string, s string) bool {
 // agentd that never answers all end in exit 0 with nothing on stdout, and
 // the reason in the log.
 func TestHookNeverBreaksTheAgent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	prompt := `{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"hi"}`
 	for _, tc := range []struct {
@@ -417,6 +420,7 @@ var staleSteps = reminder.DefaultSettings().TodoReminderSteps
 // (Codex): the stale todo reminder comes with call staleSteps+2, not
 // before, so no step was counted twice.
 func TestHookStaleReminderCountsEachStepOnce(t *testing.T) {
+	t.Parallel()
 	for _, host := range []string{"claude", "codex"} {
 		t.Run(host, func(t *testing.T) {
 			e := newEnv(t)
@@ -473,6 +477,7 @@ func TestHookStaleReminderCountsEachStepOnce(t *testing.T) {
 // (an MCP client's) belongs to the turn the hook opened: in its grace step
 // it is refused unexecuted.
 func TestHookOpenTurnRulesForUntaggedCalls(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, editor := e.forwarder()
 	editor.Initialize(nil, e.ws)
@@ -511,6 +516,7 @@ func TestHookOpenTurnRulesForUntaggedCalls(t *testing.T) {
 // hook` takes, with the same exit codes (0 for help, 1 for no agent, never
 // 2 for a run, 2 for a bad flag) and the same usage, named for itself.
 func TestHookProgramCommandLine(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	run := func(cmd *exec.Cmd) (string, string, int) {
 		var out, errb bytes.Buffer
@@ -563,6 +569,7 @@ func TestHookProgramCommandLine(t *testing.T) {
 // exit 0 (2 would block the agent), nothing on stdout, the reason on
 // stderr (docs/hooks.md, "Never breaking the agent").
 func TestHookSetupFailureLetsTheAgentGoOn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	event := `{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"go"}`
 	var noHome []string
@@ -601,6 +608,7 @@ func TestHookSetupFailureLetsTheAgentGoOn(t *testing.T) {
 // starts `agentd serve` with the agentd beside it (it never serves), and
 // answers the event through it.
 func TestHookProgramStartsAgentdBeside(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.stopDaemonsAtEnd()
 	if out, errOut, code := e.cli("goal", "create", "Ship it", "--workspace", e.ws); code != 0 {
@@ -627,6 +635,7 @@ func TestHookProgramStartsAgentdBeside(t *testing.T) {
 // starts no daemon; the agent goes on (exit 0, nothing on stdout) and the
 // log names the missing program, or says it is not executable.
 func TestHookProgramWithoutAgentd(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.stopDaemonsAtEnd()
 	alone := filepath.Join(t.TempDir(), "agentd-hook")
@@ -634,9 +643,7 @@ func TestHookProgramWithoutAgentd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(alone, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, alone, b)
 	cmd := exec.Command(alone, "claude", "--state-dir", e.stateDir, "--workspace", e.ws)
 	cmd.Env = e.environ()
 	cmd.Stdin = strings.NewReader(`{"session_id":"s1","transcript_path":"","cwd":"` + jsonText(e.ws) + `","hook_event_name":"UserPromptSubmit","prompt":"go"}`)
@@ -680,6 +687,7 @@ func TestHookProgramWithoutAgentd(t *testing.T) {
 // and once the minute has passed so is the same program; a daemon reached
 // removes the file (docs/hooks.md, "A daemon that does not start").
 func TestHookProgramStartHangs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.stopDaemonsAtEnd()
 	if out, errOut, code := e.cli("goal", "create", "Ship it", "--workspace", e.ws); code != 0 {
@@ -691,13 +699,9 @@ func TestHookProgramStartHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(hook, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, hook, b)
 	agentd, pids := filepath.Join(dir, "agentd"), filepath.Join(dir, "pids")
-	if err := os.WriteFile(agentd, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\nexec sleep 600\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, agentd, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\nexec sleep 600\n"))
 	started := func() []int {
 		b, _ := os.ReadFile(pids)
 		var out []int
@@ -752,9 +756,7 @@ func TestHookProgramStartHangs(t *testing.T) {
 	// Another install, whose agentd is not the one that hung, starts its
 	// own at once; the daemon reached removes the file.
 	other := t.TempDir()
-	if err := os.WriteFile(filepath.Join(other, "agentd-hook"), b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, filepath.Join(other, "agentd-hook"), b)
 	if err := os.Symlink(agentdBin, filepath.Join(other, "agentd")); err != nil {
 		t.Fatal(err)
 	}

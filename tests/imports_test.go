@@ -65,6 +65,7 @@ var testImports = map[string][]string{
 }
 
 func TestImportRules(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	for pkg, allowed := range importRules {
 		t.Run(pkg, func(t *testing.T) {
@@ -88,6 +89,7 @@ func TestImportRules(t *testing.T) {
 // TestEveryPackageHasARule fails when a package is added without deciding
 // what it may import.
 func TestEveryPackageHasARule(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	var missing []string
 	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -118,6 +120,7 @@ func TestEveryPackageHasARule(t *testing.T) {
 // TestRulesCatchAViolation checks the checker itself on a file that breaks
 // a rule, so the test above cannot pass by accident.
 func TestRulesCatchAViolation(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "bad.go")
 	os.WriteFile(file, []byte("package todo\nimport _ \"go.etcd.io/bbolt\"\nimport _ \"fmt\"\n"), 0o600)
@@ -155,6 +158,7 @@ var heavyModules = []string{"go.etcd.io/etcd", "google.golang.org/grpc", "google
 // -deps) holds none of heavyModules, while agentd's holds each of them, so
 // that the check finds what it looks for.
 func TestHookProgramIsLean(t *testing.T) {
+	t.Parallel()
 	deps := func(pkg string) []string {
 		cmd := exec.Command("go", "list", "-deps", "./"+pkg)
 		cmd.Dir = repoRoot(t)

@@ -19,6 +19,7 @@ import (
 // settings, workspace/didChangeConfiguration, command arguments and tool
 // inputs.
 func TestInputEmptyTablesAreObjects(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name         string
 		initOptions  any
@@ -68,6 +69,7 @@ func TestInputEmptyTablesAreObjects(t *testing.T) {
 // TestInputTodosNull: todos null is neither a read nor a clear, and a null
 // item is no item: both are todo.invalid saying so, and nothing changes.
 func TestInputTodosNull(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -92,6 +94,7 @@ func TestInputTodosNull(t *testing.T) {
 // input (a refusal the model reads) and in command arguments (-32602), and
 // nothing changes.
 func TestInputDuplicateKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pr := e.start()
 	p := pr.connect()
@@ -145,6 +148,7 @@ func TestInputDuplicateKeys(t *testing.T) {
 // wherever they come from; before, Go's decoder turned every invalid byte
 // into U+FFFD, so "\xff" and "\xfe" named one session.
 func TestInputSessionNotUTF8(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// From a shell: --session with invalid bytes is refused.
 	for _, args := range [][]string{
@@ -192,6 +196,7 @@ func TestInputSessionNotUTF8(t *testing.T) {
 // a folder) is refused with args.invalid like every other refusal, saying
 // why, both from the user command and from CreateGoal.
 func TestInputTaskFileErrorsHaveCodes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, link := range [][2]string{{"loop-b", "loop-a"}, {"loop-a", "loop-b"}} {
 		if err := os.Symlink(link[0], filepath.Join(e.ws, link[1])); err != nil {
@@ -232,6 +237,7 @@ func TestInputTaskFileErrorsHaveCodes(t *testing.T) {
 // everywhere else, and params of a wrong shape are -32602 naming the field
 // in JSON words, never a Go type name.
 func TestInputInitializeParamsShapes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start().connect()
 	m, err := p.Request("initialize", json.RawMessage(`[]`))

@@ -19,6 +19,7 @@ import (
 // TestCancelRequestNumericID: $/cancelRequest with a number id beyond 32
 // bits cancels a running request with -32800 (docs/protocol.md §2).
 func TestCancelRequestNumericID(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.start().raw()
 	r.initRaw(e.ws)
@@ -35,6 +36,7 @@ func TestCancelRequestNumericID(t *testing.T) {
 
 // TestCancelRequestStringID: the same with a string id.
 func TestCancelRequestStringID(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.start().raw()
 	r.initRaw(e.ws)
@@ -48,6 +50,7 @@ func TestCancelRequestStringID(t *testing.T) {
 // TestSlowRequestDoesNotDelayQuickOne: a request that waits does not hold
 // up a later one on the same connection (docs/protocol.md §2).
 func TestSlowRequestDoesNotDelayQuickOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.start().raw()
 	r.initRaw(e.ws)
@@ -76,6 +79,7 @@ func TestSlowRequestDoesNotDelayQuickOne(t *testing.T) {
 // -32700 with id null and the session goes on; header names are
 // case-insensitive (docs/protocol.md §2).
 func TestMalformedBodyAndHeaderCase(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.start().raw()
 	r.initRaw(e.ws)
@@ -94,6 +98,7 @@ func TestMalformedBodyAndHeaderCase(t *testing.T) {
 // TestShutdownExitParamShapes: shutdown and exit accept params omitted,
 // null, {} and []; exit after shutdown ends with 0 (docs/protocol.md §2).
 func TestShutdownExitParamShapes(t *testing.T) {
+	t.Parallel()
 	for _, params := range []string{"", `,"params":null`, `,"params":{}`, `,"params":[]`} {
 		name := strings.TrimPrefix(params, `,"params":`)
 		if name == "" {
@@ -118,6 +123,7 @@ func TestShutdownExitParamShapes(t *testing.T) {
 
 // TestExitWithoutShutdown ends with 1.
 func TestExitWithoutShutdown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start()
 	r := p.raw()
@@ -131,6 +137,7 @@ func TestExitWithoutShutdown(t *testing.T) {
 // TestLifecycleGate: before initialize -32002; a second initialize -32600;
 // after shutdown -32600 (docs/protocol.md §2).
 func TestLifecycleGate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.start().raw()
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"workspace/executeCommand","params":{"command":"agentd.tools"}}`)
@@ -153,6 +160,7 @@ func TestLifecycleGate(t *testing.T) {
 // TestUnknownMethods: unknown requests get -32601; unknown notifications
 // are ignored and the connection goes on (docs/protocol.md §2).
 func TestUnknownMethods(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.start().raw()
 	r.initRaw(e.ws)
@@ -178,6 +186,7 @@ func TestUnknownMethods(t *testing.T) {
 // TestEndOfInputReleasesState: closing stdin ends the process promptly and
 // releases the state file, so another agentd opens the same workspace.
 func TestEndOfInputReleasesState(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start()
 	c := p.connect()
@@ -197,6 +206,7 @@ func TestEndOfInputReleasesState(t *testing.T) {
 
 // TestParentDeathEndsProcess: agentd exits when the client's processId dies.
 func TestParentDeathEndsProcess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	parent := exec.Command("sleep", "60")
 	if err := parent.Start(); err != nil {
@@ -221,6 +231,7 @@ func TestParentDeathEndsProcess(t *testing.T) {
 // TestNoWorkspace: initialize with rootUri, rootPath and workspaceFolders
 // all null works; commands that need a folder answer workspace.none.
 func TestNoWorkspace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	var res map[string]any
@@ -239,6 +250,7 @@ func TestNoWorkspace(t *testing.T) {
 
 // TestInitializeResult checks the capabilities of docs/protocol.md §2.
 func TestInitializeResult(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	res := c.Initialize(nil, e.ws)
@@ -277,6 +289,7 @@ func TestInitializeResult(t *testing.T) {
 // TestFolderURIEncoding: folder URIs with spaces, %25 and non-ASCII map to
 // the right path: what a client writes is what the shell reads there.
 func TestFolderURIEncoding(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := filepath.Join(e.ws, "a b%c", "été")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -297,6 +310,7 @@ func TestFolderURIEncoding(t *testing.T) {
 // TestNonFileSchemeRefused: a folder with another scheme is refused with a
 // message to the user, and naming it in a command is a clear -32602.
 func TestNonFileSchemeRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	var res map[string]any
@@ -355,6 +369,7 @@ func (p *pacedReader) Read(b []byte) (int, error) {
 // nothing (docs/protocol.md §2.5), the rest dropped and logged, and exit 1
 // (no shutdown).
 func TestEndWithRepliesUnread(t *testing.T) {
+	t.Parallel()
 	t.Run("a client that reads on", func(t *testing.T) {
 		const n = 100 // replies of 6 KB
 		e := newEnv(t)

@@ -128,6 +128,10 @@ func stateFileSize(t testing.TB, e *env) int64 {
 // within 16 MiB; agentd.history answers at most 1 MiB of events per reply,
 // with `more` and `before` to page through all that is kept.
 func TestStateFileBoundEndToEnd(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("writes 80 lists of 260 KB")
+	}
 	e := newEnv(t)
 	e.stateDir = fastStateDir(t)
 	startDaemon(t, e, agentdBin)
@@ -168,6 +172,7 @@ func TestStateFileBoundEndToEnd(t *testing.T) {
 // TestByteLimitsRefused: input over a byte limit is refused with a code and
 // a message naming the limit and the size, and nothing is stored.
 func TestByteLimitsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -229,6 +234,10 @@ func stuckConn(t *testing.T, e *env) (net.Conn, *bufio.Reader) {
 // again it finds a revision gap, and its next read of the state has the
 // last write.
 func TestStuckClientQueueBounded(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("writes 64 lists of 260 KB")
+	}
 	e := newEnv(t)
 	e.stateDir = fastStateDir(t)
 	startDaemon(t, e, agentdBin)
@@ -287,6 +296,7 @@ func TestStuckClientQueueBounded(t *testing.T) {
 // client finds at most those 16 MiB (plus what the socket buffered: up to
 // two replies of 1 MiB), then the end of the connection.
 func TestStuckClientRepliesCloseConnection(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.stateDir = fastStateDir(t)
 	d := startDaemon(t, e, agentdBin)

@@ -86,6 +86,7 @@ func variants(injs []reminder.Injection) []string {
 // continuation, and is blocked when turn 2 of a 2-turn budget ends
 // (docs/runtime.md §2.4, §2.5, §2.7).
 func TestLoopGoalRunsToTurnBudget(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -149,6 +150,7 @@ func TestLoopGoalRunsToTurnBudget(t *testing.T) {
 // with tool calls grants exactly one grace step whose tool calls are
 // rejected unexecuted (docs/runtime.md §2.4).
 func TestLoopTokenBudgetGraceStep(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -186,6 +188,7 @@ func TestLoopTokenBudgetGraceStep(t *testing.T) {
 // reminder.DefaultSettings, whose value reminder.TestDefaultSettings pins,
 // and the other rule tests set their thresholds in initializationOptions.
 func TestLoopStaleTodoReminder(t *testing.T) {
+	t.Parallel()
 	steps := reminder.DefaultSettings().TodoReminderSteps
 	e := newEnv(t)
 	c := e.start().connect()
@@ -235,6 +238,7 @@ func (h *host) awaitStaleReminder(turn string, steps int, line string, during fu
 // before the next step: with todoReminderSteps 4, once 4 steps ended after
 // it the 5th step begins with the reminder, not the 6th.
 func TestLoopTodoWrittenOutsideStep(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(map[string]any{"settings": map[string]any{"todoReminderSteps": 4, "todoReminderInterval": 4}}, e.ws)
@@ -250,6 +254,7 @@ func TestLoopTodoWrittenOutsideStep(t *testing.T) {
 // TestLoopSettingsTurnReminderOff: todoReminderSteps 0 in
 // initializationOptions turns the reminder off.
 func TestLoopSettingsTurnReminderOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(map[string]any{"settings": map[string]any{"todoReminderSteps": 0}}, e.ws)
@@ -269,6 +274,7 @@ func TestLoopSettingsTurnReminderOff(t *testing.T) {
 // TestLoopCancelNotice: after a user cancel, the next step of the main
 // agent gets one goal_cancelled injection (docs/runtime.md §2.3).
 func TestLoopCancelNotice(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -290,6 +296,7 @@ func TestLoopCancelNotice(t *testing.T) {
 // TestLoopAbnormalEnds: cancelled pauses, failed pauses naming the error
 // kind, a stepLimit end continues with the step-limit variant.
 func TestLoopAbnormalEnds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -328,6 +335,7 @@ func TestLoopAbnormalEnds(t *testing.T) {
 // TestLoopDisconnectMidTurnPauses: a connection that closes in the middle
 // of a goal-driven turn pauses the goal (docs/runtime.md §2.3, [agentd]).
 func TestLoopDisconnectMidTurnPauses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start()
 	c := p.connect()
@@ -350,6 +358,7 @@ func TestLoopDisconnectMidTurnPauses(t *testing.T) {
 // TestLoopStaleCallGuard: a goal tool called with the turnId of a turn whose
 // goal was replaced is ignored (docs/runtime.md §2.8).
 func TestLoopStaleCallGuard(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -374,6 +383,7 @@ func TestLoopStaleCallGuard(t *testing.T) {
 // the id (a restarted host numbering turns from 1 again) answer -32602
 // saying the turn ended.
 func TestLoopEndedTurnRefusesLateCalls(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)

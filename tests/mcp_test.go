@@ -184,6 +184,7 @@ const (
 // capabilities, and tools/list is agentd.tools exactly, GetGoal marked
 // read-only.
 func TestMCPHandshakes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, lc := e.forwarder()
 	lc.Initialize(nil, e.ws)
@@ -239,6 +240,7 @@ func TestMCPHandshakes(t *testing.T) {
 // daemon; a refusal is an isError result carrying agentd's reason, never a
 // JSON-RPC error; the editor's client reads what the model wrote.
 func TestMCPTools(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.mcp("", "", "--workspace", e.ws)
 
@@ -292,6 +294,7 @@ func TestMCPTools(t *testing.T) {
 // resources/updated for the editor's write and reads it; the goal prompt
 // creates the goal as the user.
 func TestMCPSharedWithEditor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, lc := e.forwarder()
 	lc.Initialize(nil, e.ws)
@@ -339,6 +342,7 @@ func TestMCPSharedWithEditor(t *testing.T) {
 // TestMCPStdoutIsOnlyJSON: with debug logging on, every line agentd mcp
 // writes to stdout is a JSON-RPC message, one per request answered.
 func TestMCPStdoutIsOnlyJSON(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start("mcp", "--remote=off", "--workspace", e.ws, "--log-level", "debug")
 	requests := []string{
@@ -388,6 +392,7 @@ func TestMCPStdoutIsOnlyJSON(t *testing.T) {
 // a daemon answers, the next call works, and after that daemon stops the
 // server connects to the next one.
 func TestMCPDaemonDown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sock := filepath.Join(e.runDir, "explicit.sock")
 	c := e.mcp("", "", "--workspace", e.ws, "--remote=unix:"+sock)
@@ -402,7 +407,9 @@ func TestMCPDaemonDown(t *testing.T) {
 	}
 	for round := range 2 {
 		d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
-		waitFor(t, "the daemon's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+		// Its log line, not the socket file: the file exists from bind, a
+		// moment before the daemon listens, and a dial in between is refused.
+		waitFor(t, "the daemon listening", func() bool { return strings.Contains(d.Stderr.String(), "daemon listening") })
 		c.good("TodoList", map[string]any{"todos": []item{{fmt.Sprintf("round %d", round), "pending"}}})
 		d.Cmd.Process.Signal(os.Interrupt)
 		d.waitExit()
@@ -426,6 +433,7 @@ func rpcErrorOf(t *testing.T, what string, err error) *jsonrpc.Error {
 // {"code": "goal.already_exists"} and the advice to cancel the goal first
 // (the prompt cannot replace), and either with no daemon behind -32603.
 func TestMCPErrorCodes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.mcp("", "", "--workspace", e.ws)
 	ctx, cancel := c.ctx()
@@ -467,6 +475,7 @@ func TestMCPErrorCodes(t *testing.T) {
 // daemon holds answers a tool call with an isError result that names the
 // holder and the fix, and keeps serving.
 func TestMCPRefusedFolder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, lc := e.forwarder()
 	lc.Initialize(nil, e.ws)
@@ -486,6 +495,7 @@ func TestMCPRefusedFolder(t *testing.T) {
 // state under a folder an editor has open, they use the editor's folder;
 // --workspace wins. The shell commands name the folder on stderr.
 func TestWorkspaceRule(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// Stray state above the repositories, as `agentd tool` run in the home
 	// folder leaves it (no repository there: the current folder).
@@ -560,6 +570,7 @@ func TestWorkspaceRule(t *testing.T) {
 // limit, with the server in this process and through the daemon; the next
 // call works.
 func TestMCPRequestTooLarge(t *testing.T) {
+	t.Parallel()
 	for _, remote := range []string{"off", "auto"} {
 		t.Run(remote, func(t *testing.T) {
 			e := newEnv(t)
@@ -580,6 +591,7 @@ func TestMCPRequestTooLarge(t *testing.T) {
 // a usable id, and the server answers the next request; stdout carries
 // JSON-RPC lines only.
 func TestMCPBadLines(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start("mcp", "--remote=off", "--workspace", e.ws)
 	out := bufio.NewReader(p.Stdout)

@@ -92,6 +92,7 @@ func titles(items []item) string {
 // §2.2). The old handlers raced, so each round runs on a
 // fresh session and 20 rounds of each kind make a race show.
 func TestPipelinedWritesInOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.start().raw()
 	r.initRaw(e.ws)
@@ -164,6 +165,7 @@ func TestPipelinedWritesInOrder(t *testing.T) {
 // step.begin, step.end and turn.end calls are all answered without an error
 // and all counted on a goal without a budget, with the sum of their tokens.
 func TestPipelinedTurnsAllCounted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.start().raw()
 	r.initRaw(e.ws)
@@ -215,6 +217,7 @@ func TestPipelinedTurnsAllCounted(t *testing.T) {
 // session's queue): it is answered with the state of the write that moved
 // the revision past afterRevision.
 func TestAwaitChangeAlongsideOrderedWrites(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.start().raw()
 	r.initRaw(e.ws)
@@ -238,6 +241,7 @@ func TestAwaitChangeAlongsideOrderedWrites(t *testing.T) {
 // on session a, pipelined writes and reads on session b are answered, in
 // order; the wait ends with the write on a that follows them.
 func TestWaitOnOneSessionDoesNotHoldAnother(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.start().raw()
 	r.initRaw(e.ws)
@@ -275,6 +279,7 @@ func TestWaitOnOneSessionDoesNotHoldAnother(t *testing.T) {
 // answers workspace.locked); pipelined before a write and a read on a second
 // folder of the same connection, they do not hold those up.
 func TestSlowFolderDoesNotHoldAnother(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	holder := e.start("--stdio").connect() // a plain stdio agentd, also in forwarded mode
 	holder.Initialize(nil, e.ws)
@@ -318,6 +323,7 @@ func TestSlowFolderDoesNotHoldAnother(t *testing.T) {
 // in the queue. The slow requests are on a folder whose state another
 // process holds.
 func TestCancelQueuedRequest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	holder := e.start("--stdio").connect() // a plain stdio agentd, also in forwarded mode
 	holder.Initialize(nil, e.ws)
@@ -353,6 +359,7 @@ func TestCancelQueuedRequest(t *testing.T) {
 // and not applied. Five processes, because the old code lost the write to
 // the `exit` piped after `shutdown` in most runs.
 func TestShutdownAnswersEarlierRequests(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for trial := range 5 {
 		p := e.start()
@@ -403,6 +410,7 @@ func TestShutdownAnswersEarlierRequests(t *testing.T) {
 // answered `shutdown` before the fan-out reached the connection, which
 // then dropped the notification, in most runs.
 func TestShutdownSendsEarlierNotifications(t *testing.T) {
+	t.Parallel()
 	for trial := range 10 {
 		e := newEnv(t)
 		p := e.start()

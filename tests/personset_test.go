@@ -42,6 +42,7 @@ func expectRefused(t *testing.T, what string, res toolResult, code string, says 
 // queue never advances. On the code before goal.person_set the replace
 // went through and the complete advanced to the deploy.
 func TestModelCannotDropAPersonsCheck(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -100,6 +101,7 @@ func TestModelCannotDropAPersonsCheck(t *testing.T) {
 // On the code before goal.person_set the raise went through and the goal
 // ran on.
 func TestModelCannotRaiseAPersonsBudget(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)

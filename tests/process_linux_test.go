@@ -21,6 +21,7 @@ import (
 // leaves it in blocking mode when it exits: the next reader of the same
 // pipe gets no EAGAIN. A pipe stays blocking while agentd runs, too.
 func TestInheritedDescriptorsLeftAsFound(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -101,6 +102,7 @@ func nonblocking(t *testing.T, fd int) bool {
 // daemon, in a session of its own, holds /dev/null, daemon.log and its own
 // files only.
 func TestAutoStartedDaemonHoldsNoCallerDescriptor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	t.Cleanup(e.stopDaemons)
 	r, w, err := os.Pipe()
@@ -169,6 +171,7 @@ func TestAutoStartedDaemonHoldsNoCallerDescriptor(t *testing.T) {
 // not taken for dead: agentd logs that it does not watch it and serves on.
 // The client's end still ends agentd (here: its input closes).
 func TestInvisibleProcessIDNotTakenForDead(t *testing.T) {
+	t.Parallel()
 	const beyondPidMax = 1 << 30 // pid_max is at most 2^22
 	for _, tc := range []struct {
 		name      string

@@ -57,6 +57,7 @@ func wantExit(t *testing.T, p *proc, code int) {
 // server, a forwarder) end as on a disconnect: exit status 1, not a death
 // by SIGPIPE, and the goal paused for the disconnect.
 func TestClosedStdoutIsDisconnect(t *testing.T) {
+	t.Parallel()
 	for _, remote := range []bool{false, true} {
 		t.Run(map[bool]string{false: "stdio", true: "forwarder"}[remote], func(t *testing.T) {
 			e := newEnv(t)
@@ -81,6 +82,7 @@ func TestClosedStdoutIsDisconnect(t *testing.T) {
 // per connection and more) and serves every client, and SIGTERM still ends
 // it in order.
 func TestLogPipeClosedOrFullUnderDaemon(t *testing.T) {
+	t.Parallel()
 	for _, full := range []bool{false, true} {
 		t.Run(map[bool]string{false: "closed", true: "full"}[full], func(t *testing.T) {
 			e := newEnv(t)
@@ -143,6 +145,7 @@ func TestLogPipeClosedOrFullUnderDaemon(t *testing.T) {
 // 1 saying they lost it) in order: the goal is paused as on a disconnect,
 // not left to the restart rule.
 func TestSignalsEndInOrder(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String()+"/stdio", func(t *testing.T) {
 			e := newEnv(t)

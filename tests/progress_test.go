@@ -37,6 +37,7 @@ func (h *host) playTurn(origin string, tokens int64) []string {
 // first step gets goal_wrap_up after the goal reminder, and the history
 // keeps percent (docs/runtime.md §2.4.4).
 func TestBudgetWarningsEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -117,6 +118,7 @@ func TestBudgetWarningsEndToEnd(t *testing.T) {
 // and then blocks, each told by the timer without any command
 // (docs/runtime.md §2.4.4).
 func TestWallClockWarningsByTimer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -140,6 +142,7 @@ func TestWallClockWarningsByTimer(t *testing.T) {
 // the task file clears it with the taskFile change, whose notifications
 // carry the new counts (docs/runtime.md §2.4.5, docs/task-files.md).
 func TestStallEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.tfWrite("TASK.md", "# Task\n\n- [ ] parse\n- [x] lex\n```\n- [ ] not a box\n```\n")
 	c := e.start().connect()
@@ -212,6 +215,7 @@ func TestStallEndToEnd(t *testing.T) {
 // TestShellCheckboxes: the shell's goal view shows the task file's
 // checkbox counts as the file is now (docs/task-files.md, "Checkboxes").
 func TestShellCheckboxes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.tfWrite("TASK.md", "- [ ] one\n  * [X] two\n+ [ ] three\n")
 	out, errOut, code := e.cliIn(e.ws, "goal", "create", "work through TASK.md", "--task-file", "TASK.md")

@@ -70,6 +70,7 @@ func queueObjectives(items []queued) []string {
 // agentd/queueChanged of its revision with actor user, refusals are
 // args.invalid and change nothing, and the queue survives a restart.
 func TestGoalQueueCommands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -157,6 +158,7 @@ func TestGoalQueueCommands(t *testing.T) {
 // queueChanged, all of one revision; the turn ends with a continuation for
 // the new goal (docs/runtime.md §2.9).
 func TestGoalQueueAdvance(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -239,6 +241,7 @@ func TestGoalQueueAdvance(t *testing.T) {
 // TestGoalQueueNoAdvance: with auto-advance off a complete goal stays
 // current; a cancelled or blocked goal never advances (docs/runtime.md §2.9).
 func TestGoalQueueNoAdvance(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -278,6 +281,7 @@ func TestGoalQueueNoAdvance(t *testing.T) {
 // advance made by one editor reach another editor of the folder, in the
 // same order (docs/protocol.md §4.2).
 func TestGoalQueueEveryClient(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, a := e.forwarder()
 	a.Initialize(nil, e.ws)
@@ -316,6 +320,7 @@ func TestGoalQueueEveryClient(t *testing.T) {
 // shell (docs/commands.md), with --json, refusals on stderr with exit 1,
 // usage errors exit 2, and `agentd state` showing the queue.
 func TestGoalQueueShell(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// A read creates nothing (docs/protocol.md §1.2.2).
 	out, _, code := e.cli("goal", "queue", "list", "--workspace", e.ws)

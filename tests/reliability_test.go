@@ -71,6 +71,7 @@ type crashWrite struct {
 // goes back and no acknowledged write is lost; and the newest history event
 // carries the same revision (the session and its event commit together).
 func TestCrashSafetyKill9(t *testing.T) {
+	t.Parallel()
 	const rounds = 50
 	rng := rand.New(rand.NewPCG(testSeed(t, "AGENTD_CRASH_SEED"), 8))
 	e := newEnv(t)
@@ -231,6 +232,7 @@ type transport struct {
 // a clean close, the connection goes on where it can, the process never
 // dies, and on the daemon another connection is never disturbed.
 func TestHostileWireInput(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sends tens of megabytes")
 	}
@@ -577,6 +579,7 @@ func bigList(tag string, n, size int) []item {
 // half-written: once space is freed the state is the last acknowledged
 // write, the next write works, and a restart opens the store cleanly.
 func TestDiskFull(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.stateDir = mountTmpfs(t, 4<<20)
 	pr := e.start()
@@ -671,6 +674,7 @@ func TestDiskFull(t *testing.T) {
 // the file open for writing); that case is a failed commit like a full
 // disk (TestDiskFull, workspace.TestCommitFailure).
 func TestReadOnlyStateDir(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.stateDir = mountTmpfs(t, 8<<20)
 	before := []item{{"written before the state dir became read-only", "pending"}}
@@ -722,6 +726,7 @@ func TestReadOnlyStateDir(t *testing.T) {
 // each command on the folder with the error, and goes on serving; every
 // message names the path and the problem, and nothing hangs.
 func TestStateDirNotWritable(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root, to run agentd as another user")
 	}
@@ -747,9 +752,7 @@ func TestStateDirNotWritable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(bin, filepath.Base(b)), data, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		writeExecutable(t, filepath.Join(bin, filepath.Base(b)), data)
 	}
 	ws := filepath.Join(shared, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
@@ -847,6 +850,7 @@ func mustJSON(v any) string {
 // window/showMessage, only after initialized; the fresh state works and
 // survives a restart, which tells the user nothing more.
 func TestTruncatedStateFileRecovered(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pr := e.start()
 	c := pr.connect()
@@ -954,6 +958,7 @@ const sharedCap = 10
 // agentd/todoChanged of every session, in strictly increasing revision
 // order, with no gap; and the daemon reported no race.
 func TestConcurrentWritersNoLostUpdate(t *testing.T) {
+	t.Parallel()
 	clients, perClient := 16, 500
 	if testing.Short() {
 		clients, perClient = 8, 100
@@ -1166,6 +1171,7 @@ func todoChangedFast(body []byte) (session string, rev uint64, ok bool) {
 // opens the workspace and then never reads what the daemon sends must not
 // hold up the other clients: their writes and notifications go on.
 func TestStuckClientDoesNotBlockOthers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.stateDir = fastStateDir(t)
 	d := startDaemon(t, e, agentdBin)

@@ -51,6 +51,7 @@ func (e *env) shellGoal() goalSnap {
 // new daemon finds no turn that was live, so nothing is paused, and the
 // shell reads the same goal through the daemon afterwards.
 func TestShellGoalThenEditorDaemon(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if _, errOut, code := e.cli("goal", "create", "write the docs", "--workspace", e.ws); code != 0 {
 		t.Fatalf("goal create: %d %s", code, errOut)
@@ -82,6 +83,7 @@ func TestShellGoalThenEditorDaemon(t *testing.T) {
 // happened, and the client whose initialize opened the folder gets the
 // agentd/goalChanged after initialized.
 func TestRestartRuleKilledMidTurn(t *testing.T) {
+	t.Parallel()
 	for _, next := range []string{"stdio", "daemon"} {
 		t.Run(next, func(t *testing.T) {
 			e := newEnv(t)
@@ -144,6 +146,7 @@ func TestRestartRuleKilledMidTurn(t *testing.T) {
 // in the middle of it, the next agentd leaves the goal active and the turn
 // live, and the agent's next step and turn end count on it.
 func TestRestartLeavesDetachedTurnLive(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start()
 	a := p.connect()
@@ -182,6 +185,7 @@ func TestRestartLeavesDetachedTurnLive(t *testing.T) {
 // disconnect; the turn is ended then, so the next process finds no live
 // turn and leaves the goal and its reason as they are.
 func TestRestartAfterDisconnectMidTurn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start()
 	a := p.connect()
@@ -212,6 +216,7 @@ func TestRestartAfterDisconnectMidTurn(t *testing.T) {
 // process arms the budget's timer when it opens the folder, and blocks the
 // goal when the budget is spent, telling the client.
 func TestRestartCarriesWallClockBudget(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -236,6 +241,7 @@ func TestRestartCarriesWallClockBudget(t *testing.T) {
 // starter of the new goal. The next serving process ends the dead turn and
 // leaves the goal active as the shell made it.
 func TestRestartShellGoalAfterKill(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		shell     [][]string
@@ -285,6 +291,7 @@ func TestRestartShellGoalAfterKill(t *testing.T) {
 // the folder again, pausing the goal that turn drove. A clean daemon stop
 // between turns later pauses nothing.
 func TestRestartDaemonReopenEndsLeftTurn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, a := e.forwarder()
 	a.Initialize(nil, e.ws)

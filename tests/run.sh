@@ -51,14 +51,29 @@ CGO_ENABLED=0 go build -o bin/agentd-hook ./cmd/agentd-hook   # beside agentd, s
 export AGENTD_BIN="$root/bin/agentd"
 
 step "go test -race"
-# An explicit bound: ./tests takes about 6 minutes here with -race, and Go's
-# default of 10 minutes per package leaves too little room on a loaded machine.
-go test -race -count=1 -timeout 25m ./...
+# --quick adds -short: the exhaustive cases (tens of megabytes of hostile
+# input, thousands of writes, the state and history bounds) skip or shrink
+# (README, "Tests"). The end-to-end tests of ./tests run in parallel, each with
+# its own state and runtime folders; -parallel 4 rather than one per core, as
+# they mostly wait on agentd processes. Every go test has an explicit
+# -timeout: Go's default of 10 minutes per package is too little for the full
+# run on a loaded 2-core machine.
+if [ "$quick" = 1 ]; then
+  go test -race -short -count=1 -parallel 4 -timeout 15m ./...
+else
+  go test -race -count=1 -parallel 4 -timeout 30m ./...
+fi
 
 step "fuzz (short)"
 # Counted runs (-fuzztime Nx): a timed run can end in a spurious "context
 # deadline exceeded" when the time runs out in the middle of an input.
-fuzz() { go test "$1" -timeout 10m -run '^$' -fuzz "^$2\$" -fuzztime "$3"; }
+# --quick runs a tenth of the inputs (the seed corpus runs in go test above
+# either way): FuzzExecute alone does a few hundred inputs a second here.
+fuzz() {
+  local n=${3%x}
+  [ "$quick" = 1 ] && n=$((n / 10))
+  go test "$1" -timeout 10m -run '^$' -fuzz "^$2\$" -fuzztime "${n}x"
+}
 fuzz ./lsp/jsonrpc FuzzReadMessage 50000x
 fuzz ./lsp/jsonrpc FuzzReaderEcho 50000x
 fuzz ./workspace FuzzPathFromURI 50000x

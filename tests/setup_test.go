@@ -14,6 +14,7 @@ import (
 // agentd is in the temp folder, as go run's is) writes plain agentd and says
 // why; --remove takes the entry out again.
 func TestSetupCommand(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := filepath.Join(e.ws, "repo")
 	sub := filepath.Join(repo, "cmd")
@@ -80,6 +81,7 @@ func TestSetupCommand(t *testing.T) {
 // install) updates the entry and the hooks to its own path, and --remove
 // from it takes them out; neither is refused as an entry setup did not write.
 func TestSetupUserMovedBinary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	home := filepath.Join(e.ws, "home")
 	os.MkdirAll(home, 0o700)
@@ -121,6 +123,7 @@ func TestSetupUserMovedBinary(t *testing.T) {
 // so and what to do, the file stays as it was, and --print shows agentd's
 // entries to copy by hand.
 func TestSetupGeminiComments(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	path := filepath.Join(e.ws, ".gemini", "settings.json")
 	os.MkdirAll(filepath.Dir(path), 0o700)
@@ -145,6 +148,7 @@ func TestSetupGeminiComments(t *testing.T) {
 // beside it, setup updates the hooks to that agentd-hook in place, and
 // --remove takes them out: both forms are setup's own.
 func TestSetupHookProgram(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	home := filepath.Join(e.ws, "home")
 	os.MkdirAll(home, 0o700)
@@ -196,6 +200,7 @@ func TestSetupHookProgram(t *testing.T) {
 // points; nothing is printed of the file, nothing is written in the project
 // (the link stays a link) and the file keeps its content.
 func TestSetupProjectLinkToSecrets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo, private := filepath.Join(e.ws, "repo"), filepath.Join(e.ws, "private")
 	for _, d := range []string{filepath.Join(repo, ".git"), filepath.Join(repo, ".gemini"), private} {
@@ -241,6 +246,7 @@ func TestSetupProjectLinkToSecrets(t *testing.T) {
 // agentd out through the link again, which stays. A link to nothing is an
 // error that names it, and creates nothing.
 func TestSetupUserDotfilesLink(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	home, dotfiles := filepath.Join(e.ws, "home"), filepath.Join(e.ws, "dotfiles")
 	for _, d := range []string{home, dotfiles} {
@@ -297,6 +303,7 @@ func TestSetupUserDotfilesLink(t *testing.T) {
 // `agentd setup codex` names the one step, also when nothing changed (the
 // hooks may still wait for it), and not with --remove.
 func TestSetupCodexSaysTheTrustStep(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if err := os.MkdirAll(filepath.Join(e.ws, ".git"), 0o700); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 // write and what agentd goal status prints, and says clearly what it
 // cannot read.
 func TestShellBudgetsAsPeopleWriteThem(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if _, errOut, code := e.cli("goal", "create", "budgets", "--workspace", e.ws); code != 0 {
 		t.Fatalf("goal create: %d %s", code, errOut)
@@ -119,6 +120,7 @@ func TestShellBudgetsAsPeopleWriteThem(t *testing.T) {
 // that leaves the workspace is refused naming it (docs/protocol.md
 // §1.2.2).
 func TestShellTaskFileFromSubfolder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	docs := filepath.Join(e.ws, "docs")
 	if err := os.MkdirAll(filepath.Join(e.ws, ".git"), 0o700); err != nil {
@@ -155,6 +157,7 @@ func TestShellTaskFileFromSubfolder(t *testing.T) {
 // exits 4, never a code of a state (0, 1, 2, 3, 6); without it usage
 // errors exit 2 and failures 1 (docs/protocol.md §1.2.2).
 func TestShellExitCodeFailures(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	missing := filepath.Join(e.ws, "missing")
 	for _, tt := range []struct {
@@ -190,6 +193,7 @@ func TestShellExitCodeFailures(t *testing.T) {
 // goal help print that subcommand's usage on stdout and exit 0;
 // agentd --version is agentd version.
 func TestShellSubcommandHelp(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tt := range []struct {
 		args []string
@@ -228,6 +232,7 @@ func TestShellSubcommandHelp(t *testing.T) {
 // is cmd/agentd's TestParseInterspersed: the harness puts --state-dir
 // last, where -- would make it text).
 func TestShellTextStartingWithDash(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	out, errOut, code := e.cli("goal", "create", "-v flag support", "--workspace", e.ws)
 	if code != 0 || !strings.Contains(out, "Goal (active): -v flag support") {
@@ -245,6 +250,7 @@ func TestShellTextStartingWithDash(t *testing.T) {
 // which printed raw would redraw the line; a CRLF line end stays as it is,
 // and --json keeps the text exact.
 func TestShellShowsControlCharacters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws := []string{"--workspace", e.ws}
 	if _, errOut, code := e.cli(append([]string{"goal", "create", "ship it\rall done\r\nthen docs"}, ws...)...); code != 0 {

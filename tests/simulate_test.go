@@ -8,6 +8,7 @@ import (
 // TestSimulateScripts runs the README's example host on its built-in
 // scripts: one goal completes, one runs out of its turn budget.
 func TestSimulateScripts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	out, errOut, code := e.cli("simulate")
 	if code != 0 {

@@ -34,6 +34,7 @@ import (
 // warm size). The session all writers share ends with its history within
 // workspace.MaxHistory (checked when the long soak goes past the bound).
 func TestSoak(t *testing.T) {
+	t.Parallel()
 	commands, connects := 5_000, 100
 	long := os.Getenv("AGENTD_SOAK") != ""
 	if long {
@@ -290,6 +291,7 @@ func soakConnect(t *testing.T, e *env, other string, rng *rand.Rand, i int) erro
 // the state file stops growing: bbolt reuses the pages of the events it
 // drops.
 func TestHistoryBoundEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes 12,500 changes")
 	}

@@ -17,6 +17,7 @@ import (
 // goal.Statuses fails here until each place handles it and this test says
 // what each place does with it.
 func TestEveryGoalStatus(t *testing.T) {
+	t.Parallel()
 	// What the per-turn goal reminder does for each status (docs/runtime.md
 	// §2.7): true when it injects.
 	reminds := map[goal.Status]bool{goal.Active: true, goal.Paused: true, goal.Blocked: true, goal.Complete: false}

@@ -83,6 +83,7 @@ func lastTx(t *testing.T, e *env) int {
 // agentd exited). Its refusals: a finishReason other than tool_calls, and
 // those of the step end.
 func TestStepNext(t *testing.T) {
+	t.Parallel()
 	pairEnv, nextEnv := newEnv(t), newEnv(t)
 	pair, next := pairEnv.start().connect(), nextEnv.start().connect()
 	envOf := map[*client]*env{pair: pairEnv, next: nextEnv}

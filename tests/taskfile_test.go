@@ -236,6 +236,7 @@ func tfQuick(t *testing.T, op func()) bool {
 // reported with the new hash, before the goalChanged of the same revision,
 // and the snapshot's taskFile follows.
 func TestTaskFileWriteAndAppend(t *testing.T) {
+	t.Parallel()
 	e, c := tfSetup(t, map[string]string{"TASKS.md": "# Tasks\n- one\n"}, "TASKS.md")
 	if g := c.tfGoalNow(""); g == nil || g.TaskFile == nil || !g.TaskFile.Exists || g.TaskFile.SHA256 != tfSHA("# Tasks\n- one\n") || g.TaskFile.ChangedSinceLastTurn {
 		t.Fatalf("goal after create = %+v, want the task file recorded unchanged", g)
@@ -283,6 +284,7 @@ func TestTaskFileWriteAndAppend(t *testing.T) {
 // TestTaskFileSaveByRename: vim's save (rename to file~, write a new file,
 // delete the backup) is one change.
 func TestTaskFileSaveByRename(t *testing.T) {
+	t.Parallel()
 	e, c := tfSetup(t, map[string]string{"TASKS.md": "v1\n"}, "TASKS.md")
 	p := e.tfPath("TASKS.md")
 	for attempt := 1; ; attempt++ {
@@ -305,6 +307,7 @@ func TestTaskFileSaveByRename(t *testing.T) {
 // TestTaskFileAtomicReplace: a temporary file in the same folder renamed
 // over the task file is one change.
 func TestTaskFileAtomicReplace(t *testing.T) {
+	t.Parallel()
 	e, c := tfSetup(t, map[string]string{"docs/TASKS.md": "v1\n"}, "docs/TASKS.md")
 	before := len(c.tfNotes())
 	e.tfWrite("docs/.TASKS.md.tmp-1234", "v2 replaced atomically\n")
@@ -316,6 +319,7 @@ func TestTaskFileAtomicReplace(t *testing.T) {
 // TestTaskFileDeleteAndCreate: a delete is reported as missing, and the
 // file is picked up again when it is created.
 func TestTaskFileDeleteAndCreate(t *testing.T) {
+	t.Parallel()
 	e, c := tfSetup(t, map[string]string{"TASKS.md": "v1\n"}, "TASKS.md")
 	e.tfDo(os.Remove(e.tfPath("TASKS.md")))
 	n, i := c.awaitTaskFile(0, "TASKS.md", nil)
@@ -332,6 +336,7 @@ func TestTaskFileDeleteAndCreate(t *testing.T) {
 // TestTaskFileFolderCreatedAfterGoal: a task file whose folders do not
 // exist yet is picked up when they and it appear.
 func TestTaskFileFolderCreatedAfterGoal(t *testing.T) {
+	t.Parallel()
 	e, c := tfSetup(t, nil, "later/dir/task.md")
 	if g := c.tfGoalNow(""); g.TaskFile == nil || g.TaskFile.Path != "later/dir/task.md" || g.TaskFile.Exists {
 		t.Fatalf("goal = %+v, want the missing task file recorded", g)
@@ -348,6 +353,7 @@ func TestTaskFileFolderCreatedAfterGoal(t *testing.T) {
 // re-pointed link is a change, and from then on the new target is watched,
 // not the old one.
 func TestTaskFileSymlinkRepointed(t *testing.T) {
+	t.Parallel()
 	e, c := tfStart(t, map[string]string{"targets/a.md": "A1\n", "other/b.md": "B1\n"})
 	e.tfDo(os.Symlink("targets/a.md", e.tfPath("task.md")))
 	c.MustExec("agentd.goal.create", map[string]any{"objective": "follow the link", "taskFile": "task.md"}, nil)
@@ -378,6 +384,7 @@ func TestTaskFileSymlinkRepointed(t *testing.T) {
 // test itself could not write as a burst (the machine stalled it for
 // longer than the settle time) proves nothing and is written again.
 func TestTaskFileBurst(t *testing.T) {
+	t.Parallel()
 	e, c := tfSetup(t, map[string]string{"TASKS.md": "start\n"}, "TASKS.md")
 	for attempt := 1; ; attempt++ {
 		before := len(c.tfNotes())
@@ -408,6 +415,7 @@ func TestTaskFileBurst(t *testing.T) {
 // TestTaskFileSaveWithoutChange: writing the same bytes (and touching the
 // file) is no change: nothing is reported before the fence.
 func TestTaskFileSaveWithoutChange(t *testing.T) {
+	t.Parallel()
 	e, c := tfSetup(t, map[string]string{"TASKS.md": "same\n"}, "TASKS.md")
 	content := "same\n"
 	for attempt := 1; ; attempt++ {
@@ -435,6 +443,7 @@ func TestTaskFileSaveWithoutChange(t *testing.T) {
 // first agentd.state already shows the new content as changed, and the
 // next goal reminder says so.
 func TestTaskFileChangedWhileDown(t *testing.T) {
+	t.Parallel()
 	e, c := tfSetup(t, map[string]string{"TASKS.md": "before the restart\n"}, "TASKS.md")
 	if code := c.shutdown(); code != 0 {
 		t.Fatalf("exit code %d", code)
@@ -501,6 +510,7 @@ func (e *env) tfWatching(c *client, rel, content string) int {
 // file's folder (inotify sees no mount) holding another file by that name
 // is found within a few seconds. Skipped where mounting is not allowed.
 func TestTaskFileFolderMountedOver(t *testing.T) {
+	t.Parallel()
 	e, c := tfSetup(t, map[string]string{"docs/TASKS.md": "v1\n"}, "docs/TASKS.md")
 	before := e.tfWatching(c, "docs/TASKS.md", "beneath the mount\n")
 	start := time.Now()
@@ -517,6 +527,7 @@ func TestTaskFileFolderMountedOver(t *testing.T) {
 // changed task file put in its place: found within a few seconds, and from
 // then on the new folder is the one watched, not the moved one.
 func TestTaskFileAncestorRenamed(t *testing.T) {
+	t.Parallel()
 	e, c := tfSetup(t, map[string]string{"plan/docs/TASKS.md": "v1\n"}, "plan/docs/TASKS.md")
 	before := e.tfWatching(c, "plan/docs/TASKS.md", "old tree\n")
 	start := time.Now()
@@ -533,6 +544,7 @@ func TestTaskFileAncestorRenamed(t *testing.T) {
 // TestTaskFileReminderOnce: CreateGoal with a task file, an edit, then the
 // first step of the next turn tells the model once; the turn after does not.
 func TestTaskFileReminderOnce(t *testing.T) {
+	t.Parallel()
 	e, c := tfStart(t, map[string]string{"TASKS.md": "- [ ] step one\n"})
 	var res struct {
 		Output  string
@@ -569,6 +581,7 @@ func TestTaskFileReminderOnce(t *testing.T) {
 // through a symbolic link, are refused with goal.task_file_outside, by the
 // host command (-32803) and by the CreateGoal tool (isError).
 func TestTaskFileOutsideRefused(t *testing.T) {
+	t.Parallel()
 	outsideDir := t.TempDir()
 	outsideFile := filepath.Join(outsideDir, "secret.md")
 	if err := os.WriteFile(outsideFile, []byte("outside\n"), 0o644); err != nil {
@@ -609,6 +622,7 @@ func TestTaskFileOutsideRefused(t *testing.T) {
 // objective that names an existing file inside the workspace (here written
 // @path) becomes the task file; a word naming no file does not.
 func TestTaskFileFromObjective(t *testing.T) {
+	t.Parallel()
 	e, c := tfStart(t, map[string]string{"docs/TASKS.md": "- do it\n"})
 	create := func(session, objective string) tfGoal {
 		t.Helper()

@@ -87,6 +87,7 @@ type teamState struct {
 // TestTeamWriteReachesOtherDaemon: a write through one daemon reaches an
 // LSP client of the other as agentd/todoChanged, and both read one state.
 func TestTeamWriteReachesOtherDaemon(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	_, c1, _, c2 := teamClients(t, c.Endpoints())
 	c1.MustExec("agentd.todo.set", map[string]any{"items": []map[string]string{{"title": "shared", "status": "pending"}}}, nil)
@@ -111,6 +112,7 @@ func TestTeamWriteReachesOtherDaemon(t *testing.T) {
 // expectedRevision, 250 attempts each; every acknowledged increment is
 // kept: the final value is the number of successes.
 func TestTeamCompareAndSetAcrossDaemons(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	_, c1, _, c2 := teamClients(t, c.Endpoints())
 	const attempts = 250
@@ -171,6 +173,7 @@ func TestTeamCompareAndSetAcrossDaemons(t *testing.T) {
 // daemon is killed (SIGKILL), its lease expires and the other daemon
 // pauses the goal with the restart rule's reason.
 func TestTeamSecondMachineDoesNotPause(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	e1, e2 := newEnv(t), newEnv(t)
 	writeTeamFile(t, testTeamID, c.Endpoints(), e1, e2)
@@ -202,6 +205,7 @@ func TestTeamSecondMachineDoesNotPause(t *testing.T) {
 // and clients get agentd/storeChanged; once the cluster is back, writes go
 // through and the other daemon's client converges.
 func TestTeamUnavailable(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 3)
 	_, c1, _, c2 := teamClients(t, c.Endpoints())
 	c1.MustExec("agentd.todo.set", map[string]any{"items": []map[string]string{{"title": "before", "status": "pending"}}}, nil)
@@ -231,6 +235,7 @@ func TestTeamUnavailable(t *testing.T) {
 // folder open in the shared daemon, agentd state answers the last state and
 // says it is stale; agentd goal status says so on stderr.
 func TestTeamStaleShellState(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	e := newEnv(t)
 	e.useDaemon()
@@ -257,6 +262,7 @@ func TestTeamStaleShellState(t *testing.T) {
 // machine reads it all; a second init changes nothing; team status says
 // which store serves the folder.
 func TestTeamInitMigration(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	e1, e2 := newEnv(t), newEnv(t)
 	if _, errOut, code := e1.cli("goal", "create", "ship team mode", "--workspace", e1.ws); code != 0 {
@@ -322,6 +328,7 @@ func TestTeamInitMigration(t *testing.T) {
 // the folder (docs/team.md, "Starting a team"); the old code waited a
 // minute and said only "context deadline exceeded".
 func TestTeamInitUnreachable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, errOut, code := e.cli("team", "init", "--etcd", "http://127.0.0.1:1", "--workspace", e.ws)
 	if code != 1 || !strings.Contains(errOut, "no answer within 2s") || !strings.Contains(errOut, "nothing was changed in the folder") {
@@ -359,6 +366,7 @@ func TestTeamTLS(t *testing.T) {
 // edit in the other clone is not recorded, an edit in the driver's clone
 // is, and reaches the other daemon's client.
 func TestTeamTaskFileRecordedByDriver(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	e1, e2 := newEnv(t), newEnv(t)
 	writeTeamFile(t, testTeamID, c.Endpoints(), e1, e2)
@@ -407,6 +415,7 @@ func TestTeamEndpointsOverride(t *testing.T) {
 // its lease); once that daemon is killed and its lease expires, the other
 // clears the mark (docs/runtime.md §2.10.3, docs/team.md).
 func TestTeamCheckRunsOnItsDaemon(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	e1, e2 := newEnv(t), newEnv(t)
 	writeTeamFile(t, testTeamID, c.Endpoints(), e1, e2)
@@ -441,6 +450,7 @@ func TestTeamCheckRunsOnItsDaemon(t *testing.T) {
 // as its three notifications in order (docs/protocol.md §4.2): what a
 // change told clients travels with it (docs/team.md).
 func TestTeamQueueAndAdvanceReachOtherDaemon(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	_, c1, _, c2 := teamClients(t, c.Endpoints())
 	c1.MustExec("agentd.goal.create", map[string]any{"objective": "first"}, nil)

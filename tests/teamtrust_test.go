@@ -87,6 +87,7 @@ func teamFileSHA(t *testing.T, e *env) string {
 // team status, agentd.state's teamFile and the hook's first context (once)
 // say how to accept it.
 func TestTeamCloneNotDialedUntilAccepted(t *testing.T) {
+	t.Parallel()
 	l := listenCounting(t)
 	e := newEnv(t)
 	e.useDaemon()
@@ -143,6 +144,7 @@ func TestTeamCloneNotDialedUntilAccepted(t *testing.T) {
 // state); a changed file asks again; a panel's accept of a hash that is no
 // longer the file's is refused.
 func TestTeamAcceptServesFromEtcd(t *testing.T) {
+	t.Parallel()
 	c := etcdtest.Start(t, 1)
 	eps := strings.Join(c.Endpoints(), ",")
 	e1, e2 := newEnv(t), newEnv(t)

@@ -43,6 +43,7 @@ func openPty(t *testing.T) (control, term *os.File) {
 // with a pipe on stdin (an editor, an agent) or /dev/null they say nothing
 // of the kind.
 func TestTerminalHint(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

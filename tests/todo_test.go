@@ -50,6 +50,7 @@ func (c *client) state() state {
 
 // TestTodoListModes drives the three TodoList modes of docs/runtime.md §1.
 func TestTodoListModes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -82,6 +83,7 @@ func TestTodoListModes(t *testing.T) {
 // TestTodoListRefusals: bad input is a model-facing refusal naming the
 // problem, and nothing is stored (docs/runtime.md §1).
 func TestTodoListRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -126,6 +128,7 @@ func TestTodoListRefusals(t *testing.T) {
 
 // TestTodoPersistsAcrossRestart: the list survives the daemon.
 func TestTodoPersistsAcrossRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -143,6 +146,7 @@ func TestTodoPersistsAcrossRestart(t *testing.T) {
 // TestTodoSetCompareAndSet: a person's edit with a stale revision is
 // refused with the current state; nothing is overwritten.
 func TestTodoSetCompareAndSet(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -173,6 +177,7 @@ func TestTodoSetCompareAndSet(t *testing.T) {
 // TestTodoChangedNotification: every change is pushed with the revision
 // and actor, after initialized only (docs/protocol.md §4).
 func TestTodoChangedNotification(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -202,6 +207,7 @@ func TestTodoChangedNotification(t *testing.T) {
 // TestCLIToolAndState: the shell commands work on the embedded default
 // state from any directory.
 func TestCLIToolAndState(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	out, errOut, code := e.cli("tool", "TodoList", `{"todos":[{"title":"from shell","status":"in_progress"}]}`, "--workspace", e.ws)
 	if code != 0 || !strings.Contains(out, "[in_progress] from shell") {

@@ -40,6 +40,7 @@ func (c *client) undoRefusal(args map[string]any) *lsptest.Error {
 // naming what it reverted; the reverted event stays (docs/runtime.md §6).
 // Undoing the undo is a redo.
 func TestUndoTodo(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -93,6 +94,7 @@ func TestUndoTodo(t *testing.T) {
 // TestUndoGoalPause: undoing a pause makes the goal active again as the
 // user, with a goalChanged of kind undo; the todo list is not touched.
 func TestUndoGoalPause(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -131,6 +133,7 @@ func TestUndoGoalPause(t *testing.T) {
 // revision the caller saw is refused with todo.conflict and the current
 // state, and nothing changes.
 func TestUndoConflict(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -171,6 +174,7 @@ func TestUndoConflict(t *testing.T) {
 // TestUndoNothing: a session without changes has nothing to undo: a clear
 // args.invalid, and no event; a bad scope is refused too.
 func TestUndoNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -192,6 +196,7 @@ func TestUndoNothing(t *testing.T) {
 // TestUndoCLI: agentd undo prints what it reverted, --json the result;
 // nothing to undo exits 1 saying so.
 func TestUndoCLI(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if _, stderr, code := e.cli("undo", "--workspace", e.ws); code != 1 || !strings.Contains(stderr, "agentd undo: nothing to undo") {
 		t.Errorf("undo of nothing: exit %d, stderr %q", code, stderr)
@@ -220,6 +225,7 @@ func TestUndoCLI(t *testing.T) {
 // was running brings the goal back with its check, not running, and the
 // model's complete runs it again (docs/runtime.md §6).
 func TestUndoCancelKeepsTheCheck(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)
@@ -251,6 +257,7 @@ func TestUndoCancelKeepsTheCheck(t *testing.T) {
 // brings the check back (it does not reach past it to the create and
 // clear the goal); a run of the check is looked past (docs/runtime.md §6).
 func TestUndoCheckChange(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.start().connect()
 	c.Initialize(nil, e.ws)

@@ -47,13 +47,11 @@ func (e *env) install(bin, path string) {
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(path), 0o755)
 	}
-	if err == nil {
-		err = os.WriteFile(path+".new", data, 0o755)
-	}
-	if err == nil {
-		err = os.Rename(path+".new", path)
-	}
 	if err != nil {
+		e.t.Fatal(err)
+	}
+	writeExecutable(e.t, path+".new", data)
+	if err := os.Rename(path+".new", path); err != nil {
 		e.t.Fatal(err)
 	}
 	e.bin = path
@@ -74,6 +72,7 @@ func serverVersion(res map[string]any) string {
 // daemon that records no version (older than the records) is replaced
 // too. A forwarder older than the daemon uses it and says so.
 func TestDaemonUpgrade(t *testing.T) {
+	t.Parallel()
 	oldBin, newBin := versionedBin(t, "0.1.0"), versionedBin(t, "0.2.0")
 	for _, unversioned := range []bool{false, true} {
 		t.Run(map[bool]string{false: "handover", true: "daemon without a version record"}[unversioned], func(t *testing.T) {
@@ -170,6 +169,7 @@ func TestDaemonUpgrade(t *testing.T) {
 // not fit a Unix socket address still gets a working shared daemon there,
 // and shell commands go through it.
 func TestLongRuntimeDir(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.runDir = filepath.Join(e.runDir, strings.Repeat("long-runtime-dir-", 8))
 	if err := os.MkdirAll(e.runDir, 0o700); err != nil {
@@ -195,6 +195,7 @@ func TestLongRuntimeDir(t *testing.T) {
 // command says so and changes nothing, rather than opening the state
 // behind the daemon's back.
 func TestShellNeverBypassesDaemon(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other := filepath.Join(filepath.Dir(e.ws), "other")
 	if err := os.Mkdir(other, 0o700); err != nil {

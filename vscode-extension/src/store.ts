@@ -11,7 +11,10 @@ import { NOTIFICATIONS, SERVER_COMMANDS, type SessionInfo, type State, type Stor
  * revision gap, and applies notifications and command results in between.
  */
 export class PanelStore implements vscode.Disposable {
-  /** Last state of the selected session; undefined until agentd answered. */
+  /**
+   * Last state of the selected session; undefined until agentd answered.
+   * Every change of it fires `onDidChange` in the same tick.
+   */
   state: State | undefined;
   /** Epoch milliseconds at which the goal snapshot of `state` was received. */
   receivedAt = 0;
@@ -146,20 +149,21 @@ export class PanelStore implements vscode.Disposable {
     } catch (err) {
       this.lastError = err instanceof Error ? err.message : String(err);
     }
-    await this.readSessions(false);
+    // Tell the listeners (the context keys, the views) before the sessions
+    // read: while it waits on agentd (on etcd, in a team folder) they would
+    // otherwise lag behind a `state` anyone can already read.
     this.emitter.fire();
+    await this.readSessions();
   }
 
-  private async readSessions(fire: boolean): Promise<void> {
+  private async readSessions(): Promise<void> {
     try {
       const res = await this.client.execute(SERVER_COMMANDS.sessions, this.baseArgs());
       this.sessions = Array.isArray(res?.sessions) ? res.sessions : [];
     } catch {
       this.sessions = [];
     }
-    if (fire) {
-      this.emitter.fire();
-    }
+    this.emitter.fire();
   }
 
   private onNotification(n: AgentdNotification): void {
@@ -202,7 +206,7 @@ export class PanelStore implements vscode.Disposable {
     }
     this.sessionsTimer = setTimeout(() => {
       this.sessionsTimer = undefined;
-      void this.readSessions(true);
+      void this.readSessions();
     }, 300);
   }
 

@@ -474,11 +474,16 @@ async function main() {
     ['extensionTestsPath', `vscode-remote://${host}${suite}`],
   ];
   const url = `http://${host}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
-  await page.goto(url);
-  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  // One budget (E2E_TIMEOUT_MS) from navigation to the suite's end rather than
+  // a fixed one per step: on a loaded machine loading the workbench alone has
+  // taken longer than playwright's 30 s default, and the suite bounds its own waits.
+  const deadline = Date.now() + timeoutMs;
+  const left = () => Math.max(1, deadline - Date.now());
+  await page.goto(url, { timeout: left() });
+  await page.waitForSelector('.monaco-workbench', { timeout: left() });
   logLine('workbench up');
 
-  const timer = new Promise((r) => setTimeout(() => r('timeout'), timeoutMs));
+  const timer = new Promise((r) => setTimeout(() => r('timeout'), left()));
   const code = await Promise.race([exited, timer, serverExit.then((c) => `server exit ${c}`)]);
   await Promise.allSettled(pending);
   if (code !== 0) {
