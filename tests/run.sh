@@ -69,14 +69,22 @@ step "fuzz (short)"
 # deadline exceeded" when the time runs out in the middle of an input.
 # --quick runs a tenth of the inputs (the seed corpus runs in go test above
 # either way): FuzzExecute alone does a few hundred inputs a second here.
+# A target that is not in its package fails here (go test -fuzz alone would
+# fuzz nothing and pass); TestEveryFuzzTestRuns checks that every fuzz test of
+# the module is listed.
 fuzz() {
   local n=${3%x}
   [ "$quick" = 1 ] && n=$((n / 10))
+  go test "$1" -list "^$2\$" | grep -qx "$2" || { echo "no fuzz test $2 in $1" >&2; exit 1; }
   go test "$1" -timeout 10m -run '^$' -fuzz "^$2\$" -fuzztime "${n}x"
 }
 fuzz ./lsp/jsonrpc FuzzReadMessage 50000x
 fuzz ./lsp/jsonrpc FuzzReaderEcho 50000x
-fuzz ./workspace FuzzPathFromURI 50000x
+fuzz ./lsp/jsonrpc FuzzEnvelopeMatchesEncodingJSON 50000x
+fuzz ./jsonin FuzzScan 50000x
+fuzz ./jsonin FuzzDecodeMatchesReference 50000x
+fuzz ./workspace/wsfolder FuzzPathFromURI 50000x
+fuzz ./workspace/taskfile FuzzCountCheckboxes 50000x
 fuzz ./commands FuzzUnwrapArguments 50000x
 fuzz ./commands FuzzExecute 100000x
 fuzz ./todo FuzzPlanCall 50000x
