@@ -570,7 +570,9 @@ func TestWorkspaceRule(t *testing.T) {
 // limit, with the server in this process and through the daemon; the next
 // call works.
 func TestMCPRequestTooLarge(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it sends megabytes through agentd mcp and the shared
+	// daemon and waits for the refusal; beside the other tests on two cores
+	// that alone took most of its wait.
 	for _, remote := range []string{"off", "auto"} {
 		t.Run(remote, func(t *testing.T) {
 			e := newEnv(t)
