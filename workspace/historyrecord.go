@@ -121,7 +121,9 @@ type goalSnapshotRecord struct {
 	CreatedAt           time.Time            `json:"createdAt"`
 	UpdatedAt           time.Time            `json:"updatedAt"`
 	LastActor           string               `json:"lastActor"`
-	Stalled             bool                 `json:"stalled"`
+	// Stalled is written always; events written before it was (a goal
+	// snapshot of schema-1 files) read as false.
+	Stalled *bool `json:"stalled,omitempty"`
 }
 
 type budgetRecord struct {
@@ -212,7 +214,7 @@ func snapshotToRecord(s *goal.Snapshot) *goalSnapshotRecord {
 	rec := &goalSnapshotRecord{
 		GoalID: s.GoalID, Objective: s.Objective, CompletionCriterion: s.CompletionCriterion, Status: string(s.Status),
 		TurnsUsed: s.TurnsUsed, TokensUsed: s.TokensUsed, WallClockMs: s.WallClockMs, Budget: budgetRecord(s.Budget),
-		TerminalReason: s.TerminalReason, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, LastActor: string(s.LastActor), Stalled: s.Stalled,
+		TerminalReason: s.TerminalReason, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, LastActor: string(s.LastActor), Stalled: &s.Stalled,
 	}
 	if t := s.TaskFile; t != nil {
 		rec.TaskFile = &taskFileRecord{Path: t.Path, Exists: t.Exists, SHA256: t.SHA256, Size: t.Size, ModifiedAt: t.ModifiedAt, ChangedSinceLastTurn: t.ChangedSinceLastTurn}
@@ -233,7 +235,7 @@ func snapshotFromRecord(r *goalSnapshotRecord) *goal.Snapshot {
 	s := &goal.Snapshot{
 		GoalID: r.GoalID, Objective: r.Objective, CompletionCriterion: r.CompletionCriterion, Status: goal.Status(r.Status),
 		TurnsUsed: r.TurnsUsed, TokensUsed: r.TokensUsed, WallClockMs: r.WallClockMs, Budget: goal.BudgetReport(r.Budget),
-		TerminalReason: r.TerminalReason, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, LastActor: goal.Actor(r.LastActor), Stalled: r.Stalled,
+		TerminalReason: r.TerminalReason, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, LastActor: goal.Actor(r.LastActor), Stalled: r.Stalled != nil && *r.Stalled,
 	}
 	if t := r.TaskFile; t != nil {
 		s.TaskFile = &goal.TaskFileInfo{Path: t.Path, Exists: t.Exists, SHA256: t.SHA256, Size: t.Size, ModifiedAt: t.ModifiedAt, ChangedSinceLastTurn: t.ChangedSinceLastTurn}
