@@ -8,7 +8,6 @@ import (
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
-	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // TestUndoOldHistory: the history an agentd wrote before the history
@@ -21,11 +20,20 @@ func TestUndoOldHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := wsfolder.StateFile(opts.StateDir, root)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	// The first open makes the folder's state file, which the old one
+	// then replaces.
+	first := service.New(opts, service.OneShot)
+	ws, err := first.Registry().Open(root)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	ws.Release()
+	first.Close()
+	paths, err := filepath.Glob(filepath.Join(opts.StateDir, "*", "*", "state.db"))
+	if err != nil || len(paths) != 1 {
+		t.Fatalf("state files %v, %v; want one", paths, err)
+	}
+	if err := os.WriteFile(paths[0], data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(root, "TASK.md"), []byte("# Task\n\n- [ ] add the flag\n- [ ] document it\n"), 0o600); err != nil {
