@@ -34,11 +34,14 @@ type Change struct {
 	Reason  string     // human-readable reason, if the change has one
 	Todos   bool       // the todo list changed (the store sets TodosRevision)
 	Goal    bool       // the goal changed
-	Payload any        // JSON-encodable detail stored in the history event
-	// Before is the JSON-encodable state of the change's scope before it
-	// (docs/runtime.md §6: {"items"} for a todo change, {"goal"} for a
-	// goal change), stored in the history event for undo and the panels'
-	// history; nil stores none.
+	// Payload is the change's detail stored in the history event: a
+	// TodoPayload, GoalPayload or QueuePayload (historyrecord.go), which
+	// store their records; nil stores none. Any other value is stored as
+	// its JSON (the store's own tests).
+	Payload any
+	// Before is the state of the change's scope before it, stored in the
+	// history event for undo and the panels' history (docs/runtime.md §6):
+	// a TodosBefore or GoalBefore (historyrecord.go); nil stores none.
 	Before any
 	// Quiet marks a counters-only change (e.g. a step ended with no goal):
 	// it is stored durably but bumps no revision, appends no history event
