@@ -29,11 +29,11 @@ type Session struct {
 // Change describes what an Update callback did. The zero Change means
 // "nothing changed": nothing is written and no one is told.
 type Change struct {
-	Kind    string     // what happened, e.g. "todo.set", "goal.create", "goal.pause"; "" = no change
-	Actor   goal.Actor // who made the change: user, model, runtime or system (docs/runtime.md §2.1); one type for todo and goal changes
-	Reason  string     // human-readable reason, if the change has one
-	Todos   bool       // the todo list changed (the store sets TodosRevision)
-	Goal    bool       // the goal changed
+	Kind   string     // what happened, e.g. "todo.set", "goal.create", "goal.pause"; "" = no change
+	Actor  goal.Actor // who made the change: user, model, runtime or system (docs/runtime.md §2.1); one type for todo and goal changes
+	Reason string     // human-readable reason, if the change has one
+	Todos  bool       // the todo list changed (the store sets TodosRevision)
+	Goal   bool       // the goal changed
 	// Payload is the change's detail stored in the history event: a
 	// TodoPayload, GoalPayload or QueuePayload (historyrecord.go), which
 	// store their records; nil stores none. Any other value is stored as
