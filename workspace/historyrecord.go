@@ -17,7 +17,7 @@ import (
 // on disk. The record names are the format, the bytes an agentd wrote
 // since before and payload were first stored: change one only together
 // with a record version and a migration (schema.go).
-// history_record_test.go checks them against
+// historyrecord_test.go checks them against
 // testdata/history-record.golden.json and the stored history of
 // testdata/schema1-state.db, which they write again byte for byte. Reading
 // goes through the same records (Event.TodosBefore, Event.GoalBefore,
