@@ -165,9 +165,9 @@ var stateCommands = []Command{
 					conflict = &cp
 					return workspace.Change{}, nil
 				}
-				before := service.TodosBefore{Items: s.Todos}
+				before := workspace.TodosBefore{Items: s.Todos}
 				s.Todos = items
-				return service.TodoChange(s, "todo.set", goal.User, map[string]any{"items": items}, before, c.svc.Now()), nil
+				return service.TodoChange(s, "todo.set", goal.User, workspace.TodoPayload{Items: items}, before, c.svc.Now()), nil
 			})
 			if err != nil {
 				return State{}, err

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"encoding/json"
 	"os"
 	"os/user"
 	"strconv"
@@ -153,17 +152,6 @@ func (s *Service) recorded(ws *workspace.Workspace, session string, c *goal.Chec
 // maxProvenance bounds the checks the provenance cache remembers.
 const maxProvenance = 4096
 
-// eventGoals is the part of a goal event's payload (StoredGoalChange) that
-// names a check; other payloads do not decode as it and are skipped.
-type eventGoals []struct {
-	Goal *struct {
-		Check *struct {
-			Command string            `json:"command"`
-			SetBy   *goal.CheckSetter `json:"setBy"`
-		} `json:"check"`
-	} `json:"goal"`
-}
-
 // scanHistory looks through the whole history of session, newest first,
 // for a goal event that records the check key names.
 func (s *Service) scanHistory(ws *workspace.Workspace, session string, key provenanceKey) (bool, error) {
@@ -174,15 +162,15 @@ func (s *Service) scanHistory(ws *workspace.Workspace, session string, key prove
 			return false, err
 		}
 		for _, ev := range page.Events {
-			var goals eventGoals
-			if json.Unmarshal(ev.Payload, &goals) != nil {
+			goals, err := ev.PayloadGoals() // an event of another scope has none
+			if err != nil {
 				continue
 			}
 			for _, g := range goals {
-				if g.Goal == nil || g.Goal.Check == nil || g.Goal.Check.Command != key.command {
+				if g == nil || g.Check == nil || g.Check.Command != key.command {
 					continue
 				}
-				if set := g.Goal.Check.SetBy; (set != nil) == key.byKnown && (set == nil || *set == key.by) {
+				if set := g.Check.SetBy; (set != nil) == key.byKnown && (set == nil || *set == key.by) {
 					return true, nil
 				}
 			}

@@ -117,7 +117,7 @@ func (s *Service) Registry() *workspace.Registry { return s.reg }
 // StoredGoalChange turns the goal package's changes into one stored change:
 // the last visible change names the event and the notification; all of them
 // go into the history payload, and before, the goal as it stood before them
-// (nil: none), into its before (GoalBefore, docs/runtime.md §6). With no
+// (nil: none), into its before (workspace.GoalBefore, docs/runtime.md §6). With no
 // visible change the goal's bookkeeping (turn records, markers) is still
 // stored, quietly (goal.State docs).
 func StoredGoalChange(before *goal.Snapshot, cs []goal.Change) workspace.Change {
@@ -125,14 +125,7 @@ func StoredGoalChange(before *goal.Snapshot, cs []goal.Change) workspace.Change 
 		return workspace.Change{Kind: "goal.bookkeeping", Quiet: true}
 	}
 	last := cs[len(cs)-1]
-	payload := make([]map[string]any, len(cs))
-	for i, c := range cs {
-		payload[i] = map[string]any{"kind": c.Kind, "status": c.Status, "reason": c.Reason, "actor": c.Actor, "goal": c.Goal}
-		if c.Percent != 0 {
-			payload[i]["percent"] = c.Percent
-		}
-	}
-	ch := workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Percent: last.Percent, Payload: payload, Before: GoalBefore{Goal: before}}
+	ch := workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Percent: last.Percent, Payload: workspace.GoalPayload{Changes: cs}, Before: workspace.GoalBefore{Goal: before}}
 	if last.Kind == goal.ChangeAdvance && len(cs) > 1 {
 		// The advance took the first queued goal (docs/runtime.md §2.9).
 		ch.Queue, ch.Completed = true, cs[len(cs)-2].Goal
@@ -153,7 +146,7 @@ func (s *Service) UpdateQueue(ws *workspace.Workspace, session string, fn func(g
 		if err != nil || !ok {
 			return workspace.Change{}, err
 		}
-		payload := map[string]any{"change": ch, "autoAdvance": st.Goal.AutoAdvance()}
+		payload := workspace.QueuePayload{Change: ch, AutoAdvance: st.Goal.AutoAdvance()}
 		return workspace.Change{Kind: ch.EventKind(), Actor: goal.User, Queue: true, Payload: payload}, nil
 	})
 }
@@ -163,7 +156,7 @@ func (s *Service) UpdateQueue(ws *workspace.Workspace, session string, fn func(g
 // write (docs/runtime.md §6), after NoteProgress of the goal
 // (docs/runtime.md §2.4.5). When the write ends a stall, clients are also
 // told with agentd/goalChanged (stallCleared) in the same commit.
-func TodoChange(st *workspace.Session, kind string, actor goal.Actor, payload any, before TodosBefore, now goal.Instant) workspace.Change {
+func TodoChange(st *workspace.Session, kind string, actor goal.Actor, payload workspace.TodoPayload, before workspace.TodosBefore, now goal.Instant) workspace.Change {
 	ch := workspace.Change{Kind: kind, Actor: actor, Todos: true, Payload: payload, Before: before}
 	if cs := st.Goal.NoteProgress(now); len(cs) > 0 {
 		ch.Goal, ch.GoalKind, ch.Reason = true, cs[0].Kind, cs[0].Reason

@@ -36,12 +36,12 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan 
 			st.TodoUsage.NoteRead()
 			return workspace.Change{Kind: "todo.read", Quiet: true}, nil
 		}
-		before := TodosBefore{Items: st.Todos}
+		before := workspace.TodosBefore{Items: st.Todos}
 		st.Todos = plan.Items
 		if agent == goal.MainAgent {
 			st.TodoUsage.NoteWrite(st.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (docs/runtime.md §1.1)
 		}
-		return TodoChange(st, "todo.write", goal.Model, map[string]any{"items": plan.Items, "agent": agent}, before, s.Now()), nil
+		return TodoChange(st, "todo.write", goal.Model, workspace.TodoPayload{Items: plan.Items, Agent: &agent}, before, s.Now()), nil
 	})
 	if err != nil && !plan.Write && errors.Is(err, workspace.ErrNotSaved) {
 		s.log.Warn("todo list read: usage not recorded", "session", session, "err", err)

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/agentd/agentd/commands/protocol"
@@ -16,21 +15,10 @@ import (
 // Undo (docs/runtime.md §6): the user reverts the newest change of a scope
 // of a session, the todo list or the goal, with compare-and-set. Every
 // todo and goal change stores the state of its scope before it in its
-// history event (workspace.Change.Before: TodosBefore, GoalBefore); the
-// undo restores that state as a new change, which names the change it
+// history event (workspace.Change.Before: workspace.TodosBefore,
+// workspace.GoalBefore, stored as their records, workspace/historyrecord.go);
+// the undo reads it back through those records and restores that state as a new change, which names the change it
 // reverts. The reverted change stays in history.
-
-// TodosBefore is the Before of a todo change's history event: the list
-// before the change.
-type TodosBefore struct {
-	Items []todo.Item `json:"items"`
-}
-
-// GoalBefore is the Before of a goal change's history event: the goal as
-// it stood before the change (null: there was none).
-type GoalBefore struct {
-	Goal *goal.Snapshot `json:"goal"`
-}
 
 // UndoScope names what agentd.undo reverts (docs/runtime.md §6), as the
 // wire carries it; "" is the newest change of either.
@@ -65,41 +53,25 @@ var transparent = []string{"goal." + string(goal.ChangeProgress), "goal." + stri
 // agentd.goal.setCheck) is a change of the goal, which an undo reverts.
 func transparentEvent(ev workspace.Event) bool {
 	if ev.Kind == "goal."+string(goal.ChangeCheck) {
-		return checkCommand(ev.Before, true) == checkCommand(ev.Payload, false)
+		return checkCommand(ev, true) == checkCommand(ev, false)
 	}
 	return slices.Contains(transparent, ev.Kind)
 }
 
-// checkCommand is the goal's check command in an event's before (a
-// GoalBefore) or, with before false, after its payload (the goal of its
-// last change); "" for none or what cannot be read.
-func checkCommand(raw json.RawMessage, before bool) string {
+// checkCommand is the goal's check command in an event's before or, with
+// before false, after it (the goal of its payload's last change); "" for
+// none or what cannot be read.
+func checkCommand(ev workspace.Event, before bool) string {
 	var g *goal.Snapshot
 	if before {
-		var b GoalBefore
-		if json.Unmarshal(raw, &b) == nil {
-			g = b.Goal
-		}
-	} else {
-		var cs []struct {
-			Goal *goal.Snapshot `json:"goal"`
-		}
-		if json.Unmarshal(raw, &cs) == nil && len(cs) > 0 {
-			g = cs[len(cs)-1].Goal
-		}
+		g, _ = ev.GoalBefore()
+	} else if goals, err := ev.PayloadGoals(); err == nil && len(goals) > 0 {
+		g = goals[len(goals)-1]
 	}
 	if g == nil || g.Check == nil {
 		return ""
 	}
 	return g.Check.Command
-}
-
-// UndoReverts is what an undo's history payload names of the change it
-// reverted ("reverts").
-type UndoReverts struct {
-	Seq      uint64 `json:"seq"`
-	Revision uint64 `json:"revision"`
-	Kind     string `json:"kind"`
 }
 
 // UndoError is a refused undo. Code is todo.conflict (Conflict true: a
@@ -242,34 +214,34 @@ func checkUndoable(ev workspace.Event) error {
 
 // revert restores in st the state of ev's scope before ev, as the user.
 func (s *Service) revert(st *workspace.Session, ev workspace.Event) (workspace.Change, error) {
-	reverts := UndoReverts{Seq: ev.Seq, Revision: ev.Revision, Kind: ev.Kind}
+	reverts := &workspace.Reverts{Seq: ev.Seq, Revision: ev.Revision, Kind: ev.Kind}
 	reason := fmt.Sprintf("undo of %s (seq %d)", ev.Kind, ev.Seq)
 	if strings.HasPrefix(ev.Kind, "todo.") {
-		var b TodosBefore
-		if err := json.Unmarshal(ev.Before, &b); err != nil {
-			return workspace.Change{}, fmt.Errorf("undo: the list before %s (seq %d) cannot be read: %w", ev.Kind, ev.Seq, err)
+		before, err := ev.TodosBefore()
+		if err != nil {
+			return workspace.Change{}, fmt.Errorf("undo: %w", err)
 		}
-		items, err := todo.Normalize(b.Items)
+		items, err := todo.Normalize(before)
 		if err != nil {
 			return workspace.Change{}, err
 		}
-		was := TodosBefore{Items: st.Todos}
+		was := workspace.TodosBefore{Items: st.Todos}
 		st.Todos = items
-		ch := TodoChange(st, "todo.undo", goal.User, map[string]any{"items": items, "reverts": reverts}, was, s.Now())
+		ch := TodoChange(st, "todo.undo", goal.User, workspace.TodoPayload{Items: items, Reverts: reverts}, was, s.Now())
 		ch.Reason = reason
 		return ch, nil
 	}
-	var b GoalBefore
-	if err := json.Unmarshal(ev.Before, &b); err != nil {
-		return workspace.Change{}, fmt.Errorf("undo: the goal before %s (seq %d) cannot be read: %w", ev.Kind, ev.Seq, err)
+	before, err := ev.GoalBefore()
+	if err != nil {
+		return workspace.Change{}, fmt.Errorf("undo: %w", err)
 	}
 	now := s.Now()
 	was := st.Goal.Snapshot(now)
-	cs, err := st.Goal.Restore(b.Goal, reason, now)
+	cs, err := st.Goal.Restore(before, reason, now)
 	if err != nil {
 		return workspace.Change{}, err
 	}
 	ch := StoredGoalChange(was, cs)
-	ch.Payload.([]map[string]any)[len(cs)-1]["reverts"] = reverts
+	ch.Payload = workspace.GoalPayload{Changes: cs, Reverts: reverts}
 	return ch, nil
 }

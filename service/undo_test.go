@@ -38,12 +38,12 @@ func TestUndoLooksPastProgress(t *testing.T) {
 		return g.Create(goal.CreateParams{Objective: "o"}, svc.Now())
 	})
 	update(t, svc, ws, func(g *goal.State) ([]goal.Change, error) { return g.Pause("", svc.Now()) })
-	store(t, ws, "goal.progress", service.GoalBefore{})
-	store(t, ws, "goal.taskFile", service.GoalBefore{})
-	store(t, ws, "goal.budgetWarning", service.GoalBefore{})
-	store(t, ws, "goal.stall", service.GoalBefore{})
-	store(t, ws, "goal.stallCleared", service.GoalBefore{})
-	store(t, ws, "goal.check", service.GoalBefore{})
+	store(t, ws, "goal.progress", workspace.GoalBefore{})
+	store(t, ws, "goal.taskFile", workspace.GoalBefore{})
+	store(t, ws, "goal.budgetWarning", workspace.GoalBefore{})
+	store(t, ws, "goal.stall", workspace.GoalBefore{})
+	store(t, ws, "goal.stallCleared", workspace.GoalBefore{})
+	store(t, ws, "goal.check", workspace.GoalBefore{})
 
 	s, undone, err := svc.Undo(ws, "", service.UndoGoal, nil)
 	if err != nil {
@@ -63,7 +63,7 @@ func TestUndoRefusals(t *testing.T) {
 	update(t, svc, ws, func(g *goal.State) ([]goal.Change, error) {
 		return g.Create(goal.CreateParams{Objective: "o"}, svc.Now())
 	})
-	store(t, ws, "goal.advance", service.GoalBefore{})
+	store(t, ws, "goal.advance", workspace.GoalBefore{})
 	rev := view(t, ws).Revision
 	_, _, err := svc.Undo(ws, "", "", nil)
 	if undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "goal.advance (seq 2), which undo does not revert") {

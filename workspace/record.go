@@ -239,8 +239,8 @@ type stepEndRecord struct {
 }
 
 // eventRecord is the value of history/<name>/<seq>. Before and Payload
-// are stored as given (the JSON of Change.Before and Change.Payload at the
-// time of the change) and read back verbatim. Revision and Before were
+// are the JSON of Change.Before and Change.Payload, the history records of
+// historyrecord.go, copied in as they are and read back verbatim. Revision and Before were
 // added to version 1 later: records written before them read as 0 and
 // absent, and an older agentd skips them (unknown names are ignored), so
 // they need no new version.

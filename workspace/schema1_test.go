@@ -27,7 +27,15 @@ const schema1State = "testdata/schema1-state.db"
 // fresh folder, whose TASK.md holds what the file records.
 func openSchema1(t *testing.T) (*Workspace, string) {
 	t.Helper()
-	data, err := os.ReadFile(schema1State)
+	return openStateFile(t, schema1State)
+}
+
+// openStateFile opens a copy of the state file file (testdata) as the
+// store of a fresh folder, whose TASK.md holds what the test data's
+// folder held.
+func openStateFile(t *testing.T, file string) (*Workspace, string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,16 +29,19 @@ type Session struct {
 // Change describes what an Update callback did. The zero Change means
 // "nothing changed": nothing is written and no one is told.
 type Change struct {
-	Kind    string     // what happened, e.g. "todo.set", "goal.create", "goal.pause"; "" = no change
-	Actor   goal.Actor // who made the change: user, model, runtime or system (docs/runtime.md §2.1); one type for todo and goal changes
-	Reason  string     // human-readable reason, if the change has one
-	Todos   bool       // the todo list changed (the store sets TodosRevision)
-	Goal    bool       // the goal changed
-	Payload any        // JSON-encodable detail stored in the history event
-	// Before is the JSON-encodable state of the change's scope before it
-	// (docs/runtime.md §6: {"items"} for a todo change, {"goal"} for a
-	// goal change), stored in the history event for undo and the panels'
-	// history; nil stores none.
+	Kind   string     // what happened, e.g. "todo.set", "goal.create", "goal.pause"; "" = no change
+	Actor  goal.Actor // who made the change: user, model, runtime or system (docs/runtime.md §2.1); one type for todo and goal changes
+	Reason string     // human-readable reason, if the change has one
+	Todos  bool       // the todo list changed (the store sets TodosRevision)
+	Goal   bool       // the goal changed
+	// Payload is the change's detail stored in the history event: a
+	// TodoPayload, GoalPayload or QueuePayload (historyrecord.go), which
+	// store their records; nil stores none. Any other value is stored as
+	// its JSON (the store's own tests).
+	Payload any
+	// Before is the state of the change's scope before it, stored in the
+	// history event for undo and the panels' history (docs/runtime.md §6):
+	// a TodosBefore or GoalBefore (historyrecord.go); nil stores none.
 	Before any
 	// Quiet marks a counters-only change (e.g. a step ended with no goal):
 	// it is stored durably but bumps no revision, appends no history event
