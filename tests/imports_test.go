@@ -28,7 +28,8 @@ var importRules = map[string][]string{
 	"workspace/wsfolder":   {"golang.org/x/sys/"},
 	"workspace/storage":    {},
 	"workspace/storetest":  {module + "workspace/storage"},
-	"workspace":            {module + "todo", module + "goal", module + "workspace/wsfolder", module + "workspace/storage", "go.etcd.io/bbolt", "go.etcd.io/etcd/client/v3", "go.uber.org/zap"},
+	"workspace/boltstore":  {module + "workspace/storage", "go.etcd.io/bbolt"},
+	"workspace":            {module + "todo", module + "goal", module + "workspace/wsfolder", module + "workspace/storage", module + "workspace/boltstore", "go.etcd.io/bbolt", "go.etcd.io/etcd/client/v3", "go.uber.org/zap"},
 	"workspace/taskfile":   {module + "goal", module + "workspace", "github.com/fsnotify/fsnotify"},
 	"service":              {module + "commands/protocol", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "workspace/taskfile"},
 	"caller":               {"golang.org/x/sys/"},
@@ -57,11 +58,13 @@ var testOnly = []string{"github.com/google/go-cmp/"}
 
 // testImports may also be imported by the _test.go files of one package:
 // only workspace's tests start etcd members in their own process; the
-// stores' conformance suite runs in workspace's tests, and the store that
-// refuses every first commit under the commands' handler table.
+// stores' conformance suite runs in each backend's tests (the etcd store's
+// still in workspace's), and the store that refuses every first commit
+// under the commands' handler table.
 var testImports = map[string][]string{
-	"workspace": {module + "tests/etcdtest", module + "workspace/storetest"},
-	"commands":  {module + "workspace/storetest"},
+	"workspace":           {module + "tests/etcdtest", module + "workspace/storetest"},
+	"workspace/boltstore": {module + "workspace/storetest"},
+	"commands":            {module + "workspace/storetest"},
 }
 
 func TestImportRules(t *testing.T) {

@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentd/agentd/workspace/wsfolder"
 	"go.etcd.io/bbolt"
+
+	"github.com/agentd/agentd/workspace/boltstore"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // Compaction of a state file that has grown mostly free space.
@@ -135,7 +137,7 @@ func (r *Registry) compact(w *Workspace, src *bbolt.DB) (db *bbolt.DB, err error
 	if err != nil {
 		return nil, err
 	}
-	if err := protect(func() error { return verify(dst, fi.Size()) }); err != nil {
+	if err := boltstore.Protect(func() error { return verify(dst, fi.Size()) }); err != nil {
 		return nil, fmt.Errorf("the copy %s does not check: %w", tmp, err)
 	}
 	if err := os.Rename(tmp, w.path); err != nil {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/agentd/agentd/workspace/boltstore"
 )
 
 // TestOpenAfterCompactionByAnotherProcess: a process that waited for the
@@ -77,7 +79,7 @@ func TestOpenAfterCompactionByAnotherProcess(t *testing.T) {
 	defer db.Close()
 	var rec []byte
 	db.View(func(tx *bbolt.Tx) error {
-		rec = bytes.Clone(tx.Bucket(bucketSessions).Get([]byte("s")))
+		rec = bytes.Clone(tx.Bucket(boltstore.BucketSessions).Get([]byte("s")))
 		return nil
 	})
 	if !bytes.Contains(rec, []byte(`"after"`)) {

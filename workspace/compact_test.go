@@ -292,7 +292,7 @@ func TestHistoryBoundKeepsFileFlat(t *testing.T) {
 	if after := size(); after > atBound+atBound/10 {
 		t.Errorf("file grew from %d to %d bytes past the history bound", atBound, after)
 	}
-	fileSize, free, err := freeSpace(boltOf(t, w).db, w.path)
+	fileSize, free, err := freeSpace(boltOf(t, w).DB(), w.path)
 	if err != nil {
 		t.Fatal(err)
 	}

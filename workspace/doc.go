@@ -12,7 +12,7 @@
 // Each folder has its own directory under the state directory, named by
 // FolderKey (a hash of the folder's absolute, cleaned path):
 //
-//	<StateDir>/workspaces/<FolderKey>/state.db        bbolt; layout in schema.go
+//	<StateDir>/workspaces/<FolderKey>/state.db        bbolt; layout in workspace/boltstore
 //	<StateDir>/workspaces/<FolderKey>/workspace.json  {"path", "createdAt"}
 //	<StateDir>/workspaces/<FolderKey>/owner.json      {"pid", "startedAt"} of the lock holder
 //	<StateDir>/workspaces/<FolderKey>/state.db.corrupt-<YYYYMMDDTHHMMSSZ>  a file moved aside
@@ -39,8 +39,9 @@
 // event, and while subscribers are told, so notices of one session come in
 // revision order; other sessions are not held up. bbolt commits one
 // transaction at a time; the changes of other sessions that wait meanwhile
-// share the next one, one fsync for all (group commit, commit.go). View reads an in-memory copy of the last commit and
-// never waits for an Update. No file I/O other than bbolt's happens inside
+// share the next one, one fsync for all (group commit, workspace/boltstore).
+// View reads an in-memory copy of the last commit and never waits for an
+// Update. No file I/O other than bbolt's happens inside
 // a transaction, and bytes read from bbolt are copied before it ends.
 //
 // # Team folders (docs/team.md)
@@ -50,7 +51,7 @@
 // watch that relays the changes of other daemons to this process's
 // subscribers, and a lease per daemon for the restart rule. The store
 // behind a Workspace is one storage.Interface (workspace/storage): the
-// state file's (boltstore.go) or the team's. That holds on a
+// state file's (workspace/boltstore) or the team's. That holds on a
 // machine only once its person accepted the file's exact bytes
 // (teamaccept.go: AcceptTeam, Reopen); until then the bbolt file serves the
 // folder and TeamFileNotice says why.

@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace/boltstore"
 )
 
 // fakeClock advances one second per reading, so times are distinct and
@@ -113,8 +114,8 @@ func mustHistoryPage(t testing.TB, w *Workspace, name string, limit int, before 
 // the total size of their records, read from the file.
 func storedHistory(t testing.TB, w *Workspace, name string) (events int, size int64) {
 	t.Helper()
-	err := boltOf(t, w).db.View(func(tx *bbolt.Tx) error {
-		hb := tx.Bucket(bucketHistory).Bucket([]byte(name))
+	err := boltOf(t, w).DB().View(func(tx *bbolt.Tx) error {
+		hb := tx.Bucket(boltstore.BucketHistory).Bucket([]byte(name))
 		if hb == nil {
 			return nil
 		}
@@ -161,9 +162,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // boltOf is the state file's store of w.
-func boltOf(t testing.TB, w *Workspace) *boltStore {
+func boltOf(t testing.TB, w *Workspace) *boltstore.Store {
 	t.Helper()
-	b, ok := w.store.(*boltStore)
+	b, ok := w.store.(*boltstore.Store)
 	if !ok {
 		t.Fatalf("workspace %s is served by %T, not its state file", w.root, w.store)
 	}

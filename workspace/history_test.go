@@ -212,7 +212,7 @@ func TestStateFileSizeBound(t *testing.T) {
 		return fi.Size()
 	}
 	used := func() (hwm int64) { // bbolt's high-water mark: the pages ever used
-		boltOf(t, w).db.View(func(tx *bbolt.Tx) error { hwm = tx.Size(); return nil })
+		boltOf(t, w).DB().View(func(tx *bbolt.Tx) error { hwm = tx.Size(); return nil })
 		return hwm
 	}
 	// bbolt grows a file of 16 MiB in steps of 16 MiB: the pages used must

@@ -5,20 +5,12 @@ import (
 	"fmt"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/agentd/agentd/workspace/boltstore"
 )
 
-// The layout of a state file, declared in one place (docs/conventions.md, bbolt):
-//
-//	meta/schemaVersion      uint32 big-endian: the number of migrations applied
-//	sessions/<name>         JSON sessionRecord {"v":1, "name", "revision", ...} (record.go)
-//	history/<name>/<seq>    nested bucket per session; key: seq as 8-byte
-//	                        big-endian; value: JSON eventRecord {"v":1, "seq", ...}
-var (
-	bucketMeta       = []byte("meta")
-	bucketSessions   = []byte("sessions")
-	bucketHistory    = []byte("history")
-	keySchemaVersion = []byte("schemaVersion")
-)
+// The layout of a state file is declared in workspace/boltstore (store.go);
+// the migrations below create and change it.
 
 // Record versions: the "v" field of the JSON values. A value with a higher
 // version was written by a newer agentd and is refused. A change of a
@@ -42,7 +34,7 @@ type migration struct {
 // only: never edit or reorder a released migration. Tests append to it.
 var migrations = []migration{
 	{name: "create the meta, sessions and history buckets", apply: func(tx *bbolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketSessions, bucketHistory} {
+		for _, name := range [][]byte{boltstore.BucketMeta, boltstore.BucketSessions, boltstore.BucketHistory} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("create bucket %q: %w", name, err)
 			}
@@ -57,11 +49,11 @@ func currentSchema() uint32 { return uint32(len(migrations)) }
 // readSchema returns the schema version recorded in tx; 0 for a file that
 // has none (a new file).
 func readSchema(tx *bbolt.Tx) (uint32, error) {
-	meta := tx.Bucket(bucketMeta)
+	meta := tx.Bucket(boltstore.BucketMeta)
 	if meta == nil {
 		return 0, nil
 	}
-	v := meta.Get(keySchemaVersion)
+	v := meta.Get(boltstore.KeySchemaVersion)
 	switch len(v) {
 	case 0:
 		return 0, nil
@@ -73,13 +65,13 @@ func readSchema(tx *bbolt.Tx) (uint32, error) {
 }
 
 func writeSchema(tx *bbolt.Tx, version uint32) error {
-	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+	meta, err := tx.CreateBucketIfNotExists(boltstore.BucketMeta)
 	if err != nil {
 		return err
 	}
 	var b [4]byte
 	binary.BigEndian.PutUint32(b[:], version)
-	return meta.Put(keySchemaVersion, b[:])
+	return meta.Put(boltstore.KeySchemaVersion, b[:])
 }
 
 // migrate brings db to the current schema and returns the version it had.
@@ -113,12 +105,4 @@ func migrate(db *bbolt.DB, root string) (from uint32, err error) {
 		return from, fmt.Errorf("workspace %s: upgrading the state file %s from schema %d to %d: %w", root, db.Path(), from, to, err)
 	}
 	return from, nil
-}
-
-// seqKey is the history key of seq: fixed-width big-endian, so that byte
-// order is numeric order.
-func seqKey(seq uint64) []byte {
-	var k [8]byte
-	binary.BigEndian.PutUint64(k[:], seq)
-	return k[:]
 }

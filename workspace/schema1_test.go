@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace/boltstore"
 	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
@@ -242,8 +243,8 @@ func TestSchema1StateDecodes(t *testing.T) {
 func TestSchema1StateRewritesAlike(t *testing.T) {
 	w, _ := openSchema1(t)
 	stored := map[string][]byte{}
-	if err := boltOf(t, w).db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+	if err := boltOf(t, w).DB().View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(boltstore.BucketSessions).ForEach(func(k, v []byte) error {
 			stored[string(k)] = bytes.Clone(v)
 			return nil
 		})
@@ -277,7 +278,7 @@ func TestSchema1StateMigrates(t *testing.T) {
 	var ran, seen int
 	migrations = append(migrations[:len(migrations):len(migrations)], migration{name: "test: read every session", apply: func(tx *bbolt.Tx) error {
 		ran++
-		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+		return tx.Bucket(boltstore.BucketSessions).ForEach(func(k, v []byte) error {
 			if _, version, err := decodeSessionRecord(v); err != nil || version != 1 {
 				return fmt.Errorf("session %q: version %d, %v", k, version, err)
 			}

@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/workspace/boltstore"
 	"github.com/agentd/agentd/workspace/wsfolder"
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -90,7 +90,7 @@ func (r *Registry) openStore(w *Workspace) error {
 	if from != currentSchema() {
 		r.log.Debug("state file schema upgraded", "workspace", w.root, "path", w.path, "from", from, "to", currentSchema())
 	}
-	w.store = r.wrap(newBoltStore(r.compactIfSparse(w, db), w.path, w.root))
+	w.store = r.wrap(boltstore.New(r.compactIfSparse(w, db), boltstore.Options{Limits: limits}))
 	return nil
 }
 
@@ -108,7 +108,7 @@ func (r *Registry) openDB(w *Workspace) (*bbolt.DB, error) {
 		}
 		var db *bbolt.DB
 		var opened openedFile
-		err = protect(func() (err error) {
+		err = boltstore.Protect(func() (err error) {
 			db, err = bbolt.Open(w.path, 0o600, &bbolt.Options{Timeout: r.lockTimeout(), MaxSize: r.opts.maxSize, OpenFile: opened.open})
 			return err
 		})
@@ -148,7 +148,7 @@ func (r *Registry) checkFile(w *Workspace) (corrupt error, checked fs.FileInfo, 
 		return nil, nil, fmt.Errorf("workspace %s: %w", w.root, err)
 	}
 	var db *bbolt.DB
-	err = protect(func() (err error) {
+	err = boltstore.Protect(func() (err error) {
 		db, err = bbolt.Open(w.path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: r.lockTimeout()})
 		return err
 	})
@@ -166,7 +166,7 @@ func (r *Registry) checkFile(w *Workspace) (corrupt error, checked fs.FileInfo, 
 	if fi, err = os.Stat(w.path); err != nil {
 		return nil, nil, fmt.Errorf("workspace %s: %w", w.root, err)
 	}
-	err = protect(func() error { return verify(db, fi.Size()) })
+	err = boltstore.Protect(func() error { return verify(db, fi.Size()) })
 	return err, fi, nil
 }
 
@@ -198,32 +198,13 @@ func verify(db *bbolt.DB, size int64) error {
 // isCorruptOpen says whether an error of bbolt.Open means the content is not
 // a usable bbolt file (as opposed to a lock, permission or I/O problem).
 func isCorruptOpen(err error) bool {
-	var p *panicError
+	var p *boltstore.PanicError
 	return errors.Is(err, berrors.ErrInvalid) ||
 		errors.Is(err, berrors.ErrChecksum) ||
 		errors.Is(err, berrors.ErrVersionMismatch) ||
 		errors.As(err, &p) ||
 		// bbolt's size check has no sentinel error.
 		strings.Contains(err.Error(), "file size too small")
-}
-
-// panicError is a panic or memory fault of bbolt on a damaged file, turned
-// into an error.
-type panicError struct{ v any }
-
-func (p *panicError) Error() string { return fmt.Sprintf("reading the file failed: %v", p.v) }
-
-// protect runs fn, turning a panic, and a memory fault on the mapped file
-// (SIGBUS on a page past the end of a truncated file), into a *panicError.
-// It only covers fn's own goroutine.
-func protect(fn func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if v := recover(); v != nil {
-			err = &panicError{v}
-		}
-	}()
-	return fn()
 }
 
 // recoverCorrupt moves the file examined by checkFile aside, unless it was

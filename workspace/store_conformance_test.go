@@ -28,17 +28,6 @@ type keepOpen struct{ storage.Interface }
 
 func (keepOpen) Close() error { return nil }
 
-// TestBoltStoreConformance: the state file's store keeps the contract of
-// storage.Interface.
-func TestBoltStoreConformance(t *testing.T) {
-	storetest.Run(t, storetest.Backend{
-		Limits: conformanceLimits(t),
-		Open: func(t *testing.T) storage.Interface {
-			return storeOf(t, newRegistry(t, t.TempDir()), folder(t))
-		},
-	})
-}
-
 // TestTeamStoreConformance: a team's etcd store keeps the contract of
 // storage.Interface, on an embedded etcd member.
 func TestTeamStoreConformance(t *testing.T) {

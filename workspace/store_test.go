@@ -3,7 +3,6 @@ package workspace
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,10 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/workspace/wsfolder"
 	"github.com/google/go-cmp/cmp"
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/agentd/agentd/workspace/boltstore"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 func stateDBPath(stateDir, root string) string {
@@ -81,7 +82,7 @@ func schemaOf(t testing.TB, path string, w *Workspace) uint32 {
 	t.Helper()
 	db := (*bbolt.DB)(nil)
 	if w != nil {
-		db = boltOf(t, w).db
+		db = boltOf(t, w).DB()
 	} else {
 		var err error
 		if db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second}); err != nil {
@@ -477,7 +478,7 @@ func makeStore(t testing.TB, stateDir, root string, version uint32) string {
 			return nil
 		}
 		rec := `{"v":1,"name":"kept","revision":7,"todos":[{"title":"old","status":"done"}],"todosRevision":6,"todoUsage":{"used":true,"stepsSinceWrite":0,"stepsSinceReminder":0},"goal":{},"updatedAt":"2024-01-01T00:00:00Z"}`
-		if err := tx.Bucket(bucketSessions).Put([]byte("kept"), []byte(rec)); err != nil {
+		if err := tx.Bucket(boltstore.BucketSessions).Put([]byte("kept"), []byte(rec)); err != nil {
 			return err
 		}
 		return writeSchema(tx, version)
@@ -560,7 +561,7 @@ func TestNewerRecordRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := db.Update(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketSessions).Put([]byte("future"), []byte(`{"v":2,"name":"future"}`))
+		return tx.Bucket(boltstore.BucketSessions).Put([]byte("future"), []byte(`{"v":2,"name":"future"}`))
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -577,19 +578,8 @@ func TestNewerRecordRefused(t *testing.T) {
 	}
 }
 
-func TestSeqKeyOrder(t *testing.T) {
-	prev := seqKey(0)
-	for _, s := range []uint64{1, 255, 256, 1 << 32, 1<<64 - 1} {
-		k := seqKey(s)
-		if bytes.Compare(prev, k) >= 0 || binary.BigEndian.Uint64(k) != s {
-			t.Errorf("seqKey(%d) = %x: not after %x", s, k, prev)
-		}
-		prev = k
-	}
-}
-
 // TestProtect opens, without the read-only pre-check, a file cut to its two
-// meta pages: bbolt panics (or faults) loading the freelist, and protect
+// meta pages: bbolt panics (or faults) loading the freelist, and Protect
 // turns that into an error that counts as corruption.
 func TestProtect(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
@@ -612,7 +602,7 @@ func TestProtect(t *testing.T) {
 	if err := os.Truncate(path, int64(2*os.Getpagesize())); err != nil {
 		t.Fatal(err)
 	}
-	err = protect(func() error {
+	err = boltstore.Protect(func() error {
 		db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
 		if err == nil {
 			_ = db.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"slices"
@@ -114,7 +115,7 @@ func (f *changeFlags) apply(ch *Change) {
 
 // teamStore is the backend of a team folder.
 type teamStore struct {
-	w         *Workspace
+	on        teamHooks
 	cli       *clientv3.Client
 	keys      teamKeys
 	id        string
@@ -125,7 +126,8 @@ type teamStore struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	stale atomic.Bool
+	stale   atomic.Bool
+	serving atomic.Bool // set once the store serves its workspace
 
 	histMu sync.Mutex
 	hist   map[string]*histIndex // by session; each used under its session lock
@@ -133,6 +135,22 @@ type teamStore struct {
 	liveMu sync.Mutex
 	live   map[string]bool  // live keys seen (daemon identities)
 	lease  clientv3.LeaseID // 0 until granted; guarded by liveMu
+}
+
+// teamHooks is what a team store needs of the workspace it serves, given
+// when it opens: the store holds no pointer to the Workspace, so that it
+// can stand in a package of its own (docs/architecture.md).
+type teamHooks struct {
+	root string // the folder, for messages
+	path string // what names the team's state, for errors
+	now  func() time.Time
+	log  *slog.Logger
+	// remote applies a change another daemon made (from the watch).
+	remote func(name string, data []byte, ver int64, flags *changeFlags, ev []byte)
+	// stale tells clients that the store became stale or fresh again.
+	stale func(stale bool)
+	// peerGone, if set, is told that another daemon's lease is gone.
+	peerGone func(identity string)
 }
 
 // histIndex is what a team store knows of a session's stored history: the
@@ -154,10 +172,11 @@ func (r *Registry) openTeam(w *Workspace, t *Team) error {
 	if err != nil {
 		return err
 	}
-	ts := &teamStore{w: w, cli: cli, keys: keysOf(t.ID), id: t.ID, endpoints: eps, identity: r.opts.Identity,
+	keys := keysOf(t.ID)
+	w.path = "etcd " + strings.Join(eps, ",") + " " + keys.prefix
+	ts := &teamStore{on: r.teamHooks(w), cli: cli, keys: keys, id: t.ID, endpoints: eps, identity: r.opts.Identity,
 		hist: map[string]*histIndex{}, live: map[string]bool{}}
 	ts.ctx, ts.cancel = context.WithCancel(context.Background())
-	w.path = "etcd " + strings.Join(eps, ",") + " " + ts.keys.prefix
 	rev, err := ts.prepare()
 	if err != nil {
 		ts.cancel()
@@ -165,10 +184,21 @@ func (r *Registry) openTeam(w *Workspace, t *Team) error {
 		return err
 	}
 	w.store = r.wrap(ts)
+	ts.serving.Store(true)
 	ts.wg.Add(2)
 	go ts.watchLoop(rev + 1)
 	go ts.probeLoop()
 	return nil
+}
+
+// teamHooks is what the team store of w needs of it.
+func (r *Registry) teamHooks(w *Workspace) teamHooks {
+	h := teamHooks{root: w.root, path: w.path, now: r.now, log: r.log, remote: w.applyRemote,
+		stale: func(stale bool) { r.publishStore(w, stale) }}
+	if r.opts.OnPeerGone != nil {
+		h.peerGone = func(identity string) { r.opts.OnPeerGone(w, identity) }
+	}
+	return h
 }
 
 // prepare checks (or writes) the team's meta key, reads the live daemons
@@ -188,12 +218,12 @@ func (t *teamStore) prepare() (int64, error) {
 		kvs := resp.Responses[0].GetResponseRange().Kvs
 		if len(kvs) == 1 {
 			if err := json.Unmarshal(kvs[0].Value, &m); err != nil {
-				return 0, &Error{Code: CodeCorrupt, Path: t.w.path, Err: err, Msg: fmt.Sprintf("the team meta key %s of workspace %s cannot be read: %v", t.keys.meta(), t.w.root, err)}
+				return 0, &Error{Code: CodeCorrupt, Path: t.on.path, Err: err, Msg: fmt.Sprintf("the team meta key %s of workspace %s cannot be read: %v", t.keys.meta(), t.on.root, err)}
 			}
 		}
 		if m.Schema > currentSchema() {
-			return 0, &Error{Code: CodeCorrupt, Path: t.w.path,
-				Msg: fmt.Sprintf("the team state %s of workspace %s was written by a newer agentd (schema %d > %d); upgrade agentd to open it", t.keys.prefix, t.w.root, m.Schema, currentSchema())}
+			return 0, &Error{Code: CodeCorrupt, Path: t.on.path,
+				Msg: fmt.Sprintf("the team state %s of workspace %s was written by a newer agentd (schema %d > %d); upgrade agentd to open it", t.keys.prefix, t.on.root, m.Schema, currentSchema())}
 		}
 	}
 	rev := resp.Header.Revision
@@ -226,7 +256,7 @@ func (t *teamStore) takeLease(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	info, _ := json.Marshal(ownerInfo{Pid: os.Getpid(), StartedAt: t.w.reg.now().UTC()})
+	info, _ := json.Marshal(ownerInfo{Pid: os.Getpid(), StartedAt: t.on.now().UTC()})
 	if _, err := t.cli.Put(ctx, t.keys.live(t.identity), string(info), clientv3.WithLease(l.ID)); err != nil {
 		return err
 	}
@@ -283,11 +313,11 @@ func (t *teamStore) setStale(v bool) {
 		return
 	}
 	if v {
-		t.w.reg.log.Warn("etcd unreachable: serving the last known state, marked stale", "workspace", t.w.root, "team", t.id)
+		t.on.log.Warn("etcd unreachable: serving the last known state, marked stale", "workspace", t.on.root, "team", t.id)
 	} else {
-		t.w.reg.log.Info("etcd reachable again", "workspace", t.w.root, "team", t.id)
+		t.on.log.Info("etcd reachable again", "workspace", t.on.root, "team", t.id)
 	}
-	t.w.reg.publishStore(t.w, v)
+	t.on.stale(v)
 }
 
 // unavailable is the error of an etcd call that failed: CodeUnavailable;
@@ -296,18 +326,18 @@ func (t *teamStore) setStale(v bool) {
 // its failure to open marks nothing and tells no client.
 func (t *teamStore) unavailable(what string, err error, write bool) error {
 	if t.ctx.Err() != nil {
-		return t.w.errClosed()
+		return fmt.Errorf("workspace %s: %w", t.on.root, ErrClosed)
 	}
-	if t.w.store != nil {
+	if t.serving.Load() {
 		t.setStale(true)
 	}
 	cause := err
 	if write {
 		cause = fmt.Errorf("%w: %w", ErrNotSaved, err)
 	}
-	return &Error{Code: CodeUnavailable, Path: t.w.path, Err: cause,
+	return &Error{Code: CodeUnavailable, Path: t.on.path, Err: cause,
 		Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s), which did not answer or refused this machine: %s failed: %v; nothing was written locally; check the cluster or this machine's etcd settings (docs/team.md)",
-			t.w.root, t.id, strings.Join(t.endpoints, ","), what, err)}
+			t.on.root, t.id, strings.Join(t.endpoints, ","), what, err)}
 }
 
 func (t *teamStore) opCtx() (context.Context, context.CancelFunc) {
@@ -577,7 +607,7 @@ func (t *teamStore) apply(events []*clientv3.Event) {
 			if err != nil {
 				continue
 			}
-			t.w.applyRemote(name, e.Kv.Value, e.Kv.ModRevision, flags[name], evs[name])
+			t.on.remote(name, e.Kv.Value, e.Kv.ModRevision, flags[name], evs[name])
 		}
 		i = j
 	}
@@ -630,7 +660,7 @@ func (t *teamStore) resync() (int64, error) {
 			}
 			ev = byKey[t.keys.event(name, s.Revision)]
 		}
-		t.w.applyRemote(name, kv.Value, kv.ModRevision, flags, ev)
+		t.on.remote(name, kv.Value, kv.ModRevision, flags, ev)
 	}
 	return resp.Header.Revision, nil
 }
@@ -648,13 +678,13 @@ func (t *teamStore) peerGone(identity string) {
 	t.liveMu.Lock()
 	delete(t.live, identity)
 	t.liveMu.Unlock()
-	if identity == t.identity || t.w.reg.opts.OnPeerGone == nil {
+	if identity == t.identity || t.on.peerGone == nil {
 		return
 	}
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		t.w.reg.opts.OnPeerGone(t.w, identity)
+		t.on.peerGone(identity)
 	}()
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/tests/etcdtest"
+	"github.com/agentd/agentd/workspace/boltstore"
 )
 
 // countConns listens on 127.0.0.1 and counts the connections made to it.
@@ -44,7 +45,7 @@ func TestTeamFileNotAccepted(t *testing.T) {
 	r := newRegistry(t, t.TempDir())
 	w := openWorkspace(t, r, root)
 	setTodos(t, w, "s", items("local"))
-	if _, bolt := w.store.(*boltStore); !bolt {
+	if _, bolt := w.store.(*boltstore.Store); !bolt {
 		t.Fatal("a folder with a team file not accepted is served by a team store")
 	}
 	n, err := r.TeamFileNotice(root)

@@ -47,6 +47,11 @@ var (
 	maxSessions     = MaxSessions
 )
 
+// limits is the stores' bounds in force (storage.Limits).
+func limits() storage.Limits {
+	return storage.Limits{MaxSessions: maxSessions, MaxHistory: maxHistory, MaxHistoryBytes: maxHistoryBytes}
+}
+
 // defaultHistoryLimit is what History returns when asked for limit <= 0
 // (docs/protocol.md §3, agentd.history: limit defaults to 50).
 const defaultHistoryLimit = 50
@@ -59,7 +64,7 @@ type Workspace struct {
 	root      string
 	dir       string            // <StateDir>/workspaces/<wsfolder.FolderKey(root)>
 	path      string            // dir/state.db, or what names a team's etcd state
-	store     storage.Interface // the state file's (boltstore.go) or the team's (team.go)
+	store     storage.Interface // the state file's (workspace/boltstore) or the team's (team.go)
 	recovered string
 	approved  approvals // the approved check commands (approvals.go)
 
@@ -275,7 +280,7 @@ func (w *Workspace) View(session string) (Session, error) {
 //   - a zero Change (Kind "" and not Quiet): nothing is written; the
 //     unchanged session is returned.
 //   - otherwise one bbolt transaction (shared with changes of other
-//     sessions waiting at the same time: commit.go, docs/performance.md
+//     sessions waiting at the same time: workspace/boltstore, docs/performance.md
 //     "Group commit") writes the session and, unless
 //     change.Quiet, bumps Revision by 1, sets TodosRevision = Revision when
 //     change.Todos, sets UpdatedAt = Now() (UTC) and appends the history

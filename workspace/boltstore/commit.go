@@ -1,4 +1,4 @@
-package workspace
+package boltstore
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 )
 
 // Group commit (docs/performance.md, "Group commit"; docs/reliability.md,
-// Durability). Every commit of the state file's store (boltStore.Commit,
+// Durability). Every commit of the state file's store (Store.Commit,
 // called by Update) returns once a bbolt transaction holding it has
 // committed (fsynced) or failed. One Update at a time leads: it writes every change waiting in
 // the queue, its own first, in one transaction, so changes of different
@@ -51,7 +51,7 @@ type groupCommit struct {
 
 // Commit writes c, alone or with other sessions' changes. c.Session's
 // commits must not run concurrently (storage.Interface).
-func (b *boltStore) Commit(c *storage.Commit) error {
+func (b *Store) Commit(c *storage.Commit) error {
 	p := &pendingCommit{c: c, before: b.historyOf(c.Session)}
 	if err := b.commit(p); err != nil {
 		return err
@@ -63,7 +63,7 @@ func (b *boltStore) Commit(c *storage.Commit) error {
 }
 
 // commit writes p and returns its outcome (p.err; p.held when committed).
-func (b *boltStore) commit(p *pendingCommit) error {
+func (b *Store) commit(p *pendingCommit) error {
 	g := &b.group
 	p.wake = make(chan struct{})
 	g.mu.Lock()
@@ -106,8 +106,8 @@ func (b *boltStore) commit(p *pendingCommit) error {
 //
 // A panic in bbolt becomes the error of the batch (protect), so that the
 // queue always gets its next leader.
-func (b *boltStore) commitGroup(batch []*pendingCommit) {
-	err := protect(func() error { return b.db.Update(b.writeBatch(batch)) })
+func (b *Store) commitGroup(batch []*pendingCommit) {
+	err := Protect(func() error { return b.db.Update(b.writeBatch(batch)) })
 	if errors.Is(err, errNothingToCommit) {
 		err = nil
 	}
@@ -129,11 +129,12 @@ func (b *boltStore) commitGroup(batch []*pendingCommit) {
 }
 
 // writeBatch returns the transaction function that writes batch.
-func (b *boltStore) writeBatch(batch []*pendingCommit) func(*bbolt.Tx) error {
+func (b *Store) writeBatch(batch []*pendingCommit) func(*bbolt.Tx) error {
 	return func(tx *bbolt.Tx) error {
 		// This function must leave nothing behind when its transaction
 		// fails: every attempt starts from the pending changes as queued.
-		sb := tx.Bucket(bucketSessions)
+		sb := tx.Bucket(BucketSessions)
+		lim := b.limits()
 		wrote := false
 		stored, added := -1, 0 // sessions stored before this transaction (counted on first need), and new ones in it
 		for _, p := range batch {
@@ -143,8 +144,8 @@ func (b *boltStore) writeBatch(batch []*pendingCommit) func(*bbolt.Tx) error {
 				if stored < 0 {
 					stored = sb.Stats().KeyN // committed pages only: the new ones of this transaction are added
 				}
-				if n := stored + added; n >= maxSessions {
-					p.err = &storage.LimitError{Session: p.c.Session, Stored: n, Max: maxSessions}
+				if n := stored + added; n >= lim.MaxSessions {
+					p.err = &storage.LimitError{Session: p.c.Session, Stored: n, Max: lim.MaxSessions}
 					continue
 				}
 				added++
@@ -154,7 +155,7 @@ func (b *boltStore) writeBatch(batch []*pendingCommit) func(*bbolt.Tx) error {
 				return err
 			}
 			if p.c.Event != nil {
-				if err := appendEvent(tx, p.c.Session, p.c.Event, &p.held); err != nil {
+				if err := appendEvent(tx, p.c.Session, p.c.Event, &p.held, lim); err != nil {
 					return err
 				}
 			}
