@@ -10,7 +10,7 @@ cd "$root"
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (%s)\n' "$*" "$(date -u +%T)"; }
 
 # ./... is agentd's packages only: the folders that hold npm packages
 # (vscode-extension, tests/node, tests/agents) are modules of their own
@@ -24,24 +24,34 @@ go vet ./...
 # (the release archives of scripts/release.sh, checked below), and the
 # platform packages' tests compiled, so that a call one system lacks
 # cannot land.
-step "cross-builds: vet, release archives, platform tests compiled"
-for t in linux/arm64 darwin/amd64 darwin/arm64 windows/amd64; do
-  GOOS=${t%/*} GOARCH=${t#*/} go vet ./...
-done
-platform_pkgs="./caller ./lsp ./lsp/daemon/client ./workspace/wsfolder ./service ./cmd/internal/cli"
-for goos in darwin windows; do
-  for p in $platform_pkgs; do GOOS=$goos go test -c -o /dev/null "$p"; done
-done
-dist=$(mktemp -d)
-bash scripts/release.sh -o "$dist" -v 0.0.0-ci >/dev/null
-(cd "$dist" && sha256sum -c --quiet SHA256SUMS)
-for t in linux-amd64 linux-arm64 darwin-amd64 darwin-arm64; do
-  tar -tzf "$dist/agentd-0.0.0-ci-$t.tar.gz" | grep -x "agentd-0.0.0-ci-$t/agentd-hook" >/dev/null   # no -q: with pipefail, a tar cut short fails
-done
-python3 -m zipfile -l "$dist/agentd-0.0.0-ci-windows-amd64.zip" | grep 'agentd-0.0.0-ci-windows-amd64/agentd.exe' >/dev/null
-tar -xzf "$dist/agentd-0.0.0-ci-linux-amd64.tar.gz" -C "$dist"
-[ "$("$dist/agentd-0.0.0-ci-linux-amd64/agentd" version)" = "agentd 0.0.0-ci" ]
-rm -rf "$dist"
+# --quick vets one target per other system (a call a system lacks is a
+# system's, seldom an architecture's) and builds for arm64; the full run
+# does every target, the release archives and the platform tests.
+if [ "$quick" = 1 ]; then
+  step "cross-builds: vet for Darwin and Windows, build for arm64"
+  GOOS=darwin GOARCH=arm64 go vet ./...
+  GOOS=windows GOARCH=amd64 go vet ./...
+  GOARCH=arm64 go build ./...
+else
+  step "cross-builds: vet, release archives, platform tests compiled"
+  for t in linux/arm64 darwin/amd64 darwin/arm64 windows/amd64; do
+    GOOS=${t%/*} GOARCH=${t#*/} go vet ./...
+  done
+  platform_pkgs="./caller ./lsp ./lsp/daemon/client ./workspace/wsfolder ./service ./cmd/internal/cli"
+  for goos in darwin windows; do
+    for p in $platform_pkgs; do GOOS=$goos go test -c -o /dev/null "$p"; done
+  done
+  dist=$(mktemp -d)
+  bash scripts/release.sh -o "$dist" -v 0.0.0-ci >/dev/null
+  (cd "$dist" && sha256sum -c --quiet SHA256SUMS)
+  for t in linux-amd64 linux-arm64 darwin-amd64 darwin-arm64; do
+    tar -tzf "$dist/agentd-0.0.0-ci-$t.tar.gz" | grep -x "agentd-0.0.0-ci-$t/agentd-hook" >/dev/null   # no -q: with pipefail, a tar cut short fails
+  done
+  python3 -m zipfile -l "$dist/agentd-0.0.0-ci-windows-amd64.zip" | grep 'agentd-0.0.0-ci-windows-amd64/agentd.exe' >/dev/null
+  tar -xzf "$dist/agentd-0.0.0-ci-linux-amd64.tar.gz" -C "$dist"
+  [ "$("$dist/agentd-0.0.0-ci-linux-amd64/agentd" version)" = "agentd 0.0.0-ci" ]
+  rm -rf "$dist"
+fi
 # --- end of cross-builds ---------------------------------------------------
 
 step "build"
@@ -75,7 +85,9 @@ step "fuzz (short)"
 fuzz() {
   local n=${3%x}
   [ "$quick" = 1 ] && n=$((n / 10))
-  go test "$1" -list "^$2\$" | grep -qx "$2" || { echo "no fuzz test $2 in $1" >&2; exit 1; }
+  local listed
+  listed=$(go test "$1" -list "^$2\$")   # not piped into grep -q: with pipefail, go test's SIGPIPE would fail it
+  grep -qx "$2" <<<"$listed" || { echo "no fuzz test $2 in $1" >&2; exit 1; }
   go test "$1" -timeout 10m -run '^$' -fuzz "^$2\$" -fuzztime "${n}x"
 }
 fuzz ./lsp/jsonrpc FuzzReadMessage 50000x
