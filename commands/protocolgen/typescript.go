@@ -246,6 +246,11 @@ func (g *tsTypes) iface(name string, t reflect.Type) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if body == "{\n}" && len(extends) > 0 {
+		// An interface of no members of its own is its bases (and lint
+		// refuses it: @typescript-eslint/no-empty-object-type).
+		return jsdoc("", from(t, doc)) + "export type " + name + " = " + strings.Join(extends, " & ") + ";\n", nil
+	}
 	head := "export interface " + name
 	if len(extends) > 0 {
 		head += " extends " + strings.Join(extends, ", ")

@@ -490,8 +490,7 @@ export interface GoalPauseArgs extends CommonArgs {
 }
 
 /** GoalSetBudgetArgs is the ARGS of agentd.goal.setBudget. [protocol.GoalSetBudgetArgs] */
-export interface GoalSetBudgetArgs extends CommonArgs, BudgetUpdate {
-}
+export type GoalSetBudgetArgs = CommonArgs & BudgetUpdate;
 
 /**
  * GoalSetCheckArgs is the ARGS of agentd.goal.setCheck: Command nil
@@ -584,8 +583,7 @@ export interface Injection {
 }
 
 /** NoArgs is the ARGS of a command that takes none besides Common. [protocol.NoArgs] */
-export interface NoArgs extends CommonArgs {
-}
+export type NoArgs = CommonArgs;
 
 /** QueueAddArgs is the ARGS of agentd.goal.queue.add. [protocol.QueueAddArgs] */
 export interface QueueAddArgs extends CommonArgs {
