@@ -73,6 +73,25 @@ func (h *histIndex) keepFrom(seq uint64, size int64, lim storage.Limits) int {
 	return i
 }
 
+// learn adds to idx event key of size bytes, of another daemon, that a
+// commit of event seq read, when idx does not know it yet.
+func (s *Store) learn(name string, idx *histIndex, key string, size int, seq uint64) {
+	n, err := strconv.ParseUint(strings.TrimPrefix(key, s.keys.history(name)), 10, 64)
+	if err == nil && n > idx.last && n < seq {
+		idx.add(0, n, int64(size))
+	}
+}
+
+// dropBelow drops the events below seq cut (deleted by a commit).
+func (h *histIndex) dropBelow(cut uint64) {
+	i := 0
+	for i < len(h.seqs) && h.seqs[i] < cut {
+		h.bytes -= h.sizes[i]
+		i++
+	}
+	h.seqs, h.sizes = h.seqs[i:], h.sizes[i:]
+}
+
 // add drops the drop oldest events and appends seq.
 func (h *histIndex) add(drop int, seq uint64, size int64) {
 	for _, s := range h.sizes[:drop] {

@@ -12,12 +12,16 @@ import (
 //	/agentd/<id>/h/<session>/<seq>    an event's record; <seq> in 20 decimal digits, so key order is seq order
 //	/agentd/<id>/c/<session>          the change flags of the session's last change (storage.Commit.Flags)
 //	/agentd/<id>/live/<daemon>        {"pid", "startedAt"}, attached to the daemon's lease (LeaseTTL)
+//	/agentd/<id>/turn/<session>       the identity of the daemon whose turn it is to write the session (turn.go), attached to its lease
 //
-// A commit is one Txn: compare the session key's ModRevision with the one
-// it read, then put the session, its event and change flags, and delete the
-// history beyond its bounds with one range delete: 4 operations (etcd
-// refuses more than 128) and, for the largest session, about 0.8 MiB (etcd
-// refuses requests over 1.5 MiB).
+// A commit is one Txn, one round trip: compare the session key's
+// ModRevision with the one it read and the session's turn key (turn.go),
+// then read the events of other daemons this one has not seen (to keep its
+// index of the history), put the session, its event and change flags, and
+// delete the history beyond its bounds with one range delete (and the turn
+// key when this daemon held it): at most 6 operations (etcd refuses more
+// than 128) and, for the largest session, about 0.8 MiB (etcd refuses
+// requests over 1.5 MiB).
 
 // Keys builds the keys of one team.
 type Keys struct{ prefix string }
@@ -44,6 +48,7 @@ func (k Keys) history(name string) string  { return k.prefix + "h/" + url.PathEs
 func (k Keys) change(name string) string   { return k.prefix + "c/" + url.PathEscape(name) }
 func (k Keys) lives() string               { return k.prefix + "live/" }
 func (k Keys) live(identity string) string { return k.lives() + url.PathEscape(identity) }
+func (k Keys) turn(name string) string     { return k.prefix + "turn/" + url.PathEscape(name) }
 
 // Meta is the value of the meta key.
 type Meta struct {

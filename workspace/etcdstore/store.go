@@ -95,6 +95,8 @@ type Store struct {
 	lease  clientv3.LeaseID // 0 until granted; guarded by liveMu
 
 	from int64 // the revision the watch starts from (Serve)
+
+	turn turns // this daemon's turns on busy sessions (turn.go)
 }
 
 // Open opens the team store on cli, which it owns from then on (Close
@@ -335,12 +337,15 @@ func (s *Store) History(name string, limit int, before uint64) ([][]byte, bool, 
 	return raw, false, nil
 }
 
-// Commit writes p in one Txn, if the session is still at version p.Base.
+// Commit writes p in one Txn, one round trip (keys.go), if the session is
+// still at version p.Base and no other daemon holds its turn (turn.go).
+// Besides the first write of a session with an event, which reads its
+// stored history first, and a new session, whose commit counts the stored
+// ones first, it makes no other call.
 func (s *Store) Commit(p *storage.Commit) error {
 	ctx, cancel := s.opCtx()
 	defer cancel()
 	lim := s.on.Limits()
-	sk := s.keys.Session(p.Session)
 	if p.Base == 0 {
 		n, err := s.cli.Get(ctx, s.keys.sessions(), clientv3.WithPrefix(), clientv3.WithCountOnly())
 		if err != nil {
@@ -350,41 +355,97 @@ func (s *Store) Commit(p *storage.Commit) error {
 			return &storage.LimitError{Session: p.Session, Stored: int(n.Count), Max: lim.MaxSessions}
 		}
 	}
-	ops := []clientv3.Op{clientv3.OpPut(sk, string(p.Record))}
 	idx := s.index(p.Session)
-	var rec []byte
-	keep := 0
-	if ev := p.Event; ev != nil {
-		if !idx.loaded || idx.last+1 < ev.Seq { // events of other daemons to learn first
-			if err := s.catchUp(ctx, p.Session, idx, lim); err != nil {
-				return s.unavailable(fmt.Sprintf("reading the history of session %q", p.Session), err, true)
-			}
-		}
-		rec = ev.Encode(ev.Seq)
-		keep = idx.keepFrom(ev.Seq, int64(len(rec)), lim)
-		ops = append(ops, clientv3.OpPut(s.keys.Event(p.Session, ev.Seq), string(rec)), clientv3.OpPut(s.keys.change(p.Session), string(p.Flags)))
-		if keep > 0 {
-			ops = append(ops, clientv3.OpDelete(s.keys.history(p.Session), clientv3.WithRange(s.keys.Event(p.Session, idx.seqs[keep-1]+1))))
+	if p.Event != nil && !idx.loaded {
+		if err := s.catchUp(ctx, p.Session, idx, lim); err != nil {
+			return s.unavailable(fmt.Sprintf("reading the history of session %q", p.Session), err, true)
 		}
 	}
-	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base)).
-		Then(ops...).Else(clientv3.OpGet(sk)).Commit()
+	w := s.writeOps(p, idx, lim)
+	sk, tk := s.keys.Session(p.Session), s.keys.turn(p.Session)
+	elseOps := []clientv3.Op{clientv3.OpGet(sk), clientv3.OpGet(tk)}
+	take, taking := s.takeTurnOp(p.Session)
+	if taking {
+		elseOps = append(elseOps, take)
+	}
+	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base), s.turnCompare(p.Session)).
+		Then(w.ops...).Else(elseOps...).Commit()
 	if err != nil {
 		return s.unavailable(fmt.Sprintf("writing session %q", p.Session), err, true)
 	}
 	s.setStale(false)
 	if !resp.Succeeded {
-		p.Fresh = storage.Record{}
-		if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
-			p.Fresh = storage.Record{Data: kvs[0].Value, Version: kvs[0].ModRevision}
-		}
-		return storage.ErrConflict
+		return s.refused(p, resp, taking)
 	}
 	p.Version = resp.Header.Revision
+	s.committed(p.Session)
 	if p.Event != nil {
-		idx.add(keep, p.Event.Seq, int64(len(rec)))
+		if w.learn {
+			for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
+				s.learn(p.Session, idx, string(kv.Key), len(kv.Value), p.Event.Seq)
+			}
+		}
+		idx.add(0, p.Event.Seq, int64(len(w.event)))
+		idx.dropBelow(w.cut)
 	}
 	return nil
+}
+
+// commitOps is what a commit writes when it succeeds.
+type commitOps struct {
+	ops   []clientv3.Op
+	learn bool   // ops[0] reads the events of other daemons not in the index
+	event []byte // the event's record
+	cut   uint64 // the events below this seq are deleted (0: none)
+}
+
+// writeOps builds the Then branch of p's Txn: read the events idx does
+// not know yet (other daemons wrote them), put the record, the event and
+// its flags, delete the history beyond its bounds as idx knows it, and
+// release the session's turn when this daemon holds it. The events not
+// known yet are counted by the next commit: with them the history may
+// pass MaxHistoryBytes by their size until then, never MaxHistory.
+func (s *Store) writeOps(p *storage.Commit, idx *histIndex, lim storage.Limits) commitOps {
+	var w commitOps
+	ev := p.Event
+	if ev != nil && idx.last+1 < ev.Seq {
+		w.learn = true
+		w.ops = append(w.ops, clientv3.OpGet(s.keys.Event(p.Session, idx.last+1),
+			clientv3.WithRange(s.keys.Event(p.Session, ev.Seq)), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)))
+	}
+	w.ops = append(w.ops, clientv3.OpPut(s.keys.Session(p.Session), string(p.Record)))
+	if ev != nil {
+		w.event = ev.Encode(ev.Seq)
+		w.ops = append(w.ops, clientv3.OpPut(s.keys.Event(p.Session, ev.Seq), string(w.event)), clientv3.OpPut(s.keys.change(p.Session), string(p.Flags)))
+		if keep := idx.keepFrom(ev.Seq, int64(len(w.event)), lim); keep > 0 {
+			w.cut = idx.seqs[keep-1] + 1
+			w.ops = append(w.ops, clientv3.OpDelete(s.keys.history(p.Session), clientv3.WithRange(s.keys.Event(p.Session, w.cut))))
+		}
+	}
+	if s.held(p.Session) {
+		w.ops = append(w.ops, clientv3.OpDelete(s.keys.turn(p.Session)))
+	}
+	return w
+}
+
+// refused is the outcome of p's Txn that failed its compares: the session
+// changed, or another daemon holds its turn. It sets p.Fresh, records
+// whether the Txn took the turn (taking: it tried), and when another
+// daemon holds the turn waits for it to be given up first.
+func (s *Store) refused(p *storage.Commit, resp *clientv3.TxnResponse, taking bool) error {
+	p.Fresh = storage.Record{}
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+		p.Fresh = storage.Record{Data: kvs[0].Value, Version: kvs[0].ModRevision}
+	}
+	took := taking && resp.Responses[2].GetResponseTxn().Succeeded
+	var holder int64 // the revision of another daemon's turn key, 0 when none
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 {
+		holder = kvs[0].ModRevision
+	}
+	if s.conflicted(p.Session, took, resp.Header.Revision, holder) && !took {
+		s.awaitTurn(p.Session, resp.Header.Revision)
+	}
+	return storage.ErrConflict
 }
 
 func (s *Store) Close() error {

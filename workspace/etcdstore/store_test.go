@@ -23,7 +23,7 @@ func open(t *testing.T, eps []string, id string, lim storage.Limits) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(cli, Options{ID: id, Endpoints: eps, Identity: "test-" + id, Schema: 1,
+	s, err := Open(cli, Options{ID: id, Endpoints: eps, Identity: "test-" + id + "-" + eps[0], Schema: 1,
 		Root: "/folder/" + id, Path: "etcd " + KeysOf(id).Prefix(), Now: time.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: func() storage.Limits { return lim },
 		Remote: func(string, []byte, int64, []byte, []byte) {}, Stale: func(bool) {}})
