@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 	"github.com/agentd/agentd/workspace/storetest"
 )
 
+// daemons numbers the stores the tests open, each a daemon of its own.
+var daemons atomic.Int64
+
 // open returns a store of a new team on the cluster's endpoints, as the
 // registry opens one, with lim as its bounds.
 func open(t *testing.T, eps []string, id string, lim storage.Limits) *Store {
@@ -23,7 +27,7 @@ func open(t *testing.T, eps []string, id string, lim storage.Limits) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(cli, Options{ID: id, Endpoints: eps, Identity: "test-" + id + "-" + eps[0], Schema: 1,
+	s, err := Open(cli, Options{ID: id, Endpoints: eps, Identity: fmt.Sprintf("daemon-%d", daemons.Add(1)), Schema: 1,
 		Root: "/folder/" + id, Path: "etcd " + KeysOf(id).Prefix(), Now: time.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: func() storage.Limits { return lim },
 		Remote: func(string, []byte, int64, []byte, []byte) {}, Stale: func(bool) {}})
