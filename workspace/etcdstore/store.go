@@ -13,12 +13,14 @@
 // file and dialing the cluster are the registry's (workspace/teamconfig.go);
 // this package starts from a dialed client.
 //
-// It imports workspace/storage and the etcd client only.
+// It imports workspace/storage and the etcd client (with its error
+// values, rpctypes) only.
 package etcdstore
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -29,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/agentd/agentd/workspace/storage"
@@ -368,8 +371,15 @@ func (s *Store) Commit(p *storage.Commit) error {
 	if taking {
 		elseOps = append(elseOps, take)
 	}
-	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base), s.turnCompare(p.Session)).
-		Then(w.ops...).Else(elseOps...).Commit()
+	cmp := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base), s.turnCompare(p.Session)}
+	resp, err := s.cli.Txn(ctx).If(cmp...).Then(w.ops...).Else(elseOps...).Commit()
+	if taking && errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		// The daemon's lease expired before its keepalive noticed: etcd
+		// refused the whole Txn (nothing was applied); refused without
+		// taking the turn, the session is read again.
+		taking = false
+		resp, err = s.cli.Txn(ctx).If(cmp...).Then(w.ops...).Else(elseOps[:2]...).Commit()
+	}
 	if err != nil {
 		return s.unavailable(fmt.Sprintf("writing session %q", p.Session), err, true)
 	}

@@ -80,3 +80,28 @@ func TestTurnGivenUp(t *testing.T) {
 		t.Errorf("turn still held (%v) or stored (%d keys) after turnHold", a.held("s"), turnKeys(t, a, "s"))
 	}
 }
+
+// TestTurnWithALostLease: a daemon whose lease etcd no longer knows (it
+// expired before the keepalive noticed) gets its conflicts as conflicts,
+// not an outage, and takes no turn.
+func TestTurnWithALostLease(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	lim := storage.Limits{MaxSessions: 10, MaxHistory: 50, MaxHistoryBytes: 4 << 20}
+	a := open(t, c.Endpoints(), "turn3", lim)
+	t.Cleanup(func() { _ = a.Close() })
+	if err := update(t, a, "s", "a"); err != nil {
+		t.Fatal(err)
+	}
+	a.liveMu.Lock()
+	a.lease = 0x7e57 // granted by nobody
+	a.liveMu.Unlock()
+	for range turnAfter {
+		c := &storage.Commit{Session: "s", Record: []byte(`{}`), Base: 1, Flags: []byte(`{}`)}
+		if err := a.Commit(c); !errors.Is(err, storage.ErrConflict) {
+			t.Fatalf("commit on a stale base with a lost lease: %v, want a conflict", err)
+		}
+	}
+	if a.held("s") || turnKeys(t, a, "s") != 0 {
+		t.Errorf("a turn taken with a lost lease")
+	}
+}
