@@ -323,6 +323,7 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 	st := w.state(name)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	defer w.yieldTurn(name)
 	cur, err := w.load(name, st)
 	if err != nil {
 		return Session{}, err
@@ -352,6 +353,15 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 			w.reg.publish(Notice{Workspace: w, Session: *committed, Change: ch})
 		}
 		return cloneSession(*committed), nil
+	}
+}
+
+// yieldTurn gives up the turn a team store took on session name for this
+// daemon (docs/team.md, "A far machine") when Update ends without the
+// commit that releases it; nothing when it holds none.
+func (w *Workspace) yieldTurn(name string) {
+	if t := w.team(); t != nil {
+		t.Yield(name)
 	}
 }
 

@@ -20,9 +20,9 @@ import (
 // commit of that session fails on it and waits for the key to go before
 // trying again, and the holder's next commit, made on the record the
 // conflict returned, succeeds and deletes the key in its own Txn. A holder
-// that does not commit within turnHold (its change came to nothing, or
-// the daemon stalled) has the key deleted; a dead one loses it with its
-// lease.
+// that ends its change without committing gives the key up (Yield); one
+// that does not commit within turnHold (the daemon stalled) has it
+// deleted; a dead one loses it with its lease.
 const (
 	turnAfter = 2
 	turnHold  = 2 * time.Second
@@ -125,6 +125,26 @@ func (s *Store) committed(name string) {
 		ts.release.Stop()
 	}
 	ts.rev, ts.release = 0, nil
+}
+
+// Yield gives up this daemon's turn on session name, if it holds it: its
+// caller ends a change without the commit that would have released it (the
+// change came to nothing on the record the conflict returned, or failed),
+// so that other daemons do not wait turnHold for it.
+func (s *Store) Yield(name string) {
+	s.turn.mu.Lock()
+	ts := s.turn.by[name]
+	rev := int64(0)
+	if ts != nil {
+		rev = ts.rev
+		if ts.release != nil {
+			ts.release.Stop()
+		}
+	}
+	s.turn.mu.Unlock()
+	if rev != 0 {
+		s.giveUpTurn(name, rev)
+	}
 }
 
 // giveUpTurn deletes the turn key of session name taken at rev, if it is

@@ -105,3 +105,24 @@ func TestTurnWithALostLease(t *testing.T) {
 		t.Errorf("a turn taken with a lost lease")
 	}
 }
+
+// TestTurnYielded: a holder whose change comes to nothing gives its turn
+// up at once (Yield); the other daemon's write does not wait turnHold.
+func TestTurnYielded(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	lim := storage.Limits{MaxSessions: 10, MaxHistory: 50, MaxHistoryBytes: 4 << 20}
+	a, b := open(t, c.Endpoints(), "turn4", lim), open(t, c.Endpoints(), "turn4", lim)
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	if err := update(t, a, "s", "a"); err != nil {
+		t.Fatal(err)
+	}
+	conflictTwice(t, a, "s")
+	a.Yield("s")
+	if a.held("s") || turnKeys(t, a, "s") != 0 {
+		t.Fatalf("turn still held (%v) or stored (%d keys) after Yield", a.held("s"), turnKeys(t, a, "s"))
+	}
+	start := time.Now()
+	if err := update(t, b, "s", "b"); err != nil || time.Since(start) > time.Second {
+		t.Fatalf("other daemon's write after Yield: %v in %v", err, time.Since(start))
+	}
+}
