@@ -448,11 +448,17 @@ func (s *Store) refused(p *storage.Commit, resp *clientv3.TxnResponse, taking bo
 		p.Fresh = storage.Record{Data: kvs[0].Value, Version: kvs[0].ModRevision}
 	}
 	took := taking && resp.Responses[2].GetResponseTxn().Succeeded
-	var holder int64 // the revision of another daemon's turn key, 0 when none
+	var holder int64 // the revision of the turn key found, 0 when none
+	var mine bool    // it names this daemon
 	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 {
-		holder = kvs[0].ModRevision
+		holder, mine = kvs[0].ModRevision, s.on.Identity != "" && string(kvs[0].Value) == s.on.Identity
 	}
-	if s.conflicted(p.Session, took, resp.Header.Revision, holder) && !took {
+	switch other := s.conflicted(p.Session, took, resp.Header.Revision, holder); {
+	case other && mine:
+		// A turn of this daemon that it no longer counts as held (giving it
+		// up failed): nobody would delete it before the lease ends.
+		s.dropTurnKey(p.Session, holder)
+	case other && !took:
 		s.awaitTurn(p.Session, resp.Header.Revision)
 	}
 	return storage.ErrConflict

@@ -158,6 +158,12 @@ func (s *Store) giveUpTurn(name string, rev int64) {
 	}
 	ts.rev, ts.release = 0, nil
 	s.turn.mu.Unlock()
+	s.dropTurnKey(name, rev)
+}
+
+// dropTurnKey deletes the turn key of session name if it is still the
+// one written at rev.
+func (s *Store) dropTurnKey(name string, rev int64) {
 	ctx, cancel := s.opCtx()
 	defer cancel()
 	key := s.keys.turn(name)

@@ -126,3 +126,28 @@ func TestTurnYielded(t *testing.T) {
 		t.Fatalf("other daemon's write after Yield: %v in %v", err, time.Since(start))
 	}
 }
+
+// TestTurnLeftOverIsDropped: a turn key of this daemon that it no longer
+// counts as held (giving it up failed) is deleted by its next conflict, not
+// waited for until its lease ends.
+func TestTurnLeftOverIsDropped(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	lim := storage.Limits{MaxSessions: 10, MaxHistory: 50, MaxHistoryBytes: 4 << 20}
+	a := open(t, c.Endpoints(), "turn5", lim)
+	t.Cleanup(func() { _ = a.Close() })
+	if err := update(t, a, "s", "a"); err != nil {
+		t.Fatal(err)
+	}
+	conflictTwice(t, a, "s")
+	a.committed("s") // forgets the turn, as a failed give-up leaves it
+	if turnKeys(t, a, "s") != 1 {
+		t.Fatal("the turn key is gone already")
+	}
+	start := time.Now()
+	if err := update(t, a, "s", "a"); err != nil || time.Since(start) > time.Second {
+		t.Fatalf("write with a left-over turn key: %v in %v", err, time.Since(start))
+	}
+	if turnKeys(t, a, "s") != 0 {
+		t.Error("the left-over turn key is still stored")
+	}
+}
