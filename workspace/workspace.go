@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace/etcdstore"
 	"github.com/agentd/agentd/workspace/storage"
 )
 
@@ -64,7 +65,7 @@ type Workspace struct {
 	root      string
 	dir       string            // <StateDir>/workspaces/<wsfolder.FolderKey(root)>
 	path      string            // dir/state.db, or what names a team's etcd state
-	store     storage.Interface // the state file's (workspace/boltstore) or the team's (team.go)
+	store     storage.Interface // the state file's (workspace/boltstore) or the team's (workspace/etcdstore)
 	recovered string
 	approved  approvals // the approved check commands (approvals.go)
 
@@ -105,11 +106,11 @@ func (w *Workspace) Shared() bool { return w.team() != nil }
 // team returns the team store serving w, nil for a folder served by its
 // state file. It looks through wrappers (storetest.FailFirst) that say
 // what they wrap.
-func (w *Workspace) team() *teamStore {
+func (w *Workspace) team() *etcdstore.Store {
 	s := w.store
 	for {
 		switch v := s.(type) {
-		case *teamStore:
+		case *etcdstore.Store:
 			return v
 		case interface{ Unwrap() storage.Interface }:
 			s = v.Unwrap()
@@ -322,6 +323,7 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 	st := w.state(name)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	defer w.yieldTurn(name)
 	cur, err := w.load(name, st)
 	if err != nil {
 		return Session{}, err
@@ -351,6 +353,15 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 			w.reg.publish(Notice{Workspace: w, Session: *committed, Change: ch})
 		}
 		return cloneSession(*committed), nil
+	}
+}
+
+// yieldTurn gives up the turn a team store took on session name for this
+// daemon (docs/team.md, "A far machine") when Update ends without the
+// commit that releases it; nothing when it holds none.
+func (w *Workspace) yieldTurn(name string) {
+	if t := w.team(); t != nil {
+		t.Yield(name)
 	}
 }
 

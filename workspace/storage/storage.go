@@ -44,9 +44,10 @@ import (
 //   - nil: the record, its history event and its flags were written
 //     together, durably (bbolt: fsynced; etcd: applied by a quorum), and
 //     c.Version is the session's new version.
-//   - ErrConflict (errors.Is): the session is no longer at c.Base; nothing
-//     of c was written; c.Fresh holds the current record and its version,
-//     to run the update function again on.
+//   - ErrConflict (errors.Is): the session is no longer at c.Base, or
+//     (etcd) another daemon holds the session's turn (docs/team.md, "A far
+//     machine"); nothing of c was written; c.Fresh holds the current record
+//     and its version, to run the update function again on.
 //   - *LimitError: a refusal of a bound of the store (a session that would
 //     be new beyond MaxSessions); nothing was written.
 //   - any other error: the store could not be written (disk full, etcd
