@@ -125,7 +125,7 @@ func dialTeam(t *Team, o TeamOptions) (*clientv3.Client, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cli, err := newTeamClient(cfg)
+	cli, err := etcdstore.NewClient(cfg)
 	return cli, eps, err
 }
 
@@ -157,16 +157,6 @@ func teamConfig(t *Team, o TeamOptions) (clientv3.Config, []string, error) {
 		cfg.TLS = tc
 	}
 	return cfg, eps, nil
-}
-
-// newTeamClient makes a client of cfg (with credentials, it authenticates
-// within cfg.DialTimeout).
-func newTeamClient(cfg clientv3.Config) (*clientv3.Client, error) {
-	cli, err := clientv3.New(cfg)
-	if err != nil {
-		return nil, &Error{Code: CodeUnavailable, Err: err, Msg: fmt.Sprintf("cannot connect to etcd %s: %v", strings.Join(cfg.Endpoints, ","), err)}
-	}
-	return cli, nil
 }
 
 // checkInClear refuses an http:// endpoint when o holds credentials or

@@ -1,8 +1,9 @@
-package workspace
+package etcdstore
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
@@ -13,42 +14,47 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
+
+	"github.com/agentd/agentd/workspace/storage"
 )
 
 // One etcd client per cluster (docs/team.md, "Faults"): every team folder
 // a daemon serves from the same endpoints with the same settings shares
-// one client, its connections (one per member) and one prober. The prober
-// reads once per teamProbeInterval through each member on a connection of
-// its own, whatever the number of folders, and from those answers:
+// one client, its connections (one per member), its watch stream and one
+// prober. The prober reads once per probeInterval through each member on
+// a connection of its own, whatever the number of folders, and from those
+// answers:
 //
 //   - a member that gives no answer to two probes in a row (a hung
 //     machine: TCP open, no bytes back) has the shared client's connections
 //     to it closed, and closed again at each probe while it stays so, so
 //     that requests, watches and lease keep-alives move to the other
 //     members at once instead of waiting on it. gRPC's keepalive
-//     (teamKeepAliveTime) is the backstop, but it cannot ping more often
+//     (keepAliveTime) is the backstop, but it cannot ping more often
 //     than every 10 s;
 //   - the cluster is unreachable when no member answers a linearizable
 //     read, and the folders are marked stale once it has been so for
-//     teamStaleAfter probes in a row: one failed request or probe marks
+//     staleAfter probes in a row: one failed request or probe marks
 //     nothing (hysteresis), one answer clears the mark.
 const (
-	teamProbeTimeout  = time.Second
-	teamHungAfter     = 2 // failed probes of a member before its connections are closed
-	teamStaleAfter    = 2 // probes of the cluster without an answer before the folders are stale
-	teamKeepAliveTime = 10 * time.Second
-	teamKeepAliveWait = 3 * time.Second
+	probeTimeout  = time.Second
+	hungAfter     = 2 // failed probes of a member before its connections are closed
+	staleAfter    = 2 // probes of the cluster without an answer before the folders are stale
+	keepAliveTime = 10 * time.Second
+	keepAliveWait = 3 * time.Second
 )
 
-// teamClients are a registry's clients, one per cluster.
-type teamClients struct {
+// Clients are a daemon's etcd clients, one per cluster; the zero value is
+// empty and ready.
+type Clients struct {
 	mu sync.Mutex
-	m  map[string]*teamCluster
+	m  map[string]*Cluster
 }
 
-// teamCluster is one shared client of a cluster and its prober.
-type teamCluster struct {
-	pool *teamClients
+// Cluster is the shared client of one cluster and its prober; Open takes
+// it, Store.Close gives it back.
+type Cluster struct {
+	pool *Clients
 	key  string
 	cli  *clientv3.Client
 	eps  []string
@@ -69,10 +75,28 @@ type teamCluster struct {
 }
 
 // clusterUser is what a folder on a cluster is told: stale when the
-// cluster's mark changes, reachable after every probe it answered.
+// cluster's mark changes, reachable after every probe it answered. Its
+// calls are made under mu, which detach takes: none is made after it.
 type clusterUser struct {
 	stale     func(bool)
 	reachable func()
+
+	mu       sync.Mutex
+	detached bool
+}
+
+func (u *clusterUser) tell(changed, stale, answered bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.detached {
+		return
+	}
+	if changed {
+		u.stale(stale)
+	}
+	if answered {
+		u.reachable()
+	}
 }
 
 // memberProbe probes one member through a client of its own (its own
@@ -85,45 +109,56 @@ type memberProbe struct {
 	hung     bool
 }
 
-// get returns the shared client of t's cluster for the options o, making
-// it on first use; release gives it back.
-func (p *teamClients) get(t *Team, o TeamOptions, log *slog.Logger) (*teamCluster, error) {
-	cfg, eps, err := teamConfig(t, o)
-	if err != nil {
-		return nil, err
-	}
-	key := strings.Join([]string{strings.Join(eps, ","), o.CACert, o.Cert, o.Key, o.User, o.Password}, "\x00")
+// Get returns the shared client of the cluster that cfg reaches, making it
+// on first use; key names cfg's endpoints and settings (the same key, the
+// same client). Release gives it back.
+func (p *Clients) Get(key string, cfg clientv3.Config, log *slog.Logger) (*Cluster, error) {
+	eps := cfg.Endpoints
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c := p.m[key]; c != nil {
 		c.refs++
 		return c, nil
 	}
-	c := &teamCluster{pool: p, key: key, eps: eps, log: log, users: map[*clusterUser]bool{}, refs: 1}
+	c := &Cluster{pool: p, key: key, eps: eps, log: log, users: map[*clusterUser]bool{}, refs: 1}
 	c.conns.m = map[*trackedConn]string{}
 	for _, ep := range eps {
 		mcfg := cfg
 		mcfg.Endpoints = []string{ep}
-		u, _ := url.Parse(ep) // checked by teamConfig
+		u, err := url.Parse(ep)
+		if err != nil {
+			return nil, err
+		}
 		c.members = append(c.members, &memberProbe{ep: ep, addr: u.Host, cfg: mcfg})
 	}
-	cfg.DialKeepAliveTime, cfg.DialKeepAliveTimeout, cfg.PermitWithoutStream = teamKeepAliveTime, teamKeepAliveWait, true
+	cfg.DialKeepAliveTime, cfg.DialKeepAliveTimeout, cfg.PermitWithoutStream = keepAliveTime, keepAliveWait, true
 	cfg.DialOptions = append(cfg.DialOptions, grpc.WithContextDialer(c.conns.dial))
-	if c.cli, err = newTeamClient(cfg); err != nil {
+	var err error
+	if c.cli, err = NewClient(cfg); err != nil {
 		return nil, err
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.wg.Go(c.probeLoop)
 	if p.m == nil {
-		p.m = map[string]*teamCluster{}
+		p.m = map[string]*Cluster{}
 	}
 	p.m[key] = c
 	return c, nil
 }
 
-// release gives back what get returned; the last release closes the
+// NewClient makes a client of cfg (with credentials, it authenticates
+// within cfg.DialTimeout).
+func NewClient(cfg clientv3.Config) (*clientv3.Client, error) {
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, &storage.Error{Code: storage.CodeUnavailable, Err: err, Msg: fmt.Sprintf("cannot connect to etcd %s: %v", strings.Join(cfg.Endpoints, ","), err)}
+	}
+	return cli, nil
+}
+
+// Release gives back what Get returned; the last release closes the
 // client and its prober.
-func (c *teamCluster) release() {
+func (c *Cluster) Release() {
 	c.pool.mu.Lock()
 	c.refs--
 	last := c.refs == 0
@@ -145,7 +180,7 @@ func (c *teamCluster) release() {
 }
 
 // attach has u told of the cluster's state until the returned detach.
-func (c *teamCluster) attach(u *clusterUser) (detach func()) {
+func (c *Cluster) attach(u *clusterUser) (detach func()) {
 	c.mu.Lock()
 	c.users[u] = true
 	c.mu.Unlock()
@@ -153,13 +188,16 @@ func (c *teamCluster) attach(u *clusterUser) (detach func()) {
 		c.mu.Lock()
 		delete(c.users, u)
 		c.mu.Unlock()
+		u.mu.Lock()
+		u.detached = true
+		u.mu.Unlock()
 	}
 }
 
-// probeLoop probes every member once per teamProbeInterval until the
+// probeLoop probes every member once per probeInterval until the
 // client closes.
-func (c *teamCluster) probeLoop() {
-	tick := time.NewTicker(teamProbeInterval)
+func (c *Cluster) probeLoop() {
+	tick := time.NewTicker(probeInterval)
 	defer tick.Stop()
 	for {
 		select {
@@ -185,7 +223,7 @@ func (c *teamCluster) probeLoop() {
 // the shared client's connections to a member that stopped answering. It
 // says whether any member answered: a linearizable read needs a leader
 // and a quorum, so one answer is the cluster's.
-func (c *teamCluster) probeMembers() bool {
+func (c *Cluster) probeMembers() bool {
 	ok := make([]bool, len(c.members))
 	var wg sync.WaitGroup
 	for i, m := range c.members {
@@ -203,7 +241,7 @@ func (c *teamCluster) probeMembers() bool {
 			}
 			m.fails, m.hung = 0, false
 		default:
-			if m.fails++; m.fails < teamHungAfter {
+			if m.fails++; m.fails < hungAfter {
 				continue
 			}
 			if !m.hung {
@@ -216,14 +254,14 @@ func (c *teamCluster) probeMembers() bool {
 	return answered
 }
 
-// probe reads a key through the member alone, within teamProbeTimeout. A
+// probe reads a key through the member alone, within probeTimeout. A
 // refusal for want of permission is an answer: the member checks it after
 // the read went through the cluster (as etcd's own health check counts it).
 func (m *memberProbe) probe(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, teamProbeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	if m.cli == nil {
-		cli, err := newTeamClient(m.cfg)
+		cli, err := NewClient(m.cfg)
 		if err != nil {
 			return false
 		}
@@ -234,14 +272,14 @@ func (m *memberProbe) probe(ctx context.Context) bool {
 }
 
 // setReachable records a probe of the cluster and tells the folders.
-func (c *teamCluster) setReachable(answered bool) {
+func (c *Cluster) setReachable(answered bool) {
 	c.mu.Lock()
 	was := c.stale
 	if answered {
 		c.unreachable, c.stale = 0, false
 	} else {
 		c.unreachable++
-		c.stale = c.stale || c.unreachable >= teamStaleAfter
+		c.stale = c.stale || c.unreachable >= staleAfter
 	}
 	changed := c.stale != was
 	users := make([]*clusterUser, 0, len(c.users))
@@ -251,12 +289,7 @@ func (c *teamCluster) setReachable(answered bool) {
 	stale := c.stale
 	c.mu.Unlock()
 	for _, u := range users {
-		if changed {
-			u.stale(stale)
-		}
-		if answered {
-			u.reachable()
-		}
+		u.tell(changed, stale, answered)
 	}
 }
 
