@@ -1,13 +1,16 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/tests/etcdtest"
 	"github.com/agentd/agentd/workspace/etcdstore"
+	"github.com/agentd/agentd/workspace/storage"
 )
 
 // Team mode under the network's faults (docs/team.md, "Faults" and
@@ -32,6 +35,46 @@ func staleNotices(t *testing.T, w *Workspace) *atomic.Int32 {
 	})
 	t.Cleanup(cancel)
 	return &n
+}
+
+// alwaysConflicts is a store on which another daemon wrote every session
+// just before each commit: every commit is refused as a conflict.
+type alwaysConflicts struct{ storage.Interface }
+
+func (s alwaysConflicts) Unwrap() storage.Interface { return s.Interface }
+
+func (s alwaysConflicts) Commit(c *storage.Commit) error {
+	fresh, err := s.Get(c.Session)
+	if err != nil {
+		return err
+	}
+	c.Fresh = fresh
+	return storage.ErrConflict
+}
+
+// TestUpdateContended: a change that meets a conflict on every attempt is
+// refused with its own code, workspace.contended, not the code of an
+// unreachable cluster: etcd answered every time. Nothing is written.
+func TestUpdateContended(t *testing.T) {
+	r := newRegistry(t, t.TempDir(), func(o *Options) {
+		o.WrapStore = func(s storage.Interface) storage.Interface { return alwaysConflicts{s} }
+	})
+	w := openWorkspace(t, r, folder(t))
+	runs := 0
+	_, err := w.Update("s", func(s *Session) (Change, error) {
+		runs++
+		s.Todos = items("a")
+		return Change{Kind: "todo.set", Todos: true}, nil
+	})
+	if errorCode(err) != CodeContended || !errors.Is(err, ErrNotSaved) || !strings.Contains(err.Error(), "kept changing") {
+		t.Fatalf("Update on a session that always changed first: %v (code %q), want %s wrapping ErrNotSaved", err, errorCode(err), CodeContended)
+	}
+	if runs != maxUpdateAttempts {
+		t.Fatalf("fn ran %d times, want %d", runs, maxUpdateAttempts)
+	}
+	if got := mustView(t, w, "s"); got.Revision != 0 {
+		t.Fatalf("the session after a refused change: %+v", got)
+	}
 }
 
 // TestTeamHungMember: one member of three hangs (its client port frozen:
