@@ -80,12 +80,16 @@ func TestUpdateContended(t *testing.T) {
 // TestTeamHungMember: one member of three hangs (its client port frozen:
 // TCP open, no byte answered) while the cluster stays healthy. Writes
 // fail at most for hungMemberBound after the freeze, then every write
-// succeeds; neither daemon's panels are marked stale. Before the shared
+// succeeds; neither daemon's panels are marked stale, nor is either taken
+// for gone (its lease kept alive through the others). Before the shared
 // client's prober, 59 writes of 61 failed for the whole minute it hung.
 func TestTeamHungMember(t *testing.T) {
 	const hungMemberBound = 8 * time.Second // docs/team.md, "Faults"
 	c := etcdtest.Start(t, 3)
-	a, b := teamPair(t, c.Endpoints())
+	var gone atomic.Int32
+	a, b := teamPair(t, c.Endpoints(), func(o *Options) {
+		o.OnPeerGone = func(*Workspace, string) { gone.Add(1) }
+	})
 	staleA, staleB := staleNotices(t, a), staleNotices(t, b)
 	if err := write(a, "s", -1); err != nil {
 		t.Fatal(err)
@@ -115,6 +119,11 @@ func TestTeamHungMember(t *testing.T) {
 	}
 	if n, m := staleA.Load(), staleB.Load(); n != 0 || m != 0 {
 		t.Fatalf("panels marked stale %d and %d times with one member hung, want 0", n, m)
+	}
+	// The lease keep-alives moved to the other members in time: neither
+	// daemon took the other for gone (which would pause the goal it drives).
+	if n := gone.Load(); n != 0 || !a.Alive("daemon-1") || !b.Alive("daemon-0") {
+		t.Fatalf("with one member hung, a daemon was taken for gone (%d times)", n)
 	}
 	frozen.Restore()
 	if err := write(b, "s", 1000); err != nil {
