@@ -255,6 +255,8 @@ export const ERROR_CODES = {
   workspaceLocked: 'workspace.locked',
   workspaceCorrupt: 'workspace.corrupt',
   workspaceUnavailable: 'workspace.unavailable',
+  workspaceOutcomeUnknown: 'workspace.outcome_unknown',
+  workspaceNoSpace: 'workspace.no_space',
 } as const;
 
 /** A stable error code. */

@@ -106,6 +106,8 @@ M.errors = {
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
   workspace_unavailable = "workspace.unavailable",
+  workspace_outcome_unknown = "workspace.outcome_unknown",
+  workspace_no_space = "workspace.no_space",
 }
 
 --- Limits the server enforces, for checks before sending and for messages.
