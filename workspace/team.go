@@ -193,7 +193,7 @@ func (r *Registry) openTeam(w *Workspace, t *Team) error {
 
 // teamHooks is what the team store of w needs of it.
 func (r *Registry) teamHooks(w *Workspace) teamHooks {
-	h := teamHooks{root: w.root, path: w.path, now: r.now, log: r.log, remote: w.applyRemote,
+	h := teamHooks{root: w.root, path: w.path, now: r.now, log: r.log, remote: w.fromWatch,
 		stale: func(stale bool) { r.publishStore(w, stale) }}
 	if r.opts.OnPeerGone != nil {
 		h.peerGone = func(identity string) { r.opts.OnPeerGone(w, identity) }
@@ -435,12 +435,20 @@ func (t *teamStore) Commit(p *storage.Commit) error {
 			ops = append(ops, clientv3.OpDelete(t.keys.history(p.Session), clientv3.WithRange(t.keys.event(p.Session, idx.seqs[keep-1]+1))))
 		}
 	}
-	resp, err := t.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base)).
-		Then(ops...).Else(clientv3.OpGet(sk)).Commit()
+	mark := writeMark{key: sk, value: p.Record}
+	if p.Event != nil {
+		mark = writeMark{key: t.keys.event(p.Session, p.Event.Seq), value: rec}
+	}
+	deadline, _ := ctx.Deadline()
+	out, err := sendWrite(t.ctx, t.cli, deadline, clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base), ops, sk, mark)
 	if err != nil {
-		return t.unavailable(fmt.Sprintf("writing session %q", p.Session), err, true)
+		return t.writeFailed(fmt.Sprintf("writing session %q", p.Session), err, out.sent)
 	}
 	t.setStale(false)
+	resp := out.resp
+	if out.mine {
+		resp.Succeeded, resp.Header.Revision = true, out.version
+	}
 	if !resp.Succeeded {
 		p.Fresh = storage.Record{}
 		if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
@@ -724,44 +732,4 @@ func (t *teamStore) probeLoop() {
 		}
 		t.setStale(err != nil)
 	}
-}
-
-// applyRemote takes a session write another daemon made (seen by the
-// watch) into the cache and tells subscribers, as Update does for this
-// daemon's own: under the session's lock, skipping what is already cached
-// (this daemon's own writes, or an older version).
-func (w *Workspace) applyRemote(name string, data []byte, ver int64, flags *changeFlags, ev []byte) {
-	if w.closed.Load() {
-		return
-	}
-	st := w.state(name)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	prev := st.cur.Load()
-	if prev != nil && ver <= st.ver {
-		return
-	}
-	s, err := w.setLoaded(name, st, data, ver)
-	if err != nil {
-		w.reg.log.Error("a session written by another daemon cannot be read", "workspace", w.root, "session", name, "err", err)
-		return
-	}
-	var was uint64
-	if prev != nil {
-		was = prev.Revision
-	}
-	w.feedSession(s)
-	if s.Revision <= was {
-		return // a quiet change: counters only
-	}
-	ch := Change{Kind: "goal.progress", Goal: true, Todos: prev == nil || s.TodosRevision != prev.TodosRevision}
-	if flags != nil && flags.Revision == s.Revision {
-		flags.apply(&ch)
-	}
-	if ev != nil {
-		if e, _, err := decodeEventRecord(ev); err == nil && e.Seq == s.Revision {
-			ch.Kind, ch.Actor, ch.Reason = e.Kind, goal.Actor(e.Actor), e.Reason
-		}
-	}
-	w.reg.publish(Notice{Workspace: w, Session: cloneSession(*s), Change: ch})
 }

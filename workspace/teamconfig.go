@@ -19,6 +19,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/workspace/wsfolder"
@@ -140,6 +141,7 @@ func dialTeam(t *Team, o TeamOptions) (*clientv3.Client, []string, error) {
 		Username:    o.User,
 		Password:    o.Password,
 		Logger:      zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(sentStats{})},
 	}
 	if o.CACert != "" || o.Cert != "" || o.Key != "" {
 		tc, err := teamTLS(o)
