@@ -32,6 +32,7 @@ import (
 //	/agentd/<id>/h/<session>/<seq>    eventRecord JSON; <seq> in 20 decimal digits, so key order is seq order
 //	/agentd/<id>/c/<session>          changeFlags JSON of the session's last change: what other daemons tell their clients
 //	/agentd/<id>/live/<daemon>        {"pid", "startedAt"}, attached to the daemon's lease (TeamLeaseTTL)
+//	/agentd/<id>/compact              the revision of the last compaction; its version counts them (teamcompact.go)
 //
 // An Update is one Txn: compare the session key's ModRevision with the one
 // it read, then put the session, its event and change flags, and delete the
@@ -70,6 +71,7 @@ func (k teamKeys) event(name string, seq uint64) string {
 }
 func (k teamKeys) change(name string) string { return k.prefix + "c/" + url.PathEscape(name) }
 func (k teamKeys) lives() string             { return k.prefix + "live/" }
+func (k teamKeys) compact() string           { return k.prefix + "compact" }
 func (k teamKeys) live(id string) string     { return k.lives() + url.PathEscape(id) }
 
 // changeFlags is the value of c/<session>: what the change of Revision
@@ -188,6 +190,10 @@ func (r *Registry) openTeam(w *Workspace, t *Team) error {
 	ts.wg.Add(2)
 	go ts.watchLoop(rev + 1)
 	go ts.probeLoop()
+	if ts.identity != "" {
+		ts.wg.Add(1)
+		go ts.compactLoop()
+	}
 	return nil
 }
 
