@@ -1,6 +1,10 @@
 package workspace
 
-import "github.com/agentd/agentd/goal"
+import (
+	"encoding/json"
+
+	"github.com/agentd/agentd/goal"
+)
 
 // fromWatch takes a session write seen by the team's watch, another
 // daemon's or this one's own, into the cache and tells subscribers of it
@@ -13,7 +17,7 @@ import "github.com/agentd/agentd/goal"
 // last one told (sessionState.told), whatever was cached meanwhile: each
 // change reaches each subscriber once, in revision order. A quiet change
 // (counters only, no new revision) is cached and not told.
-func (w *Workspace) fromWatch(name string, data []byte, ver int64, flags *changeFlags, ev []byte) {
+func (w *Workspace) fromWatch(name string, data []byte, ver int64, rawFlags, ev []byte) {
 	if w.closed.Load() {
 		return
 	}
@@ -37,7 +41,8 @@ func (w *Workspace) fromWatch(name string, data []byte, ver int64, flags *change
 	}
 	st.told = s.Revision
 	ch := Change{Kind: "goal.progress", Goal: true, Todos: s.TodosRevision == s.Revision}
-	if flags != nil && flags.Revision == s.Revision {
+	var flags changeFlags
+	if rawFlags != nil && json.Unmarshal(rawFlags, &flags) == nil && flags.Revision == s.Revision {
 		flags.apply(&ch)
 	}
 	if ev != nil {

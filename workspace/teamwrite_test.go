@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/agentd/agentd/tests/etcdtest"
+	"github.com/agentd/agentd/workspace/etcdstore"
 	"github.com/agentd/agentd/todo"
 )
 
@@ -30,7 +31,7 @@ func lostReplyTeam(t *testing.T) (*Workspace, *etcdtest.Proxy, clientv3.WatchCha
 	t.Cleanup(func() { obs.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	return w, c.Members[0].Proxy(), obs.Watch(ctx, keysOf(id).session("s"))
+	return w, c.Members[0].Proxy(), obs.Watch(ctx, etcdstore.KeysOf(id).Session("s"))
 }
 
 // appendTodo is a change that is not idempotent: applied twice, the item
@@ -117,8 +118,8 @@ func TestTeamOutcomeUnknown(t *testing.T) {
 	if msg := err.Error(); !strings.Contains(msg, "the write may have been applied: agentd will show it if it was") || strings.Contains(msg, "nothing was written") {
 		t.Fatalf("message: %s", msg)
 	}
-	if took > teamOpTimeout+time.Second {
-		t.Fatalf("the write answered after %v, beyond its bound %v", took, teamOpTimeout)
+	if took > etcdstore.OpTimeout+time.Second {
+		t.Fatalf("the write answered after %v, beyond its bound %v", took, etcdstore.OpTimeout)
 	}
 	awaitPut(t, wch)
 	proxy.Restore()

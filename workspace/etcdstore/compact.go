@@ -1,4 +1,4 @@
-package workspace
+package etcdstore
 
 import (
 	"context"
@@ -10,28 +10,32 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// teamCompactInterval is how often a daemon of a team compacts etcd's
+// CompactInterval is how often a daemon of a team compacts etcd's
 // history, to the revision it saw one interval before, so that etcd keeps
-// about one interval of history (docs/team.md, "A full etcd"); tests
-// lower it.
-var teamCompactInterval = 5 * time.Minute
+// about one interval of history (docs/team.md, "A full etcd"); a store
+// whose Options.CompactInterval is set uses that instead (tests).
+const CompactInterval = 5 * time.Minute
 
-// compactLoop compacts etcd's history every teamCompactInterval, as
+// compactLoop compacts etcd's history every CompactInterval, as
 // Kubernetes' API server does (its etcd3 compactor): each daemon of the
 // team ticks, and a compare-and-set on the team's compact key, whose
 // version counts the compactions, lets one of them compact per interval.
-func (t *teamStore) compactLoop() {
-	defer t.wg.Done()
-	tick := time.NewTicker(teamCompactInterval)
+func (s *Store) compactLoop() {
+	defer s.wg.Done()
+	every := CompactInterval
+	if s.on.CompactInterval > 0 {
+		every = s.on.CompactInterval
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	var version, rev int64
 	for {
 		select {
-		case <-t.ctx.Done():
+		case <-s.ctx.Done():
 			return
 		case <-tick.C:
 		}
-		version, rev = t.compact(version, rev)
+		version, rev = s.compact(version, rev)
 	}
 }
 
@@ -41,16 +45,16 @@ func (t *teamStore) compactLoop() {
 // compact key's version and the revision now. A cluster whose quota is
 // reached refuses the key's write but not the compaction, which this
 // daemon then makes on its own: it is what frees the space.
-func (t *teamStore) compact(version, rev int64) (int64, int64) {
-	ctx, cancel := t.opCtx()
+func (s *Store) compact(version, rev int64) (int64, int64) {
+	ctx, cancel := s.opCtx()
 	defer cancel()
-	key := t.keys.compact()
-	resp, err := t.cli.Txn(ctx).If(clientv3.Compare(clientv3.Version(key), "=", version)).
+	key := s.keys.Compact()
+	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.Version(key), "=", version)).
 		Then(clientv3.OpPut(key, strconv.FormatInt(rev, 10))).
 		Else(clientv3.OpGet(key)).Commit()
 	switch {
 	case err != nil && noSpace(err):
-		t.compactTo(ctx, rev)
+		s.compactTo(ctx, rev)
 		return version, rev
 	case err != nil:
 		return version, rev // the next tick tries again
@@ -60,19 +64,19 @@ func (t *teamStore) compact(version, rev int64) (int64, int64) {
 		}
 		return 0, resp.Header.Revision
 	}
-	t.compactTo(ctx, rev)
+	s.compactTo(ctx, rev)
 	return version + 1, resp.Header.Revision
 }
 
 // compactTo compacts etcd's history to rev (0: nothing yet).
-func (t *teamStore) compactTo(ctx context.Context, rev int64) {
+func (s *Store) compactTo(ctx context.Context, rev int64) {
 	if rev <= 0 {
 		return
 	}
-	_, err := t.cli.Compact(ctx, rev)
+	_, err := s.cli.Compact(ctx, rev)
 	if err != nil && !errors.Is(rpctypes.Error(err), rpctypes.ErrCompacted) {
-		t.on.log.Warn("compacting etcd's history failed", "workspace", t.on.root, "team", t.id, "revision", rev, "err", err)
+		s.on.Log.Warn("compacting etcd's history failed", "workspace", s.on.Root, "team", s.on.ID, "revision", rev, "err", err)
 		return
 	}
-	t.on.log.Debug("etcd's history compacted", "workspace", t.on.root, "team", t.id, "revision", rev)
+	s.on.Log.Debug("etcd's history compacted", "workspace", s.on.Root, "team", s.on.ID, "revision", rev)
 }

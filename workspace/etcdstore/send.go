@@ -1,4 +1,4 @@
-package workspace
+package etcdstore
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/agentd/agentd/workspace/storage"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
@@ -37,14 +39,15 @@ type sentKey struct{}
 // etcd call that fails before is known not to have been applied.
 type sentMark struct{ sent atomic.Bool }
 
-// sentStats is the gRPC stats handler of a team's client: it marks the
+// SentStats is the gRPC stats handler of a team's client (a DialOption of
+// the client the registry dials): it marks the
 // sentMark of a call's context once the call's request is written to a
 // connection (docs/team.md, "What a write acknowledges").
-type sentStats struct{}
+type SentStats struct{}
 
-func (sentStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (SentStats) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
 
-func (sentStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
+func (SentStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	if p, ok := s.(*stats.OutPayload); ok && p.IsClient() {
 		if m, _ := ctx.Value(sentKey{}).(*sentMark); m != nil {
 			m.sent.Store(true)
@@ -52,8 +55,8 @@ func (sentStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	}
 }
 
-func (sentStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
-func (sentStats) HandleConn(context.Context, stats.ConnStats)                       {}
+func (SentStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (SentStats) HandleConn(context.Context, stats.ConnStats)                       {}
 
 // writeMark is what identifies one write among the copies of it and the
 // writes of other daemons: the key it puts and the value it puts there.
@@ -136,21 +139,21 @@ func noSpace(err error) bool {
 
 // writeFailed is the error of a write whose Txn got no answer that says
 // what became of it: sent says a copy went out unanswered.
-func (t *teamStore) writeFailed(what string, err error, sent bool) error {
+func (s *Store) writeFailed(what string, err error, sent bool) error {
 	switch {
-	case t.ctx.Err() != nil:
-		return fmt.Errorf("workspace %s: %w", t.on.root, ErrClosed)
+	case s.ctx.Err() != nil:
+		return fmt.Errorf("workspace %s: %w", s.on.Root, storage.ErrClosed)
 	case sent:
-		if t.serving.Load() {
-			t.setStale(true)
+		if s.serving.Load() {
+			s.setStale(true)
 		}
-		return &Error{Code: CodeOutcomeUnknown, Path: t.on.path, Err: err,
+		return &storage.Error{Code: storage.CodeOutcomeUnknown, Path: s.on.Path, Err: err,
 			Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s): %s was sent, but no answer came back within %v (%v): the write may have been applied: agentd will show it if it was; look at the state before making the change again (docs/team.md, \"What a write acknowledges\")",
-				t.on.root, t.id, strings.Join(t.endpoints, ","), what, teamOpTimeout, err)}
+				s.on.Root, s.on.ID, strings.Join(s.on.Endpoints, ","), what, OpTimeout, err)}
 	case noSpace(err):
-		return &Error{Code: CodeNoSpace, Path: t.on.path, Err: fmt.Errorf("%w: %w", ErrNotSaved, err),
+		return &storage.Error{Code: storage.CodeNoSpace, Path: s.on.Path, Err: fmt.Errorf("%w: %w", storage.ErrNotSaved, err),
 			Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s), whose database is full (etcd's NOSPACE alarm): %s was refused and nothing was written; reads go on. An operator of the cluster frees space with `etcdctl compact <revision>`, `etcdctl defrag --cluster` and `etcdctl alarm disarm`, and raises --quota-backend-bytes if the data needs more room (docs/team.md, \"A full etcd\")",
-				t.on.root, t.id, strings.Join(t.endpoints, ","), what)}
+				s.on.Root, s.on.ID, strings.Join(s.on.Endpoints, ","), what)}
 	}
-	return t.unavailable(what, err, true)
+	return s.unavailable(what, err, true)
 }
