@@ -10,8 +10,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/agentd/agentd/tests/etcdtest"
-	"github.com/agentd/agentd/workspace/etcdstore"
 	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace/etcdstore"
 )
 
 // lostReplyTeam opens a team folder of a 3-member cluster through member
