@@ -35,7 +35,7 @@ var importRules = map[string][]string{
 	"service":              {module + "commands/protocol", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "workspace/taskfile"},
 	"caller":               {"golang.org/x/sys/"},
 	"commands":             {module + "caller", module + "jsonin", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "workspace/taskfile", module + "workspace/wsfolder", module + "service", module + "commands/protocol"},
-	"commands/protocolgen": {module + "commands", module + "commands/protocol", module + "goal", module + "jsonin", module + "todo", module + "workspace"},
+	"commands/protocolgen": {module + "commands", module + "commands/protocol", module + "goal", module + "jsonin", module + "todo", module + "workspace", module + "workspace/storage"},
 	"lsp/jsonrpc":          {module + "jsonin"},
 	"lsp":                  {module + "caller", module + "commands/protocol", module + "lsp/jsonrpc", module + "jsonin", module + "commands", module + "service", module + "workspace", module + "workspace/wsfolder", "go.lsp.dev/"},
 	"lsp/daemon/client":    {module + "lsp/jsonrpc", module + "commands/protocol", module + "workspace/wsfolder", "golang.org/x/sys/"},
