@@ -140,9 +140,16 @@ func (s *Store) prepare() (int64, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, OpTimeout)
 	defer cancel()
 	meta, _ := json.Marshal(Meta{Schema: s.on.Schema})
-	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(s.keys.Meta()), "=", 0)).
-		Then(clientv3.OpPut(s.keys.Meta(), string(meta))).
-		Else(clientv3.OpGet(s.keys.Meta())).Commit()
+	txn := func(then ...clientv3.Op) (*clientv3.TxnResponse, error) {
+		return s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(s.keys.Meta()), "=", 0)).
+			Then(then...).Else(clientv3.OpGet(s.keys.Meta())).Commit()
+	}
+	resp, err := txn(clientv3.OpPut(s.keys.Meta(), string(meta)))
+	if err != nil && noSpace(err) {
+		// A full etcd refuses a Txn that may write; reads go on
+		// (docs/team.md, "A full etcd").
+		resp, err = txn()
+	}
 	if err != nil {
 		return 0, s.unavailable("opening the team state", err, false)
 	}
@@ -170,7 +177,12 @@ func (s *Store) prepare() (int64, error) {
 	}
 	s.liveMu.Unlock()
 	if s.on.Identity != "" {
-		if err := s.takeLease(ctx); err != nil {
+		switch err := s.takeLease(ctx); {
+		case err != nil && noSpace(err):
+			// Served without a lease until the cluster has room again:
+			// the probe takes it then.
+			s.on.Log.Warn("etcd's database is full: the folder is served without this daemon's lease until it has room", "workspace", s.on.Root, "team", s.on.ID)
+		case err != nil:
 			return 0, s.unavailable("taking the daemon's lease", err, false)
 		}
 	}

@@ -176,7 +176,9 @@ func (s *Store) probeLoop() {
 			lost := s.lease == 0
 			s.liveMu.Unlock()
 			if lost {
-				err = s.takeLease(ctx)
+				if err = s.takeLease(ctx); noSpace(err) {
+					err = nil // a full etcd answers: not stale (docs/team.md, "A full etcd")
+				}
 			}
 		}
 		cancel()
