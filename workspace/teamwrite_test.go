@@ -79,12 +79,14 @@ func TestTeamLostReplyAppliesOnce(t *testing.T) {
 	awaitPut(t, wch)
 	proxy.Drop()
 	proxy.Restore()
+	cut := time.Now()
 	var res updated
 	select {
 	case res = <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the write did not answer within 10 s")
 	}
+	t.Logf("the write answered %v after its connection was cut", time.Since(cut).Round(time.Millisecond))
 	if res.err != nil {
 		t.Fatalf("a write applied by etcd whose reply was lost answered %v (code %q)", res.err, errorCode(res.err))
 	}
