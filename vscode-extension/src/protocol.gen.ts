@@ -589,6 +589,12 @@ export type NoArgs = CommonArgs;
 
 /** QueueAddArgs is the ARGS of agentd.goal.queue.add. [protocol.QueueAddArgs] */
 export interface QueueAddArgs extends CommonArgs {
+  /**
+   * ID, if set, is the queued goal's id, chosen by the client so that
+   * the add sent again (after workspace.outcome_unknown, or a lost
+   * answer) does not queue the goal twice.
+   */
+  id?: string;
   objective: string;
   completionCriterion?: string;
   check?: string;

@@ -173,6 +173,7 @@ M.limits = {
 ---@field tokens? number|nil
 ---@field wallClockMs? number|nil
 ---@class agentd.QueueAddArgs: agentd.CommonArgs
+---@field id? string
 ---@field objective string
 ---@field completionCriterion? string
 ---@field check? string|nil
