@@ -16,7 +16,8 @@ import (
 // the notice goes out for every write whose session revision is above the
 // last one told (sessionState.told), whatever was cached meanwhile: each
 // change reaches each subscriber once, in revision order. A quiet change
-// (counters only, no new revision) is cached and not told.
+// (counters only, no new revision, no history event) is cached and not
+// told.
 func (w *Workspace) fromWatch(name string, data []byte, ver int64, rawFlags, ev []byte) {
 	if w.closed.Load() {
 		return
@@ -36,19 +37,17 @@ func (w *Workspace) fromWatch(name string, data []byte, ver int64, rawFlags, ev 
 		st.ver = ver
 		w.feedSession(&cached)
 	}
-	if s.Revision <= st.told {
+	// A change that is told wrote its history event in the same
+	// transaction; a quiet one wrote none.
+	e, _, err := decodeEventRecord(ev)
+	if ev == nil || err != nil || e.Seq != s.Revision || s.Revision <= st.told {
 		return
 	}
 	st.told = s.Revision
-	ch := Change{Kind: "goal.progress", Goal: true, Todos: s.TodosRevision == s.Revision}
+	ch := Change{Kind: e.Kind, Actor: goal.Actor(e.Actor), Reason: e.Reason, Goal: true, Todos: s.TodosRevision == s.Revision}
 	var flags changeFlags
 	if rawFlags != nil && json.Unmarshal(rawFlags, &flags) == nil && flags.Revision == s.Revision {
 		flags.apply(&ch)
-	}
-	if ev != nil {
-		if e, _, err := decodeEventRecord(ev); err == nil && e.Seq == s.Revision {
-			ch.Kind, ch.Actor, ch.Reason = e.Kind, goal.Actor(e.Actor), e.Reason
-		}
 	}
 	w.reg.publish(Notice{Workspace: w, Session: cloneSession(s), Change: ch})
 }
