@@ -39,11 +39,11 @@ func userQueue[A any, PA interface {
 var queueCommands = []Command{
 	userQueue(protocol.CmdQueueAdd,
 		func(c *call, a *protocol.QueueAddArgs, g *goal.State) (goal.QueueChange, bool, error) {
-			ch, err := g.Enqueue(goal.QueueParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Check: a.Check, CheckSetBy: c.svc.Person()}, c.svc.Now())
-			if err == nil && ch.Item.Check != "" {
+			ch, err := g.Enqueue(goal.QueueParams{ID: a.ID, Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Check: a.Check, CheckSetBy: c.svc.Person()}, c.svc.Now())
+			if err == nil && ch.Item != nil && ch.Item.Check != "" {
 				err = c.svc.ApproveForPerson(c.folder.ws, ch.Item.Check) // the person gave it here (docs/runtime.md §2.10.4)
 			}
-			return ch, err == nil, err
+			return ch, err == nil && ch.Item != nil, err // Item nil: queued already under its id
 		}).personOnly("add a goal to the queue"),
 	def[State](protocol.CmdQueueList,
 		func(ctx context.Context, c *call, a *protocol.NoArgs) (State, error) {

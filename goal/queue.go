@@ -30,6 +30,12 @@ const MaxQueuedGoals = 50
 // QueueParams are the inputs of adding a queued goal (agentd.goal.queue.add).
 // Check nil means no check; CheckSetBy is the person who gives it.
 type QueueParams struct {
+	// ID, if set, is the queued goal's id, chosen by the client (at most
+	// MaxQueuedIDBytes of letters, digits, '-' and '_'): adding again a goal
+	// whose id is queued changes nothing, so that an add sent again after
+	// an answer was lost does not queue it twice (docs/team.md, "What a
+	// write acknowledges"). "" makes a new id.
+	ID                  string
 	Objective           string
 	CompletionCriterion string
 	Check               *string
@@ -82,15 +88,49 @@ func (s *State) Enqueue(p QueueParams, now Instant) (QueueChange, error) {
 	if err != nil {
 		return QueueChange{}, err
 	}
+	if p.ID != "" {
+		if err := checkQueuedID(p.ID); err != nil {
+			return QueueChange{}, err
+		}
+		for _, q := range s.Queue {
+			if q.ID != p.ID {
+				continue
+			}
+			if q.Objective != objective || q.CompletionCriterion != criterion || q.Check != check {
+				return QueueChange{}, errorf(CodeArgsInvalid, fmt.Sprintf("queued goal id %q is taken by another queued goal; choose a new id for a new goal", p.ID))
+			}
+			return QueueChange{}, nil // added already: Item nil, nothing changes
+		}
+	}
 	if len(s.Queue) >= MaxQueuedGoals {
 		return QueueChange{}, errorf(CodeArgsInvalid, fmt.Sprintf("the queue already holds %d goals, the most it may; remove one first", MaxQueuedGoals))
 	}
-	item := QueuedGoal{ID: newID(), Objective: objective, CompletionCriterion: criterion, Check: check, AddedAt: now.Wall}
+	id := p.ID
+	if id == "" {
+		id = newID()
+	}
+	item := QueuedGoal{ID: id, Objective: objective, CompletionCriterion: criterion, Check: check, AddedAt: now.Wall}
 	if check != "" {
 		item.CheckSetBy = &p.CheckSetBy
 	}
 	s.Queue = append(s.Queue, item)
 	return QueueChange{Kind: QueueAdd, Item: &item, Index: len(s.Queue) - 1}, nil
+}
+
+// MaxQueuedIDBytes bounds a queued goal id a client chooses.
+const MaxQueuedIDBytes = 64
+
+// checkQueuedID refuses a client's queued goal id that is empty, longer
+// than MaxQueuedIDBytes or holds other than letters, digits, '-' and '_'.
+func checkQueuedID(id string) error {
+	ok := len(id) <= MaxQueuedIDBytes
+	for _, r := range id {
+		ok = ok && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}
+	if !ok {
+		return errorf(CodeArgsInvalid, fmt.Sprintf("queued goal id %q: at most %d letters, digits, '-' and '_'", id, MaxQueuedIDBytes))
+	}
+	return nil
 }
 
 // indexOf is the index of the queued goal with id, or an args.invalid

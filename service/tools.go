@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
@@ -20,7 +21,8 @@ import (
 // read that has nothing to mark (the list already used in cur, or a
 // subagent's read) is answered from cur, without a transaction
 // (docs/performance.md "Reads"). A read whose mark cannot be stored
-// (workspace.ErrNotSaved: a full disk) still answers the stored session,
+// (workspace.ErrNotSaved: a full disk; or a team's write whose outcome is
+// unknown) still answers the stored session,
 // and the failure is logged. Errors: those of workspace.Workspace.Update
 // and View.
 func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan todo.Plan, cur workspace.Session) (workspace.Session, error) {
@@ -43,7 +45,7 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan 
 		}
 		return TodoChange(st, "todo.write", goal.Model, workspace.TodoPayload{Items: plan.Items, Agent: &agent}, before, s.Now()), nil
 	})
-	if err != nil && !plan.Write && errors.Is(err, workspace.ErrNotSaved) {
+	if err != nil && !plan.Write && (errors.Is(err, workspace.ErrNotSaved) || protocol.ErrorCode(err) == workspace.CodeOutcomeUnknown) {
 		s.log.Warn("todo list read: usage not recorded", "session", session, "err", err)
 		return ws.View(session)
 	}

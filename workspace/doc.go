@@ -38,7 +38,8 @@
 // Each session has its own lock. An Update holds it while its callback
 // runs, while the one bbolt transaction writes the session and its history
 // event, and while subscribers are told, so notices of one session come in
-// revision order; other sessions are not held up. bbolt commits one
+// revision order (a team folder's come from its watch, fromWatch); other
+// sessions are not held up. bbolt commits one
 // transaction at a time; the changes of other sessions that wait meanwhile
 // share the next one, one fsync for all (group commit, workspace/boltstore).
 // View reads an in-memory copy of the last commit and never waits for an

@@ -13,7 +13,9 @@ const (
 	// daemon's write of it on every one of its attempts (maxUpdateAttempts
 	// compare-and-set conflicts): nothing was written, the cluster is
 	// reachable, and trying again is the fix (docs/team.md, "Faults").
-	CodeContended = "workspace.contended"
+	CodeContended      = "workspace.contended"
+	CodeOutcomeUnknown = storage.CodeOutcomeUnknown
+	CodeNoSpace        = storage.CodeNoSpace
 )
 
 // A call that asks for what a limit refuses (a new session beyond

@@ -78,7 +78,7 @@ func (r *Registry) openTeam(w *Workspace, t *Team) error {
 	}
 	w.path = "etcd " + strings.Join(eps, ",") + " " + etcdstore.KeysOf(t.ID).Prefix()
 	opts := etcdstore.Options{ID: t.ID, Endpoints: eps, Identity: r.opts.Identity, Schema: currentSchema(),
-		Root: w.root, Path: w.path, Now: r.now, Log: r.log, Limits: limits, Remote: w.applyRemote,
+		Root: w.root, Path: w.path, Now: r.now, Log: r.log, Limits: limits, Remote: w.fromWatch,
 		Stale: func(stale bool) { r.publishStore(w, stale) }}
 	if r.opts.OnPeerGone != nil {
 		opts.PeerGone = func(identity string) { r.opts.OnPeerGone(w, identity) }
@@ -107,45 +107,4 @@ func (w *Workspace) Alive(identity string) bool {
 func (w *Workspace) Stale() bool {
 	t := w.team()
 	return t != nil && t.Stale()
-}
-
-// applyRemote takes a session write another daemon made (seen by the
-// watch) into the cache and tells subscribers, as Update does for this
-// daemon's own: under the session's lock, skipping what is already cached
-// (this daemon's own writes, or an older version).
-func (w *Workspace) applyRemote(name string, data []byte, ver int64, rawFlags, ev []byte) {
-	if w.closed.Load() {
-		return
-	}
-	st := w.state(name)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	prev := st.cur.Load()
-	if prev != nil && ver <= st.ver {
-		return
-	}
-	s, err := w.setLoaded(name, st, data, ver)
-	if err != nil {
-		w.reg.log.Error("a session written by another daemon cannot be read", "workspace", w.root, "session", name, "err", err)
-		return
-	}
-	var was uint64
-	if prev != nil {
-		was = prev.Revision
-	}
-	w.feedSession(s)
-	if s.Revision <= was {
-		return // a quiet change: counters only
-	}
-	ch := Change{Kind: "goal.progress", Goal: true, Todos: prev == nil || s.TodosRevision != prev.TodosRevision}
-	var flags changeFlags
-	if rawFlags != nil && json.Unmarshal(rawFlags, &flags) == nil && flags.Revision == s.Revision {
-		flags.apply(&ch)
-	}
-	if ev != nil {
-		if e, _, err := decodeEventRecord(ev); err == nil && e.Seq == s.Revision {
-			ch.Kind, ch.Actor, ch.Reason = e.Kind, goal.Actor(e.Actor), e.Reason
-		}
-	}
-	w.reg.publish(Notice{Workspace: w, Session: cloneSession(*s), Change: ch})
 }

@@ -19,6 +19,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/workspace/etcdstore"
@@ -148,6 +149,7 @@ func teamConfig(t *Team, o TeamOptions) (clientv3.Config, []string, error) {
 		Username:    o.User,
 		Password:    o.Password,
 		Logger:      zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(etcdstore.SentStats{})},
 	}
 	if o.CACert != "" || o.Cert != "" || o.Key != "" {
 		tc, err := teamTLS(o)

@@ -228,7 +228,15 @@ type TeamStatus struct {
 	Endpoints []string `json:"endpoints,omitempty"` // etcd: the endpoints used (this machine's override, else team.json's)
 	Reachable bool     `json:"reachable"`           // bbolt: always; etcd: a linearizable read answered
 	RTTMs     float64  `json:"rttMs,omitempty"`     // etcd: the round-trip time of that read, in milliseconds
-	Error     string   `json:"error,omitempty"`     // etcd: why it is not reachable
+	Error     string   `json:"error,omitempty"`     // etcd: why it is not reachable, or what its alarms mean and their fix
+	// Alarms are the etcd cluster's raised alarms ("NOSPACE": its database
+	// reached its quota and every write is refused; "CORRUPT").
+	Alarms []string `json:"alarms,omitempty"`
+	// Revision is the cluster's revision now; Compacted the revision the
+	// team's daemons last compacted etcd's history to (0: never), so
+	// Revision - Compacted revisions of history are kept ("A full etcd").
+	Revision  int64 `json:"revision,omitempty"`
+	Compacted int64 `json:"compacted,omitempty"`
 	// TeamFile: bbolt serves a folder whose team file this machine does
 	// not use (not accepted, or unusable), as agentd.state says it.
 	TeamFile *TeamFileNotice `json:"teamFile,omitempty"`
@@ -269,6 +277,9 @@ func StatusOf(opts Options, root string) (TeamStatus, error) {
 	}
 	st.Reachable = true
 	st.RTTMs = float64(time.Since(start).Microseconds()) / 1000
+	if err := st.readHealth(ctx, cli, etcdstore.KeysOf(t.ID)); err != nil {
+		st.Error = noAnswer(err).Error()
+	}
 	return st, nil
 }
 

@@ -90,6 +90,9 @@ type sessionState struct {
 	// ver is the version of cur (storage.Record): for a team store, the
 	// etcd revision of the session's last write, which an Update compares.
 	ver int64
+	// told is the revision of the last change told to subscribers from a
+	// team's watch (teamnotify.go); guarded by mu.
+	told uint64
 }
 
 // Root returns the folder path: absolute and cleaned.
@@ -299,7 +302,8 @@ func (w *Workspace) View(session string) (Session, error) {
 //
 // After the commit, still under the session lock, subscribers get a Notice
 // (not for Quiet changes), so notices of one session are in revision order
-// (docs/architecture.md, "State and concurrency"). It returns the committed
+// (docs/architecture.md, "State and concurrency"); in a team folder the
+// notice comes from the team's watch instead, shortly after (fromWatch). It returns the committed
 // session as a private copy, exactly as a later View or a restart reads it.
 //
 // It returns only after that transaction committed (fsynced). A failed
@@ -351,7 +355,8 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 			}
 			return Session{}, err
 		}
-		if !ch.Quiet {
+		if !ch.Quiet && w.team() == nil {
+			// A team folder's notices come from its watch (fromWatch).
 			w.reg.publish(Notice{Workspace: w, Session: *committed, Change: ch})
 		}
 		return cloneSession(*committed), nil

@@ -152,7 +152,7 @@ func (s *teamStatus) Run(ctx context.Context, e *env, _ []string) int {
 	} else {
 		fmt.Fprint(e.stdout, formatTeamStatus(st))
 	}
-	if !st.Reachable {
+	if !st.Reachable || len(st.Alarms) > 0 {
 		return 1
 	}
 	return 0
@@ -168,7 +168,16 @@ func formatTeamStatus(st workspace.TeamStatus) string {
 		}
 		return out
 	case st.Reachable:
-		return fmt.Sprintf("store: etcd, team %s at %s\nreachable: yes, round trip %.2f ms\n", st.Team, strings.Join(st.Endpoints, ","), st.RTTMs)
+		out := fmt.Sprintf("store: etcd, team %s at %s\nreachable: yes, round trip %.2f ms\n", st.Team, strings.Join(st.Endpoints, ","), st.RTTMs)
+		if st.Compacted > 0 {
+			out += fmt.Sprintf("history: compacted to revision %d of %d\n", st.Compacted, st.Revision)
+		} else if st.Revision > 0 {
+			out += fmt.Sprintf("history: not compacted yet (revision %d)\n", st.Revision)
+		}
+		if len(st.Alarms) > 0 {
+			out += fmt.Sprintf("alarm: %s: %s\n", strings.Join(st.Alarms, ", "), st.Error)
+		}
+		return out
 	}
 	return fmt.Sprintf("store: etcd, team %s at %s\nreachable: no (%s)\n", st.Team, strings.Join(st.Endpoints, ","), st.Error)
 }

@@ -91,6 +91,10 @@ type GoalSetBudgetArgs struct {
 // QueueAddArgs is the ARGS of agentd.goal.queue.add.
 type QueueAddArgs struct {
 	Common
+	// ID, if set, is the queued goal's id, chosen by the client so that
+	// the add sent again (after workspace.outcome_unknown, or a lost
+	// answer) does not queue the goal twice.
+	ID                  string  `json:"id,omitempty"`
 	Objective           string  `json:"objective"`
 	CompletionCriterion string  `json:"completionCriterion,omitempty"`
 	Check               *string `json:"check,omitempty"`

@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/workspace/storage"
 )
 
 // notifications are the server's notifications (docs/protocol.md §4) and
@@ -80,6 +81,7 @@ var errorPackages = []reflect.Type{
 	reflect.TypeFor[jsonin.Error](),
 	reflect.TypeFor[todo.ValidationError](),
 	reflect.TypeFor[goal.Snapshot](),
+	reflect.TypeFor[storage.Error](), // workspace's codes are the stores'
 	reflect.TypeFor[workspace.Event](),
 	reflect.TypeFor[commands.Command](),
 }

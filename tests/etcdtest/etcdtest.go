@@ -53,6 +53,7 @@ type Cluster struct {
 	t       T
 	Members []*Member
 	tls     *TLS
+	quota   int64 // WithQuota
 }
 
 // Member is one embedded etcd server. Clients reach it through a Proxy of
@@ -257,6 +258,7 @@ func (m *Member) start(initialCluster, state string) error {
 	// The cheapest password hashing: etcd's default cost takes seconds per
 	// authentication under the race detector, beyond agentd's dial bound.
 	cfg.BcryptCost = 4
+	cfg.QuotaBackendBytes = m.c.quota
 	if tls := m.c.tls; tls != nil {
 		cfg.ClientTLSInfo.CertFile = tls.ServerCert
 		cfg.ClientTLSInfo.KeyFile = tls.ServerKey

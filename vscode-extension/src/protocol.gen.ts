@@ -106,7 +106,7 @@ export interface CommandResults {
   'agentd.goal.runCheck': CheckResult;
   /** Sets or removes budget limits as the user; returns `State`. */
   'agentd.goal.setBudget': State;
-  /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); its `check` is approved on this machine (§2.10.4); returns `State`. */
+  /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); its `check` is approved on this machine (§2.10.4); an `id` the client chooses makes the add safe to send again (docs/team.md, "What a write acknowledges"); returns `State`. */
   'agentd.goal.queue.add': State;
   /** The session's `State`, whose `queue` lists the upcoming goals. */
   'agentd.goal.queue.list': State;
@@ -252,6 +252,11 @@ export const ERROR_CODES = {
   goalPersonSet: 'goal.person_set',
   goalCheckUnapproved: 'goal.check_unapproved',
   goalCheckChanged: 'goal.check_changed',
+  workspaceLocked: 'workspace.locked',
+  workspaceCorrupt: 'workspace.corrupt',
+  workspaceUnavailable: 'workspace.unavailable',
+  workspaceOutcomeUnknown: 'workspace.outcome_unknown',
+  workspaceNoSpace: 'workspace.no_space',
   workspaceContended: 'workspace.contended',
 } as const;
 
@@ -585,6 +590,12 @@ export type NoArgs = CommonArgs;
 
 /** QueueAddArgs is the ARGS of agentd.goal.queue.add. [protocol.QueueAddArgs] */
 export interface QueueAddArgs extends CommonArgs {
+  /**
+   * ID, if set, is the queued goal's id, chosen by the client so that
+   * the add sent again (after workspace.outcome_unknown, or a lost
+   * answer) does not queue the goal twice.
+   */
+  id?: string;
   objective: string;
   completionCriterion?: string;
   check?: string;

@@ -13,6 +13,7 @@ import (
 //	/agentd/<id>/c/<session>          the change flags of the session's last change (storage.Commit.Flags)
 //	/agentd/<id>/live/<daemon>        {"pid", "startedAt"}, attached to the daemon's lease (LeaseTTL)
 //	/agentd/<id>/turn/<session>       the identity of the daemon whose turn it is to write the session (turn.go), attached to its lease
+//	/agentd/<id>/compact              the revision of the last compaction; its version counts them (compact.go)
 //
 // A commit is one Txn, one round trip: compare the session key's
 // ModRevision with the one it read and the session's turn key (turn.go),
@@ -42,6 +43,10 @@ func (k Keys) Session(name string) string { return k.sessions() + url.PathEscape
 func (k Keys) Event(name string, seq uint64) string {
 	return fmt.Sprintf("%s%020d", k.history(name), seq)
 }
+
+// Compact is the key whose compare-and-set picks the daemon that compacts
+// etcd's history (compact.go); its value is the revision compacted to.
+func (k Keys) Compact() string { return k.prefix + "compact" }
 
 func (k Keys) sessions() string            { return k.prefix + "s/" }
 func (k Keys) history(name string) string  { return k.prefix + "h/" + url.PathEscape(name) + "/" }

@@ -75,6 +75,8 @@ type Options struct {
 	Stale func(stale bool)
 	// PeerGone, if set, is told that another daemon's lease is gone.
 	PeerGone func(identity string)
+	// CompactInterval, if set, replaces CompactInterval (tests).
+	CompactInterval time.Duration
 }
 
 // Store is the store of a team folder.
@@ -131,6 +133,10 @@ func (s *Store) Serve() {
 	s.wg.Add(1)
 	go s.watchLoop(s.from)
 	s.detach = s.cluster.attach(&clusterUser{stale: s.setStale, reachable: s.retakeLease})
+	if s.on.Identity != "" {
+		s.wg.Add(1)
+		go s.compactLoop()
+	}
 }
 
 // ID is the team id.
@@ -142,9 +148,16 @@ func (s *Store) prepare() (int64, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, OpTimeout)
 	defer cancel()
 	meta, _ := json.Marshal(Meta{Schema: s.on.Schema})
-	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(s.keys.Meta()), "=", 0)).
-		Then(clientv3.OpPut(s.keys.Meta(), string(meta))).
-		Else(clientv3.OpGet(s.keys.Meta())).Commit()
+	txn := func(then ...clientv3.Op) (*clientv3.TxnResponse, error) {
+		return s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(s.keys.Meta()), "=", 0)).
+			Then(then...).Else(clientv3.OpGet(s.keys.Meta())).Commit()
+	}
+	resp, err := txn(clientv3.OpPut(s.keys.Meta(), string(meta)))
+	if err != nil && noSpace(err) {
+		// A full etcd refuses a Txn that may write; reads go on
+		// (docs/team.md, "A full etcd").
+		resp, err = txn()
+	}
 	if err != nil {
 		return 0, s.unavailable("opening the team state", err, false)
 	}
@@ -172,7 +185,12 @@ func (s *Store) prepare() (int64, error) {
 	}
 	s.liveMu.Unlock()
 	if s.on.Identity != "" {
-		if err := s.takeLease(ctx); err != nil {
+		switch err := s.takeLease(ctx); {
+		case err != nil && noSpace(err):
+			// Served without a lease until the cluster has room again:
+			// the probe takes it then.
+			s.on.Log.Warn("etcd's database is full: the folder is served without this daemon's lease until it has room", "workspace", s.on.Root, "team", s.on.ID)
+		case err != nil:
 			return 0, s.unavailable("taking the daemon's lease", err, false)
 		}
 	}
@@ -369,16 +387,27 @@ func (s *Store) Commit(p *storage.Commit) error {
 		elseOps = append(elseOps, take)
 	}
 	cmp := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base), s.turnCompare(p.Session)}
-	resp, err := s.cli.Txn(ctx).If(cmp...).Then(w.ops...).Else(elseOps...).Commit()
+	mark := writeMark{key: sk, value: p.Record}
+	if p.Event != nil {
+		mark = writeMark{key: s.keys.Event(p.Session, p.Event.Seq), value: w.event}
+	}
+	deadline, _ := ctx.Deadline()
+	out, err := sendWrite(s.ctx, s.cli, deadline, cmp, w.ops, elseOps, mark)
 	if taking && errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		// The daemon's lease expired before its keepalive noticed: etcd
 		// refused the whole Txn (nothing was applied); refused without
 		// taking the turn, the session is read again.
 		taking = false
-		resp, err = s.cli.Txn(ctx).If(cmp...).Then(w.ops...).Else(elseOps[:2]...).Commit()
+		out, err = sendWrite(s.ctx, s.cli, deadline, cmp, w.ops, elseOps[:2], mark)
 	}
 	if err != nil {
-		return s.unavailable(fmt.Sprintf("writing session %q", p.Session), err, true)
+		return s.writeFailed(fmt.Sprintf("writing session %q", p.Session), err, out.sent)
+	}
+	resp := out.resp
+	if out.mine {
+		// An earlier copy of this write was applied: the else branch's
+		// reads are not the Then branch's, so nothing is learnt from them.
+		resp.Succeeded, resp.Header.Revision, w.learn = true, out.version, false
 	}
 	if !resp.Succeeded {
 		return s.refused(p, resp, taking)

@@ -167,7 +167,7 @@ func (s *Store) retakeLease() {
 	}
 	ctx, cancel := s.opCtx()
 	defer cancel()
-	if err := s.takeLease(ctx); err != nil {
+	if err := s.takeLease(ctx); err != nil && !noSpace(err) { // a full etcd answers: not stale (docs/team.md, "A full etcd")
 		s.on.Log.Warn("cannot take the daemon's lease again", "workspace", s.on.Root, "team", s.on.ID, "err", err)
 	}
 }

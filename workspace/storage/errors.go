@@ -16,13 +16,25 @@ const (
 	// not answer in time: a write was not acknowledged and nothing of it
 	// was kept on this machine; a read could not be made.
 	CodeUnavailable = "workspace.unavailable"
+	// CodeOutcomeUnknown: a write was sent to the etcd cluster of a team
+	// folder but no answer came back (the request timed out, or the
+	// connection broke after it was sent), and resending it got no answer
+	// either: the cluster may have applied it. If it did, it reaches every
+	// daemon through the watch like any other change (docs/team.md,
+	// "What a write acknowledges").
+	CodeOutcomeUnknown = "workspace.outcome_unknown"
+	// CodeNoSpace: the etcd cluster of a team folder refused a write
+	// because its database reached its quota (etcd's NOSPACE alarm):
+	// nothing was written until an operator frees space and disarms the
+	// alarm (docs/team.md, "A full etcd").
+	CodeNoSpace = "workspace.no_space"
 )
 
 // Error is a refusal of a store or of its opener that carries a stable
 // code. Callers detect the code through the ErrorCode method; Unwrap gives
 // the cause.
 type Error struct {
-	Code string // CodeLocked, CodeCorrupt, CodeUnavailable or the protocol's args.invalid
+	Code string // one of the Code constants above or the protocol's args.invalid
 	Msg  string // the whole message for the user: what happened (with the cause's text where it helps) and what to do
 	Path string // the state file concerned, or what names a team's etcd state
 	Pid  int    // CodeLocked: the pid of the process holding the lock, 0 when unknown

@@ -50,11 +50,13 @@ import (
 //     and its version, to run the update function again on.
 //   - *LimitError: a refusal of a bound of the store (a session that would
 //     be new beyond MaxSessions); nothing was written.
+//   - an *Error of code CodeOutcomeUnknown (etcd): the commit's request
+//     went out and no answer came, even to its resends; the cluster may
+//     have applied it, and a later Get, or the change relayed to every
+//     daemon of the team, shows it if it was (docs/team.md, "What a write
+//     acknowledges").
 //   - any other error: the store could not be written (disk full, etcd
-//     unreachable). For bbolt nothing was written. For etcd the outcome
-//     may be unknown (a request that timed out may still be applied by
-//     the cluster); a later Get, or the change relayed to every daemon
-//     of the team, shows it if it was (docs/team.md, "Faults").
+//     unreachable or full) and nothing was written.
 //
 // Commits of one session must not run concurrently (workspace holds the
 // session's lock across read, update function and commit); commits of

@@ -103,6 +103,11 @@ M.errors = {
   goal_person_set = "goal.person_set",
   goal_check_unapproved = "goal.check_unapproved",
   goal_check_changed = "goal.check_changed",
+  workspace_locked = "workspace.locked",
+  workspace_corrupt = "workspace.corrupt",
+  workspace_unavailable = "workspace.unavailable",
+  workspace_outcome_unknown = "workspace.outcome_unknown",
+  workspace_no_space = "workspace.no_space",
   workspace_contended = "workspace.contended",
 }
 
@@ -169,6 +174,7 @@ M.limits = {
 ---@field tokens? number|nil
 ---@field wallClockMs? number|nil
 ---@class agentd.QueueAddArgs: agentd.CommonArgs
+---@field id? string
 ---@field objective string
 ---@field completionCriterion? string
 ---@field check? string|nil
