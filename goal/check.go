@@ -222,11 +222,11 @@ func (s *State) CheckStarted(goalID string, p []byte) bool {
 
 // CompletionCheck says whether c, a goal tool call, is an UpdateGoal
 // complete that the goal's check must pass first (docs/runtime.md §2.10.1):
-// a call that is not refused or stale, of an active goal that has a check.
-// Any other call runs at once with CallTool.
+// a call that is not refused or stale, on a turn that has not ended, of an
+// active goal that has a check. Any other call runs at once with CallTool.
 func (s *State) CompletionCheck(c ToolCall) bool {
 	in, ok := c.Input.(UpdateGoalInput)
-	if !ok || Status(in.Status) != Complete || s.Goal == nil || s.Goal.Check == nil || s.Goal.Status != Active {
+	if !ok || Status(in.Status) != Complete || s.Goal == nil || s.Goal.Check == nil || s.Goal.Status != Active || s.CheckTurn(c.TurnID) != nil {
 		return false
 	}
 	_, stale := s.stale(c.TurnID)

@@ -47,6 +47,12 @@ func budgetCall(value float64, unit string) modelCall {
 	return modelCall{Name: SetGoalBudgetTool, Input: in, TurnID: "t1"}
 }
 
+// inTurn is c made in the turn turnID.
+func inTurn(c modelCall, turnID string) modelCall {
+	c.TurnID = turnID
+	return c
+}
+
 // TestModelCannotGetAroundAPersonsCheck: whatever sequence of goal tool
 // calls the model makes, a goal whose person-set check fails is never
 // completed, stays the current goal, and the queue never advances to the
@@ -288,7 +294,7 @@ func TestModelCannotOutlastAPersonsBudget(t *testing.T) {
 				want string // code for the person's budget
 			}{
 				{updateCall("active", "t4"), CodeNotResumable},
-				{budgetCall(10, "turns"), CodePersonSet},
+				{inTurn(budgetCall(10, "turns"), "t4"), CodePersonSet},
 				{updateCall("active", "t4"), CodeNotResumable},
 				{createCall("ship it", true, "t4"), CodePersonSet},
 			}

@@ -214,6 +214,7 @@ type turnRecord struct {
 	GraceGiven    bool            `json:"graceGiven,omitempty"`
 	InGrace       bool            `json:"inGrace,omitempty"`
 	Ended         bool            `json:"ended,omitempty"`
+	EndedBy       string          `json:"endedBy,omitempty"`
 	Detached      bool            `json:"detached,omitempty"`
 	Owner         string          `json:"owner,omitempty"`
 	LastStepBegin stepBeginRecord `json:"lastStepBegin"`
@@ -369,6 +370,7 @@ func turnToRecord(t goal.Turn) turnRecord {
 		GraceGiven:    t.GraceGiven,
 		InGrace:       t.InGrace,
 		Ended:         t.Ended,
+		EndedBy:       t.EndedBy,
 		Detached:      t.Detached,
 		Owner:         t.Owner,
 		LastStepBegin: stepBeginRecord(t.LastStepBegin),
@@ -462,6 +464,7 @@ func turnFromRecord(r turnRecord) goal.Turn {
 		GraceGiven:   r.GraceGiven,
 		InGrace:      r.InGrace,
 		Ended:        r.Ended,
+		EndedBy:      r.EndedBy,
 		Detached:     r.Detached,
 		Owner:        r.Owner,
 		Continuation: goal.Continuation(r.Continuation),

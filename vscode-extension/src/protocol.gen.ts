@@ -234,6 +234,7 @@ export type GoalAction = keyof typeof GOAL_ACTION_STATUSES;
 export const ERROR_CODES = {
   argsInvalid: 'args.invalid',
   callerAgentShell: 'caller.agent_shell',
+  turnEnded: 'turn.ended',
   todoInvalid: 'todo.invalid',
   todoConflict: 'todo.conflict',
   goalAlreadyExists: 'goal.already_exists',
