@@ -26,10 +26,10 @@ func (s *State) modelStep(t *testing.T, c modelCall, run CheckRun, now Instant) 
 		res, _ := s.CallTool(tc, now)
 		return res
 	}
-	start, _, err := s.StartCheck(Model, now)
+	start, _, err := s.StartCheck(Model, "run-1", now)
 	mustNoErr(t, err)
-	_, recorded := s.FinishCheck(start.GoalID, run, now)
-	res, _ := s.CompleteAfterCheck(tc, start.GoalID, run, recorded, now)
+	_, recorded := s.FinishCheck(start, run, now)
+	res, _ := s.CompleteAfterCheck(tc, start, run, recorded, now)
 	return res
 }
 

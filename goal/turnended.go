@@ -14,16 +14,21 @@ import (
 // lease and another daemon ended the turn while this one was paused or cut
 // off).
 
-// Why agentd ended a turn itself (Turn.EndedBy), in the words of the
-// refusal of a later call on it.
+// Why agentd ended a turn itself (Turn.EndedBy), as stored.
 const (
-	EndedDisconnect = "the connection that began it closed"
-	EndedRestart    = "the agentd process that began it ended"
-	// EndedLeaseLost: in a team folder, a turn whose daemon's lease on
-	// the team's etcd is gone: the daemon ended, or was paused or cut off
-	// from etcd for longer than the lease (docs/team.md, "Fencing").
-	EndedLeaseLost = "the agentd daemon that began it lost its lease on the team's etcd (it ended, or was stopped or cut off for longer than the lease)"
+	EndedDisconnect = "disconnect" // the connection that began it closed (§2.3)
+	EndedRestart    = "restart"    // the agentd process that began it ended (§2.3.2)
+	// EndedLeaseLost: in a team folder, the daemon that began it lost its
+	// lease on the team's etcd (docs/team.md, "Fencing").
+	EndedLeaseLost = "leaseLost"
 )
+
+// endedWhy words each EndedBy for the refusal of a later call.
+var endedWhy = map[string]string{
+	EndedDisconnect: "the connection that began it closed",
+	EndedRestart:    "the agentd process that began it ended",
+	EndedLeaseLost:  "the agentd daemon that began it lost its lease on the team's etcd (it ended, or was stopped or cut off for longer than the lease)",
+}
 
 // CheckTurn refuses a call that carries turnID when that turn has ended:
 // an *Error with code turn.ended. A turn agentd ended itself is named with
@@ -45,7 +50,10 @@ func (s *State) CheckTurn(turnID string) error {
 func turnEndedError(t *Turn) *Error {
 	why := "its host ended it"
 	if t.EndedBy != "" {
-		why = "agentd ended it: " + t.EndedBy
+		why = "agentd ended it"
+		if w, ok := endedWhy[t.EndedBy]; ok { // a newer agentd's reason reads as no reason
+			why += ": " + w
+		}
 	}
 	return errorf(protocol.CodeTurnEnded, fmt.Sprintf("turn %q has ended (%s), so this call was not recorded; begin a new turn with a new turnId", t.ID, why))
 }

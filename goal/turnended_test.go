@@ -70,7 +70,7 @@ func TestCallsOnEndedTurn(t *testing.T) {
 			}
 			_, errStep := s.EndStep("t1", 5, FinishStop, c.now())
 			for what, err := range map[string]error{"step begin": errBegin, "step end": errStep, "turn end": errEnd} {
-				if protocol.ErrorCode(err) != protocol.CodeTurnEnded || !strings.Contains(err.Error(), "agentd ended it: "+end.why) {
+				if protocol.ErrorCode(err) != protocol.CodeTurnEnded || !strings.Contains(err.Error(), "agentd ended it: "+endedWhy[end.why]) {
 					t.Errorf("%s on a turn agentd ended: %v, want turn.ended naming %q", what, err, end.why)
 				}
 			}

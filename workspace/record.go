@@ -167,6 +167,7 @@ type checkRecord struct {
 	SetBy   *checkSetterRecord `json:"setBy,omitempty"`
 	Running bool               `json:"running,omitempty"`
 	RunBy   string             `json:"runBy,omitempty"`
+	RunID   string             `json:"runId,omitempty"` // goal.Check.RunID: the run in progress
 	LastRun *checkRunRecord    `json:"lastRun,omitempty"`
 	// Process is goal.Check.Process: what the service recorded of the
 	// running check's process, which the next agentd process to open the
@@ -198,6 +199,7 @@ type checkRunRecord struct {
 	DurationMs int64     `json:"durationMs"`
 	At         time.Time `json:"at"`
 	OutputTail string    `json:"outputTail"`
+	RunID      string    `json:"runId,omitempty"`
 }
 
 type turnRecord struct {
@@ -342,7 +344,7 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			}
 		}
 		if c := g.Goal.Check; c != nil {
-			rec.Goal.Check = &checkRecord{Command: c.Command, SetBy: (*checkSetterRecord)(c.SetBy), Running: c.Running, RunBy: c.RunBy}
+			rec.Goal.Check = &checkRecord{Command: c.Command, SetBy: (*checkSetterRecord)(c.SetBy), Running: c.Running, RunBy: c.RunBy, RunID: c.RunID}
 			if r := c.LastRun; r != nil {
 				rec.Goal.Check.LastRun = (*checkRunRecord)(r)
 			}
@@ -436,7 +438,7 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			}
 		}
 		if c := r.Check; c != nil {
-			g.Goal.Check = &goal.Check{Command: c.Command, SetBy: (*goal.CheckSetter)(c.SetBy), Running: c.Running, RunBy: c.RunBy}
+			g.Goal.Check = &goal.Check{Command: c.Command, SetBy: (*goal.CheckSetter)(c.SetBy), Running: c.Running, RunBy: c.RunBy, RunID: c.RunID}
 			if run := c.LastRun; run != nil {
 				g.Goal.Check.LastRun = (*goal.CheckRun)(run)
 			}
