@@ -29,7 +29,8 @@ var importRules = map[string][]string{
 	"workspace/storage":    {},
 	"workspace/storetest":  {module + "workspace/storage"},
 	"workspace/boltstore":  {module + "workspace/storage", "go.etcd.io/bbolt"},
-	"workspace":            {module + "todo", module + "goal", module + "workspace/wsfolder", module + "workspace/storage", module + "workspace/boltstore", "go.etcd.io/bbolt", "go.etcd.io/etcd/client/v3", "go.uber.org/zap"},
+	"workspace/etcdstore":  {module + "workspace/storage", "go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3/v3rpc/rpctypes"},
+	"workspace":            {module + "todo", module + "goal", module + "workspace/wsfolder", module + "workspace/storage", module + "workspace/boltstore", module + "workspace/etcdstore", "go.etcd.io/bbolt", "go.etcd.io/etcd/client/v3", "go.uber.org/zap"},
 	"workspace/taskfile":   {module + "goal", module + "workspace", "github.com/fsnotify/fsnotify"},
 	"service":              {module + "commands/protocol", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "workspace/taskfile"},
 	"caller":               {"golang.org/x/sys/"},
@@ -57,13 +58,14 @@ var importRules = map[string][]string{
 var testOnly = []string{"github.com/google/go-cmp/"}
 
 // testImports may also be imported by the _test.go files of one package:
-// only workspace's tests start etcd members in their own process; the
-// stores' conformance suite runs in each backend's tests (the etcd store's
-// still in workspace's), and the store that refuses every first commit
-// under the commands' handler table.
+// only the tests of workspace and of its etcd store start etcd members in
+// their own process; the stores' conformance suite runs in each backend's
+// tests, and the store that refuses every first commit under the commands'
+// handler table.
 var testImports = map[string][]string{
 	"workspace":           {module + "tests/etcdtest", module + "workspace/storetest"},
 	"workspace/boltstore": {module + "workspace/storetest"},
+	"workspace/etcdstore": {module + "tests/etcdtest", module + "workspace/storetest", "go.uber.org/zap"},
 	"commands":            {module + "workspace/storetest"},
 }
 

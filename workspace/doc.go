@@ -4,7 +4,8 @@
 // subscriptions and the commit feed (feed.go) that the task-file watcher
 // (workspace/taskfile) follows.
 //
-// It imports todo, goal, bbolt and the etcd client; never fsnotify,
+// It imports todo, goal, bbolt, the etcd client (to dial a team's
+// cluster) and its two stores; never fsnotify,
 // go.lsp.dev, commands or lsp (docs/architecture.md).
 //
 // # State files (docs/protocol.md §1)
@@ -46,8 +47,9 @@
 //
 // # Team folders (docs/team.md)
 //
-// A folder with a .agentd/team.json is served from etcd instead (team.go):
-// the same records under /agentd/<team id>/, compare-and-set writes, a
+// A folder with a .agentd/team.json is served from etcd instead
+// (workspace/etcdstore, opened by team.go): the same records under
+// /agentd/<team id>/, compare-and-set writes, a
 // watch that relays the changes of other daemons to this process's
 // subscribers, and a lease per daemon for the restart rule. The store
 // behind a Workspace is one storage.Interface (workspace/storage): the

@@ -34,7 +34,7 @@ type Options struct {
 	// Team is this machine's etcd settings for team folders (docs/team.md).
 	Team TeamOptions
 	// Identity names this process in the teams of the folders it opens: a
-	// daemon's live key, held under a lease of TeamLeaseTTL while the
+	// daemon's live key, held under a lease of etcdstore.LeaseTTL while the
 	// folder is open (agentd uses its service clock, the Owner of the turns
 	// it drives). "" takes no lease (a one-shot command).
 	Identity string

@@ -15,6 +15,7 @@ import (
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/tests/etcdtest"
 	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace/etcdstore"
 )
 
 // teamFolder makes a folder whose team file names a new team on eps.
@@ -245,7 +246,7 @@ func TestTeamLiveness(t *testing.T) {
 		if id != "b" {
 			t.Fatalf("OnPeerGone(%q), want b", id)
 		}
-	case <-time.After(2 * TeamLeaseTTL):
+	case <-time.After(2 * etcdstore.LeaseTTL):
 		t.Fatal("the other daemon was not told that b is gone")
 	}
 	if a.Alive("b") {

@@ -226,7 +226,7 @@ func (r *Registry) AcceptTeam(root, sha string) (TeamAccepted, error) {
 	r.mu.Unlock()
 	if w != nil {
 		<-w.ready
-		if w.openErr == nil && (w.team() == nil || w.team().id != res.Team.ID) {
+		if w.openErr == nil && (w.team() == nil || w.team().ID() != res.Team.ID) {
 			res.Reopened = r.Reopen(root)
 		}
 	}

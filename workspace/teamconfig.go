@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/workspace/etcdstore"
 	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
@@ -114,10 +115,6 @@ func WriteTeam(root string, t Team) error {
 	return wsfolder.WriteJSONAtomic(path, t, true)
 }
 
-type teamMeta struct {
-	Schema uint32 `json:"schema"`
-}
-
 // dialTeam connects to the cluster of team t with the machine's options.
 // It does not wait for the cluster: the first call does. t's endpoints are
 // ones this machine's person chose: accepted with the team file
@@ -136,7 +133,7 @@ func dialTeam(t *Team, o TeamOptions) (*clientv3.Client, []string, error) {
 	}
 	cfg := clientv3.Config{
 		Endpoints:   eps,
-		DialTimeout: teamDialTimeout,
+		DialTimeout: etcdstore.DialTimeout,
 		Username:    o.User,
 		Password:    o.Password,
 		Logger:      zap.NewNop(),

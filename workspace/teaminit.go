@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/workspace/etcdstore"
 	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
@@ -72,7 +73,7 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 		return TeamInit{}, err
 	}
 	defer cli.Close()
-	c := &teamCopy{cli: cli, keys: keysOf(team.ID), root: root, eps: eps}
+	c := &teamCopy{cli: cli, keys: etcdstore.KeysOf(team.ID), root: root, eps: eps}
 	if err := c.checkEmpty(); err != nil {
 		return TeamInit{}, err
 	}
@@ -99,7 +100,7 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 // in Txns of at most copyTxnOps operations and copyTxnBytes.
 type teamCopy struct {
 	cli  *clientv3.Client
-	keys teamKeys
+	keys etcdstore.Keys
 	root string
 	eps  []string
 	ctx  context.Context // the copy's: a minute in all
@@ -114,15 +115,15 @@ func (c *teamCopy) unreachable(what string, err error) error {
 }
 
 // checkEmpty refuses a team prefix that holds keys. The first call, which
-// also connects, gets teamOpTimeout as any call of a team store does.
+// also connects, gets etcdstore.OpTimeout as any call of a team store does.
 func (c *teamCopy) checkEmpty() error {
-	ctx, cancel := context.WithTimeout(context.Background(), teamOpTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), etcdstore.OpTimeout)
 	defer cancel()
-	n, err := c.cli.Get(ctx, c.keys.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	n, err := c.cli.Get(ctx, c.keys.Prefix(), clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return c.unreachable("checking the new team's keys", noAnswer(err))
 	} else if n.Count > 0 {
-		return fmt.Errorf("team init of workspace %s: etcd already holds %d keys under %s: refusing to write over them", c.root, n.Count, c.keys.prefix)
+		return fmt.Errorf("team init of workspace %s: etcd already holds %d keys under %s: refusing to write over them", c.root, n.Count, c.keys.Prefix())
 	}
 	return nil
 }
@@ -165,7 +166,7 @@ func (c *teamCopy) copyState(w *Workspace) (sessions, events int, err error) {
 			return 0, 0, err
 		}
 		events += n
-		if err := c.add(c.keys.session(s.Name), s.Data); err != nil {
+		if err := c.add(c.keys.Session(s.Name), s.Data); err != nil {
 			return 0, 0, err
 		}
 		sessions++
@@ -197,7 +198,7 @@ func (c *teamCopy) copyHistory(w *Workspace, name string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if err := c.add(c.keys.event(name, ev.Seq), data); err != nil {
+		if err := c.add(c.keys.Event(name, ev.Seq), data); err != nil {
 			return 0, err
 		}
 	}
@@ -207,9 +208,9 @@ func (c *teamCopy) copyHistory(w *Workspace, name string) (int, error) {
 // writeMeta writes the team's meta key, last: the copy is complete once
 // it exists.
 func (c *teamCopy) writeMeta(id string) error {
-	meta, _ := json.Marshal(teamMeta{Schema: currentSchema()})
-	resp, err := c.cli.Txn(c.ctx).If(clientv3.Compare(clientv3.CreateRevision(c.keys.meta()), "=", 0)).
-		Then(clientv3.OpPut(c.keys.meta(), string(meta))).Commit()
+	meta, _ := json.Marshal(etcdstore.Meta{Schema: currentSchema()})
+	resp, err := c.cli.Txn(c.ctx).If(clientv3.Compare(clientv3.CreateRevision(c.keys.Meta()), "=", 0)).
+		Then(clientv3.OpPut(c.keys.Meta(), string(meta))).Commit()
 	if err != nil {
 		return c.unreachable("writing the team's meta key", err)
 	}
@@ -235,7 +236,7 @@ type TeamStatus struct {
 
 // StatusOf reports the store of the folder at root with this machine's
 // options, reading the meta key once (a linearizable read, at most
-// teamOpTimeout) for an etcd store. It opens nothing of the folder.
+// etcdstore.OpTimeout) for an etcd store. It opens nothing of the folder.
 func StatusOf(opts Options, root string) (TeamStatus, error) {
 	t, notice, err := teamOf(opts.StateDir, root)
 	if err != nil {
@@ -254,15 +255,15 @@ func StatusOf(opts Options, root string) (TeamStatus, error) {
 	}
 	defer cli.Close()
 	st := TeamStatus{Store: "etcd", Team: t.ID, Endpoints: eps}
-	ctx, cancel := context.WithTimeout(context.Background(), teamOpTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), etcdstore.OpTimeout)
 	defer cancel()
 	// The first read also connects; the second is the round trip.
-	if _, err := cli.Get(ctx, keysOf(t.ID).meta()); err != nil {
+	if _, err := cli.Get(ctx, etcdstore.KeysOf(t.ID).Meta()); err != nil {
 		st.Error = noAnswer(err).Error()
 		return st, nil
 	}
 	start := time.Now()
-	if _, err := cli.Get(ctx, keysOf(t.ID).meta()); err != nil {
+	if _, err := cli.Get(ctx, etcdstore.KeysOf(t.ID).Meta()); err != nil {
 		st.Error = noAnswer(err).Error()
 		return st, nil
 	}
@@ -271,12 +272,12 @@ func StatusOf(opts Options, root string) (TeamStatus, error) {
 	return st, nil
 }
 
-// noAnswer says, of a team call that ran out of its teamOpTimeout, that
+// noAnswer says, of a team call that ran out of its etcdstore.OpTimeout, that
 // etcd gave no answer within it ("no answer within 2s: context deadline
 // exceeded"); other errors are returned as they are (docs/team.md).
 func noAnswer(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("no answer within %v: %w", teamOpTimeout, err)
+		return fmt.Errorf("no answer within %v: %w", etcdstore.OpTimeout, err)
 	}
 	return err
 }

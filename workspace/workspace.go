@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace/etcdstore"
 	"github.com/agentd/agentd/workspace/storage"
 )
 
@@ -64,7 +65,7 @@ type Workspace struct {
 	root      string
 	dir       string            // <StateDir>/workspaces/<wsfolder.FolderKey(root)>
 	path      string            // dir/state.db, or what names a team's etcd state
-	store     storage.Interface // the state file's (workspace/boltstore) or the team's (team.go)
+	store     storage.Interface // the state file's (workspace/boltstore) or the team's (workspace/etcdstore)
 	recovered string
 	approved  approvals // the approved check commands (approvals.go)
 
@@ -105,11 +106,11 @@ func (w *Workspace) Shared() bool { return w.team() != nil }
 // team returns the team store serving w, nil for a folder served by its
 // state file. It looks through wrappers (storetest.FailFirst) that say
 // what they wrap.
-func (w *Workspace) team() *teamStore {
+func (w *Workspace) team() *etcdstore.Store {
 	s := w.store
 	for {
 		switch v := s.(type) {
-		case *teamStore:
+		case *etcdstore.Store:
 			return v
 		case interface{ Unwrap() storage.Interface }:
 			s = v.Unwrap()

@@ -94,6 +94,7 @@ var scenarios = []scenario{
 	{"mcp", "MCP", (*bench).mcp}, {"memory", "memory", (*bench).memory},
 	{"rss", "shared daemon memory", (*bench).sharedMemory}, {"startup", "start-up", (*bench).startup},
 	{"hook", "agent hooks", (*bench).hookEvent}, {"team", "team folder on etcd", (*bench).team},
+	{"teamdelay", "team folder on etcd at a distance", (*bench).teamDelay},
 }
 
 func scenarioNames() string {

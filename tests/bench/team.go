@@ -59,7 +59,7 @@ func (b *bench) team() error {
 	t := &benchT{dir: filepath.Join(b.tmp, "etcd")}
 	defer t.done()
 	c := etcdtest.Start(t, 1)
-	folders, err := b.teamFolders(c.Endpoints())
+	folders, err := b.teamFolders(c.Endpoints(), teamID, "teamA", "teamB")
 	if err != nil {
 		return err
 	}
@@ -125,13 +125,13 @@ func (b *bench) team() error {
 	return nil
 }
 
-// teamFolders makes the run's two team folders, teamA and teamB, each
+// teamFolders makes the run's team folders of team id, one per name, each
 // with a team file naming the etcd endpoints and accepted by its own state
 // directory's person (docs/team.md), and returns them.
-func (b *bench) teamFolders(endpoints []string) ([]string, error) {
-	team, _ := json.Marshal(map[string]any{"id": teamID, "etcd": endpoints})
+func (b *bench) teamFolders(endpoints []string, id string, names ...string) ([]string, error) {
+	team, _ := json.Marshal(map[string]any{"id": id, "etcd": endpoints})
 	var folders []string
-	for _, name := range []string{"teamA", "teamB"} {
+	for _, name := range names {
 		f := b.folder(name)
 		if err := os.MkdirAll(filepath.Join(f, ".agentd"), 0o700); err != nil {
 			return nil, err

@@ -15,7 +15,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"io"
 	"math/big"
 	"net"
 	"net/url"
@@ -52,19 +51,20 @@ type Cluster struct {
 	tls     *TLS
 }
 
-// Member is one embedded etcd server. Clients reach it through a TCP relay
-// of this package (clientURL), which Stop closes first with every
-// connection through it, as a crash would: the member itself then stops
-// at once instead of waiting out its clients' watch streams.
+// Member is one embedded etcd server. Clients reach it through a Proxy of
+// this package (clientURL; Member.Proxy makes its faults), which Stop
+// closes first with every connection through it, as a crash would: the
+// member itself then stops at once instead of waiting out its clients'
+// watch streams.
 type Member struct {
 	c         *Cluster
 	Name      string
 	dir       string
-	clientURL url.URL // the relay's
+	clientURL url.URL // the proxy's
 	listenURL url.URL // the member's own client URL
 	peerURL   url.URL
 	etcd      *embed.Etcd // nil while stopped
-	relay     *relay
+	proxy     *Proxy      // kept across Stop and Restart, with its faults
 }
 
 // TLS is a certificate authority made by the test and the files of a
@@ -157,51 +157,69 @@ func (c *Cluster) Restart() {
 }
 
 // AwaitLeader waits until every running member follows one leader that is
-// running: after a member's Stop, the others first elect a new one, and a
-// write in between fails (etcd's "request timed out", "leader changed").
-func (c *Cluster) AwaitLeader() {
+// running, and returns it: after a member's Stop, the others first elect a
+// new one, and a write in between fails (etcd's "request timed out",
+// "leader changed").
+func (c *Cluster) AwaitLeader() *Member {
 	c.t.Helper()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(readyTimeout)
 	for {
-		if c.leader() {
-			return
+		if m := c.Leader(); m != nil {
+			return m
 		}
 		select {
 		case <-tick.C:
 		case <-deadline:
 			c.t.Fatalf("etcdtest: no leader among the running members after %s", readyTimeout)
+			return nil
 		}
 	}
 }
 
-// leader says whether the running members agree on a running leader.
-func (c *Cluster) leader() bool {
-	running := map[uint64]bool{}
+// KillLeader waits for a leader, stops it as a crash would (Member.Stop),
+// and returns it. AwaitLeader then waits for the next one.
+func (c *Cluster) KillLeader() *Member {
+	c.t.Helper()
+	m := c.AwaitLeader()
+	m.Stop()
+	return m
+}
+
+// Leader is the leader every running member follows, when they agree on
+// a running one; else nil.
+func (c *Cluster) Leader() *Member {
+	byID := map[uint64]*Member{}
 	var lead uint64
 	for _, m := range c.Members {
 		if m.etcd == nil {
 			continue
 		}
-		running[uint64(m.etcd.Server.MemberID())] = true
+		byID[uint64(m.etcd.Server.MemberID())] = m
 		l := uint64(m.etcd.Server.Leader())
 		if l == 0 || (lead != 0 && l != lead) {
-			return false
+			return nil
 		}
 		lead = l
 	}
-	return lead != 0 && running[lead]
+	return byID[lead]
 }
+
+// Running says whether the member runs (started and not stopped).
+func (m *Member) Running() bool { return m.etcd != nil }
+
+// Proxy is the fault-making proxy in front of the member's client port:
+// every client connection goes through it.
+func (m *Member) Proxy() *Proxy { return m.proxy }
 
 // Endpoint is the member's client URL.
 func (m *Member) Endpoint() string { return m.clientURL.String() }
 
 // Stop stops the member (its data stays for Restart); no-op when stopped.
 func (m *Member) Stop() {
-	if m.relay != nil {
-		m.relay.close()
-		m.relay = nil
+	if m.proxy != nil {
+		m.proxy.Close()
 	}
 	if m.etcd != nil {
 		m.etcd.Server.HardStop() // no leadership transfer: a crash
@@ -247,63 +265,15 @@ func (m *Member) start(initialCluster, state string) error {
 		return err
 	}
 	m.etcd = e
-	r, err := startRelay(m.clientURL.Host, m.listenURL.Host)
-	if err != nil {
+	if m.proxy == nil {
+		m.proxy = newProxy(m.clientURL.Host, m.listenURL.Host)
+	}
+	if err := m.proxy.open(); err != nil {
 		e.Close()
 		m.etcd = nil
 		return err
 	}
-	m.relay = r
 	return nil
-}
-
-// relay copies TCP connections from one address to another.
-type relay struct {
-	l     net.Listener
-	to    string
-	mu    sync.Mutex
-	conns map[net.Conn]bool
-	wg    sync.WaitGroup
-}
-
-func startRelay(from, to string) (*relay, error) {
-	l, err := net.Listen("tcp", from)
-	if err != nil {
-		return nil, err
-	}
-	r := &relay{l: l, to: to, conns: map[net.Conn]bool{}}
-	r.wg.Go(r.accept)
-	return r, nil
-}
-
-func (r *relay) accept() {
-	for {
-		in, err := r.l.Accept()
-		if err != nil {
-			return
-		}
-		out, err := net.Dial("tcp", r.to)
-		if err != nil {
-			in.Close()
-			continue
-		}
-		r.mu.Lock()
-		r.conns[in], r.conns[out] = true, true
-		r.mu.Unlock()
-		r.wg.Go(func() { io.Copy(out, in); out.Close(); in.Close() })
-		r.wg.Go(func() { io.Copy(in, out); in.Close(); out.Close() })
-	}
-}
-
-// close stops accepting and closes every relayed connection.
-func (r *relay) close() {
-	r.l.Close()
-	r.mu.Lock()
-	for c := range r.conns {
-		c.Close()
-	}
-	r.mu.Unlock()
-	r.wg.Wait()
 }
 
 func (m *Member) waitReady() {

@@ -1,0 +1,474 @@
+// Package etcdstore is the store of a team folder (docs/team.md): a
+// folder whose .agentd/team.json names a team id and etcd endpoints keeps
+// its sessions and history in that etcd cluster, under /agentd/<team id>/
+// (keys.go), instead of its bbolt file. Every daemon that opens a folder
+// with that file, on any machine and whatever the folder's path there,
+// serves the same state; the records are the bytes workspace gives it,
+// opaque here. A watch relays the changes of other daemons, and a lease
+// per daemon (its live key) tells the others it is alive.
+//
+// It holds no pointer back into workspace: what it needs of the folder it
+// serves (its name for messages, the clock, the store's bounds, where the
+// changes of other daemons go) comes in through Options. Reading the team
+// file and dialing the cluster are the registry's (workspace/teamconfig.go);
+// this package starts from a dialed client.
+//
+// It imports workspace/storage and the etcd client (with its error
+// values, rpctypes) only.
+package etcdstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/agentd/agentd/workspace/storage"
+)
+
+// LeaseTTL is the time-to-live of the lease a daemon holds on each team
+// folder it has open (its live key): when the daemon dies its lease
+// expires within this time, and another daemon applies the restart rule to
+// the turns it left live (docs/team.md, "Liveness").
+const LeaseTTL = 5 * time.Second
+
+// Bounds of etcd calls: each call gets OpTimeout before it fails with
+// storage.CodeUnavailable; a client is dialed with DialTimeout;
+// reachability is probed every probeInterval.
+const (
+	OpTimeout     = 2 * time.Second
+	DialTimeout   = 2 * time.Second
+	probeInterval = time.Second
+	retryInterval = 200 * time.Millisecond
+)
+
+// Options is what a Store needs of the folder it serves.
+type Options struct {
+	ID        string   // the team id
+	Endpoints []string // the endpoints dialed, for messages
+	Identity  string   // this daemon's live key name; "" for a one-shot command
+	Schema    uint32   // the schema version this build writes (the meta key)
+	Root      string   // the folder, for messages
+	Path      string   // what names the team's state, for errors
+	Now       func() time.Time
+	Log       *slog.Logger
+	// Limits returns the store's bounds; called on every commit.
+	Limits func() storage.Limits
+	// Remote applies a session write another daemon made (from the
+	// watch): the session's record and version, and the change flags and
+	// history event written in the same transaction (nil when there were
+	// none; the flags are those of the session's last change, whose
+	// revision the caller checks).
+	Remote func(name string, record []byte, version int64, flags, event []byte)
+	// Stale tells clients that the store became stale or fresh again.
+	Stale func(stale bool)
+	// PeerGone, if set, is told that another daemon's lease is gone.
+	PeerGone func(identity string)
+}
+
+// Store is the store of a team folder.
+type Store struct {
+	on   Options
+	cli  *clientv3.Client
+	keys Keys
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	stale   atomic.Bool
+	serving atomic.Bool // set once the store serves its workspace
+
+	histMu sync.Mutex
+	hist   map[string]*histIndex // by session; each used under its session lock
+
+	liveMu sync.Mutex
+	live   map[string]bool  // live keys seen (daemon identities)
+	lease  clientv3.LeaseID // 0 until granted; guarded by liveMu
+
+	from int64 // the revision the watch starts from (Serve)
+
+	turn turns // this daemon's turns on busy sessions (turn.go)
+}
+
+// Open opens the team store on cli, which it owns from then on (Close
+// closes it): it checks (or writes) the team's meta key, reads the live
+// daemons and takes this daemon's lease. The cluster must answer (within
+// OpTimeout): a folder is not served from a state nobody can read. The
+// store relays the changes of other daemons from Serve on.
+func Open(cli *clientv3.Client, opts Options) (*Store, error) {
+	s := &Store{on: opts, cli: cli, keys: KeysOf(opts.ID), hist: map[string]*histIndex{}, live: map[string]bool{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	rev, err := s.prepare()
+	if err != nil {
+		s.cancel()
+		_ = cli.Close()
+		return nil, err
+	}
+	s.from = rev + 1
+	return s, nil
+}
+
+// Serve starts relaying the changes of other daemons (from the revision
+// Open read at) and probing the cluster; call it once, when the store
+// serves its workspace.
+func (s *Store) Serve() {
+	s.serving.Store(true)
+	s.wg.Add(2)
+	go s.watchLoop(s.from)
+	go s.probeLoop()
+}
+
+// ID is the team id.
+func (s *Store) ID() string { return s.on.ID }
+
+// prepare checks (or writes) the team's meta key, reads the live daemons
+// and takes this daemon's lease; it returns the revision read at.
+func (s *Store) prepare() (int64, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, OpTimeout)
+	defer cancel()
+	meta, _ := json.Marshal(Meta{Schema: s.on.Schema})
+	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(s.keys.Meta()), "=", 0)).
+		Then(clientv3.OpPut(s.keys.Meta(), string(meta))).
+		Else(clientv3.OpGet(s.keys.Meta())).Commit()
+	if err != nil {
+		return 0, s.unavailable("opening the team state", err, false)
+	}
+	if !resp.Succeeded {
+		var m Meta
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		if len(kvs) == 1 {
+			if err := json.Unmarshal(kvs[0].Value, &m); err != nil {
+				return 0, &storage.Error{Code: storage.CodeCorrupt, Path: s.on.Path, Err: err, Msg: fmt.Sprintf("the team meta key %s of workspace %s cannot be read: %v", s.keys.Meta(), s.on.Root, err)}
+			}
+		}
+		if m.Schema > s.on.Schema {
+			return 0, &storage.Error{Code: storage.CodeCorrupt, Path: s.on.Path,
+				Msg: fmt.Sprintf("the team state %s of workspace %s was written by a newer agentd (schema %d > %d); upgrade agentd to open it", s.keys.prefix, s.on.Root, m.Schema, s.on.Schema)}
+		}
+	}
+	rev := resp.Header.Revision
+	lives, err := s.cli.Get(ctx, s.keys.lives(), clientv3.WithPrefix(), clientv3.WithRev(rev))
+	if err != nil {
+		return 0, s.unavailable("reading the live daemons", err, false)
+	}
+	s.liveMu.Lock()
+	for _, kv := range lives.Kvs {
+		s.live[s.liveName(string(kv.Key))] = true
+	}
+	s.liveMu.Unlock()
+	if s.on.Identity != "" {
+		if err := s.takeLease(ctx); err != nil {
+			return 0, s.unavailable("taking the daemon's lease", err, false)
+		}
+	}
+	return rev, nil
+}
+
+func (s *Store) liveName(key string) string {
+	name, _ := url.PathUnescape(strings.TrimPrefix(key, s.keys.lives()))
+	return name
+}
+
+// liveInfo is the value of a daemon's live key.
+type liveInfo struct {
+	Pid       int       `json:"pid"`
+	StartedAt time.Time `json:"startedAt"`
+}
+
+// takeLease grants this daemon's lease, puts its live key and keeps the
+// lease alive until the store closes.
+func (s *Store) takeLease(ctx context.Context) error {
+	l, err := s.cli.Grant(ctx, int64(LeaseTTL/time.Second))
+	if err != nil {
+		return err
+	}
+	info, _ := json.Marshal(liveInfo{Pid: os.Getpid(), StartedAt: s.on.Now().UTC()})
+	if _, err := s.cli.Put(ctx, s.keys.live(s.on.Identity), string(info), clientv3.WithLease(l.ID)); err != nil {
+		return err
+	}
+	ka, err := s.cli.KeepAlive(s.ctx, l.ID)
+	if err != nil {
+		return err
+	}
+	s.liveMu.Lock()
+	s.lease = l.ID
+	s.live[s.on.Identity] = true
+	s.liveMu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for range ka { // closed when the lease is gone or the store closes
+		}
+		s.liveMu.Lock()
+		if s.lease == l.ID {
+			s.lease = 0
+		}
+		s.liveMu.Unlock()
+	}()
+	return nil
+}
+
+// Alive says whether the daemon of that identity (a service clock) holds
+// its lease, asking etcd (a linearizable read); when etcd does not answer,
+// from the live keys last seen.
+func (s *Store) Alive(identity string) bool {
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	resp, err := s.cli.Get(ctx, s.keys.live(identity), clientv3.WithCountOnly())
+	if err != nil {
+		return s.seenAlive(identity)
+	}
+	return resp.Count > 0
+}
+
+// seenAlive reports whether identity's live key is known.
+func (s *Store) seenAlive(identity string) bool {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	return s.live[identity]
+}
+
+// Stale says whether the store's state may be behind: a store that cannot
+// reach etcd serves the last state it saw (docs/team.md, "Faults").
+func (s *Store) Stale() bool { return s.stale.Load() }
+
+func (s *Store) setStale(v bool) {
+	if s.stale.Swap(v) == v {
+		return
+	}
+	if v {
+		s.on.Log.Warn("etcd unreachable: serving the last known state, marked stale", "workspace", s.on.Root, "team", s.on.ID)
+	} else {
+		s.on.Log.Info("etcd reachable again", "workspace", s.on.Root, "team", s.on.ID)
+	}
+	s.on.Stale(v)
+}
+
+// unavailable is the error of an etcd call that failed: CodeUnavailable;
+// write says whether a change was refused (it then wraps ErrNotSaved). It
+// marks an open store stale; a store still opening serves no state, so
+// its failure to open marks nothing and tells no client.
+func (s *Store) unavailable(what string, err error, write bool) error {
+	if s.ctx.Err() != nil {
+		return fmt.Errorf("workspace %s: %w", s.on.Root, storage.ErrClosed)
+	}
+	if s.serving.Load() {
+		s.setStale(true)
+	}
+	cause := err
+	if write {
+		cause = fmt.Errorf("%w: %w", storage.ErrNotSaved, err)
+	}
+	return &storage.Error{Code: storage.CodeUnavailable, Path: s.on.Path, Err: cause,
+		Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s), which did not answer or refused this machine: %s failed: %v; nothing was written locally; check the cluster or this machine's etcd settings (docs/team.md)",
+			s.on.Root, s.on.ID, strings.Join(s.on.Endpoints, ","), what, err)}
+}
+
+func (s *Store) opCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(s.ctx, OpTimeout)
+}
+
+func (s *Store) Get(name string) (storage.Record, error) {
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	resp, err := s.cli.Get(ctx, s.keys.Session(name))
+	if err != nil {
+		return storage.Record{}, s.unavailable(fmt.Sprintf("reading session %q", name), err, false)
+	}
+	s.setStale(false)
+	if len(resp.Kvs) == 0 {
+		return storage.Record{}, nil
+	}
+	return storage.Record{Data: resp.Kvs[0].Value, Version: resp.Kvs[0].ModRevision}, nil
+}
+
+func (s *Store) List() ([]storage.Named, error) {
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	resp, err := s.cli.Get(ctx, s.keys.sessions(), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	if err != nil {
+		return nil, s.unavailable("listing sessions", err, false)
+	}
+	s.setStale(false)
+	out := make([]storage.Named, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		name, err := url.PathUnescape(strings.TrimPrefix(string(kv.Key), s.keys.sessions()))
+		if err != nil {
+			continue
+		}
+		out = append(out, storage.Named{Name: name, Data: kv.Value})
+	}
+	// Escaped names sort as their keys; sort as the names do.
+	slices.SortFunc(out, func(a, b storage.Named) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func (s *Store) History(name string, limit int, before uint64) ([][]byte, bool, error) {
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	end := clientv3.GetPrefixRangeEnd(s.keys.history(name))
+	if before > 0 {
+		end = s.keys.Event(name, before)
+	}
+	resp, err := s.cli.Get(ctx, s.keys.history(name), clientv3.WithRange(end),
+		clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(int64(limit)+1))
+	if err != nil {
+		return nil, false, s.unavailable(fmt.Sprintf("reading the history of session %q", name), err, false)
+	}
+	s.setStale(false)
+	var raw [][]byte
+	size := 0
+	for _, kv := range resp.Kvs {
+		if len(raw) == limit || len(raw) > 0 && size+len(kv.Value) > storage.MaxHistoryPageBytes {
+			return raw, true, nil
+		}
+		size += len(kv.Value)
+		raw = append(raw, kv.Value)
+	}
+	return raw, false, nil
+}
+
+// Commit writes p in one Txn, one round trip (keys.go), if the session is
+// still at version p.Base and no other daemon holds its turn (turn.go).
+// Besides the first write of a session with an event, which reads its
+// stored history first, and a new session, whose commit counts the stored
+// ones first, it makes no other call.
+func (s *Store) Commit(p *storage.Commit) error {
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	lim := s.on.Limits()
+	if p.Base == 0 {
+		n, err := s.cli.Get(ctx, s.keys.sessions(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return s.unavailable(fmt.Sprintf("counting the sessions to store session %q", p.Session), err, true)
+		}
+		if n.Count >= int64(lim.MaxSessions) {
+			return &storage.LimitError{Session: p.Session, Stored: int(n.Count), Max: lim.MaxSessions}
+		}
+	}
+	idx := s.index(p.Session)
+	if p.Event != nil && !idx.loaded {
+		if err := s.catchUp(ctx, p.Session, idx, lim); err != nil {
+			return s.unavailable(fmt.Sprintf("reading the history of session %q", p.Session), err, true)
+		}
+	}
+	w := s.writeOps(p, idx, lim)
+	sk, tk := s.keys.Session(p.Session), s.keys.turn(p.Session)
+	elseOps := []clientv3.Op{clientv3.OpGet(sk), clientv3.OpGet(tk)}
+	take, taking := s.takeTurnOp(p.Session)
+	if taking {
+		elseOps = append(elseOps, take)
+	}
+	cmp := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base), s.turnCompare(p.Session)}
+	resp, err := s.cli.Txn(ctx).If(cmp...).Then(w.ops...).Else(elseOps...).Commit()
+	if taking && errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		// The daemon's lease expired before its keepalive noticed: etcd
+		// refused the whole Txn (nothing was applied); refused without
+		// taking the turn, the session is read again.
+		taking = false
+		resp, err = s.cli.Txn(ctx).If(cmp...).Then(w.ops...).Else(elseOps[:2]...).Commit()
+	}
+	if err != nil {
+		return s.unavailable(fmt.Sprintf("writing session %q", p.Session), err, true)
+	}
+	s.setStale(false)
+	if !resp.Succeeded {
+		return s.refused(p, resp, taking)
+	}
+	p.Version = resp.Header.Revision
+	s.committed(p.Session)
+	if p.Event != nil {
+		if w.learn {
+			for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
+				s.learn(p.Session, idx, string(kv.Key), len(kv.Value), p.Event.Seq)
+			}
+		}
+		idx.add(0, p.Event.Seq, int64(len(w.event)))
+		idx.dropBelow(w.cut)
+	}
+	return nil
+}
+
+// commitOps is what a commit writes when it succeeds.
+type commitOps struct {
+	ops   []clientv3.Op
+	learn bool   // ops[0] reads the events of other daemons not in the index
+	event []byte // the event's record
+	cut   uint64 // the events below this seq are deleted (0: none)
+}
+
+// writeOps builds the Then branch of p's Txn: read the events idx does
+// not know yet (other daemons wrote them), put the record, the event and
+// its flags, delete the history beyond its bounds as idx knows it, and
+// release the session's turn when this daemon holds it. The events not
+// known yet are counted by the next commit: with them the history may
+// pass MaxHistoryBytes by their size until then, never MaxHistory.
+func (s *Store) writeOps(p *storage.Commit, idx *histIndex, lim storage.Limits) commitOps {
+	var w commitOps
+	ev := p.Event
+	if ev != nil && idx.last+1 < ev.Seq {
+		w.learn = true
+		w.ops = append(w.ops, clientv3.OpGet(s.keys.Event(p.Session, idx.last+1),
+			clientv3.WithRange(s.keys.Event(p.Session, ev.Seq)), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)))
+	}
+	w.ops = append(w.ops, clientv3.OpPut(s.keys.Session(p.Session), string(p.Record)))
+	if ev != nil {
+		w.event = ev.Encode(ev.Seq)
+		w.ops = append(w.ops, clientv3.OpPut(s.keys.Event(p.Session, ev.Seq), string(w.event)), clientv3.OpPut(s.keys.change(p.Session), string(p.Flags)))
+		if keep := idx.keepFrom(ev.Seq, int64(len(w.event)), lim); keep > 0 {
+			w.cut = idx.seqs[keep-1] + 1
+			w.ops = append(w.ops, clientv3.OpDelete(s.keys.history(p.Session), clientv3.WithRange(s.keys.Event(p.Session, w.cut))))
+		}
+	}
+	if s.held(p.Session) {
+		w.ops = append(w.ops, clientv3.OpDelete(s.keys.turn(p.Session)))
+	}
+	return w
+}
+
+// refused is the outcome of p's Txn that failed its compares: the session
+// changed, or another daemon holds its turn. It sets p.Fresh, records
+// whether the Txn took the turn (taking: it tried), and when another
+// daemon holds the turn waits for it to be given up first.
+func (s *Store) refused(p *storage.Commit, resp *clientv3.TxnResponse, taking bool) error {
+	p.Fresh = storage.Record{}
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+		p.Fresh = storage.Record{Data: kvs[0].Value, Version: kvs[0].ModRevision}
+	}
+	took := taking && resp.Responses[2].GetResponseTxn().Succeeded
+	var holder int64 // the revision of another daemon's turn key, 0 when none
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 {
+		holder = kvs[0].ModRevision
+	}
+	if s.conflicted(p.Session, took, resp.Header.Revision, holder) && !took {
+		s.awaitTurn(p.Session, resp.Header.Revision)
+	}
+	return storage.ErrConflict
+}
+
+func (s *Store) Close() error {
+	s.liveMu.Lock()
+	lease := s.lease
+	s.liveMu.Unlock()
+	if lease != 0 {
+		// Revoked now, the other daemons see this one gone at once.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, _ = s.cli.Revoke(ctx, lease)
+		cancel()
+	}
+	s.cancel()
+	s.wg.Wait()
+	return s.cli.Close()
+}

@@ -1,0 +1,55 @@
+package etcdstore
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/agentd/agentd/tests/etcdtest"
+	"github.com/agentd/agentd/workspace/storage"
+	"github.com/agentd/agentd/workspace/storetest"
+)
+
+// daemons numbers the stores the tests open, each a daemon of its own.
+var daemons atomic.Int64
+
+// open returns a store of a new team on the cluster's endpoints, as the
+// registry opens one, with lim as its bounds.
+func open(t *testing.T, eps []string, id string, lim storage.Limits) *Store {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: DialTimeout, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(cli, Options{ID: id, Endpoints: eps, Identity: fmt.Sprintf("daemon-%d", daemons.Add(1)), Schema: 1,
+		Root: "/folder/" + id, Path: "etcd " + KeysOf(id).Prefix(), Now: time.Now,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: func() storage.Limits { return lim },
+		Remote: func(string, []byte, int64, []byte, []byte) {}, Stale: func(bool) {}})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	s.Serve()
+	return s
+}
+
+// TestConformance: a team's etcd store keeps the contract of
+// storage.Interface, on an embedded etcd member.
+func TestConformance(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	lim := storage.Limits{MaxSessions: 5, MaxHistory: 4, MaxHistoryBytes: 4 << 20}
+	n := 0
+	storetest.Run(t, storetest.Backend{
+		Limits:    lim,
+		Versioned: true,
+		Open: func(t *testing.T) storage.Interface {
+			n++
+			return open(t, c.Endpoints(), fmt.Sprintf("conformance-%d", n), lim)
+		},
+	})
+}

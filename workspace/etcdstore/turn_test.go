@@ -1,0 +1,107 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/tests/etcdtest"
+	"github.com/agentd/agentd/workspace/storage"
+)
+
+// conflictTwice makes two commits of session name on s on a stale base:
+// the second takes the session's turn.
+func conflictTwice(t *testing.T, s *Store, name string) {
+	t.Helper()
+	for range turnAfter {
+		c := &storage.Commit{Session: name, Record: []byte(`{}`), Base: 1, Flags: []byte(`{}`)}
+		if err := s.Commit(c); !errors.Is(err, storage.ErrConflict) {
+			t.Fatalf("commit on a stale base: %v, want a conflict", err)
+		}
+	}
+	if !s.held(name) {
+		t.Fatalf("no turn held after %d conflicts in a row", turnAfter)
+	}
+}
+
+// turnKeys counts the turn keys stored for session name.
+func turnKeys(t *testing.T, s *Store, name string) int64 {
+	t.Helper()
+	resp, err := s.cli.Get(context.Background(), s.keys.turn(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Count
+}
+
+// TestTurnReleasedByCommit: the holder's next commit writes and deletes
+// its turn key in the same Txn; the other daemon then writes at once.
+func TestTurnReleasedByCommit(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	lim := storage.Limits{MaxSessions: 10, MaxHistory: 50, MaxHistoryBytes: 4 << 20}
+	a, b := open(t, c.Endpoints(), "turn1", lim), open(t, c.Endpoints(), "turn1", lim)
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	if err := update(t, a, "s", "a"); err != nil {
+		t.Fatal(err)
+	}
+	conflictTwice(t, a, "s")
+	if err := update(t, a, "s", "a"); err != nil {
+		t.Fatalf("holder's commit: %v", err)
+	}
+	if a.held("s") || turnKeys(t, a, "s") != 0 {
+		t.Fatalf("turn still held (%v) or stored (%d keys) after the holder's commit", a.held("s"), turnKeys(t, a, "s"))
+	}
+	start := time.Now()
+	if err := update(t, b, "s", "b"); err != nil || time.Since(start) > time.Second {
+		t.Fatalf("other daemon's write after the release: %v in %v", err, time.Since(start))
+	}
+}
+
+// TestTurnGivenUp: a holder that does not commit loses its turn after
+// turnHold; the other daemon's write waits for that, then succeeds.
+func TestTurnGivenUp(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	lim := storage.Limits{MaxSessions: 10, MaxHistory: 50, MaxHistoryBytes: 4 << 20}
+	a, b := open(t, c.Endpoints(), "turn2", lim), open(t, c.Endpoints(), "turn2", lim)
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	if err := update(t, a, "s", "a"); err != nil {
+		t.Fatal(err)
+	}
+	conflictTwice(t, a, "s")
+	start := time.Now()
+	if err := update(t, b, "s", "b"); err != nil {
+		t.Fatalf("write while another daemon holds the turn: %v", err)
+	}
+	if took := time.Since(start); took < turnHold/2 || took > turnHold+2*time.Second {
+		t.Errorf("write while another daemon holds the turn took %v; want about turnHold (%v)", took, turnHold)
+	}
+	if a.held("s") || turnKeys(t, a, "s") != 0 {
+		t.Errorf("turn still held (%v) or stored (%d keys) after turnHold", a.held("s"), turnKeys(t, a, "s"))
+	}
+}
+
+// TestTurnWithALostLease: a daemon whose lease etcd no longer knows (it
+// expired before the keepalive noticed) gets its conflicts as conflicts,
+// not an outage, and takes no turn.
+func TestTurnWithALostLease(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	lim := storage.Limits{MaxSessions: 10, MaxHistory: 50, MaxHistoryBytes: 4 << 20}
+	a := open(t, c.Endpoints(), "turn3", lim)
+	t.Cleanup(func() { _ = a.Close() })
+	if err := update(t, a, "s", "a"); err != nil {
+		t.Fatal(err)
+	}
+	a.liveMu.Lock()
+	a.lease = 0x7e57 // granted by nobody
+	a.liveMu.Unlock()
+	for range turnAfter {
+		c := &storage.Commit{Session: "s", Record: []byte(`{}`), Base: 1, Flags: []byte(`{}`)}
+		if err := a.Commit(c); !errors.Is(err, storage.ErrConflict) {
+			t.Fatalf("commit on a stale base with a lost lease: %v, want a conflict", err)
+		}
+	}
+	if a.held("s") || turnKeys(t, a, "s") != 0 {
+		t.Errorf("a turn taken with a lost lease")
+	}
+}
