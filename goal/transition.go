@@ -31,6 +31,10 @@ const (
 	reasonCancelled  = "cancelled by the user"
 	reasonUserPause  = "paused by the user"
 	reasonRestart    = "paused because the agentd process that ran the agent's turn ended before the turn did"
+	// In a team folder agentd knows only that the process's etcd lease
+	// expired (docs/team.md, "Liveness"): it may have ended, or been
+	// stopped (SIGSTOP, a suspended machine) or cut off from etcd.
+	reasonLeaseLost = "paused because the agentd process that ran the agent's turn stopped answering before the turn ended: it ended, was stopped, or was cut off from the team's etcd (its lease expired)"
 	reasonDisconnect = "paused because the connection that ran the turn closed before the turn ended"
 	reasonInterrupt  = "paused after the user interrupted the turn"
 	reasonHook       = "blocked by a host hook that refused the prompt"
@@ -334,8 +338,10 @@ func (s *State) RecoverAfterRestart(now Instant, lastSeen time.Time) (bool, []Ch
 // reports whether the process whose clock is owner still runs (it holds its
 // lease). The turns such a process holds stay live, and an active goal
 // whose clock it runs is not adopted; only the turns of processes that are
-// gone are ended, and the goal one of them drove is paused. A nil alive is
-// RecoverAfterRestart: no other process is running.
+// gone are ended, and the goal one of them drove is paused, with a reason
+// that says the process stopped answering (ended, stopped or cut off):
+// a lease that expired says no more. A nil alive is RecoverAfterRestart:
+// no other process is running, and the one that left the turns ended.
 func (s *State) RecoverLeftTurns(now Instant, lastSeen time.Time, alive func(owner string) bool) (bool, []Change) {
 	other := func(owner string) bool { return owner != "" && owner != now.Clock && alive != nil && alive(owner) }
 	changed := false
@@ -366,7 +372,11 @@ func (s *State) RecoverLeftTurns(now Instant, lastSeen time.Time, alive func(own
 	if g == nil || g.Status != Active || !driven {
 		return changed, nil
 	}
-	return true, []Change{g.setStatus(Paused, Runtime, reasonRestart, now)}
+	reason := reasonRestart
+	if alive != nil {
+		reason = reasonLeaseLost
+	}
+	return true, []Change{g.setStatus(Paused, Runtime, reason, now)}
 }
 
 // HasLeftTurn reports whether the state records a live turn the process

@@ -769,4 +769,8 @@ func TestRecoverLeftTurns(t *testing.T) {
 	if len(cs) != 1 || cs[0].Kind != ChangePause || s.Goal.Status != Paused || s.OpenTurn("") != "" {
 		t.Fatalf("after the driver is gone: changes %v, status %s, open turn %q; want one pause, paused, none", cs, s.Goal.Status, s.OpenTurn(""))
 	}
+	// Its lease expired: it may have been stopped or cut off, not ended.
+	if cs[0].Reason != reasonLeaseLost || !strings.Contains(cs[0].Reason, "stopped, or was cut off") {
+		t.Errorf("pause reason %q, want %q", cs[0].Reason, reasonLeaseLost)
+	}
 }

@@ -9,6 +9,11 @@ const (
 	CodeLocked      = storage.CodeLocked
 	CodeCorrupt     = storage.CodeCorrupt
 	CodeUnavailable = storage.CodeUnavailable
+	// CodeContended: a change of a team folder's session met another
+	// daemon's write of it on every one of its attempts (maxUpdateAttempts
+	// compare-and-set conflicts): nothing was written, the cluster is
+	// reachable, and trying again is the fix (docs/team.md, "Faults").
+	CodeContended = "workspace.contended"
 )
 
 // A call that asks for what a limit refuses (a new session beyond

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/workspace/etcdstore"
 	"github.com/agentd/agentd/workspace/storage"
 )
 
@@ -74,6 +75,8 @@ type Registry struct {
 	open    map[string]*Workspace    // by root, including stores still opening
 	closing map[string]chan struct{} // by root: closed when the last Release has closed the store
 	retired map[*Workspace]bool      // reopened (Reopen), still held: each closes at its last Release
+
+	clients etcdstore.Clients // one etcd client per cluster, shared by the team folders
 
 	subs subscribers[func(Notice)]    // Subscribe
 	feed subscribers[func(FeedEvent)] // Feed (feed.go)

@@ -64,7 +64,15 @@ func (f *changeFlags) apply(ch *Change) {
 // must answer (within etcdstore.OpTimeout): a folder is not served from a
 // state nobody can read.
 func (r *Registry) openTeam(w *Workspace, t *Team) error {
-	cli, eps, err := dialTeam(t, r.opts.Team)
+	cfg, eps, err := teamConfig(t, r.opts.Team)
+	if err != nil {
+		return err
+	}
+	// One client per cluster, shared by the daemon's team folders
+	// (docs/team.md, "Faults").
+	o := r.opts.Team
+	key := strings.Join([]string{strings.Join(eps, ","), o.CACert, o.Cert, o.Key, o.User, o.Password}, "\x00")
+	c, err := r.clients.Get(key, cfg, r.log)
 	if err != nil {
 		return err
 	}
@@ -75,7 +83,7 @@ func (r *Registry) openTeam(w *Workspace, t *Team) error {
 	if r.opts.OnPeerGone != nil {
 		opts.PeerGone = func(identity string) { r.opts.OnPeerGone(w, identity) }
 	}
-	ts, err := etcdstore.Open(cli, opts)
+	ts, err := etcdstore.Open(c, opts)
 	if err != nil {
 		return err
 	}

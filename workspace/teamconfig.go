@@ -121,15 +121,26 @@ func WriteTeam(root string, t Team) error {
 // (teamaccept.go) or given to team init; the machine's own endpoints
 // replace them. Credentials never go over plain http (checkInClear).
 func dialTeam(t *Team, o TeamOptions) (*clientv3.Client, []string, error) {
+	cfg, eps, err := teamConfig(t, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	cli, err := etcdstore.NewClient(cfg)
+	return cli, eps, err
+}
+
+// teamConfig is the client configuration for the cluster of team t with
+// the machine's options, and the endpoints it names.
+func teamConfig(t *Team, o TeamOptions) (clientv3.Config, []string, error) {
 	eps := t.Etcd
 	if len(o.Endpoints) > 0 {
 		if err := checkEndpoints(o.Endpoints); err != nil {
-			return nil, nil, &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("the etcd endpoints of this machine cannot be used: %v (docs/team.md)", err)}
+			return clientv3.Config{}, nil, &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("the etcd endpoints of this machine cannot be used: %v (docs/team.md)", err)}
 		}
 		eps = o.Endpoints
 	}
 	if err := checkInClear(eps, o); err != nil {
-		return nil, nil, err
+		return clientv3.Config{}, nil, err
 	}
 	cfg := clientv3.Config{
 		Endpoints:   eps,
@@ -141,15 +152,11 @@ func dialTeam(t *Team, o TeamOptions) (*clientv3.Client, []string, error) {
 	if o.CACert != "" || o.Cert != "" || o.Key != "" {
 		tc, err := teamTLS(o)
 		if err != nil {
-			return nil, nil, &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("the etcd TLS settings cannot be used: %v (docs/team.md)", err)}
+			return clientv3.Config{}, nil, &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("the etcd TLS settings cannot be used: %v (docs/team.md)", err)}
 		}
 		cfg.TLS = tc
 	}
-	cli, err := clientv3.New(cfg)
-	if err != nil {
-		return nil, nil, &Error{Code: CodeUnavailable, Err: err, Msg: fmt.Sprintf("cannot connect to etcd %s: %v", strings.Join(eps, ","), err)}
-	}
-	return cli, eps, nil
+	return cfg, eps, nil
 }
 
 // checkInClear refuses an http:// endpoint when o holds credentials or

@@ -312,9 +312,11 @@ func (w *Workspace) View(session string) (Session, error) {
 // contract): when the session changed since it was read (another daemon
 // of a team wrote it), fn runs again on what is stored now, at most
 // maxUpdateAttempts times, so fn must be pure: set what it reports to the
-// caller, never accumulate across calls. With etcd unreachable the change
-// fails with an *Error of code CodeUnavailable wrapping ErrNotSaved, and
-// nothing is written on this machine.
+// caller, never accumulate across calls; a change that conflicts on every
+// attempt fails with an *Error of code CodeContended wrapping ErrNotSaved.
+// With etcd unreachable the change fails with an *Error of code
+// CodeUnavailable wrapping ErrNotSaved, and nothing is written on this
+// machine.
 func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) (Session, error) {
 	name := sessionName(session)
 	if w.closed.Load() {
@@ -339,8 +341,8 @@ func (w *Workspace) Update(session string, fn func(s *Session) (Change, error)) 
 			}
 		}
 		if errors.Is(err, storage.ErrConflict) {
-			return Session{}, &Error{Code: CodeUnavailable, Err: fmt.Errorf("%w: %w", ErrNotSaved, err),
-				Msg: fmt.Sprintf("session %q of workspace %s kept changing under this change (%d attempts): nothing was written; try again", name, w.root, attempt)}
+			return Session{}, &Error{Code: CodeContended, Err: fmt.Errorf("%w: %w", ErrNotSaved, err),
+				Msg: fmt.Sprintf("session %q of workspace %s kept changing under this change: other daemons of the team wrote it first %d times in a row; nothing was written; try again", name, w.root, attempt)}
 		}
 		if err != nil || committed == nil {
 			if err == nil {

@@ -29,6 +29,10 @@ import (
 	"go.uber.org/zap"
 )
 
+// ElectionTimeout is the members' election timeout (etcd's default is
+// 1 s): short heartbeats keep elections quick on loopback.
+const ElectionTimeout = 500 * time.Millisecond
+
 // readyTimeout bounds the wait for a member to be ready (a 3-member
 // cluster elects a leader within a few election timeouts).
 const readyTimeout = 30 * time.Second
@@ -249,8 +253,7 @@ func (m *Member) start(initialCluster, state string) error {
 		}
 		cfg.InitialCluster = strings.Join(all, ",")
 	}
-	// Short heartbeats keep elections quick on loopback.
-	cfg.TickMs, cfg.ElectionMs = 50, 500
+	cfg.TickMs, cfg.ElectionMs = 50, uint(ElectionTimeout/time.Millisecond)
 	// The cheapest password hashing: etcd's default cost takes seconds per
 	// authentication under the race detector, beyond agentd's dial bound.
 	cfg.BcryptCost = 4

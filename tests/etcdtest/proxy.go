@@ -56,21 +56,27 @@ type Proxy struct {
 	changed  chan struct{} // closed, and replaced, when held changes
 	conns    map[*proxyConn]bool
 	accepted int
+	bytes    [2]int64 // forwarded, by direction
 	wg       sync.WaitGroup
 }
 
 // proxyConn is one accepted connection and its own to the address behind.
 type proxyConn struct {
+	p       *Proxy
 	in, out net.Conn
 	done    chan struct{}
 	once    sync.Once
 }
 
+// close closes both connections and forgets them (not under p.mu).
 func (c *proxyConn) close() {
 	c.once.Do(func() {
 		close(c.done)
 		c.in.Close()
 		c.out.Close()
+		c.p.mu.Lock()
+		delete(c.p.conns, c)
+		c.p.mu.Unlock()
 	})
 }
 
@@ -113,7 +119,7 @@ func (p *Proxy) open() error {
 	return nil
 }
 
-// Close stops listening and closes every connection, held bytes and all,
+// Close stops listening and drops every connection, held bytes and all,
 // and returns once every goroutine of the proxy has ended. The faults set
 // stay set (a member's Restart listens again with them).
 func (p *Proxy) Close() {
@@ -122,10 +128,8 @@ func (p *Proxy) Close() {
 		p.l.Close()
 		p.l = nil
 	}
-	for c := range p.conns {
-		c.close()
-	}
 	p.mu.Unlock()
+	p.Drop()
 	p.wg.Wait()
 }
 
@@ -203,6 +207,15 @@ func (p *Proxy) Accepted() int {
 	return p.accepted
 }
 
+// Bytes is the number of bytes the proxy forwarded in direction dir since
+// it started: what a client sends its server (ToServer) measures the
+// requests it makes.
+func (p *Proxy) Bytes(dir Direction) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bytes[dir]
+}
+
 func (p *Proxy) accept(l net.Listener) {
 	for {
 		in, err := l.Accept()
@@ -214,7 +227,7 @@ func (p *Proxy) accept(l net.Listener) {
 			in.Close()
 			continue
 		}
-		c := &proxyConn{in: in, out: out, done: make(chan struct{})}
+		c := &proxyConn{p: p, in: in, out: out, done: make(chan struct{})}
 		p.mu.Lock()
 		if p.l != l { // closed meanwhile
 			p.mu.Unlock()
@@ -256,17 +269,16 @@ func (p *Proxy) pipe(c *proxyConn, src, dst net.Conn, dir Direction) {
 }
 
 func (p *Proxy) write(c *proxyConn, dst net.Conn, dir Direction, q <-chan chunk) {
-	defer func() {
-		c.close()
-		p.mu.Lock()
-		delete(p.conns, c)
-		p.mu.Unlock()
-	}()
+	defer c.close()
 	for ch := range q {
 		if !p.due(c, dir, ch.at) {
 			return
 		}
-		if _, err := dst.Write(ch.b); err != nil {
+		n, err := dst.Write(ch.b)
+		p.mu.Lock()
+		p.bytes[dir] += int64(n)
+		p.mu.Unlock()
+		if err != nil {
 			return
 		}
 	}

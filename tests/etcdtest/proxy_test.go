@@ -214,6 +214,12 @@ func TestProxyDrop(t *testing.T) {
 	c := dial(t, p, accepted)
 	send(t, c.cl, "next")
 	mustRecv(t, c.sv, "next")
+	// Counted once written, which the backend may read first.
+	for deadline := time.Now().Add(bound); p.Bytes(ToServer) < 4 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	}
+	if up, down := p.Bytes(ToServer), p.Bytes(ToClient); up != 4 || down != 0 {
+		t.Fatalf("Bytes() = %d to server, %d to client, want 4 and 0", up, down)
+	}
 	if p.Accepted() != 3 || p.Conns() != 1 {
 		t.Fatalf("Accepted() = %d, Conns() = %d, want 3 and 1", p.Accepted(), p.Conns())
 	}

@@ -253,9 +253,7 @@ export const ERROR_CODES = {
   goalPersonSet: 'goal.person_set',
   goalCheckUnapproved: 'goal.check_unapproved',
   goalCheckChanged: 'goal.check_changed',
-  workspaceLocked: 'workspace.locked',
-  workspaceCorrupt: 'workspace.corrupt',
-  workspaceUnavailable: 'workspace.unavailable',
+  workspaceContended: 'workspace.contended',
 } as const;
 
 /** A stable error code. */

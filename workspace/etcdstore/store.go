@@ -45,7 +45,7 @@ const LeaseTTL = 5 * time.Second
 
 // Bounds of etcd calls: each call gets OpTimeout before it fails with
 // storage.CodeUnavailable; a client is dialed with DialTimeout;
-// reachability is probed every probeInterval.
+// reachability is probed every probeInterval (cluster.go).
 const (
 	OpTimeout     = 2 * time.Second
 	DialTimeout   = 2 * time.Second
@@ -79,9 +79,11 @@ type Options struct {
 
 // Store is the store of a team folder.
 type Store struct {
-	on   Options
-	cli  *clientv3.Client
-	keys Keys
+	on      Options
+	cluster *Cluster
+	cli     *clientv3.Client // cluster's
+	keys    Keys
+	detach  func() // from cluster (Serve)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -102,18 +104,19 @@ type Store struct {
 	turn turns // this daemon's turns on busy sessions (turn.go)
 }
 
-// Open opens the team store on cli, which it owns from then on (Close
-// closes it): it checks (or writes) the team's meta key, reads the live
-// daemons and takes this daemon's lease. The cluster must answer (within
-// OpTimeout): a folder is not served from a state nobody can read. The
-// store relays the changes of other daemons from Serve on.
-func Open(cli *clientv3.Client, opts Options) (*Store, error) {
-	s := &Store{on: opts, cli: cli, keys: KeysOf(opts.ID), hist: map[string]*histIndex{}, live: map[string]bool{}}
+// Open opens the team store on the shared client c, whose reference it
+// owns from then on (Close releases it; so does a failure to open): it
+// checks (or writes) the team's meta key, reads the live daemons and takes
+// this daemon's lease. The cluster must answer (within OpTimeout): a
+// folder is not served from a state nobody can read. The store relays the
+// changes of other daemons from Serve on.
+func Open(c *Cluster, opts Options) (*Store, error) {
+	s := &Store{on: opts, cluster: c, cli: c.cli, keys: KeysOf(opts.ID), hist: map[string]*histIndex{}, live: map[string]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	rev, err := s.prepare()
 	if err != nil {
 		s.cancel()
-		_ = cli.Close()
+		c.Release()
 		return nil, err
 	}
 	s.from = rev + 1
@@ -121,13 +124,13 @@ func Open(cli *clientv3.Client, opts Options) (*Store, error) {
 }
 
 // Serve starts relaying the changes of other daemons (from the revision
-// Open read at) and probing the cluster; call it once, when the store
-// serves its workspace.
+// Open read at) and following the cluster's prober (stale marks, the
+// lease taken again); call it once, when the store serves its workspace.
 func (s *Store) Serve() {
 	s.serving.Store(true)
-	s.wg.Add(2)
+	s.wg.Add(1)
 	go s.watchLoop(s.from)
-	go s.probeLoop()
+	s.detach = s.cluster.attach(&clusterUser{stale: s.setStale, reachable: s.retakeLease})
 }
 
 // ID is the team id.
@@ -258,14 +261,11 @@ func (s *Store) setStale(v bool) {
 
 // unavailable is the error of an etcd call that failed: CodeUnavailable;
 // write says whether a change was refused (it then wraps ErrNotSaved). It
-// marks an open store stale; a store still opening serves no state, so
-// its failure to open marks nothing and tells no client.
+// marks nothing: one failed request is not an outage, and the cluster's
+// prober marks the store stale after a sustained one (cluster.go).
 func (s *Store) unavailable(what string, err error, write bool) error {
 	if s.ctx.Err() != nil {
 		return fmt.Errorf("workspace %s: %w", s.on.Root, storage.ErrClosed)
-	}
-	if s.serving.Load() {
-		s.setStale(true)
 	}
 	cause := err
 	if write {
@@ -287,7 +287,6 @@ func (s *Store) Get(name string) (storage.Record, error) {
 	if err != nil {
 		return storage.Record{}, s.unavailable(fmt.Sprintf("reading session %q", name), err, false)
 	}
-	s.setStale(false)
 	if len(resp.Kvs) == 0 {
 		return storage.Record{}, nil
 	}
@@ -301,7 +300,6 @@ func (s *Store) List() ([]storage.Named, error) {
 	if err != nil {
 		return nil, s.unavailable("listing sessions", err, false)
 	}
-	s.setStale(false)
 	out := make([]storage.Named, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		name, err := url.PathUnescape(strings.TrimPrefix(string(kv.Key), s.keys.sessions()))
@@ -327,7 +325,6 @@ func (s *Store) History(name string, limit int, before uint64) ([][]byte, bool, 
 	if err != nil {
 		return nil, false, s.unavailable(fmt.Sprintf("reading the history of session %q", name), err, false)
 	}
-	s.setStale(false)
 	var raw [][]byte
 	size := 0
 	for _, kv := range resp.Kvs {
@@ -383,7 +380,6 @@ func (s *Store) Commit(p *storage.Commit) error {
 	if err != nil {
 		return s.unavailable(fmt.Sprintf("writing session %q", p.Session), err, true)
 	}
-	s.setStale(false)
 	if !resp.Succeeded {
 		return s.refused(p, resp, taking)
 	}
@@ -468,7 +464,11 @@ func (s *Store) Close() error {
 		_, _ = s.cli.Revoke(ctx, lease)
 		cancel()
 	}
+	if s.detach != nil {
+		s.detach()
+	}
 	s.cancel()
 	s.wg.Wait()
-	return s.cli.Close()
+	s.cluster.Release()
+	return nil
 }

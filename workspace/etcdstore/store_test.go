@@ -23,13 +23,15 @@ var daemons atomic.Int64
 // registry opens one, with lim as its bounds.
 func open(t *testing.T, eps []string, id string, lim storage.Limits) *Store {
 	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: DialTimeout, Logger: zap.NewNop()})
+	var clients Clients
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := clients.Get(id, clientv3.Config{Endpoints: eps, DialTimeout: DialTimeout, Logger: zap.NewNop()}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(cli, Options{ID: id, Endpoints: eps, Identity: fmt.Sprintf("daemon-%d", daemons.Add(1)), Schema: 1,
+	s, err := Open(c, Options{ID: id, Endpoints: eps, Identity: fmt.Sprintf("daemon-%d", daemons.Add(1)), Schema: 1,
 		Root: "/folder/" + id, Path: "etcd " + KeysOf(id).Prefix(), Now: time.Now,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: func() storage.Limits { return lim },
+		Log: log, Limits: func() storage.Limits { return lim },
 		Remote: func(string, []byte, int64, []byte, []byte) {}, Stale: func(bool) {}})
 	if err != nil {
 		t.Fatalf("Open: %v", err)

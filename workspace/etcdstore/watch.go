@@ -152,40 +152,22 @@ func (s *Store) peerGone(identity string) {
 	}()
 }
 
-// probeLoop checks every probeInterval that the cluster answers a
-// linearizable read, keeping Stale up to date, and takes the lease again
-// when it was lost while the cluster was away. After a failed probe it
-// has gRPC connect again at once: its backoff between attempts grows to
-// two minutes, so after an outage of half a minute the cluster, back,
-// was reached only some 10 s later, and the folder stayed stale that long
-// (docs/team.md, "Faults").
-func (s *Store) probeLoop() {
-	defer s.wg.Done()
-	tick := time.NewTicker(probeInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-tick.C:
-		}
-		ctx, cancel := context.WithTimeout(s.ctx, probeInterval)
-		_, err := s.cli.Get(ctx, s.keys.Meta())
-		if err == nil && s.on.Identity != "" {
-			s.liveMu.Lock()
-			lost := s.lease == 0
-			s.liveMu.Unlock()
-			if lost {
-				err = s.takeLease(ctx)
-			}
-		}
-		cancel()
-		if s.ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			s.cli.ActiveConnection().ResetConnectBackoff()
-		}
-		s.setStale(err != nil)
+// retakeLease takes this daemon's lease again when it was lost while the
+// cluster was away; the cluster's prober calls it after each probe the
+// cluster answered.
+func (s *Store) retakeLease() {
+	if s.on.Identity == "" || s.ctx.Err() != nil {
+		return
+	}
+	s.liveMu.Lock()
+	lost := s.lease == 0
+	s.liveMu.Unlock()
+	if !lost {
+		return
+	}
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	if err := s.takeLease(ctx); err != nil {
+		s.on.Log.Warn("cannot take the daemon's lease again", "workspace", s.on.Root, "team", s.on.ID, "err", err)
 	}
 }

@@ -104,9 +104,7 @@ M.errors = {
   goal_person_set = "goal.person_set",
   goal_check_unapproved = "goal.check_unapproved",
   goal_check_changed = "goal.check_changed",
-  workspace_locked = "workspace.locked",
-  workspace_corrupt = "workspace.corrupt",
-  workspace_unavailable = "workspace.unavailable",
+  workspace_contended = "workspace.contended",
 }
 
 --- Limits the server enforces, for checks before sending and for messages.
