@@ -27,14 +27,14 @@ type CreateParams struct {
 
 // Reasons the runtime gives (wording ours).
 const (
-	reasonReplaced   = "replaced by a new goal"
-	reasonCancelled  = "cancelled by the user"
-	reasonUserPause  = "paused by the user"
-	reasonRestart    = "paused because the agentd process that ran the agent's turn ended before the turn did"
+	reasonReplaced  = "replaced by a new goal"
+	reasonCancelled = "cancelled by the user"
+	reasonUserPause = "paused by the user"
+	reasonRestart   = "paused because the agentd process that ran the agent's turn ended before the turn did"
 	// In a team folder agentd knows only that the process's etcd lease
 	// expired (docs/team.md, "Liveness"): it may have ended, or been
 	// stopped (SIGSTOP, a suspended machine) or cut off from etcd.
-	reasonLeaseLost = "paused because the agentd process that ran the agent's turn stopped answering before the turn ended: it ended, was stopped, or was cut off from the team's etcd (its lease expired)"
+	reasonLeaseLost  = "paused because the agentd process that ran the agent's turn stopped answering before the turn ended: it ended, was stopped, or was cut off from the team's etcd (its lease expired)"
 	reasonDisconnect = "paused because the connection that ran the turn closed before the turn ended"
 	reasonInterrupt  = "paused after the user interrupted the turn"
 	reasonHook       = "blocked by a host hook that refused the prompt"

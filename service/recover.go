@@ -35,8 +35,8 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 		// A check marked running that no run of this process will
 		// finish, and no live daemon of a team runs, was left by a process
 		// that ended (docs/runtime.md §2.10.3).
-		leftCheck := sess.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive)
-		if sess.Goal.Status() != goal.Active && !sess.Goal.HasTurnLeftBy(s.clock, alive) && !leftCheck {
+		leftCheck := sess.Goal.CheckLeft(s.clockID(), s.checks.runs(w.Root(), sess.Name), alive)
+		if sess.Goal.Status() != goal.Active && !sess.Goal.HasTurnLeftBy(s.clockID(), alive) && !leftCheck {
 			continue
 		}
 		if leftCheck {
@@ -46,7 +46,7 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 			now := s.Now()
 			before := st.Goal.Snapshot(now)
 			var cs []goal.Change
-			if st.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
+			if st.Goal.CheckLeft(s.clockID(), s.checks.runs(w.Root(), sess.Name), alive) {
 				cs = st.Goal.RecoverCheck(now)
 			}
 			changed, more := st.Goal.RecoverLeftTurns(now, st.UpdatedAt, alive)
@@ -78,12 +78,12 @@ func (s *Service) recoverChecks(w *workspace.Workspace) error {
 	}
 	alive := func(owner string) bool { return w.Alive(owner) }
 	for _, sess := range sessions {
-		if !sess.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
+		if !sess.Goal.CheckLeft(s.clockID(), s.checks.runs(w.Root(), sess.Name), alive) {
 			continue
 		}
 		s.killLeft(w, sess)
 		if _, err := s.UpdateGoal(w, sess.Name, func(g *goal.State) ([]goal.Change, error) {
-			if !g.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
+			if !g.CheckLeft(s.clockID(), s.checks.runs(w.Root(), sess.Name), alive) {
 				return nil, nil
 			}
 			return g.RecoverCheck(s.Now()), nil
