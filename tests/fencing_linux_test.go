@@ -1,15 +1,42 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/agentd/agentd/tests/etcdtest"
 )
+
+// liveDaemons lists the identities of the team's live keys.
+func liveDaemons(t *testing.T, eps []string) []string {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	prefix := "/agentd/" + testTeamID + "/live/"
+	resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, kv := range resp.Kvs {
+		ids = append(ids, strings.TrimPrefix(string(kv.Key), prefix))
+	}
+	return ids
+}
 
 // Fencing in a team folder (docs/team.md, "Fencing"), over the real binary
 // and a real etcd member: a daemon paused (SIGSTOP) past its lease and
@@ -66,8 +93,12 @@ func TestTeamFencingPausedDaemon(t *testing.T) {
 	completeA := a.asyncTool("UpdateGoal", map[string]any{"status": "complete"}) // in A's open turn
 	a.awaitCheck(true)
 
+	aOnly := liveDaemons(t, c.Endpoints())
 	b := e2.start().connect()
 	b.Initialize(nil, e2.ws)
+	if len(aOnly) != 1 {
+		t.Fatalf("live daemons before B: %v, want A's", aOnly)
+	}
 	pid := pA.Cmd.Process.Pid
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -110,6 +141,11 @@ func TestTeamFencingPausedDaemon(t *testing.T) {
 	resA := a.awaitAsync(completeA, "A's complete")
 	if resA.ErrorCode != "goal.stale_call" || !strings.Contains(resA.Output, "stopped counting") {
 		t.Fatalf("A's complete after its run stopped counting = %+v, want goal.stale_call", resA)
+	}
+	// A's complete was recorded by a commit, made after A registered again
+	// under a new identity: A's old one is gone, B's is there, and A's new.
+	if live := liveDaemons(t, c.Endpoints()); len(live) != 2 || slices.Contains(live, aOnly[0]) {
+		t.Fatalf("live daemons after A resumed: %v, want B's and a new one of A's (not %s)", live, aOnly[0])
 	}
 	stale := b.awaitGoalWhere("A's run recorded as not counting", func(gc goalChanged) bool {
 		return gc.Change.Kind == "check" && strings.Contains(gc.Change.Reason, "no longer counts")
