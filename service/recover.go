@@ -30,7 +30,7 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 	if err != nil {
 		return err
 	}
-	alive := func(owner string) bool { return w.Alive(owner) }
+	alive := teamAlive(w)
 	for _, sess := range sessions {
 		// A check marked running that no run of this process will
 		// finish, and no live daemon of a team runs, was left by a process
@@ -76,7 +76,7 @@ func (s *Service) recoverChecks(w *workspace.Workspace) error {
 	if err != nil {
 		return err
 	}
-	alive := func(owner string) bool { return w.Alive(owner) }
+	alive := teamAlive(w)
 	for _, sess := range sessions {
 		if !sess.Goal.CheckLeft(s.clockID(), s.checks.runs(w.Root(), sess.Name), alive) {
 			continue
@@ -92,6 +92,17 @@ func (s *Service) recoverChecks(w *workspace.Workspace) error {
 		}
 	}
 	return nil
+}
+
+// teamAlive says which other processes still hold a team folder
+// (workspace.Workspace.Alive); nil for a folder of this machine, where the
+// file lock keeps every other serving process off: the rules then take
+// what they find left for a process that ended (goal.State.RecoverLeftTurns).
+func teamAlive(w *workspace.Workspace) func(owner string) bool {
+	if !w.Shared() {
+		return nil
+	}
+	return func(owner string) bool { return w.Alive(owner) }
 }
 
 // killLeft kills the process group recorded for the running check of sess,
