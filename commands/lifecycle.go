@@ -103,6 +103,9 @@ var lifecycleCommands = []Command{
 				kind, msg = a.Error.Kind, a.Error.Message
 			}
 			res, cont, err := c.svc.EndTurn(c.folder.ws, c.session, a.TurnID, a.Outcome, kind, msg, c.defaults.Settings)
+			if protocol.ErrorCode(err) == protocol.CodeTurnEnded {
+				c.client.untrackTurn(c.folder.ws, c.session, a.TurnID) // agentd ended it (docs/runtime.md §2.4.6)
+			}
 			if err != nil {
 				return TurnEndResult{}, err
 			}

@@ -104,8 +104,9 @@ func quote(s string) string {
 }
 
 // What differs between two runs whatever the handler: times and the wall
-// clock a goal has used (the retry's pause adds to it) and a check run took, ids, hashes of
-// files that hold ids, and the folder's temporary path.
+// clock a goal has used (the retry's pause adds to it) and a check run took,
+// ids (a check run's too), hashes of files that hold ids, and the folder's
+// temporary path.
 var normalizations = []struct {
 	re   *regexp.Regexp
 	with string
@@ -114,6 +115,7 @@ var normalizations = []struct {
 	{regexp.MustCompile(`((?i)(wallClockMs|durationMs)\\?"):\d+`), `$1:MS`},
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "UUID"},
 	{regexp.MustCompile(`\b[0-9a-f]{64}\b`), "SHA256"},
+	{regexp.MustCompile(`(runId\\?":\\?"|run )[A-Z2-7]{10}\b`), "${1}RUNID"},
 	{regexp.MustCompile(`/[^"\s]*/work\b`), "/FOLDER"},
 }
 

@@ -137,19 +137,22 @@ var todoTool = tool{
 		}
 		desc := todo.Describe(in)
 		return toolCall{desc: protocol.ToolDescription{Description: desc}, run: func(ctx context.Context, c *call, cur workspace.Session, turnID string) (protocol.ToolResult, error) {
-			return runTodo(c, in, desc, cur)
+			return runTodo(c, in, desc, cur, turnID)
 		}}, nil
 	},
 }
 
 // runTodo runs a TodoList call whose input decoded as in on the session
-// read as cur.
-func runTodo(c *call, in todo.Input, desc string, cur workspace.Session) (protocol.ToolResult, error) {
+// read as cur, in turnID ("" outside a turn).
+func runTodo(c *call, in todo.Input, desc string, cur workspace.Session, turnID string) (protocol.ToolResult, error) {
 	plan, err := todo.PlanCall(in)
 	if err != nil {
 		return refusal(todo.CodeInvalid, desc, fmt.Sprintf("The todo list was not changed: %v.", err)), nil
 	}
-	s, err := c.svc.CallTodo(c.folder.ws, c.session, c.agent, plan, cur)
+	s, err := c.svc.CallTodo(c.folder.ws, c.session, c.agent, turnID, plan, cur)
+	if protocol.ErrorCode(err) == protocol.CodeTurnEnded {
+		return goal.TurnEndedRefusal(desc), nil
+	}
 	if err != nil {
 		return protocol.ToolResult{}, err
 	}

@@ -50,6 +50,10 @@ type Check struct {
 	// mark alone while that process holds its lease (CheckLeft). Stored,
 	// not shown to clients.
 	RunBy string `json:"-"`
+	// RunID names the run in progress while Running (StartCheck): only
+	// the result of that run finishes it and may complete the goal
+	// (FinishCheck, docs/runtime.md §2.10.5). Stored, not shown to clients.
+	RunID string `json:"-"`
 	// Process is what the service recorded of the running check's
 	// process once it started it (CheckStarted), so that the next agentd
 	// can stop what an ended one left running (docs/runtime.md §2.10.3).
@@ -63,12 +67,14 @@ type Check struct {
 // limit, or when the goal ended) or did not start, and OutputTail then ends
 // with a line that says so. DurationMs is the time it ran, At when it
 // ended. OutputTail is at most MaxCheckTailBytes of the end of its output,
-// valid UTF-8.
+// valid UTF-8. RunID names the run (StartCheck); "" in a state written
+// before runs were named.
 type CheckRun struct {
 	ExitCode   int       `json:"exitCode"`
 	DurationMs int64     `json:"durationMs"`
 	At         time.Time `json:"at"`
 	OutputTail string    `json:"outputTail"`
+	RunID      string    `json:"runId,omitempty"`
 }
 
 // Passed says whether the run proves the goal done: exit code 0.
@@ -158,19 +164,21 @@ func (s *State) SetCheck(command *string, by CheckSetter, now Instant) ([]Change
 	return []Change{{Kind: ChangeCheck, Status: g.Status, Reason: reason, Actor: User, Goal: g.snapshot(now)}}, nil
 }
 
-// CheckStart is a run of a check that may begin: the command and the goal
-// it verifies.
+// CheckStart is a run of a check that may begin: the command, the goal it
+// verifies and the run's id.
 type CheckStart struct {
 	GoalID  string
 	Command string
+	RunID   string
 }
 
-// StartCheck marks the current goal's check running, for a run on demand
-// (actor user) or before completing the goal (actor model), and returns
-// what to run. Refusals: goal.not_found, goal.no_check (the goal has no
-// check), goal.check_running (one run at a time per goal; docs/runtime.md
+// StartCheck marks the current goal's check running as the run runID (an
+// id the caller makes, unique to the run), for a run on demand (actor user)
+// or before completing the goal (actor model), and returns what to run.
+// Refusals: goal.not_found, goal.no_check (the goal has no check),
+// goal.check_running (one run at a time per goal; docs/runtime.md
 // §2.10.1).
-func (s *State) StartCheck(actor Actor, now Instant) (CheckStart, []Change, error) {
+func (s *State) StartCheck(actor Actor, runID string, now Instant) (CheckStart, []Change, error) {
 	g := s.Goal
 	switch {
 	case g == nil:
@@ -181,24 +189,32 @@ func (s *State) StartCheck(actor Actor, now Instant) (CheckStart, []Change, erro
 		return CheckStart{}, nil, errorf(CodeCheckRunning, "the goal's check is already running; wait for its result")
 	}
 	g.settle(now)
-	g.Check.Running, g.Check.RunBy = true, now.Clock
-	reason := "check started: " + oneLine(g.Check.Command, 200)
+	g.Check.Running, g.Check.RunBy, g.Check.RunID = true, now.Clock, runID
+	reason := "check started (run " + runID + "): " + oneLine(g.Check.Command, 200)
 	ch := Change{Kind: ChangeCheck, Status: g.Status, Reason: reason, Actor: actor, Goal: g.snapshot(now)}
-	return CheckStart{GoalID: g.ID, Command: g.Check.Command}, []Change{ch}, nil
+	return CheckStart{GoalID: g.ID, Command: g.Check.Command, RunID: runID}, []Change{ch}, nil
 }
 
-// FinishCheck records run, the result of the run StartCheck began for the
-// goal goalID, and clears running (actor runtime). It returns false, and
-// changes nothing, when that goal is no longer current or its check is not
-// running any more (the goal was replaced or cancelled, or its check
-// changed).
-func (s *State) FinishCheck(goalID string, run CheckRun, now Instant) ([]Change, bool) {
+// FinishCheck records run, the result of the run start that StartCheck
+// began, and clears running (actor runtime). It returns false when that
+// run is not the one the goal is waiting on (docs/runtime.md §2.10.5):
+// the goal is no longer current (replaced or cancelled: nothing changes),
+// or it is but its check is no longer running as that run (its running
+// mark was cleared as left by a process that had lost its lease, and
+// maybe another run started): then the run is recorded as a change of
+// kind check that says it no longer counts, and the goal does not change.
+func (s *State) FinishCheck(start CheckStart, run CheckRun, now Instant) ([]Change, bool) {
 	g := s.Goal
-	if g == nil || g.ID != goalID || g.Check == nil || !g.Check.Running {
+	run.RunID = start.RunID
+	if g == nil || g.ID != start.GoalID || g.Check == nil {
 		return nil, false
 	}
+	if !g.Check.Running || g.Check.RunID != start.RunID {
+		reason := fmt.Sprintf("check run %s no longer counts, so its result changes nothing: %s", start.RunID, run.Summary(start.Command))
+		return []Change{{Kind: ChangeCheck, Status: g.Status, Reason: reason, Actor: Runtime, Goal: g.snapshot(now)}}, false
+	}
 	g.settle(now)
-	g.Check.Running, g.Check.RunBy, g.Check.Process = false, "", nil
+	g.Check.Running, g.Check.RunBy, g.Check.RunID, g.Check.Process = false, "", "", nil
 	g.Check.LastRun = &run
 	word := "check failed: "
 	if run.Passed() {
@@ -209,11 +225,12 @@ func (s *State) FinishCheck(goalID string, run CheckRun, now Instant) ([]Change,
 }
 
 // CheckStarted records p, what the service knows of the process of the
-// run StartCheck began for the goal goalID (Check.Process); false, and nothing changes, when that goal is no
-// longer current or its check is not running (FinishCheck's rule).
-func (s *State) CheckStarted(goalID string, p []byte) bool {
+// run start that StartCheck began (Check.Process); false, and nothing
+// changes, when that run is not the one the goal's check is running
+// (FinishCheck's rule).
+func (s *State) CheckStarted(start CheckStart, p []byte) bool {
 	g := s.Goal
-	if g == nil || g.ID != goalID || g.Check == nil || !g.Check.Running {
+	if g == nil || g.ID != start.GoalID || g.Check == nil || !g.Check.Running || g.Check.RunID != start.RunID {
 		return false
 	}
 	g.Check.Process = slices.Clone(p)
@@ -222,31 +239,34 @@ func (s *State) CheckStarted(goalID string, p []byte) bool {
 
 // CompletionCheck says whether c, a goal tool call, is an UpdateGoal
 // complete that the goal's check must pass first (docs/runtime.md §2.10.1):
-// a call that is not refused or stale, of an active goal that has a check.
-// Any other call runs at once with CallTool.
+// a call that is not refused or stale, on a turn that has not ended, of an
+// active goal that has a check. Any other call runs at once with CallTool.
 func (s *State) CompletionCheck(c ToolCall) bool {
 	in, ok := c.Input.(UpdateGoalInput)
-	if !ok || Status(in.Status) != Complete || s.Goal == nil || s.Goal.Check == nil || s.Goal.Status != Active {
+	if !ok || Status(in.Status) != Complete || s.Goal == nil || s.Goal.Check == nil || s.Goal.Status != Active || s.CheckTurn(c.TurnID) != nil {
 		return false
 	}
 	_, stale := s.stale(c.TurnID)
 	return !stale
 }
 
-// CompleteAfterCheck answers c, the UpdateGoal complete that started a
-// check of the goal goalID with StartCheck, now that the check ran as run
-// (and was recorded with FinishCheck when recorded is true). A run that
-// passed completes the goal as UpdateGoal does, the check's summary in the
-// reason (so the history keeps the command, exit code, duration and output
-// tail in the goal it records); a run that failed is refused with
+// CompleteAfterCheck answers c, the UpdateGoal complete that started the
+// check run start with StartCheck, now that the check ran as run (and was
+// recorded with FinishCheck when recorded is true). A run that passed
+// completes the goal as UpdateGoal does, the check's summary in the reason
+// (so the history keeps the command, exit code, duration and output tail
+// in the goal it records); a run that failed is refused with
 // goal.check_failed and the output tail, and the goal stays active. When
-// the goal changed while the check ran, nothing changes: goal.stale_call,
-// as for a stale call.
-func (s *State) CompleteAfterCheck(c ToolCall, goalID string, run CheckRun, recorded bool, now Instant) (ToolResult, []Change) {
+// the goal changed while the check ran, or the run stopped counting
+// (FinishCheck), nothing changes: goal.stale_call, as for a stale call.
+func (s *State) CompleteAfterCheck(c ToolCall, start CheckStart, run CheckRun, recorded bool, now Instant) (ToolResult, []Change) {
 	res := ToolResult{Description: c.Description.Description}
 	g := s.Goal
-	if !recorded || g == nil || g.ID != goalID {
+	if !recorded || g == nil || g.ID != start.GoalID {
 		res.Output = "Goal not updated: the goal changed while its check ran (it was cancelled, replaced, or its check changed). Nothing was changed. Call GetGoal to see where things stand before using another goal tool."
+		if g != nil && g.ID == start.GoalID {
+			res.Output = "Goal not updated: this run of the goal's check stopped counting while it ran (agentd took it for left by a process that had lost touch, and the check may have been run again since), so its result changes nothing. Call GetGoal to see where things stand; if the goal is still active and its check is not running, call UpdateGoal with complete again."
+		}
 		res.ErrorCode = CodeStaleCall
 		return res, nil
 	}
@@ -281,7 +301,7 @@ func (s *State) RecoverCheck(now Instant) []Change {
 		return nil
 	}
 	g.settle(now)
-	g.Check.Running, g.Check.RunBy, g.Check.Process = false, "", nil
+	g.Check.Running, g.Check.RunBy, g.Check.RunID, g.Check.Process = false, "", "", nil
 	return []Change{{Kind: ChangeCheck, Status: g.Status, Reason: "check stopped: the agentd process that ran it ended before it did", Actor: Runtime, Goal: g.snapshot(now)}}
 }
 

@@ -98,7 +98,7 @@ func TestSetCheck(t *testing.T) {
 	}
 
 	_, _ = s.SetCheck(strPtr("make test"), alice, c.now())
-	if _, _, err := s.StartCheck(User, c.now()); err != nil {
+	if _, _, err := s.StartCheck(User, "run-1", c.now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.SetCheck(strPtr("other"), alice, c.now()); codeOf(err) != CodeCheckRunning {
@@ -114,35 +114,36 @@ func TestSetCheck(t *testing.T) {
 func TestStartAndFinishCheck(t *testing.T) {
 	c := newClock()
 	s := withGoal(t, c)
-	if _, _, err := s.StartCheck(User, c.now()); codeOf(err) != CodeNoCheck {
+	if _, _, err := s.StartCheck(User, "run-1", c.now()); codeOf(err) != CodeNoCheck {
 		t.Errorf("StartCheck without a check: %v, want goal.no_check", err)
 	}
 	_, _ = s.SetCheck(strPtr("make test"), alice, c.now())
-	start, cs, err := s.StartCheck(User, c.now())
+	start, cs, err := s.StartCheck(User, "run-1", c.now())
 	mustNoErr(t, err)
-	if start != (CheckStart{GoalID: "goal-1", Command: "make test"}) || !s.CheckRunning() || !cs[0].Goal.Check.Running {
+	if start != (CheckStart{GoalID: "goal-1", Command: "make test", RunID: "run-1"}) || !s.CheckRunning() || !cs[0].Goal.Check.Running {
 		t.Errorf("start %+v, changes %+v", start, cs)
 	}
-	if _, _, err := s.StartCheck(Model, c.now()); codeOf(err) != CodeCheckRunning {
+	if _, _, err := s.StartCheck(Model, "run-1", c.now()); codeOf(err) != CodeCheckRunning {
 		t.Errorf("a second StartCheck: %v, want goal.check_running", err)
 	}
 	run := CheckRun{ExitCode: 2, DurationMs: 1500, At: c.advance(1500 * time.Millisecond).Wall, OutputTail: "FAIL\n"}
-	cs, ok := s.FinishCheck("goal-1", run, c.now())
+	cs, ok := s.FinishCheck(start, run, c.now())
+	run.RunID = "run-1"
 	if !ok || s.CheckRunning() || *s.Goal.Check.LastRun != run || s.Goal.Status != Active {
 		t.Fatalf("FinishCheck: ok %v, check %+v, status %s", ok, s.Goal.Check, s.Goal.Status)
 	}
 	if diff := cmp.Diff([]string{"check/runtime/active"}, kinds(cs)); diff != "" || cs[0].Reason != "check failed: `make test` exited 2 after 1s" {
 		t.Errorf("changes %v (%s), reason %q", kinds(cs), diff, cs[0].Reason)
 	}
-	if _, ok := s.FinishCheck("goal-1", run, c.now()); ok {
-		t.Errorf("FinishCheck of a check that is not running recorded it")
+	if cs, ok := s.FinishCheck(start, run, c.now()); ok || len(cs) != 1 || !strings.Contains(cs[0].Reason, "check run run-1 no longer counts") || s.Goal.Check.LastRun.At != run.At {
+		t.Errorf("FinishCheck of a check that is not running: ok %v, changes %v, last run %+v; want it told as a run that no longer counts", ok, cs, s.Goal.Check.LastRun)
 	}
 
 	// The goal is replaced while its check runs: the result is dropped.
-	_, _, _ = s.StartCheck(User, c.now())
+	_, _, _ = s.StartCheck(User, "run-1", c.now())
 	_, err = s.Create(CreateParams{Objective: "next", Replace: true, Check: "make test"}, c.now())
 	mustNoErr(t, err)
-	if cs, ok := s.FinishCheck("goal-1", run, c.now()); ok || cs != nil || s.Goal.Check.LastRun != nil {
+	if cs, ok := s.FinishCheck(start, run, c.now()); ok || cs != nil || s.Goal.Check.LastRun != nil {
 		t.Errorf("the run of a replaced goal was recorded on the new one: %v", s.Goal.Check)
 	}
 }
@@ -160,11 +161,11 @@ func TestCompleteAfterCheck(t *testing.T) {
 		t.Errorf("CallTool complete without running the check: %+v, %v", res, cs)
 	}
 
-	start, _, err := s.StartCheck(Model, c.now())
+	start, _, err := s.StartCheck(Model, "run-1", c.now())
 	mustNoErr(t, err)
 	failed := CheckRun{ExitCode: 1, DurationMs: 2000, At: c.advance(2 * time.Second).Wall, OutputTail: "--- FAIL: TestParse\n"}
-	_, recorded := s.FinishCheck(start.GoalID, failed, c.now())
-	res, cs = s.CompleteAfterCheck(tc, start.GoalID, failed, recorded, c.now())
+	_, recorded := s.FinishCheck(start, failed, c.now())
+	res, cs = s.CompleteAfterCheck(tc, start, failed, recorded, c.now())
 	if !res.IsError || res.ErrorCode != CodeCheckFailed || cs != nil || s.Goal.Status != Active || res.StopTurn {
 		t.Errorf("failed check: %+v, %v, status %s", res, cs, s.Goal.Status)
 	}
@@ -176,18 +177,18 @@ func TestCompleteAfterCheck(t *testing.T) {
 
 	// A failed check that printed nothing says so rather than showing an
 	// empty output.
-	start, _, _ = s.StartCheck(Model, c.now())
+	start, _, _ = s.StartCheck(Model, "run-1", c.now())
 	silent := CheckRun{ExitCode: 1, DurationMs: 1000, At: c.advance(time.Second).Wall}
-	_, recorded = s.FinishCheck(start.GoalID, silent, c.now())
-	res, _ = s.CompleteAfterCheck(tc, start.GoalID, silent, recorded, c.now())
+	_, recorded = s.FinishCheck(start, silent, c.now())
+	res, _ = s.CompleteAfterCheck(tc, start, silent, recorded, c.now())
 	if res.ErrorCode != CodeCheckFailed || !strings.Contains(res.Output, "The check printed nothing") || strings.Contains(res.Output, "Output (the last") {
 		t.Errorf("failed check with no output: %q", res.Output)
 	}
 
-	start, _, _ = s.StartCheck(Model, c.now())
-	passed := CheckRun{ExitCode: 0, DurationMs: 3000, At: c.advance(3 * time.Second).Wall, OutputTail: "ok\n"}
-	recordedCs, recorded := s.FinishCheck(start.GoalID, passed, c.now())
-	res, cs = s.CompleteAfterCheck(tc, start.GoalID, passed, recorded, c.now())
+	start, _, _ = s.StartCheck(Model, "run-1", c.now())
+	passed := CheckRun{ExitCode: 0, DurationMs: 3000, At: c.advance(3 * time.Second).Wall, OutputTail: "ok\n", RunID: "run-1"}
+	recordedCs, recorded := s.FinishCheck(start, passed, c.now())
+	res, cs = s.CompleteAfterCheck(tc, start, passed, recorded, c.now())
 	if res.IsError || s.Goal.Status != Complete || !res.StopTurn || !strings.HasPrefix(res.Output, "Check passed: `make test` exited 0 after 3s. Goal marked complete.") {
 		t.Fatalf("passed check: %+v, status %s", res, s.Goal.Status)
 	}
@@ -213,14 +214,53 @@ func TestCompleteAfterCheckGoalChanged(t *testing.T) {
 	c := newClock()
 	s := withCheck(t, c, "make test")
 	tc := updateComplete(t, "")
-	start, _, _ := s.StartCheck(Model, c.now())
+	start, _, _ := s.StartCheck(Model, "run-1", c.now())
 	_, err := s.Cancel(c.now())
 	mustNoErr(t, err)
 	run := CheckRun{ExitCode: -1, OutputTail: "agentd: the check was killed: the goal was cancelled or replaced\n"}
-	cs, recorded := s.FinishCheck(start.GoalID, run, c.now())
-	res, more := s.CompleteAfterCheck(tc, start.GoalID, run, recorded, c.now())
+	cs, recorded := s.FinishCheck(start, run, c.now())
+	res, more := s.CompleteAfterCheck(tc, start, run, recorded, c.now())
 	if recorded || cs != nil || more != nil || res.IsError || res.ErrorCode != CodeStaleCall || s.Goal != nil {
 		t.Errorf("complete of a cancelled goal: %+v, recorded %v", res, recorded)
+	}
+}
+
+// TestStaleCheckRunDoesNotComplete: a run whose running mark was cleared
+// as left by a process that lost its lease (RecoverCheck), and that another
+// run replaced, is recorded as a run that no longer counts and changes
+// nothing, even when it passed; the run the goal waits on completes it
+// (docs/runtime.md §2.10.5).
+func TestStaleCheckRunDoesNotComplete(t *testing.T) {
+	c := newClock()
+	s := withCheck(t, c, "make test")
+	tc := updateComplete(t, "")
+	left, _, err := s.StartCheck(Model, "run-a", Instant{Wall: c.wall, Clock: "daemon-a"})
+	mustNoErr(t, err)
+	s.RecoverCheck(c.advance(10 * time.Second))
+	live, _, err := s.StartCheck(Model, "run-b", c.now())
+	mustNoErr(t, err)
+
+	passed := CheckRun{ExitCode: 0, DurationMs: 12000, At: c.advance(2 * time.Second).Wall, OutputTail: "ok\n"}
+	cs, recorded := s.FinishCheck(left, passed, c.now())
+	res, more := s.CompleteAfterCheck(tc, left, passed, recorded, c.now())
+	if recorded || len(cs) != 1 || cs[0].Kind != ChangeCheck || cs[0].Actor != Runtime || more != nil {
+		t.Fatalf("the stale run: recorded %v, changes %v %v; want one check change and no other", recorded, cs, more)
+	}
+	if want := "check run run-a no longer counts, so its result changes nothing: `make test` exited 0 after 12s"; cs[0].Reason != want {
+		t.Errorf("reason %q, want %q", cs[0].Reason, want)
+	}
+	if res.ErrorCode != CodeStaleCall || res.IsError || !strings.Contains(res.Output, "stopped counting") {
+		t.Errorf("the stale run's answer: %+v", res)
+	}
+	if s.Goal.Status != Active || !s.CheckRunning() || s.Goal.Check.RunID != "run-b" || s.Goal.Check.LastRun != nil {
+		t.Fatalf("the goal after the stale run: %+v, check %+v", s.Goal.Status, s.Goal.Check)
+	}
+
+	failed := CheckRun{ExitCode: 1, DurationMs: 3000, At: c.advance(time.Second).Wall, OutputTail: "FAIL\n"}
+	cs, recorded = s.FinishCheck(live, failed, c.now())
+	res, _ = s.CompleteAfterCheck(tc, live, failed, recorded, c.now())
+	if !recorded || res.ErrorCode != CodeCheckFailed || s.Goal.Status != Active || s.Goal.Check.LastRun.RunID != "run-b" || len(cs) != 1 {
+		t.Fatalf("the live run's result: recorded %v, %+v, status %s, last run %+v", recorded, res, s.Goal.Status, s.Goal.Check.LastRun)
 	}
 }
 
@@ -284,7 +324,7 @@ func TestRecoverCheck(t *testing.T) {
 	if s.RecoverCheck(c.now()) != nil {
 		t.Errorf("recovered a check that is not running")
 	}
-	_, _, _ = s.StartCheck(Model, c.now())
+	_, _, _ = s.StartCheck(Model, "run-1", c.now())
 	cs := s.RecoverCheck(c.now())
 	if s.CheckRunning() || len(cs) != 1 || cs[0].Kind != ChangeCheck || cs[0].Actor != Runtime || s.Goal.Status != Active {
 		t.Errorf("RecoverCheck: %+v, running %v", cs, s.CheckRunning())
@@ -298,17 +338,20 @@ func TestCheckProcess(t *testing.T) {
 	c := newClock()
 	s := withCheck(t, c, "make test")
 	p := []byte(`{"pgid":4242,"start":99,"boot":"boot-1"}`)
-	if s.CheckStarted(s.Goal.ID, p) {
+	if s.CheckStarted(CheckStart{GoalID: s.Goal.ID, RunID: "run-1"}, p) {
 		t.Error("recorded a process of a check that is not running")
 	}
-	start, _, _ := s.StartCheck(Model, c.now())
-	if s.CheckStarted("other", p) {
+	start, _, _ := s.StartCheck(Model, "run-1", c.now())
+	if s.CheckStarted(CheckStart{GoalID: "other", RunID: "run-1"}, p) {
 		t.Error("recorded a process for another goal")
+	}
+	if s.CheckStarted(CheckStart{GoalID: s.Goal.ID, RunID: "run-0"}, p) {
+		t.Error("recorded the process of another run on the running one")
 	}
 	if _, _, ok := s.RunningCheckProcess(); ok {
 		t.Error("a left check before any process was recorded")
 	}
-	if !s.CheckStarted(start.GoalID, p) {
+	if !s.CheckStarted(start, p) {
 		t.Fatal("did not record the process of the running check")
 	}
 	if got, id, ok := s.RunningCheckProcess(); !ok || !bytes.Equal(got, p) || id != start.GoalID {
@@ -321,9 +364,9 @@ func TestCheckProcess(t *testing.T) {
 	if _, _, ok := s.RunningCheckProcess(); ok || s.Goal.Check.Process != nil {
 		t.Error("the process outlived the running mark RecoverCheck cleared")
 	}
-	start, _, _ = s.StartCheck(Model, c.now())
-	s.CheckStarted(start.GoalID, p)
-	s.FinishCheck(start.GoalID, CheckRun{ExitCode: 0}, c.now())
+	start, _, _ = s.StartCheck(Model, "run-1", c.now())
+	s.CheckStarted(start, p)
+	s.FinishCheck(start, CheckRun{ExitCode: 0}, c.now())
 	if s.Goal.Check.Process != nil {
 		t.Error("the process outlived the run FinishCheck recorded")
 	}
@@ -338,7 +381,7 @@ func TestCheckLeft(t *testing.T) {
 	if s.CheckLeft(c.id, false, nil) {
 		t.Errorf("a check that is not running is left")
 	}
-	_, _, _ = s.StartCheck(Model, c.now())
+	_, _, _ = s.StartCheck(Model, "run-1", c.now())
 	if s.Goal.Check.RunBy != c.id {
 		t.Fatalf("RunBy = %q, want the running process %q", s.Goal.Check.RunBy, c.id)
 	}
@@ -390,11 +433,11 @@ func TestAdvanceAfterACheckPasses(t *testing.T) {
 	_, err := s.Enqueue(QueueParams{Objective: "document it", Check: &docs, CheckSetBy: alice}, c.now())
 	mustNoErr(t, err)
 	tc := updateComplete(t, "")
-	start, _, err := s.StartCheck(Model, c.now())
+	start, _, err := s.StartCheck(Model, "run-1", c.now())
 	mustNoErr(t, err)
-	run := CheckRun{ExitCode: 0, DurationMs: 1000, At: c.advance(time.Second).Wall, OutputTail: "ok\n"}
-	recorded, ok := s.FinishCheck(start.GoalID, run, c.now())
-	res, cs := s.CompleteAfterCheck(tc, start.GoalID, run, ok, c.now())
+	run := CheckRun{ExitCode: 0, DurationMs: 1000, At: c.advance(time.Second).Wall, OutputTail: "ok\n", RunID: "run-1"}
+	recorded, ok := s.FinishCheck(start, run, c.now())
+	res, cs := s.CompleteAfterCheck(tc, start, run, ok, c.now())
 	if res.IsError || !strings.Contains(res.Output, "The next goal of the queue is now active") {
 		t.Fatalf("complete after the check: %+v", res)
 	}

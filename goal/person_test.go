@@ -26,10 +26,10 @@ func (s *State) modelStep(t *testing.T, c modelCall, run CheckRun, now Instant) 
 		res, _ := s.CallTool(tc, now)
 		return res
 	}
-	start, _, err := s.StartCheck(Model, now)
+	start, _, err := s.StartCheck(Model, "run-1", now)
 	mustNoErr(t, err)
-	_, recorded := s.FinishCheck(start.GoalID, run, now)
-	res, _ := s.CompleteAfterCheck(tc, start.GoalID, run, recorded, now)
+	_, recorded := s.FinishCheck(start, run, now)
+	res, _ := s.CompleteAfterCheck(tc, start, run, recorded, now)
 	return res
 }
 
@@ -45,6 +45,12 @@ func updateCall(status, turnID string) modelCall {
 func budgetCall(value float64, unit string) modelCall {
 	in, _ := json.Marshal(SetGoalBudgetInput{Value: value, Unit: unit})
 	return modelCall{Name: SetGoalBudgetTool, Input: in, TurnID: "t1"}
+}
+
+// inTurn is c made in the turn turnID.
+func inTurn(c modelCall, turnID string) modelCall {
+	c.TurnID = turnID
+	return c
 }
 
 // TestModelCannotGetAroundAPersonsCheck: whatever sequence of goal tool
@@ -288,7 +294,7 @@ func TestModelCannotOutlastAPersonsBudget(t *testing.T) {
 				want string // code for the person's budget
 			}{
 				{updateCall("active", "t4"), CodeNotResumable},
-				{budgetCall(10, "turns"), CodePersonSet},
+				{inTurn(budgetCall(10, "turns"), "t4"), CodePersonSet},
 				{updateCall("active", "t4"), CodeNotResumable},
 				{createCall("ship it", true, "t4"), CodePersonSet},
 			}

@@ -349,13 +349,17 @@ type ToolCall struct {
 }
 
 // CallTool runs a goal tool for a model (docs/runtime.md §2.8). Refusals are
-// results with IsError and ErrorCode; a Refused call answers its refusal.
+// results with IsError and ErrorCode; a Refused call answers its refusal,
+// and a call on a turn that has ended (CheckTurn) TurnEndedRefusal.
 // A CreateGoal, SetGoalBudget or UpdateGoal call in a turn whose goal is no
 // longer the current goal is ignored: ErrorCode goal.stale_call, IsError
 // false, nothing changes.
 func (s *State) CallTool(c ToolCall, now Instant) (ToolResult, []Change) {
 	if res, refused := c.Refused(); refused {
 		return res, nil
+	}
+	if s.CheckTurn(c.TurnID) != nil {
+		return TurnEndedRefusal(c.Description.Description), nil
 	}
 	res := ToolResult{Description: c.Description.Description}
 	if _, ok := c.Input.(GetGoalInput); ok {

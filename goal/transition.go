@@ -360,6 +360,10 @@ func (s *State) RecoverLeftTurns(now Instant, lastSeen time.Time, alive func(own
 			driven = true
 		}
 		t.Ended, t.StepOpen, t.InGrace = true, false, false
+		t.EndedBy = EndedRestart
+		if alive != nil {
+			t.EndedBy = EndedLeaseLost
+		}
 		ended = true
 	}
 	if ended {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -368,9 +369,10 @@ func TestRecoverAfterRestart(t *testing.T) {
 		if _, got := s.RecoverAfterRestart(c.now(), c.wall); got != nil {
 			t.Errorf("a paused goal changed again: %v", got)
 		}
-		// The turn is remembered: a late end is answered, not refused.
-		if _, err := s.EndTurn("t1", OutcomeCompleted, "", "", 0, c.now()); err != nil {
-			t.Errorf("EndTurn after restart: %v", err)
+		// The turn is remembered: a late end is refused as a call on a
+		// turn agentd ended (docs/runtime.md §2.4.6), not as an unknown turn.
+		if _, err := s.EndTurn("t1", OutcomeCompleted, "", "", 0, c.now()); protocol.ErrorCode(err) != protocol.CodeTurnEnded {
+			t.Errorf("EndTurn after restart: got %v, want turn.ended", err)
 		}
 	})
 	t.Run("no turn live", func(t *testing.T) {

@@ -66,6 +66,11 @@ type Turn struct {
 	GraceGiven   bool // the one grace step was granted
 	InGrace      bool // the grace step is due or running
 	Ended        bool
+	// EndedBy says why agentd ended the turn itself (EndedDisconnect,
+	// EndedRestart, EndedLeaseLost); "" while it is live and when its host
+	// ended it (agentd.turn.end). A later call on a turn agentd ended is
+	// refused with turn.ended (docs/runtime.md §2.4.6).
+	EndedBy string
 	// Detached: the turn is driven from outside any agentd connection (an
 	// agent's hooks, docs/hooks.md): no connection's end ends it, and a
 	// restart of agentd leaves it live (RecoverAfterRestart).
@@ -255,12 +260,16 @@ func (s *State) BeginTurn(turnID string, origin Origin, agent string, now Instan
 // file's changedSinceLastTurn is cleared (the reminder delivers it, §4).
 //
 // Steps alternate: a BeginStep while a step is already open is a retry; it
-// changes nothing and answers as the first call did. Refusal: args.invalid
-// for an unknown or ended turn.
+// changes nothing and answers as the first call did. Refusal: turn.ended
+// for a turn agentd ended itself (Turn.EndedBy), args.invalid for an
+// unknown turn or one its host ended.
 func (s *State) BeginStep(turnID string, now Instant) (StepBegin, error) {
 	t := s.turn(turnID)
 	if t == nil {
 		return StepBegin{}, unknownTurn(turnID)
+	}
+	if err := refuseEndedByAgentd(t); err != nil {
+		return StepBegin{}, err
 	}
 	if t.Ended {
 		return StepBegin{}, errorf(CodeArgsInvalid, fmt.Sprintf("turn %q has already ended", turnID))
@@ -334,8 +343,9 @@ func (s *State) stepBeginAnswer(t *Turn, now Instant, cs []Change) StepBegin {
 // one; it changes nothing and answers as that call did. On an ended turn
 // only an exact retry of the recorded last step end (the turn's last step,
 // same outputTokens and finishReason) is answered so; any other step end
-// there is refused, since its tokens could no longer be counted. Refusal:
-// args.invalid for an unknown turn, a turn with no step begun, a late step
+// there is refused, since its tokens could no longer be counted; every step
+// end on a turn agentd ended itself (Turn.EndedBy) is refused with
+// turn.ended. Refusal: args.invalid for an unknown turn, a turn with no step begun, a late step
 // end on an ended turn, a negative token count or an unknown finish reason.
 func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, now Instant) (StepEnd, error) {
 	if finish != FinishStop && finish != FinishToolCalls {
@@ -347,6 +357,9 @@ func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, 
 	t := s.turn(turnID)
 	if t == nil {
 		return StepEnd{}, unknownTurn(turnID)
+	}
+	if err := refuseEndedByAgentd(t); err != nil {
+		return StepEnd{}, err
 	}
 	if t.Ended && !t.LastStepEnd.isRetryOf(t.Steps, outputTokens, finish) {
 		return StepEnd{}, errorf(CodeArgsInvalid, fmt.Sprintf("turn %q has already ended, so this step end (outputTokens %d, finishReason %s) is not counted; end steps before agentd.turn.end and use a new turnId for a new turn", turnID, outputTokens, finish))
@@ -474,8 +487,9 @@ const KindAgentLimit = "agent_limit"
 //     stall the goal (0 or less: never).
 //
 // Unknown error kinds count as "other". A retry changes nothing and answers
-// as the first call did. Refusal: args.invalid for an unknown turn or
-// outcome.
+// as the first call did; a turn agentd ended itself (Turn.EndedBy) is
+// refused with turn.ended instead, since the host's outcome was never
+// recorded. Refusal: args.invalid for an unknown turn or outcome.
 func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, stallTurns int, now Instant) (TurnEnd, error) {
 	switch outcome {
 	case OutcomeCompleted, OutcomeCancelled, OutcomeFailed, OutcomeBlocked, OutcomeStepLimit:
@@ -485,6 +499,9 @@ func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, 
 	t := s.turn(turnID)
 	if t == nil {
 		return TurnEnd{}, unknownTurn(turnID)
+	}
+	if err := refuseEndedByAgentd(t); err != nil {
+		return TurnEnd{}, err
 	}
 	if t.Ended {
 		return TurnEnd{Continuation: t.Continuation, Goal: s.Snapshot(now)}, nil
@@ -509,6 +526,9 @@ func (s *State) AbandonTurn(turnID string, now Instant) []Change {
 
 func (s *State) endTurn(t *Turn, outcome Outcome, errKind, errMsg string, abandoned bool, stallTurns int, now Instant) []Change {
 	t.Ended, t.StepOpen, t.InGrace = true, false, false
+	if abandoned {
+		t.EndedBy = EndedDisconnect
+	}
 	defer s.pruneTurns()
 	g := s.drivenGoal(t)
 	if g == nil || !t.isMain() {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -403,8 +404,8 @@ func TestAbandonTurn(t *testing.T) {
 	if got := s.AbandonTurn("nope", c.now()); got != nil {
 		t.Errorf("abandoning an unknown turn: %v", got)
 	}
-	if e := endTurn(t, s, "t1", OutcomeCompleted, c.now()); e.Continuation != NoContinuation {
-		t.Errorf("a late end of an abandoned turn: %+v", e)
+	if _, err := s.EndTurn("t1", OutcomeCompleted, "", "", 0, c.now()); protocol.ErrorCode(err) != protocol.CodeTurnEnded {
+		t.Errorf("a late end of an abandoned turn: got %v, want turn.ended", err)
 	}
 }
 

@@ -76,7 +76,7 @@ func (s *State) Restore(before *Snapshot, reason string, now Instant) ([]Change,
 	if check { // the change set, changed or removed the command: its run before it comes back
 		cur.Check = cloneCheck(before.Check)
 		if cur.Check != nil {
-			cur.Check.Running, cur.Check.RunBy, cur.Check.Process = false, "", nil
+			cur.Check.Running, cur.Check.RunBy, cur.Check.RunID, cur.Check.Process = false, "", "", nil
 		}
 	}
 	if cur.Status != before.Status {
@@ -123,7 +123,7 @@ func (s *State) bringBack(before *Snapshot, reason string, now Instant) ([]Chang
 		LastActor:           User,
 	}
 	if g.Check != nil { // its run, if any, ended with the change undone
-		g.Check.Running, g.Check.RunBy, g.Check.Process = false, "", nil
+		g.Check.Running, g.Check.RunBy, g.Check.RunID, g.Check.Process = false, "", "", nil
 	}
 	if g.Status == Active {
 		if err := s.canRun(g, now); err != nil {

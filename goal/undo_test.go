@@ -69,9 +69,9 @@ func TestRestoreCancel(t *testing.T) {
 func TestRestoreCancelKeepsTheCheck(t *testing.T) {
 	c := newClock()
 	s := withCheck(t, c, "make test")
-	start, _, err := s.StartCheck(Model, c.now())
+	start, _, err := s.StartCheck(Model, "run-1", c.now())
 	mustNoErr(t, err)
-	s.CheckStarted(start.GoalID, []byte(`{"pgid":77,"start":1}`))
+	s.CheckStarted(start, []byte(`{"pgid":77,"start":1}`))
 	before := s.Snapshot(c.now())
 	_, err = s.Cancel(c.now())
 	mustNoErr(t, err)
@@ -106,7 +106,7 @@ func TestRestoreCheck(t *testing.T) {
 	noCmd.Check = nil
 	_, err = s.SetCheck(&other, alice, c.now())
 	mustNoErr(t, err)
-	_, _, err = s.StartCheck(User, c.now())
+	_, _, err = s.StartCheck(User, "run-1", c.now())
 	mustNoErr(t, err)
 	if _, err := s.Restore(noCmd, "undo of goal.check", c.now()); codeOf(err) != CodeCheckRunning {
 		t.Fatalf("undo while the check runs: %v, want %s", err, CodeCheckRunning)

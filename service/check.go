@@ -3,6 +3,7 @@ package service
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +55,11 @@ var (
 	errStopping      = errors.New("agentd is stopping")
 	errCallCancelled = errors.New("the request that ran it was cancelled")
 )
+
+// newRunID names a run of a check (goal.State.StartCheck): 10 random
+// base32 characters (50 bits), made before the transaction that marks the
+// run, so that every attempt of that transaction marks the same run.
+func newRunID() string { return rand.Text()[:10] }
 
 // checkKey names one goal's check in the service's table of runs.
 type checkKey struct{ root, session, goalID string }
@@ -141,6 +147,7 @@ func (s *Service) closeChecks() {
 // recorded (the returned session is then the one of the start).
 func (s *Service) RunCheck(ctx context.Context, ws *workspace.Workspace, session string, started func()) (goal.CheckRun, workspace.Session, error) {
 	var start goal.CheckStart
+	runID := newRunID()
 	st, err := s.UpdateGoal(ws, session, func(g *goal.State) (cs []goal.Change, err error) {
 		if g.Goal != nil && g.Goal.Check != nil {
 			if ok, outside := s.checkConsented(ws, session, g.Goal.Check); !ok {
@@ -149,7 +156,7 @@ func (s *Service) RunCheck(ctx context.Context, ws *workspace.Workspace, session
 				return nil, goal.UnapprovedError(&c)
 			}
 		}
-		start, cs, err = g.StartCheck(goal.User, s.Now())
+		start, cs, err = g.StartCheck(goal.User, runID, s.Now())
 		return cs, err
 	})
 	if err != nil {
@@ -162,7 +169,7 @@ func (s *Service) RunCheck(ctx context.Context, ws *workspace.Workspace, session
 		defer s.checks.end(key)
 	}
 	after, err := s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {
-		cs, _ := g.FinishCheck(start.GoalID, run, s.Now())
+		cs, _ := g.FinishCheck(start, run, s.Now())
 		return cs, nil
 	})
 	if err != nil {
@@ -183,6 +190,7 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 	var start goal.CheckStart
 	var res goal.ToolResult
 	var needed bool
+	runID := newRunID()
 	_, err := s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {
 		if needed = g.CompletionCheck(tc); !needed {
 			var cs []goal.Change
@@ -195,7 +203,7 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 		}
 		var cs []goal.Change
 		var err error
-		start, cs, err = g.StartCheck(goal.Model, s.Now())
+		start, cs, err = g.StartCheck(goal.Model, runID, s.Now())
 		if err != nil {
 			needed = false
 			code := goal.CodeCheckRunning
@@ -219,9 +227,9 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 	}
 	_, err = s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {
 		now := s.Now()
-		cs, recorded := g.FinishCheck(start.GoalID, run, now)
+		cs, recorded := g.FinishCheck(start, run, now)
 		var more []goal.Change
-		res, more = g.CompleteAfterCheck(tc, start.GoalID, run, recorded, now)
+		res, more = g.CompleteAfterCheck(tc, start, run, recorded, now)
 		return append(cs, more...), nil
 	})
 	return res, err
@@ -289,7 +297,7 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 		io.Copy(tail, pr)
 	}()
 	pgid := cmd.Process.Pid
-	s.recordGroup(ws, key, pgid)
+	s.recordGroup(ws, key, start, pgid)
 	gw.WriteString("go\n")
 	gw.Close()
 	stopped := waitCheck(ctx, cmd, pgid, timeout)
@@ -339,17 +347,18 @@ func waitCheck(ctx context.Context, cmd *exec.Cmd, pgid int, timeout time.Durati
 	return stopped
 }
 
-// recordGroup records the process group pgid of the check key runs with
-// its running mark (a quiet write, goal.State.CheckStarted), where this
-// system says enough to find it again (recordedProcess), for the next
-// agentd process to kill should this one end first.
-func (s *Service) recordGroup(ws *workspace.Workspace, key checkKey, pgid int) {
+// recordGroup records the process group pgid of the check run start of
+// key with its running mark (a quiet write, goal.State.CheckStarted; not
+// when the mark is another run's by then), where this system says enough
+// to find it again (recordedProcess), for the next agentd process to kill
+// should this one end first.
+func (s *Service) recordGroup(ws *workspace.Workspace, key checkKey, start goal.CheckStart, pgid int) {
 	proc, ok := recordedProcess(pgid)
 	if !ok {
 		return
 	}
 	_, err := ws.Update(key.session, func(st *workspace.Session) (workspace.Change, error) {
-		if !st.Goal.CheckStarted(key.goalID, proc) {
+		if !st.Goal.CheckStarted(start, proc) {
 			return workspace.Change{}, nil
 		}
 		return workspace.Change{Kind: "goal.checkProcess", Quiet: true}, nil

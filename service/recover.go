@@ -30,13 +30,13 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 	if err != nil {
 		return err
 	}
-	alive := func(owner string) bool { return w.Alive(owner) }
+	alive := teamAlive(w)
 	for _, sess := range sessions {
 		// A check marked running that no run of this process will
 		// finish, and no live daemon of a team runs, was left by a process
 		// that ended (docs/runtime.md §2.10.3).
-		leftCheck := sess.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive)
-		if sess.Goal.Status() != goal.Active && !sess.Goal.HasTurnLeftBy(s.clock, alive) && !leftCheck {
+		leftCheck := sess.Goal.CheckLeft(s.clockID(), s.checks.runs(w.Root(), sess.Name), alive)
+		if sess.Goal.Status() != goal.Active && !sess.Goal.HasTurnLeftBy(s.clockID(), alive) && !leftCheck {
 			continue
 		}
 		if leftCheck {
@@ -46,7 +46,7 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 			now := s.Now()
 			before := st.Goal.Snapshot(now)
 			var cs []goal.Change
-			if st.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
+			if st.Goal.CheckLeft(s.clockID(), s.checks.runs(w.Root(), sess.Name), alive) {
 				cs = st.Goal.RecoverCheck(now)
 			}
 			changed, more := st.Goal.RecoverLeftTurns(now, st.UpdatedAt, alive)
@@ -76,14 +76,14 @@ func (s *Service) recoverChecks(w *workspace.Workspace) error {
 	if err != nil {
 		return err
 	}
-	alive := func(owner string) bool { return w.Alive(owner) }
+	alive := teamAlive(w)
 	for _, sess := range sessions {
-		if !sess.Goal.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
+		if !sess.Goal.CheckLeft(s.clockID(), s.checks.runs(w.Root(), sess.Name), alive) {
 			continue
 		}
 		s.killLeft(w, sess)
 		if _, err := s.UpdateGoal(w, sess.Name, func(g *goal.State) ([]goal.Change, error) {
-			if !g.CheckLeft(s.clock, s.checks.runs(w.Root(), sess.Name), alive) {
+			if !g.CheckLeft(s.clockID(), s.checks.runs(w.Root(), sess.Name), alive) {
 				return nil, nil
 			}
 			return g.RecoverCheck(s.Now()), nil
@@ -92,6 +92,17 @@ func (s *Service) recoverChecks(w *workspace.Workspace) error {
 		}
 	}
 	return nil
+}
+
+// teamAlive says which other processes still hold a team folder
+// (workspace.Workspace.Alive); nil for a folder of this machine, where the
+// file lock keeps every other serving process off: the rules then take
+// what they find left for a process that ended (goal.State.RecoverLeftTurns).
+func teamAlive(w *workspace.Workspace) func(owner string) bool {
+	if !w.Shared() {
+		return nil
+	}
+	return func(owner string) bool { return w.Alive(owner) }
 }
 
 // killLeft kills the process group recorded for the running check of sess,

@@ -2,9 +2,9 @@ package service
 
 import (
 	"context"
-	"crypto/rand"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentd/agentd/goal"
@@ -17,8 +17,8 @@ import (
 type Service struct {
 	reg   *workspace.Registry
 	wall  func() time.Time
-	clock string    // names this service's monotonic clock (goal.Instant)
-	start time.Time // its start, a reading of time.Now with its monotonic part
+	clock atomic.Pointer[string] // names this service's monotonic clock (goal.Instant), its identity in teams (identity.go)
+	start time.Time              // its start, a reading of time.Now with its monotonic part
 	log   *slog.Logger
 	unsub func()
 	tasks *taskfile.Watcher // a Daemon's task-file watcher; nil for a OneShot
@@ -62,12 +62,14 @@ func New(opts workspace.Options, role Role) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{wall: opts.Now, clock: rand.Text(), start: time.Now(), log: opts.Logger, timers: map[timerKey]*time.Timer{}}
+	s := &Service{wall: opts.Now, start: time.Now(), log: opts.Logger, timers: map[timerKey]*time.Timer{}}
+	s.newClock()
 	if role == Daemon {
 		opts.OnOpen = s.recoverWorkspace
 		// In team folders this daemon's turns are known by its clock, held
 		// under a lease (docs/team.md, "Liveness").
-		opts.Identity = s.clock
+		opts.Identity = s.clockID()
+		opts.NewIdentity = s.newClock
 		opts.OnPeerGone = s.peerGone
 	} else {
 		opts.OnOpen = s.recoverChecks
@@ -88,7 +90,7 @@ func New(opts workspace.Options, role Role) *Service {
 // monotonic time since the service started, which measures a goal's wall
 // clock and which a change of the system time does not move.
 func (s *Service) Now() goal.Instant {
-	return goal.Instant{Wall: s.wall(), Mono: time.Since(s.start), Clock: s.clock}
+	return goal.Instant{Wall: s.wall(), Mono: time.Since(s.start), Clock: s.clockID()}
 }
 
 // Close kills the running goal checks and waits until each is recorded

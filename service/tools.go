@@ -15,7 +15,10 @@ import (
 
 // CallTodo stores what a TodoList call of agent planned (todo.PlanCall) on
 // session of ws and returns the session after it; cur is that session as
-// the caller last read it (workspace.Workspace.View). A write replaces the
+// the caller last read it (workspace.Workspace.View). A call on turnID
+// ("" outside a turn) is refused when that turn has ended, in cur or in the
+// session the write is made on (goal.State.CheckTurn: code turn.ended),
+// and changes nothing. A write replaces the
 // list (actor model); a read changes nothing but, for the main agent, marks
 // the list used for the stale reminder (docs/runtime.md §1.1), quietly. A
 // read that has nothing to mark (the list already used in cur, or a
@@ -25,12 +28,18 @@ import (
 // unknown) still answers the stored session,
 // and the failure is logged. Errors: those of workspace.Workspace.Update
 // and View.
-func (s *Service) CallTodo(ws *workspace.Workspace, session, agent string, plan todo.Plan, cur workspace.Session) (workspace.Session, error) {
+func (s *Service) CallTodo(ws *workspace.Workspace, session, agent, turnID string, plan todo.Plan, cur workspace.Session) (workspace.Session, error) {
+	if err := cur.Goal.CheckTurn(turnID); err != nil {
+		return workspace.Session{}, err
+	}
 	marks := func(st *workspace.Session) bool { return !st.TodoUsage.Used && agent == goal.MainAgent }
 	if !plan.Write && !marks(&cur) {
 		return cur, nil
 	}
 	st, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+		if err := st.Goal.CheckTurn(turnID); err != nil {
+			return workspace.Change{}, err // another daemon ended the turn (docs/runtime.md §2.4.6)
+		}
 		if !plan.Write {
 			if !marks(st) {
 				return workspace.Change{}, nil

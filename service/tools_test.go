@@ -17,7 +17,7 @@ func TestTodoReadMarksOnce(t *testing.T) {
 	opts, root := folder(t)
 	svc, ws := open(t, opts, service.Daemon, root)
 	read := todo.Plan{}
-	s, err := svc.CallTodo(ws, workspace.DefaultSession, goal.MainAgent, read, view(t, ws))
+	s, err := svc.CallTodo(ws, workspace.DefaultSession, goal.MainAgent, "", read, view(t, ws))
 	if err != nil || !s.TodoUsage.Used || !view(t, ws).TodoUsage.Used {
 		t.Fatalf("first read: used %v, stored used %v, err %v; want the mark stored", s.TodoUsage.Used, view(t, ws).TodoUsage.Used, err)
 	}
@@ -27,7 +27,7 @@ func TestTodoReadMarksOnce(t *testing.T) {
 	cur := stored
 	cur.Todos = []todo.Item{{Title: "only in cur", Status: todo.Pending}}
 	for _, agent := range []string{goal.MainAgent, "helper"} {
-		s, err = svc.CallTodo(ws, workspace.DefaultSession, agent, read, cur)
+		s, err = svc.CallTodo(ws, workspace.DefaultSession, agent, "", read, cur)
 		if err != nil || len(s.Todos) != 1 || s.Todos[0].Title != "only in cur" {
 			t.Fatalf("read by %s of a used list = %+v, %v; want cur", agent, s.Todos, err)
 		}

@@ -89,7 +89,7 @@ func TestUndoExpected(t *testing.T) {
 	svc, ws := open(t, opts, service.OneShot, root)
 	plan := todo.Plan{Write: true, Items: []todo.Item{{Title: "a", Status: todo.Pending}}}
 	cur := view(t, ws)
-	if _, err := svc.CallTodo(ws, "", goal.MainAgent, plan, cur); err != nil {
+	if _, err := svc.CallTodo(ws, "", goal.MainAgent, "", plan, cur); err != nil {
 		t.Fatal(err)
 	}
 	zero := uint64(0)

@@ -129,10 +129,11 @@ func TestRestartRuleKilledMidTurn(t *testing.T) {
 			if kinds := c.historyKinds(); kinds[0] != "goal.pause" || count(kinds, "goal.pause") != 1 {
 				t.Fatalf("history %v, want one pause, the newest event", kinds)
 			}
-			// The dead process's turn is over: a late end is answered and
+			// The dead process's turn is over: a late end is refused as a
+			// call on a turn agentd ended (docs/runtime.md §2.4.6) and
 			// changes nothing; a new turn of the resumed goal is driven.
 			h.reconnect(c) // the same host, its turn numbering goes on
-			h.endTurn(turn, "completed")
+			h.endEndedTurn(turn)
 			c.MustExec("agentd.goal.resume", nil, nil)
 			if _, driven := h.beginTurn("user"); !driven {
 				t.Fatal("turn after resume is not goal-driven")

@@ -48,9 +48,6 @@ func (r *Registry) Feed(fn func(FeedEvent)) (cancel func()) {
 	return r.feed.add(fn)
 }
 
-// Identity is Options.Identity: the name of this process in team folders.
-func (r *Registry) Identity() string { return r.opts.Identity }
-
 // feedSession feeds the committed session s of w. The session's lock is
 // held.
 func (w *Workspace) feedSession(s *Session) {

@@ -167,6 +167,7 @@ type checkRecord struct {
 	SetBy   *checkSetterRecord `json:"setBy,omitempty"`
 	Running bool               `json:"running,omitempty"`
 	RunBy   string             `json:"runBy,omitempty"`
+	RunID   string             `json:"runId,omitempty"` // goal.Check.RunID: the run in progress
 	LastRun *checkRunRecord    `json:"lastRun,omitempty"`
 	// Process is goal.Check.Process: what the service recorded of the
 	// running check's process, which the next agentd process to open the
@@ -198,6 +199,7 @@ type checkRunRecord struct {
 	DurationMs int64     `json:"durationMs"`
 	At         time.Time `json:"at"`
 	OutputTail string    `json:"outputTail"`
+	RunID      string    `json:"runId,omitempty"`
 }
 
 type turnRecord struct {
@@ -214,6 +216,7 @@ type turnRecord struct {
 	GraceGiven    bool            `json:"graceGiven,omitempty"`
 	InGrace       bool            `json:"inGrace,omitempty"`
 	Ended         bool            `json:"ended,omitempty"`
+	EndedBy       string          `json:"endedBy,omitempty"`
 	Detached      bool            `json:"detached,omitempty"`
 	Owner         string          `json:"owner,omitempty"`
 	LastStepBegin stepBeginRecord `json:"lastStepBegin"`
@@ -341,7 +344,7 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			}
 		}
 		if c := g.Goal.Check; c != nil {
-			rec.Goal.Check = &checkRecord{Command: c.Command, SetBy: (*checkSetterRecord)(c.SetBy), Running: c.Running, RunBy: c.RunBy}
+			rec.Goal.Check = &checkRecord{Command: c.Command, SetBy: (*checkSetterRecord)(c.SetBy), Running: c.Running, RunBy: c.RunBy, RunID: c.RunID}
 			if r := c.LastRun; r != nil {
 				rec.Goal.Check.LastRun = (*checkRunRecord)(r)
 			}
@@ -369,6 +372,7 @@ func turnToRecord(t goal.Turn) turnRecord {
 		GraceGiven:    t.GraceGiven,
 		InGrace:       t.InGrace,
 		Ended:         t.Ended,
+		EndedBy:       t.EndedBy,
 		Detached:      t.Detached,
 		Owner:         t.Owner,
 		LastStepBegin: stepBeginRecord(t.LastStepBegin),
@@ -434,7 +438,7 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			}
 		}
 		if c := r.Check; c != nil {
-			g.Goal.Check = &goal.Check{Command: c.Command, SetBy: (*goal.CheckSetter)(c.SetBy), Running: c.Running, RunBy: c.RunBy}
+			g.Goal.Check = &goal.Check{Command: c.Command, SetBy: (*goal.CheckSetter)(c.SetBy), Running: c.Running, RunBy: c.RunBy, RunID: c.RunID}
 			if run := c.LastRun; run != nil {
 				g.Goal.Check.LastRun = (*goal.CheckRun)(run)
 			}
@@ -462,6 +466,7 @@ func turnFromRecord(r turnRecord) goal.Turn {
 		GraceGiven:   r.GraceGiven,
 		InGrace:      r.InGrace,
 		Ended:        r.Ended,
+		EndedBy:      r.EndedBy,
 		Detached:     r.Detached,
 		Owner:        r.Owner,
 		Continuation: goal.Continuation(r.Continuation),

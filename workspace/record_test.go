@@ -23,7 +23,7 @@ func fullSession() Session {
 	tu := goal.Turn{
 		ID: "turn-1", Origin: goal.OriginContinuation, Agent: goal.MainAgent,
 		GoalDriven: true, GoalID: "goal-1", DrivenGoalID: "goal-1", Starter: true, Counted: true,
-		Steps: 3, StepOpen: true, GraceGiven: true, InGrace: true, Ended: true, Detached: true,
+		Steps: 3, StepOpen: true, GraceGiven: true, InGrace: true, Ended: true, EndedBy: goal.EndedLeaseLost, Detached: true,
 		Owner: "clock-1", Continuation: goal.ContinuationStepLimit,
 	}
 	tu.LastStepBegin.FirstStep = true
@@ -51,8 +51,8 @@ func fullSession() Session {
 				TaskFile: &goal.TaskFileInfo{Path: "TASK.md", Exists: true, SHA256: "ab12", Size: 45,
 					ModifiedAt: timePtr(t0.Add(time.Second)), ChangedSinceLastTurn: true,
 					Checkboxes: &goal.Checkboxes{Checked: 3, Total: 7}},
-				Check: &goal.Check{Command: "go test ./...", SetBy: &goal.CheckSetter{User: "alice", Host: "laptop"}, Running: true, RunBy: "agentd-1234",
-					LastRun: &goal.CheckRun{ExitCode: 1, DurationMs: 2100, At: t0.Add(5 * time.Second), OutputTail: "FAIL\n"},
+				Check: &goal.Check{Command: "go test ./...", SetBy: &goal.CheckSetter{User: "alice", Host: "laptop"}, Running: true, RunBy: "agentd-1234", RunID: "run-2",
+					LastRun: &goal.CheckRun{ExitCode: 1, DurationMs: 2100, At: t0.Add(5 * time.Second), OutputTail: "FAIL\n", RunID: "run-1"},
 					Process: []byte(`{"pgid":4242,"start":123456,"boot":"b0a7c1d2-0000-4000-8000-000000000001"}`)},
 				CreatedAt: t0.Add(2 * time.Second), UpdatedAt: t0.Add(3 * time.Second), LastActor: goal.Runtime,
 				ActiveClock: "clock-1", ActiveMono: 1500 * time.Millisecond,

@@ -39,6 +39,10 @@ type Options struct {
 	// folder is open (agentd uses its service clock, the Owner of the turns
 	// it drives). "" takes no lease (a one-shot command).
 	Identity string
+	// NewIdentity, if set, gives the process a new identity, in place of
+	// Identity, once a team folder's lease was lost: the process registers
+	// again under it before it writes (docs/team.md, "Fencing").
+	NewIdentity func() string
 	// OnPeerGone, if set, is called when the live key of another daemon of
 	// a team folder disappears (its lease expired: it died, or it closed
 	// the folder), on a goroutine of its own; agentd applies the restart
@@ -78,6 +82,9 @@ type Registry struct {
 
 	clients etcdstore.Clients // one etcd client per cluster, shared by the team folders
 
+	idMu sync.Mutex
+	id   string // this process's identity in teams (identity.go)
+
 	subs subscribers[func(Notice)]    // Subscribe
 	feed subscribers[func(FeedEvent)] // Feed (feed.go)
 }
@@ -91,6 +98,7 @@ func NewRegistry(opts Options) *Registry {
 		open:    make(map[string]*Workspace),
 		closing: make(map[string]chan struct{}),
 		retired: make(map[*Workspace]bool),
+		id:      opts.Identity,
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)

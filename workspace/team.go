@@ -77,7 +77,7 @@ func (r *Registry) openTeam(w *Workspace, t *Team) error {
 		return err
 	}
 	w.path = "etcd " + strings.Join(eps, ",") + " " + etcdstore.KeysOf(t.ID).Prefix()
-	opts := etcdstore.Options{ID: t.ID, Endpoints: eps, Identity: r.opts.Identity, Schema: currentSchema(),
+	opts := etcdstore.Options{ID: t.ID, Endpoints: eps, Identity: r.Identity(), NewIdentity: r.newIdentity, Schema: currentSchema(),
 		Root: w.root, Path: w.path, Now: r.now, Log: r.log, Limits: limits, Remote: w.fromWatch,
 		Stale: func(stale bool) { r.publishStore(w, stale) }}
 	if r.opts.OnPeerGone != nil {

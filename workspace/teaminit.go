@@ -55,7 +55,7 @@ func InitTeam(opts Options, root string, endpoints []string) (TeamInit, error) {
 	if err := checkEndpoints(endpoints); err != nil {
 		return TeamInit{}, &Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("agentd team init --etcd: %v", err)}
 	}
-	opts.OnOpen, opts.OnPeerGone, opts.Identity = nil, nil, ""
+	opts.OnOpen, opts.OnPeerGone, opts.Identity, opts.NewIdentity = nil, nil, "", nil
 	reg := NewRegistry(opts)
 	defer reg.Close()
 	w, err := reg.Open(root)

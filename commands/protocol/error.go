@@ -39,6 +39,11 @@ const (
 	// an agent's shell tool (docs/runtime.md, "Who is calling: a person
 	// or an agent's shell").
 	CodeAgentShell = "caller.agent_shell"
+	// CodeTurnEnded is the refusal of a call that carries a turn (a tool
+	// call with its turnId, a step or turn end) when that turn has ended,
+	// so that a call made on a stale belief changes nothing
+	// (docs/runtime.md §2.4.6).
+	CodeTurnEnded = "turn.ended"
 )
 
 // ErrorCode returns the stable code of err or of anything it wraps (any

@@ -234,6 +234,7 @@ export type GoalAction = keyof typeof GOAL_ACTION_STATUSES;
 export const ERROR_CODES = {
   argsInvalid: 'args.invalid',
   callerAgentShell: 'caller.agent_shell',
+  turnEnded: 'turn.ended',
   todoInvalid: 'todo.invalid',
   todoConflict: 'todo.conflict',
   goalAlreadyExists: 'goal.already_exists',
@@ -378,13 +379,15 @@ export interface CheckResult extends State {
  * limit, or when the goal ended) or did not start, and OutputTail then ends
  * with a line that says so. DurationMs is the time it ran, At when it
  * ended. OutputTail is at most MaxCheckTailBytes of the end of its output,
- * valid UTF-8. [goal.CheckRun]
+ * valid UTF-8. RunID names the run (StartCheck); "" in a state written
+ * before runs were named. [goal.CheckRun]
  */
 export interface CheckRun {
   exitCode: number;
   durationMs: number;
   at: string;
   outputTail: string;
+  runId?: string;
 }
 
 /**

@@ -16,8 +16,8 @@ import (
 //	/agentd/<id>/compact              the revision of the last compaction; its version counts them (compact.go)
 //
 // A commit is one Txn, one round trip: compare the session key's
-// ModRevision with the one it read and the session's turn key (turn.go),
-// then read the events of other daemons this one has not seen (to keep its
+// ModRevision with the one it read, the session's turn key (turn.go) and
+// that the daemon's live key is attached to its lease (fence.go), then read the events of other daemons this one has not seen (to keep its
 // index of the history), put the session, its event and change flags, and
 // delete the history beyond its bounds with one range delete (and the turn
 // key when this daemon held it): at most 6 operations (etcd refuses more

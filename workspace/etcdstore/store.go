@@ -73,10 +73,16 @@ type Options struct {
 	Remote func(name string, record []byte, version int64, flags, event []byte)
 	// Stale tells clients that the store became stale or fresh again.
 	Stale func(stale bool)
-	// PeerGone, if set, is told that another daemon's lease is gone.
+	// PeerGone, if set, is told that another daemon's lease is gone, and
+	// this daemon's old identity once it registered again under a new one
+	// (fence.go).
 	PeerGone func(identity string)
 	// CompactInterval, if set, replaces CompactInterval (tests).
 	CompactInterval time.Duration
+	// NewIdentity, if set, gives this daemon a new identity after its
+	// lease was lost, in place of old (fence.go); without it the daemon
+	// does not register again.
+	NewIdentity func(old string) string
 }
 
 // Store is the store of a team folder.
@@ -99,7 +105,9 @@ type Store struct {
 
 	liveMu sync.Mutex
 	live   map[string]bool  // live keys seen (daemon identities)
-	lease  clientv3.LeaseID // 0 until granted; guarded by liveMu
+	lease  clientv3.LeaseID // 0 until granted and once lost; guarded by liveMu
+	id     string           // this daemon's identity (its live key); guarded by liveMu
+	regMu  sync.Mutex       // one registration again at a time (fence.go)
 
 	from int64 // the revision the watch starts from (Serve)
 
@@ -113,7 +121,7 @@ type Store struct {
 // folder is not served from a state nobody can read. The store relays the
 // changes of other daemons from Serve on.
 func Open(c *Cluster, opts Options) (*Store, error) {
-	s := &Store{on: opts, cluster: c, cli: c.cli, keys: KeysOf(opts.ID), hist: map[string]*histIndex{}, live: map[string]bool{}}
+	s := &Store{on: opts, cluster: c, cli: c.cli, keys: KeysOf(opts.ID), hist: map[string]*histIndex{}, live: map[string]bool{}, id: opts.Identity}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	rev, err := s.prepare()
 	if err != nil {
@@ -185,7 +193,7 @@ func (s *Store) prepare() (int64, error) {
 	}
 	s.liveMu.Unlock()
 	if s.on.Identity != "" {
-		switch err := s.takeLease(ctx); {
+		switch err := s.takeLease(ctx, s.on.Identity); {
 		case err != nil && noSpace(err):
 			// Served without a lease until the cluster has room again:
 			// the probe takes it then.
@@ -208,15 +216,16 @@ type liveInfo struct {
 	StartedAt time.Time `json:"startedAt"`
 }
 
-// takeLease grants this daemon's lease, puts its live key and keeps the
-// lease alive until the store closes.
-func (s *Store) takeLease(ctx context.Context) error {
+// takeLease grants this daemon's lease, puts its live key under identity
+// (its identity from then on) and keeps the lease alive until the store
+// closes or the lease is lost.
+func (s *Store) takeLease(ctx context.Context, identity string) error {
 	l, err := s.cli.Grant(ctx, int64(LeaseTTL/time.Second))
 	if err != nil {
 		return err
 	}
 	info, _ := json.Marshal(liveInfo{Pid: os.Getpid(), StartedAt: s.on.Now().UTC()})
-	if _, err := s.cli.Put(ctx, s.keys.live(s.on.Identity), string(info), clientv3.WithLease(l.ID)); err != nil {
+	if _, err := s.cli.Put(ctx, s.keys.live(identity), string(info), clientv3.WithLease(l.ID)); err != nil {
 		return err
 	}
 	ka, err := s.cli.KeepAlive(s.ctx, l.ID)
@@ -224,8 +233,8 @@ func (s *Store) takeLease(ctx context.Context) error {
 		return err
 	}
 	s.liveMu.Lock()
-	s.lease = l.ID
-	s.live[s.on.Identity] = true
+	s.lease, s.id = l.ID, identity
+	s.live[identity] = true
 	s.liveMu.Unlock()
 	s.wg.Add(1)
 	go func() {
@@ -379,26 +388,39 @@ func (s *Store) Commit(p *storage.Commit) error {
 			return s.unavailable(fmt.Sprintf("reading the history of session %q", p.Session), err, true)
 		}
 	}
+	leaseCmp, liveGet, fencing, held := s.leaseCompare()
+	if !held {
+		return s.fence(ctx, p)
+	}
 	w := s.writeOps(p, idx, lim)
 	sk, tk := s.keys.Session(p.Session), s.keys.turn(p.Session)
-	elseOps := []clientv3.Op{clientv3.OpGet(sk), clientv3.OpGet(tk)}
-	take, taking := s.takeTurnOp(p.Session)
-	if taking {
-		elseOps = append(elseOps, take)
-	}
 	cmp := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base), s.turnCompare(p.Session)}
+	if fencing {
+		cmp = append(cmp, leaseCmp)
+	}
+	take, taking := s.takeTurnOp(p.Session)
+	elseOps := func(taking bool) []clientv3.Op {
+		ops := []clientv3.Op{clientv3.OpGet(sk), clientv3.OpGet(tk)}
+		if taking {
+			ops = append(ops, take)
+		}
+		if fencing {
+			ops = append(ops, liveGet) // last of these: lostLease reads it
+		}
+		return ops
+	}
 	mark := writeMark{key: sk, value: p.Record}
 	if p.Event != nil {
 		mark = writeMark{key: s.keys.Event(p.Session, p.Event.Seq), value: w.event}
 	}
 	deadline, _ := ctx.Deadline()
-	out, err := sendWrite(s.ctx, s.cli, deadline, cmp, w.ops, elseOps, mark)
+	out, err := sendWrite(s.ctx, s.cli, deadline, cmp, w.ops, elseOps(taking), mark)
 	if taking && errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		// The daemon's lease expired before its keepalive noticed: etcd
 		// refused the whole Txn (nothing was applied); refused without
 		// taking the turn, the session is read again.
 		taking = false
-		out, err = sendWrite(s.ctx, s.cli, deadline, cmp, w.ops, elseOps[:2], mark)
+		out, err = sendWrite(s.ctx, s.cli, deadline, cmp, w.ops, elseOps(false), mark)
 	}
 	if err != nil {
 		return s.writeFailed(fmt.Sprintf("writing session %q", p.Session), err, out.sent)
@@ -410,6 +432,10 @@ func (s *Store) Commit(p *storage.Commit) error {
 		resp.Succeeded, resp.Header.Revision, w.learn = true, out.version, false
 	}
 	if !resp.Succeeded {
+		if fencing && s.lostLease(resp) {
+			s.dropLease()
+			return s.fence(ctx, p)
+		}
 		return s.refused(p, resp, taking)
 	}
 	p.Version = resp.Header.Revision

@@ -81,7 +81,7 @@ func (s *Store) held(name string) bool {
 // persisted; nil otherwise (or without a lease: a one-shot command).
 func (s *Store) takeTurnOp(name string) (clientv3.Op, bool) {
 	s.liveMu.Lock()
-	lease := s.lease
+	lease, id := s.lease, s.id
 	s.liveMu.Unlock()
 	ts := s.turn.of(name)
 	s.turn.mu.Lock()
@@ -92,7 +92,7 @@ func (s *Store) takeTurnOp(name string) (clientv3.Op, bool) {
 	ts.lease = lease
 	key := s.keys.turn(name)
 	return clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)},
-		[]clientv3.Op{clientv3.OpPut(key, s.on.Identity, clientv3.WithLease(lease))}, nil), true
+		[]clientv3.Op{clientv3.OpPut(key, id, clientv3.WithLease(lease))}, nil), true
 }
 
 // conflicted records a refused commit of session name, at revision rev;

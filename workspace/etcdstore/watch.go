@@ -142,7 +142,7 @@ func (s *Store) peerGone(identity string) {
 	s.liveMu.Lock()
 	delete(s.live, identity)
 	s.liveMu.Unlock()
-	if identity == s.on.Identity || s.on.PeerGone == nil {
+	if identity == s.identity() || s.on.PeerGone == nil {
 		return
 	}
 	s.wg.Add(1)
@@ -152,22 +152,7 @@ func (s *Store) peerGone(identity string) {
 	}()
 }
 
-// retakeLease takes this daemon's lease again when it was lost while the
-// cluster was away; the cluster's prober calls it after each probe the
-// cluster answered.
-func (s *Store) retakeLease() {
-	if s.on.Identity == "" || s.ctx.Err() != nil {
-		return
-	}
-	s.liveMu.Lock()
-	lost := s.lease == 0
-	s.liveMu.Unlock()
-	if !lost {
-		return
-	}
-	ctx, cancel := s.opCtx()
-	defer cancel()
-	if err := s.takeLease(ctx); err != nil && !noSpace(err) { // a full etcd answers: not stale (docs/team.md, "A full etcd")
-		s.on.Log.Warn("cannot take the daemon's lease again", "workspace", s.on.Root, "team", s.on.ID, "err", err)
-	}
-}
+// retakeLease registers this daemon again, under a new identity, when its
+// lease was lost while the cluster was away (fence.go); the cluster's
+// prober calls it after each probe the cluster answered.
+func (s *Store) retakeLease() { s.reregister() }

@@ -50,7 +50,7 @@ const maxLinkHops = 40
 // for a holder of mu.
 type Watcher struct {
 	log      *slog.Logger
-	identity string // workspace.Registry.Identity
+	identity func() string // workspace.Registry.Identity
 	onChange func(w *workspace.Workspace, rel string, info goal.TaskFileInfo)
 	unfeed   func()
 	settle   time.Duration
@@ -137,12 +137,12 @@ func Watch(reg *workspace.Registry, opts Options) *Watcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	x := newWatcher(log, reg.Identity(), opts.OnChange)
+	x := newWatcher(log, reg.Identity, opts.OnChange)
 	x.unfeed = reg.Feed(x.fed)
 	return x
 }
 
-func newWatcher(log *slog.Logger, identity string, onChange func(*workspace.Workspace, string, goal.TaskFileInfo)) *Watcher {
+func newWatcher(log *slog.Logger, identity func() string, onChange func(*workspace.Workspace, string, goal.TaskFileInfo)) *Watcher {
 	return &Watcher{
 		log:      log,
 		identity: identity,
@@ -191,8 +191,9 @@ func (x *Watcher) watchedTaskFile(ws *workspace.Workspace, g goal.State) *goal.T
 	if !ws.Shared() {
 		return tf
 	}
+	id := x.identity()
 	for _, t := range g.Turns {
-		if !t.Ended && x.identity != "" && t.Owner == x.identity {
+		if !t.Ended && id != "" && t.Owner == id {
 			return tf
 		}
 	}

@@ -85,6 +85,7 @@ M.goal_action_statuses = {
 M.errors = {
   args_invalid = "args.invalid",
   caller_agent_shell = "caller.agent_shell",
+  turn_ended = "turn.ended",
   todo_invalid = "todo.invalid",
   todo_conflict = "todo.conflict",
   goal_already_exists = "goal.already_exists",

@@ -1,0 +1,67 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/tests/etcdtest"
+	"github.com/agentd/agentd/workspace/storage"
+)
+
+// TestCommitAfterLeaseLost: a commit made after the daemon's lease was
+// lost (revoked here, as its expiry while the daemon was stopped would) is
+// not applied: the daemon registers again under a new identity, the old
+// one is told gone (its turns are then ended), and the commit is refused
+// as a conflict with the session as etcd holds it, so that it is made
+// again, under the new lease (docs/team.md, "Fencing").
+func TestCommitAfterLeaseLost(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	s := open(t, c.Endpoints(), "fence", storage.Limits{MaxSessions: 10, MaxHistory: 100, MaxHistoryBytes: 1 << 20})
+	t.Cleanup(func() { s.Close() })
+	gone := make(chan string, 1)
+	s.on.NewIdentity = func(old string) string { return old + "-again" }
+	s.on.PeerGone = func(id string) { gone <- id }
+	old := s.identity()
+
+	first := &storage.Commit{Session: "a", Record: []byte(`{"n":1}`)}
+	if err := s.Commit(first); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), OpTimeout)
+	defer cancel()
+	s.liveMu.Lock()
+	lease := s.lease
+	s.liveMu.Unlock()
+	if _, err := s.cli.Revoke(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+
+	stale := &storage.Commit{Session: "a", Record: []byte(`{"n":2}`), Base: first.Version}
+	err := s.Commit(stale)
+	if !errors.Is(err, storage.ErrConflict) || string(stale.Fresh.Data) != `{"n":1}` || stale.Fresh.Version != first.Version {
+		t.Fatalf("commit after the lease was lost: %v, fresh %+v; want a conflict with the stored record", err, stale.Fresh)
+	}
+	if got, _ := s.Get("a"); string(got.Data) != `{"n":1}` {
+		t.Fatalf("stored %s, want the first record only", got.Data)
+	}
+	if now := s.identity(); now != old+"-again" {
+		t.Fatalf("identity %q, want a new one", now)
+	}
+	select {
+	case id := <-gone:
+		if id != old {
+			t.Fatalf("told %q gone, want the old identity %q", id, old)
+		}
+	case <-time.After(OpTimeout):
+		t.Fatal("the old identity was not told gone")
+	}
+	if s.Alive(old) || !s.Alive(old+"-again") {
+		t.Fatalf("live keys: old %v, new %v; want only the new one", s.Alive(old), s.Alive(old+"-again"))
+	}
+	again := &storage.Commit{Session: "a", Record: []byte(`{"n":2}`), Base: stale.Fresh.Version}
+	if err := s.Commit(again); err != nil {
+		t.Fatalf("the commit made again under the new lease: %v", err)
+	}
+}
