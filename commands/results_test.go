@@ -2,7 +2,9 @@ package commands
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +12,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/commands/protocol"
+	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/reminder"
+	"github.com/agentd/agentd/workspace"
 )
 
 // TestResultGolden pins the JSON of every command's result and every
@@ -110,8 +117,55 @@ var notificationParams = []struct {
 	method string
 	params reflect.Type
 }{
-	{"agentd/todoChanged", reflect.TypeFor[TodoChanged]()},
-	{"agentd/goalChanged", reflect.TypeFor[GoalChanged]()},
-	{"agentd/taskFileChanged", reflect.TypeFor[TaskFileChanged]()},
-	{"agentd/queueChanged", reflect.TypeFor[QueueChanged]()},
+	{"agentd/todoChanged", reflect.TypeFor[protocol.TodoChanged]()},
+	{"agentd/goalChanged", reflect.TypeFor[protocol.GoalChanged]()},
+	{"agentd/taskFileChanged", reflect.TypeFor[protocol.TaskFileChanged]()},
+	{"agentd/queueChanged", reflect.TypeFor[protocol.QueueChanged]()},
+}
+
+// TestResultTypeRefused: a handler that answers another type than the
+// protocol's table names for its command is refused when the table is
+// built.
+func TestResultTypeRefused(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "agentd.sessions answers protocol.State; the protocol says protocol.SessionsResult") {
+			t.Errorf("def with the wrong result: recover() = %v, want a panic naming the command and both types", r)
+		}
+	}()
+	def[protocol.State](protocol.CmdSessions, func(ctx context.Context, c *call, a *protocol.NoArgs) (protocol.State, error) {
+		return protocol.State{}, nil
+	})
+}
+
+// TestWireMirrorsDomain: each wire value the results and notifications
+// carry encodes exactly as the domain value it is built from, every field
+// filled: a field added to a domain type (a goal snapshot's, a queued
+// goal's, a history event's) and not to its wire type fails here instead
+// of vanishing from the wire.
+func TestWireMirrorsDomain(t *testing.T) {
+	for _, m := range []struct {
+		name   string
+		domain any
+		wire   func(v any) any
+	}{
+		{"goal snapshot", &goal.Snapshot{}, func(v any) any { return wireGoal(v.(*goal.Snapshot)) }},
+		{"queued goal", &goal.QueuedGoal{}, func(v any) any { return wireQueue([]goal.QueuedGoal{*v.(*goal.QueuedGoal)})[0] }},
+		{"team file notice", &workspace.TeamFileNotice{}, func(v any) any { return wireTeamFile(v.(*workspace.TeamFileNotice)) }},
+		{"history event", &workspace.Event{}, func(v any) any { return wireEvent(*v.(*workspace.Event)) }},
+		{"continuation", &reminder.Continuation{}, func(v any) any { return wireContinuation(v.(*reminder.Continuation)) }},
+		{"check run", &goal.CheckRun{}, func(v any) any { return protocol.CheckRun(*v.(*goal.CheckRun)) }},
+	} {
+		(&filler{}).fill(reflect.ValueOf(m.domain).Elem())
+		want, err := json.Marshal(m.domain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(m.wire(m.domain))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the wire value encodes as\n%s\nthe domain value as\n%s", m.name, got, want)
+		}
+	}
 }
