@@ -2,9 +2,10 @@ package commands
 
 import (
 	"encoding/json"
-	"github.com/agentd/agentd/commands/protocol"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/reminder"

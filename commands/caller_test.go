@@ -3,9 +3,10 @@ package commands_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentd/agentd/commands/protocol"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/commands"
@@ -58,7 +59,7 @@ func mustRun(t *testing.T, cl *commands.Client, r run) any {
 // revision is the default session's revision.
 func revision(t *testing.T, cl *commands.Client) uint64 {
 	t.Helper()
-	return mustRun(t, cl, run{"agentd.state", `{}`}).(commands.State).Revision
+	return mustRun(t, cl, run{"agentd.state", `{}`}).(protocol.State).Revision
 }
 
 // TestAgentShellRefused: each of the person's commands, called from an

@@ -17,16 +17,12 @@ import (
 )
 
 // Command is one workspace/executeCommand command: its metadata in the
-// protocol's table (protocol.Commands: id, args, doc, scope), the type of
-// its result and its handler. The table Commands is the one declaration
+// protocol's table (protocol.Commands: id, args, result, doc, scope) and
+// its handler. The table Commands is the one declaration
 // from which the advertised ids, the dispatcher and the command reference
 // in docs/commands.md come (a test checks the docs).
 type Command struct {
 	protocol.Spec
-	// Result is the type of a successful answer, sent as its JSON encoding
-	// (a struct type; commands/protocolgen writes it as the command's result
-	// type for the clients).
-	Result reflect.Type
 
 	// person, when not nil, makes the command the person's: refused to an
 	// agent's shell (personOnly, refuseAgentShell).
@@ -51,7 +47,8 @@ type call struct {
 // def declares command id of the protocol's table, whose ARGS decode into
 // *A (strict: unknown fields are refused, docs/protocol.md §3) and whose
 // handler answers an R. It panics, when the table is built, on an id the
-// protocol does not declare or an A that is not the id's Args.
+// protocol does not declare, or an A or R that is not the id's Args or
+// Result.
 func def[R any, A any, PA interface {
 	*A
 	withCommon
@@ -60,7 +57,10 @@ func def[R any, A any, PA interface {
 	if !ok || spec.Args != reflect.TypeFor[A]() {
 		panic(fmt.Sprintf("commands: %s is declared with %v; the protocol says %v", id, reflect.TypeFor[A](), spec.Args))
 	}
-	return Command{Spec: spec, Result: reflect.TypeFor[R](),
+	if spec.Result != reflect.TypeFor[R]() {
+		panic(fmt.Sprintf("commands: %s answers %v; the protocol says %v", id, reflect.TypeFor[R](), spec.Result))
+	}
+	return Command{Spec: spec,
 		decode: func(raw json.RawMessage) (withCommon, error) {
 			a := PA(new(A))
 			return a, jsonin.Decode(raw, a, "arguments")

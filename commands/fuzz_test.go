@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/agentd/agentd/commands/protocol"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/service"

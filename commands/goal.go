@@ -98,11 +98,11 @@ const (
 // StatusExitCode is the exit code of `agentd goal status --exit-code` for
 // the goal g (nil for no goal). Error: a status it does not know, with
 // ExitUnknownStatus.
-func StatusExitCode(g *goal.Snapshot) (int, error) {
+func StatusExitCode(g *protocol.GoalSnapshot) (int, error) {
 	if g == nil {
 		return ExitNoGoal, nil
 	}
-	switch g.Status {
+	switch goal.Status(g.Status) {
 	case goal.Complete:
 		return ExitComplete, nil
 	case goal.Active:
@@ -127,7 +127,7 @@ func StatusExitCodes() string {
 	}
 	entries := []entry{{ExitNoGoal, "no goal"}}
 	for _, s := range goal.Statuses() {
-		if code, err := StatusExitCode(&goal.Snapshot{Status: s}); err == nil {
+		if code, err := StatusExitCode(&protocol.GoalSnapshot{Status: protocol.GoalStatus(s)}); err == nil {
 			entries = append(entries, entry{code, string(s)})
 		}
 	}
@@ -137,14 +137,6 @@ func StatusExitCodes() string {
 		parts[i] = fmt.Sprintf("%d %s", e.code, e.name)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// CancelResult is the answer of agentd.goal.cancel: the State after it,
-// and the goal it cleared as it ended (its objective, status and usage), so
-// that the canceller can say what was cancelled.
-type CancelResult struct {
-	State
-	Cancelled *goal.Snapshot `json:"cancelled"`
 }
 
 // goalCreatePersonPart is what a goal.create call does that only the person may
@@ -171,36 +163,27 @@ func (c *call) approveSet(g *goal.State, err error) error {
 	return c.svc.ApproveForPerson(c.folder.ws, g.Goal.Check.Command)
 }
 
-// CheckResult is the answer of agentd.goal.runCheck: the State after the
-// run and the run itself (docs/runtime.md §2.10). The goal's status is
-// unchanged; Passed is run.exitCode == 0.
-type CheckResult struct {
-	State
-	Run    goal.CheckRun `json:"run"`
-	Passed bool          `json:"passed"`
-}
-
 // userGoal is a host command that changes the goal as the user and answers
 // the new State.
 func userGoal[A any, PA interface {
 	*A
 	withCommon
 }](id protocol.CommandID, fn func(c *call, a PA, g *goal.State) ([]goal.Change, error)) Command {
-	return def[State, A](id, func(ctx context.Context, c *call, a PA) (State, error) {
+	return def[protocol.State, A](id, func(ctx context.Context, c *call, a PA) (protocol.State, error) {
 		s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) { return fn(c, a, g) })
 		if err != nil {
-			return State{}, err
+			return protocol.State{}, err
 		}
 		return c.stateOf(s), nil
 	})
 }
 
 var goalCommands = []Command{
-	personOnlyWhen(def[State](protocol.CmdGoalCreate,
-		func(ctx context.Context, c *call, a *protocol.GoalCreateArgs) (State, error) {
+	personOnlyWhen(def[protocol.State](protocol.CmdGoalCreate,
+		func(ctx context.Context, c *call, a *protocol.GoalCreateArgs) (protocol.State, error) {
 			tf, err := c.resolveTaskFile(a.TaskFile, a.Objective)
 			if err != nil {
-				return State{}, err
+				return protocol.State{}, err
 			}
 			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
 				person := c.svc.Person()
@@ -208,7 +191,7 @@ var goalCommands = []Command{
 				return cs, c.approveSet(g, err)
 			})
 			if err != nil {
-				return State{}, err
+				return protocol.State{}, err
 			}
 			return c.stateOf(s), nil
 		}), "with a `check` or `replace`", goalCreatePersonPart),
@@ -220,8 +203,8 @@ var goalCommands = []Command{
 		func(c *call, a *protocol.NoArgs, g *goal.State) ([]goal.Change, error) {
 			return g.Resume(c.svc.Now())
 		}).personOnly("resume a goal that was paused or stopped by its budget"),
-	def[CancelResult](protocol.CmdGoalCancel,
-		func(ctx context.Context, c *call, a *protocol.NoArgs) (CancelResult, error) {
+	def[protocol.CancelResult](protocol.CmdGoalCancel,
+		func(ctx context.Context, c *call, a *protocol.NoArgs) (protocol.CancelResult, error) {
 			var ended *goal.Snapshot
 			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
 				cs, err := g.Cancel(c.svc.Now())
@@ -231,30 +214,30 @@ var goalCommands = []Command{
 				return cs, err
 			})
 			if err != nil {
-				return CancelResult{}, err
+				return protocol.CancelResult{}, err
 			}
-			return CancelResult{State: c.stateOf(s), Cancelled: ended}, nil
+			return protocol.CancelResult{State: c.stateOf(s), Cancelled: wireGoal(ended)}, nil
 		}).personOnly("cancel the goal"),
 	userGoal(protocol.CmdGoalSetCheck,
 		func(c *call, a *protocol.GoalSetCheckArgs, g *goal.State) ([]goal.Change, error) {
 			cs, err := g.SetCheck(a.Command, c.svc.Person(), c.svc.Now())
 			return cs, c.approveSet(g, err)
 		}).personOnly("set or remove the goal's check"),
-	def[State](protocol.CmdGoalApproveCheck,
-		func(ctx context.Context, c *call, a *protocol.GoalApproveCheckArgs) (State, error) {
+	def[protocol.State](protocol.CmdGoalApproveCheck,
+		func(ctx context.Context, c *call, a *protocol.GoalApproveCheckArgs) (protocol.State, error) {
 			s, err := c.svc.ApproveCheck(c.folder.ws, c.session, a.Command)
 			if err != nil {
-				return State{}, err
+				return protocol.State{}, err
 			}
 			return c.stateOf(s), nil
 		}).personOnly("approve the goal's check, which then runs on this machine"),
-	def[CheckResult](protocol.CmdGoalRunCheck,
-		func(ctx context.Context, c *call, a *protocol.NoArgs) (CheckResult, error) {
+	def[protocol.CheckResult](protocol.CmdGoalRunCheck,
+		func(ctx context.Context, c *call, a *protocol.NoArgs) (protocol.CheckResult, error) {
 			run, s, err := c.svc.RunCheck(ctx, c.folder.ws, c.session, func() { releaseOrder(ctx) })
 			if err != nil {
-				return CheckResult{}, err
+				return protocol.CheckResult{}, err
 			}
-			return CheckResult{State: c.stateOf(s), Run: run, Passed: run.Passed()}, nil
+			return protocol.CheckResult{State: c.stateOf(s), Run: protocol.CheckRun(run), Passed: run.Passed()}, nil
 		}).personOnly("run the goal's check, which runs outside any agent's sandbox"),
 	userGoal(protocol.CmdGoalSetBudget,
 		func(c *call, a *protocol.GoalSetBudgetArgs, g *goal.State) ([]goal.Change, error) {
@@ -290,10 +273,16 @@ func BudgetArgs(text string) (protocol.GoalSetBudgetArgs, error) {
 // from the store, which in a team folder anyone with etcd access writes.
 func VisibleText(s string) string { return goal.VisibleText(s) }
 
+// CheckRunSummary is goal.CheckRun.Summary of the run r of command: "`go
+// test ./...` exited 1 after 2.1s".
+func CheckRunSummary(r protocol.CheckRun, command string) string {
+	return goal.CheckRun(r).Summary(command)
+}
+
 // FormatCheckConsent says, in indented lines, who set check c and whether
 // it may run on this machine (docs/runtime.md §2.10.4): what `agentd goal
 // status` and `agentd goal check --approve` print under the check.
-func FormatCheckConsent(c *goal.Check) string {
+func FormatCheckConsent(c *protocol.Check) string {
 	var b strings.Builder
 	switch {
 	case c.SetOutsideAgentd:

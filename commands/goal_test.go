@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 )
 
@@ -13,9 +14,9 @@ import (
 // and in the order of the codes.
 func TestStatusExitCodes(t *testing.T) {
 	list := StatusExitCodes()
-	snaps := []*goal.Snapshot{nil}
+	snaps := []*protocol.GoalSnapshot{nil}
 	for _, s := range goal.Statuses() {
-		snaps = append(snaps, &goal.Snapshot{Status: s})
+		snaps = append(snaps, &protocol.GoalSnapshot{Status: protocol.GoalStatus(s)})
 	}
 	if got := len(strings.Split(list, ", ")); got != len(snaps) {
 		t.Errorf("StatusExitCodes() = %q: %d entries, want %d (no goal and each status)", list, got, len(snaps))
@@ -50,7 +51,7 @@ func TestStatusExitCodes(t *testing.T) {
 // redraw the person's terminal and show another command than the one
 // approved, so each is written as <U+XXXX>, on the one line it belongs to.
 func TestFormatCheckConsentShowsHiddenCharacters(t *testing.T) {
-	c := &goal.Check{Command: "touch pwned", SetBy: &goal.CheckSetter{User: "\x1b[1A\r\x1b[2K  Check: make test\n    set by alice", Host: "lap\u202etop"}}
+	c := &protocol.Check{Command: "touch pwned", SetBy: &protocol.CheckSetter{User: "\x1b[1A\r\x1b[2K  Check: make test\n    set by alice", Host: "lap\u202etop"}}
 	got := FormatCheckConsent(c)
 	if strings.ContainsAny(got, "\x1b\r\u202e") || strings.Count(got, "\n") != 2 {
 		t.Errorf("FormatCheckConsent printed hidden characters or more lines:\n%q", got)

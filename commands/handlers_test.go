@@ -3,10 +3,11 @@ package commands_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentd/agentd/commands/protocol"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/workspace"
@@ -364,7 +365,7 @@ func TestHandlers(t *testing.T) {
 
 // pendingTeamFile writes a team file into the folder root of cl and
 // returns what agentd.state says of it.
-func pendingTeamFile(t *testing.T, cl *commands.Client, root string) *workspace.TeamFileNotice {
+func pendingTeamFile(t *testing.T, cl *commands.Client, root string) *protocol.TeamFileNotice {
 	t.Helper()
 	if err := workspace.WriteTeam(root, workspace.Team{ID: workspace.NewTeamID(), Etcd: []string{"http://127.0.0.1:1"}}); err != nil {
 		t.Fatal(err)
@@ -373,7 +374,7 @@ func pendingTeamFile(t *testing.T, cl *commands.Client, root string) *workspace.
 	if err != nil {
 		t.Fatal(err)
 	}
-	tf := res.(commands.State).TeamFile
+	tf := res.(protocol.State).TeamFile
 	if tf == nil || tf.Status != workspace.TeamFilePending {
 		t.Fatalf("agentd.state of a folder with a team file not accepted: teamFile %+v, want pending", tf)
 	}
@@ -417,7 +418,7 @@ func withQueuedID(t *testing.T, cl *commands.Client, args string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := res.(commands.State)
+	st := res.(protocol.State)
 	if len(st.Queue.Items) == 0 {
 		t.Fatalf("%s names the first queued goal, but the queue is empty", args)
 	}

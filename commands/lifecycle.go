@@ -5,25 +5,12 @@ import (
 	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/goal"
-	"github.com/agentd/agentd/reminder"
 	"github.com/agentd/agentd/workspace"
 )
 
 // Agent-loop lifecycle (docs/protocol.md §3): a host reports turns and steps;
 // agentd counts them against the goal, enforces budgets, and answers the
 // injections and continuations of docs/runtime.md §1.1 and §2.4–§2.7.
-
-// TurnBeginResult is the answer of agentd.turn.begin.
-type TurnBeginResult struct {
-	GoalDriven bool           `json:"goalDriven"`
-	Goal       *goal.Snapshot `json:"goal"`
-}
-
-// TurnEndResult is the answer of agentd.turn.end.
-type TurnEndResult struct {
-	Continuation *reminder.Continuation `json:"continuation"`
-	Goal         *goal.Snapshot         `json:"goal"`
-}
 
 func requireTurnID(cmd protocol.CommandID, id string) error {
 	if id == "" {
@@ -33,19 +20,19 @@ func requireTurnID(cmd protocol.CommandID, id string) error {
 }
 
 var lifecycleCommands = []Command{
-	def[TurnBeginResult](protocol.CmdTurnBegin,
-		func(ctx context.Context, c *call, a *protocol.TurnBeginArgs) (TurnBeginResult, error) {
+	def[protocol.TurnBeginResult](protocol.CmdTurnBegin,
+		func(ctx context.Context, c *call, a *protocol.TurnBeginArgs) (protocol.TurnBeginResult, error) {
 			if err := requireTurnID(protocol.CmdTurnBegin, a.TurnID); err != nil {
-				return TurnBeginResult{}, err
+				return protocol.TurnBeginResult{}, err
 			}
 			res, err := c.svc.BeginTurn(c.folder.ws, c.session, c.agent, a.TurnID, a.Origin, a.Detached)
 			if err != nil {
-				return TurnBeginResult{}, err
+				return protocol.TurnBeginResult{}, err
 			}
 			if !a.Detached {
 				c.client.trackTurn(c.folder.ws, c.session, a.TurnID)
 			}
-			return TurnBeginResult{GoalDriven: res.GoalDriven, Goal: res.Goal}, nil
+			return protocol.TurnBeginResult{GoalDriven: res.GoalDriven, Goal: wireGoal(res.Goal)}, nil
 		}),
 	def[protocol.StepBeginResult](protocol.CmdStepBegin,
 		func(ctx context.Context, c *call, a *protocol.StepBeginArgs) (protocol.StepBeginResult, error) {
@@ -93,10 +80,10 @@ var lifecycleCommands = []Command{
 			}
 			return out, nil
 		}),
-	def[TurnEndResult](protocol.CmdTurnEnd,
-		func(ctx context.Context, c *call, a *protocol.TurnEndArgs) (TurnEndResult, error) {
+	def[protocol.TurnEndResult](protocol.CmdTurnEnd,
+		func(ctx context.Context, c *call, a *protocol.TurnEndArgs) (protocol.TurnEndResult, error) {
 			if err := requireTurnID(protocol.CmdTurnEnd, a.TurnID); err != nil {
-				return TurnEndResult{}, err
+				return protocol.TurnEndResult{}, err
 			}
 			var kind, msg string
 			if a.Error != nil {
@@ -107,10 +94,10 @@ var lifecycleCommands = []Command{
 				c.client.untrackTurn(c.folder.ws, c.session, a.TurnID) // agentd ended it (docs/runtime.md §2.4.6)
 			}
 			if err != nil {
-				return TurnEndResult{}, err
+				return protocol.TurnEndResult{}, err
 			}
 			c.client.untrackTurn(c.folder.ws, c.session, a.TurnID)
-			return TurnEndResult{Goal: res.Goal, Continuation: cont}, nil
+			return protocol.TurnEndResult{Goal: wireGoal(res.Goal), Continuation: wireContinuation(cont)}, nil
 		}),
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"github.com/agentd/agentd/commands/protocol"
 	"strings"
-	"time"
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/service"
@@ -16,60 +15,6 @@ import (
 type Notification struct {
 	Method string
 	Params any
-}
-
-// TodoChanged is the params of agentd/todoChanged.
-type TodoChanged struct {
-	Workspace string      `json:"workspace"`
-	Session   string      `json:"session"`
-	Revision  uint64      `json:"revision"`
-	Items     []todo.Item `json:"items"`
-	Actor     goal.Actor  `json:"actor"`
-}
-
-// GoalChanged is the params of agentd/goalChanged.
-type GoalChanged struct {
-	Workspace string         `json:"workspace"`
-	Session   string         `json:"session"`
-	Revision  uint64         `json:"revision"`
-	Goal      *goal.Snapshot `json:"goal"`
-	Change    GoalChange     `json:"change"`
-}
-
-// GoalChange says what happened to the goal.
-type GoalChange struct {
-	Kind   goal.ChangeKind `json:"kind"`
-	Status goal.Status     `json:"status,omitempty"`
-	Reason string          `json:"reason,omitempty"`
-	Actor  goal.Actor      `json:"actor"`
-	// Percent is the threshold of a budgetWarning: 50 or 80
-	// (docs/runtime.md §2.4.4); absent for other kinds.
-	Percent int `json:"percent,omitempty"`
-}
-
-// TaskFileChanged is the params of agentd/taskFileChanged (docs/protocol.md §4).
-type TaskFileChanged struct {
-	Workspace string    `json:"workspace"`
-	Session   string    `json:"session"`
-	Revision  uint64    `json:"revision"`
-	Path      string    `json:"path"`   // relative to the workspace folder, with forward slashes
-	Exists    bool      `json:"exists"` // false: missing (deleted, moved, not created yet)
-	SHA256    string    `json:"sha256,omitempty"`
-	ChangedAt time.Time `json:"changedAt"` // when agentd recorded the change
-	// Checkboxes of the file now (docs/task-files.md, "Checkboxes"); absent
-	// when it has none.
-	Checkboxes *goal.Checkboxes `json:"checkboxes,omitempty"`
-}
-
-// QueueChanged is the params of agentd/queueChanged (docs/protocol.md §4):
-// the session's goal queue after a change, as agentd.state has it.
-type QueueChanged struct {
-	Workspace   string            `json:"workspace"`
-	Session     string            `json:"session"`
-	Revision    uint64            `json:"revision"`
-	Items       []goal.QueuedGoal `json:"items"` // never null
-	AutoAdvance bool              `json:"autoAdvance"`
-	Actor       goal.Actor        `json:"actor"`
 }
 
 // Consent fills in what this machine says of the checks of a goal snapshot
@@ -99,8 +44,8 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant, conse
 		if items == nil {
 			items = []todo.Item{}
 		}
-		out = append(out, Notification{Method: protocol.MethodTodoChanged, Params: TodoChanged{
-			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: items, Actor: n.Change.Actor}})
+		out = append(out, Notification{Method: protocol.MethodTodoChanged, Params: protocol.TodoChanged{
+			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: items, Actor: protocol.Actor(n.Change.Actor)}})
 	}
 	if n.Change.Goal {
 		snap := n.Session.Goal.Snapshot(now)
@@ -111,29 +56,31 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant, conse
 		if kind == "" {
 			kind = goal.ChangeKind(strings.TrimPrefix(n.Change.Kind, "goal."))
 		}
-		gc := GoalChange{Kind: kind, Reason: n.Change.Reason, Actor: n.Change.Actor, Percent: n.Change.Percent}
+		gc := protocol.GoalChange{Kind: protocol.GoalChangeKind(kind), Reason: n.Change.Reason, Actor: protocol.Actor(n.Change.Actor), Percent: n.Change.Percent}
 		if snap != nil {
-			gc.Status = snap.Status
+			gc.Status = protocol.GoalStatus(snap.Status)
 		}
 		if note, ok := taskFileNotification(n, snap, folderURI); ok {
 			out = append(out, note)
 		}
 		if done := n.Change.Completed; done != nil {
 			// An advance: first the completion, as it ended (docs/runtime.md §2.9).
-			out = append(out, Notification{Method: protocol.MethodGoalChanged, Params: GoalChanged{
-				Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Goal: done,
-				Change: GoalChange{Kind: goal.ChangeComplete, Status: done.Status, Reason: done.TerminalReason, Actor: done.LastActor}}})
+			wdone := wireGoal(done)
+			out = append(out, Notification{Method: protocol.MethodGoalChanged, Params: protocol.GoalChanged{
+				Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Goal: wdone,
+				Change: protocol.GoalChange{Kind: protocol.GoalChangeKind(goal.ChangeComplete), Status: wdone.Status, Reason: wdone.TerminalReason, Actor: wdone.LastActor}}})
 		}
-		out = append(out, Notification{Method: protocol.MethodGoalChanged, Params: GoalChanged{
-			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Goal: snap, Change: gc}})
+		out = append(out, Notification{Method: protocol.MethodGoalChanged, Params: protocol.GoalChanged{
+			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Goal: wireGoal(snap), Change: gc}})
 	}
 	if n.Change.Queue {
-		q := queueOf(&n.Session.Goal)
+		items := n.Session.Goal.QueueItems()
 		if consent != nil {
-			consent(nil, q.Items)
+			consent(nil, items)
 		}
-		out = append(out, Notification{Method: protocol.MethodQueueChanged, Params: QueueChanged{
-			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: q.Items, AutoAdvance: q.AutoAdvance, Actor: n.Change.Actor}})
+		q := queueOf(&n.Session.Goal, items)
+		out = append(out, Notification{Method: protocol.MethodQueueChanged, Params: protocol.QueueChanged{
+			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: q.Items, AutoAdvance: q.AutoAdvance, Actor: protocol.Actor(n.Change.Actor)}})
 	}
 	return out
 }
@@ -142,7 +89,7 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant, conse
 // "3/20 turns · 1.2k tokens · 4m05s" (the work-done progress message of
 // docs/protocol.md §4, and the shell's status line). The noun agrees with the
 // limit where one is set ("0/1 turn"), else with the count ("1 token").
-func FormatProgress(g *goal.Snapshot) string {
+func FormatProgress(g *protocol.GoalSnapshot) string {
 	turns := goal.Plural(g.TurnsUsed, "turn")
 	if b := g.Budget.TurnBudget; b != nil {
 		turns = goal.PluralShown(fmt.Sprintf("%d/%d", g.TurnsUsed, *b), *b, "turn")
@@ -180,10 +127,10 @@ func News(n workspace.Notice, now goal.Instant) (news GoalNews, ok bool) {
 		return GoalNews{}, true
 	}
 	news.Active = snap.Status == goal.Active
-	news.Progress = "Goal: " + FormatProgress(snap)
+	news.Progress = "Goal: " + FormatProgress(wireGoal(snap))
 	switch n.Change.Kind {
 	case "goal." + string(goal.ChangeComplete):
-		news.Message = fmt.Sprintf("agentd: goal complete: %s (%s)", oneLine(snap.Objective), FormatProgress(snap))
+		news.Message = fmt.Sprintf("agentd: goal complete: %s (%s)", oneLine(snap.Objective), FormatProgress(wireGoal(snap)))
 	case "goal." + string(goal.ChangeAdvance):
 		if done := n.Change.Completed; done != nil {
 			news.Message = fmt.Sprintf("agentd: goal complete: %s; next goal: %s", oneLine(done.Objective), oneLine(snap.Objective))
@@ -211,8 +158,8 @@ func taskFileNotification(n workspace.Notice, snap *goal.Snapshot, folderURI str
 		return Notification{}, false
 	}
 	tf := snap.TaskFile
-	return Notification{Method: protocol.MethodTaskFileChanged, Params: TaskFileChanged{
+	return Notification{Method: protocol.MethodTaskFileChanged, Params: protocol.TaskFileChanged{
 		Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision,
-		Path: tf.Path, Exists: tf.Exists, SHA256: tf.SHA256, Checkboxes: tf.Checkboxes, ChangedAt: n.Session.UpdatedAt,
+		Path: tf.Path, Exists: tf.Exists, SHA256: tf.SHA256, Checkboxes: (*protocol.Checkboxes)(tf.Checkboxes), ChangedAt: n.Session.UpdatedAt,
 	}}, true
 }

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 // TestFormatProgressVectors runs the progress vectors that the extension
@@ -17,8 +17,8 @@ func TestFormatProgressVectors(t *testing.T) {
 	}
 	var v struct {
 		Progress []struct {
-			Goal goal.Snapshot `json:"goal"`
-			Want string        `json:"want"`
+			Goal protocol.GoalSnapshot `json:"goal"`
+			Want string                `json:"want"`
 		} `json:"progress"`
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {

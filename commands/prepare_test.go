@@ -3,12 +3,13 @@ package commands_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentd/agentd/commands/protocol"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/service"
@@ -89,7 +90,7 @@ func TestPreparedRunsAsResolvedOnArrival(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := res.(commands.State); len(st.Todos.Items) != 1 {
+	if st := res.(protocol.State); len(st.Todos.Items) != 1 {
 		t.Fatalf("session default after the prepared write: %+v, want its list", st)
 	}
 }
@@ -115,7 +116,7 @@ func TestPreparedFolderRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := res.(commands.State); st.Revision != 0 {
+	if st := res.(protocol.State); st.Revision != 0 {
 		t.Fatalf("state after the refused write: %+v, want revision 0", st)
 	}
 }
@@ -141,7 +142,7 @@ func TestEndWaits(t *testing.T) {
 	for _, ch := range []<-chan any{before, await()} {
 		select {
 		case res := <-ch:
-			if st, ok := res.(commands.State); !ok || st.Revision != 0 {
+			if st, ok := res.(protocol.State); !ok || st.Revision != 0 {
 				t.Fatalf("awaitChange after EndWaits = %v, want the state at revision 0", res)
 			}
 		case <-time.After(10 * time.Second):

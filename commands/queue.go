@@ -7,17 +7,11 @@ import (
 	"github.com/agentd/agentd/goal"
 )
 
-// QueueState is the session's goal queue as clients read it
-// (docs/protocol.md §3): the upcoming goals, first first, and whether a
-// complete goal advances to the first of them (docs/runtime.md §2.9).
-type QueueState struct {
-	Items       []goal.QueuedGoal `json:"items"` // never null
-	AutoAdvance bool              `json:"autoAdvance"`
-}
-
-// queueOf is the queue of g for the client.
-func queueOf(g *goal.State) QueueState {
-	return QueueState{Items: g.QueueItems(), AutoAdvance: g.AutoAdvance()}
+// queueOf is the queue of g for the client (protocol.QueueState): items
+// are g.QueueItems() with what this machine says of their checks filled in
+// (service.Service.ShowConsent).
+func queueOf(g *goal.State, items []goal.QueuedGoal) protocol.QueueState {
+	return protocol.QueueState{Items: wireQueue(items), AutoAdvance: g.AutoAdvance()}
 }
 
 // userQueue is a host command that changes the session's goal queue as the
@@ -26,10 +20,10 @@ func userQueue[A any, PA interface {
 	*A
 	withCommon
 }](id protocol.CommandID, fn func(c *call, a PA, g *goal.State) (goal.QueueChange, bool, error)) Command {
-	return def[State, A](id, func(ctx context.Context, c *call, a PA) (State, error) {
+	return def[protocol.State, A](id, func(ctx context.Context, c *call, a PA) (protocol.State, error) {
 		s, err := c.svc.UpdateQueue(c.folder.ws, c.session, func(g *goal.State) (goal.QueueChange, bool, error) { return fn(c, a, g) })
 		if err != nil {
-			return State{}, err
+			return protocol.State{}, err
 		}
 		return c.stateOf(s), nil
 	})
@@ -45,11 +39,11 @@ var queueCommands = []Command{
 			}
 			return ch, err == nil && ch.Item != nil, err // Item nil: queued already under its id
 		}).personOnly("add a goal to the queue"),
-	def[State](protocol.CmdQueueList,
-		func(ctx context.Context, c *call, a *protocol.NoArgs) (State, error) {
+	def[protocol.State](protocol.CmdQueueList,
+		func(ctx context.Context, c *call, a *protocol.NoArgs) (protocol.State, error) {
 			s, err := c.folder.ws.View(c.session)
 			if err != nil {
-				return State{}, err
+				return protocol.State{}, err
 			}
 			return c.stateOf(s), nil
 		}),

@@ -3,11 +3,12 @@ package commands_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentd/agentd/commands/protocol"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/service"
@@ -72,7 +73,7 @@ func TestRemovedFolderHeldForLiveTurns(t *testing.T) {
 	if err := cl.RemoveFolder(root); err != nil {
 		t.Fatal(err)
 	}
-	st := exec(t, other, "agentd.state", map[string]any{}).(commands.State) // retries the open
+	st := exec(t, other, "agentd.state", map[string]any{}).(protocol.State) // retries the open
 	if st.Goal == nil || st.Goal.Status != "active" {
 		t.Fatalf("goal after the other process opened the folder: %+v, want active", st.Goal)
 	}

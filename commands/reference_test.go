@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/agentd/agentd/commands/protocol"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated parts of the docs the tests check")
@@ -67,26 +68,28 @@ func TestIDsUnique(t *testing.T) {
 // with other ARGS than the protocol's table names is refused when the
 // table is built.
 func TestResultTypeDeclared(t *testing.T) {
-	cmd := def[State](protocol.CmdState, func(ctx context.Context, c *call, a *protocol.NoArgs) (State, error) {
-		return State{Session: "s"}, nil
+	cmd := def[protocol.State](protocol.CmdState, func(ctx context.Context, c *call, a *protocol.NoArgs) (protocol.State, error) {
+		return protocol.State{Session: "s"}, nil
 	})
 	args, err := cmd.decode(json.RawMessage(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := cmd.run(context.Background(), &call{}, args)
-	if st, ok := res.(State); err != nil || !ok || st.Session != "s" {
+	if st, ok := res.(protocol.State); err != nil || !ok || st.Session != "s" {
 		t.Errorf("run = %v, %v; want the handler's State", res, err)
 	}
-	if cmd.Result != reflect.TypeFor[State]() {
-		t.Errorf("Result = %v, want commands.State", cmd.Result)
+	if cmd.Result != reflect.TypeFor[protocol.State]() {
+		t.Errorf("Result = %v, want protocol.State", cmd.Result)
 	}
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "agentd.state is declared with protocol.HistoryArgs") {
 			t.Errorf("def with the wrong ARGS: recover() = %v, want a panic naming the command and both types", r)
 		}
 	}()
-	def[State](protocol.CmdState, func(ctx context.Context, c *call, a *protocol.HistoryArgs) (State, error) { return State{}, nil })
+	def[protocol.State](protocol.CmdState, func(ctx context.Context, c *call, a *protocol.HistoryArgs) (protocol.State, error) {
+		return protocol.State{}, nil
+	})
 }
 
 // TestEveryProtocolCommandServed: the commands served are the protocol's

@@ -5,6 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/jsonin"
 )
 
@@ -44,18 +45,11 @@ const (
 	CodeArgsInvalid = jsonin.CodeArgsInvalid
 )
 
-// Error is a refusal with a stable code (docs/runtime.md §3). Msg is lowercase
-// without a final period, readable by a person; callers find the code through
-// interface{ ErrorCode() string }.
-type Error struct {
-	Code string
-	Msg  string
-}
-
-func (e *Error) Error() string { return e.Msg }
-
-// ErrorCode is the stable code, e.g. "goal.not_found".
-func (e *Error) ErrorCode() string { return e.Code }
+// Error is a refusal with a stable code (docs/runtime.md §3): the
+// protocol's one coded error, named here for the rules. Msg is lowercase
+// without a final period, readable by a person; callers find the code with
+// protocol.ErrorCode.
+type Error = protocol.Error
 
 func errorf(code, msg string) *Error { return &Error{Code: code, Msg: msg} }
 

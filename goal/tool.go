@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentd/agentd/commands/protocol"
 	"slices"
 	"strings"
+
+	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/jsonin"
 )
@@ -425,14 +426,14 @@ func (s *State) createTool(res ToolResult, in CreateGoalInput, c ToolCall, now I
 	p := CreateParams{Objective: in.Objective, CompletionCriterion: in.CompletionCriterion, Replace: in.Replace, TaskFile: c.TaskFile}
 	changes, err := s.create(p, Model, c.TurnID, now)
 	if err != nil {
-		e := err.(*Error)
-		if (e.Code == CodeAlreadyExists || e.Code == CodePersonSet) && s.Goal.personSet() != "" {
-			return failed(res, e.Code, s.Goal.replaceRefusal(in.Replace)), nil
+		code := protocol.ErrorCode(err)
+		if (code == CodeAlreadyExists || code == CodePersonSet) && s.Goal.personSet() != "" {
+			return failed(res, code, s.Goal.replaceRefusal(in.Replace)), nil
 		}
-		if e.Code == CodeAlreadyExists {
-			return failed(res, e.Code, fmt.Sprintf("Not created: there is already a goal, and it is %s: %q. Keep working with it. Only if the user wants to abandon it for the new one, call CreateGoal again with replace: true.", s.Goal.Status, oneLine(s.Goal.Objective, 200))), nil
+		if code == CodeAlreadyExists {
+			return failed(res, code, fmt.Sprintf("Not created: there is already a goal, and it is %s: %q. Keep working with it. Only if the user wants to abandon it for the new one, call CreateGoal again with replace: true.", s.Goal.Status, oneLine(s.Goal.Objective, 200))), nil
 		}
-		return failed(res, e.Code, sentence(e.Msg)), nil
+		return failed(res, code, sentence(err.Error())), nil
 	}
 	res.Output = goalJSON(s.Snapshot(now))
 	return res, changes
@@ -496,7 +497,7 @@ func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, no
 		changes, err := s.resume(Model, turnID, now)
 		switch {
 		case err != nil:
-			return failed(res, err.(*Error).Code, "Goal not resumed: "+err.Error()+"."), nil
+			return failed(res, protocol.ErrorCode(err), "Goal not resumed: "+err.Error()+"."), nil
 		case changes == nil:
 			res.Output = "The goal is already active; nothing changed."
 		default:

@@ -351,16 +351,7 @@ func (e *engine) teamNotice(ctx context.Context) []protocol.Injection {
 	if sess, err := e.session(ctx); err != nil || !sess.Serves(protocol.CmdTeamAccept) {
 		return nil
 	}
-	var st struct {
-		TeamFile *struct {
-			Status    string   `json:"status"`
-			Path      string   `json:"path"`
-			Endpoints []string `json:"endpoints"`
-			SHA256    string   `json:"sha256"`
-			Error     string   `json:"error"`
-			Accept    string   `json:"accept"`
-		} `json:"teamFile"`
-	}
+	var st protocol.State
 	if err := e.exec(ctx, protocol.CmdState, protocol.NoArgs{}, &st); err != nil {
 		e.opts.Logger.Warn("the state was not read for the team file's notice", "err", err)
 		return nil
@@ -472,9 +463,7 @@ func (e *engine) beginTurn(ctx context.Context, origin protocol.Origin) ([]proto
 	if err != nil {
 		return nil, err
 	}
-	var begun struct {
-		GoalDriven bool `json:"goalDriven"`
-	}
+	var begun protocol.TurnBeginResult
 	if err := e.exec(ctx, protocol.CmdTurnBegin, protocol.TurnBeginArgs{TurnID: id, Origin: origin, Detached: true}, &begun); err != nil {
 		return nil, err
 	}
@@ -493,24 +482,24 @@ func (e *engine) beginStep(ctx context.Context) ([]protocol.Injection, error) {
 
 // finishTurn ends the open step with the tokens the host recorded, then
 // the turn.
-func (e *engine) finishTurn(ctx context.Context, outcome protocol.Outcome, terr *protocol.TurnError) (turnEndResult, error) {
+func (e *engine) finishTurn(ctx context.Context, outcome protocol.Outcome, terr *protocol.TurnError) (protocol.TurnEndResult, error) {
 	tokens, _, err := e.host.tokens(ctx, e.ev, &e.c)
 	if err != nil {
-		return turnEndResult{}, err
+		return protocol.TurnEndResult{}, err
 	}
 	if e.c.StepOpen {
 		if err := e.exec(ctx, protocol.CmdStepEnd, protocol.StepEndArgs{TurnID: e.c.Turn, OutputTokens: tokens, FinishReason: protocol.FinishStop}, nil); err != nil {
-			return turnEndResult{}, err
+			return protocol.TurnEndResult{}, err
 		}
 		e.c.StepOpen = false
 	}
 	return e.endTurn(ctx, outcome, terr)
 }
 
-func (e *engine) endTurn(ctx context.Context, outcome protocol.Outcome, terr *protocol.TurnError) (turnEndResult, error) {
-	var te turnEndResult
+func (e *engine) endTurn(ctx context.Context, outcome protocol.Outcome, terr *protocol.TurnError) (protocol.TurnEndResult, error) {
+	var te protocol.TurnEndResult
 	if err := e.exec(ctx, protocol.CmdTurnEnd, protocol.TurnEndArgs{TurnID: e.c.Turn, Outcome: outcome, Error: terr}, &te); err != nil {
-		return turnEndResult{}, err
+		return protocol.TurnEndResult{}, err
 	}
 	e.c.Turn, e.c.StepOpen, e.c.Grace, e.c.GoalDriven = "", false, false, false
 	return te, nil
@@ -583,21 +572,10 @@ func (e *engine) exec(ctx context.Context, cmd protocol.CommandID, args any, res
 	return nil
 }
 
-type turnEndResult struct {
-	Continuation *struct {
-		Variant string `json:"variant"`
-		Prompt  string `json:"prompt"`
-	} `json:"continuation"`
-	Goal *struct {
-		Status         string `json:"status"`
-		TerminalReason string `json:"terminalReason"`
-	} `json:"goal"`
-}
-
 // stopReason tells the user why agentd stopped the agent. The agent
 // shows it on the person's terminal, and the goal's reason may come from
 // etcd, so its control characters are written as <U+XXXX>.
-func stopReason(te turnEndResult) string {
+func stopReason(te protocol.TurnEndResult) string {
 	if te.Goal != nil && te.Goal.TerminalReason != "" {
 		return "agentd stopped the agent: " + goal.VisibleText(te.Goal.TerminalReason)
 	}
@@ -606,7 +584,7 @@ func stopReason(te turnEndResult) string {
 
 // budgetBlocked: the turn's end left the goal blocked by a budget
 // (docs/runtime.md §2.4), whose reason begins "budget reached".
-func budgetBlocked(te turnEndResult) bool {
+func budgetBlocked(te protocol.TurnEndResult) bool {
 	return te.Goal != nil && te.Goal.Status == "blocked" && strings.HasPrefix(te.Goal.TerminalReason, "budget reached")
 }
 

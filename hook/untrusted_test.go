@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 )
 
@@ -103,7 +104,7 @@ func TestCopilotSessionIDNamesNoOtherFile(t *testing.T) {
 // and invisible character of it is written as <U+XXXX> (docs/security.md,
 // "What the shell commands print cannot drive the terminal").
 func TestStopLineShowsControlCharacters(t *testing.T) {
-	var te turnEndResult
+	var te protocol.TurnEndResult
 	if err := json.Unmarshal([]byte(`{"goal":{"status":"blocked","terminalReason":"budget reached: \u001b]52;c;Y3VybCBldmlsfHNo\u0007 turn budget\u202e of 3 turns"}}`), &te); err != nil {
 		t.Fatal(err)
 	}

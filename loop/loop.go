@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/commands/protocol"
 )
 
@@ -69,10 +68,10 @@ func (h *Host) Exec(ctx context.Context, command protocol.CommandID, args protoc
 
 // BeginTurn begins the host's next turn with origin and returns its id
 // and agentd's answer.
-func (h *Host) BeginTurn(ctx context.Context, origin protocol.Origin) (string, commands.TurnBeginResult, error) {
+func (h *Host) BeginTurn(ctx context.Context, origin protocol.Origin) (string, protocol.TurnBeginResult, error) {
 	h.turns++
 	id := fmt.Sprintf("%sturn-%d", h.TurnPrefix, h.turns)
-	var res commands.TurnBeginResult
+	var res protocol.TurnBeginResult
 	err := h.Exec(ctx, protocol.CmdTurnBegin, &protocol.TurnBeginArgs{TurnID: id, Origin: origin}, &res)
 	return id, res, err
 }
@@ -124,8 +123,8 @@ type Failure = protocol.TurnError
 // EndTurn ends turn with outcome and, for a failed turn, its failure (may
 // be nil). A non-nil Continuation in the answer is the next user message,
 // to be sent with a turn of origin "continuation".
-func (h *Host) EndTurn(ctx context.Context, turn string, outcome protocol.Outcome, failure *Failure) (commands.TurnEndResult, error) {
-	var res commands.TurnEndResult
+func (h *Host) EndTurn(ctx context.Context, turn string, outcome protocol.Outcome, failure *Failure) (protocol.TurnEndResult, error) {
+	var res protocol.TurnEndResult
 	err := h.Exec(ctx, protocol.CmdTurnEnd, &protocol.TurnEndArgs{TurnID: turn, Outcome: outcome, Error: failure}, &res)
 	return res, err
 }

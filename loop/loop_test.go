@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentd/agentd/commands/protocol"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/agentd/agentd/commands/protocol"
 
-	"github.com/agentd/agentd/commands"
+	"github.com/google/go-cmp/cmp"
 )
 
 // call is one command a fake executor received, args as JSON.
@@ -163,8 +162,8 @@ func TestPlayFollowsContinuationsAndStops(t *testing.T) {
 	}
 	var seen []string
 	obs := Observer{
-		GoalSet: func(st commands.State) { seen = append(seen, fmt.Sprintf("goal rev %d", st.Revision)) },
-		TurnBegan: func(turn int, origin protocol.Origin, _ commands.TurnBeginResult) {
+		GoalSet: func(st protocol.State) { seen = append(seen, fmt.Sprintf("goal rev %d", st.Revision)) },
+		TurnBegan: func(turn int, origin protocol.Origin, _ protocol.TurnBeginResult) {
 			seen = append(seen, fmt.Sprintf("turn %d %s", turn, origin))
 		},
 		StepBegan: func(turn, step int, res protocol.StepBeginResult) {
@@ -176,7 +175,7 @@ func TestPlayFollowsContinuationsAndStops(t *testing.T) {
 		StepEnded: func(turn, step int, s Step, res protocol.StepEndResult) {
 			seen = append(seen, fmt.Sprintf("end %d.%d %d stop=%v", turn, step, s.OutputTokens, res.StopTurn))
 		},
-		TurnEnded: func(turn int, res commands.TurnEndResult) {
+		TurnEnded: func(turn int, res protocol.TurnEndResult) {
 			seen = append(seen, fmt.Sprintf("turn end %d continuation=%v", turn, res.Continuation != nil))
 		},
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/commands/protocol"
 )
 
@@ -53,12 +52,12 @@ type Tool struct {
 // Observer is told what agentd answers while Play runs; any func may be
 // nil. turn and step count from 1.
 type Observer struct {
-	GoalSet    func(st commands.State)
-	TurnBegan  func(turn int, origin protocol.Origin, res commands.TurnBeginResult)
+	GoalSet    func(st protocol.State)
+	TurnBegan  func(turn int, origin protocol.Origin, res protocol.TurnBeginResult)
 	StepBegan  func(turn, step int, res protocol.StepBeginResult)
 	ToolCalled func(turn, step int, tool Tool, res protocol.ToolResult)
 	StepEnded  func(turn, step int, s Step, res protocol.StepEndResult)
-	TurnEnded  func(turn int, res commands.TurnEndResult)
+	TurnEnded  func(turn int, res protocol.TurnEndResult)
 }
 
 // Play runs sc on h as a host would: it creates the script's goal (with
@@ -70,8 +69,8 @@ type Observer struct {
 // origin follows the previous turn's continuation (docs/runtime.md §2.5).
 // Play returns the session's state after the last turn; it stops at the
 // first command agentd refuses.
-func Play(ctx context.Context, h *Host, sc *Script, obs Observer) (commands.State, error) {
-	var st commands.State
+func Play(ctx context.Context, h *Host, sc *Script, obs Observer) (protocol.State, error) {
+	var st protocol.State
 	if g := sc.Goal; g != nil {
 		if err := h.Exec(ctx, protocol.CmdGoalCreate, &protocol.GoalCreateArgs{Objective: g.Objective, CompletionCriterion: g.CompletionCriterion, TaskFile: g.TaskFile, Replace: true}, &st); err != nil {
 			return st, err

@@ -308,8 +308,8 @@ func errorResult(err error) *mcp.CallToolResult {
 }
 
 // state reads the session's State.
-func (s *server) state(ctx context.Context) (commands.State, json.RawMessage, error) {
-	var st commands.State
+func (s *server) state(ctx context.Context) (protocol.State, json.RawMessage, error) {
+	var st protocol.State
 	raw, err := s.execute(ctx, protocol.CmdState, protocol.NoArgs{})
 	if err != nil {
 		return st, nil, err
@@ -341,7 +341,7 @@ func (s *server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 
 // todoMarkdown is the todo list as a Markdown checklist: "- [x]" for done,
 // "- [ ]" for the others, "(in progress)" after the one being worked on.
-func todoMarkdown(st commands.State) string {
+func todoMarkdown(st protocol.State) string {
 	var b strings.Builder
 	b.WriteString("# Todo list\n\n")
 	if len(st.Todos.Items) == 0 {

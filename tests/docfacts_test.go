@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 )
 
@@ -132,9 +133,9 @@ var exitCodeStatement = regexp.MustCompile("--exit-code`? exits (\\d+ [a-z]+(?: 
 func TestDocFactExitCodes(t *testing.T) {
 	t.Parallel()
 	want := map[string]int{}
-	snaps := []*goal.Snapshot{nil}
+	snaps := []*protocol.GoalSnapshot{nil}
 	for _, s := range goal.Statuses() {
-		snaps = append(snaps, &goal.Snapshot{Status: s})
+		snaps = append(snaps, &protocol.GoalSnapshot{Status: protocol.GoalStatus(s)})
 	}
 	for _, g := range snaps {
 		code, err := commands.StatusExitCode(g)

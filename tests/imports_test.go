@@ -43,7 +43,7 @@ var importRules = map[string][]string{
 	"mcpserver":            {module + "lsp/daemon/client", module + "lsp/jsonrpc", module + "commands", module + "commands/protocol", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
 	"hook":                 {module + "commands/protocol", module + "lsp/daemon/client", module + "goal", module + "workspace/wsfolder"},
 	"setup":                {"github.com/pelletier/go-toml/v2"},
-	"loop":                 {module + "commands", module + "commands/protocol"},
+	"loop":                 {module + "commands/protocol"},
 	"cmd/internal/cli":     {module + "hook", module + "lsp/daemon/client", module + "workspace/wsfolder"},
 	"cmd/agentd":           {module + "caller", module + "cmd/internal/cli", module + "lsp", module + "lsp/daemon", module + "lsp/daemon/client", module + "mcpserver", module + "setup", module + "commands", module + "service", module + "workspace", module + "workspace/taskfile", module + "workspace/wsfolder", module + "loop", module + "commands/protocol"},
 	"cmd/agentd-hook":      {module + "cmd/internal/cli"},

@@ -2,11 +2,11 @@ package tests
 
 import (
 	"context"
-	"github.com/agentd/agentd/commands/protocol"
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
+
 	"github.com/agentd/agentd/loop"
 	"github.com/agentd/agentd/reminder"
 	"github.com/agentd/agentd/tests/lsptest"
@@ -63,7 +63,7 @@ func (h *host) endStep(turn string, tokens int64, finish string) protocol.StepEn
 	return res
 }
 
-func (h *host) endTurn(turn, outcome string) commands.TurnEndResult {
+func (h *host) endTurn(turn, outcome string) protocol.TurnEndResult {
 	h.t.Helper()
 	ctx, cancel := limit()
 	defer cancel()

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 // execBody is a workspace/executeCommand request with id and one ARGS object.
@@ -198,7 +198,7 @@ func TestPipelinedTurnsAllCounted(t *testing.T) {
 				t.Fatalf("round %d: %s answered %v", round, id, m["error"])
 			}
 		}
-		var end commands.TurnEndResult
+		var end protocol.TurnEndResult
 		resultOf(t, got["turn-20/turn.end"], &end)
 		got, _ = r.pipeline(execBody("state", "agentd.state", map[string]any{"session": session}))
 		var st struct{ Goal *goalSnap }

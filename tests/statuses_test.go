@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/reminder"
 )
@@ -46,7 +47,8 @@ func TestEveryGoalStatus(t *testing.T) {
 			kinds[kind] = st
 
 			snap := &goal.Snapshot{Objective: "ship it", Status: st, TurnsUsed: 1}
-			code, err := commands.StatusExitCode(snap)
+			shown := &protocol.GoalSnapshot{Objective: "ship it", Status: protocol.GoalStatus(st), TurnsUsed: 1}
+			code, err := commands.StatusExitCode(shown)
 			switch other, dup := codes[code]; {
 			case err != nil:
 				t.Errorf("exit code for %q: %v: give it a code in commands.StatusExitCode (commands/goal.go)", st, err)
@@ -75,12 +77,12 @@ func TestEveryGoalStatus(t *testing.T) {
 				}
 			}
 
-			if p := commands.FormatProgress(snap); p != "1 turn · 0 tokens · 0s" {
+			if p := commands.FormatProgress(shown); p != "1 turn · 0 tokens · 0s" {
 				t.Errorf("progress for %q = %q: see commands.FormatProgress (commands/notify.go)", st, p)
 			}
 		})
 	}
-	if code, err := commands.StatusExitCode(&goal.Snapshot{Status: "archived"}); err == nil || code != commands.ExitUnknownStatus {
+	if code, err := commands.StatusExitCode(&protocol.GoalSnapshot{Status: "archived"}); err == nil || code != commands.ExitUnknownStatus {
 		t.Errorf("an unknown status exits %d (%v), want %d with an error", code, err, commands.ExitUnknownStatus)
 	}
 	if code, err := commands.StatusExitCode(nil); err != nil || code != commands.ExitNoGoal {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 // checkStored checks what Normalize or PlanCall promise to store: at most
@@ -54,16 +56,16 @@ func checkStored(t *testing.T, items []Item) {
 	}
 }
 
-// checkRefusal checks that a refusal is a *ValidationError with code
-// todo.invalid and a message that says something.
+// checkRefusal checks that a refusal has code todo.invalid and a
+// *ValidationError and a message that says something.
 func checkRefusal(t *testing.T, err error) {
 	t.Helper()
 	var ve *ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("refusal %T %v is not a *ValidationError", err, err)
 	}
-	if ve.ErrorCode() != CodeInvalid || strings.TrimSpace(ve.Error()) == "" {
-		t.Fatalf("refusal code %q message %q", ve.ErrorCode(), ve.Error())
+	if protocol.ErrorCode(err) != CodeInvalid || strings.TrimSpace(ve.Error()) == "" {
+		t.Fatalf("refusal code %q message %q", protocol.ErrorCode(err), ve.Error())
 	}
 }
 

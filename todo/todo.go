@@ -9,10 +9,11 @@ package todo
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentd/agentd/commands/protocol"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 // Status is the state of one todo item, as the wire carries it;
@@ -49,7 +50,9 @@ const (
 )
 
 // ValidationError says what is wrong with a proposed list, in words a model
-// or a person can act on. Its code is CodeInvalid.
+// or a person can act on, and which item. It is the cause of the refusal
+// Normalize returns, the protocol's coded error with code CodeInvalid and
+// its text (invalid); errors.As finds it there.
 type ValidationError struct {
 	Index int // 0-based index of the offending item, -1 for the whole list
 	Msg   string
@@ -62,8 +65,12 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("todos[%d]: %s", e.Index, e.Msg)
 }
 
-// ErrorCode is the stable error code, CodeInvalid (docs/runtime.md §3).
-func (e *ValidationError) ErrorCode() string { return CodeInvalid }
+// invalid is the refusal todo.invalid (docs/runtime.md §3) of the item at
+// index (-1: the whole list) for the reason msg.
+func invalid(index int, msg string) error {
+	ve := &ValidationError{Index: index, Msg: msg}
+	return &protocol.Error{Code: CodeInvalid, Msg: ve.Error(), Err: ve}
+}
 
 // Normalize validates items and returns the list to store: a fresh slice whose
 // titles are trimmed. A title is one line of plain text: a line break inside
@@ -71,31 +78,32 @@ func (e *ValidationError) ErrorCode() string { return CodeInvalid }
 // lines in the model-facing text, and any other control character (C0 with
 // TAB, DEL, C1) would reach terminals raw, so both are refused naming the
 // character (docs/runtime.md §1.2). The caller's slice is never retained. Errors are
-// *ValidationError naming the limit or the bad value; a list whose JSON
-// encoding exceeds MaxListBytes is refused as a whole (Index -1).
+// todo.invalid refusals whose *ValidationError names the limit or the bad
+// value; a list whose JSON encoding exceeds MaxListBytes is refused as a
+// whole (Index -1).
 func Normalize(items []Item) ([]Item, error) {
 	if len(items) > MaxItems {
-		return nil, &ValidationError{Index: -1, Msg: fmt.Sprintf("the list has %d items; at most %d are allowed, so merge or drop some", len(items), MaxItems)}
+		return nil, invalid(-1, fmt.Sprintf("the list has %d items; at most %d are allowed, so merge or drop some", len(items), MaxItems))
 	}
 	out := make([]Item, len(items))
 	for i, it := range items {
 		title := strings.TrimSpace(it.Title)
 		if title == "" {
-			return nil, &ValidationError{Index: i, Msg: "title is empty; every item needs a short description of the work"}
+			return nil, invalid(i, "title is empty; every item needs a short description of the work")
 		}
 		if n := utf8.RuneCountInString(title); n > MaxTitleChars {
-			return nil, &ValidationError{Index: i, Msg: fmt.Sprintf("title is %d characters long; at most %d are allowed", n, MaxTitleChars)}
+			return nil, invalid(i, fmt.Sprintf("title is %d characters long; at most %d are allowed", n, MaxTitleChars))
 		}
 		if msg := titleCharProblem(title); msg != "" {
-			return nil, &ValidationError{Index: i, Msg: msg}
+			return nil, invalid(i, msg)
 		}
 		if !it.Status.Valid() {
-			return nil, &ValidationError{Index: i, Msg: fmt.Sprintf("status %q is not valid; use one of %q, %q or %q", it.Status, Pending, InProgress, Done)}
+			return nil, invalid(i, fmt.Sprintf("status %q is not valid; use one of %q, %q or %q", it.Status, Pending, InProgress, Done))
 		}
 		out[i] = Item{Title: title, Status: it.Status}
 	}
 	if n := encodedSize(out); n > MaxListBytes {
-		return nil, &ValidationError{Index: -1, Msg: fmt.Sprintf("the list takes %d bytes as JSON; at most %d (256 KiB) are allowed, so shorten titles or merge items", n, MaxListBytes)}
+		return nil, invalid(-1, fmt.Sprintf("the list takes %d bytes as JSON; at most %d (256 KiB) are allowed, so shorten titles or merge items", n, MaxListBytes))
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -83,7 +84,7 @@ func TestNormalize(t *testing.T) {
 			got, err := Normalize(tt.in)
 			if tt.wantErr != "" {
 				var ve *ValidationError
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &ve) || ve.ErrorCode() != CodeInvalid {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &ve) || protocol.ErrorCode(err) != CodeInvalid {
 					t.Fatalf("Normalize error = %v, want a todo.invalid error containing %q", err, tt.wantErr)
 				}
 				return

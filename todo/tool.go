@@ -82,7 +82,7 @@ type Plan struct {
 }
 
 // PlanCall validates in and says what the call will do. Errors are
-// *ValidationError; nothing is to be stored then.
+// Normalize's todo.invalid refusals; nothing is to be stored then.
 func PlanCall(in Input) (Plan, error) {
 	if in.Todos == nil {
 		return Plan{}, nil

@@ -318,7 +318,7 @@ func (c *goalCheck) Run(ctx context.Context, e *env, rest []string) int {
 func (g *goal) printResult(e *env, verb string, res any) int {
 	stdout, stderr := e.stdout, e.stderr
 	switch r := res.(type) {
-	case commands.CheckResult:
+	case protocol.CheckResult:
 		if g.jsonOut {
 			printJSON(stdout, r.Run)
 		} else {
@@ -328,7 +328,7 @@ func (g *goal) printResult(e *env, verb string, res any) int {
 			return exitCheckFailed
 		}
 		return 0
-	case commands.CancelResult:
+	case protocol.CancelResult:
 		if g.jsonOut {
 			printJSON(stdout, r.Cancelled)
 		} else {
@@ -336,7 +336,7 @@ func (g *goal) printResult(e *env, verb string, res any) int {
 		}
 		return 0
 	}
-	st := res.(commands.State)
+	st := res.(protocol.State)
 	taskFileNow(&st)
 	if g.jsonOut {
 		printJSON(stdout, st.Goal)
@@ -347,7 +347,7 @@ func (g *goal) printResult(e *env, verb string, res any) int {
 		fmt.Fprint(stderr, staleNote)
 	}
 	if st.TeamFile != nil {
-		fmt.Fprintln(stderr, st.TeamFile.Line())
+		fmt.Fprintln(stderr, teamFileLine(st.TeamFile))
 	}
 	if verb == "status" && g.status.exitCode {
 		code, err := commands.StatusExitCode(st.Goal)
@@ -401,7 +401,7 @@ func within(root, path string) bool {
 
 // formatCancelled is what `agentd goal cancel` says: the goal it cleared,
 // as it ended.
-func formatCancelled(cr commands.CancelResult) string {
+func formatCancelled(cr protocol.CancelResult) string {
 	g := cr.Cancelled
 	if g == nil {
 		return "No goal.\n"
@@ -411,7 +411,7 @@ func formatCancelled(cr commands.CancelResult) string {
 
 // formatCheckRun is what `agentd goal check` says: the run's summary and
 // its output tail.
-func formatCheckRun(cr commands.CheckResult) string {
+func formatCheckRun(cr protocol.CheckResult) string {
 	command := ""
 	if cr.Goal != nil && cr.Goal.Check != nil {
 		command = cr.Goal.Check.Command
@@ -420,7 +420,7 @@ func formatCheckRun(cr commands.CheckResult) string {
 	if cr.Passed {
 		word = "passed"
 	}
-	out := fmt.Sprintf("Check %s: %s\n", word, cr.Run.Summary(command))
+	out := fmt.Sprintf("Check %s: %s\n", word, commands.CheckRunSummary(cr.Run, command))
 	if cr.Run.OutputTail != "" {
 		out += "Output (its end):\n" + cr.Run.OutputTail
 		if !strings.HasSuffix(out, "\n") {
@@ -445,7 +445,7 @@ func approveCheck(ctx context.Context, e *env, g *goal, command string) int {
 		if !ok {
 			return 1
 		}
-		cur := res.(commands.State).Goal
+		cur := res.(protocol.State).Goal
 		if cur == nil || cur.Check == nil {
 			fmt.Fprint(stderr, "agentd goal check --approve: the goal has no check to approve\n")
 			return 1
@@ -468,7 +468,7 @@ func approveCheck(ctx context.Context, e *env, g *goal, command string) int {
 	if !ok {
 		return 1
 	}
-	st := res.(commands.State)
+	st := res.(protocol.State)
 	if g.jsonOut {
 		printJSON(stdout, st.Goal)
 		return 0

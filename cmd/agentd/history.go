@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/commands/protocol"
 )
 
@@ -53,7 +52,7 @@ func (h *history) Run(ctx context.Context, e *env, pos []string) int {
 	if !ok {
 		return 1
 	}
-	hr := res.(commands.HistoryResult)
+	hr := res.(protocol.HistoryResult)
 	if h.jsonOut {
 		printJSON(stdout, hr)
 		return 0
@@ -65,7 +64,7 @@ func (h *history) Run(ctx context.Context, e *env, pos []string) int {
 // formatHistory is the human view of `agentd history`: one line per event
 // (seq, local time, actor, kind, and the reason when the change gave one),
 // then the command line of the next page when older events are left.
-func formatHistory(h commands.HistoryResult, limit int) string {
+func formatHistory(h protocol.HistoryResult, limit int) string {
 	if len(h.Events) == 0 {
 		return "No history.\n"
 	}

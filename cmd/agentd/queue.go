@@ -68,7 +68,7 @@ func (q *goalQueue) Run(ctx context.Context, e *env, pos []string) int {
 	if !ok {
 		return 1
 	}
-	st := res.(commands.State)
+	st := res.(protocol.State)
 	if q.g.jsonOut {
 		printJSON(e.stdout, st.Queue)
 	} else {
@@ -128,7 +128,7 @@ func (q *goalQueue) request(e *env, verb string, rest []string) (id protocol.Com
 // formatQueue is the human view of the queue: one numbered line per
 // queued goal with its id, criterion and check, and the auto-advance
 // setting.
-func formatQueue(q commands.QueueState) string {
+func formatQueue(q protocol.QueueState) string {
 	var b strings.Builder
 	onOff := map[bool]string{true: "on", false: "off"}[q.AutoAdvance]
 	if len(q.Items) == 0 {

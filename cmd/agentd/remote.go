@@ -18,7 +18,6 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/cmd/internal/cli"
-	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/lsp/daemon"
@@ -193,7 +192,7 @@ func silentDaemon(path string, info client.Info, err error) error {
 // resultOf decodes a command's JSON result into what the shell commands
 // read, the same whichever way the command ran: protocol.ToolResult for
 // agentd.callTool, protocol.ToolDescription for agentd.describeTool,
-// commands.CancelResult for agentd.goal.cancel, commands.State for the
+// protocol.CancelResult for agentd.goal.cancel, protocol.State for the
 // other commands that answer State (docs/protocol.md §3), and
 // plain JSON values (map[string]any) for the others.
 func resultOf(id protocol.CommandID, raw json.RawMessage) (any, error) {
@@ -203,17 +202,17 @@ func resultOf(id protocol.CommandID, raw json.RawMessage) (any, error) {
 	case id == protocol.CmdDescribeTool:
 		return decodeAs[protocol.ToolDescription](id, raw)
 	case id == protocol.CmdGoalCancel:
-		return decodeAs[commands.CancelResult](id, raw)
+		return decodeAs[protocol.CancelResult](id, raw)
 	case id == protocol.CmdUndo:
-		return decodeAs[commands.UndoResult](id, raw)
+		return decodeAs[protocol.UndoResult](id, raw)
 	case id == protocol.CmdTeamAccept:
 		return decodeAs[protocol.TeamAcceptResult](id, raw)
 	case id == protocol.CmdHistory:
-		return decodeAs[commands.HistoryResult](id, raw)
+		return decodeAs[protocol.HistoryResult](id, raw)
 	case id == protocol.CmdGoalRunCheck:
-		return decodeAs[commands.CheckResult](id, raw)
+		return decodeAs[protocol.CheckResult](id, raw)
 	case id == protocol.CmdState, id == protocol.CmdTodoSet, id == protocol.CmdAwaitChange, strings.HasPrefix(string(id), "agentd.goal."):
-		return decodeAs[commands.State](id, raw)
+		return decodeAs[protocol.State](id, raw)
 	}
 	return decodeAs[any](id, raw)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/service"
+	"github.com/agentd/agentd/workspace"
 	"github.com/agentd/agentd/workspace/taskfile"
 	"github.com/agentd/agentd/workspace/wsfolder"
 )
@@ -230,7 +231,7 @@ func (c *state) Run(ctx context.Context, e *env, pos []string) int {
 		fmt.Fprintf(e.stderr, "agentd state: %v\n", err)
 		return 1
 	}
-	st := res.(commands.State)
+	st := res.(protocol.State)
 	taskFileNow(&st)
 	if c.jsonOut {
 		printJSON(e.stdout, st)
@@ -244,7 +245,7 @@ func (c *state) Run(ctx context.Context, e *env, pos []string) int {
 // (exists, size, sha256, modifiedAt, checkboxes) with what is there now: no watcher
 // keeps the snapshot fresh while no daemon runs, and a shell command
 // reports the file as it is. A file that cannot be read reads as missing.
-func taskFileNow(st *commands.State) {
+func taskFileNow(st *protocol.State) {
 	if st.Goal == nil || st.Goal.TaskFile == nil {
 		return
 	}
@@ -254,7 +255,13 @@ func taskFileNow(st *commands.State) {
 	}
 	tf := st.Goal.TaskFile
 	now, _ := taskfile.Read(root, tf.Path)
-	tf.Exists, tf.Size, tf.SHA256, tf.ModifiedAt, tf.Checkboxes = now.Exists, now.Size, now.SHA256, now.ModifiedAt, now.Checkboxes
+	tf.Exists, tf.Size, tf.SHA256, tf.ModifiedAt, tf.Checkboxes = now.Exists, now.Size, now.SHA256, now.ModifiedAt, (*protocol.Checkboxes)(now.Checkboxes)
+}
+
+// teamFileLine is the notice n of an unused team file in one line
+// (workspace.TeamFileNotice.Line).
+func teamFileLine(n *protocol.TeamFileNotice) string {
+	return (*workspace.TeamFileNotice)(n).Line()
 }
 
 func printJSON(w io.Writer, v any) {
@@ -264,7 +271,7 @@ func printJSON(w io.Writer, v any) {
 }
 
 // formatState is the human view of `agentd state`.
-func formatState(st commands.State) string {
+func formatState(st protocol.State) string {
 	var b strings.Builder
 	path, err := wsfolder.PathFromURI(st.Workspace)
 	if err != nil {
@@ -275,7 +282,7 @@ func formatState(st commands.State) string {
 		b.WriteString(staleNote)
 	}
 	if st.TeamFile != nil {
-		b.WriteString(st.TeamFile.Line() + "\n")
+		b.WriteString(teamFileLine(st.TeamFile) + "\n")
 	}
 	b.WriteString("\n")
 	if len(st.Todos.Items) == 0 {
@@ -300,7 +307,7 @@ func formatState(st commands.State) string {
 const staleNote = "Stale: etcd does not answer; this is the last state this machine saw, and changes fail until it is back (docs/team.md)\n"
 
 // formatGoal is the human view of a session's goal.
-func formatGoal(st commands.State) string {
+func formatGoal(st protocol.State) string {
 	g := st.Goal
 	if g == nil {
 		return "No goal.\n"
@@ -334,7 +341,7 @@ func formatGoal(st commands.State) string {
 		case c.Running:
 			b.WriteString("    running now\n")
 		case c.LastRun != nil:
-			fmt.Fprintf(&b, "    last run: %s at %s\n", c.LastRun.Summary(c.Command), c.LastRun.At.Local().Format(time.DateTime))
+			fmt.Fprintf(&b, "    last run: %s at %s\n", commands.CheckRunSummary(*c.LastRun, c.Command), c.LastRun.At.Local().Format(time.DateTime))
 		}
 		b.WriteString(commands.FormatCheckConsent(c))
 	}

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/caller"
 	"github.com/agentd/agentd/cmd/internal/cli"
@@ -163,10 +164,10 @@ type printer struct {
 
 func (p *printer) observer() loop.Observer {
 	return loop.Observer{
-		GoalSet: func(st commands.State) {
+		GoalSet: func(st protocol.State) {
 			fmt.Fprintf(p.out, "User creates a goal: %s\n  budget: %s\n", st.Goal.Objective, commands.FormatProgress(st.Goal))
 		},
-		TurnBegan: func(turn int, origin protocol.Origin, res commands.TurnBeginResult) {
+		TurnBegan: func(turn int, origin protocol.Origin, res protocol.TurnBeginResult) {
 			fmt.Fprintf(p.out, "\nTurn %d (origin %s, goal-driven: %v)\n", turn, origin, res.GoalDriven)
 		},
 		StepBegan: func(_, step int, res protocol.StepBeginResult) {
@@ -190,7 +191,7 @@ func (p *printer) observer() loop.Observer {
 				fmt.Fprintf(p.out, "  agentd says: stop the turn\n")
 			}
 		},
-		TurnEnded: func(_ int, res commands.TurnEndResult) {
+		TurnEnded: func(_ int, res protocol.TurnEndResult) {
 			if res.Continuation != nil {
 				p.show("  turn end: continuation "+string(res.Continuation.Variant), res.Continuation.Prompt)
 			} else {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/commands/protocol"
 )
 
@@ -47,7 +46,7 @@ func (u *undo) Run(ctx context.Context, e *env, pos []string) int {
 	if !ok {
 		return 1
 	}
-	ur := res.(commands.UndoResult)
+	ur := res.(protocol.UndoResult)
 	if u.jsonOut {
 		printJSON(stdout, ur)
 		return 0
@@ -58,7 +57,7 @@ func (u *undo) Run(ctx context.Context, e *env, pos []string) int {
 
 // formatUndo is what `agentd undo` says: the change it reverted and its
 // scope as it is now.
-func formatUndo(ur commands.UndoResult) string {
+func formatUndo(ur protocol.UndoResult) string {
 	u := ur.Undone
 	var b strings.Builder
 	fmt.Fprintf(&b, "Undid %s (seq %d, by %s at %s).\n", u.Kind, u.Seq, u.Actor, u.At.Local().Format("2006-01-02 15:04:05"))

@@ -22,14 +22,18 @@ const (
 	ScopeNone
 )
 
-// Spec is the metadata of one command: what the dispatcher, the command
+// Spec is the metadata of one command (id, args, result, doc, scope): what the dispatcher, the command
 // reference (docs/commands.md) and the clients' generated protocol files
 // take from the protocol.
 type Spec struct {
-	ID    CommandID
-	Args  reflect.Type // the Args struct (embeds Common)
-	Doc   string       // one line: what it does and what it returns
-	Scope Scope
+	ID   CommandID
+	Args reflect.Type // the Args struct (embeds Common)
+	// Result is the type of a successful answer, sent as its JSON
+	// encoding: a struct of wire values (commands/protocolgen writes it as
+	// the command's result type for the clients).
+	Result reflect.Type
+	Doc    string // one line: what it does and what it returns
+	Scope  Scope
 	// ArgsDoc is the ARGS fields besides the common ones, as in
 	// docs/protocol.md §3 ("-" for none).
 	ArgsDoc string
@@ -38,88 +42,88 @@ type Spec struct {
 // Commands is every command agentd serves, in the order of
 // docs/protocol.md §3.
 var Commands = []Spec{
-	{ID: CmdTools, Args: reflect.TypeFor[NoArgs](), Scope: ScopeNone,
+	{ID: CmdTools, Args: reflect.TypeFor[NoArgs](), Result: reflect.TypeFor[ToolsResult](), Scope: ScopeNone,
 		ArgsDoc: "-",
 		Doc:     "`{tools: [{name, description, inputSchema, readOnly?}]}`: the model-facing tools; `readOnly: true` marks a tool that changes nothing (GetGoal)."},
-	{ID: CmdCallTool, Args: reflect.TypeFor[CallToolArgs](), Scope: ScopeSession,
+	{ID: CmdCallTool, Args: reflect.TypeFor[CallToolArgs](), Result: reflect.TypeFor[ToolResult](), Scope: ScopeSession,
 		ArgsDoc: "`name`, `input` (object), `turnId?`",
 		Doc:     "Runs a tool as the model; returns `ToolResult` (refusals are `isError: true`). Without `turnId` the call belongs to the session's open turn of the agent, if any."},
-	{ID: CmdDescribeTool, Args: reflect.TypeFor[DescribeToolArgs](), Scope: ScopeNone,
+	{ID: CmdDescribeTool, Args: reflect.TypeFor[DescribeToolArgs](), Result: reflect.TypeFor[ToolDescription](), Scope: ScopeNone,
 		ArgsDoc: "`name`, `input`",
 		Doc:     "`{description, display?}` for a host's UI, without running the tool."},
-	{ID: CmdState, Args: reflect.TypeFor[NoArgs](), Scope: ScopeSession,
+	{ID: CmdState, Args: reflect.TypeFor[NoArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "-",
 		Doc:     "The session's `State`: todo list, goal snapshot, revision."},
-	{ID: CmdSessions, Args: reflect.TypeFor[NoArgs](), Scope: ScopeFolder,
+	{ID: CmdSessions, Args: reflect.TypeFor[NoArgs](), Result: reflect.TypeFor[SessionsResult](), Scope: ScopeFolder,
 		ArgsDoc: "-",
 		Doc:     "`{sessions: [{session, updatedAt, todoCount, goalStatus}]}` of the workspace folder."},
-	{ID: CmdHistory, Args: reflect.TypeFor[HistoryArgs](), Scope: ScopeSession,
+	{ID: CmdHistory, Args: reflect.TypeFor[HistoryArgs](), Result: reflect.TypeFor[HistoryResult](), Scope: ScopeSession,
 		ArgsDoc: "`limit?` (default 50), `before?` (a `seq`)",
 		Doc:     "`{events: [{seq, at, actor, kind, reason?, revision, before?, payload?}], more}`, newest first, only events older than `before` when given; at most 1 MiB of events per reply (at least one event); `more`: older events exist, ask again with `before` = the last `seq`."},
-	{ID: CmdTodoSet, Args: reflect.TypeFor[TodoSetArgs](), Scope: ScopeSession,
+	{ID: CmdTodoSet, Args: reflect.TypeFor[TodoSetArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "`items`, `expectedRevision?`",
 		Doc:     "Replaces the todo list as the user (compare-and-set on `todos.revision`); returns `State`; a stale revision answers `todo.conflict` with `data.state`."},
-	{ID: CmdAwaitChange, Args: reflect.TypeFor[AwaitChangeArgs](), Scope: ScopeWait,
+	{ID: CmdAwaitChange, Args: reflect.TypeFor[AwaitChangeArgs](), Result: reflect.TypeFor[State](), Scope: ScopeWait,
 		ArgsDoc: "`afterRevision`, `timeoutMs?` (absent or 0: the default 30000; at most 300000)",
 		Doc:     "Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`."},
-	{ID: CmdGoalCreate, Args: reflect.TypeFor[GoalCreateArgs](), Scope: ScopeSession,
+	{ID: CmdGoalCreate, Args: reflect.TypeFor[GoalCreateArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "`objective`, `completionCriterion?`, `replace?`, `taskFile?`, `check?`",
 		Doc:     "Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10), approved on this machine (§2.10.4); returns `State`."},
-	{ID: CmdGoalPause, Args: reflect.TypeFor[GoalPauseArgs](), Scope: ScopeSession,
+	{ID: CmdGoalPause, Args: reflect.TypeFor[GoalPauseArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "`reason?`",
 		Doc:     "Pauses the active goal as the user; returns `State`."},
-	{ID: CmdGoalResume, Args: reflect.TypeFor[NoArgs](), Scope: ScopeSession,
+	{ID: CmdGoalResume, Args: reflect.TypeFor[NoArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "-",
 		Doc:     "Resumes a paused or blocked goal as the user; returns `State`."},
-	{ID: CmdGoalCancel, Args: reflect.TypeFor[NoArgs](), Scope: ScopeSession,
+	{ID: CmdGoalCancel, Args: reflect.TypeFor[NoArgs](), Result: reflect.TypeFor[CancelResult](), Scope: ScopeSession,
 		ArgsDoc: "-",
 		Doc:     "Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended."},
-	{ID: CmdGoalSetCheck, Args: reflect.TypeFor[GoalSetCheckArgs](), Scope: ScopeSession,
+	{ID: CmdGoalSetCheck, Args: reflect.TypeFor[GoalSetCheckArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "`command` (a shell command, or `null` to remove the check)",
 		Doc:     "Sets or removes the goal's verification command as the user (docs/runtime.md §2.10), approving it on this machine (§2.10.4); returns `State`."},
-	{ID: CmdGoalApproveCheck, Args: reflect.TypeFor[GoalApproveCheckArgs](), Scope: ScopeSession,
+	{ID: CmdGoalApproveCheck, Args: reflect.TypeFor[GoalApproveCheckArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "`command` (the check's exact text, as shown)",
 		Doc:     "Approves the goal's check on this machine, so that it may run here (docs/runtime.md §2.10.4); `command` must be the current check (else `goal.check_changed`, nothing approved); returns `State`."},
-	{ID: CmdGoalRunCheck, Args: reflect.TypeFor[NoArgs](), Scope: ScopeSession,
+	{ID: CmdGoalRunCheck, Args: reflect.TypeFor[NoArgs](), Result: reflect.TypeFor[CheckResult](), Scope: ScopeSession,
 		ArgsDoc: "-",
 		Doc:     "Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); a check not approved on this machine is refused with `goal.check_unapproved` (§2.10.4); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`."},
-	{ID: CmdGoalSetBudget, Args: reflect.TypeFor[GoalSetBudgetArgs](), Scope: ScopeSession,
+	{ID: CmdGoalSetBudget, Args: reflect.TypeFor[GoalSetBudgetArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "`turns?`, `tokens?`, `wallClockMs?` (each a number, or `null` to remove)",
 		Doc:     "Sets or removes budget limits as the user; returns `State`."},
-	{ID: CmdQueueAdd, Args: reflect.TypeFor[QueueAddArgs](), Scope: ScopeSession,
+	{ID: CmdQueueAdd, Args: reflect.TypeFor[QueueAddArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "`objective`, `completionCriterion?`, `check?`, `id?`",
 		Doc:     "Appends a goal to the session's queue as the user (docs/runtime.md §2.9); its `check` is approved on this machine (§2.10.4); an `id` the client chooses makes the add safe to send again (docs/team.md, \"What a write acknowledges\"); returns `State`."},
-	{ID: CmdQueueList, Args: reflect.TypeFor[NoArgs](), Scope: ScopeSession,
+	{ID: CmdQueueList, Args: reflect.TypeFor[NoArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "-",
 		Doc:     "The session's `State`, whose `queue` lists the upcoming goals."},
-	{ID: CmdQueueRemove, Args: reflect.TypeFor[QueueIDArgs](), Scope: ScopeSession,
+	{ID: CmdQueueRemove, Args: reflect.TypeFor[QueueIDArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "`id`",
 		Doc:     "Removes the queued goal `id`; returns `State`."},
-	{ID: CmdQueueMove, Args: reflect.TypeFor[QueueMoveArgs](), Scope: ScopeSession,
+	{ID: CmdQueueMove, Args: reflect.TypeFor[QueueMoveArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "`id`, `index` (0 is first)",
 		Doc:     "Moves the queued goal `id` to `index`; returns `State`."},
-	{ID: CmdQueueSetAutoAdvance, Args: reflect.TypeFor[QueueAutoAdvanceArgs](), Scope: ScopeSession,
+	{ID: CmdQueueSetAutoAdvance, Args: reflect.TypeFor[QueueAutoAdvanceArgs](), Result: reflect.TypeFor[State](), Scope: ScopeSession,
 		ArgsDoc: "`on`",
 		Doc:     "Turns advancing to the first queued goal on completion on or off; returns `State`."},
-	{ID: CmdUndo, Args: reflect.TypeFor[UndoArgs](), Scope: ScopeSession,
+	{ID: CmdUndo, Args: reflect.TypeFor[UndoArgs](), Result: reflect.TypeFor[UndoResult](), Scope: ScopeSession,
 		ArgsDoc: "`scope?` (`\"todo\"` or `\"goal\"`; absent: the newest change of either), `expectedRevision?`",
 		Doc:     "Reverts the newest change of the todo list or the goal as the user (docs/runtime.md §6); returns `State` and `undone`: the history event it reverted; a change newer than `expectedRevision`, or one that came in between, answers `todo.conflict` with `data.state`."},
-	{ID: CmdTeamAccept, Args: reflect.TypeFor[TeamAcceptArgs](), Scope: ScopeSession,
+	{ID: CmdTeamAccept, Args: reflect.TypeFor[TeamAcceptArgs](), Result: reflect.TypeFor[TeamAcceptResult](), Scope: ScopeSession,
 		ArgsDoc: "`sha256` (of the team file as shown to the person: `State.teamFile.sha256`)",
 		Doc:     "Accepts the folder's `.agentd/team.json` on this machine, as the person (docs/team.md): the file must still have that `sha256`; the folder is then served from the team's etcd; `{path, id, sha256, endpoints, sendsTo, reopened}`."},
-	{ID: CmdTurnBegin, Args: reflect.TypeFor[TurnBeginArgs](), Scope: ScopeSession,
+	{ID: CmdTurnBegin, Args: reflect.TypeFor[TurnBeginArgs](), Result: reflect.TypeFor[TurnBeginResult](), Scope: ScopeSession,
 		ArgsDoc: "`turnId`, `origin` (`user`/`continuation`/`resume`), `detached?`",
 		Doc:     "Starts a turn; `{goalDriven, goal}` (docs/runtime.md §2.4). A `detached` turn is not ended when the connection that began it closes (docs/hooks.md)."},
-	{ID: CmdStepBegin, Args: reflect.TypeFor[StepBeginArgs](), Scope: ScopeSession,
+	{ID: CmdStepBegin, Args: reflect.TypeFor[StepBeginArgs](), Result: reflect.TypeFor[StepBeginResult](), Scope: ScopeSession,
 		ArgsDoc: "`turnId`",
 		Doc:     "Before a model call: `{injections}` (goal_cancelled, goal, goal_wrap_up, todo_list_reminder; docs/runtime.md §2.7.1)."},
-	{ID: CmdStepEnd, Args: reflect.TypeFor[StepEndArgs](), Scope: ScopeSession,
+	{ID: CmdStepEnd, Args: reflect.TypeFor[StepEndArgs](), Result: reflect.TypeFor[StepEndResult](), Scope: ScopeSession,
 		ArgsDoc: "`turnId`, `outputTokens`, `finishReason` (`stop`/`tool_calls`)",
 		Doc:     "After a step's tools ran: `{stopTurn, graceStep, injections}` (docs/runtime.md §2.4)."},
-	{ID: CmdStepNext, Args: reflect.TypeFor[StepNextArgs](), Scope: ScopeSession,
+	{ID: CmdStepNext, Args: reflect.TypeFor[StepNextArgs](), Result: reflect.TypeFor[StepNextResult](), Scope: ScopeSession,
 		ArgsDoc: "`turnId`, `outputTokens`, `finishReason` (`tool_calls`)",
 		Doc:     "At a step boundary: `agentd.step.end` then, unless it stops the turn, `agentd.step.begin`, in one commit; `{end, begin}`, `begin` null after a `stopTurn` (docs/protocol.md §3)."},
-	{ID: CmdTurnEnd, Args: reflect.TypeFor[TurnEndArgs](), Scope: ScopeSession,
+	{ID: CmdTurnEnd, Args: reflect.TypeFor[TurnEndArgs](), Result: reflect.TypeFor[TurnEndResult](), Scope: ScopeSession,
 		ArgsDoc: "`turnId`, `outcome` (`completed`/`cancelled`/`failed`/`blocked`/`stepLimit`), `error?: {kind, message}`",
 		Doc:     "Ends a turn: `{continuation: {variant, prompt} or null, goal}` (docs/runtime.md §2.5, §2.6)."},
 }

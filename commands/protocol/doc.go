@@ -1,8 +1,10 @@
 // Package protocol is agentd's wire protocol in Go (docs/protocol.md): the
-// command ids, one Args struct per command, the result types that are made
-// of wire values only, the enums those carry, the notification methods,
-// the limits a client must respect, the error codes and the one coded error
-// type, and the command table's metadata (id, args, doc, scope) from which
+// command ids, one Args and one Result struct per command, made of wire
+// values only (the session's State with its goal snapshot and queue, the
+// history events, the turn, step and tool results), the enums those carry,
+// the notification methods and their params, the limits a client must
+// respect, the error codes and the one coded error type, and the command
+// table's metadata (id, args, result, doc, scope) from which
 // the command reference (docs/commands.md) and the clients' generated
 // protocol files come (commands/protocolgen).
 //

@@ -8,8 +8,8 @@ import (
 )
 
 // TestCommandsTable: every command of the table has a unique agentd. id, a
-// doc, and an Args struct that embeds Common, so the dispatcher can read
-// its common fields.
+// doc, an Args struct that embeds Common, so the dispatcher can read its
+// common fields, and a Result struct.
 func TestCommandsTable(t *testing.T) {
 	seen := map[CommandID]bool{}
 	for _, c := range Commands {
@@ -22,6 +22,9 @@ func TestCommandsTable(t *testing.T) {
 		}
 		if !reflect.PointerTo(c.Args).Implements(reflect.TypeFor[Args]()) {
 			t.Errorf("%s: *%v does not embed Common", c.ID, c.Args)
+		}
+		if c.Result == nil || c.Result.Kind() != reflect.Struct || c.Result.PkgPath() != reflect.TypeFor[Spec]().PkgPath() {
+			t.Errorf("%s: result %v is not a struct of this package", c.ID, c.Result)
 		}
 		if got, ok := Lookup(c.ID); !ok || got.ID != c.ID {
 			t.Errorf("Lookup(%s) = %v, %v", c.ID, got, ok)

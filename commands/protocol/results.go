@@ -1,8 +1,7 @@
 package protocol
 
-// The results below are made of wire values only; the results that carry
-// the goal snapshot or history events (State and those that embed it) are
-// package commands'.
+// The results of the tools, the steps and the team acceptance; those that
+// show a session are in state.go.
 
 // Injection is text agentd adds to the model's context before a step
 // (docs/protocol.md §3, agentd.step.begin and agentd.step.end). Text is always

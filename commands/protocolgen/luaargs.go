@@ -8,15 +8,16 @@ import (
 )
 
 // luaArgs renders the LuaLS annotations of every command's ARGS object
-// (protocol's Args structs and the structs they hold), a class per struct,
-// and M.command_args: the class of each command's ARGS, by command name.
+// and result (the protocol's Args and Result structs and the structs they
+// hold), a class per struct, then M.command_args and M.command_results:
+// the class of each command's ARGS and of its result, by command name.
 // JSON null is vim.NIL; a field that may be null is typed "|nil".
 func (p *model) luaArgs(w func(string, ...any)) error {
 	var order []reflect.Type
 	seen := map[reflect.Type]bool{}
 	var visit func(t reflect.Type)
 	visit = func(t reflect.Type) {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
 			t = t.Elem()
 		}
 		if t.Kind() != reflect.Struct || t.Name() == "" || t == limitType || t == timeType || seen[t] {
@@ -31,17 +32,28 @@ func (p *model) luaArgs(w func(string, ...any)) error {
 	for _, c := range p.commands {
 		visit(c.Args)
 	}
-	w("\n--- The ARGS object of each command (docs/protocol.md §3): LuaLS classes of\n--- the protocol's Args structs.\n")
+	for _, c := range p.commands {
+		visit(c.Result)
+	}
+	w("\n--- The ARGS object and the result of each command (docs/protocol.md §3):\n--- LuaLS classes of the protocol's Args and Result structs.\n")
 	for _, t := range order {
 		if err := p.luaClass(w, t); err != nil {
 			return err
 		}
 	}
-	w("\n--- The class of each command's ARGS, by name.\nM.command_args = {\n")
-	for _, c := range p.commands {
-		w("  %s = %s,\n", snake(commandKey(string(c.ID))), strconv.Quote(luaClassName(c.Args)))
+	for _, table := range []struct {
+		name, doc string
+		typ       func(c int) reflect.Type
+	}{
+		{"command_args", "ARGS", func(i int) reflect.Type { return p.commands[i].Args }},
+		{"command_results", "result", func(i int) reflect.Type { return p.commands[i].Result }},
+	} {
+		w("\n--- The class of each command's %s, by name.\nM.%s = {\n", table.doc, table.name)
+		for i, c := range p.commands {
+			w("  %s = %s,\n", snake(commandKey(string(c.ID))), strconv.Quote(luaClassName(table.typ(i))))
+		}
+		w("}\n")
 	}
-	w("}\n")
 	return nil
 }
 
@@ -90,11 +102,13 @@ func luaClassName(t reflect.Type) string {
 // luaType is the LuaLS type of a value of t.
 func (p *model) luaType(t reflect.Type) (string, error) {
 	for i, e := range enums {
-		if e.goType == t {
+		if e.goType == t || e.wire == t {
 			return `"` + strings.Join(p.enumValues[i], `"|"`) + `"`, nil
 		}
 	}
 	switch t {
+	case timeType:
+		return "string", nil // RFC 3339
 	case rawType:
 		return "table", nil
 	case limitType:
@@ -110,12 +124,19 @@ func (p *model) luaType(t reflect.Type) (string, error) {
 			elem = "(" + elem + ")"
 		}
 		return elem + "[]", err
+	case reflect.Map:
+		elem, err := p.luaType(t.Elem())
+		return "table<string, " + elem + ">", err
+	case reflect.Interface:
+		return "any", nil
 	case reflect.String:
 		return "string", nil
 	case reflect.Bool:
 		return "boolean", nil
 	case reflect.Int, reflect.Int64, reflect.Uint64:
 		return "integer", nil
+	case reflect.Float64:
+		return "number", nil
 	case reflect.Struct:
 		return luaClassName(t), nil
 	}

@@ -7,11 +7,11 @@
 //     notification's params, and every struct they reach), made by
 //     reflection over the Go structs' JSON tags;
 //   - nvim/lua/agentd/protocol.lua: the constants, and LuaLS annotations
-//     of each command's args.
+//     of each command's args and result.
 //
 // The command ids, args and result types come from commands.Commands
-// (the protocol's table, protocol.Commands, with each handler's result
-// type), the enumerations (goal and todo statuses, goal change kinds,
+// (the protocol's table, protocol.Commands, which names each command's
+// Args and Result), the enumerations (goal and todo statuses, goal change kinds,
 // actors, turn origins and outcomes, finish reasons, undo scopes) from the
 // constants of their Go types and the error codes from the exported Code*
 // string constants, read from the Go source (reflection cannot list

@@ -27,28 +27,31 @@ var notifications = []struct {
 	method string
 	params reflect.Type
 }{
-	{protocol.MethodTodoChanged, reflect.TypeFor[commands.TodoChanged]()},
-	{protocol.MethodGoalChanged, reflect.TypeFor[commands.GoalChanged]()},
-	{protocol.MethodTaskFileChanged, reflect.TypeFor[commands.TaskFileChanged]()},
-	{protocol.MethodQueueChanged, reflect.TypeFor[commands.QueueChanged]()},
+	{protocol.MethodTodoChanged, reflect.TypeFor[protocol.TodoChanged]()},
+	{protocol.MethodGoalChanged, reflect.TypeFor[protocol.GoalChanged]()},
+	{protocol.MethodTaskFileChanged, reflect.TypeFor[protocol.TaskFileChanged]()},
+	{protocol.MethodQueueChanged, reflect.TypeFor[protocol.QueueChanged]()},
 	{protocol.MethodStoreChanged, reflect.TypeFor[protocol.StoreChanged]()},
 }
 
 // enums are the string types whose constants the clients get as a list
-// and a union type; their values are read from the Go source.
+// and a union type; their values are read from the Go source. wire is the
+// protocol's type of the same values, which the results carry, when the
+// constants are declared on a domain type (goal's).
 var enums = []struct {
 	goType reflect.Type
+	wire   reflect.Type
 	ts     string // the TypeScript union type
 	list   string // the TypeScript array of the values; Lua uses it in snake case
 }{
-	{reflect.TypeFor[goal.Status](), "GoalStatus", "GOAL_STATUSES"},
-	{reflect.TypeFor[todo.Status](), "TodoStatus", "TODO_STATUSES"},
-	{reflect.TypeFor[goal.ChangeKind](), "GoalChangeKind", "GOAL_CHANGE_KINDS"},
-	{reflect.TypeFor[goal.Actor](), "Actor", "ACTORS"},
-	{reflect.TypeFor[protocol.Origin](), "TurnOrigin", "TURN_ORIGINS"},
-	{reflect.TypeFor[protocol.FinishReason](), "FinishReason", "FINISH_REASONS"},
-	{reflect.TypeFor[protocol.Outcome](), "TurnOutcome", "TURN_OUTCOMES"},
-	{reflect.TypeFor[protocol.UndoScope](), "UndoScope", "UNDO_SCOPES"},
+	{reflect.TypeFor[goal.Status](), reflect.TypeFor[protocol.GoalStatus](), "GoalStatus", "GOAL_STATUSES"},
+	{reflect.TypeFor[todo.Status](), nil, "TodoStatus", "TODO_STATUSES"},
+	{reflect.TypeFor[goal.ChangeKind](), reflect.TypeFor[protocol.GoalChangeKind](), "GoalChangeKind", "GOAL_CHANGE_KINDS"},
+	{reflect.TypeFor[goal.Actor](), reflect.TypeFor[protocol.Actor](), "Actor", "ACTORS"},
+	{reflect.TypeFor[protocol.Origin](), nil, "TurnOrigin", "TURN_ORIGINS"},
+	{reflect.TypeFor[protocol.FinishReason](), nil, "FinishReason", "FINISH_REASONS"},
+	{reflect.TypeFor[protocol.Outcome](), nil, "TurnOutcome", "TURN_OUTCOMES"},
+	{reflect.TypeFor[protocol.UndoScope](), nil, "UndoScope", "UNDO_SCOPES"},
 }
 
 // goalActions are the goal statuses each status-changing action accepts
@@ -112,14 +115,11 @@ var limits = []struct {
 // tsNames are the TypeScript names of Go types whose own name says too
 // little outside their package; every other struct keeps its Go name.
 var tsNames = map[reflect.Type]string{
-	reflect.TypeFor[goal.Snapshot]():            "GoalSnapshot",
-	reflect.TypeFor[goal.BudgetReport]():        "GoalBudget",
 	reflect.TypeFor[goal.Tool]():                "ToolInfo",
-	reflect.TypeFor[workspace.Event]():          "HistoryEvent",
-	reflect.TypeFor[commands.TodoChanged]():     "TodoChangedParams",
-	reflect.TypeFor[commands.GoalChanged]():     "GoalChangedParams",
-	reflect.TypeFor[commands.TaskFileChanged](): "TaskFileChangedParams",
-	reflect.TypeFor[commands.QueueChanged]():    "QueueChangedParams",
+	reflect.TypeFor[protocol.TodoChanged]():     "TodoChangedParams",
+	reflect.TypeFor[protocol.GoalChanged]():     "GoalChangedParams",
+	reflect.TypeFor[protocol.TaskFileChanged](): "TaskFileChangedParams",
+	reflect.TypeFor[protocol.QueueChanged]():    "QueueChangedParams",
 	reflect.TypeFor[protocol.StoreChanged]():    "StoreChangedParams",
 	reflect.TypeFor[protocol.Common]():          "CommonArgs",
 }

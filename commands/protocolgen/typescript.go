@@ -21,6 +21,9 @@ func (p *model) typescript() ([]byte, error) {
 	g := &tsTypes{src: p.src, enums: map[reflect.Type]string{}, names: map[reflect.Type]string{}, byName: map[string]reflect.Type{}}
 	for _, e := range enums {
 		g.enums[e.goType] = e.ts
+		if e.wire != nil {
+			g.enums[e.wire] = e.ts
+		}
 	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"net"
 	"os"
@@ -17,7 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
+
 	"github.com/agentd/agentd/lsp"
 	"github.com/agentd/agentd/lsp/daemon"
 	"github.com/agentd/agentd/lsp/daemon/client"
@@ -376,7 +376,7 @@ func TestDaemonFanOut(t *testing.T) {
 	if got := c.todoNotes(); len(got) != 1 {
 		t.Fatalf("c (other folder) got %+v, want only its own change", got)
 	}
-	var st, stB commands.State
+	var st, stB protocol.State
 	if err := a.exec("agentd.state", nil, &st); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentd/agentd/commands/protocol"
 	"io"
 	"net"
 	"os"
@@ -18,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/lsp/daemon"
@@ -513,7 +514,7 @@ func TestCallDaemon(t *testing.T) {
 		return client.Call(context.Background(), conn, ws, "s1", id, args, client.CallWaits{})
 	}
 	raw, err := call("agentd.todo.set", map[string]any{"items": []any{map[string]any{"title": "a", "status": "pending"}}, "expectedRevision": 0})
-	var st commands.State
+	var st protocol.State
 	if err != nil || json.Unmarshal(raw, &st) != nil || st.Session != "s1" || st.Todos.Revision != 1 {
 		t.Fatalf("todo.set: %s, %v; want State of session s1 at revision 1", raw, err)
 	}

@@ -324,39 +324,35 @@ export interface CallToolArgs extends CommonArgs {
 /**
  * CancelResult is the answer of agentd.goal.cancel: the State after it,
  * and the goal it cleared as it ended (its objective, status and usage), so
- * that the canceller can say what was cancelled. [commands.CancelResult]
+ * that the canceller can say what was cancelled. [protocol.CancelResult]
  */
 export interface CancelResult extends State {
   cancelled: GoalSnapshot | null;
 }
 
 /**
- * Check is a goal's verification command as it is stored and shown
+ * Check is a goal's verification command as it is shown
  * (docs/runtime.md §2.10): the command, whether a run is in progress, and
- * the last run's result, nil before the first run. [goal.Check]
+ * the last run's result, nil before the first run. [protocol.Check]
  */
 export interface Check {
   command: string;
   /**
    * SetBy is the person who set the command (docs/runtime.md §2.10.4):
    * the OS user and host name of the machine whose agentd took the
-   * setting; nil in a state written before it was recorded. Stored and
-   * shown.
+   * setting; nil in a state written before it was recorded.
    */
   setBy?: CheckSetter;
   /**
    * Approved says whether the person at the machine of the agentd that
    * answers has approved the command, so that it may run there
-   * (docs/runtime.md §2.10.4). That agentd fills it in for its clients
-   * from its own approvals; never stored, nil in what the rules build
-   * and in history events.
+   * (docs/runtime.md §2.10.4); nil in history events.
    */
   approved?: boolean;
   /**
    * SetOutsideAgentd: in a team folder, no history event records this
    * command with this SetBy, so the session was written to etcd other
-   * than by agentd and SetBy cannot be trusted (docs/team.md). Filled in
-   * with Approved, which it makes false; never stored.
+   * than by agentd and SetBy cannot be trusted (docs/team.md).
    */
   setOutsideAgentd?: boolean;
   running?: boolean;
@@ -366,7 +362,7 @@ export interface Check {
 /**
  * CheckResult is the answer of agentd.goal.runCheck: the State after the
  * run and the run itself (docs/runtime.md §2.10). The goal's status is
- * unchanged; Passed is run.exitCode == 0. [commands.CheckResult]
+ * unchanged; Passed is run.exitCode == 0. [protocol.CheckResult]
  */
 export interface CheckResult extends State {
   run: CheckRun;
@@ -378,21 +374,24 @@ export interface CheckResult extends State {
  * exit status; -1 when it did not exit by itself (killed at the time
  * limit, or when the goal ended) or did not start, and OutputTail then ends
  * with a line that says so. DurationMs is the time it ran, At when it
- * ended. OutputTail is at most MaxCheckTailBytes of the end of its output,
- * valid UTF-8. RunID names the run (StartCheck); "" in a state written
- * before runs were named. [goal.CheckRun]
+ * ended. OutputTail is at most the last 4096 bytes of its output
+ * (goal.MaxCheckTailBytes), valid UTF-8. [protocol.CheckRun]
  */
 export interface CheckRun {
   exitCode: number;
   durationMs: number;
   at: string;
   outputTail: string;
+  /**
+   * RunID names the run (docs/runtime.md §2.10.5): only the run the goal
+   * waits on completes it.
+   */
   runId?: string;
 }
 
 /**
- * CheckSetter is the person who set a check: the OS user name and the host
- * name of the machine whose agentd took the setting. [goal.CheckSetter]
+ * CheckSetter is the person who set a check (docs/runtime.md §2.10.4): the
+ * OS user and the host name of their machine. [protocol.CheckSetter]
  */
 export interface CheckSetter {
   user: string;
@@ -401,7 +400,7 @@ export interface CheckSetter {
 
 /**
  * Checkboxes counts the Markdown checkboxes of a task file
- * (docs/task-files.md, "Checkboxes"): Total items, Checked of them ticked. [goal.Checkboxes]
+ * (docs/task-files.md, "Checkboxes"): Total items, Checked of them ticked. [protocol.Checkboxes]
  */
 export interface Checkboxes {
   checked: number;
@@ -422,8 +421,7 @@ export interface CommonArgs {
  * Continuation is the prompt that starts the next goal turn (docs/runtime.md
  * §2.5), as agentd.turn.end answers it (docs/protocol.md §3): the host sends
  * Prompt as the next user message, then begins a turn with origin
- * "continuation". Variant is one of goal's continuation variants, the only
- * declaration of them. [reminder.Continuation]
+ * "continuation". Variant is one of goal's continuation variants. [protocol.Continuation]
  */
 export interface Continuation {
   variant: string;
@@ -442,9 +440,9 @@ export interface GoalApproveCheckArgs extends CommonArgs {
 }
 
 /**
- * BudgetReport is the budget part of a Snapshot. Limits are nil when not
+ * GoalBudget is the budget part of a GoalSnapshot. Limits are nil when not
  * set; Remaining* are nil when there is no limit, else max(0, limit-used).
- * A budget is reached when used >= limit (docs/runtime.md §2.1). [goal.BudgetReport]
+ * A budget is reached when used >= limit (docs/runtime.md §2.1). [protocol.GoalBudget]
  */
 export interface GoalBudget {
   tokenBudget: number | null;
@@ -459,7 +457,7 @@ export interface GoalBudget {
   overBudget: boolean;
 }
 
-/** GoalChange says what happened to the goal. [commands.GoalChange] */
+/** GoalChange says what happened to the goal. [protocol.GoalChange] */
 export interface GoalChange {
   kind: GoalChangeKind;
   status?: GoalStatus;
@@ -472,7 +470,7 @@ export interface GoalChange {
   percent?: number;
 }
 
-/** GoalChanged is the params of agentd/goalChanged. [commands.GoalChanged] */
+/** GoalChanged is the params of agentd/goalChanged. [protocol.GoalChanged] */
 export interface GoalChangedParams {
   workspace: string;
   session: string;
@@ -507,9 +505,9 @@ export interface GoalSetCheckArgs extends CommonArgs {
 }
 
 /**
- * Snapshot is the goal as clients see it (docs/runtime.md §2.1). Models see it
- * without GoalID (see ModelView). Durations are milliseconds; counts are
- * plain integers. [goal.Snapshot]
+ * GoalSnapshot is the goal as clients see it (docs/runtime.md §2.1). Models see it
+ * without GoalID (goal.Snapshot.ModelView). Durations are milliseconds;
+ * counts are plain integers. [protocol.GoalSnapshot]
  */
 export interface GoalSnapshot {
   goalId?: string;
@@ -544,17 +542,15 @@ export interface HistoryArgs extends CommonArgs {
 }
 
 /**
- * Event is one entry of a session's history, newest has the highest Seq.
- * Seq counts the session's events from 1 (bbolt bucket sequence); At is UTC.
- * Its JSON is what agentd.history answers; its stored form is eventRecord
- * (record.go). [workspace.Event]
+ * HistoryEvent is one entry of a session's history, newest has the highest Seq.
+ * Seq counts the session's events from 1; At is UTC (docs/runtime.md §6). [protocol.HistoryEvent]
  */
 export interface HistoryEvent {
   seq: number;
   at: string;
   actor: string;
   kind: string;
-  /** Change.Reason, if any */
+  /** the change's reason, if any */
   reason?: string;
   /**
    * Revision is the session's revision the change made (0 in events
@@ -562,8 +558,9 @@ export interface HistoryEvent {
    */
   revision?: number;
   /**
-   * Before is the JSON of Change.Before: the scope's state before the
-   * change (absent when the change gave none, and in older events).
+   * Before is the scope's state before the change (absent when the
+   * change gave none, and in older events), as stored (docs/runtime.md §6,
+   * "The stored history").
    */
   before?: unknown;
   payload?: unknown;
@@ -571,7 +568,7 @@ export interface HistoryEvent {
 
 /**
  * HistoryResult is the answer of agentd.history: events newest first, and
- * whether older ones exist (ask again with before = the last Seq). [commands.HistoryResult]
+ * whether older ones exist (ask again with before = the last Seq). [protocol.HistoryResult]
  */
 export interface HistoryResult {
   events: HistoryEvent[];
@@ -611,7 +608,7 @@ export interface QueueAutoAdvanceArgs extends CommonArgs {
 
 /**
  * QueueChanged is the params of agentd/queueChanged (docs/protocol.md §4):
- * the session's goal queue after a change, as agentd.state has it. [commands.QueueChanged]
+ * the session's goal queue after a change, as agentd.state has it. [protocol.QueueChanged]
  */
 export interface QueueChangedParams {
   workspace: string;
@@ -637,7 +634,7 @@ export interface QueueMoveArgs extends CommonArgs {
 /**
  * QueueState is the session's goal queue as clients read it
  * (docs/protocol.md §3): the upcoming goals, first first, and whether a
- * complete goal advances to the first of them (docs/runtime.md §2.9). [commands.QueueState]
+ * complete goal advances to the first of them (docs/runtime.md §2.9). [protocol.QueueState]
  */
 export interface QueueState {
   /** never null */
@@ -650,24 +647,24 @@ export interface QueueState {
  * §2.9): what becomes the active goal when the current one completes. ID is
  * a uuid that stays the item's while it waits (remove and move name it);
  * Check is the optional verification command a person gave it (docs/runtime.md
- * §2.9.1); AddedAt is when it was queued (wall clock, UTC). [goal.QueuedGoal]
+ * §2.9.1); AddedAt is when it was queued (wall clock, UTC). [protocol.QueuedGoal]
  */
 export interface QueuedGoal {
   id: string;
   objective: string;
   completionCriterion?: string;
   check?: string;
-  /** CheckSetBy is who gave Check (Check.SetBy); stored and shown. */
+  /** CheckSetBy is who gave Check (Check.SetBy). */
   checkSetBy?: CheckSetter;
   /**
    * CheckApproved is Check.Approved for Check: filled in by the agentd
-   * that answers from its own approvals, never stored.
+   * that answers from its own approvals.
    */
   checkApproved?: boolean;
   addedAt: string;
 }
 
-/** SessionInfo is one row of agentd.sessions. [commands.SessionInfo] */
+/** SessionInfo is one row of agentd.sessions. [protocol.SessionInfo] */
 export interface SessionInfo {
   session: string;
   updatedAt: string;
@@ -678,13 +675,13 @@ export interface SessionInfo {
 
 /**
  * SessionsResult is the answer of agentd.sessions: every session of the
- * workspace folder. [commands.SessionsResult]
+ * workspace folder. [protocol.SessionsResult]
  */
 export interface SessionsResult {
   sessions: SessionInfo[];
 }
 
-/** State is what clients read of a session (docs/protocol.md §3). [commands.State] */
+/** State is what clients read of a session (docs/protocol.md §3). [protocol.State] */
 export interface State {
   /** folder URI */
   workspace: string;
@@ -768,7 +765,7 @@ export interface StoreChangedParams {
   stale: boolean;
 }
 
-/** TaskFileChanged is the params of agentd/taskFileChanged (docs/protocol.md §4). [commands.TaskFileChanged] */
+/** TaskFileChanged is the params of agentd/taskFileChanged (docs/protocol.md §4). [protocol.TaskFileChanged] */
 export interface TaskFileChangedParams {
   workspace: string;
   session: string;
@@ -789,7 +786,7 @@ export interface TaskFileChangedParams {
 
 /**
  * TaskFileInfo is what agentd knows of a goal's task file (docs/runtime.md §4).
- * Path is relative to the workspace root, with forward slashes. [goal.TaskFileInfo]
+ * Path is relative to the workspace root, with forward slashes. [protocol.TaskFileInfo]
  */
 export interface TaskFileInfo {
   path: string;
@@ -839,12 +836,12 @@ export interface TeamAcceptResult {
 /**
  * TeamFileNotice is what agentd.state says of a team file that this
  * machine does not use (docs/protocol.md §3, State.teamFile): absent when
- * the folder has none, or it is accepted. [workspace.TeamFileNotice]
+ * the folder has none, or it is accepted. [protocol.TeamFileNotice]
  */
 export interface TeamFileNotice {
-  /** "pending" (TeamFilePending) or "invalid" (TeamFileInvalid) */
+  /** "pending" (not accepted on this machine) or "invalid" (it cannot be used) */
   status: string;
-  /** ".agentd/team.json" (TeamFile), relative to the folder */
+  /** ".agentd/team.json", relative to the folder */
   path: string;
   /** the team id it names */
   id?: string;
@@ -854,11 +851,11 @@ export interface TeamFileNotice {
   sha256: string;
   /** invalid: why it cannot be used */
   error?: string;
-  /** pending: "agentd team accept" (TeamAcceptCommand), the command that accepts it */
+  /** pending: "agentd team accept", the command that accepts it */
   accept?: string;
 }
 
-/** TodoChanged is the params of agentd/todoChanged. [commands.TodoChanged] */
+/** TodoChanged is the params of agentd/todoChanged. [protocol.TodoChanged] */
 export interface TodoChangedParams {
   workspace: string;
   session: string;
@@ -887,7 +884,7 @@ export interface TodoSetArgs extends CommonArgs {
 
 /**
  * TodosState is the todo list and the session revision of its last change,
- * which agentd.todo.set compares expectedRevision with. [commands.TodosState]
+ * which agentd.todo.set compares expectedRevision with. [protocol.TodosState]
  */
 export interface TodosState {
   items: TodoItem[];
@@ -947,7 +944,7 @@ export interface TurnBeginArgs extends CommonArgs {
   detached?: boolean;
 }
 
-/** TurnBeginResult is the answer of agentd.turn.begin. [commands.TurnBeginResult] */
+/** TurnBeginResult is the answer of agentd.turn.begin. [protocol.TurnBeginResult] */
 export interface TurnBeginResult {
   goalDriven: boolean;
   goal: GoalSnapshot | null;
@@ -960,7 +957,7 @@ export interface TurnEndArgs extends CommonArgs {
   error?: TurnError;
 }
 
-/** TurnEndResult is the answer of agentd.turn.end. [commands.TurnEndResult] */
+/** TurnEndResult is the answer of agentd.turn.end. [protocol.TurnEndResult] */
 export interface TurnEndResult {
   continuation: Continuation | null;
   goal: GoalSnapshot | null;
@@ -980,7 +977,7 @@ export interface UndoArgs extends CommonArgs {
 
 /**
  * UndoResult is the answer of agentd.undo: the State after the undo, and
- * the change it reverted (its history event, docs/protocol.md §3). [commands.UndoResult]
+ * the change it reverted (its history event, docs/protocol.md §3). [protocol.UndoResult]
  */
 export interface UndoResult extends State {
   undone: HistoryEvent;

@@ -78,11 +78,11 @@ func taskFileRel(root, path string) (string, error) {
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return "", &unusableError{path: path, err: fmt.Errorf("the workspace folder %s cannot be resolved: %w", root, err)}
+		return "", argsInvalid(&unusableError{path: path, err: fmt.Errorf("the workspace folder %s cannot be resolved: %w", root, err)})
 	}
 	real, err := evalExisting(abs)
 	if err != nil {
-		return "", &unusableError{path: path, err: err}
+		return "", argsInvalid(&unusableError{path: path, err: err})
 	}
 	if r, err := filepath.Rel(realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		return "", outside(path, "a symbolic link takes it outside the workspace folder (to "+real+")")
@@ -133,29 +133,36 @@ func readTaskFile(root, rel string) (goal.TaskFileInfo, error) {
 		return info, nil
 	}
 	if err != nil {
-		return info, &unusableError{path: rel, err: err}
+		return info, argsInvalid(&unusableError{path: rel, err: err})
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return info, &unusableError{path: rel, err: err}
+		return info, argsInvalid(&unusableError{path: rel, err: err})
 	}
 	if !fi.Mode().IsRegular() {
-		return info, &notRegularError{rel: rel, mode: fi.Mode()}
+		return info, argsInvalid(&notRegularError{rel: rel, mode: fi.Mode()})
 	}
 	mod := fi.ModTime().UTC()
 	if fi.Size() > MaxBytes {
 		info.Exists, info.Size, info.ModifiedAt = true, fi.Size(), &mod
-		return info, &tooLargeError{rel: rel, size: fi.Size()}
+		return info, argsInvalid(&tooLargeError{rel: rel, size: fi.Size()})
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
 	if err != nil {
-		return info, &unusableError{path: rel, err: err}
+		return info, argsInvalid(&unusableError{path: rel, err: err})
 	}
 	sum := sha256.Sum256(data)
 	info.Exists, info.Size, info.SHA256, info.ModifiedAt = true, int64(len(data)), hex.EncodeToString(sum[:]), &mod
 	info.Checkboxes = CountCheckboxes(data)
 	return info, nil
+}
+
+// argsInvalid is the refusal args.invalid (docs/runtime.md §3, §4.1) of a
+// task file for the reason e, which errors.As finds in it: the protocol's
+// one coded error (goal.Error).
+func argsInvalid(e error) error {
+	return &goal.Error{Code: goal.CodeArgsInvalid, Msg: e.Error(), Err: e}
 }
 
 // tooLargeError refuses a task file larger than MaxBytes.
@@ -167,9 +174,6 @@ type tooLargeError struct {
 func (e *tooLargeError) Error() string {
 	return fmt.Sprintf("task file %s is %d bytes; a task file may take at most %d bytes (16 MiB), so name a smaller file that describes the task", e.rel, e.size, int64(MaxBytes))
 }
-
-// ErrorCode is args.invalid (docs/runtime.md §3).
-func (e *tooLargeError) ErrorCode() string { return goal.CodeArgsInvalid }
 
 // notRegularError refuses a task file that is not a regular file.
 type notRegularError struct {
@@ -191,9 +195,6 @@ func (e *notRegularError) Error() string {
 	}
 	return fmt.Sprintf("task file %s is %s; name a regular file inside the workspace", e.rel, what)
 }
-
-// ErrorCode is args.invalid (docs/runtime.md §3).
-func (e *notRegularError) ErrorCode() string { return goal.CodeArgsInvalid }
 
 // unusableError refuses a task file path that the file system cannot
 // follow or read: a loop of symbolic links, a name too long, a file where a
@@ -218,8 +219,5 @@ func (e *unusableError) Error() string {
 	}
 	return fmt.Sprintf("task file %q cannot be used: %s; name a readable regular file inside the workspace", e.path, why)
 }
-
-// ErrorCode is args.invalid (docs/runtime.md §3).
-func (e *unusableError) ErrorCode() string { return goal.CodeArgsInvalid }
 
 func (e *unusableError) Unwrap() error { return e.err }

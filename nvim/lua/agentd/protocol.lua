@@ -131,8 +131,8 @@ M.limits = {
   final_budget_warning = 80, -- Percent of a budget at which the goal warns again and the model is told to wrap up; panels show it as an error (goal.FinalBudgetWarning).
 }
 
---- The ARGS object of each command (docs/protocol.md §3): LuaLS classes of
---- the protocol's Args structs.
+--- The ARGS object and the result of each command (docs/protocol.md §3):
+--- LuaLS classes of the protocol's Args and Result structs.
 ---@class agentd.NoArgs: agentd.CommonArgs
 ---@class agentd.CommonArgs
 ---@field workspace? string
@@ -212,6 +212,162 @@ M.limits = {
 ---@class agentd.TurnError
 ---@field kind string
 ---@field message string
+---@class agentd.ToolsResult
+---@field tools agentd.ToolInfo[]
+---@class agentd.ToolInfo
+---@field name string
+---@field description string
+---@field inputSchema table<string, any>
+---@field readOnly? boolean
+---@class agentd.ToolResult
+---@field output string
+---@field isError boolean
+---@field errorCode? string
+---@field description string
+---@field stopTurn boolean
+---@field stopBatch boolean
+---@class agentd.ToolDescription
+---@field description string
+---@field display? any
+---@class agentd.State
+---@field workspace string
+---@field session string
+---@field revision integer
+---@field todos agentd.TodosState
+---@field goal agentd.GoalSnapshot|nil
+---@field queue agentd.QueueState
+---@field stale? boolean
+---@field teamFile? agentd.TeamFileNotice|nil
+---@class agentd.TodosState
+---@field items agentd.TodoItem[]
+---@field revision integer
+---@class agentd.GoalSnapshot
+---@field goalId? string
+---@field objective string
+---@field completionCriterion? string
+---@field status "active"|"paused"|"blocked"|"complete"
+---@field turnsUsed integer
+---@field tokensUsed integer
+---@field wallClockMs integer
+---@field budget agentd.GoalBudget
+---@field terminalReason? string
+---@field taskFile? agentd.TaskFileInfo|nil
+---@field check? agentd.Check|nil
+---@field createdAt string
+---@field updatedAt string
+---@field lastActor "user"|"model"|"runtime"|"system"
+---@field stalled boolean
+---@class agentd.GoalBudget
+---@field tokenBudget integer|nil
+---@field turnBudget integer|nil
+---@field wallClockBudgetMs integer|nil
+---@field remainingTokens integer|nil
+---@field remainingTurns integer|nil
+---@field remainingWallClockMs integer|nil
+---@field tokenBudgetReached boolean
+---@field turnBudgetReached boolean
+---@field wallClockBudgetReached boolean
+---@field overBudget boolean
+---@class agentd.TaskFileInfo
+---@field path string
+---@field exists boolean
+---@field sha256? string
+---@field size integer
+---@field modifiedAt? string|nil
+---@field changedSinceLastTurn boolean
+---@field checkboxes? agentd.Checkboxes|nil
+---@class agentd.Checkboxes
+---@field checked integer
+---@field total integer
+---@class agentd.Check
+---@field command string
+---@field setBy? agentd.CheckSetter|nil
+---@field approved? boolean|nil
+---@field setOutsideAgentd? boolean
+---@field running? boolean
+---@field lastRun? agentd.CheckRun|nil
+---@class agentd.CheckSetter
+---@field user string
+---@field host string
+---@class agentd.CheckRun
+---@field exitCode integer
+---@field durationMs integer
+---@field at string
+---@field outputTail string
+---@field runId? string
+---@class agentd.QueueState
+---@field items agentd.QueuedGoal[]
+---@field autoAdvance boolean
+---@class agentd.QueuedGoal
+---@field id string
+---@field objective string
+---@field completionCriterion? string
+---@field check? string
+---@field checkSetBy? agentd.CheckSetter|nil
+---@field checkApproved? boolean|nil
+---@field addedAt string
+---@class agentd.TeamFileNotice
+---@field status string
+---@field path string
+---@field id? string
+---@field endpoints? string[]
+---@field sha256 string
+---@field error? string
+---@field accept? string
+---@class agentd.SessionsResult
+---@field sessions agentd.SessionInfo[]
+---@class agentd.SessionInfo
+---@field session string
+---@field updatedAt string
+---@field todoCount integer
+---@field goalStatus? "active"|"paused"|"blocked"|"complete"
+---@class agentd.HistoryResult
+---@field events agentd.HistoryEvent[]
+---@field more boolean
+---@class agentd.HistoryEvent
+---@field seq integer
+---@field at string
+---@field actor string
+---@field kind string
+---@field reason? string
+---@field revision? integer
+---@field before? table
+---@field payload? table
+---@class agentd.CancelResult: agentd.State
+---@field cancelled agentd.GoalSnapshot|nil
+---@class agentd.CheckResult: agentd.State
+---@field run agentd.CheckRun
+---@field passed boolean
+---@class agentd.UndoResult: agentd.State
+---@field undone agentd.HistoryEvent
+---@class agentd.TeamAcceptResult
+---@field path string
+---@field id string
+---@field sha256 string
+---@field endpoints string[]
+---@field sendsTo string[]
+---@field reopened boolean
+---@class agentd.TurnBeginResult
+---@field goalDriven boolean
+---@field goal agentd.GoalSnapshot|nil
+---@class agentd.StepBeginResult
+---@field injections agentd.Injection[]
+---@class agentd.Injection
+---@field variant string
+---@field text string
+---@class agentd.StepEndResult
+---@field stopTurn boolean
+---@field graceStep boolean
+---@field injections agentd.Injection[]
+---@class agentd.StepNextResult
+---@field end agentd.StepEndResult
+---@field begin agentd.StepBeginResult|nil
+---@class agentd.TurnEndResult
+---@field continuation agentd.Continuation|nil
+---@field goal agentd.GoalSnapshot|nil
+---@class agentd.Continuation
+---@field variant string
+---@field prompt string
 
 --- The class of each command's ARGS, by name.
 M.command_args = {
@@ -243,6 +399,38 @@ M.command_args = {
   step_end = "agentd.StepEndArgs",
   step_next = "agentd.StepNextArgs",
   turn_end = "agentd.TurnEndArgs",
+}
+
+--- The class of each command's result, by name.
+M.command_results = {
+  tools = "agentd.ToolsResult",
+  call_tool = "agentd.ToolResult",
+  describe_tool = "agentd.ToolDescription",
+  state = "agentd.State",
+  sessions = "agentd.SessionsResult",
+  history = "agentd.HistoryResult",
+  todo_set = "agentd.State",
+  await_change = "agentd.State",
+  goal_create = "agentd.State",
+  goal_pause = "agentd.State",
+  goal_resume = "agentd.State",
+  goal_cancel = "agentd.CancelResult",
+  goal_set_check = "agentd.State",
+  goal_approve_check = "agentd.State",
+  goal_run_check = "agentd.CheckResult",
+  goal_set_budget = "agentd.State",
+  goal_queue_add = "agentd.State",
+  goal_queue_list = "agentd.State",
+  goal_queue_remove = "agentd.State",
+  goal_queue_move = "agentd.State",
+  goal_queue_set_auto_advance = "agentd.State",
+  undo = "agentd.UndoResult",
+  team_accept = "agentd.TeamAcceptResult",
+  turn_begin = "agentd.TurnBeginResult",
+  step_begin = "agentd.StepBeginResult",
+  step_end = "agentd.StepEndResult",
+  step_next = "agentd.StepNextResult",
+  turn_end = "agentd.TurnEndResult",
 }
 
 return M
