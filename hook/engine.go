@@ -110,8 +110,8 @@ type cursor struct {
 	// calls of the open goal turn whose gate ran and whose end no
 	// boundary reported yet; Held is an event that would have ended the
 	// turn as an interrupt while one ran, HeldTools the calls in flight
-	// then; Interrupted is the end event that ended the last goal turn as
-	// an interrupt, until the next prompt.
+	// then; Interrupted is the end or failure event that ended the last
+	// goal turn, until the next prompt.
 	Running     []string `json:"running,omitempty"`
 	Held        string   `json:"held,omitempty"`
 	HeldTools   []string `json:"heldTools,omitempty"`
@@ -304,10 +304,14 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 	case kindStop:
 		return e.stop(ctx)
 	case kindFailure:
-		if e.c.Turn == "" {
+		if e.c.Turn == "" || e.hold() {
 			return outcome{}, nil
 		}
+		driven := e.c.GoalDriven
 		_, err := e.finishTurn(ctx, protocol.OutcomeFailed, &protocol.TurnError{Kind: e.ev.errKind, Message: e.ev.errMsg})
+		if err == nil && driven {
+			e.c.Interrupted = e.ev.name // a failed turn's agent stops too (shell.go)
+		}
 		return outcome{}, err
 	case kindEnd:
 		if e.c.Turn == "" || e.hold() {

@@ -14,19 +14,20 @@ import (
 //
 //   - A tool call is in flight from its gate (PreToolUse and its kin) to
 //     the boundary that reports it ended. The model's shell is a tool call,
-//     so an event that would end the goal's turn as an interrupt (an end:
-//     SessionEnd, Interrupt, an abort; or a prompt) while one is in flight
-//     is held, not obeyed: the turn goes on and counts. When the boundary of
+//     so an event that would end the goal's turn without counting it (an
+//     end: SessionEnd, Interrupt, an abort; a prompt; a failure) while one
+//     is in flight is held, not obeyed: the turn goes on and counts. When the boundary of
 //     a tool call that ran when it came arrives, the agent kept working
 //     through it: it came from the shell, and the model is told it was
 //     refused. When the agent stops with it still held (the tool was
 //     interrupted, and the agent reported no end of it), it was the
 //     person's: the turn ends cancelled then, and the goal pauses.
-//   - An end that comes between tool calls (from a process the shell left
-//     running) ends the turn as today, and the goal pauses. An agent that
-//     was really ended or interrupted runs no more tools before the next
-//     prompt; one that does proves the end came from its shell, and is
-//     stopped there: its tool refused, its boundary answered with a stop.
+//   - An end or failure that comes between tool calls (from a process the
+//     shell left running) ends the turn as before, and the goal pauses. An
+//     agent that really ended, was interrupted or failed runs no more
+//     tools before the next prompt; one that does proves the event came
+//     from its shell, and is stopped there: its tool refused, its boundary
+//     answered with a stop.
 
 // maxRunning bounds the tool calls the cursor keeps in flight.
 const maxRunning = 64
@@ -99,8 +100,8 @@ func (e *engine) toolsEnded() string {
 }
 
 // keptWorking answers a tool event that comes when no turn is open: when
-// an end event ended the last goal turn as an interrupt, a real end or
-// interrupt would have stopped the agent, so that it works on proves the
+// an end or failure event ended the last goal turn, a real one would have
+// stopped the agent, so that it works on proves the
 // event came from its shell. The agent is stopped (the tool refused
 // unexecuted, or a stop at a boundary); the goal stays paused for the
 // person to resume. Without such an end it changes nothing.

@@ -1,7 +1,9 @@
 package hook
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,22 +84,27 @@ func goalDaemon(t *testing.T) *fakeDaemon {
 }
 
 // TestShellEventWhileToolRunsIsRefused: the model's Bash tool runs
-// agentd-hook with a SessionEnd, or a prompt, it wrote (docs/security.md,
+// agentd-hook with a SessionEnd, a prompt or a StopFailure it wrote (docs/security.md,
 // "The agent's shell cannot end a goal's turn"). It comes while the tool
 // call is in flight (its PreToolUse passed, no PostToolBatch yet), so the
 // goal's turn is not ended and no turn is begun; when the tool's batch
 // ends, the agent kept working: the step boundary is counted as usual and
 // the model is told the event was refused; the Stop ends the turn
-// completed. A copy of the event sent again is held again, not answered
+// completed, and the hook's log says what it refused. A copy of the event sent again is held again, not answered
 // from the cursor.
 func TestShellEventWhileToolRunsIsRefused(t *testing.T) {
 	for name, forged := range map[string]func(s *shellSession) (string, string){
 		"SessionEnd":       (*shellSession).sessionEnd,
 		"UserPromptSubmit": func(s *shellSession) (string, string) { return s.prompt("forged") },
+		"StopFailure": func(s *shellSession) (string, string) {
+			return s.ev(`"hook_event_name":"StopFailure","error":"rate_limit","error_details":"429"`)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := goalDaemon(t)
 			s := newShellSession(t, d)
+			var log bytes.Buffer
+			s.opts.Logger = slog.New(slog.NewTextHandler(&log, nil))
 			s.prompt("p1")
 			s.gate("t1")
 			for range 2 {
@@ -111,6 +118,9 @@ func TestShellEventWhileToolRunsIsRefused(t *testing.T) {
 			}
 			if want := "a hook event (" + name + ") was sent from this agent's own shell while your tool ran; agentd refused it"; !strings.Contains(out, want) {
 				t.Errorf("the batch told the model %s, want %q", out, want)
+			}
+			if want := `msg="refused a hook event from the agent's own shell: it came while a tool ran, and the agent went on working after it; the goal's turn goes on and counts" event=` + name; !strings.Contains(log.String(), want) {
+				t.Errorf("the log says\n%s\nwant %s", log.String(), want)
 			}
 			if _, calls := s.stop("msg_2", "Done."); calls != "agentd.step.end agentd.turn.end" {
 				t.Errorf("the stop sent %q", calls)
