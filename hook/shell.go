@@ -16,12 +16,14 @@ import (
 //     the boundary that reports it ended. The model's shell is a tool call,
 //     so an event that would end the goal's turn without counting it (an
 //     end: SessionEnd, Interrupt, an abort; a prompt; a failure) while one
-//     is in flight is held, not obeyed: the turn goes on and counts. When the boundary of
-//     a tool call that ran when it came arrives, the agent kept working
-//     through it: it came from the shell, and the model is told it was
-//     refused. When the agent stops with it still held (the tool was
-//     interrupted, and the agent reported no end of it), it was the
-//     person's: the turn ends cancelled then, and the goal pauses.
+//     is in flight is held, not obeyed: the turn goes on and counts. When
+//     the boundary of a tool call that ran when it came arrives (Claude
+//     Code and Codex name the calls), the agent kept working through it:
+//     it came from the shell, and the model is told it was refused. When
+//     the agent stops with it still held (the tool was interrupted, and
+//     the agent reported no end of it; or an agent whose boundaries name
+//     no call), it may be the person's: the turn ends cancelled then, and
+//     the goal pauses, with everything before counted.
 //   - An end or failure that comes between tool calls (from a process the
 //     shell left running) ends the turn as before, and the goal pauses. An
 //     agent that really ended, was interrupted or failed runs no more
@@ -78,14 +80,17 @@ func (e *engine) hold() bool {
 
 // toolsEnded takes the tool calls a boundary ends out of flight (all when
 // it names none) and settles a held event: when a call it ends ran when the
-// event came (or it names none), the agent kept working after the event,
-// which therefore came from its shell: it is refused for good, and the
-// text returned tells the model so. A boundary of new calls only leaves
-// the event held (the calls that ran then were interrupted).
+// event came, the agent kept working after the event, which therefore came
+// from its shell: it is refused for good, and the text returned tells the
+// model so. A boundary of new calls only leaves the event held (the calls
+// that ran then were interrupted), and so does one that names no call
+// (Gemini CLI, Copilot CLI, Qwen Code, opencode): it cannot tell the
+// interrupted call's end from the next prompt's tools, and a held event
+// only ends the turn at the stop, all of it counted.
 func (e *engine) toolsEnded() string {
 	ids := e.ev.toolIDs
 	var note string
-	if e.c.Held != "" && (len(ids) == 0 || slices.ContainsFunc(ids, func(id string) bool { return slices.Contains(e.c.HeldTools, id) })) {
+	if e.c.Held != "" && slices.ContainsFunc(ids, func(id string) bool { return slices.Contains(e.c.HeldTools, id) }) {
 		e.opts.Logger.Warn("refused a hook event from the agent's own shell: it came while a tool ran, and the agent went on working after it; the goal's turn goes on and counts",
 			"event", e.c.Held, "session", e.ev.session, "turn", e.c.Turn)
 		note = fmt.Sprintf("agentd: a hook event (%s) was sent from this agent's own shell while your tool ran; agentd refused it. The goal's turn goes on and counts against its budgets: do not send agentd's hook events yourself.", e.c.Held)

@@ -252,3 +252,36 @@ func TestCodexInterruptWhileToolRuns(t *testing.T) {
 		t.Errorf("a SessionEnd while call_2 runs sent %q, want it held", calls)
 	}
 }
+
+// TestHeldWithoutCallIDs: Gemini CLI's events name no tool call, so a
+// boundary cannot tell the end of the call that ran when a SessionEnd
+// came from the tools of a prompt the person typed after interrupting it.
+// The event stays held: the boundary counts its step as usual, and the
+// turn ends cancelled at the stop (the goal pauses), never earlier and
+// never with a step uncounted.
+func TestHeldWithoutCallIDs(t *testing.T) {
+	d := goalDaemon(t)
+	opts := Options{Host: "gemini", Folder: t.TempDir(), StateDir: t.TempDir(), Dial: d.dial}
+	transcript := filepath.Join(t.TempDir(), "session.jsonl")
+	ev := func(body string) (string, string) {
+		out, calls := d.event(opts, fmt.Sprintf(`{"session_id":"g1","cwd":"/","transcript_path":%q,%s}`, transcript, body))
+		return out, commandsOf(calls)
+	}
+	ev(`"hook_event_name":"BeforeAgent","timestamp":"2026-12-02T09:00:00.000Z","prompt":"Work."`)
+	ev(`"hook_event_name":"BeforeModel","timestamp":"2026-12-02T09:00:00.100Z","llm_request":{"messages":[]}`)
+	ev(`"hook_event_name":"BeforeTool","timestamp":"2026-12-02T09:00:00.200Z","tool_name":"run_shell_command","tool_input":{}`)
+	if _, calls := ev(`"hook_event_name":"SessionEnd","timestamp":"2026-12-02T09:00:00.300Z"`); calls != "" {
+		t.Fatalf("the SessionEnd while the tool ran sent %q, want it held", calls)
+	}
+	appendLine(t, transcript, `{"id":"m1","type":"gemini","content":"","tokens":{"output":30}}`)
+	out, calls := ev(`"hook_event_name":"BeforeModel","timestamp":"2026-12-02T09:00:00.400Z","llm_request":{"messages":[{"role":"model","content":"ok"}]}`)
+	if calls != "agentd.step.end agentd.step.begin" || strings.Contains(out, "refused") {
+		t.Errorf("the boundary after the tool printed %s and sent %q, want the step counted and nothing said", out, calls)
+	}
+	if _, calls := ev(`"hook_event_name":"AfterAgent","timestamp":"2026-12-02T09:00:00.500Z","prompt_response":"Done."`); calls != "agentd.step.end agentd.turn.end" {
+		t.Errorf("the stop sent %q", calls)
+	}
+	if got := lastTurnEnd(d); !strings.Contains(got, `"outcome":"cancelled"`) {
+		t.Errorf("the turn ended %s, want cancelled", got)
+	}
+}
