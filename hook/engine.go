@@ -462,11 +462,11 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 		return outcome{stop: stopReason(te)}, nil
 	}
 	e.c.Grace = end.GraceStep
-	context := joinInjections(end.Injections, injs)
+	text := joinInjections(end.Injections, injs)
 	if note != "" {
-		context = strings.TrimPrefix(context+"\n\n"+note, "\n\n")
+		text = strings.TrimPrefix(text+"\n\n"+note, "\n\n")
 	}
-	return outcome{context: context}, nil
+	return outcome{context: text}, nil
 }
 
 func (e *engine) stop(ctx context.Context) (outcome, error) {
@@ -475,9 +475,10 @@ func (e *engine) stop(ctx context.Context) (outcome, error) {
 	}
 	if e.c.Held != "" {
 		// The agent stopped with an interrupting event held and no end of
-		// the tool that ran then: it was interrupted, and the event was
-		// the person's (shell.go). The turn ends as they interrupted it.
-		e.opts.Logger.Info("the agent stopped after an event held while its tool ran: the event was the person's, and the turn ends cancelled", "event", e.c.Held, "session", e.ev.session)
+		// the tool that ran then seen: it was interrupted, and the event
+		// may be the person's (shell.go). The turn ends as they
+		// interrupted it, all of it counted.
+		e.opts.Logger.Info("the agent stopped with an event held that came while its tool ran: it may be the person's interrupt, and the turn ends cancelled", "event", e.c.Held, "session", e.ev.session)
 		_, err := e.finishTurn(ctx, protocol.OutcomeCancelled, nil)
 		e.c.Continued = false
 		return outcome{}, err
