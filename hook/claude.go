@@ -56,6 +56,9 @@ func (claude) parse(raw []byte) (event, error) {
 		ev.kind = kindEnd
 	case "PreToolUse":
 		ev.kind, ev.id = kindGate, in.ToolUseID
+		if in.ToolUseID != "" {
+			ev.toolIDs = []string{in.ToolUseID} // its end is PostToolBatch's (shell.go)
+		}
 	case "PostToolUse":
 		ev.id = in.ToolUseID
 		if in.ToolName != "TodoWrite" {

@@ -106,6 +106,17 @@ type cursor struct {
 	// at its end is told to the user (stopReason).
 	GoalDriven bool `json:"goalDriven,omitempty"`
 
+	// Events from the agent's shell (shell.go): Running are the tool
+	// calls of the open goal turn whose gate ran and whose end no
+	// boundary reported yet; Held is an event that would have ended the
+	// turn as an interrupt while one ran, HeldTools the calls in flight
+	// then; Interrupted is the end or failure event that ended the last
+	// goal turn, until the next prompt.
+	Running     []string `json:"running,omitempty"`
+	Held        string   `json:"held,omitempty"`
+	HeldTools   []string `json:"heldTools,omitempty"`
+	Interrupted string   `json:"interrupted,omitempty"`
+
 	// Recent are the last events handled and their answers.
 	Recent []answered `json:"recent,omitempty"`
 }
@@ -159,6 +170,9 @@ type engine struct {
 	// not be read), so that it is written only when it changed.
 	loaded *cursor
 	sess   *client.Session
+	// held: the event was held (shell.go), so its answer is not kept for
+	// copies of it.
+	held bool
 }
 
 // close ends the event's session: dropped, without LSP's goodbye, since
@@ -224,7 +238,7 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 		}
 	}
 	o, err := e.dispatch(ctx)
-	if err == nil && key != "" {
+	if err == nil && key != "" && !e.held {
 		e.c.Recent = append(e.c.Recent, answered{key, o})
 		if n := len(e.c.Recent); n > maxRecent {
 			e.c.Recent = slices.Clone(e.c.Recent[n-maxRecent:])
@@ -290,13 +304,17 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 	case kindStop:
 		return e.stop(ctx)
 	case kindFailure:
-		if e.c.Turn == "" {
+		if e.c.Turn == "" || e.hold() {
 			return outcome{}, nil
 		}
+		driven := e.c.GoalDriven
 		_, err := e.finishTurn(ctx, protocol.OutcomeFailed, &protocol.TurnError{Kind: e.ev.errKind, Message: e.ev.errMsg})
+		if err == nil && driven {
+			e.c.Interrupted = e.ev.name // a failed turn's agent stops too (shell.go)
+		}
 		return outcome{}, err
 	case kindEnd:
-		if e.c.Turn == "" {
+		if e.c.Turn == "" || e.hold() {
 			return outcome{}, nil
 		}
 		if awaited { // the continuation a stop began: did the agent run it?
@@ -304,19 +322,31 @@ func (e *engine) dispatch(ctx context.Context) (outcome, error) {
 				return o, err
 			}
 		}
+		driven := e.c.GoalDriven
 		_, err := e.finishTurn(ctx, "cancelled", nil)
 		e.c.Continued = false
+		if err == nil && driven {
+			e.c.Interrupted = e.ev.name // the agent must stop now (shell.go)
+		}
 		return outcome{}, err
 	case kindGate:
-		if e.c.Turn != "" && e.c.Grace {
+		if e.c.Turn == "" {
+			return e.keptWorking(), nil
+		}
+		if e.c.Grace {
 			return outcome{deny: goal.GraceStepRefusal(e.ev.tool).Output}, nil
 		}
+		e.noteRunning()
 		return outcome{}, nil
 	}
 	return outcome{}, nil
 }
 
 func (e *engine) prompt(ctx context.Context) (outcome, error) {
+	if e.hold() { // a tool of the open turn runs: the prompt may be its shell's
+		return outcome{}, nil
+	}
+	e.c.Interrupted = ""
 	if e.c.Turn != "" {
 		// The previous turn never stopped: the user interrupted it.
 		if _, err := e.finishTurn(ctx, "cancelled", nil); err != nil {
@@ -370,7 +400,11 @@ func (e *engine) teamNotice(ctx context.Context) []protocol.Injection {
 }
 
 func (e *engine) boundary(ctx context.Context) (outcome, error) {
-	if e.c.Turn == "" || !e.c.StepOpen {
+	if e.c.Turn == "" {
+		return e.keptWorking(), nil
+	}
+	note := e.toolsEnded()
+	if !e.c.StepOpen {
 		return outcome{}, nil
 	}
 	tokens, fresh, err := e.host.boundary(ctx, e.ev, &e.c)
@@ -419,12 +453,26 @@ func (e *engine) boundary(ctx context.Context) (outcome, error) {
 		return outcome{stop: stopReason(te)}, nil
 	}
 	e.c.Grace = end.GraceStep
-	return outcome{context: joinInjections(end.Injections, injs)}, nil
+	text := joinInjections(end.Injections, injs)
+	if note != "" {
+		text = strings.TrimPrefix(text+"\n\n"+note, "\n\n")
+	}
+	return outcome{context: text}, nil
 }
 
 func (e *engine) stop(ctx context.Context) (outcome, error) {
 	if e.c.Turn == "" {
 		return outcome{}, nil
+	}
+	if e.c.Held != "" {
+		// The agent stopped with an interrupting event held and no end of
+		// the tool that ran then seen: it was interrupted, and the event
+		// may be the person's (shell.go). The turn ends as they
+		// interrupted it, all of it counted.
+		e.opts.Logger.Info("the agent stopped with an event held that came while its tool ran: it may be the person's interrupt, and the turn ends cancelled", "event", e.c.Held, "session", e.ev.session)
+		_, err := e.finishTurn(ctx, protocol.OutcomeCancelled, nil)
+		e.c.Continued = false
+		return outcome{}, err
 	}
 	if !e.host.beginsContinuation() { // a stop event may end a turn with no model call
 		if o, done, err := e.endUnrun(ctx); done || err != nil {
@@ -468,6 +516,7 @@ func (e *engine) beginTurn(ctx context.Context, origin protocol.Origin) ([]proto
 		return nil, err
 	}
 	e.c.Turn, e.c.StepOpen, e.c.Grace, e.c.Called, e.c.GoalDriven = id, false, false, false, begun.GoalDriven
+	e.c.Interrupted = ""
 	return e.beginStep(ctx)
 }
 
@@ -502,6 +551,7 @@ func (e *engine) endTurn(ctx context.Context, outcome protocol.Outcome, terr *pr
 		return protocol.TurnEndResult{}, err
 	}
 	e.c.Turn, e.c.StepOpen, e.c.Grace, e.c.GoalDriven = "", false, false, false
+	e.c.Running, e.c.Held, e.c.HeldTools = nil, "", nil
 	return te, nil
 }
 

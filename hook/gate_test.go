@@ -10,12 +10,14 @@ import (
 
 // TestGateLeavesTheCursor: the tool's gate (PreToolUse), which comes with
 // nearly every model call, reads the cursor and leaves the file as it was
-// (no rewrite: issue 26's cost per event), while a gate in a grace step
+// in a turn no goal drives (no rewrite: issue 26's cost per event; a goal
+// turn's gate records its call in flight, TestGateRecordsTheCallOnce),
+// while a gate in a grace step
 // still refuses the tool, every copy of it, and an event that changes the
 // cursor still writes it.
 func TestGateLeavesTheCursor(t *testing.T) {
 	d := &fakeDaemon{t: t, answers: map[string]string{
-		"agentd.turn.begin": `{"goalDriven":true,"goal":null}`,
+		"agentd.turn.begin": `{"goalDriven":false,"goal":null}`,
 		"agentd.step.begin": `{"injections":[]}`,
 		"agentd.step.end":   `{"stopTurn":false,"graceStep":true,"injections":[{"variant":"goal_budget_stop","text":"budget spent"}]}`,
 	}}

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // reply is one scripted model response: a tool call (tool set) or text,
@@ -33,6 +34,10 @@ type reply struct {
 	// then the tool call (geminiChunks); the other agents' models send the
 	// reply whole.
 	streamed bool
+	// waitFor is a file the model waits for before it answers (at most
+	// 20 s): a test's way to keep a model call in flight until something
+	// the agent started has happened.
+	waitFor string
 }
 
 // scriptedModel is a Messages API on 127.0.0.1 that answers the agent's
@@ -91,7 +96,18 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		m.mu.Unlock()
 	}
+	awaitFile(rp.waitFor)
 	writeMessages(w, fmt.Sprintf("%p_%d", m, len(m.calls())), rp)
+}
+
+// awaitFile waits until the file at path exists, at most 20 s ("" is
+// none).
+func awaitFile(path string) {
+	for deadline := time.Now().Add(20 * time.Second); path != "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
 }
 
 // writeMessages answers a Messages API call with rp as server-sent

@@ -27,7 +27,9 @@
 # words in Claude Code, what each agent's model reads of agentd's texts
 # and what the user sees when agentd continues or stops at a budget;
 # tests/agents_opencode_test.go: opencode's MCP tools and agentd's
-# plugin: the "Done." budget and a token budget crossed mid-turn):
+# plugin: the "Done." budget and a token budget crossed mid-turn;
+# tests/agents_shellhook_test.go: hook events the model sends from Claude
+# Code's Bash tool, refused, the goal's budget still binding):
 # each runs `agentd setup` (whose hooks run agentd-hook, which the tests
 # build beside agentd), then
 # the agent's whole loop on scripted model output (a small Messages API on
@@ -56,4 +58,4 @@ passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
 failed=$(grep -c '^--- FAIL: TestReal' <<<"$out")
 if [ "$code" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
-[ "$code" = 0 ] && [ "$passed" = 40 ]
+[ "$code" = 0 ] && [ "$passed" = 43 ]
