@@ -31,7 +31,7 @@ var importRules = map[string][]string{
 	"workspace/boltstore":  {module + "workspace/storage", "go.etcd.io/bbolt"},
 	"workspace":            {module + "todo", module + "goal", module + "workspace/wsfolder", module + "workspace/storage", module + "workspace/boltstore", "go.etcd.io/bbolt", "go.etcd.io/etcd/client/v3", "go.uber.org/zap"},
 	"workspace/taskfile":   {module + "goal", module + "workspace", "github.com/fsnotify/fsnotify"},
-	"service":              {module + "commands/protocol", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "workspace/taskfile"},
+	"service":              {module + "caller", module + "commands/protocol", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "workspace/taskfile", "golang.org/x/sys/"},
 	"caller":               {"golang.org/x/sys/"},
 	"commands":             {module + "caller", module + "jsonin", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "workspace/taskfile", module + "workspace/wsfolder", module + "service", module + "commands/protocol"},
 	"commands/protocolgen": {module + "commands", module + "commands/protocol", module + "goal", module + "jsonin", module + "todo", module + "workspace"},
