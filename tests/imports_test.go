@@ -43,7 +43,7 @@ var importRules = map[string][]string{
 	"hook":                 {module + "commands/protocol", module + "lsp/daemon/client", module + "goal", module + "workspace/wsfolder"},
 	"setup":                {"github.com/pelletier/go-toml/v2"},
 	"loop":                 {module + "commands", module + "commands/protocol"},
-	"cmd/internal/cli":     {module + "hook", module + "lsp/daemon/client", module + "workspace/wsfolder"},
+	"cmd/internal/cli":     {module + "hook", module + "lsp/daemon/client", module + "workspace/wsfolder", "golang.org/x/sys/"},
 	"cmd/agentd":           {module + "caller", module + "cmd/internal/cli", module + "lsp", module + "lsp/daemon", module + "lsp/daemon/client", module + "mcpserver", module + "setup", module + "commands", module + "service", module + "workspace", module + "workspace/taskfile", module + "workspace/wsfolder", module + "loop", module + "commands/protocol"},
 	"cmd/agentd-hook":      {module + "cmd/internal/cli"},
 	// The test client speaks only the wire; go.lsp.dev/jsonrpc2 checks what
