@@ -60,7 +60,7 @@ func argv(pid int) ([]string, error) {
 // parentOf is the process pid was started by, when it still runs: one
 // created after pid has only been given its parent's pid again.
 func parentOf(pid int) (int, error) {
-	h, err := open(pid)
+	h, err := open(pid, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -70,7 +70,7 @@ func parentOf(pid int) (int, error) {
 		return 0, err
 	}
 	parent := int(info.InheritedFromUniqueProcessId)
-	ph, err := open(parent)
+	ph, err := open(parent, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -81,10 +81,13 @@ func parentOf(pid int) (int, error) {
 	return parent, nil
 }
 
-// open opens process pid to read it; a process that does not run is
-// fs.ErrNotExist.
-func open(pid int) (windows.Handle, error) {
-	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.PROCESS_VM_READ, false, uint32(pid))
+// open opens process pid to query it, with more access when asked
+// (PROCESS_VM_READ to read its memory, which another user's or an elevated
+// process refuses; its parent and creation time are read without it, so
+// the walk passes over such a process as over an unreadable one on Linux);
+// a process that does not run is fs.ErrNotExist.
+func open(pid int, more uint32) (windows.Handle, error) {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|more, false, uint32(pid))
 	if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
 		return 0, fs.ErrNotExist
 	}
@@ -109,7 +112,7 @@ func created(h windows.Handle) int64 {
 // withParams calls f with process pid's handle and its process
 // parameters, read from its memory.
 func withParams(pid int, f func(windows.Handle, *windows.RTL_USER_PROCESS_PARAMETERS) error) error {
-	h, err := open(pid)
+	h, err := open(pid, windows.PROCESS_VM_READ)
 	if err != nil {
 		return err
 	}
