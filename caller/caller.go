@@ -8,9 +8,11 @@
 // Looking at the ancestors is what an `env -u`, a shell's `unset` or an
 // `exec` in the model's command does not defeat.
 //
-// It has one job, Of, and imports only the standard library. The walk up
-// the process tree reads /proc and is Linux's (caller_linux.go); elsewhere
-// only the environment of this process is read (caller_other.go).
+// It has one job, Of, and imports the standard library and
+// golang.org/x/sys. The walk up the process tree (walk.go) reads /proc on
+// Linux (caller_linux.go), sysctl on macOS (caller_darwin.go), and each
+// process's parameters on Windows (caller_windows.go); elsewhere only the
+// environment of this process is read (caller_other.go).
 package caller
 
 import (

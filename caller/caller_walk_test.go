@@ -1,4 +1,4 @@
-//go:build linux || darwin
+//go:build linux || darwin || windows
 
 package caller
 
@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -16,10 +17,25 @@ import (
 const helperEnv = "AGENTD_CALLER_HELPER"
 
 // TestHelperSelf is not a test: run by the tests below as a child process,
-// it prints what Self says of it.
+// it prints what Self says of it; with AGENTD_CALLER_RELAY=1 it runs itself
+// again, without CLAUDECODE in the environment, and passes on what that
+// child prints (what `env -u CLAUDECODE` does, on every system).
 func TestHelperSelf(t *testing.T) {
 	if os.Getenv(helperEnv) != "1" {
 		t.Skip("a helper process of the other tests")
+	}
+	if os.Getenv("AGENTD_CALLER_RELAY") == "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperSelf$")
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "CLAUDECODE=") && !strings.HasPrefix(kv, "AGENTD_CALLER_RELAY=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Stdout = os.Stdout
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
 	json.NewEncoder(os.Stdout).Encode(map[string]any{"agent": Self(), "pid": os.Getpid()})
 }
@@ -57,15 +73,18 @@ func TestOfMarkerInSelf(t *testing.T) {
 // TestOfMarkerInParent: the model's command removes the marker from its
 // own environment (`env -u`), but the agent's shell above it still has it.
 func TestOfMarkerInParent(t *testing.T) {
-	got, pid := selfOf(t, []string{"CLAUDECODE=1"}, "/bin/sh", "-c", `env -u CLAUDECODE "$HELPER" -test.run='^TestHelperSelf$'; true`)
+	got, pid := selfOf(t, []string{"CLAUDECODE=1", "AGENTD_CALLER_RELAY=1"}, os.Args[0], "-test.run=^TestHelperSelf$")
 	if got.Name != "Claude Code" || got.Marker != "CLAUDECODE=1" || got.Pid == pid || got.Pid == 0 {
-		t.Errorf("Self under a shell with CLAUDECODE=1, after env -u = %+v (helper pid %d), want Claude Code found in the shell", got, pid)
+		t.Errorf("Self under a parent with CLAUDECODE=1, without it itself = %+v (helper pid %d), want Claude Code found in the parent", got, pid)
 	}
 }
 
 // TestOfAgentProgram: no marker anywhere (the model's `exec env -u ...`
 // replaced the shell that had it), but an ancestor runs the agent's program.
 func TestOfAgentProgram(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("needs /bin/sh")
+	}
 	claude := filepath.Join(t.TempDir(), "claude")
 	if err := os.Symlink("/bin/sh", claude); err != nil {
 		t.Fatal(err)
@@ -81,7 +100,7 @@ func TestOfPerson(t *testing.T) {
 		t.Skipf("the tests run in %v: no process of them is a person's", a)
 	}
 	for _, env := range [][]string{nil, {"CLAUDECODE="}, {"CURSOR_EXTENSION_HOST_ROLE=user"}} {
-		got, _ := selfOf(t, env, "/bin/sh", "-c", `"$HELPER" -test.run='^TestHelperSelf$'; true`)
+		got, _ := selfOf(t, append(env, "AGENTD_CALLER_RELAY=1"), os.Args[0], "-test.run=^TestHelperSelf$")
 		if got.IsAgent() || got.String() != "a person" {
 			t.Errorf("Self with %v = %+v, want a person", env, got)
 		}
@@ -90,7 +109,7 @@ func TestOfPerson(t *testing.T) {
 
 // TestOfEndedProcess: a process that is gone is not taken for a person.
 func TestOfEndedProcess(t *testing.T) {
-	cmd := exec.Command("true")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-//go:build linux || darwin
+//go:build linux || darwin || windows
 
 package caller
 
@@ -48,6 +48,11 @@ func Of(pid int) Agent {
 	}
 	return Agent{}
 }
+
+// Environ is the environment process pid was started with, as Of reads
+// it (a zombie shows none). It is how a check's process group is told
+// from another (docs/runtime.md §2.10.3).
+func Environ(pid int) ([]string, error) { return environ(pid) }
 
 // unknown is the Agent of a process that could not be looked at.
 func unknown(pid int, err error) Agent {

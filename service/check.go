@@ -235,14 +235,15 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 	return res, err
 }
 
-// execCheck runs start.Command once (docs/runtime.md §2.10.2): `sh -c` in
-// the workspace folder, as this process's user, in a process group of its
-// own, with this process's environment but its etcd settings
+// execCheck runs start.Command once (docs/runtime.md §2.10.2): under the
+// system's shell (checkShell: `sh -c`, or cmd.exe on Windows) in the
+// workspace folder, as this process's user, in a group of its own
+// (checkGroup: a process group, or a job object on Windows), with this process's environment but its etcd settings
 // (checkEnviron) and with AGENTD_GOAL_ID, AGENTD_SESSION and
 // AGENTD_WORKSPACE, stdin empty, stdout and stderr together, the configured
 // secrets redacted from what it keeps (tailBuffer). It is killed, with
-// its whole group, at the time limit, when ctx ends, when its goal ends or when the service closes; whatever is
-// left of the group when the command exits is killed too. Once it has
+// its whole group, at the time limit, when ctx ends, when its goal ends or
+// when the service closes; whatever is left of the group when the command exits is killed too. Once it has
 // started, its group is recorded with the running mark (a quiet write,
 // goal.State.CheckStarted), for the next agentd process to kill should
 // this one end first (recoverWorkspace, recoverChecks). registered is false
@@ -259,48 +260,36 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 		return result(-1, tail, "agentd: the check did not run: "+errStopping.Error()), false
 	}
 	timeout := s.checks.timeout
-	cmd := exec.Command("sh", "-c", `read -r _ <&3 && exec 3<&- sh -c "$1"`, "sh", start.Command)
-	if err := inNewGroup(cmd); err != nil {
-		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
-	}
+	cmd := checkShell(start.Command)
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
-	}
-	// The command waits at a gate (fd 3) until its group is recorded: a
-	// process that dies before that closes the gate, and the shell exits
-	// without running the command.
-	gr, gw, err := os.Pipe()
-	if err != nil {
-		pr.Close()
-		pw.Close()
 		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
 	}
 	cmd.Dir = key.root
 	cmd.Env = append(checkEnviron(), "AGENTD_GOAL_ID="+key.goalID, "AGENTD_SESSION="+key.session, "AGENTD_WORKSPACE="+key.root)
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.ExtraFiles = []*os.File{gr}
-	err = cmd.Start()
+	// The command starts held (checkGroup) until its group is recorded: a
+	// process that dies before that lets it never run.
+	group, err := startCheck(cmd)
 	pw.Close()
-	gr.Close()
 	if err != nil {
 		pr.Close()
-		gw.Close()
 		if _, serr := os.Stat(key.root); serr != nil {
-			err = fmt.Errorf("the workspace folder is gone: %w", serr) // exec blames sh for a failed chdir
+			err = fmt.Errorf("the workspace folder is gone: %w", serr) // exec blames the shell for a failed chdir
 		}
 		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
 	}
+	defer group.Close()
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
 		io.Copy(tail, pr)
 	}()
-	pgid := cmd.Process.Pid
-	s.recordGroup(ws, key, start, pgid)
-	gw.WriteString("go\n")
-	gw.Close()
-	stopped := waitCheck(ctx, cmd, pgid, timeout)
+	s.recordGroup(ws, key, start, group.Pid())
+	if err := group.Run(); err != nil {
+		cancel(fmt.Errorf("it could not be let run: %w", err))
+	}
+	stopped := waitCheck(ctx, cmd, group, timeout)
 	// A process that left the group may still hold the pipe: stop reading
 	// after a moment rather than wait for it.
 	select {
@@ -320,12 +309,11 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 	return result(code, tail, ""), true
 }
 
-// waitCheck waits until the check cmd, the leader of the process group
-// pgid, exits, for at most timeout and while ctx lasts, and then kills the
+// waitCheck waits until the check cmd, the leader of group, exits, for at most timeout and while ctx lasts, and then kills the
 // whole group: the command itself when it was stopped, and whatever it
 // left running in the background when it exited. stopped says why it was
 // stopped; nil when it exited by itself.
-func waitCheck(ctx context.Context, cmd *exec.Cmd, pgid int, timeout time.Duration) (stopped error) {
+func waitCheck(ctx context.Context, cmd *exec.Cmd, group checkGroup, timeout time.Duration) (stopped error) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	timer := time.NewTimer(timeout)
@@ -340,7 +328,7 @@ func waitCheck(ctx context.Context, cmd *exec.Cmd, pgid int, timeout time.Durati
 			stopped = errCallCancelled
 		}
 	}
-	killGroup(pgid)
+	group.Kill()
 	if stopped != nil {
 		<-exited
 	}

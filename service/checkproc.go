@@ -6,9 +6,11 @@ import "encoding/json"
 // goal (goal.Check.Process, opaque to the rules) so that the next agentd
 // kills what a process that ended left running (docs/runtime.md §2.10.3):
 // Pgid is the group's id, the pid of the shell that leads it; Start is that
-// shell's start time in clock ticks after boot (field 22 of /proc/PID/stat
-// on Linux), which tells it from a later process that got the same pid;
-// Boot is the machine's boot id (/proc/sys/kernel/random/boot_id), which
+// shell's start time (Linux: clock ticks after boot, field 22 of
+// /proc/PID/stat; macOS: microseconds since the epoch, kern.proc.pid),
+// which tells it from a later process that got the same pid; Boot is the
+// machine's boot id (/proc/sys/kernel/random/boot_id; macOS:
+// kern.bootsessionuuid), which
 // tells this machine and boot from another (a team folder's other daemons,
 // a reboot). Its JSON is the stored format: the record keeps it as it is.
 type checkProcess struct {

@@ -1,8 +1,8 @@
 package service
 
 // The /proc side of a check's process group (docs/runtime.md §2.10.3):
-// when a process started, which boot this is, and the kill of a group an
-// ended agentd left running. Elsewhere checkproc_other.go records nothing.
+// when a process started, which boot this is, and the processes of a group,
+// for killLeftCheck (checkproc_unix.go).
 
 import (
 	"bytes"
@@ -43,51 +43,22 @@ func bootID() string {
 	return strings.TrimSpace(string(b))
 }
 
-// killLeftCheck kills the process group p of a check of the goal goalID
-// that an agentd process that ended left running (docs/runtime.md
-// §2.10.3), if it is still that check's group: its leader is the same
-// process (the same start time) and has the goal's AGENTD_GOAL_ID, or, the
-// leader gone (or a zombie, which shows no environment), a process of the
-// group started no earlier has it. The
-// record comes from the store, which in a team folder anyone with etcd
-// access writes: the environment is what shows the group is a check this
-// machine's agentd started, not any process group of the user whose id
-// and start time a writer learnt or guessed. It says whether it killed
-// the group.
-func killLeftCheck(p checkProcess, goalID string) bool {
-	if p.Pgid <= 1 || p.Boot == "" || p.Boot != bootID() || goalID == "" {
-		return false // another machine's process (a team folder), or gone with a reboot
-	}
-	mark := []byte("\x00AGENTD_GOAL_ID=" + goalID + "\x00")
-	hasMark := func(pid int) bool {
-		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		return err == nil && bytes.Contains(append([]byte{0}, env...), mark)
-	}
-	if _, start, ok := procStat(p.Pgid); ok {
-		if start != p.Start {
-			return false // the pid is another process's now
-		}
-		if hasMark(p.Pgid) {
-			return killGroup(p.Pgid) == nil
-		}
-		// A leader that has ended but was not reaped yet shows no
-		// environment: its group's other processes may still show it.
-	}
+// groupPids lists the processes of process group pgid started no
+// earlier than start, by a walk of /proc.
+func groupPids(pgid int, start uint64) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return false
+		return nil
 	}
+	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if pgrp, start, ok := procStat(pid); !ok || pgrp != p.Pgid || start < p.Start {
-			continue
-		}
-		if hasMark(pid) {
-			return killGroup(p.Pgid) == nil
+		if pgrp, st, ok := procStat(pid); ok && pgrp == pgid && st >= start {
+			pids = append(pids, pid)
 		}
 	}
-	return false
+	return pids
 }

@@ -10,6 +10,8 @@
 // handler only decodes, resolves the workspace, calls one function and
 // encodes.
 //
-// It imports todo, goal, reminder and workspace; never commands (which
+// It imports todo, goal, reminder and workspace, and, for a check's
+// process group, caller (a process's environment) and golang.org/x/sys
+// (Windows' job objects, macOS's sysctl); never commands (which
 // calls it), lsp, go.lsp.dev, bbolt or fsnotify (docs/architecture.md).
 package service

@@ -84,7 +84,7 @@ func TestDaemonRefusesOtherUser(t *testing.T) {
 		t.Fatalf("other user's forwarder: %v, stdout %q, stderr %q; want a non-zero exit, no answer, and the lost-daemon message", err, out.String(), errOut.String())
 	}
 	waitFor(t, "the daemon to log the refusal", func() bool {
-		return strings.Contains(d.Stderr.String(), "refused a connection from another user") && strings.Contains(d.Stderr.String(), "uid=65534")
+		return strings.Contains(d.Stderr.String(), "refused a connection from another user") && strings.Contains(d.Stderr.String(), "user=65534")
 	})
 	// The daemon goes on serving its own user.
 	c := connectSocket(t, sock)

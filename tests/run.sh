@@ -37,7 +37,7 @@ else
   for t in linux/arm64 darwin/amd64 darwin/arm64 windows/amd64; do
     GOOS=${t%/*} GOARCH=${t#*/} go vet ./...
   done
-  platform_pkgs="./caller ./lsp ./lsp/daemon/client ./workspace/wsfolder ./service ./cmd/internal/cli"
+  platform_pkgs="./caller ./lsp ./lsp/daemon ./lsp/daemon/client ./workspace/wsfolder ./service ./cmd/internal/cli"
   for goos in darwin windows; do
     for p in $platform_pkgs; do GOOS=$goos go test -c -o /dev/null "$p"; done
   done

@@ -20,8 +20,7 @@ const mcpUsage = "usage: agentd mcp [--workspace DIR] [--session S] [--remote=au
 
 // mcp is `agentd mcp` (docs/mcp.md): an MCP server on stdin/stdout for
 // one workspace folder (--workspace, else workspaceFolder's rule) and
-// session. --remote=auto (the default, except on Windows, which has no
-// shared daemon: there it is off) and unix:PATH reach the shared
+// session. --remote=auto (the default) and unix:PATH reach the shared
 // daemon as the forwarder does (dialShared); --remote=off serves the state
 // from this process, as `agentd` on stdio does.
 type mcp struct{ t target }
@@ -54,7 +53,7 @@ func (m *mcp) Run(ctx context.Context, e *env, pos []string) int {
 		return 2
 	}
 	var dial func(context.Context) (io.ReadWriteCloser, error)
-	if t.remote == "off" || (t.remote == "" && !cli.SharedDaemon) {
+	if t.remote == "off" {
 		svc := service.New(e.storeOptions(t.etcd), service.Daemon)
 		defer svc.Close()
 		srv := lsp.NewServer(svc, agentdVersion(), log)

@@ -69,9 +69,6 @@ func (c *setupCmd) Run(ctx context.Context, e *env, pos []string) int {
 		fmt.Fprint(e.stderr, setupUsage)
 		return 2
 	}
-	if !cli.SharedDaemon && !c.remove {
-		fmt.Fprintf(e.stderr, "agentd setup: warning: %s\n", cli.NoHooksHere)
-	}
 	opts, code := c.options(e, pos[0])
 	if code != 0 {
 		return code

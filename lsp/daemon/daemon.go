@@ -8,7 +8,7 @@ package daemon
 //
 // Files beside the socket PATH:
 //
-//	PATH        the socket, mode 0600, removed when the daemon ends, made
+//	PATH        the socket, mode 0600 (Windows: a DACL for the user alone), removed when the daemon ends, made
 //	            again by the daemon when something else removed it
 //	PATH.lock   held (flock) by the running daemon for its whole life;
 //	            holds client.Info as JSON (pid, state dir, version)
@@ -18,7 +18,7 @@ package daemon
 //
 // The auto socket (client.AutoSocketPath) lives in a directory that only
 // the user can enter (client.SecureDir); connections from another user id
-// are refused all the same (SO_PEERCRED).
+// are refused all the same (client.PeerCred).
 
 import (
 	"context"
@@ -70,7 +70,7 @@ type Daemon struct {
 	idle    time.Duration
 	version string
 	log     *slog.Logger
-	uid     int
+	user    string // this process's user (client.CurrentUser)
 	ln      *net.UnixListener
 	lnAddr  func() // releases the listener's address (client.SocketAddr)
 	ino     uint64 // the inode of ln's socket file
@@ -103,7 +103,11 @@ func Listen(opts Options) (*Daemon, error) {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create the socket directory: %w", err)
 	}
-	d := &Daemon{path: path, idle: opts.IdleTimeout, version: opts.Version, log: opts.Logger, uid: os.Getuid()}
+	user, err := client.CurrentUser()
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{path: path, idle: opts.IdleTimeout, version: opts.Version, log: opts.Logger, user: user}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -187,8 +191,9 @@ func (d *Daemon) bind() (*net.UnixListener, func(), uint64, error) {
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	// listenPrivate makes the socket 0600 from the moment it exists (its
-	// directory is private anyway when agentd made it); Chmod makes sure.
+	// listenPrivate makes the socket private from the moment it exists
+	// (its directory is private anyway when agentd made it); makePrivate
+	// makes sure.
 	ln, err := listenPrivate(addr)
 	if err != nil {
 		release()
@@ -196,7 +201,7 @@ func (d *Daemon) bind() (*net.UnixListener, func(), uint64, error) {
 	}
 	ino, err := socketInode(d.path)
 	if err == nil {
-		err = os.Chmod(d.path, 0o600)
+		err = makePrivate(d.path)
 	}
 	if err != nil {
 		ln.Close()
@@ -449,16 +454,17 @@ func (c *closeLater) Read(p []byte) (int, error) {
 
 func (c *closeLater) Close() error { return c.CloseRead() }
 
-// peerAllowed refuses a connection from another user id (SO_PEERCRED);
-// pid is the peer's process.
+// peerAllowed refuses a connection from another user (client.PeerCred:
+// the uid on Unix, the SID of the peer process's token on Windows); pid
+// is the peer's process.
 func (d *Daemon) peerAllowed(c *net.UnixConn) (pid int, ok bool) {
-	uid, pid, err := client.PeerCred(c)
+	user, pid, err := client.PeerCred(c)
 	if err != nil {
 		d.log.Warn("refused a connection: cannot read its credentials", "err", err)
 		return 0, false
 	}
-	if uid != d.uid {
-		d.log.Warn("refused a connection from another user", "uid", uid, "pid", pid, "daemonUid", d.uid)
+	if user != d.user {
+		d.log.Warn("refused a connection from another user", "user", user, "pid", pid, "daemonUser", d.user)
 		return 0, false
 	}
 	return pid, true

@@ -31,3 +31,6 @@ func socketInode(path string) (uint64, error) {
 	}
 	return st.Ino, nil
 }
+
+// makePrivate gives the socket file at path mode 0600.
+func makePrivate(path string) error { return os.Chmod(path, 0o600) }

@@ -58,7 +58,7 @@ export function findBundled(extensionPath: string): void {
 export function readSettings(): ClientSettings {
   const cfg = vscode.workspace.getConfiguration('agentd');
   const r = cfg.inspect<string>('remote');
-  const remote = chooseRemote(r?.workspaceFolderValue ?? r?.workspaceValue ?? r?.globalValue, process.platform);
+  const remote = chooseRemote(r?.workspaceFolderValue ?? r?.workspaceValue ?? r?.globalValue);
   const set = cfg.inspect<string>('path');
   return {
     path: chooseAgentd(set?.workspaceFolderValue ?? set?.workspaceValue ?? set?.globalValue, bundledAgentd),

@@ -69,8 +69,8 @@ export function setupArgs(agent: string, user: boolean): string[] {
 
 /**
  * `agentd.remote` as run: the user's setting, else `auto` (the shared
- * daemon), except on Windows, which has none (docs/platforms.md).
+ * daemon, on every system: docs/platforms.md).
  */
-export function chooseRemote(configured: string | undefined, platform: string): 'auto' | 'off' {
-  return (configured ?? (platform === 'win32' ? 'off' : 'auto')) === 'off' ? 'off' : 'auto';
+export function chooseRemote(configured: string | undefined): 'auto' | 'off' {
+  return configured === 'off' ? 'off' : 'auto';
 }

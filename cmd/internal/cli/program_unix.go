@@ -9,11 +9,3 @@ const agentdProgram = "agentd"
 
 // executable says whether the file fi may be run: an execute bit is set.
 func executable(fi fs.FileInfo) bool { return fi.Mode().Perm()&0o111 != 0 }
-
-// SharedDaemon says whether this system has the shared daemon
-// (docs/platforms.md): `agentd mcp` defaults to it where it does.
-const SharedDaemon = true
-
-// NoHooksHere is empty: the hooks reach agentd through the shared daemon
-// here (see program_windows.go).
-const NoHooksHere = ""

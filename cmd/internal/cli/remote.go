@@ -142,11 +142,13 @@ func (d Daemon) start(path string) client.StartFunc {
 			return nil, err
 		}
 		defer null.Close()
-		cmd := exec.Command(exe, args...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, logf
-		cmd.Dir = "/"
-		detach(cmd)
-		if err := cmd.Start(); err != nil {
+		cmd, err := startDetached(func() *exec.Cmd {
+			cmd := exec.Command(exe, args...)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, logf
+			cmd.Dir = "/"
+			return cmd
+		})
+		if err != nil {
 			return nil, err
 		}
 		exited := make(chan error, 1)

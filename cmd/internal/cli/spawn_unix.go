@@ -11,9 +11,14 @@ import (
 	"syscall"
 )
 
-// detach starts cmd in a session of its own, so that it outlives the
-// process that started it and no terminal's signals reach it.
-func detach(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} }
+// startDetached starts the command newCmd makes in a session of its own,
+// so that it outlives the process that started it and no terminal's
+// signals reach it.
+func startDetached(newCmd func() *exec.Cmd) (*exec.Cmd, error) {
+	cmd := newCmd()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd, cmd.Start()
+}
 
 // fdDir lists this process's open descriptors: Linux's /proc, else the
 // /dev/fd of Darwin and the BSDs.

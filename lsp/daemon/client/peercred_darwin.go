@@ -2,17 +2,19 @@ package client
 
 import (
 	"net"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
-// PeerCred returns the uid and pid of the process at the other end of c,
+// PeerCred returns the user (its uid in decimal, as CurrentUser names
+// this process's) and pid of the process at the other end of c,
 // as the kernel recorded them when it connected: Darwin's LOCAL_PEERCRED
 // (the xucred whose uid getpeereid reads) and LOCAL_PEERPID.
-func PeerCred(c *net.UnixConn) (uid, pid int, err error) {
+func PeerCred(c *net.UnixConn) (user string, pid int, err error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
-		return 0, 0, err
+		return "", 0, err
 	}
 	var cred *unix.Xucred
 	var credErr error
@@ -22,10 +24,10 @@ func PeerCred(c *net.UnixConn) (uid, pid int, err error) {
 			pid, credErr = unix.GetsockoptInt(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERPID)
 		}
 	}); err != nil {
-		return 0, 0, err
+		return "", 0, err
 	}
 	if credErr != nil {
-		return 0, 0, credErr
+		return "", 0, credErr
 	}
-	return int(cred.Uid), pid, nil
+	return strconv.Itoa(int(cred.Uid)), pid, nil
 }

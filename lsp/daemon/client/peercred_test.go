@@ -9,9 +9,10 @@ import (
 	"testing"
 )
 
-// TestPeerCred: the uid and pid of a connected peer (here this process),
+// TestPeerCred: the user and pid of a connected peer (here this process),
 // as the shared daemon reads them to refuse another user
-// (peercred_linux.go, peercred_darwin.go); a system without them says so,
+// (peercred_linux.go, peercred_darwin.go, peercred_windows.go: the uid,
+// or the SID of the peer process's token); a system without them says so,
 // naming itself and the way around. It runs here on Linux and is built
 // for the others by tests/run.sh.
 func TestPeerCred(t *testing.T) {
@@ -31,11 +32,15 @@ func TestPeerCred(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	uid, pid, err := PeerCred(s)
+	user, pid, err := PeerCred(s)
 	switch runtime.GOOS {
-	case "linux", "darwin":
-		if err != nil || uid != os.Getuid() || pid != os.Getpid() {
-			t.Errorf("PeerCred = uid %d pid %d, %v; want uid %d pid %d", uid, pid, err, os.Getuid(), os.Getpid())
+	case "linux", "darwin", "windows":
+		me, merr := CurrentUser()
+		if merr != nil || me == "" {
+			t.Fatalf("CurrentUser() = %q, %v", me, merr)
+		}
+		if err != nil || user != me || pid != os.Getpid() {
+			t.Errorf("PeerCred = user %s pid %d, %v; want user %s pid %d", user, pid, err, me, os.Getpid())
 		}
 	default:
 		if err == nil || !strings.Contains(err.Error(), runtime.GOOS) || !strings.Contains(err.Error(), "--remote=off") {

@@ -10,33 +10,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"time"
 )
 
-// runtimeBase is where the login manager (systemd-logind, elogind) makes
-// each user's runtime directory, runtimeBase/<uid>, which XDG_RUNTIME_DIR
-// names in a login session. It is a variable so that an end-to-end test
-// can build agentd with a folder of its own here (-ldflags -X), as no test
-// may make /run/user/<uid>.
-var runtimeBase = "/run/user"
-
 // AutoSocketPath is the socket of the user's shared daemon (`--remote=auto`):
 // $XDG_RUNTIME_DIR/agentd/daemon.sock when XDG_RUNTIME_DIR is an absolute
-// path; else, when the login manager's /run/user/<uid> is a directory of
-// this user with mode 0700 (SecureDir), /run/user/<uid>/agentd/daemon.sock,
-// the same socket as in the login session, for a process whose agent
-// passed it no XDG variables (docs/shared-daemon.md, "Where the socket
-// lives, and who may use it"); else <os.TempDir()>/agentd-<uid>/daemon.sock.
+// path, else daemon.sock in the system's own folder for it
+// (defaultSocketDir: owner_unix.go, owner_windows.go; docs/shared-daemon.md,
+// "Where the socket lives, and who may use it").
 func AutoSocketPath() string {
 	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "agentd", "daemon.sock")
 	}
-	if dir := filepath.Join(runtimeBase, strconv.Itoa(os.Getuid())); SecureDir(dir, false) == nil {
-		return filepath.Join(dir, "agentd", "daemon.sock")
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("agentd-%d", os.Getuid()), "daemon.sock")
+	return filepath.Join(defaultSocketDir(), "daemon.sock")
 }
 
 // RunningStateDir is the state dir of the daemon that runs on the auto
@@ -57,34 +43,27 @@ func RunningStateDir() string {
 	return info.StateDir
 }
 
-// SecureDir checks that dir is a directory (not a symbolic link) owned by
-// the current user with mode 0700, so that no other user can reach a socket
-// in it. With create it first makes dir (and missing parents) with mode
-// 0700.
+// SecureDir checks that dir is a directory (not a symbolic link) that only
+// the current user can open (privateDir: owned by the user with mode 0700
+// on Unix; owned by the user's SID with a protected DACL that grants only
+// that SID on Windows), so that no other user can reach a socket in it.
+// With create it first makes dir (and missing parents) so (makePrivateDir).
 func SecureDir(dir string, create bool) error {
 	if create {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := makePrivateDir(dir); err != nil {
 			return fmt.Errorf("cannot create the socket directory: %w", err)
 		}
 	}
 	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	uid, ok := ownerUID(fi)
 	switch {
+	case err != nil:
+		return err
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("socket directory %s is a symbolic link: refusing to use it; remove it, or set XDG_RUNTIME_DIR to a private directory", dir)
 	case !fi.IsDir():
 		return fmt.Errorf("socket directory %s is not a directory: refusing to use it; remove it", dir)
-	case !ok:
-		return fmt.Errorf("socket directory %s: cannot read its owner on %s, so no socket in it can be kept private: the shared daemon is not available here; run agentd with --remote=off", dir, runtime.GOOS)
-	case uid != os.Getuid():
-		return fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d): refusing to use it; remove it, or set XDG_RUNTIME_DIR to a private directory", dir, uid, os.Getuid())
-	case fi.Mode().Perm() != 0o700:
-		return fmt.Errorf("socket directory %s has mode %#o, want 0700 so that only you can reach the socket: refusing to use it; run `chmod 700 %s`", dir, fi.Mode().Perm(), dir)
 	}
-	return nil
+	return privateDir(dir, fi)
 }
 
 // Info is what a running daemon records in PATH.lock. Read it with

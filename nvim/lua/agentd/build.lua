@@ -42,14 +42,10 @@ function M.run()
 end
 
 --- The command that starts the server when cmd is not set: the built agentd, else
---- agentd on PATH; with the shared daemon (--remote=auto) except on Windows, which has
---- none (docs/platforms.md).
+--- agentd on PATH; with the shared daemon (--remote=auto), on every system
+--- (docs/platforms.md).
 function M.default_cmd()
-  local cmd = { M.built() or "agentd" }
-  if not windows then
-    table.insert(cmd, "--remote=auto")
-  end
-  return cmd
+  return { M.built() or "agentd", "--remote=auto" }
 end
 
 return M

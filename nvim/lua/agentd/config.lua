@@ -7,7 +7,7 @@ M.defaults = {
   -- Command that starts the language server. "--remote=auto" shares one daemon per
   -- user between editors; plain {"agentd"} runs a private server over stdio. The
   -- default is the agentd that lazy.nvim's build step built in the checkout, else agentd
-  -- on PATH, with --remote=auto except on Windows (agentd.build.default_cmd).
+  -- on PATH, with --remote=auto (agentd.build.default_cmd).
   cmd = require("agentd.build").default_cmd(),
   -- Session whose todo list and goal are shown and edited (nil: the server's "default").
   session = nil,

@@ -78,9 +78,6 @@ function M.check()
       "Install Go (https://go.dev/dl), or a release archive of agentd (README, Install) and set cmd",
     })
   end
-  if vim.fn.has("win32") == 1 then
-    health.info("Windows: agentd has no shared daemon here (docs/platforms.md); cmd runs a private server")
-  end
 
   health.start("agentd: connection")
   local client = require("agentd.client")

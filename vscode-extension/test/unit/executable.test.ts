@@ -69,11 +69,9 @@ describe('the bundled agentd', () => {
 });
 
 describe('agentd.remote as run', () => {
-  it('is the setting, else auto, except on Windows, which has no shared daemon', () => {
-    assert.equal(chooseRemote(undefined, 'linux'), 'auto');
-    assert.equal(chooseRemote(undefined, 'darwin'), 'auto');
-    assert.equal(chooseRemote(undefined, 'win32'), 'off');
-    assert.equal(chooseRemote('auto', 'win32'), 'auto');
-    assert.equal(chooseRemote('off', 'linux'), 'off');
+  it('is the setting, else auto, on every system (Windows has the shared daemon too)', () => {
+    assert.equal(chooseRemote(undefined), 'auto');
+    assert.equal(chooseRemote('auto'), 'auto');
+    assert.equal(chooseRemote('off'), 'off');
   });
 });

@@ -1,3 +1,5 @@
+//go:build unix
+
 package service
 
 import (
@@ -9,7 +11,8 @@ import (
 )
 
 // TestProcStat: the process group and start time of this process, as
-// killLeftCheck compares them; none for a pid that does not run.
+// killLeftCheck compares them; none for a pid that does not run. It runs
+// here on Linux (/proc) and is built for macOS (sysctl) by tests/run.sh.
 func TestProcStat(t *testing.T) {
 	pgrp, start, ok := procStat(os.Getpid())
 	if !ok || pgrp != syscall.Getpgrp() || start == 0 {
