@@ -52,7 +52,7 @@ func (c *call) stateOf(s workspace.Session) State {
 		Session:   s.Name,
 		Revision:  s.Revision,
 		Todos:     TodosState{Items: items, Revision: s.TodosRevision},
-		Goal:      s.Goal.Snapshot(c.svc.Now()),
+		Goal:      s.Goal.Snapshot(c.svc.Now()).WithPlan(s.Todos),
 		Queue:     queueOf(&s.Goal),
 		Stale:     c.folder.ws.Stale(),
 	}

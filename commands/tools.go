@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/agentd/agentd/commands/protocol"
 	"sort"
@@ -150,6 +151,9 @@ func runTodo(c *call, in todo.Input, desc string, cur workspace.Session) (protoc
 		return refusal(todo.CodeInvalid, desc, fmt.Sprintf("The todo list was not changed: %v.", err)), nil
 	}
 	s, err := c.svc.CallTodo(c.folder.ws, c.session, c.agent, plan, cur)
+	if e := (*goal.Error)(nil); errors.As(err, &e) && e.Code == goal.CodeTodosOpen {
+		return refusal(e.Code, desc, goal.DropRefusal(e)), nil
+	}
 	if err != nil {
 		return protocol.ToolResult{}, err
 	}

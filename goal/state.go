@@ -56,6 +56,11 @@ type Goal struct {
 	TerminalReason string
 	TaskFile       *TaskFileInfo
 	Check          *Check // the verification command, nil for none (§2.10)
+	// TodosOptional: the person who created the goal said it does not
+	// require the items of the todo list (docs/runtime.md §2.12). The zero
+	// value requires them, the default, which a goal stored before the
+	// rule reads as too.
+	TodosOptional bool
 	CreatedAt      time.Time
 	UpdatedAt      time.Time // last status, budget, check or task-file change; not counters
 	LastActor      Actor
@@ -220,6 +225,7 @@ func (g *Goal) snapshot(now Instant) *Snapshot {
 		TaskFile:            cloneTaskFile(g.TaskFile),
 		Stalled:             g.Stalled,
 		Check:               cloneCheck(g.Check),
+		RequireTodos:        g.RequiresTodos(),
 		CreatedAt:           g.CreatedAt,
 		UpdatedAt:           g.UpdatedAt,
 		LastActor:           g.LastActor,
