@@ -61,9 +61,9 @@ type Goal struct {
 	// value requires them, the default, which a goal stored before the
 	// rule reads as too.
 	TodosOptional bool
-	CreatedAt      time.Time
-	UpdatedAt      time.Time // last status, budget, check or task-file change; not counters
-	LastActor      Actor
+	CreatedAt     time.Time
+	UpdatedAt     time.Time // last status, budget, check or task-file change; not counters
+	LastActor     Actor
 	// ActiveClock and ActiveMono are, while active, the monotonic reading
 	// at the running stretch's start and the clock it was read from (see
 	// Instant); live wall clock = WallClockMs + the stretch (see running).
