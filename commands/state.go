@@ -165,6 +165,11 @@ var stateCommands = []Command{
 					conflict = &cp
 					return workspace.Change{}, nil
 				}
+				if c.caller.IsAgent() { // an agent's shell acts as the model: it drops no item the goal requires (docs/runtime.md §2.12)
+					if err := s.Goal.DroppedRequired(s.Todos, items); err != nil {
+						return workspace.Change{}, err
+					}
+				}
 				before := workspace.TodosBefore{Items: s.Todos}
 				s.Todos = items
 				return service.TodoChange(s, "todo.set", goal.User, workspace.TodoPayload{Items: items}, before, c.svc.Now()), nil

@@ -103,6 +103,7 @@ M.errors = {
   goal_person_set = "goal.person_set",
   goal_check_unapproved = "goal.check_unapproved",
   goal_check_changed = "goal.check_changed",
+  goal_todos_open = "goal.todos_open",
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
   workspace_unavailable = "workspace.unavailable",
@@ -159,6 +160,7 @@ M.limits = {
 ---@field replace? boolean
 ---@field taskFile? string
 ---@field check? string
+---@field requireTodos? boolean|nil
 ---@class agentd.GoalPauseArgs: agentd.CommonArgs
 ---@field reason? string
 ---@class agentd.GoalSetCheckArgs: agentd.CommonArgs
