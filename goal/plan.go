@@ -75,11 +75,11 @@ func (s *State) DroppedRequired(before, after []protocol.TodoItem) error {
 // DropRefusal is the model's answer to a TodoList write DroppedRequired
 // refused with err.
 func DropRefusal(err *Error) string {
-	return fmt.Sprintf("The todo list was not changed: %s. An item leaves the list only once it is done: keep it, finish it and mark it done. If an item is truly no longer needed, ask the user to remove it from the todo list %s.", err.Msg, askTheUserList)
+	return fmt.Sprintf("The todo list was not changed: %s. An item leaves the list only once it is done: keep it, finish it and mark it done. If an item is truly no longer needed, ask the user to remove it %s.", err.Msg, askTheUserList)
 }
 
 // askTheUserList is where the user edits the list.
-const askTheUserList = "in the todo panel"
+const askTheUserList = "in their todo panel (VS Code or Neovim)"
 
 // openRefusal is the model's answer, goal.todos_open, to an UpdateGoal
 // complete while required items are open; "" when none is.
@@ -88,7 +88,7 @@ func (s *State) openRefusal(list []protocol.TodoItem) string {
 	if len(open) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Goal not complete: it requires its todo items, and %s of the list %s not done: %s. Keep working: finish each one and mark it done with TodoList, then call UpdateGoal with complete again. If an item is truly no longer needed, ask the user to remove it from the todo list %s; you cannot remove an item that is not done.",
+	return fmt.Sprintf("Goal not complete: it requires its todo items, and %s of the list %s not done: %s. Keep working: finish each one and mark it done with TodoList, then call UpdateGoal with complete again. If an item is truly no longer needed, ask the user to remove it %s; you cannot remove an item that is not done.",
 		Plural(int64(len(open)), "item"), isAre(len(open)), quoteItems(open), askTheUserList)
 }
 
