@@ -192,10 +192,11 @@ func (s *Service) EndTurn(ws *workspace.Workspace, session, turnID string, outco
 	if err != nil {
 		return goal.TurnEnd{}, nil, err
 	}
+	res.Goal = res.Goal.WithPlan(todos) // the progress, and the open items the continuation names (docs/runtime.md §2.12)
 	if res.Continuation == goal.NoContinuation || res.Goal == nil {
 		return res, nil, nil
 	}
-	cont, err := reminder.Continue(res.Goal.WithPlan(todos).ModelView(), res.Continuation) // names the open items (docs/runtime.md §2.12)
+	cont, err := reminder.Continue(res.Goal.ModelView(), res.Continuation)
 	if err != nil {
 		return goal.TurnEnd{}, nil, err
 	}
