@@ -148,6 +148,8 @@ func goalCreatePersonPart(a *protocol.GoalCreateArgs) string {
 		return "set a goal's check"
 	case a.Replace:
 		return "replace the goal, and with it the check and budgets set on it (the CreateGoal tool says what the model may replace)"
+	case a.RequireTodos != nil && !*a.RequireTodos:
+		return "create a goal that does not require its todo items"
 	}
 	return ""
 }
@@ -187,14 +189,15 @@ var goalCommands = []Command{
 			}
 			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
 				person := c.svc.Person()
-				cs, err := g.Create(goal.CreateParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Replace: a.Replace, TaskFile: tf, Check: a.Check, CheckSetBy: &person}, c.svc.Now())
+				cs, err := g.Create(goal.CreateParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Replace: a.Replace, TaskFile: tf, Check: a.Check, CheckSetBy: &person,
+					TodosOptional: a.RequireTodos != nil && !*a.RequireTodos}, c.svc.Now())
 				return cs, c.approveSet(g, err)
 			})
 			if err != nil {
 				return protocol.State{}, err
 			}
 			return c.stateOf(s), nil
-		}), "with a `check` or `replace`", goalCreatePersonPart),
+		}), "with a `check`, `replace` or `requireTodos: false`", goalCreatePersonPart),
 	userGoal(protocol.CmdGoalPause,
 		func(c *call, a *protocol.GoalPauseArgs, g *goal.State) ([]goal.Change, error) {
 			return g.Pause(a.Reason, c.svc.Now())

@@ -48,7 +48,7 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant, conse
 			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: items, Actor: protocol.Actor(n.Change.Actor)}})
 	}
 	if n.Change.Goal {
-		snap := n.Session.Goal.Snapshot(now)
+		snap := n.Session.Goal.Snapshot(now).WithPlan(n.Session.Todos)
 		if consent != nil {
 			consent(snap, nil)
 		}

@@ -23,7 +23,7 @@ func (c *call) stateOf(s workspace.Session) protocol.State {
 	if items == nil {
 		items = []todo.Item{}
 	}
-	snap, queue := s.Goal.Snapshot(c.svc.Now()), s.Goal.QueueItems()
+	snap, queue := s.Goal.Snapshot(c.svc.Now()).WithPlan(s.Todos), s.Goal.QueueItems()
 	c.svc.ShowConsent(c.folder.ws, s.Name, snap, queue)
 	return protocol.State{
 		Workspace: c.folder.uri,
@@ -125,6 +125,11 @@ var stateCommands = []Command{
 					cp := *s
 					conflict = &cp
 					return workspace.Change{}, nil
+				}
+				if c.caller.IsAgent() { // an agent's shell acts as the model: it drops no item the goal requires (docs/runtime.md §2.12)
+					if err := s.Goal.DroppedRequired(s.Todos, items); err != nil {
+						return workspace.Change{}, err
+					}
 				}
 				before := workspace.TodosBefore{Items: s.Todos}
 				s.Todos = items

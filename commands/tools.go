@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/agentd/agentd/commands/protocol"
 	"sort"
@@ -152,6 +153,9 @@ func runTodo(c *call, in todo.Input, desc string, cur workspace.Session, turnID 
 	s, err := c.svc.CallTodo(c.folder.ws, c.session, c.agent, turnID, plan, cur)
 	if protocol.ErrorCode(err) == protocol.CodeTurnEnded {
 		return goal.TurnEndedRefusal(desc), nil
+	}
+	if e := (*goal.Error)(nil); errors.As(err, &e) && e.Code == goal.CodeTodosOpen {
+		return refusal(e.Code, desc, goal.DropRefusal(e)), nil
 	}
 	if err != nil {
 		return protocol.ToolResult{}, err

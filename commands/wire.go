@@ -24,7 +24,15 @@ func wireGoal(s *goal.Snapshot) *protocol.GoalSnapshot {
 		WallClockMs: s.WallClockMs, Budget: protocol.GoalBudget(s.Budget), TerminalReason: s.TerminalReason,
 		TaskFile: wireTaskFile(s.TaskFile), Check: wireCheck(s.Check), CreatedAt: s.CreatedAt,
 		UpdatedAt: s.UpdatedAt, LastActor: protocol.Actor(s.LastActor), Stalled: s.Stalled,
+		RequireTodos: s.RequireTodos, Progress: wireProgress(s.Progress),
 	}
+}
+
+func wireProgress(p *goal.Progress) *protocol.Progress {
+	if p == nil {
+		return nil
+	}
+	return &protocol.Progress{Todos: (*protocol.TodoProgress)(p.Todos), Checkboxes: (*protocol.Checkboxes)(p.Checkboxes)}
 }
 
 func wireTaskFile(t *goal.TaskFileInfo) *protocol.TaskFileInfo {

@@ -240,10 +240,12 @@ func (s *State) CheckStarted(start CheckStart, p []byte) bool {
 // CompletionCheck says whether c, a goal tool call, is an UpdateGoal
 // complete that the goal's check must pass first (docs/runtime.md §2.10.1):
 // a call that is not refused or stale, on a turn that has not ended, of an
-// active goal that has a check. Any other call runs at once with CallTool.
+// active goal that has a check and no required todo item open
+// (docs/runtime.md §2.12: a call with one is refused without running the
+// check). Any other call runs at once with CallTool.
 func (s *State) CompletionCheck(c ToolCall) bool {
 	in, ok := c.Input.(UpdateGoalInput)
-	if !ok || Status(in.Status) != Complete || s.Goal == nil || s.Goal.Check == nil || s.Goal.Status != Active || s.CheckTurn(c.TurnID) != nil {
+	if !ok || Status(in.Status) != Complete || s.Goal == nil || s.Goal.Check == nil || s.Goal.Status != Active || s.CheckTurn(c.TurnID) != nil || len(s.RequiredOpen(c.Todos)) > 0 {
 		return false
 	}
 	_, stale := s.stale(c.TurnID)
@@ -277,7 +279,7 @@ func (s *State) CompleteAfterCheck(c ToolCall, start CheckStart, run CheckRun, r
 		}
 		return failed(res, CodeCheckFailed, fmt.Sprintf("Goal not complete: its check %s, so the goal stays active. Keep working: fix what the output shows, then call UpdateGoal with complete again.\n\n%s", run.Summary(g.Check.Command), output)), nil
 	}
-	res, cs := s.updateTool(res, UpdateGoalInput{Status: string(Complete)}, c.TurnID, now, true)
+	res, cs := s.updateTool(res, UpdateGoalInput{Status: string(Complete)}, c, now, true)
 	for i := range cs {
 		if cs[i].Kind == ChangeComplete {
 			cs[i].Reason = reasonComplete + "; check passed: " + run.Summary(g.Check.Command)

@@ -40,6 +40,10 @@ const (
 	// CodeCheckChanged: the check to approve is not the goal's check any
 	// more; nothing was approved (docs/runtime.md §2.10.4).
 	CodeCheckChanged = "goal.check_changed"
+	// CodeTodosOpen: the goal requires its todo items and some are not
+	// done, so the model may not complete it, nor drop those items from
+	// the list (docs/runtime.md §2.12).
+	CodeTodosOpen = "goal.todos_open"
 	// CodeArgsInvalid is args.invalid, declared once in jsonin: a badly
 	// shaped input, a turn id or reason the rules refuse.
 	CodeArgsInvalid = jsonin.CodeArgsInvalid

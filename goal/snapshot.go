@@ -100,6 +100,13 @@ type Snapshot struct {
 	// Stalled: goal turns in a row made no change to the todo list or the
 	// task file (the stallTurns setting; docs/runtime.md §2.4.5).
 	Stalled bool `json:"stalled"`
+	// RequireTodos: the goal requires the items of the todo list
+	// (docs/runtime.md §2.12).
+	RequireTodos bool `json:"requireTodos"`
+	// Progress counts the todo list's items and the task file's
+	// checkboxes; absent when there are neither, and absent from a
+	// snapshot taken without the list (WithPlan, docs/runtime.md §2.12).
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // BudgetReport is the budget part of a Snapshot. Limits are nil when not

@@ -56,9 +56,14 @@ type Goal struct {
 	TerminalReason string
 	TaskFile       *TaskFileInfo
 	Check          *Check // the verification command, nil for none (§2.10)
-	CreatedAt      time.Time
-	UpdatedAt      time.Time // last status, budget, check or task-file change; not counters
-	LastActor      Actor
+	// TodosOptional: the person who created the goal said it does not
+	// require the items of the todo list (docs/runtime.md §2.12). The zero
+	// value requires them, the default, which a goal stored before the
+	// rule reads as too.
+	TodosOptional bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time // last status, budget, check or task-file change; not counters
+	LastActor     Actor
 	// ActiveClock and ActiveMono are, while active, the monotonic reading
 	// at the running stretch's start and the clock it was read from (see
 	// Instant); live wall clock = WallClockMs + the stretch (see running).
@@ -220,6 +225,7 @@ func (g *Goal) snapshot(now Instant) *Snapshot {
 		TaskFile:            cloneTaskFile(g.TaskFile),
 		Stalled:             g.Stalled,
 		Check:               cloneCheck(g.Check),
+		RequireTodos:        g.RequiresTodos(),
 		CreatedAt:           g.CreatedAt,
 		UpdatedAt:           g.UpdatedAt,
 		LastActor:           g.LastActor,

@@ -129,7 +129,7 @@ Send one value and one unit: turns, tokens, milliseconds, seconds, minutes or ho
 const updateGoalDescription = `Change the status of the current goal. Most goal turns end without calling this tool: just do the next useful piece of work.
 
 - active: resume a paused or blocked goal. Only when the user explicitly asks you to resume or continue it.
-- complete: the objective is achieved. First do a completion audit: check every explicit requirement of the objective and of the completion criterion against real evidence (files, command output, test results). A plan, a summary, a first pass or a partial result is not completion, and a budget that is nearly spent is no reason to call the goal complete. When the goal has a check (a command the user set; GetGoal shows it), agentd runs it first and completes the goal only if it passes; otherwise the call fails with the check's output, and you keep working.
+- complete: the objective is achieved. First do a completion audit: check every explicit requirement of the objective and of the completion criterion against real evidence (files, command output, test results). A plan, a summary, a first pass or a partial result is not completion, and a budget that is nearly spent is no reason to call the goal complete. When the goal has a check (a command the user set; GetGoal shows it), agentd runs it first and completes the goal only if it passes; otherwise the call fails with the check's output, and you keep working. When the goal requires its todo items (GetGoal shows requireTodos, the default), complete is refused while any item of the todo list is not done, and until the goal is complete an item leaves the todo list only once it is done: finish each item and mark it done; only the user can remove an unfinished one.
 - blocked: you have hit a genuine impasse that you cannot get past without outside help: an external condition, input only the user can give, missing credentials or permissions, or a failure that keeps coming back. Never on the first blocker: the same blocker must persist for 3 consecutive goal turns. Size, difficulty, slowness, uncertainty or missing validation are never reasons. An objective that is impossible, unsafe or contradictory is blocked at once.
 
 You cannot pause or cancel a goal; only the user can. After complete or blocked, write a short final message for the user and call no more goal tools.`
@@ -347,6 +347,10 @@ type ToolCall struct {
 	// TaskFile is CreateGoal's task file, resolved by the caller from the
 	// input's taskFile or the objective (docs/runtime.md §4); nil for none.
 	TaskFile *TaskFileInfo
+	// Todos is the session's todo list as the call's transaction reads it,
+	// which UpdateGoal complete checks a goal that requires its items
+	// against (docs/runtime.md §2.12).
+	Todos []protocol.TodoItem
 }
 
 // CallTool runs a goal tool for a model (docs/runtime.md §2.8). Refusals are
@@ -379,7 +383,7 @@ func (s *State) CallTool(c ToolCall, now Instant) (ToolResult, []Change) {
 	case SetGoalBudgetInput:
 		return s.setBudgetTool(res, in, now)
 	case UpdateGoalInput:
-		return s.updateTool(res, in, c.TurnID, now, false)
+		return s.updateTool(res, in, c, now, false)
 	}
 	return res, nil
 }
@@ -484,7 +488,7 @@ func usage(kind BudgetKind, g *Goal, now Instant) string {
 // updateTool runs UpdateGoal. checked: the goal's check has just passed
 // (CompleteAfterCheck); a complete of a goal with a check is refused
 // otherwise, so that no path completes it without its check.
-func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, now Instant, checked bool) (ToolResult, []Change) {
+func (s *State) updateTool(res ToolResult, in UpdateGoalInput, c ToolCall, now Instant, checked bool) (ToolResult, []Change) {
 	to := Status(in.Status)
 	if !slices.Contains(ModelStatuses(), to) {
 		return failed(res, CodeStatusInvalid, fmt.Sprintf("Status %q is not valid; use one of %s. Only the user can pause or cancel a goal.", in.Status, orList(modelStatusNames()))), nil
@@ -494,7 +498,7 @@ func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, no
 		return failed(res, CodeNotFound, "Goal not updated: there is no current goal."), nil
 	}
 	if to == Active {
-		changes, err := s.resume(Model, turnID, now)
+		changes, err := s.resume(Model, c.TurnID, now)
 		switch {
 		case err != nil:
 			return failed(res, protocol.ErrorCode(err), "Goal not resumed: "+err.Error()+"."), nil
@@ -514,6 +518,10 @@ func (s *State) updateTool(res ToolResult, in UpdateGoalInput, turnID string, no
 			return res, nil
 		}
 		return failed(res, CodeStatusInvalid, fmt.Sprintf("Goal not updated: it is %s, and only an active goal can be marked %s. %s", g.Status, to, guidance)), nil
+	}
+	if msg := s.openRefusal(c.Todos); to == Complete && msg != "" {
+		res.StopTurn = false
+		return failed(res, CodeTodosOpen, msg), nil
 	}
 	if to == Complete && g.Check != nil && !checked {
 		return failed(res, CodeCheckFailed, "Goal not complete: it has a check, which agentd runs when UpdateGoal complete is called through agentd.callTool. "+guidance), nil

@@ -190,7 +190,8 @@ func TestGetAndCreateOutput(t *testing.T) {
     "createdAt": "2026-03-01T09:00:00Z",
     "updatedAt": "2026-03-01T09:00:00Z",
     "lastActor": "model",
-    "stalled": false
+    "stalled": false,
+    "requireTodos": true
   }
 }`
 	if diff := cmp.Diff(want, res.Output); diff != "" {

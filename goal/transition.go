@@ -23,6 +23,9 @@ type CreateParams struct {
 	Check string
 	// CheckSetBy is who set Check (Check.SetBy); nil when unknown.
 	CheckSetBy *CheckSetter
+	// TodosOptional: the goal does not require the todo list's items, a
+	// person's choice only (docs/runtime.md §2.12).
+	TodosOptional bool
 }
 
 // Reasons the runtime gives (wording ours).
@@ -108,7 +111,7 @@ func (s *State) create(p CreateParams, actor Actor, turnID string, now Instant) 
 		}
 		cs.add(s.clear(ChangeReplace, System, reasonReplaced, now))
 	}
-	s.Goal = newGoal(CreateParams{Objective: objective, CompletionCriterion: criterion, TaskFile: p.TaskFile, Check: check, CheckSetBy: p.CheckSetBy}, actor, now)
+	s.Goal = newGoal(CreateParams{Objective: objective, CompletionCriterion: criterion, TaskFile: p.TaskFile, Check: check, CheckSetBy: p.CheckSetBy, TodosOptional: p.TodosOptional && actor == User}, actor, now)
 	// The cancel notice is about an older goal; the new goal's reminder
 	// supersedes it.
 	s.CancelNoticePending = false
@@ -126,6 +129,7 @@ func newGoal(p CreateParams, actor Actor, now Instant) *Goal {
 		CompletionCriterion: p.CompletionCriterion,
 		Status:              Active,
 		TaskFile:            cloneTaskFile(p.TaskFile),
+		TodosOptional:       p.TodosOptional,
 		CreatedAt:           now.Wall,
 		UpdatedAt:           now.Wall,
 		LastActor:           actor,

@@ -93,6 +93,7 @@ func TestCreateSnapshot(t *testing.T) {
 		CreatedAt:           c.wall,
 		UpdatedAt:           c.wall,
 		LastActor:           User,
+		RequireTodos:        true,
 	}
 	got := s.Snapshot(c.advance(90 * time.Second))
 	if diff := cmp.Diff(want, got); diff != "" {

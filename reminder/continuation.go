@@ -47,9 +47,33 @@ func Continue(s goal.Snapshot, v goal.Continuation) (Continuation, error) {
 	b.WriteString("\n")
 	writeObjective(&b, s)
 	fmt.Fprintf(&b, "Progress: %s; %s.\n", progress(s), budgetSummary(s))
+	writeOpenItems(&b, s)
 	b.WriteString("\n")
 	b.WriteString(goalRules)
 	return Continuation{Variant: v, Prompt: b.String()}, nil
+}
+
+// writeOpenItems names the todo list's open items, one line each, escaped
+// as the objective is (they are the model's or the user's text), and says
+// when the goal requires them (docs/runtime.md §2.12); nothing when the
+// snapshot has no list or every item is done.
+func writeOpenItems(b *strings.Builder, s goal.Snapshot) {
+	if s.Progress == nil || s.Progress.Todos == nil || s.Progress.Todos.Done == s.Progress.Todos.Total {
+		return
+	}
+	t := s.Progress.Todos
+	open := t.Total - t.Done
+	lead := "Open todo items (%d of %d done):\n"
+	if s.RequireTodos {
+		lead = "Open todo items (%d of %d done); the goal requires them, so UpdateGoal \"complete\" is refused until each is done:\n"
+	}
+	fmt.Fprintf(b, lead, t.Done, t.Total)
+	for _, title := range t.Open {
+		fmt.Fprintf(b, "- %s\n", escape(strings.Join(strings.Fields(title), " ")))
+	}
+	if more := open - len(t.Open); more > 0 {
+		fmt.Fprintf(b, "- and %d more (read the list with TodoList)\n", more)
+	}
 }
 
 // budgetSummary is "budgets: turns 3 of 10 used (7 left), ..." or

@@ -176,3 +176,41 @@ func TestRulesShared(t *testing.T) {
 		t.Error("goal reminder or continuation does not carry goalRules verbatim")
 	}
 }
+
+// TestContinuationNamesOpenItems: the continuation names the todo list's
+// open items, escaped, says when the goal requires them, and counts those
+// the snapshot does not name (docs/runtime.md §2.12).
+func TestContinuationNamesOpenItems(t *testing.T) {
+	plan := func(required bool, done, total int, open ...string) goal.Snapshot {
+		return with(activeGoal(), func(s *goal.Snapshot) {
+			s.RequireTodos = required
+			s.Progress = &goal.Progress{Todos: &goal.TodoProgress{Done: done, Total: total, Open: open}}
+		})
+	}
+	tests := []struct {
+		name string
+		s    goal.Snapshot
+		want string // "" when no line may name items
+	}{
+		{"required", plan(true, 1, 3, "write the tests", "fix <b> & c"),
+			"Open todo items (1 of 3 done); the goal requires them, so UpdateGoal \"complete\" is refused until each is done:\n- write the tests\n- fix &lt;b&gt; &amp; c\n\n"},
+		{"not required", plan(false, 0, 1, "a"), "Open todo items (0 of 1 done):\n- a\n\n"},
+		{"more than named", plan(true, 0, 3, "a"), "- a\n- and 2 more (read the list with TodoList)\n"},
+		{"every item done", plan(true, 2, 2), ""},
+		{"no list", activeGoal(), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, prompt := continuation(t, tt.s, false)
+			if tt.want == "" {
+				if strings.Contains(prompt, "Open todo items") {
+					t.Errorf("prompt names open items:\n%s", prompt)
+				}
+				return
+			}
+			if !strings.Contains(prompt, tt.want) {
+				t.Errorf("prompt lacks %q:\n%s", tt.want, prompt)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package service
 import (
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/reminder"
+	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -182,13 +183,16 @@ func (s *Service) NextStep(ws *workspace.Workspace, session, agent, turnID strin
 // settings.StallTurns (docs/runtime.md §2.4.5).
 func (s *Service) EndTurn(ws *workspace.Workspace, session, turnID string, outcome goal.Outcome, errKind, errMsg string, settings reminder.Settings) (goal.TurnEnd, *reminder.Continuation, error) {
 	var res goal.TurnEnd
-	_, err := s.UpdateGoal(ws, session, func(g *goal.State) (cs []goal.Change, err error) {
-		res, err = g.EndTurn(turnID, outcome, errKind, errMsg, settings.StallTurns, s.Now())
+	var todos []todo.Item
+	_, err := s.updateGoalOf(ws, session, func(st *workspace.Session) (cs []goal.Change, err error) {
+		res, err = st.Goal.EndTurn(turnID, outcome, errKind, errMsg, settings.StallTurns, s.Now())
+		todos = st.Todos
 		return res.Changes, err
 	})
 	if err != nil {
 		return goal.TurnEnd{}, nil, err
 	}
+	res.Goal = res.Goal.WithPlan(todos) // the progress, and the open items the continuation names (docs/runtime.md §2.12)
 	if res.Continuation == goal.NoContinuation || res.Goal == nil {
 		return res, nil, nil
 	}

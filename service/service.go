@@ -170,9 +170,16 @@ func TodoChange(st *workspace.Session, kind string, actor goal.Actor, payload wo
 // transaction (StoredGoalChange). An error of fn is returned and nothing is
 // stored; other errors are those of workspace.Workspace.Update.
 func (s *Service) UpdateGoal(ws *workspace.Workspace, session string, fn func(g *goal.State) ([]goal.Change, error)) (workspace.Session, error) {
+	return s.updateGoalOf(ws, session, func(st *workspace.Session) ([]goal.Change, error) { return fn(&st.Goal) })
+}
+
+// updateGoalOf is UpdateGoal for a rule that reads more of the session
+// than its goal (the todo list a goal requires, docs/runtime.md §2.12); fn
+// changes the goal only.
+func (s *Service) updateGoalOf(ws *workspace.Workspace, session string, fn func(st *workspace.Session) ([]goal.Change, error)) (workspace.Session, error) {
 	return ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
 		before := st.Goal.Snapshot(s.Now())
-		cs, err := fn(&st.Goal)
+		cs, err := fn(st)
 		if err != nil {
 			return workspace.Change{}, err
 		}

@@ -47,6 +47,9 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent, turnID strin
 			st.TodoUsage.NoteRead()
 			return workspace.Change{Kind: "todo.read", Quiet: true}, nil
 		}
+		if err := st.Goal.DroppedRequired(st.Todos, plan.Items); err != nil {
+			return workspace.Change{}, err // an open item the goal requires leaves the list only done (docs/runtime.md §2.12)
+		}
 		before := workspace.TodosBefore{Items: st.Todos}
 		st.Todos = plan.Items
 		if agent == goal.MainAgent {

@@ -53,7 +53,7 @@ func TestRealCopilotCLI(t *testing.T) {
 		t.Errorf("copilot -p output:\n%s", out)
 	}
 	a.checkOutcome(lc)
-	if calls := model.calls(); len(calls) != 5 || !strings.Contains(calls[2], "[in_progress] read the code") || !strings.Contains(calls[2], "ship the parser") {
+	if calls := model.calls(); len(calls) != 5 || !strings.Contains(calls[2], "[done] read the code") || !strings.Contains(calls[2], "ship the parser") {
 		t.Errorf("%d model calls, want 5, the third carrying the outputs of TodoList and CreateGoal", len(calls))
 	}
 }

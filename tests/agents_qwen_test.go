@@ -64,7 +64,7 @@ func TestRealQwenCode(t *testing.T) {
 	}
 	a.checkOutcome(lc)
 	calls := model.calls()
-	if len(calls) != 5 || !strings.Contains(calls[2], "[in_progress] read the code") || !strings.Contains(calls[2], "ship the parser") {
+	if len(calls) != 5 || !strings.Contains(calls[2], "[done] read the code") || !strings.Contains(calls[2], "ship the parser") {
 		t.Fatalf("%d model calls, want 5, the third carrying the outputs of TodoList and CreateGoal", len(calls))
 	}
 	logs, _ := filepath.Glob(filepath.Join(a.home, ".qwen", "debug", "*.txt"))

@@ -112,9 +112,10 @@ func (a *agentEnv) checkOutcome(lc *client) {
 	}
 }
 
-// The scripted model's two tool calls.
+// The scripted model's two tool calls. Both items are done: the goal the model creates
+// requires them before it completes (docs/runtime.md §2.12).
 var (
-	scriptTodos = map[string]any{"todos": []item{{"read the code", "in_progress"}, {"write the parser", "pending"}}}
+	scriptTodos = map[string]any{"todos": []item{{"read the code", "done"}, {"write the parser", "done"}}}
 	scriptGoal  = map[string]any{"objective": "ship the parser", "completionCriterion": "go test ./parser passes"}
 )
 
@@ -159,7 +160,7 @@ func TestRealClaudeCode(t *testing.T) {
 	}
 	a.checkOutcome(lc)
 	// The model got both tool outputs: the call after CreateGoal carries them.
-	if calls := api.calls(); len(calls) < 3 || !strings.Contains(calls[2], "[in_progress] read the code") || !strings.Contains(calls[2], "ship the parser") {
+	if calls := api.calls(); len(calls) < 3 || !strings.Contains(calls[2], "[done] read the code") || !strings.Contains(calls[2], "ship the parser") {
 		t.Errorf("the model's third call does not carry the outputs of TodoList and CreateGoal (%d calls)", len(calls))
 	}
 }

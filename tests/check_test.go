@@ -314,7 +314,7 @@ func TestGoalCheckCancelledMidRun(t *testing.T) {
 	if chk := c.checkOf(); !chk.Running {
 		t.Fatalf("check while it runs = %+v", chk)
 	}
-	if res := c.tool("TodoList", map[string]any{"todos": []map[string]any{{"title": "wait for the check", "status": "in_progress"}}}); res.IsError {
+	if res := c.tool("TodoList", map[string]any{"todos": []map[string]any{{"title": "wait for the check", "status": "done"}}}); res.IsError {
 		t.Fatalf("TodoList during the check = %+v", res)
 	}
 	if res := c.tool("UpdateGoal", map[string]any{"status": "complete"}); res.ErrorCode != "goal.check_running" || !res.IsError {

@@ -274,6 +274,10 @@ func TestMCPTools(t *testing.T) {
 		t.Errorf("GetGoal = %q, want the goal with its budget", got)
 	}
 	c.bad("UpdateGoal", map[string]any{"status": "paused"})
+	if got := c.bad("UpdateGoal", map[string]any{"status": "complete"}); !strings.Contains(got, `"write the tests"`) {
+		t.Errorf("UpdateGoal complete with an item open: %q, want the item named (docs/runtime.md §2.12)", got)
+	}
+	c.good("TodoList", map[string]any{"todos": []item{{"write the tests", "done"}}})
 	c.good("UpdateGoal", map[string]any{"status": "complete"})
 
 	ctx, cancel := c.ctx()

@@ -129,6 +129,10 @@ type goalRecord struct {
 	Progressed     bool            `json:"progressed,omitempty"`
 	QuietTurns     int             `json:"quietTurns,omitempty"`
 	Stalled        bool            `json:"stalled,omitempty"`
+	// TodosOptional is goal.Goal.TodosOptional (docs/runtime.md §2.12):
+	// absent, as in every record written before it, the goal requires
+	// its todo items.
+	TodosOptional bool `json:"todosOptional,omitempty"`
 }
 
 type warnedRecord struct {
@@ -333,6 +337,7 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			Progressed:          g.Goal.Progressed,
 			QuietTurns:          g.Goal.QuietTurns,
 			Stalled:             g.Goal.Stalled,
+			TodosOptional:       g.Goal.TodosOptional,
 		}
 		if p := g.Goal.PersonLimits; !p.Equal(g.Goal.Limits) {
 			rec.Goal.PersonLimits = (*limitsRecord)(&p)
@@ -430,6 +435,7 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			Progressed:          r.Progressed,
 			QuietTurns:          r.QuietTurns,
 			Stalled:             r.Stalled,
+			TodosOptional:       r.TodosOptional,
 		}
 		if t := r.TaskFile; t != nil {
 			g.Goal.TaskFile = &goal.TaskFileInfo{Path: t.Path, Exists: t.Exists, SHA256: t.SHA256, Size: t.Size, ModifiedAt: t.ModifiedAt, ChangedSinceLastTurn: t.ChangedSinceLastTurn}

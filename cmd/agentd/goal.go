@@ -17,6 +17,8 @@ import (
 
 var goalUsage = `usage:
   agentd goal create OBJECTIVE [--criterion TEXT] [--replace] [--task-file PATH] [--check COMMAND]
+                     [--require-todos=false]   by default the goal completes only once every
+                                     item of the todo list is done; false: it does not wait
   agentd goal set-check COMMAND      the goal's verification command, run by sh -c in the
                                      workspace folder when the agent marks the goal complete
   agentd goal set-check --clear      remove it
@@ -149,6 +151,7 @@ type goalCreate struct {
 	replace   bool
 	taskFile  string
 	check     optString
+	todos     bool
 }
 
 func (*goalCreate) Name() string { return "create" }
@@ -158,6 +161,7 @@ func (c *goalCreate) SetFlags(fs *flag.FlagSet) {
 	checkVar(fs, &c.check)
 	fs.BoolVar(&c.replace, "replace", false, "goal create: replace the current goal")
 	fs.StringVar(&c.taskFile, "task-file", "", "goal create: task file path")
+	fs.BoolVar(&c.todos, "require-todos", true, "goal create: the goal completes only once every item of the todo list is done (--require-todos=false: it does not wait)")
 }
 
 func (c *goalCreate) Run(ctx context.Context, e *env, rest []string) int {
@@ -168,6 +172,9 @@ func (c *goalCreate) Run(ctx context.Context, e *env, rest []string) int {
 	args := &protocol.GoalCreateArgs{Objective: strings.Join(rest, " "), CompletionCriterion: c.criterion, Replace: c.replace}
 	if c.check.set {
 		args.Check = c.check.value
+	}
+	if !c.todos {
+		args.RequireTodos = &c.todos
 	}
 	var withFolder func(folder string) error
 	if c.taskFile != "" {

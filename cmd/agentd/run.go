@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -306,6 +307,47 @@ func formatState(st protocol.State) string {
 // folder's etcd does not answer (docs/team.md, "Faults").
 const staleNote = "Stale: etcd does not answer; this is the last state this machine saw, and changes fail until it is back (docs/team.md)\n"
 
+// formatPlan is the human view of the progress of st's goal from its
+// plan (docs/runtime.md §2.12): "  Progress: 2/5 todo items done, 3/7
+// checked in TASKS.md", then the open items, or that the goal does not
+// require them.
+func formatPlan(st protocol.State) string {
+	g, p := st.Goal, st.Goal.Progress
+	var parts []string
+	if p != nil && p.Todos != nil {
+		noun := "items"
+		if p.Todos.Total == 1 {
+			noun = "item"
+		}
+		parts = append(parts, fmt.Sprintf("%d/%d todo %s done", p.Todos.Done, p.Todos.Total, noun))
+	}
+	if p != nil && p.Checkboxes != nil && g.TaskFile != nil {
+		parts = append(parts, fmt.Sprintf("%d/%d checked in %s", p.Checkboxes.Checked, p.Checkboxes.Total, g.TaskFile.Path))
+	}
+	var b strings.Builder
+	if len(parts) > 0 {
+		fmt.Fprintf(&b, "  Progress: %s\n", strings.Join(parts, ", "))
+	}
+	if p != nil && p.Todos != nil && len(p.Todos.Open) > 0 {
+		open := make([]string, len(p.Todos.Open))
+		for i, t := range p.Todos.Open {
+			open[i] = strconv.Quote(t)
+		}
+		fmt.Fprintf(&b, "  Open items: %s", strings.Join(open, ", "))
+		if more := p.Todos.Total - p.Todos.Done - len(open); more > 0 {
+			fmt.Fprintf(&b, " and %d more", more)
+		}
+		b.WriteString("\n")
+	}
+	switch {
+	case !g.RequireTodos:
+		b.WriteString("  Completion does not wait for the todo items\n")
+	case p != nil && p.Todos != nil:
+		b.WriteString("  Completion waits for every todo item to be done\n")
+	}
+	return b.String()
+}
+
 // formatGoal is the human view of a session's goal.
 func formatGoal(st protocol.State) string {
 	g := st.Goal
@@ -321,6 +363,7 @@ func formatGoal(st protocol.State) string {
 		fmt.Fprintf(&b, "  Reason: %s\n", g.TerminalReason)
 	}
 	fmt.Fprintf(&b, "  Used: %s\n", commands.FormatProgress(g))
+	b.WriteString(formatPlan(st))
 	if g.TaskFile != nil {
 		state := "present"
 		if !g.TaskFile.Exists {

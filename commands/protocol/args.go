@@ -61,6 +61,10 @@ type GoalCreateArgs struct {
 	Replace             bool   `json:"replace,omitempty"`
 	TaskFile            string `json:"taskFile,omitempty"`
 	Check               string `json:"check,omitempty"`
+	// RequireTodos: the goal requires the items of the todo list
+	// (docs/runtime.md §2.12); absent means true, false is the person's
+	// choice only.
+	RequireTodos *bool `json:"requireTodos,omitempty"`
 }
 
 // GoalSetCheckArgs is the ARGS of agentd.goal.setCheck: Command nil

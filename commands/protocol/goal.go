@@ -43,6 +43,12 @@ type GoalSnapshot struct {
 	// Stalled: goal turns in a row made no change to the todo list or the
 	// task file (the stallTurns setting; docs/runtime.md §2.4.5).
 	Stalled bool `json:"stalled"`
+	// RequireTodos: the goal requires the items of the todo list
+	// (docs/runtime.md §2.12).
+	RequireTodos bool `json:"requireTodos"`
+	// Progress counts the todo list's items and the task file's
+	// checkboxes; absent when there are neither (docs/runtime.md §2.12).
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // GoalBudget is the budget part of a GoalSnapshot. Limits are nil when not
@@ -59,6 +65,22 @@ type GoalBudget struct {
 	TurnBudgetReached      bool   `json:"turnBudgetReached"`
 	WallClockBudgetReached bool   `json:"wallClockBudgetReached"`
 	OverBudget             bool   `json:"overBudget"`
+}
+
+// Progress is a goal's progress as its plan shows it (docs/runtime.md
+// §2.12): the session's todo list and the task file's checkboxes; each
+// part is absent when there is nothing to count.
+type Progress struct {
+	Todos      *TodoProgress `json:"todos,omitempty"`
+	Checkboxes *Checkboxes   `json:"checkboxes,omitempty"`
+}
+
+// TodoProgress counts the items of the todo list: done of total, and the
+// titles of the open ones in list order (at most 20 named).
+type TodoProgress struct {
+	Done  int      `json:"done"`
+	Total int      `json:"total"`
+	Open  []string `json:"open"`
 }
 
 // TaskFileInfo is what agentd knows of a goal's task file (docs/runtime.md §4).

@@ -382,6 +382,7 @@ export type GoalRowKind =
   | 'criterion'
   | 'status'
   | 'stalled'
+  | 'plan'
   | 'turns'
   | 'tokens'
   | 'elapsed'
@@ -494,6 +495,44 @@ export function checkboxText(tf: GoalSnapshot['taskFile']): string {
   return tf?.exists && c && c.total > 0 ? `${c.checked}/${c.total} checked` : '';
 }
 
+/**
+ * The Plan row of a goal: its progress from the todo list the panel holds
+ * (live: a todo change updates it without a goal change) and the task
+ * file's checkboxes, and whether completion waits for the items
+ * (docs/runtime.md §2.12); undefined without a list.
+ */
+export function planRow(goal: GoalSnapshot, items: readonly TodoItem[] | undefined): GoalRow | undefined {
+  if (!items || items.length === 0) {
+    return undefined;
+  }
+  const open = items.filter((i) => i.status !== 'done').map((i) => i.title);
+  const done = items.length - open.length;
+  const parts = [`${done}/${items.length} done`];
+  const boxes = checkboxText(goal.taskFile);
+  if (boxes) {
+    parts.push(boxes);
+  }
+  const required = goal.requireTodos !== false;
+  const waits = required && open.length > 0 && goal.status !== 'complete';
+  if (waits) {
+    parts.push('completion waits');
+  } else if (!required) {
+    parts.push('not required');
+  }
+  const openLines = open.length ? `\nOpen:\n${open.map((t) => `  - ${oneLine(t)}`).join('\n')}` : '';
+  const rule = required
+    ? 'The goal completes only once every item is done; the agent cannot remove an item that is not done (you can, in the Todo view).'
+    : 'The goal does not wait for the todo items.';
+  return {
+    kind: 'plan',
+    label: 'Plan',
+    description: parts.join(' · '),
+    tooltip: `Todo items: ${done}/${items.length} done${boxes ? `\nTask file: ${boxes}` : ''}${openLines}\n${rule}`,
+    icon: waits ? { id: 'tasklist', color: 'list.warningForeground' } : { id: 'tasklist' },
+    contextValue: 'goal.plan',
+  };
+}
+
 /** Budget text of the three budgets of a goal at a given live elapsed time (ms). */
 export function goalBudgetTexts(goal: GoalSnapshot, elapsedMs: number): { turns: string; tokens: string; elapsed: string } {
   const b = goal.budget ?? emptyBudget();
@@ -545,7 +584,12 @@ export function oneLine(text: string, max = 120): string {
  * budget when one is set), the task file (if any) and the check (if any:
  * checkRows). Empty when there is no goal. Times are epoch milliseconds.
  */
-export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: number, now: number): GoalRow[] {
+export function goalRows(
+  goal: GoalSnapshot | null | undefined,
+  receivedAt: number,
+  now: number,
+  todos?: readonly TodoItem[],
+): GoalRow[] {
   if (!goal) {
     return [];
   }
@@ -588,6 +632,10 @@ export function goalRows(goal: GoalSnapshot | null | undefined, receivedAt: numb
       icon: { id: 'debug-step-over', color: 'list.warningForeground' },
       contextValue: 'goal.stalled',
     });
+  }
+  const plan = planRow(goal, todos);
+  if (plan) {
+    rows.push(plan);
   }
   const elapsed = liveElapsedMs(goal, receivedAt, now);
   const t = goalBudgetTexts(goal, elapsed);

@@ -90,7 +90,7 @@ export interface CommandResults {
   'agentd.todo.set': State;
   /** Waits until the session's revision is above `afterRevision`, the timeout passes, the connection is shut down, or the request is cancelled; returns `State`. */
   'agentd.awaitChange': State;
-  /** Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10), approved on this machine (§2.10.4); returns `State`. */
+  /** Creates a goal as the user (docs/runtime.md §2.2), `check`: its verification command (§2.10), approved on this machine (§2.10.4); `requireTodos` (default true): completion waits for the todo list's items (§2.12); returns `State`. */
   'agentd.goal.create': State;
   /** Pauses the active goal as the user; returns `State`. */
   'agentd.goal.pause': State;
@@ -253,6 +253,7 @@ export const ERROR_CODES = {
   goalPersonSet: 'goal.person_set',
   goalCheckUnapproved: 'goal.check_unapproved',
   goalCheckChanged: 'goal.check_changed',
+  goalTodosOpen: 'goal.todos_open',
   workspaceLocked: 'workspace.locked',
   workspaceCorrupt: 'workspace.corrupt',
   workspaceUnavailable: 'workspace.unavailable',
@@ -486,6 +487,12 @@ export interface GoalCreateArgs extends CommonArgs {
   replace?: boolean;
   taskFile?: string;
   check?: string;
+  /**
+   * RequireTodos: the goal requires the items of the todo list
+   * (docs/runtime.md §2.12); absent means true, false is the person's
+   * choice only.
+   */
+  requireTodos?: boolean;
 }
 
 /** GoalPauseArgs is the ARGS of agentd.goal.pause. [protocol.GoalPauseArgs] */
@@ -533,6 +540,16 @@ export interface GoalSnapshot {
    * task file (the stallTurns setting; docs/runtime.md §2.4.5).
    */
   stalled: boolean;
+  /**
+   * RequireTodos: the goal requires the items of the todo list
+   * (docs/runtime.md §2.12).
+   */
+  requireTodos: boolean;
+  /**
+   * Progress counts the todo list's items and the task file's
+   * checkboxes; absent when there are neither (docs/runtime.md §2.12).
+   */
+  progress?: Progress;
 }
 
 /** HistoryArgs is the ARGS of agentd.history. [protocol.HistoryArgs] */
@@ -587,6 +604,16 @@ export interface Injection {
 
 /** NoArgs is the ARGS of a command that takes none besides Common. [protocol.NoArgs] */
 export type NoArgs = CommonArgs;
+
+/**
+ * Progress is a goal's progress as its plan shows it (docs/runtime.md
+ * §2.12): the session's todo list and the task file's checkboxes; each
+ * part is absent when there is nothing to count. [protocol.Progress]
+ */
+export interface Progress {
+  todos?: TodoProgress;
+  checkboxes?: Checkboxes;
+}
 
 /** QueueAddArgs is the ARGS of agentd.goal.queue.add. [protocol.QueueAddArgs] */
 export interface QueueAddArgs extends CommonArgs {
@@ -871,6 +898,16 @@ export interface TodoChangedParams {
 export interface TodoItem {
   title: string;
   status: TodoStatus;
+}
+
+/**
+ * TodoProgress counts the items of the todo list: done of total, and the
+ * titles of the open ones in list order (at most 20 named). [protocol.TodoProgress]
+ */
+export interface TodoProgress {
+  done: number;
+  total: number;
+  open: string[];
 }
 
 /**

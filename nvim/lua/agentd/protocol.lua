@@ -104,6 +104,7 @@ M.errors = {
   goal_person_set = "goal.person_set",
   goal_check_unapproved = "goal.check_unapproved",
   goal_check_changed = "goal.check_changed",
+  goal_todos_open = "goal.todos_open",
   workspace_locked = "workspace.locked",
   workspace_corrupt = "workspace.corrupt",
   workspace_unavailable = "workspace.unavailable",
@@ -163,6 +164,7 @@ M.limits = {
 ---@field replace? boolean
 ---@field taskFile? string
 ---@field check? string
+---@field requireTodos? boolean|nil
 ---@class agentd.GoalPauseArgs: agentd.CommonArgs
 ---@field reason? string
 ---@class agentd.GoalSetCheckArgs: agentd.CommonArgs
@@ -257,6 +259,8 @@ M.limits = {
 ---@field updatedAt string
 ---@field lastActor "user"|"model"|"runtime"|"system"
 ---@field stalled boolean
+---@field requireTodos boolean
+---@field progress? agentd.Progress|nil
 ---@class agentd.GoalBudget
 ---@field tokenBudget integer|nil
 ---@field turnBudget integer|nil
@@ -295,6 +299,13 @@ M.limits = {
 ---@field at string
 ---@field outputTail string
 ---@field runId? string
+---@class agentd.Progress
+---@field todos? agentd.TodoProgress|nil
+---@field checkboxes? agentd.Checkboxes|nil
+---@class agentd.TodoProgress
+---@field done integer
+---@field total integer
+---@field open string[]
 ---@class agentd.QueueState
 ---@field items agentd.QueuedGoal[]
 ---@field autoAdvance boolean

@@ -57,6 +57,37 @@ function M.checkboxes(tf)
   return string.format("%d/%d checked", c.checked, c.total)
 end
 
+local DONE, COMPLETE = protocol.todo_statuses[3], protocol.goal_statuses[4]
+
+--- The plan line of a goal: its progress from the todo list the sidebar holds (live: a
+--- todo change updates it without a goal change) and the task file's checkboxes, and what
+--- completion waits for (docs/runtime.md §2.12). Returns the text after "plan " and the
+--- note's highlight group, or nil without a list.
+function M.plan(goal, items)
+  items = v(items) or {}
+  if #items == 0 then
+    return nil
+  end
+  local open = 0
+  for _, it in ipairs(items) do
+    if v(it.status) ~= DONE then
+      open = open + 1
+    end
+  end
+  local text = string.format("%d/%d done", #items - open, #items)
+  local boxes = M.checkboxes(v(goal.taskFile))
+  if boxes then
+    text = text .. " · " .. boxes
+  end
+  if v(goal.requireTodos) == false then
+    return text .. "  not required", "AgentdMuted"
+  end
+  if open > 0 and v(goal.status) ~= COMPLETE then
+    return text .. "  completion waits", "AgentdWarn"
+  end
+  return text, nil
+end
+
 local function tenths(t)
   return string.format("%d.%d", math.floor(t / 10), t % 10)
 end
@@ -543,6 +574,15 @@ function M.sidebar(state, opts)
     local elapsed = M.goal_elapsed(goal, opts.elapsed_since_ms)
     local turns = tonumber(v(goal.turnsUsed)) or 0
     add(string.format("  %d %s · %s tokens · %s", turns, turns == 1 and "turn" or "turns", M.tokens(goal.tokensUsed), M.duration(elapsed)))
+    local plan, note_hl = M.plan(goal, v(state.todos) and state.todos.items)
+    if plan then
+      l = add("  plan " .. plan)
+      hl(l, 2, 6, "AgentdLabel")
+      if note_hl then
+        local note = plan:match("  ([%a ]+)$")
+        hl(l, #plan + 7 - #note, #plan + 7, note_hl)
+      end
+    end
     local b = v(goal.budget) or {}
     local rows = {}
     if v(b.turnBudget) then

@@ -313,3 +313,29 @@ test("sidebar: Up next lists the queue between the goal and the todos, each line
   local empty = table.concat(render.sidebar(state({ queue = { items = {}, autoAdvance = true } }), {}).lines, "\n")
   H.contains(empty, "Up next  none · auto-advance on")
 end)
+
+test("sidebar: the plan line counts the todo list live and says what completion waits for", function()
+  local s = state()
+  s.goal.requireTodos = true
+  s.goal.taskFile = { path = "TASK.md", exists = true, checkboxes = { checked = 3, total = 7 } }
+  local res = render.sidebar(s, { root = "/w" })
+  local line = groups_on(res, "plan 1/3 done · 3/7 checked  completion waits")
+  H.eq("plan", line.AgentdLabel)
+  H.eq("completion waits", line.AgentdWarn)
+  -- A todo change the sidebar holds updates the line without a goal change.
+  for _, it in ipairs(s.todos.items) do
+    it.status = "done"
+  end
+  H.eq("3/3 done · 3/7 checked", render.plan(s.goal, s.todos.items))
+  s.todos.items[3].status = "pending"
+  s.goal.requireTodos = false
+  local text, group = render.plan(s.goal, s.todos.items)
+  H.eq("2/3 done · 3/7 checked  not required", text)
+  H.eq("AgentdMuted", group)
+  s.goal.requireTodos = true
+  s.goal.status = "complete"
+  H.eq("2/3 done · 3/7 checked", render.plan(s.goal, s.todos.items))
+  H.eq(nil, render.plan(s.goal, {}))
+  s.todos.items = {}
+  H.not_contains(table.concat(render.sidebar(s, {}).lines, "\n"), "plan ")
+end)

@@ -35,7 +35,7 @@ export class GoalViewProvider implements vscode.TreeDataProvider<GoalRow>, vscod
   }
 
   private compute(): GoalRow[] {
-    return [...teamFileRows(this.store.state), ...goalRows(this.store.state?.goal, this.store.receivedAt, Date.now())];
+    return [...teamFileRows(this.store.state), ...goalRows(this.store.state?.goal, this.store.receivedAt, Date.now(), this.store.state?.todos.items)];
   }
 
   /** Recomputes all rows and redraws the view. */

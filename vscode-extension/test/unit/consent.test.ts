@@ -41,6 +41,7 @@ function goal(over: Partial<GoalSnapshot> = {}): GoalSnapshot {
     wallClockMs: 245_000,
     budget: emptyBudget(),
     stalled: false,
+    requireTodos: true,
     createdAt: '2026-01-01T00:00:00Z',
     updatedAt: '2026-01-01T00:00:00Z',
     lastActor: 'user',

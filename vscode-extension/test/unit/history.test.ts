@@ -18,6 +18,7 @@ function goal(patch: Partial<GoalSnapshot>): GoalSnapshot {
     updatedAt: '2026-03-01T09:00:00Z',
     lastActor: 'user',
     stalled: false,
+    requireTodos: true,
     ...patch,
   };
 }

@@ -7,6 +7,7 @@ import {
   budgetLevel,
   budgetText,
   checkboxText,
+  planRow,
   checkRow,
   checkRunSummary,
   domainError,
@@ -74,6 +75,7 @@ function goal(over: Partial<GoalSnapshot> = {}): GoalSnapshot {
     wallClockMs: 245_000,
     budget: emptyBudget(),
     stalled: false,
+    requireTodos: true,
     createdAt: '2025-01-01T00:00:00Z',
     updatedAt: '2025-01-01T00:00:00Z',
     lastActor: 'user',
@@ -309,6 +311,33 @@ describe('goal rows', () => {
     assert.equal(statusBarText(goal({ stalled: true }), 5000), '$(target) Goal active (stalled) · 3 turns · 1.2k tok · 5s');
     assert.equal(statusBarBackground(goal({ stalled: true }), 0), 'statusBarItem.warningBackground');
     assert.match(statusBarTooltip(goal({ stalled: true }), 'default'), /Stalled:/);
+  });
+
+  it('the Plan row counts the todo list live and says what completion waits for (docs/runtime.md §2.12)', () => {
+    const items = [
+      { title: 'read the spec', status: 'done' as const },
+      { title: 'write the parser', status: 'in_progress' as const },
+      { title: 'test it', status: 'pending' as const },
+    ];
+    const tf = { path: 'TASK.md', exists: true, size: 9, changedSinceLastTurn: false, checkboxes: { checked: 3, total: 7 } };
+    const rows = goalRows(goal({ taskFile: tf }), 0, 0, items);
+    const plan = rows.find((r) => r.kind === 'plan');
+    assert.equal(plan?.description, '1/3 done · 3/7 checked · completion waits');
+    assert.equal(plan?.contextValue, 'goal.plan');
+    assert.match(plan?.tooltip ?? '', /Open:\n {2}- write the parser\n {2}- test it/);
+    assert.match(plan?.tooltip ?? '', /completes only once every item is done/);
+    assert.equal(plan?.icon.color, 'list.warningForeground');
+    assert.deepEqual(
+      rows.slice(2, 4).map((r) => r.kind),
+      ['status', 'plan'],
+    );
+    const allDone = items.map((i) => ({ ...i, status: 'done' as const }));
+    assert.equal(planRow(goal(), allDone)?.description, '3/3 done');
+    assert.equal(planRow(goal({ requireTodos: false }), items)?.description, '1/3 done · not required');
+    assert.match(planRow(goal({ requireTodos: false }), items)?.tooltip ?? '', /does not wait/);
+    assert.equal(planRow(goal({ status: 'complete' }), items)?.description, '1/3 done');
+    assert.equal(planRow(goal(), []), undefined);
+    assert.equal(goalRows(goal(), 0, 0).find((r) => r.kind === 'plan'), undefined);
   });
 
   it('task file row shows the checkbox counts', () => {
