@@ -373,20 +373,9 @@ func (s *Store) Commit(p *storage.Commit) error {
 	ctx, cancel := s.opCtx()
 	defer cancel()
 	lim := s.on.Limits()
-	if p.Base == 0 {
-		n, err := s.cli.Get(ctx, s.keys.sessions(), clientv3.WithPrefix(), clientv3.WithCountOnly())
-		if err != nil {
-			return s.unavailable(fmt.Sprintf("counting the sessions to store session %q", p.Session), err, true)
-		}
-		if n.Count >= int64(lim.MaxSessions) {
-			return &storage.LimitError{Session: p.Session, Stored: int(n.Count), Max: lim.MaxSessions}
-		}
-	}
-	idx := s.index(p.Session)
-	if p.Event != nil && !idx.loaded {
-		if err := s.catchUp(ctx, p.Session, idx, lim); err != nil {
-			return s.unavailable(fmt.Sprintf("reading the history of session %q", p.Session), err, true)
-		}
+	idx, err := s.beforeCommit(ctx, p, lim)
+	if err != nil {
+		return err
 	}
 	leaseCmp, liveGet, fencing, held := s.leaseCompare()
 	if !held {
@@ -450,6 +439,29 @@ func (s *Store) Commit(p *storage.Commit) error {
 		idx.dropBelow(w.cut)
 	}
 	return nil
+}
+
+// beforeCommit makes the calls a commit of p needs before its Txn: a new
+// session counts the stored ones (the limit), and the first write of a
+// session with an event reads its stored history; it returns the
+// session's history index.
+func (s *Store) beforeCommit(ctx context.Context, p *storage.Commit, lim storage.Limits) (*histIndex, error) {
+	if p.Base == 0 {
+		n, err := s.cli.Get(ctx, s.keys.sessions(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return nil, s.unavailable(fmt.Sprintf("counting the sessions to store session %q", p.Session), err, true)
+		}
+		if n.Count >= int64(lim.MaxSessions) {
+			return nil, &storage.LimitError{Session: p.Session, Stored: int(n.Count), Max: lim.MaxSessions}
+		}
+	}
+	idx := s.index(p.Session)
+	if p.Event != nil && !idx.loaded {
+		if err := s.catchUp(ctx, p.Session, idx, lim); err != nil {
+			return nil, s.unavailable(fmt.Sprintf("reading the history of session %q", p.Session), err, true)
+		}
+	}
+	return idx, nil
 }
 
 // commitOps is what a commit writes when it succeeds.
