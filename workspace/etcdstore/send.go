@@ -144,9 +144,8 @@ func (s *Store) writeFailed(what string, err error, sent bool) error {
 	case s.ctx.Err() != nil:
 		return fmt.Errorf("workspace %s: %w", s.on.Root, storage.ErrClosed)
 	case sent:
-		if s.serving.Load() {
-			s.setStale(true)
-		}
+		// Not marked stale here: the mark follows the cluster's prober,
+		// never one request (docs/team.md, "Faults").
 		return &storage.Error{Code: storage.CodeOutcomeUnknown, Path: s.on.Path, Err: err,
 			Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s): %s was sent, but no answer came back within %v (%v): the write may have been applied: agentd will show it if it was; look at the state before making the change again (docs/team.md, \"What a write acknowledges\")",
 				s.on.Root, s.on.ID, strings.Join(s.on.Endpoints, ","), what, OpTimeout, err)}
