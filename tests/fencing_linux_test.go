@@ -83,7 +83,9 @@ func TestTeamFencingPausedDaemon(t *testing.T) {
 	pA := e1.start()
 	a := pA.connect()
 	a.Initialize(nil, e1.ws)
-	a.MustExec("agentd.goal.create", map[string]any{"objective": "fenced work", "check": check}, nil)
+	// The lists stay open while the goals complete: the goal does not wait
+	// for its items (docs/runtime.md §2.12), only for its check.
+	a.MustExec("agentd.goal.create", map[string]any{"objective": "fenced work", "check": check, "requireTodos": false}, nil)
 	ha := newHost(a)
 	turnA, _ := ha.beginTurn("user")
 	ha.beginStep(turnA)

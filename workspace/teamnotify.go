@@ -38,13 +38,21 @@ func (w *Workspace) fromWatch(name string, data []byte, ver int64, rawFlags, ev 
 		w.feedSession(&cached)
 	}
 	// A change that is told wrote its history event in the same
-	// transaction; a quiet one wrote none.
+	// transaction; a quiet one wrote none. A write made outside agentd
+	// (straight into etcd) has no event either, but it moved the revision
+	// past what this daemon held: it is told too, as a goal.progress,
+	// so that no panel keeps showing what etcd no longer holds.
 	e, _, err := decodeEventRecord(ev)
-	if ev == nil || err != nil || e.Seq != s.Revision || s.Revision <= st.told {
+	withEvent := ev != nil && err == nil && e.Seq == s.Revision
+	outside := ev == nil && prev != nil && s.Revision > prev.Revision
+	if !withEvent && !outside || s.Revision <= st.told {
 		return
 	}
 	st.told = s.Revision
-	ch := Change{Kind: e.Kind, Actor: goal.Actor(e.Actor), Reason: e.Reason, Goal: true, Todos: s.TodosRevision == s.Revision}
+	ch := Change{Kind: "goal.progress", Goal: true, Todos: s.TodosRevision == s.Revision}
+	if withEvent {
+		ch.Kind, ch.Actor, ch.Reason = e.Kind, goal.Actor(e.Actor), e.Reason
+	}
 	var flags changeFlags
 	if rawFlags != nil && json.Unmarshal(rawFlags, &flags) == nil && flags.Revision == s.Revision {
 		flags.apply(&ch)
