@@ -331,7 +331,16 @@ test("Up next: A queues, K and dd reorder and remove, T toggles auto-advance; a 
   vim.cmd("AgentdQueueAutoAdvance on")
   wait_sidebar("Up next  2 queued · auto-advance on")
 
-  -- The model completes the goal: the first queued goal becomes the goal.
+  -- The model finishes its plan (the goal waits for its items,
+  -- docs/runtime.md §2.12), then completes the goal: the first queued goal
+  -- becomes the goal.
+  local items = {}
+  for _, it in ipairs(H.daemon_state().todos.items) do
+    items[#items + 1] = { title = it.title, status = "done" }
+  end
+  if #items > 0 then
+    H.tool("TodoList", { todos = items })
+  end
   H.tool("UpdateGoal", { status = "complete" })
   wait_sidebar("Goal  active\n  Document the parser\n  done when: docs build")
   wait_sidebar("Up next  1 queued · auto-advance on\n  1. Tag the release")

@@ -210,11 +210,10 @@ try {
     { title: 'Port the parser to the new AST', status: 'in_progress' },
     { title: 'Update the golden files', status: 'pending' },
   ] }));
-  cli('tool', 'CreateGoal', JSON.stringify({
-    objective: 'Port the parser described in TASK.md to the new AST',
-    completionCriterion: 'go test ./parser/... passes',
-    taskFile: 'TASK.md',
-  }));
+  // The person's goal, which does not wait for the list's items: the views'
+  // tests rewrite the plan as an agent would (docs/runtime.md §2.12).
+  cli('goal', 'create', 'Port the parser described in TASK.md to the new AST',
+    '--criterion', 'go test ./parser/... passes', '--task-file', 'TASK.md', '--require-todos=false');
 } catch (err) {
   logLine(`seeding: ${err.stderr || err.message}`);
   console.log(`e2e: seeding the workspace with agentd failed: ${String(err.stderr || err.message).trim()}`);

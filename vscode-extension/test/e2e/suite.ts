@@ -705,7 +705,7 @@ test('create goal (input boxes, replace confirmation) and cancel it (confirmatio
 
 test('Up next: queue goals, reorder, remove, toggle auto-advance; a completion advances to the first', async (api, ui) => {
   const queued = (): string[] => api.queue.currentRows.map((r) => r.label);
-  await agentd('goal', 'create', 'Finish the parser', '--replace');
+  await agentd('goal', 'create', 'Finish the parser', '--replace', '--require-todos=false');
   await waitFor('the goal in the view', () => api.goal.row('objective')?.label === 'Finish the parser');
 
   ui.inputs.push('Document the parser', 'docs build', 'make docs');
