@@ -249,9 +249,11 @@ func (r *Registry) lockedError(w *Workspace, cause error) *Error {
 	if holder.Pid > 0 {
 		who = fmt.Sprintf("another agentd process (pid %d)", holder.Pid)
 	}
-	return &Error{Code: CodeLocked, Err: holder,
-		Msg: fmt.Sprintf("workspace %s is in use by %s: its state file %s stayed locked for %s; to use one folder from several clients at once, start every client with `agentd --remote=auto` so that they share one daemon",
-			w.root, who, w.path, r.lockTimeout())}
+	msg := fmt.Sprintf("workspace %s is in use by %s: its state file %s stayed locked for %s", w.root, who, w.path, r.lockTimeout())
+	if r.opts.LockedHint != "" {
+		msg += "; " + r.opts.LockedHint
+	}
+	return &Error{Code: CodeLocked, Msg: msg, Err: holder}
 }
 
 // ensureFolderInfo writes workspace.json when it is missing or unreadable.

@@ -277,7 +277,10 @@ func TestLockedByAnotherProcess(t *testing.T) {
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 
-	r := newRegistry(t, stateDir, func(o *Options) { o.LockTimeout = 0 }) // the default, 1s
+	r := newRegistry(t, stateDir, func(o *Options) {
+		o.LockTimeout = 0 // the default, 1s
+		o.LockedHint = "start every client with `agentd --remote=auto`"
+	})
 	start := time.Now()
 	_, err = r.Open(root)
 	elapsed := time.Since(start)
@@ -288,7 +291,7 @@ func TestLockedByAnotherProcess(t *testing.T) {
 	}
 	pid := cmd.Process.Pid
 	if h.Pid != pid || !strings.Contains(err.Error(), "pid "+strconv.Itoa(pid)) || !strings.Contains(err.Error(), "--remote=auto") {
-		t.Errorf("locked error: got %q (pid %d), want it to name pid %d and suggest --remote=auto", err, h.Pid, pid)
+		t.Errorf("locked error: got %q (pid %d), want it to name pid %d and end with the hint, --remote=auto", err, h.Pid, pid)
 	}
 	if elapsed > 3*time.Second { // docs/protocol.md §1: about 1s
 		t.Errorf("Open waited %v for the lock, want about 1s", elapsed)
