@@ -235,6 +235,8 @@ export const ERROR_CODES = {
   argsInvalid: 'args.invalid',
   callerAgentShell: 'caller.agent_shell',
   turnEnded: 'turn.ended',
+  workspaceNone: 'workspace.none',
+  workspaceUnknown: 'workspace.unknown',
   todoInvalid: 'todo.invalid',
   todoConflict: 'todo.conflict',
   goalAlreadyExists: 'goal.already_exists',
