@@ -42,9 +42,11 @@ func Undoable() []string {
 // file's record, the budget warnings fired or the stall mark
 // (docs/runtime.md §2.4.4, §2.4.5), which an undo keeps as they are: they
 // are not changes of the goal scope, so an undo looks past them and they
-// never conflict.
+// never conflict; and a subagent's write of its own list (docs/runtime.md
+// §1.3), which is no change of the session's list.
 var transparent = []string{"goal." + string(goal.ChangeProgress), "goal." + string(goal.ChangeTaskFile),
-	"goal." + string(goal.ChangeBudgetWarning), "goal." + string(goal.ChangeStall), "goal." + string(goal.ChangeStallCleared)}
+	"goal." + string(goal.ChangeBudgetWarning), "goal." + string(goal.ChangeStall), "goal." + string(goal.ChangeStallCleared),
+	SubagentWriteKind}
 
 // transparentEvent says whether an undo looks past ev: a kind of
 // transparent, or a goal.check that only began or ended a run of the check
@@ -151,7 +153,7 @@ func scopeName(scope UndoScope) string {
 
 // inScope says whether ev is a change of scope that an undo considers.
 func inScope(ev workspace.Event, scope UndoScope) bool {
-	todoEv := strings.HasPrefix(ev.Kind, "todo.")
+	todoEv := strings.HasPrefix(ev.Kind, "todo.") && !transparentEvent(ev)
 	goalEv := strings.HasPrefix(ev.Kind, "goal.") && !transparentEvent(ev)
 	switch scope {
 	case UndoTodo:

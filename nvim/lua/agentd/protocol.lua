@@ -245,6 +245,11 @@ M.limits = {
 ---@class agentd.TodosState
 ---@field items agentd.TodoItem[]
 ---@field revision integer
+---@field subagentLists? agentd.SubagentList[]
+---@class agentd.SubagentList
+---@field agent string
+---@field parentItem? string
+---@field items agentd.TodoItem[]
 ---@class agentd.GoalSnapshot
 ---@field goalId? string
 ---@field objective string
