@@ -16,26 +16,55 @@ type section struct {
 }
 
 // todoSection is the todo list: "[x]" done, "[>]" in progress, "[ ]"
-// pending.
+// pending; each subagent's list under the item it is linked to, and those
+// linked to no item of the list after it.
 func (m Model) todoSection(st styles) section {
 	items := m.snap.State.Todos.Items
-	done := 0
-	rows := make([]string, len(items))
-	for i, it := range items {
-		mark := "[ ]"
-		switch it.Status {
-		case protocol.TodoDone:
-			mark, done = "[x]", done+1
-		case protocol.TodoInProgress:
-			mark = "[>]"
+	subs := m.snap.Subagents
+	placed := make([]bool, len(subs))
+	var rows []string
+	sublists := func(parent string, linked bool) {
+		for i, l := range subs {
+			if placed[i] || linked && l.ParentItem != parent {
+				continue
+			}
+			placed[i] = true
+			head := "    subagent " + shown(l.Agent) + ":"
+			if !linked {
+				head = "  subagent " + shown(l.Agent) + " (linked to no item):"
+			}
+			rows = append(rows, st.faint.Render(head))
+			for _, it := range l.Items {
+				rows = append(rows, "      "+todoRow(it))
+			}
 		}
-		rows[i] = "  " + mark + " " + shown(it.Title)
 	}
+	done := 0
+	for _, it := range items {
+		if it.Status == protocol.TodoDone {
+			done++
+		}
+		rows = append(rows, "  "+todoRow(it))
+		sublists(it.Title, true)
+	}
+	sublists("", false)
 	title := st.title.Render("Todo")
 	if len(items) > 0 {
 		title += fmt.Sprintf("  %d/%d done", done, len(items))
 	}
 	return section{title: title, rows: rows, empty: "  (empty)"}
+}
+
+// todoRow is an item with its mark: "[>] parse comments".
+func todoRow(it protocol.TodoItem) string {
+	mark := "[ ]"
+	switch it.Status {
+	case protocol.TodoDone:
+		mark = "[x]"
+	case protocol.TodoInProgress:
+		mark = "[>]"
+	}
+	return mark + " " + shown(it.Title)
 }
 
 // queueSection is the goal queue, first first (docs/runtime.md §2.9).

@@ -98,13 +98,19 @@ func golden(t *testing.T, name, got string, w, h int) {
 // TestRender renders the panel at fixed sizes and compares it with the
 // golden views: a busy session on a wide terminal, the same on a narrow and
 // short one (the goal in two lines, the lists cut), no goal, a waiting
-// goal, a lost daemon, and the help.
+// goal, subagents' lists nested under their items, a lost daemon, and the
+// help.
 func TestRender(t *testing.T) {
 	busy := session()
 	waiting := session()
 	waiting.State.Goal.Status = "waiting"
 	waiting.Wait = &Wait{Since: at.Add(-30 * time.Minute), By: "model", Note: "CI is running", Until: ptr(at.Add(2 * time.Hour)),
 		Paths: []string{"ci/result.json"}, CheckPasses: true, WallClock: "stops"}
+	subagents := session()
+	subagents.Subagents = []SubagentList{
+		{Agent: "task-1", ParentItem: "parse line comments", Items: []protocol.TodoItem{{Title: "find the lexer", Status: protocol.TodoDone}, {Title: "add the token", Status: protocol.TodoInProgress}}},
+		{Agent: "task-2", Items: []protocol.TodoItem{{Title: "read the spec", Status: protocol.TodoPending}}},
+	}
 	noGoal := session()
 	noGoal.State.Goal, noGoal.State.Queue.Items = nil, nil
 	for _, tc := range []struct {
@@ -118,6 +124,7 @@ func TestRender(t *testing.T) {
 		{"busy-once", &busy, 100, 0, func(m *Model) { m.send = nil }},
 		{"nogoal-60x20", &noGoal, 60, 20, nil},
 		{"waiting-100x30", &waiting, 100, 30, nil},
+		{"subagents-100x40", &subagents, 100, 40, nil},
 		{"lost-80x24", &busy, 80, 24, func(m *Model) {
 			m.link, m.linkErr, m.retry = lost, errors.New("the daemon closed the connection"), at.Add(4*time.Second)
 		}},
