@@ -44,9 +44,11 @@ var importRules = map[string][]string{
 	"hook":                 {module + "commands/protocol", module + "lsp/daemon/client", module + "goal", module + "workspace/wsfolder"},
 	"setup":                {"github.com/pelletier/go-toml/v2"},
 	"loop":                 {module + "commands/protocol"},
-	"cmd/internal/cli":     {module + "hook", module + "lsp/daemon/client", module + "workspace/wsfolder", "golang.org/x/sys/"},
-	"cmd/agentd":           {module + "caller", module + "cmd/internal/cli", module + "lsp", module + "lsp/daemon", module + "lsp/daemon/client", module + "mcpserver", module + "setup", module + "commands", module + "service", module + "workspace", module + "workspace/taskfile", module + "workspace/wsfolder", module + "loop", module + "commands/protocol"},
-	"cmd/agentd-hook":      {module + "cmd/internal/cli"},
+	// The terminal panel alone links Bubble Tea and Lip Gloss.
+	"watch":            {module + "commands/protocol", module + "goal", module + "lsp/daemon/client", "charm.land/bubbletea/v2", "charm.land/lipgloss/v2", "github.com/charmbracelet/x/ansi"},
+	"cmd/internal/cli": {module + "hook", module + "lsp/daemon/client", module + "workspace/wsfolder", "golang.org/x/sys/"},
+	"cmd/agentd":       {module + "caller", module + "cmd/internal/cli", module + "lsp", module + "lsp/daemon", module + "lsp/daemon/client", module + "mcpserver", module + "setup", module + "commands", module + "service", module + "workspace", module + "workspace/taskfile", module + "workspace/wsfolder", module + "loop", module + "commands/protocol", module + "watch"},
+	"cmd/agentd-hook":  {module + "cmd/internal/cli"},
 	// The test client speaks only the wire; go.lsp.dev/jsonrpc2 checks what
 	// the server writes.
 	"tests/lsptest": {"go.lsp.dev/jsonrpc2"},

@@ -60,6 +60,19 @@ go build -o bin/agentd ./cmd/agentd
 CGO_ENABLED=0 go build -o bin/agentd-hook ./cmd/agentd-hook   # beside agentd, static, as installed (README, Install)
 export AGENTD_BIN="$root/bin/agentd"
 
+step "Debian packages: tmux"
+# tmux runs agentd watch in a real terminal (tests.TestWatchInTmux, which
+# skips without it). CI runs as root on Debian; elsewhere install it yourself.
+if ! command -v tmux >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends tmux >/dev/null
+  else
+    echo "tmux is not installed: TestWatchInTmux will skip (apt-get install tmux)"
+  fi
+fi
+
 step "go test -race"
 # --quick adds -short: the exhaustive cases (tens of megabytes of hostile
 # input, thousands of writes, the state and history bounds) skip or shrink
