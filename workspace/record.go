@@ -39,6 +39,13 @@ type sessionRecord struct {
 	TodoUsage todoUsageRecord `json:"todoUsage"` // bookkeeping of the turns: the stale reminder's counters
 	Goal      goalStateRecord `json:"goal"`
 	UpdatedAt time.Time       `json:"updatedAt"`
+	Requests  []requestRecord `json:"requests,omitempty"` // the identified writes applied (request.go)
+}
+
+type requestRecord struct {
+	ID       string    `json:"id"`
+	At       time.Time `json:"at"`
+	Revision uint64    `json:"revision"`
 }
 
 // todoPartRecord is a session's todo list.
@@ -277,6 +284,9 @@ func encodeSession(s Session) ([]byte, error) {
 	for i, it := range s.Todos {
 		rec.Todos[i] = todoRecord{Title: it.Title, Status: string(it.Status)}
 	}
+	for _, r := range s.Requests {
+		rec.Requests = append(rec.Requests, requestRecord(r))
+	}
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the session record: %w", err)
@@ -302,6 +312,9 @@ func decodeSessionRecord(data []byte) (s Session, version int, err error) {
 	}
 	for i, it := range rec.Todos {
 		s.Todos[i] = todo.Item{Title: it.Title, Status: todo.Status(it.Status)}
+	}
+	for _, r := range rec.Requests {
+		s.Requests = append(s.Requests, Request(r))
 	}
 	return s, rec.V, nil
 }
@@ -584,6 +597,9 @@ func (w *Workspace) storedForm(name string, s Session, data []byte) (Session, er
 	}
 	for i := range c.Goal.Queue {
 		ok = storedTime(&c.Goal.Queue[i].AddedAt) && ok
+	}
+	for i := range c.Requests {
+		ok = storedTime(&c.Requests[i].At) && ok
 	}
 	if !ok {
 		return w.decodeSession(name, data)

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/agentd/agentd/goal"
@@ -24,6 +25,7 @@ type Session struct {
 	TodoUsage     todo.Usage  // counters of the stale todo reminder (docs/runtime.md §1.1)
 	Goal          goal.State  // owned by package goal
 	UpdatedAt     time.Time
+	Requests      []Request // the identified writes it applied, newest last (request.go)
 }
 
 // Change describes what an Update callback did. The zero Change means
@@ -105,5 +107,6 @@ type StoreStatus struct {
 func cloneSession(s Session) Session {
 	s.Todos = todo.Clone(s.Todos)
 	s.Goal = s.Goal.Clone()
+	s.Requests = slices.Clone(s.Requests)
 	return s
 }
