@@ -39,6 +39,13 @@ type sessionRecord struct {
 	TodoUsage todoUsageRecord `json:"todoUsage"` // bookkeeping of the turns: the stale reminder's counters
 	Goal      goalStateRecord `json:"goal"`
 	UpdatedAt time.Time       `json:"updatedAt"`
+	Requests  []requestRecord `json:"requests,omitempty"` // the identified writes applied (request.go)
+}
+
+type requestRecord struct {
+	ID       string    `json:"id"`
+	At       time.Time `json:"at"`
+	Revision uint64    `json:"revision"`
 }
 
 // todoPartRecord is a session's todo list.
@@ -287,6 +294,9 @@ func encodeSession(s Session) ([]byte, error) {
 	for _, l := range s.SubagentLists {
 		rec.SubagentLists = append(rec.SubagentLists, subagentListRecord{Agent: l.Agent, ParentItem: l.ParentItem, Items: storedList(l.Items)})
 	}
+	for _, r := range s.Requests {
+		rec.Requests = append(rec.Requests, requestRecord(r))
+	}
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the session record: %w", err)
@@ -312,6 +322,9 @@ func decodeSessionRecord(data []byte) (s Session, version int, err error) {
 	}
 	for _, l := range rec.SubagentLists {
 		s.SubagentLists = append(s.SubagentLists, todo.SubagentList{Agent: l.Agent, ParentItem: l.ParentItem, Items: readList(l.Items)})
+	}
+	for _, r := range rec.Requests {
+		s.Requests = append(s.Requests, Request(r))
 	}
 	return s, rec.V, nil
 }
@@ -610,6 +623,9 @@ func (w *Workspace) storedForm(name string, s Session, data []byte) (Session, er
 	}
 	for i := range c.Goal.Queue {
 		ok = storedTime(&c.Goal.Queue[i].AddedAt) && ok
+	}
+	for i := range c.Requests {
+		ok = storedTime(&c.Requests[i].At) && ok
 	}
 	if !ok {
 		return w.decodeSession(name, data)

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/agentd/agentd/goal"
@@ -27,6 +28,7 @@ type Session struct {
 	SubagentLists []todo.SubagentList
 	Goal          goal.State // owned by package goal
 	UpdatedAt     time.Time
+	Requests      []Request // the identified writes it applied, newest last (request.go)
 }
 
 // Change describes what an Update callback did. The zero Change means
@@ -109,5 +111,6 @@ func cloneSession(s Session) Session {
 	s.Todos = todo.Clone(s.Todos)
 	s.SubagentLists = todo.CloneSubagentLists(s.SubagentLists)
 	s.Goal = s.Goal.Clone()
+	s.Requests = slices.Clone(s.Requests)
 	return s
 }

@@ -175,58 +175,6 @@ func TestTeamStaleHysteresis(t *testing.T) {
 	}
 }
 
-// TestTeamOneClientPerCluster: the team folders of a daemon on one cluster
-// share one client: opening eight of them opens no more connections than
-// one (one per member for requests and watches, one per member for the
-// prober), and the idle traffic to the cluster does not grow with them
-// (no read per folder and second). The registries hold no lease (one per
-// daemon, whatever the folders; not measured here).
-func TestTeamOneClientPerCluster(t *testing.T) {
-	c := etcdtest.Start(t, 3)
-	r := newRegistry(t, t.TempDir())
-	conns := func() (open, accepted int) {
-		for _, m := range c.Members {
-			open += m.Proxy().Conns()
-			accepted += m.Proxy().Accepted()
-		}
-		return open, accepted
-	}
-	idle := func() int64 {
-		var sent int64
-		for _, m := range c.Members {
-			sent -= m.Proxy().Bytes(etcdtest.ToServer)
-		}
-		time.Sleep(3 * time.Second)
-		for _, m := range c.Members {
-			sent += m.Proxy().Bytes(etcdtest.ToServer)
-		}
-		return sent
-	}
-	open := func(n int) {
-		for range n {
-			w := openWorkspace(t, r, accepted(t, r, teamFolder(t, NewTeamID(), c.Endpoints())))
-			if err := write(w, "s", n); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	open(1)
-	want := 2 * len(c.Members)
-	waitFor(t, "every member connected", func() bool { n, _ := conns(); return n == want })
-	_, accepted1 := conns()
-	sent1 := idle()
-	open(7)
-	n, accepted8 := conns()
-	sent8 := idle()
-	t.Logf("1 folder: %d connections, %d bytes sent idle in 3 s; 8 folders: %d connections (%d accepted in all, %d with 1), %d bytes", want, sent1, n, accepted8, accepted1, sent8)
-	if n != want || accepted8 != accepted1 {
-		t.Fatalf("8 folders: %d connections open, %d accepted, want %d and %d as for one folder", n, accepted8, want, accepted1)
-	}
-	if sent8 > sent1*3/2+512 {
-		t.Fatalf("idle traffic grew with the folders: %d bytes in 3 s with 8, %d with 1", sent8, sent1)
-	}
-}
-
 // TestTeamLivenessWhenLeaderDies: a daemon that dies (its connections
 // frozen: no keep-alive, no revoke) is taken for gone by the other within
 // the lease's TTL, and within the bound docs/team.md gives when the etcd

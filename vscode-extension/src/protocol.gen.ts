@@ -484,6 +484,12 @@ export interface GoalChangedParams {
 
 /** GoalCreateArgs is the ARGS of agentd.goal.create. [protocol.GoalCreateArgs] */
 export interface GoalCreateArgs extends CommonArgs {
+  /**
+   * RequestID, if set, is chosen by the client so that the create sent
+   * again (after workspace.outcome_unknown, or a lost answer) is applied
+   * once: the copy the session applied already answers its state.
+   */
+  requestId?: string;
   objective: string;
   completionCriterion?: string;
   replace?: boolean;

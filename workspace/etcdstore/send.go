@@ -98,6 +98,9 @@ func sendWrite(ctx context.Context, cli *clientv3.Client, deadline time.Time, cm
 			}
 			return out, nil
 		}
+		if noSpace(err) && appliedAnyway(ctx, cli, deadline, mark, &out) {
+			return out, nil
+		}
 		refused := refusal(err)
 		out.sent = out.sent || m.sent.Load() && !refused
 		// Nothing went out unanswered: the refusal or the silence is the
@@ -111,6 +114,23 @@ func sendWrite(ctx context.Context, cli *clientv3.Client, deadline time.Time, cm
 		case <-time.After(resendPause):
 		}
 	}
+}
+
+// appliedAnyway says whether the write whose Txn etcd answered NOSPACE was
+// applied all the same: etcd's quota check applies the Txn that fills the
+// database and then answers NOSPACE (its quotaApplierV3), so the write's
+// mark is read (reads go on when full). When it was, out says so, as for
+// an earlier copy of the write.
+func appliedAnyway(ctx context.Context, cli *clientv3.Client, deadline time.Time, mark writeMark, out *sendOutcome) bool {
+	cctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	g, err := cli.Get(cctx, mark.key)
+	if err != nil || len(g.Kvs) != 1 || !bytes.Equal(g.Kvs[0].Value, mark.value) {
+		return false
+	}
+	out.resp = &clientv3.TxnResponse{Header: g.Header}
+	out.mine, out.version = true, g.Kvs[0].ModRevision
+	return true
 }
 
 // refusal says whether err is an answer of the cluster that applied

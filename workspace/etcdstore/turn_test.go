@@ -92,9 +92,9 @@ func TestTurnWithALostLease(t *testing.T) {
 	if err := update(t, a, "s", "a"); err != nil {
 		t.Fatal(err)
 	}
-	a.liveMu.Lock()
-	a.lease = 0x7e57 // granted by nobody
-	a.liveMu.Unlock()
+	a.cluster.reg.mu.Lock()
+	a.cluster.reg.lease = 0x7e57 // granted by nobody
+	a.cluster.reg.mu.Unlock()
 	for range turnAfter {
 		c := &storage.Commit{Session: "s", Record: []byte(`{}`), Base: 1, Flags: []byte(`{}`)}
 		if err := a.Commit(c); !errors.Is(err, storage.ErrConflict) {

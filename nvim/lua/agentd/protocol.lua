@@ -161,6 +161,7 @@ M.limits = {
 ---@field afterRevision integer
 ---@field timeoutMs? integer
 ---@class agentd.GoalCreateArgs: agentd.CommonArgs
+---@field requestId? string
 ---@field objective string
 ---@field completionCriterion? string
 ---@field replace? boolean
