@@ -133,12 +133,32 @@ func TestTeamHungMember(t *testing.T) {
 	}
 }
 
+// commitStarts is a store that tells started, without waiting, as each
+// commit begins.
+type commitStarts struct {
+	storage.Interface
+	started chan<- struct{}
+}
+
+func (s commitStarts) Unwrap() storage.Interface { return s.Interface }
+
+func (s commitStarts) Commit(c *storage.Commit) error {
+	select {
+	case s.started <- struct{}{}:
+	default:
+	}
+	return s.Interface.Commit(c)
+}
+
 // TestTeamStaleHysteresis: one request that fails (its connections reset
 // under it) marks nothing stale; an outage of the whole cluster does,
 // once sustained, and its end clears the mark.
 func TestTeamStaleHysteresis(t *testing.T) {
 	c := etcdtest.Start(t, 3)
-	a, _ := teamPair(t, c.Endpoints())
+	started := make(chan struct{}, 1)
+	a, _ := teamPair(t, c.Endpoints(), func(o *Options) {
+		o.WrapStore = func(s storage.Interface) storage.Interface { return commitStarts{s, started} }
+	})
 	if err := write(a, "s", 0); err != nil {
 		t.Fatal(err)
 	}
@@ -149,10 +169,26 @@ func TestTeamStaleHysteresis(t *testing.T) {
 			f(m.Proxy())
 		}
 	}
+	received := func() (n int64) {
+		for _, m := range c.Members {
+			n += m.Proxy().Received(etcdtest.ToServer)
+		}
+		return n
+	}
 	each((*etcdtest.Proxy).Freeze)
+	<-started // the first write's
 	done := make(chan error, 1)
 	go func() { done <- write(a, "s", 1) }()
-	time.Sleep(200 * time.Millisecond) // the write is on its way, held by the freeze
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the write did not begin its commit in 30 s")
+	}
+	// The write is on its way, held by the freeze, once its bytes reached
+	// a proxy (a probe's first, at worst: then the write goes on the new
+	// connections, and may succeed, as below).
+	sent := received()
+	waitFor(t, "a request held by the freeze", func() bool { return received() > sent })
 	each(func(p *etcdtest.Proxy) { p.Drop() })
 	each((*etcdtest.Proxy).Restore)
 	// Sent again on the new connections (docs/team.md, "What a write

@@ -33,7 +33,7 @@ func agentdVersion() string { return cli.Version(version) }
 // toolUsage and stateUsage are what `agentd tool --help` and `agentd
 // state --help` print, and what a wrong command line of theirs shows.
 const (
-	toolUsage  = "usage: agentd tool NAME [JSON] [--json] [--workspace DIR] [--session S]\n  calls the tool (TodoList, CreateGoal, GetGoal, SetGoalBudget, UpdateGoal) and prints its\n  output; exit 1 when the tool answers an error; the workspace folder used is named on stderr\n"
+	toolUsage  = "usage: agentd tool NAME [JSON] [--json] [--workspace DIR] [--session S]\n  calls the tool (TodoList, CreateGoal, GetGoal, SetGoalBudget, UpdateGoal) and prints its\n  output; exit 1 when the tool answers an error, its output on stderr too; the workspace folder\n  used is named on stderr\n"
 	stateUsage = "usage: agentd state [--json] [--workspace DIR] [--session S]\n  prints the workspace folder, the todo list and the goal\n"
 )
 
@@ -204,6 +204,9 @@ func (c *tool) Run(ctx context.Context, e *env, pos []string) int {
 		fmt.Fprintln(e.stdout, tr.Output)
 	}
 	if tr.IsError {
+		// stdout stays the tool's output, as the model reads it; a person
+		// at a shell reads why on stderr, beside the folder used.
+		fmt.Fprintf(e.stderr, "agentd tool: %s answered an error: %s\n", pos[0], strings.TrimSpace(tr.Output))
 		return 1
 	}
 	return 0

@@ -52,7 +52,7 @@ func TestCommitAfterLeaseLost(t *testing.T) {
 		if id != old {
 			t.Fatalf("told %q gone, want the old identity %q", id, old)
 		}
-	case <-time.After(OpTimeout):
+	case <-time.After(30 * time.Second): // told at once; the bound is only against a hang
 		t.Fatal("the old identity was not told gone")
 	}
 	if s.Alive(old) || !s.Alive(old+"-again") {
