@@ -295,3 +295,33 @@ func TestRealClaudeCodeRunBudget(t *testing.T) {
 		t.Errorf("%d model calls, want 2", n)
 	}
 }
+
+// TestRealClaudeCodeRunQueue: a goal completes with a goal queued; the
+// queue advances and the hooks continue the same agent process on the next
+// goal, which agentd run names, until that one completes too.
+func TestRealClaudeCodeRunQueue(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newScriptedModel(t, append(append([]reply{}, finishScript...),
+		reply{tool: "mcp__agentd__UpdateGoal", input: map[string]any{"status": "complete"}, tokens: 5},
+		reply{text: "The parser is documented.", tokens: 4}))
+	lc, env := claudeForRun(t, a, model)
+	personGoal(t, a)
+	if out, errOut, code := a.cli("goal", "queue", "add", "Document the parser", "--workspace", a.ws); code != 0 {
+		t.Fatalf("agentd goal queue add: %s%s", out, errOut)
+	}
+	p := startRun(t, a, env)
+	p.awaitLine("next goal: Document the parser")
+	if code, last := p.wait(); code != 0 || !strings.HasPrefix(last, "goal complete after ") {
+		t.Fatalf("agentd run exited %d with %q:\n%s\n%s", code, last, p.output(), p.stderr.String())
+	}
+	var st struct {
+		Goal *struct {
+			Objective string `json:"objective"`
+			Status    string `json:"status"`
+		} `json:"goal"`
+	}
+	lc.MustExec("agentd.state", map[string]any{}, &st)
+	if st.Goal == nil || st.Goal.Objective != "Document the parser" || st.Goal.Status != "complete" {
+		t.Errorf("goal after the run: %+v", st.Goal)
+	}
+}

@@ -226,7 +226,7 @@ func (d *driver) ended(st protocol.State) (code int, line string, done bool) {
 		return commands.ExitNoGoal, "no goal: create one first (agentd goal create OBJECTIVE)", true
 	case g.Status == "complete":
 		line := fmt.Sprintf("goal complete after %s (%s)", turns(g.TurnsUsed), commands.FormatProgress(g))
-		if n := len(st.Queue.Items); n > 0 {
+		if n := len(st.Queue.Items); n > 0 && !st.Queue.AutoAdvance {
 			line += fmt.Sprintf("; %d queued goal(s) wait, and auto-advance is off (agentd goal queue help)", n)
 		}
 		return commands.ExitComplete, line, true
