@@ -16,6 +16,7 @@ import (
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/todo"
 )
 
 // The docs-facts tests fail when a list the Go code declares and its
@@ -162,6 +163,22 @@ func TestDocFactExitCodes(t *testing.T) {
 			if !maps.Equal(got, want) {
 				t.Errorf("%s says %q, want the codes of commands.StatusExitCode: %s", path, m[0], commands.StatusExitCodes())
 			}
+		}
+	}
+}
+
+// TestDocFactSubagentBounds: docs/runtime.md §1.3 states the bounds of a
+// session's subagent lists as todo declares them.
+func TestDocFactSubagentBounds(t *testing.T) {
+	t.Parallel()
+	const path = "docs/runtime.md"
+	doc := readDoc(t, path)
+	for _, want := range []string{
+		"At most " + strconv.Itoa(todo.MaxSubagentLists) + " lists per session (`todo.MaxSubagentLists`)",
+		"at most " + strconv.Itoa(todo.MaxSubagentBytes>>10) + " KiB as JSON (`todo.MaxSubagentBytes`",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("%s §1.3 lacks %q", path, want)
 		}
 	}
 }

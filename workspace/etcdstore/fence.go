@@ -73,7 +73,7 @@ func (s *Store) fence(ctx context.Context, p *storage.Commit) error {
 	held := s.lease != 0
 	s.liveMu.Unlock()
 	if !held {
-		return &storage.Error{Code: storage.CodeUnavailable, Path: s.on.Path, Err: storage.ErrNotSaved,
+		return &storage.Error{Code: storage.CodeUnavailable, Err: storage.ErrNotSaved,
 			Msg: fmt.Sprintf("session %q of workspace %s was not written: this agentd lost its lease on the team's etcd (it was stopped or cut off for longer than %v, so the other daemons took it for gone and may have ended its turns) and cannot register again yet; try again (docs/team.md, \"Fencing\")", p.Session, s.on.Root, LeaseTTL)}
 	}
 	resp, err := s.cli.Get(ctx, s.keys.Session(p.Session))

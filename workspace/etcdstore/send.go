@@ -146,11 +146,11 @@ func (s *Store) writeFailed(what string, err error, sent bool) error {
 	case sent:
 		// Not marked stale here: the mark follows the cluster's prober,
 		// never one request (docs/team.md, "Faults").
-		return &storage.Error{Code: storage.CodeOutcomeUnknown, Path: s.on.Path, Err: err,
+		return &storage.Error{Code: storage.CodeOutcomeUnknown, Err: err,
 			Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s): %s was sent, but no answer came back within %v (%v): the write may have been applied: agentd will show it if it was; look at the state before making the change again (docs/team.md, \"What a write acknowledges\")",
 				s.on.Root, s.on.ID, strings.Join(s.on.Endpoints, ","), what, OpTimeout, err)}
 	case noSpace(err):
-		return &storage.Error{Code: storage.CodeNoSpace, Path: s.on.Path, Err: fmt.Errorf("%w: %w", storage.ErrNotSaved, err),
+		return &storage.Error{Code: storage.CodeNoSpace, Err: fmt.Errorf("%w: %w", storage.ErrNotSaved, err),
 			Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s), whose database is full (etcd's NOSPACE alarm): %s was refused and nothing was written; reads go on. An operator of the cluster frees space with `etcdctl compact <revision>`, `etcdctl defrag --cluster` and `etcdctl alarm disarm`, and raises --quota-backend-bytes if the data needs more room (docs/team.md, \"A full etcd\")",
 				s.on.Root, s.on.ID, strings.Join(s.on.Endpoints, ","), what)}
 	}

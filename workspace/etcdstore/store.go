@@ -60,7 +60,6 @@ type Options struct {
 	Identity  string   // this daemon's live key name; "" for a one-shot command
 	Schema    uint32   // the schema version this build writes (the meta key)
 	Root      string   // the folder, for messages
-	Path      string   // what names the team's state, for errors
 	Now       func() time.Time
 	Log       *slog.Logger
 	// Limits returns the store's bounds; called on every commit.
@@ -174,11 +173,11 @@ func (s *Store) prepare() (int64, error) {
 		kvs := resp.Responses[0].GetResponseRange().Kvs
 		if len(kvs) == 1 {
 			if err := json.Unmarshal(kvs[0].Value, &m); err != nil {
-				return 0, &storage.Error{Code: storage.CodeCorrupt, Path: s.on.Path, Err: err, Msg: fmt.Sprintf("the team meta key %s of workspace %s cannot be read: %v", s.keys.Meta(), s.on.Root, err)}
+				return 0, &storage.Error{Code: storage.CodeCorrupt, Err: err, Msg: fmt.Sprintf("the team meta key %s of workspace %s cannot be read: %v", s.keys.Meta(), s.on.Root, err)}
 			}
 		}
 		if m.Schema > s.on.Schema {
-			return 0, &storage.Error{Code: storage.CodeCorrupt, Path: s.on.Path,
+			return 0, &storage.Error{Code: storage.CodeCorrupt,
 				Msg: fmt.Sprintf("the team state %s of workspace %s was written by a newer agentd (schema %d > %d); upgrade agentd to open it", s.keys.prefix, s.on.Root, m.Schema, s.on.Schema)}
 		}
 	}
@@ -298,7 +297,7 @@ func (s *Store) unavailable(what string, err error, write bool) error {
 	if write {
 		cause = fmt.Errorf("%w: %w", storage.ErrNotSaved, err)
 	}
-	return &storage.Error{Code: storage.CodeUnavailable, Path: s.on.Path, Err: cause,
+	return &storage.Error{Code: storage.CodeUnavailable, Err: cause,
 		Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s), which did not answer or refused this machine: %s failed: %v; nothing was written locally; check the cluster or this machine's etcd settings (docs/team.md)",
 			s.on.Root, s.on.ID, strings.Join(s.on.Endpoints, ","), what, err)}
 }

@@ -30,7 +30,7 @@ func open(t *testing.T, eps []string, id string, lim storage.Limits) *Store {
 		t.Fatal(err)
 	}
 	s, err := Open(c, Options{ID: id, Endpoints: eps, Identity: fmt.Sprintf("daemon-%d", daemons.Add(1)), Schema: 1,
-		Root: "/folder/" + id, Path: "etcd " + KeysOf(id).Prefix(), Now: time.Now,
+		Root: "/folder/" + id, Now: time.Now,
 		Log: log, Limits: func() storage.Limits { return lim },
 		Remote: func(string, []byte, int64, []byte, []byte) {}, Stale: func(bool) {}})
 	if err != nil {

@@ -86,6 +86,8 @@ M.errors = {
   args_invalid = "args.invalid",
   caller_agent_shell = "caller.agent_shell",
   turn_ended = "turn.ended",
+  workspace_none = "workspace.none",
+  workspace_unknown = "workspace.unknown",
   todo_invalid = "todo.invalid",
   todo_conflict = "todo.conflict",
   goal_already_exists = "goal.already_exists",
@@ -243,6 +245,11 @@ M.limits = {
 ---@class agentd.TodosState
 ---@field items agentd.TodoItem[]
 ---@field revision integer
+---@field subagentLists? agentd.SubagentList[]
+---@class agentd.SubagentList
+---@field agent string
+---@field parentItem? string
+---@field items agentd.TodoItem[]
 ---@class agentd.GoalSnapshot
 ---@field goalId? string
 ---@field objective string
