@@ -6,7 +6,8 @@ package tests
 // processes, a pause from an editor's client that stops the run after the
 // current turn and a resume that continues it, a run killed and started
 // again that picks the goal up, and a budget that ends the run with its
-// exit code and line. Skipped unless AGENTD_AGENTS is set (tests/agents/ci.sh).
+// exit code and line; those tests are skipped unless AGENTD_AGENTS is set
+// (tests/agents/ci.sh). TestRunWaitsOnPausedGoal needs no agent.
 
 import (
 	"bufio"
@@ -293,5 +294,62 @@ func TestRealClaudeCodeRunBudget(t *testing.T) {
 	}
 	if n := len(model.calls()); n != 2 {
 		t.Errorf("%d model calls, want 2", n)
+	}
+}
+
+// TestRealClaudeCodeRunQueue: a goal completes with a goal queued; the
+// queue advances and the hooks continue the same agent process on the next
+// goal, which agentd run names, until that one completes too.
+func TestRealClaudeCodeRunQueue(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newScriptedModel(t, append(append([]reply{}, finishScript...),
+		reply{tool: "mcp__agentd__UpdateGoal", input: map[string]any{"status": "complete"}, tokens: 5},
+		reply{text: "The parser is documented.", tokens: 4}))
+	lc, env := claudeForRun(t, a, model)
+	personGoal(t, a)
+	if out, errOut, code := a.cli("goal", "queue", "add", "Document the parser", "--workspace", a.ws); code != 0 {
+		t.Fatalf("agentd goal queue add: %s%s", out, errOut)
+	}
+	p := startRun(t, a, env)
+	p.awaitLine("next goal: Document the parser")
+	if code, last := p.wait(); code != 0 || !strings.HasPrefix(last, "goal complete after ") {
+		t.Fatalf("agentd run exited %d with %q:\n%s\n%s", code, last, p.output(), p.stderr.String())
+	}
+	var st struct {
+		Goal *struct {
+			Objective string `json:"objective"`
+			Status    string `json:"status"`
+		} `json:"goal"`
+	}
+	lc.MustExec("agentd.state", map[string]any{}, &st)
+	if st.Goal == nil || st.Goal.Objective != "Document the parser" || st.Goal.Status != "complete" {
+		t.Errorf("goal after the run: %+v", st.Goal)
+	}
+}
+
+// TestRunWaitsOnPausedGoal: without any agent, agentd run exits 1 on a
+// folder with no goal; on a paused goal it starts nothing and waits, and a
+// signal ends it with the paused goal's exit code and a line saying so.
+func TestRunWaitsOnPausedGoal(t *testing.T) {
+	a := newAgentEnv(t)
+	a.stopDaemonsAtEnd()
+	none := startRun(t, a, a.environ())
+	if code, last := none.wait(); code != 1 || last != "no goal: create one first (agentd goal create OBJECTIVE)" {
+		t.Fatalf("agentd run with no goal exited %d with %q\n%s", code, last, none.stderr.String())
+	}
+	personGoal(t, a)
+	if out, errOut, code := a.cli("goal", "pause", "--reason", "lunch", "--workspace", a.ws); code != 0 {
+		t.Fatalf("agentd goal pause: %s%s", out, errOut)
+	}
+	p := startRun(t, a, a.environ())
+	p.awaitLine("waiting: the goal is paused (lunch)")
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code, last := p.wait(); code != 6 || !strings.HasPrefix(last, "stopped: interrupted; the goal is paused (") {
+		t.Fatalf("agentd run exited %d with %q, want 6 and the paused goal:\n%s\n%s", code, last, p.output(), p.stderr.String())
+	}
+	if strings.Contains(p.output(), "starting claude") {
+		t.Errorf("agentd run started the agent on a paused goal:\n%s", p.output())
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -100,9 +101,14 @@ func (r *runGoal) Run(ctx context.Context, e *env, pos []string) int {
 // said on stderr. false: it failed, and the error is said.
 func setUpForRun(e *env, agent, folder string) bool {
 	var project []setupPlan
+	quiet := *e // the user scope is only read: its notes are not for this run
+	quiet.stderr = io.Discard
 	for _, user := range []bool{false, true} {
-		c := &setupCmd{workspace: folder, user: user}
-		opts, code := c.options(e, agent)
+		c, ce := &setupCmd{workspace: folder, user: user}, e
+		if user {
+			ce = &quiet
+		}
+		opts, code := c.options(ce, agent)
 		if code != 0 {
 			return false
 		}
@@ -226,7 +232,7 @@ func (d *driver) ended(st protocol.State) (code int, line string, done bool) {
 		return commands.ExitNoGoal, "no goal: create one first (agentd goal create OBJECTIVE)", true
 	case g.Status == "complete":
 		line := fmt.Sprintf("goal complete after %s (%s)", turns(g.TurnsUsed), commands.FormatProgress(g))
-		if n := len(st.Queue.Items); n > 0 {
+		if n := len(st.Queue.Items); n > 0 && !st.Queue.AutoAdvance {
 			line += fmt.Sprintf("; %d queued goal(s) wait, and auto-advance is off (agentd goal queue help)", n)
 		}
 		return commands.ExitComplete, line, true
@@ -265,7 +271,9 @@ func (d *driver) failed(ctx context.Context, err error) int {
 	if ctx.Err() == nil {
 		return d.finish(exitFailure, fmt.Sprintf("stopped: %v", err))
 	}
-	st, serr := d.state(context.Background())
+	sctx, cancel := context.WithTimeout(context.Background(), client.DefaultCallWaits.Command)
+	defer cancel()
+	st, serr := d.state(sctx)
 	if serr != nil {
 		return d.finish(exitFailure, "stopped: interrupted")
 	}

@@ -135,10 +135,7 @@ func (d *driver) runAgent(ctx context.Context, st protocol.State) (code int, lin
 	if err != nil {
 		return exitFailure, "stopped: " + err.Error(), true
 	}
-	if d.goalID != "" && d.goalID != g.GoalID {
-		d.view.line("next goal: " + g.Objective)
-	}
-	d.goalID = g.GoalID
+	d.noteGoal(g)
 	id, resume := d.session(g)
 	args := d.agent.start(id, d.extra)
 	if resume {
@@ -165,6 +162,18 @@ func (d *driver) runAgent(ctx context.Context, st protocol.State) (code int, lin
 		return exitFailure, "stopped: recording the agent's session: " + err.Error(), true
 	}
 	return d.afterProcess(ctx, g, exitErr)
+}
+
+// noteGoal records g as the goal the run works on, and names it when it
+// follows another (the queue advanced, within a process or between two).
+func (d *driver) noteGoal(g *protocol.GoalSnapshot) {
+	if g == nil || g.GoalID == d.goalID {
+		return
+	}
+	if d.goalID != "" {
+		d.view.line("next goal: " + g.Objective)
+	}
+	d.goalID = g.GoalID
 }
 
 // runProcess starts the agent with args and prompt on its stdin, its
@@ -196,6 +205,7 @@ func (d *driver) runProcess(ctx context.Context, args []string, prompt string, s
 			return err, nil
 		case <-d.changed:
 			if now, err := d.state(ctx); err == nil {
+				d.noteGoal(now.Goal)
 				d.view.show(d.name, now)
 			}
 		}
