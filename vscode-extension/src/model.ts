@@ -218,6 +218,14 @@ export const GOAL_STATUS_VIEW: Record<GoalStatus, GoalStatusView> = {
     finished: true,
     warning: false,
   },
+  waiting: {
+    label: 'Waiting',
+    icon: { id: 'watch', color: 'charts.purple' },
+    statusBarIcon: 'watch',
+    clockRuns: false,
+    finished: false,
+    warning: false,
+  },
 };
 
 /** Human word for a todo status: `pending`, `in progress`, `done`. */

@@ -19,6 +19,7 @@ M.goal_status = {
   paused = { hl = "AgentdGoalPaused", clock_runs = false },
   blocked = { hl = "AgentdGoalBlocked", clock_runs = false },
   complete = { hl = "AgentdGoalComplete", clock_runs = false },
+  waiting = { hl = "AgentdGoalWaiting", clock_runs = false },
 }
 
 --- Whether the active time of a goal with this status moves on (false for an unknown status).
