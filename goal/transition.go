@@ -199,7 +199,7 @@ func (s *State) resume(actor Actor, turnID string, now Instant) ([]Change, error
 		return nil, nil
 	case !slices.Contains(ResumeFrom(), g.Status):
 		return nil, errorf(CodeNotResumable, fmt.Sprintf("the goal is %s and cannot be resumed; create a new goal instead", g.Status))
-	case g.Status == Waiting && actor == Model && g.Wait.By != Model:
+	case g.Status == Waiting && actor == Model && g.waitBy() != Model:
 		return nil, errorf(CodePersonSet, "the goal waits as the user asked; only the user can end that wait (agentd goal resume)")
 	}
 	if r := s.exceededNow(g, now); r.any() {

@@ -197,7 +197,7 @@ func (g *Goal) waitRefusal(p WaitParams, actor Actor) error {
 	switch {
 	case !slices.Contains(WaitFrom(), g.Status):
 		return errorf(CodeStatusInvalid, fmt.Sprintf("the goal is %s; only an active goal can wait", g.Status))
-	case g.Status == Waiting && actor == Model && g.Wait.By != Model:
+	case g.Status == Waiting && actor == Model && g.waitBy() != Model:
 		return errorf(CodePersonSet, "the goal already waits as the user asked; only the user can change or end that wait")
 	case actor == Model && p.WallClock != WallClockCounts:
 		return errorf(CodeArgsInvalid, "a wait the agent asks for counts against the wall-clock budget; only the user may stop the clock while the goal waits")
@@ -244,7 +244,7 @@ func (w *Wait) Describe() string {
 // (Wait.Since).
 func (s *State) Wake(goalID string, since time.Time, reason string, now Instant) []Change {
 	g := s.Goal
-	if g == nil || g.ID != goalID || g.Status != Waiting || !g.Wait.Since.Equal(since) {
+	if g == nil || g.ID != goalID || g.Status != Waiting || g.Wait == nil || !g.Wait.Since.Equal(since) {
 		return nil
 	}
 	reason = "woken: " + reason
@@ -263,7 +263,7 @@ func (s *State) Wake(goalID string, since time.Time, reason string, now Instant)
 // workspace: its until has come ("" when not, or when it does not wait).
 func (s *State) WaitDue(now time.Time) string {
 	g := s.Goal
-	if g == nil || g.Status != Waiting || g.Wait.Until == nil || now.Before(*g.Wait.Until) {
+	if g == nil || g.Status != Waiting || g.Wait == nil || g.Wait.Until == nil || now.Before(*g.Wait.Until) {
 		return ""
 	}
 	return "the time " + g.Wait.Until.Format(time.RFC3339) + " arrived"
@@ -323,4 +323,26 @@ func (s *State) waitTool(res ToolResult, c ToolCall, now Instant) (ToolResult, [
 	}
 	res.Output = "Goal " + s.Goal.Wait.Describe() + ". The wait counts against the goal's time budget." + stop
 	return res, changes
+}
+
+// waitBy is who asked for g's wait; the user for a waiting goal whose wait
+// is not known (what a person's wait would be: the model may not end it).
+func (g *Goal) waitBy() Actor {
+	if g.Wait == nil {
+		return User
+	}
+	return g.Wait.By
+}
+
+// restoreWait gives g, just made waiting by an undo, the wait w it had
+// (docs/runtime.md §6): its paths' marks are not known, so a path that
+// exists wakes it at once; its clock runs again if the wait counts.
+func (g *Goal) restoreWait(w *Wait, now Instant) {
+	g.Wait, g.WaitMarks = w.clone(), nil
+	switch {
+	case !g.clockRuns():
+		g.unstamp()
+	case g.ActiveClock == "":
+		g.stamp(now)
+	}
 }

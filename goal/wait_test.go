@@ -208,3 +208,29 @@ func TestUpdateGoalWaiting(t *testing.T) {
 		t.Errorf("a waiting goal's turn ended with a continuation %q", te.Continuation)
 	}
 }
+
+// TestWaitUndone: undoing the resume of a waiting goal makes it wait
+// again, with its wait (docs/runtime.md §6), so its conditions are armed
+// again and nothing reads a waiting goal without one.
+func TestWaitUndone(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	_, err := s.Wait(waitFor(t, c, "1h", "stops"), User, c.now())
+	mustNoErr(t, err)
+	waiting := s.Snapshot(c.now())
+	_, err = s.Resume(c.advance(time.Minute))
+	mustNoErr(t, err)
+	_, err = s.Restore(waiting, "undo", c.now())
+	mustNoErr(t, err)
+	w, _, _, ok := s.WaitingFor()
+	if !ok || s.Goal.Status != Waiting || w.WallClock != WallClockStops || !w.Since.Equal(waiting.Wait.Since) {
+		t.Fatalf("after the undo: %s %+v", s.Goal.Status, w)
+	}
+	if _, err := s.resume(Model, "", c.now()); codeOf(err) != CodePersonSet {
+		t.Errorf("the model ended the restored wait of the person: %v", err)
+	}
+	before := s.Snapshot(c.now()).WallClockMs
+	if after := s.Snapshot(c.advance(time.Hour)).WallClockMs; after != before {
+		t.Errorf("the restored wait stops the clock, yet %d ms ran", after-before)
+	}
+}

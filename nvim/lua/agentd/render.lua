@@ -568,6 +568,10 @@ function M.sidebar(state, opts)
       l = add("  reason: " .. goal.terminalReason)
       hl(l, 2, 9, "AgentdLabel")
     end
+    if v(goal.wait) then -- what a waiting goal waits for is its reason (docs/runtime.md §2.13)
+      l = add(string.format("  waiting since %s (asked by %s; the wall clock %s)", tostring(goal.wait.since), tostring(goal.wait.by), tostring(goal.wait.wallClock)))
+      hl(l, 2, 15, "AgentdLabel")
+    end
     if v(goal.stalled) then
       l = add("  stalled: no change to the todo list or task file")
       hl(l, 2, 9, "AgentdStalled")
