@@ -37,6 +37,7 @@ var agentShellCases = []struct {
 	{"goal.pause", []run{{"agentd.goal.create", withGoal}}, run{"agentd.goal.pause", `{}`}, ""},
 	{"goal.resume", []run{{"agentd.goal.create", withGoal}, {"agentd.goal.pause", `{}`}}, run{"agentd.goal.resume", `{}`}, ""},
 	{"goal.cancel", []run{{"agentd.goal.create", withGoal}}, run{"agentd.goal.cancel", `{}`}, ""},
+	{"goal.wait stopping the wall clock", []run{{"agentd.goal.create", withGoal}}, run{"agentd.goal.wait", `{"for":"1h","wallClock":"stops"}`}, ""},
 	{"goal.queue.add", nil, run{"agentd.goal.queue.add", `{"objective":"next","check":"touch pwned"}`}, ""},
 	{"goal.queue.remove", []run{{"agentd.goal.queue.add", `{"objective":"a","check":"true"}`}}, run{"agentd.goal.queue.remove", `{"id":"$QUEUED0"}`}, ""},
 	{"goal.queue.move", []run{{"agentd.goal.queue.add", `{"objective":"a"}`}, {"agentd.goal.queue.add", `{"objective":"b"}`}}, run{"agentd.goal.queue.move", `{"id":"$QUEUED0","index":1}`}, ""},
@@ -120,6 +121,23 @@ func TestAgentShellMayActAsTheModel(t *testing.T) {
 		{"agentd.turn.end", `{"turnId":"t1","outcome":"completed"}`},
 	} {
 		mustRun(t, cl, r)
+	}
+}
+
+// TestAgentShellWaitsAsTheModel: agentd.goal.wait from an agent's shell
+// acts as the model (docs/runtime.md §7, §2.13): the wait is the model's,
+// counts against the wall clock, and the shell cannot end it with
+// agentd.goal.resume.
+func TestAgentShellWaitsAsTheModel(t *testing.T) {
+	cl, _ := newTestClient(t)
+	mustRun(t, cl, run{"agentd.goal.create", withGoal})
+	cl.SetCaller(claudeShell)
+	st := mustRun(t, cl, run{"agentd.goal.wait", `{"for":"1h","note":"CI"}`}).(protocol.State)
+	if w := st.Goal.Wait; st.Goal.Status != "waiting" || w == nil || w.By != "model" || w.WallClock != "counts" {
+		t.Fatalf("goal after the shell's wait: %+v", st.Goal)
+	}
+	if _, err := cl.Execute(context.Background(), "agentd.goal.resume", json.RawMessage(`[{}]`)); protocol.ErrorCode(err) != protocol.CodeAgentShell {
+		t.Errorf("resume from the shell: %v, want %s", err, protocol.CodeAgentShell)
 	}
 }
 

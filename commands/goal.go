@@ -78,6 +78,13 @@ func runGoalTool(ctx context.Context, c *call, name string, tc goal.ToolCall, cu
 		}
 		tc.TaskFile = tf
 	}
+	if ug, ok := tc.Input.(goal.UpdateGoalInput); ok && ug.Wait != nil {
+		p, err := c.svc.WaitParams(c.folder.ws, c.session, *ug.Wait, "")
+		if err != nil {
+			return refusal(protocol.ErrorCode(err), tc.Description.Description, "Goal not waiting: "+err.Error()+"."), nil
+		}
+		tc.Wait = &p
+	}
 	return c.svc.CallGoalTool(ctx, c.folder.ws, c.session, name, tc, cur, func() { releaseOrder(ctx) })
 }
 
@@ -92,6 +99,7 @@ const (
 	ExitActive        = 2
 	ExitBlocked       = 3
 	ExitPaused        = 6
+	ExitWaiting       = 7
 	ExitUnknownStatus = 5
 )
 
@@ -111,6 +119,8 @@ func StatusExitCode(g *protocol.GoalSnapshot) (int, error) {
 		return ExitBlocked, nil
 	case goal.Paused:
 		return ExitPaused, nil
+	case goal.Waiting:
+		return ExitWaiting, nil
 	}
 	return ExitUnknownStatus, fmt.Errorf("internal error: the goal has status %q, which this agentd does not know", g.Status)
 }
@@ -209,6 +219,24 @@ var goalCommands = []Command{
 		func(c *call, a *protocol.NoArgs, g *goal.State) ([]goal.Change, error) {
 			return g.Resume(c.svc.Now())
 		}).personOnly("resume a goal that was paused or stopped by its budget"),
+	personOnlyWhen(def[protocol.State](protocol.CmdGoalWait,
+		func(ctx context.Context, c *call, a *protocol.GoalWaitArgs) (protocol.State, error) {
+			// The paths are read before the transaction.
+			p, err := c.svc.WaitParams(c.folder.ws, c.session, a.WaitConditions, a.WallClock)
+			if err != nil {
+				return protocol.State{}, err
+			}
+			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) { return g.Wait(p, c.actor(), c.svc.Now()) })
+			if err != nil {
+				return protocol.State{}, err
+			}
+			return c.stateOf(s), nil
+		}), "with `wallClock: \"stops\"`", func(a *protocol.GoalWaitArgs) string {
+		if a.WallClock == string(goal.WallClockStops) {
+			return "stop the wall clock while the goal waits"
+		}
+		return ""
+	}),
 	def[protocol.CancelResult](protocol.CmdGoalCancel,
 		func(ctx context.Context, c *call, a *protocol.NoArgs) (protocol.CancelResult, error) {
 			var ended *goal.Snapshot
@@ -302,4 +330,13 @@ func FormatCheckConsent(c *protocol.Check) string {
 		b.WriteString("    waiting for approval: run agentd goal check --approve\n")
 	}
 	return b.String()
+}
+
+// actor is who a call acts for in the goal's rules: the model from an
+// agent's shell (docs/runtime.md §7), else the user.
+func (c *call) actor() goal.Actor {
+	if c.caller.IsAgent() {
+		return goal.Model
+	}
+	return goal.User
 }

@@ -155,6 +155,19 @@ var handlerCases = []handlerCase{
 			t.Errorf("goal status %q, want paused", s)
 		}
 	}},
+	{name: "goal.wait", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.wait", `{"for":"30m","paths":["build/out.log"],"note":"the build"}`}, check: func(t *testing.T, w wire) {
+		if s := get[string](t, w, "goal", "status"); s != "waiting" {
+			t.Errorf("goal status %q, want waiting", s)
+		}
+		if p := get[[]any](t, w, "goal", "wait", "paths"); len(p) != 1 || p[0] != "build/out.log" {
+			t.Errorf("wait paths %v", p)
+		}
+		if by := get[string](t, w, "goal", "wait", "by"); by != "user" {
+			t.Errorf("wait by %q, want user", by)
+		}
+	}},
+	{name: "goal.wait refuses a wait with no condition", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.wait", `{"note":"soon"}`}, wantCode: "args.invalid"},
+	{name: "goal.wait refuses a path outside the workspace", setup: []run{{"agentd.goal.create", withGoal}}, cmd: run{"agentd.goal.wait", `{"paths":["../elsewhere"]}`}, wantCode: "goal.task_file_outside"},
 	{name: "goal.pause refuses without a goal", cmd: run{"agentd.goal.pause", `{}`}, wantCode: "goal.not_found"},
 
 	{name: "goal.resume", setup: []run{{"agentd.goal.create", withGoal}, {"agentd.goal.pause", `{}`}}, cmd: run{"agentd.goal.resume", `{}`}, check: func(t *testing.T, w wire) {

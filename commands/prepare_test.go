@@ -178,6 +178,7 @@ func TestResultTypes(t *testing.T) {
 		{"agentd.step.next", `[{"turnId":"t1","outputTokens":3,"finishReason":"tool_calls"}]`},
 		{"agentd.step.end", `[{"turnId":"t1","outputTokens":3,"finishReason":"stop"}]`},
 		{"agentd.turn.end", `[{"turnId":"t1","outcome":"completed"}]`},
+		{"agentd.goal.wait", `[{"for":"1h"}]`},
 		{"agentd.goal.cancel", ``},
 		{"agentd.goal.queue.add", `[{"objective":"a"}]`},
 		{"agentd.goal.queue.list", ``},

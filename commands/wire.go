@@ -24,8 +24,16 @@ func wireGoal(s *goal.Snapshot) *protocol.GoalSnapshot {
 		WallClockMs: s.WallClockMs, Budget: protocol.GoalBudget(s.Budget), TerminalReason: s.TerminalReason,
 		TaskFile: wireTaskFile(s.TaskFile), Check: wireCheck(s.Check), CreatedAt: s.CreatedAt,
 		UpdatedAt: s.UpdatedAt, LastActor: protocol.Actor(s.LastActor), Stalled: s.Stalled,
-		RequireTodos: s.RequireTodos, Progress: wireProgress(s.Progress),
+		RequireTodos: s.RequireTodos, Progress: wireProgress(s.Progress), Wait: wireWait(s.Wait),
 	}
+}
+
+func wireWait(w *goal.Wait) *protocol.GoalWait {
+	if w == nil {
+		return nil
+	}
+	return &protocol.GoalWait{Since: w.Since, By: protocol.Actor(w.By), Note: w.Note, Until: w.Until, Paths: w.Paths,
+		CheckPasses: w.CheckPasses, WallClock: string(w.WallClock)}
 }
 
 func wireProgress(p *goal.Progress) *protocol.Progress {

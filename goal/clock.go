@@ -25,7 +25,7 @@ type Instant struct {
 // than 0) until it is stamped again.
 func (g *Goal) running(now Instant) time.Duration {
 	switch {
-	case g.Status != Active:
+	case !g.clockRuns():
 		return 0
 	case g.ActiveClock != "" && g.ActiveClock == now.Clock:
 		return max(0, now.Mono-g.ActiveMono)
@@ -33,6 +33,12 @@ func (g *Goal) running(now Instant) time.Duration {
 		return max(0, now.Wall.Sub(g.ActiveSince))
 	}
 	return 0
+}
+
+// clockRuns says whether g's wall clock runs: while it is active, and
+// while it waits with a wait that counts (docs/runtime.md §2.13).
+func (g *Goal) clockRuns() bool {
+	return g.Status == Active || (g.Status == Waiting && g.Wait != nil && g.Wait.WallClock != WallClockStops)
 }
 
 // stamp starts the running stretch at now.
@@ -50,7 +56,7 @@ func (g *Goal) unstamp() {
 // often loses nothing; a stretch of another clock, or an unstamped one, is
 // taken over: it runs on from now.
 func (g *Goal) settle(now Instant) {
-	if g.Status != Active {
+	if !g.clockRuns() {
 		return
 	}
 	ms := g.running(now).Milliseconds()
@@ -85,7 +91,7 @@ func (s *State) settleClock(now Instant) {
 // agentd did. It reports whether the state changed (store it).
 func (s *State) Adopt(now Instant, lastSeen time.Time) bool {
 	g := s.Goal
-	if g == nil || g.Status != Active || (g.ActiveClock != "" && g.ActiveClock == now.Clock) {
+	if g == nil || !g.clockRuns() || (g.ActiveClock != "" && g.ActiveClock == now.Clock) {
 		return false
 	}
 	if g.ActiveClock == "" && !g.ActiveSince.IsZero() && lastSeen.After(g.ActiveSince) {

@@ -5,12 +5,14 @@ import "time"
 // Status of a goal (docs/runtime.md §2.1).
 type Status string
 
-// The four goal statuses.
+// The goal statuses: the spec's four and waiting, our addition
+// (docs/runtime.md §2.13).
 const (
 	Active   Status = "active"
 	Paused   Status = "paused"
 	Blocked  Status = "blocked"
 	Complete Status = "complete"
+	Waiting  Status = "waiting"
 )
 
 // Statuses returns every goal status, in the order above. A status added
@@ -20,7 +22,7 @@ const (
 // --exit-code` (commands.StatusExitCode), and the statuses each action
 // accepts (PauseFrom and the others below); TestEveryGoalStatus in tests/
 // runs each status through all of them and fails until each handles it.
-func Statuses() []Status { return []Status{Active, Paused, Blocked, Complete} }
+func Statuses() []Status { return []Status{Active, Paused, Blocked, Complete, Waiting} }
 
 // The statuses each status-changing action accepts, declared once: the
 // rules (State.Pause, State.Resume, State.SetBudget, the SetGoalBudget and
@@ -31,25 +33,27 @@ func Statuses() []Status { return []Status{Active, Paused, Blocked, Complete} }
 // action it allows. Cancel accepts every status.
 
 // PauseFrom returns the statuses a user may pause a goal from
-// (docs/runtime.md §2.3). Pausing a paused goal is a no-op.
-func PauseFrom() []Status { return []Status{Active} }
+// (docs/runtime.md §2.3, §2.13). Pausing a paused goal is a no-op.
+func PauseFrom() []Status { return []Status{Active, Waiting} }
 
 // ResumeFrom returns the statuses a goal may be resumed from, by the user
-// or by the model with UpdateGoal active (docs/runtime.md §2.3). Resuming
-// an active goal is a no-op.
-func ResumeFrom() []Status { return []Status{Paused, Blocked} }
+// or by the model with UpdateGoal active (docs/runtime.md §2.3; the model
+// a waiting goal only when the wait is its own, §2.13). Resuming an
+// active goal is a no-op.
+func ResumeFrom() []Status { return []Status{Paused, Blocked, Waiting} }
 
 // BudgetFrom returns the statuses in which a goal's budget may be changed,
 // by the user or by the model with SetGoalBudget (docs/runtime.md §2.3,
 // §2.8).
-func BudgetFrom() []Status { return []Status{Active, Paused, Blocked} }
+func BudgetFrom() []Status { return []Status{Active, Paused, Blocked, Waiting} }
 
 // ModelStatuses returns the statuses the model may set with UpdateGoal
 // (docs/runtime.md §2.8), in the order of the tool schema's enum.
-func ModelStatuses() []Status { return []Status{Active, Complete, Blocked} }
+func ModelStatuses() []Status { return []Status{Active, Complete, Blocked, Waiting} }
 
 // ChangeKind is the kind of the change that moves a goal to s: resume,
-// pause, block or complete; false for a status that is not declared.
+// pause, block, complete or wait (a wake is a move to active of its own
+// kind, ChangeWake); false for a status that is not declared.
 func (s Status) ChangeKind() (ChangeKind, bool) {
 	switch s {
 	case Active:
@@ -60,6 +64,8 @@ func (s Status) ChangeKind() (ChangeKind, bool) {
 		return ChangeBlock, true
 	case Complete:
 		return ChangeComplete, true
+	case Waiting:
+		return ChangeWait, true
 	}
 	return "", false
 }
@@ -107,6 +113,13 @@ type Snapshot struct {
 	// checkboxes; absent when there are neither, and absent from a
 	// snapshot taken without the list (WithPlan, docs/runtime.md §2.12).
 	Progress *Progress `json:"progress,omitempty"`
+	// Wait is what a waiting goal waits for; nil unless it waits
+	// (docs/runtime.md §2.13).
+	Wait *Wait `json:"wait,omitempty"`
+	// Woke is the reason of the wake that made the goal active again,
+	// until the model is told (the first step of a goal turn, or the
+	// continuation); not part of the wire snapshot.
+	Woke string `json:"-"`
 }
 
 // BudgetReport is the budget part of a Snapshot. Limits are nil when not

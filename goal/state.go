@@ -1,6 +1,7 @@
 package goal
 
 import (
+	"maps"
 	"time"
 
 	"github.com/google/uuid"
@@ -82,6 +83,14 @@ type Goal struct {
 	Progressed bool
 	QuietTurns int
 	Stalled    bool
+	// Wait is what the goal waits for while waiting, nil otherwise;
+	// WaitMarks what each of its paths held when the wait began (an
+	// opaque fingerprint, so that a change made while no agentd ran still
+	// wakes it); Woke the reason of the last wake until the model is told
+	// (docs/runtime.md §2.13).
+	Wait      *Wait
+	WaitMarks map[string]string
+	Woke      string
 }
 
 // MainAgent is the agent id that gets goal tools, reminders and goal
@@ -136,6 +145,10 @@ const (
 	// ChangeUndo: the user undid the newest goal change, restoring the goal
 	// as it stood before it (State.Restore, docs/runtime.md §6).
 	ChangeUndo ChangeKind = "undo"
+	// ChangeWait: the goal began waiting (→ waiting), and ChangeWake: a
+	// wake condition held (→ active, actor runtime; docs/runtime.md §2.13).
+	ChangeWait ChangeKind = "wait"
+	ChangeWake ChangeKind = "wake"
 )
 
 // Change is one visible change of the goal, for the history event and the
@@ -180,6 +193,8 @@ func (g Goal) clone() Goal {
 	g.PersonLimits = g.PersonLimits.clone()
 	g.TaskFile = cloneTaskFile(g.TaskFile)
 	g.Check = cloneCheck(g.Check)
+	g.Wait = g.Wait.clone()
+	g.WaitMarks = maps.Clone(g.WaitMarks)
 	return g
 }
 
@@ -229,6 +244,8 @@ func (g *Goal) snapshot(now Instant) *Snapshot {
 		CreatedAt:           g.CreatedAt,
 		UpdatedAt:           g.UpdatedAt,
 		LastActor:           g.LastActor,
+		Wait:                g.Wait.clone(),
+		Woke:                g.Woke,
 	}
 }
 
@@ -248,6 +265,7 @@ func (g *Goal) reached(now Instant) reached {
 // Reason becomes the terminal reason; resuming clears it (§2.3).
 func (g *Goal) setStatus(to Status, actor Actor, reason string, now Instant) Change {
 	g.settle(now)
+	g.Wait, g.WaitMarks = nil, nil
 	if to == Active {
 		g.stamp(now)
 		g.TerminalReason = ""

@@ -77,6 +77,7 @@ func Tools() []Tool {
 				"required":             []string{"status"},
 				"properties": map[string]any{
 					"status": map[string]any{"type": "string", "enum": modelStatusNames()},
+					"wait":   waitSchema(),
 				},
 			},
 		},
@@ -130,6 +131,7 @@ const updateGoalDescription = `Change the status of the current goal. Most goal 
 
 - active: resume a paused or blocked goal. Only when the user explicitly asks you to resume or continue it.
 - complete: the objective is achieved. First do a completion audit: check every explicit requirement of the objective and of the completion criterion against real evidence (files, command output, test results). A plan, a summary, a first pass or a partial result is not completion, and a budget that is nearly spent is no reason to call the goal complete. When the goal has a check (a command the user set; GetGoal shows it), agentd runs it first and completes the goal only if it passes; otherwise the call fails with the check's output, and you keep working. When the goal requires its todo items (GetGoal shows requireTodos, the default), complete is refused while any item of the todo list is not done, and until the goal is complete an item leaves the todo list only once it is done: finish each item and mark it done; only the user can remove an unfinished one.
+- waiting: the next step cannot start until something outside you happens: a file or folder of the workspace changes (a build's output, a file a teammate writes), a time arrives, or the goal's check (set by the user) passes. Give wait: {until: "2026-03-01T14:00:00Z" or "14:00", or for: "30m"; paths: ["build/out.log"]; checkPasses: true; note: what you wait for}, at least one condition. agentd then stops you, spends nothing while the goal waits, and continues the goal when a condition holds or the user resumes it; the continuation says what woke it. The wait counts against the goal's time budget: a goal out of time is blocked. Never wait to avoid work or to pass time; never wait for something that only you can do.
 - blocked: you have hit a genuine impasse that you cannot get past without outside help: an external condition, input only the user can give, missing credentials or permissions, or a failure that keeps coming back. Never on the first blocker: the same blocker must persist for 3 consecutive goal turns. Size, difficulty, slowness, uncertainty or missing validation are never reasons. An objective that is impossible, unsafe or contradictory is blocked at once.
 
 You cannot pause or cancel a goal; only the user can. After complete or blocked, write a short final message for the user and call no more goal tools.`
@@ -173,6 +175,9 @@ type SetGoalBudgetInput struct {
 // runs, so that a wrong value gets an answer that lists the valid ones.
 type UpdateGoalInput struct {
 	Status string `json:"status" jsonin:"required"`
+	// Wait is what ends the wait, with status waiting only
+	// (docs/runtime.md §2.13).
+	Wait *WaitConditions `json:"wait,omitempty"`
 }
 
 // Tool is CreateGoalTool.
@@ -223,6 +228,8 @@ func (in UpdateGoalInput) Describe() CallDescription {
 		d.Description = "Marking the goal complete"
 	case Blocked:
 		d.Description = "Marking the goal blocked"
+	case Waiting:
+		d.Description = "Putting the goal in waiting"
 	}
 	return d
 }
@@ -347,6 +354,9 @@ type ToolCall struct {
 	// TaskFile is CreateGoal's task file, resolved by the caller from the
 	// input's taskFile or the objective (docs/runtime.md §4); nil for none.
 	TaskFile *TaskFileInfo
+	// Wait is UpdateGoal waiting's wait, checked (ParseWait) and resolved
+	// by the caller; nil when the input has none (docs/runtime.md §2.13).
+	Wait *WaitParams
 	// Todos is the session's todo list as the call's transaction reads it,
 	// which UpdateGoal complete checks a goal that requires its items
 	// against (docs/runtime.md §2.12).
@@ -493,9 +503,15 @@ func (s *State) updateTool(res ToolResult, in UpdateGoalInput, c ToolCall, now I
 	if !slices.Contains(ModelStatuses(), to) {
 		return failed(res, CodeStatusInvalid, fmt.Sprintf("Status %q is not valid; use one of %s. Only the user can pause or cancel a goal.", in.Status, orList(modelStatusNames()))), nil
 	}
+	if (in.Wait != nil) != (to == Waiting) {
+		return failed(res, CodeArgsInvalid, "Goal not updated: status waiting needs a wait object that says what ends the wait (until, for, paths or checkPasses), and only status waiting takes one."), nil
+	}
 	g := s.Goal
 	if g == nil {
 		return failed(res, CodeNotFound, "Goal not updated: there is no current goal."), nil
+	}
+	if to == Waiting {
+		return s.waitTool(res, c, now)
 	}
 	if to == Active {
 		changes, err := s.resume(Model, c.TurnID, now)

@@ -347,7 +347,7 @@ func TestUpdateGoalTool(t *testing.T) {
 		{"complete twice", Complete, `{"status":"complete"}`, "", false, true, false, Complete, "already complete", User},
 		{"complete a paused goal", Paused, `{"status":"complete"}`, CodeStatusInvalid, true, true, false, Paused, "only an active goal", User},
 		{"block a blocked goal", Blocked, `{"status":"blocked"}`, "", false, true, false, Blocked, "already blocked", User},
-		{"pause is refused", Active, `{"status":"paused"}`, CodeStatusInvalid, true, false, false, Active, "active, complete or blocked", User},
+		{"pause is refused", Active, `{"status":"paused"}`, CodeStatusInvalid, true, false, false, Active, "active, complete, blocked or waiting", User},
 		{"cancel is refused", Active, `{"status":"cancelled"}`, CodeStatusInvalid, true, false, false, Active, "Only the user can pause or cancel", User},
 		{"resume a paused goal", Paused, `{"status":"active"}`, "", false, false, false, Active, "Goal resumed", Model},
 		{"resume a blocked goal", Blocked, `{"status":"active"}`, "", false, false, false, Active, "Goal resumed", Model},

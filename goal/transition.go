@@ -199,6 +199,8 @@ func (s *State) resume(actor Actor, turnID string, now Instant) ([]Change, error
 		return nil, nil
 	case !slices.Contains(ResumeFrom(), g.Status):
 		return nil, errorf(CodeNotResumable, fmt.Sprintf("the goal is %s and cannot be resumed; create a new goal instead", g.Status))
+	case g.Status == Waiting && actor == Model && g.waitBy() != Model:
+		return nil, errorf(CodePersonSet, "the goal waits as the user asked; only the user can end that wait (agentd goal resume)")
 	}
 	if r := s.exceededNow(g, now); r.any() {
 		return nil, errorf(CodeNotResumable, fmt.Sprintf("the goal cannot be resumed while its budget is spent (%s); raise or remove that budget first", budgetReason(g.Limits, r)))
@@ -267,7 +269,7 @@ func (s *State) applyLimits(limits Limits, actor Actor, reason string, now Insta
 	g.LastActor = actor
 	cs := []Change{{Kind: ChangeBudget, Status: g.Status, Reason: reason, Actor: actor, Goal: g.snapshot(now)}}
 	cs = append(cs, g.warnBudgets(now)...)
-	if g.Status == Active {
+	if g.Status == Active || g.Status == Waiting {
 		if r := s.exceededNow(g, now); r.any() {
 			cs = append(cs, g.setStatus(Blocked, Runtime, budgetReason(g.Limits, g.reached(now)), now))
 		}
@@ -410,7 +412,7 @@ func (s *State) HasTurnLeftBy(clock string, alive func(owner string) bool) bool 
 // wall-clock budget.
 func (s *State) WallClockLeft(now Instant) (left time.Duration, ok bool) {
 	g := s.Goal
-	if g == nil || g.Status != Active || g.Limits.WallClockBudgetMs == nil {
+	if g == nil || !g.clockRuns() || g.Limits.WallClockBudgetMs == nil {
 		return 0, false
 	}
 	ms := max(0, *g.Limits.WallClockBudgetMs-g.wallClockMs(now))
@@ -424,7 +426,7 @@ func (s *State) WallClockLeft(now Instant) (left time.Duration, ok bool) {
 // host can cancel its live turn.
 func (s *State) CheckWallClock(now Instant) []Change {
 	g := s.Goal
-	if g == nil || g.Status != Active {
+	if g == nil || !g.clockRuns() {
 		return nil
 	}
 	cs := g.warnBudgets(now)

@@ -93,6 +93,7 @@ type stepBeginRecord struct {
 	CancelNoticeDue bool
 	GraceStep       bool
 	WrapUpDue       bool
+	Woke            string // the wake this step tells the model of (§2.13)
 }
 
 // stepEndRecord is the answer of a turn's last step end and what that call
@@ -298,6 +299,9 @@ func (s *State) BeginStep(turnID string, now Instant) (StepBegin, error) {
 				g.TaskFile.ChangedSinceLastTurn = false
 				cs.add(progressChange(g, now))
 			}
+			if g.Status == Active && g.Woke != "" {
+				rec.Woke, g.Woke = g.Woke, ""
+			}
 		}
 		if s.CancelNoticePending {
 			s.CancelNoticePending = false
@@ -318,6 +322,9 @@ func (s *State) stepBeginAnswer(t *Turn, now Instant, cs []Change) StepBegin {
 	if rec.TaskFileChanged && snap != nil && snap.TaskFile != nil {
 		snap.TaskFile.ChangedSinceLastTurn = true
 	}
+	if snap != nil && rec.Woke != "" {
+		snap.Woke = rec.Woke
+	}
 	return StepBegin{
 		FirstStep:       rec.FirstStep,
 		GoalReminderDue: rec.GoalReminderDue,
@@ -336,8 +343,8 @@ func (s *State) stepBeginAnswer(t *Turn, now Instant, cs []Change) StepBegin {
 // active goal at once (actor runtime). Then, if a budget is spent and the goal is
 // blocked: a step that ended with tool calls gets the one grace step
 // (GraceStep) unless it was already given; otherwise the turn is told to
-// stop (StopTurn). The turn budget is not checked here: turn N runs to its
-// end (see EndTurn).
+// stop (StopTurn). A goal that waits stops its turn too (§2.13). The turn
+// budget is not checked here: turn N runs to its end (see EndTurn).
 //
 // Steps alternate: an EndStep with no open step is a retry of the previous
 // one; it changes nothing and answers as that call did. On an ended turn
@@ -389,7 +396,9 @@ func (s *State) EndStep(turnID string, outputTokens int64, finish FinishReason, 
 		if spent && g.Status == Active {
 			cs.add(g.setStatus(Blocked, Runtime, budgetReason(g.Limits, r), now))
 		}
-		if spent && g.Status == Blocked {
+		if g.Status == Waiting {
+			rec.StopTurn = true // the goal waits: its turn ends now (§2.13)
+		} else if spent && g.Status == Blocked {
 			if finish == FinishToolCalls && !t.GraceGiven {
 				rec.GraceStep = true
 				t.GraceGiven, t.InGrace = true, true
@@ -508,7 +517,11 @@ func (s *State) EndTurn(turnID string, outcome Outcome, errKind, errMsg string, 
 	}
 	s.settleClock(now)
 	cs := s.endTurn(t, outcome, errKind, errMsg, false, stallTurns, now)
-	return TurnEnd{Continuation: t.Continuation, Goal: s.Snapshot(now), Changes: cs}, nil
+	snap := s.Snapshot(now)
+	if t.Continuation != NoContinuation {
+		s.Goal.Woke = "" // the continuation names the wake (docs/runtime.md §2.13)
+	}
+	return TurnEnd{Continuation: t.Continuation, Goal: snap, Changes: cs}, nil
 }
 
 // AbandonTurn ends a turn whose connection closed before ending it

@@ -85,6 +85,9 @@ func (s *State) Restore(before *Snapshot, reason string, now Instant) ([]Change,
 			s.noteActivated("", now)
 		}
 	}
+	if before.Status == Waiting && !before.Wait.sameConditions(cur.Wait) {
+		cur.restoreWait(before.Wait, now)
+	}
 	cur.TerminalReason = before.TerminalReason
 	cur.UpdatedAt, cur.LastActor = now.Wall, User
 	return []Change{{Kind: ChangeUndo, Status: cur.Status, Reason: reason, Actor: User, Goal: cur.snapshot(now)}}, nil
@@ -139,6 +142,9 @@ func (s *State) bringBack(before *Snapshot, reason string, now Instant) ([]Chang
 	if g.Status == Active {
 		g.stamp(now)
 		s.noteActivated("", now)
+	}
+	if g.Status == Waiting {
+		g.restoreWait(before.Wait, now)
 	}
 	cs.add(Change{Kind: ChangeUndo, Status: g.Status, Reason: reason, Actor: User, Goal: g.snapshot(now)})
 	return cs.list(), nil

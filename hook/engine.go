@@ -489,7 +489,7 @@ func (e *engine) stop(ctx context.Context) (outcome, error) {
 		return outcome{}, err
 	}
 	if te.Continuation == nil || e.ev.oneShot {
-		if driven && budgetBlocked(te) {
+		if driven && (budgetBlocked(te) || waiting(te)) {
 			return outcome{stop: stopReason(te)}, nil
 		}
 		return outcome{}, nil
@@ -651,6 +651,12 @@ func stopReason(te protocol.TurnEndResult) string {
 // (docs/runtime.md §2.4), whose reason begins "budget reached".
 func budgetBlocked(te protocol.TurnEndResult) bool {
 	return te.Goal != nil && te.Goal.Status == "blocked" && strings.HasPrefix(te.Goal.TerminalReason, "budget reached")
+}
+
+// waiting: the turn's end left the goal waiting (docs/runtime.md §2.13):
+// the agent stops until agentd wakes the goal.
+func waiting(te protocol.TurnEndResult) bool {
+	return te.Goal != nil && te.Goal.Status == protocol.GoalStatus(goal.Waiting)
 }
 
 // newTurnID is a fresh turn id for host.

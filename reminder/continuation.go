@@ -45,6 +45,7 @@ func Continue(s goal.Snapshot, v goal.Continuation) (Continuation, error) {
 	b.WriteString("Continue working toward the active goal. This is an automatic continuation, not a message from the user. ")
 	b.WriteString(userDataNote)
 	b.WriteString("\n")
+	writeWoke(&b, s)
 	writeObjective(&b, s)
 	fmt.Fprintf(&b, "Progress: %s; %s.\n", progress(s), budgetSummary(s))
 	writeOpenItems(&b, s)

@@ -146,6 +146,12 @@ func (s *Service) closeChecks() {
 // run whose goal was cancelled or replaced meanwhile is returned but not
 // recorded (the returned session is then the one of the start).
 func (s *Service) RunCheck(ctx context.Context, ws *workspace.Workspace, session string, started func()) (goal.CheckRun, workspace.Session, error) {
+	return s.runCheck(ctx, ws, session, goal.User, started)
+}
+
+// runCheck is RunCheck for actor: the user, or the runtime polling the
+// check a goal waits on (docs/runtime.md §2.13).
+func (s *Service) runCheck(ctx context.Context, ws *workspace.Workspace, session string, actor goal.Actor, started func()) (goal.CheckRun, workspace.Session, error) {
 	var start goal.CheckStart
 	runID := newRunID()
 	st, err := s.UpdateGoal(ws, session, func(g *goal.State) (cs []goal.Change, err error) {
@@ -156,7 +162,7 @@ func (s *Service) RunCheck(ctx context.Context, ws *workspace.Workspace, session
 				return nil, goal.UnapprovedError(&c)
 			}
 		}
-		start, cs, err = g.StartCheck(goal.User, runID, s.Now())
+		start, cs, err = g.StartCheck(actor, runID, s.Now())
 		return cs, err
 	})
 	if err != nil {

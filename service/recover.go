@@ -36,7 +36,8 @@ func (s *Service) recoverWorkspace(w *workspace.Workspace) error {
 		// finish, and no live daemon of a team runs, was left by a process
 		// that ended (docs/runtime.md §2.10.3).
 		leftCheck := sess.Goal.CheckLeft(s.clockID(), s.checks.runs(w.Root(), sess.Name), alive)
-		if sess.Goal.Status() != goal.Active && !sess.Goal.HasTurnLeftBy(s.clockID(), alive) && !leftCheck {
+		s.armWait(w, sess) // a wait whose time passed wakes now (docs/runtime.md §2.13)
+		if sess.Goal.Status() != goal.Active && sess.Goal.Status() != goal.Waiting && !sess.Goal.HasTurnLeftBy(s.clockID(), alive) && !leftCheck {
 			continue
 		}
 		if leftCheck {

@@ -23,8 +23,10 @@ type Service struct {
 	unsub func()
 	tasks *taskfile.Watcher // a Daemon's task-file watcher; nil for a OneShot
 
-	timersMu sync.Mutex
-	timers   map[timerKey]*time.Timer // wall-clock budget timers
+	timersMu  sync.Mutex
+	timers    map[timerKey]*time.Timer // wall-clock budget timers
+	waits     map[timerKey]*armedWait  // the wake conditions armed (wait.go)
+	unsubWait func()
 
 	checks     checks // the goal checks running (check.go)
 	unsubCheck func()
@@ -62,7 +64,7 @@ func New(opts workspace.Options, role Role) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{wall: opts.Now, start: time.Now(), log: opts.Logger, timers: map[timerKey]*time.Timer{}}
+	s := &Service{wall: opts.Now, start: time.Now(), log: opts.Logger, timers: map[timerKey]*time.Timer{}, waits: map[timerKey]*armedWait{}, unsubWait: func() {}}
 	s.newClock()
 	if role == Daemon {
 		opts.OnOpen = s.recoverWorkspace
@@ -79,6 +81,7 @@ func New(opts workspace.Options, role Role) *Service {
 	s.reg = workspace.NewRegistry(opts)
 	if role == Daemon {
 		s.tasks = taskfile.Watch(s.reg, taskfile.Options{Logger: s.log, OnChange: s.taskFileChanged})
+		s.unsubWait = s.reg.Subscribe(s.armWaitNotice)
 	}
 	s.unsub = s.reg.Subscribe(s.armWallClock)
 	s.unsubCheck = s.reg.Subscribe(s.stopEnded)
@@ -101,6 +104,8 @@ func (s *Service) Close() error {
 	s.closeChecks()
 	s.unsubCheck()
 	s.unsub()
+	s.unsubWait()
+	s.stopWaits()
 	s.timersMu.Lock()
 	for k, t := range s.timers {
 		t.Stop()

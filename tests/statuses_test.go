@@ -21,7 +21,7 @@ func TestEveryGoalStatus(t *testing.T) {
 	t.Parallel()
 	// What the per-turn goal reminder does for each status (docs/runtime.md
 	// §2.7): true when it injects.
-	reminds := map[goal.Status]bool{goal.Active: true, goal.Paused: true, goal.Blocked: true, goal.Complete: false}
+	reminds := map[goal.Status]bool{goal.Active: true, goal.Paused: true, goal.Blocked: true, goal.Complete: false, goal.Waiting: true}
 	// Which actions accept each status (goal/snapshot.go): pause, resume,
 	// budget change, set by the model with UpdateGoal.
 	accepts := map[goal.Status][4]bool{
@@ -29,6 +29,7 @@ func TestEveryGoalStatus(t *testing.T) {
 		goal.Paused:   {false, true, true, false},
 		goal.Blocked:  {false, true, true, true},
 		goal.Complete: {false, false, false, true},
+		goal.Waiting:  {true, true, true, true},
 	}
 	actions := []struct {
 		name string

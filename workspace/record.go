@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -149,6 +150,23 @@ type goalRecord struct {
 	// absent, as in every record written before it, the goal requires
 	// its todo items.
 	TodosOptional bool `json:"todosOptional,omitempty"`
+	// Wait, WaitMarks and Woke are goal.Goal's (docs/runtime.md §2.13):
+	// absent, as in every record written before them, the goal does not
+	// wait.
+	Wait      *waitRecord       `json:"wait,omitempty"`
+	WaitMarks map[string]string `json:"waitMarks,omitempty"`
+	Woke      string            `json:"woke,omitempty"`
+}
+
+// waitRecord is goal.Wait.
+type waitRecord struct {
+	Since       time.Time  `json:"since"`
+	By          string     `json:"by"`
+	Note        string     `json:"note,omitempty"`
+	Until       *time.Time `json:"until,omitempty"`
+	Paths       []string   `json:"paths,omitempty"`
+	CheckPasses bool       `json:"checkPasses,omitempty"`
+	WallClock   string     `json:"wallClock"`
 }
 
 type warnedRecord struct {
@@ -251,6 +269,8 @@ type stepBeginRecord struct {
 	CancelNoticeDue bool `json:"cancelNoticeDue,omitempty"`
 	GraceStep       bool `json:"graceStep,omitempty"`
 	WrapUpDue       bool `json:"wrapUpDue,omitempty"`
+	// Woke is goal.stepBeginRecord's (docs/runtime.md §2.13).
+	Woke string `json:"woke,omitempty"`
 }
 
 type stepEndRecord struct {
@@ -377,6 +397,11 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 			QuietTurns:          g.Goal.QuietTurns,
 			Stalled:             g.Goal.Stalled,
 			TodosOptional:       g.Goal.TodosOptional,
+			WaitMarks:           maps.Clone(g.Goal.WaitMarks),
+			Woke:                g.Goal.Woke,
+		}
+		if w := g.Goal.Wait; w != nil {
+			rec.Goal.Wait = &waitRecord{Since: w.Since, By: string(w.By), Note: w.Note, Until: w.Until, Paths: slices.Clone(w.Paths), CheckPasses: w.CheckPasses, WallClock: string(w.WallClock)}
 		}
 		if p := g.Goal.PersonLimits; !p.Equal(g.Goal.Limits) {
 			rec.Goal.PersonLimits = (*limitsRecord)(&p)
@@ -475,6 +500,11 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 			QuietTurns:          r.QuietTurns,
 			Stalled:             r.Stalled,
 			TodosOptional:       r.TodosOptional,
+			WaitMarks:           maps.Clone(r.WaitMarks),
+			Woke:                r.Woke,
+		}
+		if w := r.Wait; w != nil {
+			g.Goal.Wait = &goal.Wait{Since: w.Since, By: goal.Actor(w.By), Note: w.Note, Until: w.Until, Paths: slices.Clone(w.Paths), CheckPasses: w.CheckPasses, WallClock: goal.WallClockMode(w.WallClock)}
 		}
 		if t := r.TaskFile; t != nil {
 			g.Goal.TaskFile = &goal.TaskFileInfo{Path: t.Path, Exists: t.Exists, SHA256: t.SHA256, Size: t.Size, ModifiedAt: t.ModifiedAt, ChangedSinceLastTurn: t.ChangedSinceLastTurn}
@@ -524,6 +554,7 @@ func turnFromRecord(r turnRecord) goal.Turn {
 	t.LastStepBegin.CancelNoticeDue = b.CancelNoticeDue
 	t.LastStepBegin.GraceStep = b.GraceStep
 	t.LastStepBegin.WrapUpDue = b.WrapUpDue
+	t.LastStepBegin.Woke = b.Woke
 	e := r.LastStepEnd
 	t.LastStepEnd.StopTurn = e.StopTurn
 	t.LastStepEnd.GraceStep = e.GraceStep

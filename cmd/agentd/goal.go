@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/commands/protocol"
@@ -29,7 +30,13 @@ var goalUsage = `usage:
                                      on this machine, so that it may run here; a check set on
                                      another machine or outside agentd waits for this
   agentd goal pause [--reason TEXT]
-  agentd goal resume
+  agentd goal wait [--until TIME|--for DURATION] [--path P]... [--check-passes] [--note TEXT]
+                   [--wall-clock counts|stops]
+                                     wait, spending nothing, until TIME (RFC 3339 or 14:00) or
+                                     DURATION (30m) passes, a file or folder P changes, or the
+                                     check passes; stops: the wait does not count against the
+                                     wall-clock budget (default counts)
+  agentd goal resume                 resume a paused, blocked or waiting goal
   agentd goal cancel
   agentd goal budget BUDGET          e.g. 20 turns, 50k tokens, 90 minutes, 1 hour, 2h, 1h30m, 1 day
   agentd goal budget off UNIT        remove that limit: off turns, off tokens, off time
@@ -62,6 +69,7 @@ type goal struct {
 	shell
 	create         goalCreate
 	pause          goalPause
+	wait           goalWait
 	resume, cancel goalPlain
 	budget         goalBudget
 	status         goalStatus
@@ -72,6 +80,7 @@ type goal struct {
 
 func newGoal() *goal {
 	g := &goal{}
+	g.wait.g = g
 	g.create.g, g.pause.g, g.budget.g, g.status.g, g.queue.g, g.setCheck.g, g.check.g = g, g, g, g, g, g, g
 	g.resume = goalPlain{g: g, name: "resume", id: protocol.CmdGoalResume}
 	g.cancel = goalPlain{g: g, name: "cancel", id: protocol.CmdGoalCancel}
@@ -89,14 +98,14 @@ func (*goal) Usage(args []string) string {
 }
 
 func (*goal) ShortHelp() string {
-	return `  agentd goal create|pause|resume|cancel|budget|status|queue|set-check|check ...
+	return `  agentd goal create|pause|wait|resume|cancel|budget|status|queue|set-check|check ...
                                         the user's goal controls (agentd goal for help)
 `
 }
 
 // Actions are goal's, in the order the refusal of a flag names them.
 func (g *goal) Actions() []action {
-	return []action{&g.create, &g.pause, &g.resume, &g.cancel, &g.budget, &g.status, &g.queue, &g.setCheck, &g.check}
+	return []action{&g.create, &g.pause, &g.wait, &g.resume, &g.cancel, &g.budget, &g.status, &g.queue, &g.setCheck, &g.check}
 }
 
 // fail is code, or exitFailure with --exit-code.
@@ -213,6 +222,75 @@ func (p *goalPause) Run(ctx context.Context, e *env, rest []string) int {
 		return 2
 	}
 	return p.g.send(ctx, e, "pause", protocol.CmdGoalPause, &protocol.GoalPauseArgs{Reason: p.reason}, nil)
+}
+
+// goalWait is `agentd goal wait [--until TIME|--for DURATION] [--path
+// P]... [--check-passes] [--note TEXT] [--wall-clock counts|stops]`
+// (docs/runtime.md §2.13).
+type goalWait struct {
+	g    *goal
+	args protocol.GoalWaitArgs
+}
+
+func (*goalWait) Name() string { return "wait" }
+
+func (w *goalWait) SetFlags(fs *flag.FlagSet) {
+	fs.StringVar(&w.args.Until, "until", "", "goal wait: wake at this time (RFC 3339, or a time of day: 14:00)")
+	fs.StringVar(&w.args.For, "for", "", "goal wait: wake after this long (90s, 30m, 2h)")
+	fs.Func("path", "goal wait: wake when this file or folder changes (repeatable)", func(p string) error {
+		w.args.Paths = append(w.args.Paths, p)
+		return nil
+	})
+	fs.BoolVar(&w.args.CheckPasses, "check-passes", false, "goal wait: wake when the goal's check passes")
+	fs.StringVar(&w.args.Note, "note", "", "goal wait: what the goal waits for")
+	fs.StringVar(&w.args.WallClock, "wall-clock", "", "goal wait: counts (default) or stops: whether the wait counts against the wall-clock budget")
+}
+
+func (w *goalWait) Run(ctx context.Context, e *env, rest []string) int {
+	if !w.g.noArgs(e, rest) {
+		return 2
+	}
+	args := w.args
+	paths := args.Paths
+	withFolder := func(folder string) error {
+		args.Paths = nil
+		for _, p := range paths {
+			rel, err := taskFileArg(folder, p)
+			if err != nil {
+				return err
+			}
+			args.Paths = append(args.Paths, rel)
+		}
+		return nil
+	}
+	return w.g.send(ctx, e, "wait", protocol.CmdGoalWait, &args, withFolder)
+}
+
+// formatWait is what `agentd goal status` says of a waiting goal's wait:
+// since when, by whom, and each wake condition, one per line.
+func formatWait(w *protocol.GoalWait) string {
+	if w == nil {
+		return ""
+	}
+	var b strings.Builder
+	by := "the user"
+	if w.By == "model" {
+		by = "the agent"
+	}
+	fmt.Fprintf(&b, "  Waiting since %s (asked by %s; the wall clock %s)\n", w.Since.Local().Format(time.DateTime), by, w.WallClock)
+	if w.Until != nil {
+		fmt.Fprintf(&b, "    until %s\n", w.Until.Local().Format(time.DateTime))
+	}
+	for _, p := range w.Paths {
+		fmt.Fprintf(&b, "    for a change of %s\n", commands.VisibleText(p))
+	}
+	if w.CheckPasses {
+		b.WriteString("    for the check to pass\n")
+	}
+	if w.Note != "" {
+		fmt.Fprintf(&b, "    note: %s\n", commands.VisibleText(w.Note))
+	}
+	return b.String()
 }
 
 // goalPlain is an action without flags or arguments: resume, cancel.

@@ -396,6 +396,7 @@ func formatGoal(st protocol.State) string {
 	if g.TerminalReason != "" {
 		fmt.Fprintf(&b, "  Reason: %s\n", g.TerminalReason)
 	}
+	b.WriteString(formatWait(g.Wait))
 	fmt.Fprintf(&b, "  Used: %s\n", commands.FormatProgress(g))
 	b.WriteString(formatPlan(st))
 	if g.TaskFile != nil {

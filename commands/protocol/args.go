@@ -90,6 +90,14 @@ type GoalPauseArgs struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// GoalWaitArgs is the ARGS of agentd.goal.wait (docs/runtime.md §2.13).
+// WallClock is "counts" (the default) or "stops".
+type GoalWaitArgs struct {
+	Common
+	WaitConditions
+	WallClock string `json:"wallClock,omitempty"`
+}
+
 // GoalSetBudgetArgs is the ARGS of agentd.goal.setBudget.
 type GoalSetBudgetArgs struct {
 	Common

@@ -49,6 +49,44 @@ type GoalSnapshot struct {
 	// Progress counts the todo list's items and the task file's
 	// checkboxes; absent when there are neither (docs/runtime.md §2.12).
 	Progress *Progress `json:"progress,omitempty"`
+	// Wait is what a waiting goal waits for; absent unless the status is
+	// "waiting" (docs/runtime.md §2.13).
+	Wait *GoalWait `json:"wait,omitempty"`
+}
+
+// GoalWait is what a waiting goal waits for (docs/runtime.md §2.13):
+// since when and by whom, and its wake conditions. Any one condition
+// wakes it; a person's resume always does.
+type GoalWait struct {
+	Since time.Time `json:"since"`
+	By    Actor     `json:"by"`
+	Note  string    `json:"note,omitempty"`
+	// Until: wake when this time arrives.
+	Until *time.Time `json:"until,omitempty"`
+	// Paths: wake when one of these workspace-relative files or folders
+	// changes.
+	Paths []string `json:"paths,omitempty"`
+	// CheckPasses: wake when the goal's check, approved on this machine,
+	// passes (polled with back-off).
+	CheckPasses bool `json:"checkPasses,omitempty"`
+	// WallClock is "counts" (the wait counts against the wall-clock
+	// budget) or "stops" (a person's choice only).
+	WallClock string `json:"wallClock"`
+}
+
+// WaitConditions is what ends a wait, as a model (UpdateGoal's wait) or
+// a person (agentd.goal.wait) asks for it (docs/runtime.md §2.13): at
+// least one of Until, For, Paths and CheckPasses.
+type WaitConditions struct {
+	// Until is a time: RFC 3339, or a time of day "HH:MM" (its next
+	// occurrence, in the daemon's local time).
+	Until string `json:"until,omitempty"`
+	// For is a duration from now, as "90s", "30m", "2h30m".
+	For string `json:"for,omitempty"`
+	// Paths are files or folders inside the workspace.
+	Paths       []string `json:"paths,omitempty"`
+	CheckPasses bool     `json:"checkPasses,omitempty"`
+	Note        string   `json:"note,omitempty"`
 }
 
 // GoalBudget is the budget part of a GoalSnapshot. Limits are nil when not

@@ -19,6 +19,7 @@ const (
 	CmdGoalCreate       CommandID = "agentd.goal.create"
 	CmdGoalPause        CommandID = "agentd.goal.pause"
 	CmdGoalResume       CommandID = "agentd.goal.resume"
+	CmdGoalWait         CommandID = "agentd.goal.wait"
 	CmdGoalCancel       CommandID = "agentd.goal.cancel"
 	CmdGoalSetCheck     CommandID = "agentd.goal.setCheck"
 	CmdGoalApproveCheck CommandID = "agentd.goal.approveCheck"

@@ -33,6 +33,10 @@ cmd("AgentdGoalPause", function(o)
   a().goal_pause(o.args)
 end, { nargs = "*", desc = "agentd: pause the goal [reason]" })
 
+cmd("AgentdGoalWait", function(o)
+  a().goal_wait(o.fargs)
+end, { nargs = "+", complete = "file", desc = "agentd: the goal waits {30m|14:00} [path...]" })
+
 cmd("AgentdGoalResume", function()
   a().goal_resume()
 end, { nargs = 0, desc = "agentd: resume the goal" })

@@ -218,6 +218,14 @@ export const GOAL_STATUS_VIEW: Record<GoalStatus, GoalStatusView> = {
     finished: true,
     warning: false,
   },
+  waiting: {
+    label: 'Waiting',
+    icon: { id: 'watch', color: 'charts.purple' },
+    statusBarIcon: 'watch',
+    clockRuns: false,
+    finished: false,
+    warning: false,
+  },
 };
 
 /** Human word for a todo status: `pending`, `in progress`, `done`. */
@@ -614,11 +622,13 @@ export function goalRows(
     });
   }
   const reason = goal.terminalReason ?? '';
+  // A waiting goal's reason says what it waits for (docs/runtime.md §2.13); add since when.
+  const since = goal.wait ? ` · since ${new Date(goal.wait.since).toLocaleString()}` : '';
   rows.push({
     kind: 'status',
     label: goalStatusLabel(goal.status),
-    description: reason ? oneLine(reason) : '',
-    tooltip: `Status: ${goal.status}${reason ? `\nReason: ${reason}` : ''}${goal.lastActor ? `\nLast change by: ${goal.lastActor}` : ''}`,
+    description: reason ? oneLine(reason) + since : since.slice(3),
+    tooltip: `Status: ${goal.status}${reason ? `\nReason: ${reason}` : ''}${goal.wait ? `\nWaiting since ${goal.wait.since}, asked by ${goal.wait.by}; the wall clock ${goal.wait.wallClock}` : ''}${goal.lastActor ? `\nLast change by: ${goal.lastActor}` : ''}`,
     icon: goalStatusIcon(goal.status),
     contextValue: `goal.status.${goal.status}`,
   });

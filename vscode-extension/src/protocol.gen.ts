@@ -18,6 +18,7 @@ export const SERVER_COMMANDS = {
   goalCreate: 'agentd.goal.create',
   goalPause: 'agentd.goal.pause',
   goalResume: 'agentd.goal.resume',
+  goalWait: 'agentd.goal.wait',
   goalCancel: 'agentd.goal.cancel',
   goalSetCheck: 'agentd.goal.setCheck',
   goalApproveCheck: 'agentd.goal.approveCheck',
@@ -53,6 +54,7 @@ export interface CommandArgs {
   'agentd.goal.create': GoalCreateArgs;
   'agentd.goal.pause': GoalPauseArgs;
   'agentd.goal.resume': NoArgs;
+  'agentd.goal.wait': GoalWaitArgs;
   'agentd.goal.cancel': NoArgs;
   'agentd.goal.setCheck': GoalSetCheckArgs;
   'agentd.goal.approveCheck': GoalApproveCheckArgs;
@@ -94,8 +96,10 @@ export interface CommandResults {
   'agentd.goal.create': State;
   /** Pauses the active goal as the user; returns `State`. */
   'agentd.goal.pause': State;
-  /** Resumes a paused or blocked goal as the user; returns `State`. */
+  /** Resumes a paused, blocked or waiting goal as the user; returns `State`. */
   'agentd.goal.resume': State;
+  /** Puts the active goal in the waiting state until a condition holds (docs/runtime.md §2.13); from an agent's shell it acts as the model; returns `State`. */
+  'agentd.goal.wait': State;
   /** Clears the goal as the user; returns `State` and `cancelled`: the goal as it ended. */
   'agentd.goal.cancel': CancelResult;
   /** Sets or removes the goal's verification command as the user (docs/runtime.md §2.10), approving it on this machine (§2.10.4); returns `State`. */
@@ -154,7 +158,7 @@ export interface NotificationParams {
 }
 
 /** Status of a goal (docs/runtime.md §2.1). [goal.Status] */
-export const GOAL_STATUSES = ['active', 'paused', 'blocked', 'complete'] as const;
+export const GOAL_STATUSES = ['active', 'paused', 'blocked', 'complete', 'waiting'] as const;
 
 /** One of GOAL_STATUSES. */
 export type GoalStatus = (typeof GOAL_STATUSES)[number];
@@ -172,7 +176,7 @@ export type TodoStatus = (typeof TODO_STATUSES)[number];
  * ChangeKind says what happened to the goal. History event kinds are
  * "goal." + kind (see Change.EventKind). [goal.ChangeKind]
  */
-export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'check', 'advance', 'budgetWarning', 'stall', 'stallCleared', 'progress', 'undo'] as const;
+export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'check', 'advance', 'budgetWarning', 'stall', 'stallCleared', 'progress', 'undo', 'wait', 'wake'] as const;
 
 /** One of GOAL_CHANGE_KINDS. */
 export type GoalChangeKind = (typeof GOAL_CHANGE_KINDS)[number];
@@ -218,13 +222,13 @@ export type UndoScope = (typeof UNDO_SCOPES)[number];
  */
 export const GOAL_ACTION_STATUSES = {
   /** goal.PauseFrom */
-  pause: ['active'],
+  pause: ['active', 'waiting'],
   /** goal.ResumeFrom */
-  resume: ['paused', 'blocked'],
+  resume: ['paused', 'blocked', 'waiting'],
   /** goal.BudgetFrom */
-  setBudget: ['active', 'paused', 'blocked'],
+  setBudget: ['active', 'paused', 'blocked', 'waiting'],
   /** goal.ModelStatuses */
-  modelUpdate: ['active', 'complete', 'blocked'],
+  modelUpdate: ['active', 'complete', 'blocked', 'waiting'],
 } as const satisfies Record<string, readonly GoalStatus[]>;
 
 /** An action of GOAL_ACTION_STATUSES. */
@@ -558,6 +562,47 @@ export interface GoalSnapshot {
    * checkboxes; absent when there are neither (docs/runtime.md §2.12).
    */
   progress?: Progress;
+  /**
+   * Wait is what a waiting goal waits for; absent unless the status is
+   * "waiting" (docs/runtime.md §2.13).
+   */
+  wait?: GoalWait;
+}
+
+/**
+ * GoalWait is what a waiting goal waits for (docs/runtime.md §2.13):
+ * since when and by whom, and its wake conditions. Any one condition
+ * wakes it; a person's resume always does. [protocol.GoalWait]
+ */
+export interface GoalWait {
+  since: string;
+  by: Actor;
+  note?: string;
+  /** Until: wake when this time arrives. */
+  until?: string;
+  /**
+   * Paths: wake when one of these workspace-relative files or folders
+   * changes.
+   */
+  paths?: string[];
+  /**
+   * CheckPasses: wake when the goal's check, approved on this machine,
+   * passes (polled with back-off).
+   */
+  checkPasses?: boolean;
+  /**
+   * WallClock is "counts" (the wait counts against the wall-clock
+   * budget) or "stops" (a person's choice only).
+   */
+  wallClock: string;
+}
+
+/**
+ * GoalWaitArgs is the ARGS of agentd.goal.wait (docs/runtime.md §2.13).
+ * WallClock is "counts" (the default) or "stops". [protocol.GoalWaitArgs]
+ */
+export interface GoalWaitArgs extends CommonArgs, WaitConditions {
+  wallClock?: string;
 }
 
 /** HistoryArgs is the ARGS of agentd.history. [protocol.HistoryArgs] */
@@ -1055,4 +1100,23 @@ export interface UndoArgs extends CommonArgs {
  */
 export interface UndoResult extends State {
   undone: HistoryEvent;
+}
+
+/**
+ * WaitConditions is what ends a wait, as a model (UpdateGoal's wait) or
+ * a person (agentd.goal.wait) asks for it (docs/runtime.md §2.13): at
+ * least one of Until, For, Paths and CheckPasses. [protocol.WaitConditions]
+ */
+export interface WaitConditions {
+  /**
+   * Until is a time: RFC 3339, or a time of day "HH:MM" (its next
+   * occurrence, in the daemon's local time).
+   */
+  until?: string;
+  /** For is a duration from now, as "90s", "30m", "2h30m". */
+  for?: string;
+  /** Paths are files or folders inside the workspace. */
+  paths?: string[];
+  checkPasses?: boolean;
+  note?: string;
 }

@@ -31,7 +31,7 @@ const MaxBytes = 16 << 20
 // slashes. A shell command reports a goal's task file as it is now with it,
 // since no watcher runs for one.
 func Read(root, path string) (goal.TaskFileInfo, error) {
-	rel, err := taskFileRel(root, path)
+	rel, err := pathRel(root, path, "task file")
 	if err != nil {
 		return goal.TaskFileInfo{}, err
 	}
@@ -43,7 +43,7 @@ func Read(root, path string) (goal.TaskFileInfo, error) {
 // root, or nil.
 func Find(root string, candidates []string) *goal.TaskFileInfo {
 	for _, c := range candidates {
-		rel, err := taskFileRel(root, c)
+		rel, err := pathRel(root, c, "task file")
 		if err != nil {
 			continue
 		}
@@ -58,14 +58,15 @@ func Find(root string, candidates []string) *goal.TaskFileInfo {
 	return nil
 }
 
-// taskFileRel cleans path into a slash-separated path relative to root,
-// refusing anything that leaves the folder lexically or through links.
-func taskFileRel(root, path string) (string, error) {
+// pathRel cleans path into a slash-separated path relative to root,
+// refusing anything that leaves the folder lexically or through links;
+// what names the path in the refusal ("task file", "wait path").
+func pathRel(root, path, what string) (string, error) {
 	if strings.TrimSpace(path) == "" {
-		return "", outside(path, "the path is empty")
+		return "", outside(what, path, "the path is empty")
 	}
 	if strings.ContainsRune(path, 0) {
-		return "", &goal.Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("task file %q is refused: the path contains a NUL byte; name a file inside the workspace", path)}
+		return "", &goal.Error{Code: goal.CodeArgsInvalid, Msg: fmt.Sprintf("%s %q is refused: the path contains a NUL byte; name a file inside the workspace", what, path)}
 	}
 	abs := path
 	if !filepath.IsAbs(abs) {
@@ -74,7 +75,7 @@ func taskFileRel(root, path string) (string, error) {
 	abs = filepath.Clean(abs)
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", outside(path, "it is not inside the workspace folder "+root)
+		return "", outside(what, path, "it is not inside the workspace folder "+root)
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -85,7 +86,7 @@ func taskFileRel(root, path string) (string, error) {
 		return "", argsInvalid(&unusableError{path: path, err: err})
 	}
 	if r, err := filepath.Rel(realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return "", outside(path, "a symbolic link takes it outside the workspace folder (to "+real+")")
+		return "", outside(what, path, "a symbolic link takes it outside the workspace folder (to "+real+")")
 	}
 	return filepath.ToSlash(rel), nil
 }
@@ -115,8 +116,8 @@ func evalExisting(path string) (string, error) {
 	}
 }
 
-func outside(path, why string) error {
-	return &goal.Error{Code: goal.CodeTaskFileOutside, Msg: fmt.Sprintf("task file %q is refused: %s; use a path inside the workspace", path, why)}
+func outside(what, path, why string) error {
+	return &goal.Error{Code: goal.CodeTaskFileOutside, Msg: fmt.Sprintf("%s %q is refused: %s; use a path inside the workspace", what, path, why)}
 }
 
 // readTaskFile reads the file at rel under root: exists, size, sha256,

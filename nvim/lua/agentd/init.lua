@@ -136,6 +136,26 @@ function M.goal_pause(reason, cb)
   goal_command(protocol.commands.goal_pause, { reason = reason ~= "" and reason or nil }, "goal paused", cb)
 end
 
+--- :AgentdGoalWait {duration|time} [path...] — agentd.goal.wait (docs/runtime.md §2.13): the
+--- first word is how long (`30m`, `2h`) or until when (`14:00`, RFC 3339); the others, files or
+--- folders of the workspace whose change wakes the goal (a first word that is neither is a path).
+function M.goal_wait(fargs, cb)
+  local args = { paths = {} }
+  for i, word in ipairs(fargs or {}) do
+    if i == 1 and word:match("^[%d.]+[hms][%d.hms]*$") then
+      args["for"] = word
+    elseif i == 1 and word:match("^%d+:%d") then
+      args["until"] = word
+    else
+      table.insert(args.paths, word)
+    end
+  end
+  if #args.paths == 0 then
+    args.paths = nil
+  end
+  goal_command(protocol.commands.goal_wait, args, "goal waiting", cb)
+end
+
 function M.goal_resume(cb)
   goal_command(protocol.commands.goal_resume, {}, "goal resumed", cb)
 end

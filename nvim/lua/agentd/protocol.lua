@@ -19,6 +19,7 @@ M.commands = {
   goal_create = "agentd.goal.create",
   goal_pause = "agentd.goal.pause",
   goal_resume = "agentd.goal.resume",
+  goal_wait = "agentd.goal.wait",
   goal_cancel = "agentd.goal.cancel",
   goal_set_check = "agentd.goal.setCheck",
   goal_approve_check = "agentd.goal.approveCheck",
@@ -48,13 +49,13 @@ M.notifications = {
 }
 
 --- Every goal.Status, in declaration order.
-M.goal_statuses = { "active", "paused", "blocked", "complete" }
+M.goal_statuses = { "active", "paused", "blocked", "complete", "waiting" }
 
 --- Every protocol.TodoStatus, in declaration order.
 M.todo_statuses = { "pending", "in_progress", "done" }
 
 --- Every goal.ChangeKind, in declaration order.
-M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "check", "advance", "budgetWarning", "stall", "stallCleared", "progress", "undo" }
+M.goal_change_kinds = { "create", "replace", "cancel", "pause", "resume", "block", "complete", "budget", "taskFile", "check", "advance", "budgetWarning", "stall", "stallCleared", "progress", "undo", "wait", "wake" }
 
 --- Every goal.Actor, in declaration order.
 M.actors = { "user", "model", "runtime", "system" }
@@ -75,10 +76,10 @@ M.undo_scopes = { "todo", "goal" }
 --- offer an action only for a goal in one of them. model_update: the statuses the
 --- model may set with UpdateGoal.
 M.goal_action_statuses = {
-  pause = { "active" }, -- goal.PauseFrom
-  resume = { "paused", "blocked" }, -- goal.ResumeFrom
-  set_budget = { "active", "paused", "blocked" }, -- goal.BudgetFrom
-  model_update = { "active", "complete", "blocked" }, -- goal.ModelStatuses
+  pause = { "active", "waiting" }, -- goal.PauseFrom
+  resume = { "paused", "blocked", "waiting" }, -- goal.ResumeFrom
+  set_budget = { "active", "paused", "blocked", "waiting" }, -- goal.BudgetFrom
+  model_update = { "active", "complete", "blocked", "waiting" }, -- goal.ModelStatuses
 }
 
 --- Stable error codes (docs/runtime.md §3): `data.code` of a refusal, by name.
@@ -170,6 +171,14 @@ M.limits = {
 ---@field requireTodos? boolean|nil
 ---@class agentd.GoalPauseArgs: agentd.CommonArgs
 ---@field reason? string
+---@class agentd.GoalWaitArgs: agentd.CommonArgs, agentd.WaitConditions
+---@field wallClock? string
+---@class agentd.WaitConditions
+---@field until? string
+---@field for? string
+---@field paths? string[]
+---@field checkPasses? boolean
+---@field note? string
 ---@class agentd.GoalSetCheckArgs: agentd.CommonArgs
 ---@field command string|nil
 ---@class agentd.GoalApproveCheckArgs: agentd.CommonArgs
@@ -255,7 +264,7 @@ M.limits = {
 ---@field goalId? string
 ---@field objective string
 ---@field completionCriterion? string
----@field status "active"|"paused"|"blocked"|"complete"
+---@field status "active"|"paused"|"blocked"|"complete"|"waiting"
 ---@field turnsUsed integer
 ---@field tokensUsed integer
 ---@field wallClockMs integer
@@ -269,6 +278,7 @@ M.limits = {
 ---@field stalled boolean
 ---@field requireTodos boolean
 ---@field progress? agentd.Progress|nil
+---@field wait? agentd.GoalWait|nil
 ---@class agentd.GoalBudget
 ---@field tokenBudget integer|nil
 ---@field turnBudget integer|nil
@@ -314,6 +324,14 @@ M.limits = {
 ---@field done integer
 ---@field total integer
 ---@field open string[]
+---@class agentd.GoalWait
+---@field since string
+---@field by "user"|"model"|"runtime"|"system"
+---@field note? string
+---@field until? string|nil
+---@field paths? string[]
+---@field checkPasses? boolean
+---@field wallClock string
 ---@class agentd.QueueState
 ---@field items agentd.QueuedGoal[]
 ---@field autoAdvance boolean
@@ -339,7 +357,7 @@ M.limits = {
 ---@field session string
 ---@field updatedAt string
 ---@field todoCount integer
----@field goalStatus? "active"|"paused"|"blocked"|"complete"
+---@field goalStatus? "active"|"paused"|"blocked"|"complete"|"waiting"
 ---@class agentd.HistoryResult
 ---@field events agentd.HistoryEvent[]
 ---@field more boolean
@@ -401,6 +419,7 @@ M.command_args = {
   goal_create = "agentd.GoalCreateArgs",
   goal_pause = "agentd.GoalPauseArgs",
   goal_resume = "agentd.NoArgs",
+  goal_wait = "agentd.GoalWaitArgs",
   goal_cancel = "agentd.NoArgs",
   goal_set_check = "agentd.GoalSetCheckArgs",
   goal_approve_check = "agentd.GoalApproveCheckArgs",
@@ -433,6 +452,7 @@ M.command_results = {
   goal_create = "agentd.State",
   goal_pause = "agentd.State",
   goal_resume = "agentd.State",
+  goal_wait = "agentd.State",
   goal_cancel = "agentd.CancelResult",
   goal_set_check = "agentd.State",
   goal_approve_check = "agentd.State",

@@ -19,6 +19,7 @@ M.goal_status = {
   paused = { hl = "AgentdGoalPaused", clock_runs = false },
   blocked = { hl = "AgentdGoalBlocked", clock_runs = false },
   complete = { hl = "AgentdGoalComplete", clock_runs = false },
+  waiting = { hl = "AgentdGoalWaiting", clock_runs = false },
 }
 
 --- Whether the active time of a goal with this status moves on (false for an unknown status).
@@ -566,6 +567,10 @@ function M.sidebar(state, opts)
     if v(goal.terminalReason) then
       l = add("  reason: " .. goal.terminalReason)
       hl(l, 2, 9, "AgentdLabel")
+    end
+    if v(goal.wait) then -- what a waiting goal waits for is its reason (docs/runtime.md §2.13)
+      l = add(string.format("  waiting since %s (asked by %s; the wall clock %s)", tostring(goal.wait.since), tostring(goal.wait.by), tostring(goal.wait.wallClock)))
+      hl(l, 2, 15, "AgentdLabel")
     end
     if v(goal.stalled) then
       l = add("  stalled: no change to the todo list or task file")

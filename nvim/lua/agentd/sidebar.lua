@@ -36,6 +36,7 @@ local highlight_links = {
   AgentdWarn = "DiagnosticWarn",
   AgentdGoalActive = "DiagnosticOk",
   AgentdGoalPaused = "DiagnosticWarn",
+  AgentdGoalWaiting = "DiagnosticHint",
   AgentdGoalBlocked = "DiagnosticError",
   AgentdGoalComplete = "DiagnosticInfo",
   AgentdTodoPending = "Comment",

@@ -142,6 +142,18 @@ test(":AgentdGoalPause, :AgentdGoalResume, :AgentdGoalCancel", function()
   wait_goal(function(x)
     return x and x.status == "active"
   end, "goal active again")
+  vim.cmd("AgentdGoalWait 2h build")
+  g = wait_goal(function(x)
+    return x and x.status == "waiting"
+  end, "goal waiting")
+  H.ok(g.wait and g.wait.paths and g.wait.paths[1] == "build", "the wait names the path")
+  H.wait(function()
+    return H.sidebar_text():find("waiting since ", 1, true) ~= nil
+  end, "sidebar shows since when the goal waits", 10000, describe)
+  vim.cmd("AgentdGoalResume")
+  wait_goal(function(x)
+    return x and x.status == "active"
+  end, "goal active after the wait")
   vim.cmd("AgentdGoalCancel")
   wait_goal(function(x)
     return x == nil

@@ -6,7 +6,7 @@ local client = require("agentd.client")
 
 test("plugin/agentd.lua defines the commands", function()
   local cmds = vim.api.nvim_get_commands({})
-  for _, name in ipairs({ "AgentdToggle", "AgentdGoal", "AgentdGoalPause", "AgentdGoalResume", "AgentdGoalCancel",
+  for _, name in ipairs({ "AgentdToggle", "AgentdGoal", "AgentdGoalPause", "AgentdGoalResume", "AgentdGoalCancel", "AgentdGoalWait",
     "AgentdBudget", "AgentdTodoAdd", "AgentdRefresh", "AgentdTaskFile", "AgentdUndo", "AgentdHistory" }) do
     H.ok(cmds[name], name .. " is defined")
   end
