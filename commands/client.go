@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agentd/agentd/caller"
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/reminder"
 	"github.com/agentd/agentd/service"
@@ -274,7 +275,7 @@ func (c *Client) dropLocked(ws *workspace.Workspace) {
 // folderGone is the refusal of a command whose folder was removed from the
 // client after the command picked it.
 func folderGone(f *folder) error {
-	return &Error{Code: "workspace.unknown", Msg: fmt.Sprintf("%s is no longer an open workspace folder (it was removed after this request arrived): nothing was done", f.path)}
+	return &Error{Code: protocol.CodeUnknownWorkspace, Msg: fmt.Sprintf("%s is no longer an open workspace folder (it was removed after this request arrived): nothing was done", f.path)}
 }
 
 func (c *Client) hasLocked(f *folder) bool {
@@ -291,7 +292,7 @@ func (c *Client) pick(want string) (*folder, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.folders) == 0 {
-		return nil, &Error{Code: "workspace.none", Msg: "no workspace folder is open: open a folder in the editor (LSP workspaceFolders or rootUri), or give --workspace to a shell command"}
+		return nil, &Error{Code: protocol.CodeNoWorkspace, Msg: "no workspace folder is open: open a folder in the editor (LSP workspaceFolders or rootUri), or give --workspace to a shell command"}
 	}
 	var f *folder
 	switch {
@@ -306,12 +307,12 @@ func (c *Client) pick(want string) (*folder, error) {
 			}
 		}
 		if f == nil {
-			return nil, &Error{Code: "workspace.unknown", Msg: fmt.Sprintf("%s is not an open workspace folder; open folders: %s", want, c.pathsLocked())}
+			return nil, &Error{Code: protocol.CodeUnknownWorkspace, Msg: fmt.Sprintf("%s is not an open workspace folder; open folders: %s", want, c.pathsLocked())}
 		}
 	case len(c.folders) == 1:
 		f = c.folders[0]
 	default:
-		return nil, &Error{Code: "workspace.unknown", Msg: fmt.Sprintf("several workspace folders are open (%s): say which one with the \"workspace\" argument", c.pathsLocked())}
+		return nil, &Error{Code: protocol.CodeUnknownWorkspace, Msg: fmt.Sprintf("several workspace folders are open (%s): say which one with the \"workspace\" argument", c.pathsLocked())}
 	}
 	return f, nil
 }

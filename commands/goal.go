@@ -187,7 +187,10 @@ var goalCommands = []Command{
 			if err != nil {
 				return protocol.State{}, err
 			}
-			s, err := c.updateGoal(func(g *goal.State) ([]goal.Change, error) {
+			if err := workspace.CheckRequestID(a.RequestID); err != nil {
+				return protocol.State{}, err
+			}
+			s, err := c.svc.UpdateGoalOnce(c.folder.ws, c.session, a.RequestID, func(g *goal.State) ([]goal.Change, error) {
 				person := c.svc.Person()
 				cs, err := g.Create(goal.CreateParams{Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Replace: a.Replace, TaskFile: tf, Check: a.Check, CheckSetBy: &person,
 					TodosOptional: a.RequireTodos != nil && !*a.RequireTodos}, c.svc.Now())

@@ -45,7 +45,8 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant, conse
 			items = []todo.Item{}
 		}
 		out = append(out, Notification{Method: protocol.MethodTodoChanged, Params: protocol.TodoChanged{
-			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: items, Actor: protocol.Actor(n.Change.Actor)}})
+			Workspace: folderURI, Session: n.Session.Name, Revision: n.Session.Revision, Items: items, Actor: protocol.Actor(n.Change.Actor),
+			SubagentLists: todo.CloneSubagentLists(n.Session.SubagentLists)}})
 	}
 	if n.Change.Goal {
 		snap := n.Session.Goal.Snapshot(now).WithPlan(n.Session.Todos)

@@ -29,7 +29,7 @@ func (c *call) stateOf(s workspace.Session) protocol.State {
 		Workspace: c.folder.uri,
 		Session:   s.Name,
 		Revision:  s.Revision,
-		Todos:     protocol.TodosState{Items: items, Revision: s.TodosRevision},
+		Todos:     protocol.TodosState{Items: items, Revision: s.TodosRevision, SubagentLists: todo.CloneSubagentLists(s.SubagentLists)},
 		Goal:      wireGoal(snap),
 		Queue:     queueOf(&s.Goal, queue),
 		Stale:     c.folder.ws.Stale(),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/jsonin"
+	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
 )
@@ -160,7 +161,7 @@ func runTodo(c *call, in todo.Input, desc string, cur workspace.Session, turnID 
 	if err != nil {
 		return protocol.ToolResult{}, err
 	}
-	return protocol.ToolResult{Output: plan.Output(s.Todos), Description: desc}, nil
+	return protocol.ToolResult{Output: plan.Output(service.AgentTodos(s, c.agent)), Description: desc}, nil
 }
 
 // refusal is a model-facing refusal (docs/protocol.md §3: inside agentd.callTool a

@@ -5,20 +5,20 @@ import (
 	"errors"
 	"github.com/agentd/agentd/commands/protocol"
 
-	"github.com/agentd/agentd/service"
+	"github.com/agentd/agentd/todo"
 )
 
 var undoCommands = []Command{
 	def[protocol.UndoResult](protocol.CmdUndo,
 		func(ctx context.Context, c *call, a *protocol.UndoArgs) (protocol.UndoResult, error) {
 			s, undone, err := c.svc.Undo(c.folder.ws, c.session, a.Scope, a.ExpectedRevision)
-			var ue *service.UndoError
-			if errors.As(err, &ue) && ue.Conflict {
+			var conflict *protocol.Error
+			if errors.As(err, &conflict) && conflict.Code == todo.CodeConflict {
 				cur, verr := c.folder.ws.View(c.session)
 				if verr != nil {
 					return protocol.UndoResult{}, verr
 				}
-				return protocol.UndoResult{}, &Error{Code: ue.Code, Msg: ue.Msg, Data: map[string]any{"state": c.stateOf(cur)}}
+				return protocol.UndoResult{}, &Error{Code: conflict.Code, Msg: conflict.Msg, Data: map[string]any{"state": c.stateOf(cur)}}
 			}
 			if err != nil {
 				return protocol.UndoResult{}, err

@@ -114,10 +114,6 @@ type claudeLine struct {
 	} `json:"message"`
 }
 
-// stopWait is how long a Stop waits for the last assistant message to reach
-// the transcript, which Claude Code writes behind its hooks.
-const stopWait = 800 * time.Millisecond
-
 // read reads the transcript's new lines into the cursor: the newest
 // message with text, and each assistant message's output tokens (once per
 // message id, at its largest value), unclaimed until tokens takes them.
@@ -184,13 +180,13 @@ func (h claude) key(ctx context.Context, ev event, raw []byte, c *cursor) (strin
 // ended is the id of the assistant message a Stop ends, and the cursor
 // remembers it: the newest message with text, once it holds
 // last_assistant_message and is not the message the last Stop ended.
-// Claude Code writes its transcript behind its hooks, so it waits up to
-// stopWait for that message; when none comes (the same Stop delivered
+// Claude Code writes its transcript behind its hooks, so it waits until
+// transcriptDeadline for that message; when none comes (the same Stop delivered
 // again), the Stop's place is the message the last Stop ended. A Stop
 // without last_assistant_message ends the newest message as read.
 func (h claude) ended(ctx context.Context, ev event, c *cursor) (string, error) {
 	want := strings.TrimSpace(ev.lastMessage)
-	deadline := time.Now().Add(stopWait)
+	deadline := transcriptDeadline(ctx)
 	for {
 		if err := h.read(ev, c); err != nil {
 			return "", err

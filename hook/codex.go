@@ -92,11 +92,6 @@ type codexLine struct {
 	} `json:"payload"`
 }
 
-// recordWait is how long a PostToolUse waits for the token_usage_record of
-// its tool's model response, which Codex writes as the response completes,
-// beside the tool run that its hook follows.
-const recordWait = 800 * time.Millisecond
-
 // read reads the rollout's new lines into the cursor: each model
 // response's output tokens, unclaimed until tokens takes them. Codex 0.169
 // writes a token_usage_record (the response's usage) as each response
@@ -193,12 +188,13 @@ func (h codex) boundary(ctx context.Context, ev event, c *cursor) (int64, bool, 
 }
 
 // awaitRecord reads the rollout until the record of the response that
-// called ev's tool is read, for up to recordWait: in a rollout with
+// called ev's tool is read, which Codex writes as the response completes,
+// beside the tool run that its hook follows, until transcriptDeadline: in a rollout with
 // records, or one with no response counted yet (the session's first, whose
 // record may come); an older Codex, whose rollout has none, pays the wait
 // once per rollout.
 func (h codex) awaitRecord(ctx context.Context, ev event, c *cursor) error {
-	deadline := time.Now().Add(recordWait)
+	deadline := transcriptDeadline(ctx)
 	for {
 		if err := h.read(ev, c); err != nil {
 			return err

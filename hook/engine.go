@@ -194,9 +194,13 @@ func (e *engine) cursorPath() string {
 func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 	if e.ev.subagent != "" {
 		// A subagent gets no reminders and no goal tools (docs/runtime.md):
-		// only its goal tool calls are answered, with agentd's refusal.
-		if e.ev.kind == kindGate {
+		// only its goal tool calls are answered, with agentd's refusal,
+		// and its own todo tool is mirrored into its own list (§1.3).
+		switch {
+		case e.ev.kind == kindGate:
 			return e.gateSubagent(ctx)
+		case e.ev.todos != nil:
+			return outcome{}, e.mirrorTodos(ctx)
 		}
 		return outcome{}, nil
 	}
@@ -556,11 +560,17 @@ func (e *engine) endTurn(ctx context.Context, outcome protocol.Outcome, terr *pr
 }
 
 // gateSubagent answers a subagent's call of an agentd goal tool with
-// agentd's refusal (asked with the subagent's id, which changes nothing).
+// agentd's refusal (asked with the subagent's id, which changes nothing),
+// and refuses its call of agentd's TodoList: that call reaches agentd
+// through MCP without the subagent's id, so it would write the main
+// agent's list (docs/runtime.md §1.3).
 func (e *engine) gateSubagent(ctx context.Context) (outcome, error) {
 	name := agentdTool(e.ev.tool)
-	if name == "" || name == todoListTool {
+	switch name {
+	case "":
 		return outcome{}, nil
+	case todoListTool:
+		return outcome{deny: subagentTodoListRefusal}, nil
 	}
 	var res protocol.ToolResult
 	if err := e.exec(ctx, protocol.CmdCallTool, protocol.CallToolArgs{Common: protocol.Common{Agent: e.ev.subagent}, Name: name, Input: json.RawMessage("{}")}, &res); err != nil {
@@ -575,14 +585,19 @@ func (e *engine) gateSubagent(ctx context.Context) (outcome, error) {
 // todoListTool is agentd's todo tool (docs/protocol.md §3, agentd.tools).
 const todoListTool = "TodoList"
 
-// mirrorTodos writes the agent's own todo list into agentd's, as the model.
+// subagentTodoListRefusal is what a subagent reads when the hook refuses
+// its call of agentd's TodoList (docs/runtime.md §1.3).
+const subagentTodoListRefusal = "agentd's TodoList keeps the main agent's list, and a subagent may not write it. Keep your own todo list with your agent's own todo tool: agentd keeps it as your list, shown under the item the main agent is working on."
+
+// mirrorTodos writes the agent's own todo list into agentd's, as the model:
+// a subagent's into its own list (docs/runtime.md §1.3).
 func (e *engine) mirrorTodos(ctx context.Context) error {
 	input, err := json.Marshal(map[string][]protocol.TodoItem{"todos": e.ev.todos})
 	if err != nil {
 		return err
 	}
 	var res protocol.ToolResult
-	if err := e.exec(ctx, protocol.CmdCallTool, protocol.CallToolArgs{Name: todoListTool, Input: input}, &res); err != nil {
+	if err := e.exec(ctx, protocol.CmdCallTool, protocol.CallToolArgs{Common: protocol.Common{Agent: e.ev.subagent}, Name: todoListTool, Input: input}, &res); err != nil {
 		return err
 	}
 	if res.IsError {

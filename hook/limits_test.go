@@ -2,48 +2,36 @@ package hook
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// claudeSession plays Claude Code events against d: prompt, a Stop after
-// model call n (its message written to the transcript first), a tool
-// batch, and SessionEnd.
+// claudeSession is a Claude Code session whose daemon continues every
+// turn: prompt, a Stop after model call n (its message written to the
+// transcript first), a tool batch.
 type claudeSession struct {
-	t          *testing.T
-	d          *fakeDaemon
-	opts       Options
-	transcript string
-	n          int
+	*shellSession
+	n int
 }
 
 func newClaudeSession(t *testing.T) *claudeSession {
-	d := continuing(t)
-	return &claudeSession{t: t, d: d, transcript: filepath.Join(t.TempDir(), "transcript.jsonl"),
-		opts: Options{Host: "claude", Folder: t.TempDir(), StateDir: t.TempDir(), Dial: d.dial}}
+	return &claudeSession{shellSession: claudeShell(t, continuing(t))}
 }
 
-func (s *claudeSession) event(in string) (string, []string) {
-	return s.d.event(s.opts, strings.ReplaceAll(in, "$T", s.transcript))
-}
-
-func (s *claudeSession) prompt(id string) {
-	s.event(`{"hook_event_name":"UserPromptSubmit","session_id":"c1","cwd":"/","transcript_path":"$T","prompt_id":"` + id + `","prompt":"Work."}`)
-}
+func (s *claudeSession) prompt(id string) { s.send(prompt(id)) }
 
 // answer writes model call n's message ("Done.", n tokens) and sends its Stop.
 func (s *claudeSession) answer() (string, []string) {
 	s.n++
-	appendLine(s.t, s.transcript, fmt.Sprintf(`{"type":"assistant","message":{"id":"msg_%d","content":[{"type":"text","text":"Done."}],"usage":{"output_tokens":%d}}}`, s.n, s.n))
-	return s.event(`{"hook_event_name":"Stop","session_id":"c1","cwd":"/","transcript_path":"$T","prompt_id":"p1","stop_hook_active":true,"last_assistant_message":"Done."}`)
+	return s.send(hookEvent(`"hook_event_name":"Stop","prompt_id":"p1","stop_hook_active":true,"last_assistant_message":"Done."`).
+		after(fmt.Sprintf(`{"type":"assistant","message":{"id":"msg_%d","content":[{"type":"text","text":"Done."}],"usage":{"output_tokens":%d}}}`, s.n, s.n)))
 }
 
 // tools writes model call n's tool call and sends its PostToolBatch.
 func (s *claudeSession) tools() {
 	s.n++
-	appendLine(s.t, s.transcript, fmt.Sprintf(`{"type":"assistant","message":{"id":"msg_%d","content":[{"type":"tool_use"}],"usage":{"output_tokens":1}}}`, s.n))
-	s.event(fmt.Sprintf(`{"hook_event_name":"PostToolBatch","session_id":"c1","cwd":"/","transcript_path":"$T","tool_calls":[{"tool_use_id":"toolu_%d"}]}`, s.n))
+	s.send(hookEvent(fmt.Sprintf(`"hook_event_name":"PostToolBatch","tool_calls":[{"tool_use_id":"toolu_%d"}]`, s.n)).
+		after(fmt.Sprintf(`{"type":"assistant","message":{"id":"msg_%d","content":[{"type":"tool_use"}],"usage":{"output_tokens":1}}}`, s.n)))
 }
 
 // The calls of a Stop whose continuation Claude Code would not run: the
@@ -132,7 +120,7 @@ func TestClaudeContinuationNotRun(t *testing.T) {
 			s.n++
 			appendLine(t, s.transcript, fmt.Sprintf(`{"type":"assistant","message":{"id":"msg_%d","content":[{"type":"text","text":"Half"}],"usage":{"output_tokens":3}}}`, s.n))
 		}
-		_, calls := s.event(`{"hook_event_name":"SessionEnd","session_id":"c1","cwd":"/","transcript_path":"$T","reason":"other"}`)
+		_, calls := s.send(sessionEnd)
 		if commandsOf(calls) != "agentd.step.end agentd.turn.end" {
 			t.Fatalf("ran %v: SessionEnd sent %v", ran, calls)
 		}
@@ -150,7 +138,7 @@ func TestClaudeContinuationNotRun(t *testing.T) {
 	s := newClaudeSession(t)
 	s.prompt("p1")
 	s.answer()
-	_, calls := s.event(`{"hook_event_name":"UserPromptSubmit","session_id":"c1","cwd":"/","transcript_path":"$T","prompt_id":"p2","prompt":"Something else."}`)
+	_, calls := s.send(hookEvent(`"hook_event_name":"UserPromptSubmit","prompt_id":"p2","prompt":"Something else."`))
 	if commandsOf(calls) != "agentd.step.end agentd.turn.end agentd.turn.begin agentd.step.begin" || !strings.Contains(calls[1], `"kind":"agent_limit"`) || !strings.Contains(calls[2], `"origin":"user"`) {
 		t.Errorf("the user's prompt after an unrun continuation sent %v", calls)
 	}

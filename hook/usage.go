@@ -51,13 +51,30 @@ func claim(c *cursor) (int64, int) {
 	return total, responses
 }
 
+// answerReserve is the part of an event's time (Options.Timeout) that a
+// hook waiting for the agent's transcript keeps for agentd's answer. The
+// agents write their transcripts behind their hooks, a moment later on a
+// loaded machine, so the wait lasts as long as the event's time allows
+// rather than a fixed while, which the hook's own start may have eaten
+// into already.
+const answerReserve = 700 * time.Millisecond
+
+// transcriptDeadline is when a wait for the agent's transcript gives up:
+// once the event has only answerReserve left.
+func transcriptDeadline(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d.Add(-answerReserve)
+	}
+	return time.Now().Add(DefaultTimeout - answerReserve)
+}
+
 // awaitResponse reads the transcript with read until it holds a response
-// not yet claimed or stopWait passes: an agent that writes its transcript
-// behind its hooks (Qwen Code, Copilot CLI) may run the hook of a stop a
-// moment before the response it ends is on disk. None coming is a stop
-// delivered again, or one with no model call.
+// not yet claimed or transcriptDeadline passes: an agent that writes its
+// transcript behind its hooks (Qwen Code, Copilot CLI) may run the hook of
+// a stop a moment before the response it ends is on disk. None coming is a
+// stop delivered again, or one with no model call.
 func awaitResponse(ctx context.Context, c *cursor, read func() error) error {
-	deadline := time.Now().Add(stopWait)
+	deadline := transcriptDeadline(ctx)
 	for {
 		if err := read(); err != nil || c.UnclaimedResponses > 0 || !time.Now().Before(deadline) {
 			return err

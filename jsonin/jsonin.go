@@ -3,8 +3,9 @@
 // initialize params and settings (docs/protocol.md §3.1). Decode is
 // strict: unknown fields, duplicate keys, wrong types, missing required
 // fields and trailing data are refused; DecodeLenient ignores unknown fields.
-// Errors are *Error, which names the place in words a JSON user knows (no
-// Go type names) and carries the protocol code args.invalid.
+// A refusal is the protocol's coded error (protocol.Error) of code
+// args.invalid whose cause is an *Error, which names the place in words a
+// JSON user knows (no Go type names).
 //
 // It imports the standard library and commands/protocol (a leaf, for the
 // code args.invalid) only, so that every agentd package may use it: todo and goal decode their tool inputs with it; commands decodes
@@ -42,9 +43,13 @@ const (
 	WrongType                // a value of the wrong JSON type
 )
 
-// Error is an input that does not decode. Its message names the place
+// Error is what does not decode in an input: the cause of the refusal,
+// which Decode and DecodeLenient return as a protocol.Error of code
+// args.invalid with the same message, so that the protocol's is the one
+// type that carries a code. Its message names the place
 // ("arguments.items[2]: unknown field \"Status\""); callers that word the
-// refusal their own way (the goal tools) read the other fields.
+// refusal their own way (the goal tools) find it with errors.As and read
+// the other fields.
 type Error struct {
 	Problem Problem
 	// Field is the JSON name of the field concerned ("" for the input as a
@@ -62,8 +67,14 @@ type Error struct {
 
 func (e *Error) Error() string { return e.msg }
 
-// ErrorCode is CodeArgsInvalid.
-func (e *Error) ErrorCode() string { return CodeArgsInvalid }
+// refusal is err, a decoding problem, as the protocol's refusal of code
+// args.invalid; nil stays nil.
+func refusal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &protocol.Error{Code: CodeArgsInvalid, Err: err}
+}
 
 func errorOf(p Problem, field, want string, format string, args ...any) *Error {
 	return &Error{Problem: p, Field: field, Want: want, msg: fmt.Sprintf(format, args...)}
@@ -72,8 +83,12 @@ func errorOf(p Problem, field, want string, format string, args ...any) *Error {
 // DecodeLenient decodes the JSON object raw into dst, ignoring unknown
 // fields (LSP initialize params carry many agentd does not read): absent,
 // null and [] mean {}; another non-object, or a field of the wrong type, is
-// an *Error naming it; what prefixes the message ("initialize params").
+// refused naming it; what prefixes the message ("initialize params").
 func DecodeLenient(raw json.RawMessage, dst any, what string) error {
+	return refusal(decodeLenient(raw, dst, what))
+}
+
+func decodeLenient(raw json.RawMessage, dst any, what string) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || IsEmptyArray(raw) || bytes.Equal(raw, []byte("null")) {
 		return nil
@@ -90,7 +105,7 @@ func DecodeLenient(raw json.RawMessage, dst any, what string) error {
 // Decode decodes the JSON object raw into dst (a pointer) strictly: absent,
 // null and [] mean {}; unknown fields (matched exactly, not ignoring case),
 // duplicate keys, wrong types, required fields left out and trailing data
-// are refused with an *Error that names the place; what says what is being
+// are refused (an *Error as the cause) naming the place; what says what is being
 // decoded ("arguments", "TodoList input") for the message. A struct field
 // tagged `jsonin:"required"` must be present and not null; one tagged
 // `jsonin:"given"` must be present, and may be null.
@@ -110,6 +125,10 @@ func DecodeLenient(raw json.RawMessage, dst any, what string) error {
 // first (in the order of the text), then missing required fields, then
 // wrong types.
 func Decode(raw json.RawMessage, dst any, what string) error {
+	return refusal(decode(raw, dst, what))
+}
+
+func decode(raw json.RawMessage, dst any, what string) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || IsEmptyArray(raw) || bytes.Equal(raw, []byte("null")) {
 		raw = json.RawMessage("{}")

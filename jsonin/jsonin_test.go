@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 // TestCheckDuplicates: the scan of values without a Go type to check
@@ -71,8 +73,8 @@ func TestDecodeErrors(t *testing.T) {
 		if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(Error{})); diff != "" {
 			t.Errorf("Decode(%s) (-want +got):\n%s", tt.raw, diff)
 		}
-		if got.ErrorCode() != CodeArgsInvalid {
-			t.Errorf("Decode(%s): code %q", tt.raw, got.ErrorCode())
+		if code := protocol.ErrorCode(err); code != CodeArgsInvalid {
+			t.Errorf("Decode(%s): code %q", tt.raw, code)
 		}
 	}
 	for _, raw := range []string{``, `null`, `[]`, `[ ]`} {

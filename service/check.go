@@ -191,7 +191,7 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 	var res goal.ToolResult
 	var needed bool
 	runID := newRunID()
-	_, err := s.updateGoalOf(ws, session, func(st *workspace.Session) ([]goal.Change, error) {
+	_, err := s.updateGoalOf(ws, session, "", func(st *workspace.Session) ([]goal.Change, error) {
 		g := &st.Goal
 		tc.Todos = st.Todos // a goal that requires its items completes only once they are done (docs/runtime.md §2.12)
 		if needed = g.CompletionCheck(tc); !needed {
@@ -227,7 +227,7 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 	if registered {
 		defer s.checks.end(key)
 	}
-	_, err = s.updateGoalOf(ws, session, func(st *workspace.Session) ([]goal.Change, error) {
+	_, err = s.updateGoalOf(ws, session, "", func(st *workspace.Session) ([]goal.Change, error) {
 		g, now := &st.Goal, s.Now()
 		tc.Todos = st.Todos // the list as it is now: the model may have reopened an item while the check ran
 		cs, recorded := g.FinishCheck(start, run, now)

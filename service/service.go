@@ -170,18 +170,33 @@ func TodoChange(st *workspace.Session, kind string, actor goal.Actor, payload wo
 // transaction (StoredGoalChange). An error of fn is returned and nothing is
 // stored; other errors are those of workspace.Workspace.Update.
 func (s *Service) UpdateGoal(ws *workspace.Workspace, session string, fn func(g *goal.State) ([]goal.Change, error)) (workspace.Session, error) {
-	return s.updateGoalOf(ws, session, func(st *workspace.Session) ([]goal.Change, error) { return fn(&st.Goal) })
+	return s.UpdateGoalOnce(ws, session, "", fn)
 }
 
-// updateGoalOf is UpdateGoal for a rule that reads more of the session
-// than its goal (the todo list a goal requires, docs/runtime.md §2.12); fn
-// changes the goal only.
-func (s *Service) updateGoalOf(ws *workspace.Workspace, session string, fn func(st *workspace.Session) ([]goal.Change, error)) (workspace.Session, error) {
+// UpdateGoalOnce is UpdateGoal for a write the client identified with
+// requestID (workspace/request.go; docs/team.md, "What a write
+// acknowledges"): one the session applied already changes nothing and
+// answers the session as it is; a change records the id in the same
+// write. An empty requestID identifies nothing.
+func (s *Service) UpdateGoalOnce(ws *workspace.Workspace, session, requestID string, fn func(g *goal.State) ([]goal.Change, error)) (workspace.Session, error) {
+	return s.updateGoalOf(ws, session, requestID, func(st *workspace.Session) ([]goal.Change, error) { return fn(&st.Goal) })
+}
+
+// updateGoalOf is UpdateGoalOnce for a rule that reads more of the
+// session than its goal (the todo list a goal requires, docs/runtime.md
+// §2.12); fn changes the goal only.
+func (s *Service) updateGoalOf(ws *workspace.Workspace, session, requestID string, fn func(st *workspace.Session) ([]goal.Change, error)) (workspace.Session, error) {
 	return ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+		if requestID != "" && st.Requested(requestID) {
+			return workspace.Change{}, nil
+		}
 		before := st.Goal.Snapshot(s.Now())
 		cs, err := fn(st)
 		if err != nil {
 			return workspace.Change{}, err
+		}
+		if requestID != "" && len(cs) > 0 {
+			st.RecordRequest(requestID, s.wall())
 		}
 		return StoredGoalChange(before, cs), nil
 	})

@@ -28,9 +28,17 @@ import (
 // unknown) still answers the stored session,
 // and the failure is logged. Errors: those of workspace.Workspace.Update
 // and View.
+//
+// A subagent's call (agent other than goal.MainAgent) reads and writes the
+// subagent's own list instead (docs/runtime.md §1.3): AgentTodos is what it
+// reads. Its write (kind todo.subagentWrite) leaves the session's list, the
+// stale reminder's counts and the goal's plan as they are.
 func (s *Service) CallTodo(ws *workspace.Workspace, session, agent, turnID string, plan todo.Plan, cur workspace.Session) (workspace.Session, error) {
 	if err := cur.Goal.CheckTurn(turnID); err != nil {
 		return workspace.Session{}, err
+	}
+	if agent != goal.MainAgent {
+		return s.callSubagentTodo(ws, session, agent, turnID, plan, cur)
 	}
 	marks := func(st *workspace.Session) bool { return !st.TodoUsage.Used && agent == goal.MainAgent }
 	if !plan.Write && !marks(&cur) {
@@ -63,6 +71,44 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent, turnID strin
 	}
 	return st, err
 }
+
+// AgentTodos is the list agent's TodoList reads in st: the session's list
+// for goal.MainAgent, a subagent's own list otherwise, [] until its first
+// write (docs/runtime.md §1.3).
+func AgentTodos(st workspace.Session, agent string) []todo.Item {
+	if agent == goal.MainAgent {
+		return st.Todos
+	}
+	if items, ok := todo.SubagentItems(st.SubagentLists, agent); ok {
+		return items
+	}
+	return []todo.Item{}
+}
+
+// callSubagentTodo is CallTodo for a subagent: a read is answered from cur;
+// a write replaces the subagent's own list (todo.WriteSubagent: linked to
+// the session's in_progress item at its first write, the oldest lists
+// pruned), as a change of the session's todo lists by the model.
+func (s *Service) callSubagentTodo(ws *workspace.Workspace, session, agent, turnID string, plan todo.Plan, cur workspace.Session) (workspace.Session, error) {
+	if !plan.Write {
+		return cur, nil
+	}
+	return ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+		if err := st.Goal.CheckTurn(turnID); err != nil {
+			return workspace.Change{}, err
+		}
+		lists, before := todo.WriteSubagent(st.SubagentLists, agent, plan.Items, st.Todos)
+		if before == nil {
+			before = []todo.Item{}
+		}
+		st.SubagentLists = lists
+		return TodoChange(st, SubagentWriteKind, goal.Model, workspace.TodoPayload{Items: plan.Items, Agent: &agent}, workspace.TodosBefore{Items: before}, s.Now()), nil
+	})
+}
+
+// SubagentWriteKind is the history event kind of a subagent's TodoList
+// write (docs/runtime.md §1.3, §5.3); an undo looks past it (§6).
+const SubagentWriteKind = "todo.subagentWrite"
 
 // CallGoalTool runs tc, the decoded call of the goal tool named name, on
 // session of ws (goal.State.CallTool) and stores its changes; cur is that

@@ -42,9 +42,11 @@ func Undoable() []string {
 // file's record, the budget warnings fired or the stall mark
 // (docs/runtime.md §2.4.4, §2.4.5), which an undo keeps as they are: they
 // are not changes of the goal scope, so an undo looks past them and they
-// never conflict.
+// never conflict; and a subagent's write of its own list (docs/runtime.md
+// §1.3), which is no change of the session's list.
 var transparent = []string{"goal." + string(goal.ChangeProgress), "goal." + string(goal.ChangeTaskFile),
-	"goal." + string(goal.ChangeBudgetWarning), "goal." + string(goal.ChangeStall), "goal." + string(goal.ChangeStallCleared)}
+	"goal." + string(goal.ChangeBudgetWarning), "goal." + string(goal.ChangeStall), "goal." + string(goal.ChangeStallCleared),
+	SubagentWriteKind}
 
 // transparentEvent says whether an undo looks past ev: a kind of
 // transparent, or a goal.check that only began or ended a run of the check
@@ -74,19 +76,13 @@ func checkCommand(ev workspace.Event, before bool) string {
 	return g.Check.Command
 }
 
-// UndoError is a refused undo. Code is todo.conflict (Conflict true: a
-// newer change of the scope than the one to undo, or than the caller saw)
-// or args.invalid (nothing to undo, or a change undo does not revert).
-type UndoError struct {
-	Code     string
-	Msg      string
-	Conflict bool
+// undoRefusal is a refused undo, the protocol's coded error: code
+// todo.conflict (a newer change of the scope than the one to undo, or than
+// the caller saw) or args.invalid (nothing to undo, or a change undo does
+// not revert).
+func undoRefusal(code, format string, args ...any) *protocol.Error {
+	return &protocol.Error{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
-
-func (e *UndoError) Error() string { return e.Msg }
-
-// ErrorCode is the stable code (docs/runtime.md §3).
-func (e *UndoError) ErrorCode() string { return e.Code }
 
 // maxUndoAttempts bounds the retries of an undo whose session keeps
 // changing in other scopes between its read of history and its write.
@@ -103,13 +99,13 @@ var errUndoStale = errors.New("the session changed after its history was read")
 // so that a person never undoes a change they have not seen. A change of
 // the scope that commits between the read of history and the write is a
 // conflict too; changes of other scopes meanwhile are not (the read is
-// retried). Refusals are *UndoError; goal.not_resumable (the goal would
+// retried). Refusals are *protocol.Error of code todo.conflict or
+// args.invalid; goal.not_resumable (the goal would
 // become active with a spent budget) is goal's; other errors are those of
 // workspace.Workspace.History and Update.
 func (s *Service) Undo(ws *workspace.Workspace, session string, scope UndoScope, expected *uint64) (workspace.Session, workspace.Event, error) {
 	if scope != "" && !slices.Contains(protocol.UndoScopes(), scope) {
-		return workspace.Session{}, workspace.Event{}, &UndoError{Code: goal.CodeArgsInvalid,
-			Msg: fmt.Sprintf("scope %q is not an undo scope; use \"todo\", \"goal\", or none for the newest change of either", scope)}
+		return workspace.Session{}, workspace.Event{}, undoRefusal(goal.CodeArgsInvalid, "scope %q is not an undo scope; use \"todo\", \"goal\", or none for the newest change of either", scope)
 	}
 	var target *workspace.Event
 	for range maxUndoAttempts {
@@ -119,16 +115,14 @@ func (s *Service) Undo(ws *workspace.Workspace, session string, scope UndoScope,
 		}
 		switch {
 		case ev == nil && target == nil:
-			return workspace.Session{}, workspace.Event{}, &UndoError{Code: goal.CodeArgsInvalid, Msg: "nothing to undo: " + scopeName(scope) + " has no change in the session's history"}
+			return workspace.Session{}, workspace.Event{}, undoRefusal(goal.CodeArgsInvalid, "nothing to undo: %s has no change in the session's history", scopeName(scope))
 		case target == nil:
 			target = ev
 			if expected != nil && ev.Revision > *expected {
-				return workspace.Session{}, workspace.Event{}, &UndoError{Code: todo.CodeConflict, Conflict: true,
-					Msg: fmt.Sprintf("the newest change of %s is %s (seq %d, revision %d), newer than the revision %d you saw: nothing was undone; look again and undo what you see", scopeName(scope), ev.Kind, ev.Seq, ev.Revision, *expected)}
+				return workspace.Session{}, workspace.Event{}, undoRefusal(todo.CodeConflict, "the newest change of %s is %s (seq %d, revision %d), newer than the revision %d you saw: nothing was undone; look again and undo what you see", scopeName(scope), ev.Kind, ev.Seq, ev.Revision, *expected)
 			}
 		case ev == nil || ev.Seq != target.Seq:
-			return workspace.Session{}, workspace.Event{}, &UndoError{Code: todo.CodeConflict, Conflict: true,
-				Msg: fmt.Sprintf("%s changed while %s (seq %d) was being undone: nothing was undone; look again and undo what you see", scopeName(scope), target.Kind, target.Seq)}
+			return workspace.Session{}, workspace.Event{}, undoRefusal(todo.CodeConflict, "%s changed while %s (seq %d) was being undone: nothing was undone; look again and undo what you see", scopeName(scope), target.Kind, target.Seq)
 		}
 		if err := checkUndoable(*ev); err != nil {
 			return workspace.Session{}, workspace.Event{}, err
@@ -144,8 +138,7 @@ func (s *Service) Undo(ws *workspace.Workspace, session string, scope UndoScope,
 		}
 		return st, *target, err
 	}
-	return workspace.Session{}, workspace.Event{}, &UndoError{Code: todo.CodeConflict, Conflict: true,
-		Msg: fmt.Sprintf("the session kept changing while %s (seq %d) was being undone: nothing was undone; try again", target.Kind, target.Seq)}
+	return workspace.Session{}, workspace.Event{}, undoRefusal(todo.CodeConflict, "the session kept changing while %s (seq %d) was being undone: nothing was undone; try again", target.Kind, target.Seq)
 }
 
 func scopeName(scope UndoScope) string {
@@ -160,7 +153,7 @@ func scopeName(scope UndoScope) string {
 
 // inScope says whether ev is a change of scope that an undo considers.
 func inScope(ev workspace.Event, scope UndoScope) bool {
-	todoEv := strings.HasPrefix(ev.Kind, "todo.")
+	todoEv := strings.HasPrefix(ev.Kind, "todo.") && !transparentEvent(ev)
 	goalEv := strings.HasPrefix(ev.Kind, "goal.") && !transparentEvent(ev)
 	switch scope {
 	case UndoTodo:
@@ -202,12 +195,10 @@ func newestChange(ws *workspace.Workspace, session string, scope UndoScope) (*wo
 // checkUndoable refuses an event undo does not revert.
 func checkUndoable(ev workspace.Event) error {
 	if !slices.Contains(Undoable(), ev.Kind) {
-		return &UndoError{Code: goal.CodeArgsInvalid,
-			Msg: fmt.Sprintf("the newest change is %s (seq %d), which undo does not revert (it reverts %s); nothing was undone", ev.Kind, ev.Seq, strings.Join(Undoable(), ", "))}
+		return undoRefusal(goal.CodeArgsInvalid, "the newest change is %s (seq %d), which undo does not revert (it reverts %s); nothing was undone", ev.Kind, ev.Seq, strings.Join(Undoable(), ", "))
 	}
 	if len(ev.Before) == 0 || ev.Revision == 0 {
-		return &UndoError{Code: goal.CodeArgsInvalid,
-			Msg: fmt.Sprintf("the newest change, %s (seq %d), was recorded by an older agentd without the state before it, so it cannot be undone", ev.Kind, ev.Seq)}
+		return undoRefusal(goal.CodeArgsInvalid, "the newest change, %s (seq %d), was recorded by an older agentd without the state before it, so it cannot be undone", ev.Kind, ev.Seq)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/service"
 	"github.com/agentd/agentd/todo"
@@ -94,11 +95,7 @@ func TestUndoExpected(t *testing.T) {
 	}
 	zero := uint64(0)
 	_, _, err := svc.Undo(ws, "", service.UndoTodo, &zero)
-	var ue *service.UndoError
-	if e, ok := err.(*service.UndoError); ok {
-		ue = e
-	}
-	if ue == nil || !ue.Conflict || ue.Code != todo.CodeConflict {
+	if protocol.ErrorCode(err) != todo.CodeConflict {
 		t.Fatalf("undo of a change newer than revision 0: %v", err)
 	}
 	one := uint64(1)

@@ -9,10 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -37,29 +35,14 @@ type chatCall struct {
 type chatModel struct {
 	url    string
 	prefix string
-	script []chatReply
-
-	mu       sync.Mutex
-	requests []string
+	modelScript[chatReply]
 }
 
 func newChatModel(t *testing.T, prefix string, script []chatReply) *chatModel {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &chatModel{url: "http://" + ln.Addr().String(), prefix: prefix, script: script}
-	srv := &http.Server{Handler: http.HandlerFunc(m.serve)}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	past := chatReply{text: pastTheScript.text, tokens: pastTheScript.tokens}
+	m := &chatModel{prefix: prefix, modelScript: modelScript[chatReply]{script: script, past: past}}
+	m.url = serveModel(t, m.serve)
 	return m
-}
-
-// calls are the bodies of the main-loop requests so far.
-func (m *chatModel) calls() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.requests...)
 }
 
 type chatRequest struct {
@@ -94,15 +77,7 @@ func (m *chatModel) serve(w http.ResponseWriter, r *http.Request) {
 	rp := chatReply{text: "A title.", tokens: 3}
 	n := 0
 	if main {
-		m.mu.Lock()
-		m.requests = append(m.requests, string(body))
-		n = len(m.requests)
-		if n <= len(m.script) {
-			rp = m.script[n-1]
-		} else {
-			rp = chatReply{text: "Past the script.", tokens: 1000}
-		}
-		m.mu.Unlock()
+		n, rp = m.next(body)
 	}
 	m.answer(w, req.Stream, n, rp)
 }

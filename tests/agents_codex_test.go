@@ -9,14 +9,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,12 +25,8 @@ import (
 // of reply.tool with reply.input as its arguments), with its output
 // tokens, and keeps each request's body.
 type responsesModel struct {
-	url    string
-	script []reply
-
-	mu       sync.Mutex
-	calls    int
-	requests []string
+	url string
+	modelScript[reply]
 
 	// held, when set, gets each request before its answer, which then
 	// waits for release to close.
@@ -40,28 +34,9 @@ type responsesModel struct {
 }
 
 func newResponsesModel(t *testing.T, script []reply) *responsesModel {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &responsesModel{url: "http://" + ln.Addr().String(), script: script}
-	srv := &http.Server{Handler: http.HandlerFunc(m.serve)}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	m := &responsesModel{modelScript: modelScript[reply]{script: script, past: pastTheScript}}
+	m.url = serveModel(t, m.serve)
 	return m
-}
-
-func (m *responsesModel) called() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.calls
-}
-
-// bodies are the requests' bodies, in order.
-func (m *responsesModel) bodies() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.requests...)
 }
 
 func (m *responsesModel) serve(w http.ResponseWriter, r *http.Request) {
@@ -70,15 +45,7 @@ func (m *responsesModel) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
-	m.mu.Lock()
-	m.calls++
-	m.requests = append(m.requests, string(body))
-	n := m.calls
-	rp := reply{text: "Past the script.", tokens: 1000}
-	if n <= len(m.script) {
-		rp = m.script[n-1]
-	}
-	m.mu.Unlock()
+	n, rp := m.next(body)
 	if m.held != nil {
 		m.held <- struct{}{}
 		select {
@@ -121,43 +88,13 @@ func writeResponses(w http.ResponseWriter, n int, rp reply) {
 // the folder first, and returns the client and a func that runs `codex
 // exec` (its hooks trusted for the run, as the one-time "Trust all" does).
 func codexRun(t *testing.T, a *agentEnv, model *responsesModel) (*client, func(prompt string) string) {
-	codex := filepath.Join(agentsDir(t), "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl", "bin", "codex")
-	_, lc := a.forwarder()
-	lc.Initialize(nil, a.ws)
+	codex := agentBin(t, "codex")
+	lc := a.editorFirst()
 	a.setup("codex")
-	home := filepath.Join(a.home, ".codex")
-	config := fmt.Sprintf(`model = "gpt-5.5"
-model_provider = "scripted"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-
-[model_providers.scripted]
-name = "scripted"
-base_url = "%s/v1"
-wire_api = "responses"
-env_key = "SCRIPTED_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[projects.%s]
-trust_level = "trusted"
-`, model.url, tomlString(a.ws))
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := a.environ("CODEX_HOME="+home, "SCRIPTED_API_KEY=dummy")
+	env := a.environ(a.codexConfig(model.url)...)
 	return lc, func(prompt string) string {
 		return a.run(env, codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", prompt)
 	}
-}
-
-// tomlString is s as a TOML basic string.
-func tomlString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // TestRealCodexSameWords: as TestRealClaudeCodeSameWords in Codex, whose
@@ -172,7 +109,7 @@ func TestRealCodexSameWords(t *testing.T) {
 	if out := codex("Work on the goal."); !strings.Contains(out, "Done.") {
 		t.Errorf("codex exec output: %q", out)
 	}
-	if n := model.called(); n != 3 {
+	if n := len(model.calls()); n != 3 {
 		t.Fatalf("%d model calls, want 3", n)
 	}
 	checkBudgetOutcome(t, a, lc, 11+13+17)
@@ -226,7 +163,7 @@ func codexGraceStep(t *testing.T, a *agentEnv, first reply) {
 	if _, err := os.Stat(filepath.Join(a.ws, "forbidden")); err == nil {
 		t.Errorf("the grace step's tool call ran: %s exists\n%s", filepath.Join(a.ws, "forbidden"), out)
 	}
-	bodies := model.bodies()
+	bodies := model.calls()
 	if len(bodies) != 3 {
 		t.Fatalf("%d model calls, want 3\n%s", len(bodies), out)
 	}
@@ -252,7 +189,7 @@ func TestRealCodexOneGoalSystem(t *testing.T) {
 	model := newResponsesModel(t, []reply{{text: "Hello.", tokens: 3}})
 	_, codex := codexRun(t, a, model)
 	codex("Say hello.")
-	bodies := model.bodies()
+	bodies := model.calls()
 	if len(bodies) == 0 {
 		t.Fatal("no model call")
 	}
@@ -287,8 +224,7 @@ func TestRealCodexInterruptPausesTheGoal(t *testing.T) {
 	defer close(model.release)
 	lc, _ := codexRun(t, a, model)
 	userGoal(t, a)
-	codex := filepath.Join(agentsDir(t), "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl", "bin", "codex")
-	cmd := exec.Command(codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "Work on the goal.")
+	cmd := exec.Command(agentBin(t, "codex"), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "Work on the goal.")
 	var out strings.Builder
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = a.ws, a.environ("CODEX_HOME="+filepath.Join(a.home, ".codex"), "SCRIPTED_API_KEY=dummy"), &out, &out
 	if err := cmd.Start(); err != nil {

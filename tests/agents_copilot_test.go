@@ -16,9 +16,8 @@ import (
 // hooks), an editor's client on the folder first, and returns the client and
 // a func that runs `copilot -p` with every tool allowed.
 func copilotRun(t *testing.T, a *agentEnv, model *chatModel, withClaude bool) (*client, func(prompt string) string) {
-	copilot := filepath.Join(agentsDir(t), "node_modules", "@github", "copilot-linux-x64", "copilot")
-	_, lc := a.forwarder()
-	lc.Initialize(nil, a.ws)
+	copilot := agentBin(t, "copilot")
+	lc := a.editorFirst()
 	if withClaude {
 		a.setup("claude")
 	}

@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -52,14 +51,8 @@ type costModel struct {
 type costCall struct{ arrived, answered time.Time }
 
 func newCostModel(tb testing.TB, script []reply, main func(body []byte) bool) *costModel {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	m := &costModel{url: "http://" + ln.Addr().String(), script: script, main: main}
-	srv := &http.Server{Handler: http.HandlerFunc(m.serve)}
-	go srv.Serve(ln)
-	tb.Cleanup(func() { srv.Close() })
+	m := &costModel{script: script, main: main}
+	m.url = serveModel(tb, m.serve)
 	return m
 }
 
@@ -133,10 +126,8 @@ var costAgents = []costAgent{{
 	},
 	main: offers("Read"),
 	prepare: func(tb testing.TB, a *agentEnv, m *costModel) ([]string, []string) {
-		claudeJSON, _ := json.Marshal(map[string]any{"projects": map[string]any{a.ws: map[string]any{
-			"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"agentd"}}}})
-		writeFile(tb, filepath.Join(a.home, ".claude.json"), claudeJSON)
-		return []string{filepath.Join(agentsDir(tb), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude"), "-p", costPrompt, "--allowedTools", "Read"},
+		a.trustClaude()
+		return []string{agentBin(tb, "claude"), "-p", costPrompt, "--allowedTools", "Read"},
 			claudeEnv(m.url)
 	},
 }, {
@@ -147,10 +138,9 @@ var costAgents = []costAgent{{
 	},
 	main: offers("read_file"),
 	prepare: func(tb testing.TB, a *agentEnv, m *costModel) ([]string, []string) {
-		trusted, _ := json.Marshal(map[string]string{a.ws: "TRUST_FOLDER"})
-		writeFile(tb, filepath.Join(a.home, ".gemini", "trustedFolders.json"), trusted)
+		a.trustFolder(".gemini")
 		writeFile(tb, filepath.Join(a.home, ".gemini", "settings.json"), []byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}}}`))
-		return []string{filepath.Join(agentsDir(tb), "node_modules", ".bin", "gemini"), "-m", "gemini-2.5-flash", "-p", costPrompt, "--yolo"},
+		return []string{agentBin(tb, "gemini"), "-m", "gemini-2.5-flash", "-p", costPrompt, "--yolo"},
 			[]string{"GOOGLE_GEMINI_BASE_URL=" + m.url, "GEMINI_API_KEY=dummy"}
 	},
 }, {
@@ -160,26 +150,8 @@ var costAgents = []costAgent{{
 	},
 	main: func([]byte) bool { return true },
 	prepare: func(tb testing.TB, a *agentEnv, m *costModel) ([]string, []string) {
-		home := filepath.Join(a.home, ".codex")
-		writeFile(tb, filepath.Join(home, "config.toml"), []byte(fmt.Sprintf(`model = "gpt-5.5"
-model_provider = "scripted"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-
-[model_providers.scripted]
-name = "scripted"
-base_url = "%s/v1"
-wire_api = "responses"
-env_key = "SCRIPTED_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[projects.%s]
-trust_level = "trusted"
-`, m.url, tomlString(a.ws))))
-		return []string{filepath.Join(agentsDir(tb), "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl", "bin", "codex"),
-				"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", costPrompt},
-			[]string{"CODEX_HOME=" + home, "SCRIPTED_API_KEY=dummy"}
+		env := a.codexConfig(m.url)
+		return []string{agentBin(tb, "codex"), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", costPrompt}, env
 	},
 }}
 
@@ -195,16 +167,6 @@ func costWords(i, n int) string {
 		fmt.Fprintf(&b, "c%dw%d ", i, k)
 	}
 	return b.String()
-}
-
-func writeFile(tb testing.TB, path string, b []byte) {
-	tb.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		tb.Fatal(err)
-	}
 }
 
 // The modes of a session: the agent alone (the floor), after `agentd
@@ -302,8 +264,7 @@ func costSession(b *testing.B, ag costAgent, mode, null string) costRun {
 	m := newCostModel(b, script, ag.main)
 	counted := filepath.Join(a.home, "hook-runs")
 	if mode != modeOwn {
-		_, lc := a.forwarder() // an editor holds the folder, the daemon is up
-		lc.Initialize(nil, a.ws)
+		a.editorFirst()
 		a.setup(ag.name)
 		hooks := filepath.Join(a.ws, ag.hooks)
 		text, err := os.ReadFile(hooks)

@@ -40,34 +40,67 @@ type reply struct {
 	waitFor string
 }
 
-// scriptedModel is a Messages API on 127.0.0.1 that answers the agent's
-// main-loop calls (those that offer agentd's tools) from a script, in order,
-// and keeps each such request's body; other calls (titles and the like) get
-// text.
-type scriptedModel struct {
-	url    string
-	script []reply
+// pastTheScript is what a scripted model answers a main-loop call past
+// its script: many tokens, so that a budget notices.
+var pastTheScript = reply{text: "Past the script.", tokens: 1000}
+
+// serveModel serves h on 127.0.0.1 until the test ends and returns its
+// URL.
+func serveModel(tb testing.TB, h http.HandlerFunc) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	tb.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// modelScript is a scripted model's replies to the agent's main-loop
+// calls, in order (past, past the end), and the bodies of the calls it
+// answered.
+type modelScript[R any] struct {
+	script []R
+	past   R
 
 	mu       sync.Mutex
 	requests []string
 }
 
-func newScriptedModel(t *testing.T, script []reply) *scriptedModel {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// next keeps body as the next main-loop call and returns the call's
+// number, from 1, and its reply.
+func (s *modelScript[R]) next(body []byte) (int, R) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, string(body))
+	n := len(s.requests)
+	if n <= len(s.script) {
+		return n, s.script[n-1]
 	}
-	m := &scriptedModel{url: "http://" + ln.Addr().String(), script: script}
-	srv := &http.Server{Handler: http.HandlerFunc(m.serve)}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return m
+	return n, s.past
 }
 
-func (m *scriptedModel) calls() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.requests...)
+// calls are the bodies of the main-loop calls so far, in order.
+func (s *modelScript[R]) calls() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
+}
+
+// scriptedModel is a Messages API on 127.0.0.1 that answers the agent's
+// main-loop calls (those that offer agentd's tools) from a script, in order,
+// and keeps each such request's body; other calls (titles and the like) get
+// text.
+type scriptedModel struct {
+	url string
+	modelScript[reply]
+}
+
+func newScriptedModel(t *testing.T, script []reply) *scriptedModel {
+	m := &scriptedModel{modelScript: modelScript[reply]{script: script, past: pastTheScript}}
+	m.url = serveModel(t, m.serve)
+	return m
 }
 
 func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
@@ -87,14 +120,7 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	rp := reply{text: "A title.", tokens: 3}
 	if main {
-		m.mu.Lock()
-		m.requests = append(m.requests, string(body))
-		if n := len(m.requests); n <= len(m.script) {
-			rp = m.script[n-1]
-		} else {
-			rp = reply{text: "Past the script.", tokens: 1000}
-		}
-		m.mu.Unlock()
+		_, rp = m.next(body)
 	}
 	awaitFile(rp.waitFor)
 	writeMessages(w, fmt.Sprintf("%p_%d", m, len(m.calls())), rp)
@@ -163,15 +189,10 @@ func claudeEnv(url string) []string {
 // agentd's tools and the tools named in allowed (e.g. Write) allowed, and
 // extraEnv (e.g. MCP_TOOL_TIMEOUT=3000) in its environment.
 func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel, allowed []string, extraEnv ...string) (*client, func(prompt string) string) {
-	claude := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
-	_, lc := a.forwarder()
-	lc.Initialize(nil, a.ws)
+	claude := agentBin(t, "claude")
+	lc := a.editorFirst()
 	a.setup("claude")
-	claudeJSON, _ := json.Marshal(map[string]any{"projects": map[string]any{a.ws: map[string]any{
-		"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"agentd"}}}})
-	if err := os.WriteFile(filepath.Join(a.home, ".claude.json"), claudeJSON, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	a.trustClaude()
 	env := a.environ(append(claudeEnv(model.url), extraEnv...)...)
 	return lc, func(prompt string) string {
 		return a.run(env, claude, "-p", prompt, "--allowedTools", strings.Join(append([]string{"mcp__agentd"}, allowed...), ","))
@@ -285,15 +306,11 @@ func TestRealClaudeCodeStaleReminder(t *testing.T) {
 // TestRealClaudeCodeAgentdUnreachable: with agentd unreachable (no runtime
 // folder for its socket) Claude Code still answers, its hooks silent.
 func TestRealClaudeCodeAgentdUnreachable(t *testing.T) {
-	claude := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
+	claude := agentBin(t, "claude")
 	a := newAgentEnv(t)
 	model := newScriptedModel(t, []reply{{text: "Hello without agentd.", tokens: 5}})
 	a.setup("claude")
-	claudeJSON, _ := json.Marshal(map[string]any{"projects": map[string]any{a.ws: map[string]any{
-		"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"agentd"}}}})
-	if err := os.WriteFile(filepath.Join(a.home, ".claude.json"), claudeJSON, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	a.trustClaude()
 	blocked := filepath.Join(a.home, "not-a-folder")
 	if err := os.WriteFile(blocked, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -319,17 +336,10 @@ func lastMessage(body string) string {
 // left it. The returned func runs `gemini -p` on the scripted responses and
 // returns its output and the logged requests' messages.
 func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*client, func(prompt string) (string, [][]geminiMessage)) {
-	gemini := filepath.Join(agentsDir(t), "node_modules", ".bin", "gemini")
-	_, lc := a.forwarder()
-	lc.Initialize(nil, a.ws)
+	gemini := agentBin(t, "gemini")
+	lc := a.editorFirst()
 	a.setup("gemini")
-	trusted, _ := json.Marshal(map[string]string{a.ws: "TRUST_FOLDER"})
-	if err := os.MkdirAll(filepath.Join(a.home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(a.home, ".gemini", "trustedFolders.json"), trusted, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	a.trustFolder(".gemini")
 	log := geminiLogHook(t, a, "BeforeModel")
 	var lines []string
 	for _, r := range script {
@@ -337,9 +347,7 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 		lines = append(lines, string(line))
 	}
 	fake := filepath.Join(a.home, "fake-responses.jsonl")
-	if err := os.WriteFile(fake, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, fake, []byte(strings.Join(lines, "\n")+"\n"))
 	env := a.environ(append([]string{"GEMINI_API_KEY=dummy"}, extraEnv...)...)
 	return lc, func(prompt string) (string, [][]geminiMessage) {
 		out := a.run(env, gemini, "-m", "gemini-2.5-flash", "-p", prompt, "--fake-responses", fake, "--yolo")

@@ -12,13 +12,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -27,29 +25,14 @@ import (
 // in order, streaming each reply with its output tokens, and keeps each
 // such request's body; other calls (the session's title) get text.
 type opencodeModel struct {
-	url    string
-	script []reply
-
-	mu       sync.Mutex
-	requests []string
+	url string
+	modelScript[reply]
 }
 
 func newOpencodeModel(t *testing.T, script []reply) *opencodeModel {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &opencodeModel{url: "http://" + ln.Addr().String(), script: script}
-	srv := &http.Server{Handler: http.HandlerFunc(m.serve)}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	m := &opencodeModel{modelScript: modelScript[reply]{script: script, past: pastTheScript}}
+	m.url = serveModel(t, m.serve)
 	return m
-}
-
-func (m *opencodeModel) calls() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.requests...)
 }
 
 func (m *opencodeModel) serve(w http.ResponseWriter, r *http.Request) {
@@ -75,14 +58,7 @@ func (m *opencodeModel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	rp, n := reply{text: "A title.", tokens: 3}, 0
 	if main {
-		m.mu.Lock()
-		m.requests = append(m.requests, string(body))
-		n = len(m.requests)
-		rp = reply{text: "Past the script.", tokens: 1000}
-		if n <= len(m.script) {
-			rp = m.script[n-1]
-		}
-		m.mu.Unlock()
+		n, rp = m.next(body)
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	bw := bufio.NewWriter(w)
@@ -146,16 +122,13 @@ func lastUserText(body string) string {
 // editor's client on the folder first. It returns the client, opencode's
 // path and its environment.
 func opencodeSetup(t *testing.T, a *agentEnv, model *opencodeModel) (*client, string, []string) {
-	opencode := filepath.Join(agentsDir(t), "node_modules", "opencode-linux-x64", "bin", "opencode")
-	_, lc := a.forwarder()
-	lc.Initialize(nil, a.ws)
+	opencode := agentBin(t, "opencode")
+	lc := a.editorFirst()
 	config, _ := json.Marshal(map[string]any{
 		"provider": map[string]any{"scripted": map[string]any{"npm": "@ai-sdk/openai-compatible",
 			"options": map[string]any{"baseURL": model.url + "/v1", "apiKey": "dummy"}, "models": map[string]any{"m1": map[string]any{}}}},
 		"model": "scripted/m1", "autoupdate": false, "share": "disabled"})
-	if err := os.WriteFile(filepath.Join(a.ws, "opencode.json"), config, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(a.ws, "opencode.json"), config)
 	a.setup("opencode")
 	for _, dir := range []string{filepath.Join(a.ws, ".opencode"), filepath.Join(a.home, ".config", "opencode")} {
 		deps := `{"dependencies": {"@opencode-ai/plugin": "1.18.33"}}`

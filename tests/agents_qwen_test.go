@@ -18,25 +18,16 @@ import (
 // editor's client on the folder first, and returns the client and a func
 // that runs `qwen -p` with every tool allowed and the flags in extra.
 func qwenRun(t *testing.T, a *agentEnv, model *chatModel, extra ...string) (*client, func(prompt string) string) {
-	qwen := filepath.Join(agentsDir(t), "node_modules", ".bin", "qwen")
-	_, lc := a.forwarder()
-	lc.Initialize(nil, a.ws)
+	qwen := agentBin(t, "qwen")
+	lc := a.editorFirst()
 	a.setup("qwen")
 	if b, err := os.ReadFile(filepath.Join(a.ws, ".qwen", "settings.json")); err != nil || !strings.Contains(string(b), `"agentd-hook qwen"`) {
 		t.Fatalf(".qwen/settings.json after agentd setup qwen: %v\n%s", err, b)
 	}
-	dir := filepath.Join(a.home, ".qwen")
 	settings, _ := json.Marshal(map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "openai"}},
 		"tools": map[string]any{"toolSearch": map[string]any{"enabled": false}}})
-	trusted, _ := json.Marshal(map[string]string{a.ws: "TRUST_FOLDER"})
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range map[string][]byte{"settings.json": settings, "trustedFolders.json": trusted} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFile(t, filepath.Join(a.home, ".qwen", "settings.json"), settings)
+	a.trustFolder(".qwen")
 	env := a.environ("QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
 	return lc, func(prompt string) string {
 		args := append([]string{"--openai-base-url", model.url + "/v1", "--openai-api-key", "dummy", "-m", "qwen3-coder-plus", "--yolo"}, extra...)

@@ -6,16 +6,11 @@ package tests
 // the agent. Skipped unless AGENTD_AGENTS is set (tests/agents/ci.sh).
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -203,12 +198,11 @@ func TestRealGeminiCLIWhatIsSeen(t *testing.T) {
 func TestRealCodexWhatIsSeen(t *testing.T) {
 	a := newAgentEnv(t)
 	model := newResponsesModel(t, []reply{{text: "Turn one done.", tokens: 11}, {text: "Turn two done.", tokens: 13}, {text: "Turn three done.", tokens: 17}})
-	bodies := recordBodies(t, model)
 	lc, codex := codexRun(t, a, model)
 	userGoal(t, a)
 	out := codex("Work on the goal.")
 	var texts []string
-	for _, b := range bodies() {
+	for _, b := range model.calls() {
 		texts = append(texts, modelTexts(b))
 	}
 	checkClean(t, "Codex", texts)
@@ -218,33 +212,6 @@ func TestRealCodexWhatIsSeen(t *testing.T) {
 	// what the user sees").
 	if !strings.Contains(out, "hook: Stop Stopped") {
 		t.Errorf("codex exec does not say that the hook stopped it:\n%s", out)
-	}
-}
-
-// recordBodies puts a listener in front of model that keeps each request's
-// body, and returns them in order.
-func recordBodies(t *testing.T, model *responsesModel) func() []string {
-	var mu sync.Mutex
-	var bodies []string
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies = append(bodies, string(b))
-		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		model.serve(w, r)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	model.url = "http://" + ln.Addr().String()
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), bodies...)
 	}
 }
 

@@ -18,8 +18,10 @@ import (
 	"time"
 )
 
-// agentLimit bounds one agent run.
-const agentLimit = 3 * time.Minute
+// agentLimit bounds one agent run: only a hang reaches it. On a loaded
+// machine (2 cores, many builds) opencode alone took more than 3 minutes
+// to start and reach its first model call.
+const agentLimit = 8 * time.Minute
 
 // agentsDir is AGENTD_AGENTS, or the test is skipped.
 func agentsDir(t testing.TB) string {
@@ -28,6 +30,22 @@ func agentsDir(t testing.TB) string {
 		t.Skip("AGENTD_AGENTS is not set: tests/agents/ci.sh installs the agents and runs these tests")
 	}
 	return dir
+}
+
+// agentPrograms are the agents' programs under AGENTD_AGENTS's
+// node_modules, by the names `agentd setup` gives the agents.
+var agentPrograms = map[string]string{
+	"claude":   "@anthropic-ai/claude-code-linux-x64/claude",
+	"gemini":   ".bin/gemini",
+	"qwen":     ".bin/qwen",
+	"codex":    "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
+	"copilot":  "@github/copilot-linux-x64/copilot",
+	"opencode": "opencode-linux-x64/bin/opencode",
+}
+
+// agentBin is agent's program, or the test is skipped.
+func agentBin(tb testing.TB, agent string) string {
+	return filepath.Join(agentsDir(tb), "node_modules", filepath.FromSlash(agentPrograms[agent]))
 }
 
 // agentEnv is a test env for an agent: a git repository as the workspace,
@@ -94,6 +112,72 @@ func (a *agentEnv) setup(agent string) {
 	}
 }
 
+// editorFirst opens an editor's LSP client on the folder before any
+// agent runs: the daemon is up, and the client sees the agent's changes
+// live.
+func (a *agentEnv) editorFirst() *client {
+	_, lc := a.forwarder()
+	lc.Initialize(nil, a.ws)
+	return lc
+}
+
+// writeFile writes b to path, its folders made first.
+func writeFile(tb testing.TB, path string, b []byte) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// trustClaude accepts the folder's trust dialog and the project's
+// .mcp.json server in Claude Code's user file, as a user does once at the
+// first interactive start.
+func (a *agentEnv) trustClaude() {
+	claudeJSON, _ := json.Marshal(map[string]any{"projects": map[string]any{a.ws: map[string]any{
+		"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"agentd"}}}})
+	writeFile(a.t, filepath.Join(a.home, ".claude.json"), claudeJSON)
+}
+
+// trustFolder marks the folder trusted in the user folder dir (".gemini"
+// of Gemini CLI, ".qwen" of Qwen Code).
+func (a *agentEnv) trustFolder(dir string) {
+	trusted, _ := json.Marshal(map[string]string{a.ws: "TRUST_FOLDER"})
+	writeFile(a.t, filepath.Join(a.home, dir, "trustedFolders.json"), trusted)
+}
+
+// codexConfig writes a Codex user config that names the scripted model at
+// url (a Responses API, no retries) and trusts the folder, and returns the
+// environment that points Codex at it.
+func (a *agentEnv) codexConfig(url string) []string {
+	home := filepath.Join(a.home, ".codex")
+	writeFile(a.t, filepath.Join(home, "config.toml"), []byte(fmt.Sprintf(`model = "gpt-5.5"
+model_provider = "scripted"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "%s/v1"
+wire_api = "responses"
+env_key = "SCRIPTED_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects.%s]
+trust_level = "trusted"
+`, url, tomlString(a.ws))))
+	return []string{"CODEX_HOME=" + home, "SCRIPTED_API_KEY=dummy"}
+}
+
+// tomlString is s as a TOML basic string.
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 // checkOutcome checks what the scripted model did through agentd: the
 // editor's client got the model's todo list and goal as they were written,
 // and the state holds them.
@@ -124,7 +208,6 @@ var (
 // TodoList and CreateGoal through agentd mcp; an editor's LSP client sees
 // both live.
 func TestRealClaudeCode(t *testing.T) {
-	claude := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
 	a := newAgentEnv(t)
 	// TodoList, CreateGoal, a closing text; then the hooks continue the
 	// agent toward the goal it created (docs/hooks.md), and the model
@@ -136,26 +219,11 @@ func TestRealClaudeCode(t *testing.T) {
 		{tool: "mcp__agentd__UpdateGoal", input: map[string]any{"status": "complete"}, tokens: 9},
 		{text: "All set: the goal is complete.", tokens: 12},
 	})
-	a.setup("claude")
-	// Accept the folder's trust dialog and the project's .mcp.json server,
-	// as a user does once at the first interactive start.
-	claudeJSON, _ := json.Marshal(map[string]any{"projects": map[string]any{a.ws: map[string]any{
-		"hasTrustDialogAccepted": true, "enabledMcpjsonServers": []string{"agentd"}}}})
-	if err := os.WriteFile(filepath.Join(a.home, ".claude.json"), claudeJSON, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, lc := a.forwarder()
-	lc.Initialize(nil, a.ws)
-	// ENABLE_TOOL_SEARCH=false offers MCP tools to the model directly
-	// instead of behind Claude Code's ToolSearch tool, so the script needs
-	// no search step.
-	env := a.environ(claudeEnv(api.url)...)
-
-	if out := a.run(env, claude, "mcp", "list"); !strings.Contains(out, "agentd") || !strings.Contains(out, "Connected") {
+	lc, claude := claudeRun(t, a, api, nil)
+	if out := a.run(a.environ(claudeEnv(api.url)...), agentBin(t, "claude"), "mcp", "list"); !strings.Contains(out, "agentd") || !strings.Contains(out, "Connected") {
 		t.Fatalf("claude mcp list:\n%s", out)
 	}
-	out := a.run(env, claude, "-p", "Plan the parser work and set the goal.", "--allowedTools", "mcp__agentd")
-	if !strings.Contains(out, "All set") {
+	if out := claude("Plan the parser work and set the goal."); !strings.Contains(out, "All set") {
 		t.Errorf("claude -p output:\n%s", out)
 	}
 	a.checkOutcome(lc)
@@ -186,39 +254,18 @@ func (e *sseWriter) send(event string, data any) {
 // `gemini -p` with scripted model output (--fake-responses) calls TodoList
 // and CreateGoal through agentd mcp; an editor's LSP client sees both live.
 func TestRealGeminiCLI(t *testing.T) {
-	gemini := filepath.Join(agentsDir(t), "node_modules", ".bin", "gemini")
 	a := newAgentEnv(t)
-	a.setup("gemini")
-	trusted, _ := json.Marshal(map[string]string{a.ws: "TRUST_FOLDER"})
-	if err := os.MkdirAll(filepath.Join(a.home, ".gemini"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(a.home, ".gemini", "trustedFolders.json"), trusted, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	call := func(name string, args any) map[string]any {
-		return map[string]any{"functionCall": map[string]any{"name": "mcp_agentd_" + name, "args": args}}
-	}
-	text := map[string]any{"text": "All set: the plan is in the todo list and the goal is recorded."}
-	var lines []string
 	// The hooks continue the agent toward the goal it created
 	// (docs/hooks.md): in that turn the model completes it.
-	for _, part := range []map[string]any{call("TodoList", scriptTodos), call("CreateGoal", scriptGoal), text, call("UpdateGoal", map[string]any{"status": "complete"}), text} {
-		line, _ := json.Marshal(map[string]any{"method": "generateContentStream", "response": []any{map[string]any{
-			"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP"}},
-			"usageMetadata": map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
-		}}})
-		lines = append(lines, string(line))
-	}
-	fake := filepath.Join(a.home, "fake-responses.jsonl")
-	if err := os.WriteFile(fake, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, lc := a.forwarder()
-	lc.Initialize(nil, a.ws)
-	env := a.environ("GEMINI_API_KEY=dummy")
-	out := a.run(env, gemini, "-m", "gemini-2.5-flash", "-p", "Plan the parser work and set the goal.", "--fake-responses", fake, "--yolo")
-	if !strings.Contains(out, "All set") {
+	text := reply{text: "All set: the plan is in the todo list and the goal is recorded.", tokens: 5}
+	lc, gemini := geminiRun(t, a, []reply{
+		{tool: "mcp_agentd_TodoList", input: scriptTodos, tokens: 5},
+		{tool: "mcp_agentd_CreateGoal", input: scriptGoal, tokens: 5},
+		text,
+		{tool: "mcp_agentd_UpdateGoal", input: map[string]any{"status": "complete"}, tokens: 5},
+		text,
+	})
+	if out, _ := gemini("Plan the parser work and set the goal."); !strings.Contains(out, "All set") {
 		t.Errorf("gemini -p output:\n%s", out)
 	}
 	a.checkOutcome(lc)

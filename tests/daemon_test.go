@@ -465,9 +465,14 @@ func TestDaemonShellCommands(t *testing.T) {
 	if n := a.awaitTodo(e.ws, "from shell"); n.Revision != 1 || n.Actor != "model" {
 		t.Fatalf("the daemon's client got %+v, want revision 1 by the model", n)
 	}
-	out, _, code = e.cli("tool", "TodoList", `{"todos":[{"title":"x","status":"completed"}]}`, "--workspace", e.ws)
-	if code != 1 || !strings.Contains(out, `"completed"`) {
-		t.Fatalf("agentd tool with a bad status: code %d out %q, want 1 and the tool's output", code, out)
+	// A refusal: stdout is the tool's output, as documented; stderr names
+	// the folder and says what failed, for a person at a shell.
+	out, errOut, code = e.cli("tool", "TodoList", `{"todos":[{"title":"x","status":"completed"}]}`, "--workspace", e.ws)
+	if code != 1 || !strings.Contains(out, `"completed"`) || strings.Contains(out, "agentd") {
+		t.Fatalf("agentd tool with a bad status: code %d out %q, want 1 and the tool's output alone", code, out)
+	}
+	if want := "agentd: workspace " + e.ws + "\nagentd tool: TodoList answered an error: " + strings.TrimSpace(out) + "\n"; errOut != want {
+		t.Fatalf("agentd tool with a bad status: stderr %q, want %q", errOut, want)
 	}
 	out, _, code = e.cli("state", "--json", "--workspace", e.ws)
 	var st state

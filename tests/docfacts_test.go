@@ -16,6 +16,7 @@ import (
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
+	"github.com/agentd/agentd/todo"
 )
 
 // The docs-facts tests fail when a list the Go code declares and its
@@ -148,7 +149,7 @@ func TestDocFactExitCodes(t *testing.T) {
 		}
 		want[name] = code
 	}
-	for path, statements := range map[string]int{"docs/protocol.md": 2, "README.md": 1} {
+	for path, statements := range map[string]int{"docs/protocol.md": 2, "README.md": 1, "docs/commands.md": 1} {
 		found := exitCodeStatement.FindAllStringSubmatch(readDoc(t, path), -1)
 		if len(found) != statements {
 			t.Errorf("%s has %d statements %q, want %d", path, len(found), "--exit-code` exits 0 complete, …", statements)
@@ -162,6 +163,22 @@ func TestDocFactExitCodes(t *testing.T) {
 			if !maps.Equal(got, want) {
 				t.Errorf("%s says %q, want the codes of commands.StatusExitCode: %s", path, m[0], commands.StatusExitCodes())
 			}
+		}
+	}
+}
+
+// TestDocFactSubagentBounds: docs/runtime.md §1.3 states the bounds of a
+// session's subagent lists as todo declares them.
+func TestDocFactSubagentBounds(t *testing.T) {
+	t.Parallel()
+	const path = "docs/runtime.md"
+	doc := readDoc(t, path)
+	for _, want := range []string{
+		"At most " + strconv.Itoa(todo.MaxSubagentLists) + " lists per session (`todo.MaxSubagentLists`)",
+		"at most " + strconv.Itoa(todo.MaxSubagentBytes>>10) + " KiB as JSON (`todo.MaxSubagentBytes`",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("%s §1.3 lacks %q", path, want)
 		}
 	}
 }

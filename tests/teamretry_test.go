@@ -44,3 +44,54 @@ func TestTeamQueueAddRetriedOnce(t *testing.T) {
 		t.Fatalf("the other daemon's queue: %+v, want the goal once", q)
 	}
 }
+
+// TestTeamGoalCreateRetriedOnce: a goal create that replaces the goal,
+// whose replies are held past the write's bound, answers
+// workspace.outcome_unknown though etcd applied it; sent again with the
+// same requestId it is applied once: the goal the first copy made stays
+// (same goal id on both daemons), and the history holds one create. Sent
+// again without one, it would replace that goal with a new one (docs/
+// team.md, "What a write acknowledges").
+func TestTeamGoalCreateRetriedOnce(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.Start(t, 1)
+	_, c1, _, c2 := teamClients(t, c.Endpoints())
+	c1.MustExec("agentd.goal.create", map[string]any{"objective": "first"}, nil)
+	create := map[string]any{"requestId": "create-5c1e", "objective": "second", "replace": true}
+	proxy := c.Members[0].Proxy()
+	proxy.Cut(etcdtest.ToClient)
+	err := c1.Exec("agentd.goal.create", create, nil)
+	var we *lsptest.Error
+	if !errors.As(err, &we) || we.DataCode() != "workspace.outcome_unknown" {
+		t.Fatalf("a goal create whose replies were held: %v, want workspace.outcome_unknown", err)
+	}
+	proxy.Restore()
+	var applied goalChanged
+	c2.Await("agentd/goalChanged", func(raw json.RawMessage) bool {
+		return json.Unmarshal(raw, &applied) == nil && applied.Goal != nil && applied.Goal.Objective == "second"
+	})
+	var st struct {
+		Revision uint64   `json:"revision"`
+		Goal     goalSnap `json:"goal"`
+	}
+	c1.MustExec("agentd.goal.create", create, &st)
+	if st.Goal.GoalID != applied.Goal.GoalID || st.Revision != applied.Revision {
+		t.Fatalf("the create sent again answers goal %s at revision %d, want the one applied, %s at %d", st.Goal.GoalID, st.Revision, applied.Goal.GoalID, applied.Revision)
+	}
+	var h struct {
+		Events []struct{ Kind string }
+	}
+	c2.MustExec("agentd.history", map[string]any{"limit": 10}, &h)
+	creates := 0
+	for _, e := range h.Events {
+		if e.Kind == "goal.create" {
+			creates++
+		}
+	}
+	if creates != 2 || h.Events[0].Kind != "goal.create" {
+		t.Fatalf("history %+v: want the two creates (first, second) and nothing after", h.Events)
+	}
+	if g := c2.goal(); g.GoalID != applied.Goal.GoalID {
+		t.Fatalf("the other daemon's goal %s, want %s", g.GoalID, applied.Goal.GoalID)
+	}
+}

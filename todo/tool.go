@@ -49,9 +49,9 @@ type Input struct {
 
 // DecodeInput decodes a TodoList input strictly, with jsonin.Decode:
 // absent, null and [] mean {} (a read); unknown or duplicate keys, wrong
-// types, null for the list or an item are refused. Errors are *jsonin.Error
-// naming the place ("TodoList input.todos[1] must be an object, got null");
-// the tool answers them with code todo.invalid.
+// types, null for the list or an item are refused with jsonin's refusal,
+// which names the place ("TodoList input.todos[1] must be an object, got
+// null"); the tool answers them with code todo.invalid.
 func DecodeInput(raw json.RawMessage) (Input, error) {
 	var in Input
 	err := jsonin.Decode(raw, &in, "TodoList input")

@@ -1,6 +1,10 @@
 package workspace
 
-import "github.com/agentd/agentd/workspace/storage"
+import (
+	"fmt"
+
+	"github.com/agentd/agentd/workspace/storage"
+)
 
 // The stable error codes of this package (docs/runtime.md §3) are the
 // stores' (workspace/storage), so that a store in a package of its own
@@ -22,9 +26,27 @@ const (
 // MaxSessions) or names an unusable task file is refused with
 // goal.CodeArgsInvalid, the protocol's args.invalid.
 
-// Error is a refusal of this package that carries a stable code
-// (storage.Error).
+// Error is a refusal of this package that carries a stable code: the
+// stores' (storage.Error), which is the protocol's coded error.
 type Error = storage.Error
+
+// LockHolder is the cause of a CodeLocked refusal: the process that holds
+// the folder's state file (Pid 0 when owner.json does not name it) and
+// what the wait for the lock ended with.
+type LockHolder struct {
+	Pid int
+	Err error
+}
+
+func (h *LockHolder) Error() string {
+	if h.Pid > 0 {
+		return fmt.Sprintf("the state file is locked by pid %d: %v", h.Pid, h.Err)
+	}
+	return fmt.Sprintf("the state file is locked: %v", h.Err)
+}
+
+// Unwrap returns what the wait for the lock ended with.
+func (h *LockHolder) Unwrap() error { return h.Err }
 
 var (
 	// ErrNotSaved is wrapped by the error of an Update whose transaction did

@@ -39,12 +39,28 @@ type sessionRecord struct {
 	TodoUsage todoUsageRecord `json:"todoUsage"` // bookkeeping of the turns: the stale reminder's counters
 	Goal      goalStateRecord `json:"goal"`
 	UpdatedAt time.Time       `json:"updatedAt"`
+	Requests  []requestRecord `json:"requests,omitempty"` // the identified writes applied (request.go)
+}
+
+type requestRecord struct {
+	ID       string    `json:"id"`
+	At       time.Time `json:"at"`
+	Revision uint64    `json:"revision"`
 }
 
 // todoPartRecord is a session's todo list.
 type todoPartRecord struct {
 	Todos         []todoRecord `json:"todos"` // [] when empty
 	TodosRevision uint64       `json:"todosRevision"`
+	// SubagentLists are each subagent's own list (docs/runtime.md §1.3).
+	// Added to version 1 later: an older agentd ignores them.
+	SubagentLists []subagentListRecord `json:"subagentLists,omitempty"`
+}
+
+type subagentListRecord struct {
+	Agent      string       `json:"agent"`
+	ParentItem string       `json:"parentItem,omitempty"`
+	Items      []todoRecord `json:"items"` // [] when empty
 }
 
 type todoRecord struct {
@@ -269,13 +285,17 @@ func encodeSession(s Session) ([]byte, error) {
 		V:              sessionRecordVersion,
 		Name:           s.Name,
 		Revision:       s.Revision,
-		todoPartRecord: todoPartRecord{Todos: make([]todoRecord, len(s.Todos)), TodosRevision: s.TodosRevision},
+		todoPartRecord: todoPartRecord{TodosRevision: s.TodosRevision},
 		TodoUsage:      todoUsageRecord(s.TodoUsage),
 		Goal:           goalStateToRecord(s.Goal),
 		UpdatedAt:      s.UpdatedAt,
 	}
-	for i, it := range s.Todos {
-		rec.Todos[i] = todoRecord{Title: it.Title, Status: string(it.Status)}
+	rec.Todos = storedList(s.Todos)
+	for _, l := range s.SubagentLists {
+		rec.SubagentLists = append(rec.SubagentLists, subagentListRecord{Agent: l.Agent, ParentItem: l.ParentItem, Items: storedList(l.Items)})
+	}
+	for _, r := range s.Requests {
+		rec.Requests = append(rec.Requests, requestRecord(r))
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
@@ -294,16 +314,35 @@ func decodeSessionRecord(data []byte) (s Session, version int, err error) {
 	s = Session{
 		Name:          rec.Name,
 		Revision:      rec.Revision,
-		Todos:         make([]todo.Item, len(rec.Todos)),
+		Todos:         readList(rec.Todos),
 		TodosRevision: rec.TodosRevision,
 		TodoUsage:     todo.Usage(rec.TodoUsage),
 		Goal:          goalStateFromRecord(rec.Goal),
 		UpdatedAt:     rec.UpdatedAt,
 	}
-	for i, it := range rec.Todos {
-		s.Todos[i] = todo.Item{Title: it.Title, Status: todo.Status(it.Status)}
+	for _, l := range rec.SubagentLists {
+		s.SubagentLists = append(s.SubagentLists, todo.SubagentList{Agent: l.Agent, ParentItem: l.ParentItem, Items: readList(l.Items)})
+	}
+	for _, r := range rec.Requests {
+		s.Requests = append(s.Requests, Request(r))
 	}
 	return s, rec.V, nil
+}
+
+// storedList is a list as stored in a session record: [] when empty.
+func storedList(items []todo.Item) []todoRecord {
+	if items == nil {
+		return []todoRecord{}
+	}
+	return todoRecords(items)
+}
+
+// readList is a stored list read back: never nil.
+func readList(recs []todoRecord) []todo.Item {
+	if recs == nil {
+		return []todo.Item{}
+	}
+	return todoItems(recs)
 }
 
 func goalStateToRecord(g goal.State) goalStateRecord {
@@ -584,6 +623,9 @@ func (w *Workspace) storedForm(name string, s Session, data []byte) (Session, er
 	}
 	for i := range c.Goal.Queue {
 		ok = storedTime(&c.Goal.Queue[i].AddedAt) && ok
+	}
+	for i := range c.Requests {
+		ok = storedTime(&c.Requests[i].At) && ok
 	}
 	if !ok {
 		return w.decodeSession(name, data)

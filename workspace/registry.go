@@ -26,6 +26,10 @@ type Options struct {
 	// LockTimeout bounds the wait for another process's lock on a state
 	// file; 0 means 1s (docs/protocol.md §1: "never waits more than about 1 s").
 	LockTimeout time.Duration
+	// LockedHint, if set, ends the message of a CodeLocked refusal: what
+	// the person can do about it, in the words of the program that opened
+	// the folder (agentd's command line suggests its --remote=auto).
+	LockedHint string
 	// OnOpen, if set, is called once right after a store is opened and
 	// migrated, before Open returns the workspace (agentd uses it to pause
 	// goals left active by a previous run, docs/runtime.md §2.3). w is fully

@@ -81,7 +81,7 @@ func migrate(db *bbolt.DB, root string) (from uint32, err error) {
 		from, err = readSchema(tx)
 		return err
 	}); err != nil {
-		return 0, &Error{Code: CodeCorrupt, Path: db.Path(), Err: err,
+		return 0, &Error{Code: CodeCorrupt, Err: err,
 			Msg: fmt.Sprintf("the state file %s of workspace %s has an unreadable schema version: %v", db.Path(), root, err)}
 	}
 	to := currentSchema()
@@ -89,7 +89,7 @@ func migrate(db *bbolt.DB, root string) (from uint32, err error) {
 		return from, nil
 	}
 	if from > to {
-		return from, &Error{Code: CodeCorrupt, Path: db.Path(),
+		return from, &Error{Code: CodeCorrupt,
 			Msg: fmt.Sprintf("the state file %s of workspace %s was written by a newer agentd (schema %d > %d); upgrade agentd to open it",
 				db.Path(), root, from, to)}
 	}

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/agentd/agentd/goal"
@@ -22,8 +23,12 @@ type Session struct {
 	Todos         []todo.Item // never nil once stored
 	TodosRevision uint64      // Revision at the list's last change (docs/protocol.md §3, State)
 	TodoUsage     todo.Usage  // counters of the stale todo reminder (docs/runtime.md §1.1)
-	Goal          goal.State  // owned by package goal
+	// SubagentLists are the lists each subagent of the session keeps, least recently
+	// written first (docs/runtime.md §1.3); their writes are Todos changes.
+	SubagentLists []todo.SubagentList
+	Goal          goal.State // owned by package goal
 	UpdatedAt     time.Time
+	Requests      []Request // the identified writes it applied, newest last (request.go)
 }
 
 // Change describes what an Update callback did. The zero Change means
@@ -104,6 +109,8 @@ type StoreStatus struct {
 // so that callers may change what they get (Update's fn, View, notices).
 func cloneSession(s Session) Session {
 	s.Todos = todo.Clone(s.Todos)
+	s.SubagentLists = todo.CloneSubagentLists(s.SubagentLists)
 	s.Goal = s.Goal.Clone()
+	s.Requests = slices.Clone(s.Requests)
 	return s
 }

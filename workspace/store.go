@@ -126,7 +126,7 @@ func (r *Registry) openDB(w *Workspace) (*bbolt.DB, error) {
 			// The file changed between the check and the open; check again.
 			continue
 		case isCorruptOpen(err):
-			return nil, &Error{Code: CodeCorrupt, Path: w.path, Err: err,
+			return nil, &Error{Code: CodeCorrupt, Err: err,
 				Msg: fmt.Sprintf("the state file %s of workspace %s cannot be opened: %v", w.path, w.root, err)}
 		default:
 			return nil, fmt.Errorf("workspace %s: opening the state file %s: %w", w.root, w.path, err)
@@ -227,7 +227,7 @@ func (r *Registry) recoverCorrupt(w *Workspace, checked fs.FileInfo, cause error
 		aside = fmt.Sprintf("%s%s%s-%d", w.path, corruptSuffix, stamp, i)
 	}
 	if err := os.Rename(w.path, aside); err != nil {
-		return &Error{Code: CodeCorrupt, Path: w.path, Err: fmt.Errorf("%w; moving it aside failed: %w", cause, err),
+		return &Error{Code: CodeCorrupt, Err: fmt.Errorf("%w; moving it aside failed: %w", cause, err),
 			Msg: fmt.Sprintf("the state file %s of workspace %s cannot be read (%v), and moving it aside failed: %v", w.path, w.root, cause, err)}
 	}
 	w.recovered = fmt.Sprintf("The agentd state of workspace %s could not be read (%v). The file was moved aside to %s and a fresh state was started: the todo lists, goals and history of this folder are empty.",
@@ -239,19 +239,21 @@ func (r *Registry) recoverCorrupt(w *Workspace, checked fs.FileInfo, cause error
 
 // lockedError names the process holding the lock, read from owner.json.
 func (r *Registry) lockedError(w *Workspace, cause error) *Error {
-	e := &Error{Code: CodeLocked, Path: w.path, Err: cause}
+	holder := &LockHolder{Err: cause}
 	var owner ownerInfo
 	data, err := os.ReadFile(filepath.Join(w.dir, ownerFile))
 	if err == nil && json.Unmarshal(data, &owner) == nil && owner.Pid > 0 {
-		e.Pid = owner.Pid
+		holder.Pid = owner.Pid
 	}
-	holder := "another agentd process"
-	if e.Pid > 0 {
-		holder = fmt.Sprintf("another agentd process (pid %d)", e.Pid)
+	who := "another agentd process"
+	if holder.Pid > 0 {
+		who = fmt.Sprintf("another agentd process (pid %d)", holder.Pid)
 	}
-	e.Msg = fmt.Sprintf("workspace %s is in use by %s: its state file %s stayed locked for %s; to use one folder from several clients at once, start every client with `agentd --remote=auto` so that they share one daemon",
-		w.root, holder, w.path, r.lockTimeout())
-	return e
+	msg := fmt.Sprintf("workspace %s is in use by %s: its state file %s stayed locked for %s", w.root, who, w.path, r.lockTimeout())
+	if r.opts.LockedHint != "" {
+		msg += "; " + r.opts.LockedHint
+	}
+	return &Error{Code: CodeLocked, Msg: msg, Err: holder}
 }
 
 // ensureFolderInfo writes workspace.json when it is missing or unreadable.

@@ -235,11 +235,12 @@ func TestLockedInProcess(t *testing.T) {
 	openWorkspace(t, newRegistry(t, stateDir), root)
 	_, err := newRegistry(t, stateDir).Open(root)
 	var e *Error
-	if !errors.As(err, &e) || e.ErrorCode() != CodeLocked {
-		t.Fatalf("second Open: got %v, want code %s", err, CodeLocked)
+	var h *LockHolder
+	if !errors.As(err, &e) || e.ErrorCode() != CodeLocked || !errors.As(err, &h) {
+		t.Fatalf("second Open: got %v, want code %s caused by a LockHolder", err, CodeLocked)
 	}
-	if e.Pid != os.Getpid() || !strings.Contains(e.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
-		t.Errorf("locked error: got %q (pid %d), want it to name pid %d", e.Error(), e.Pid, os.Getpid())
+	if h.Pid != os.Getpid() || !strings.Contains(e.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("locked error: got %q (pid %d), want it to name pid %d", e.Error(), h.Pid, os.Getpid())
 	}
 	if !errors.Is(err, berrors.ErrTimeout) {
 		t.Errorf("locked error: got %v, want it to wrap bbolt's ErrTimeout", err)
@@ -276,17 +277,21 @@ func TestLockedByAnotherProcess(t *testing.T) {
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 
-	r := newRegistry(t, stateDir, func(o *Options) { o.LockTimeout = 0 }) // the default, 1s
+	r := newRegistry(t, stateDir, func(o *Options) {
+		o.LockTimeout = 0 // the default, 1s
+		o.LockedHint = "start every client with `agentd --remote=auto`"
+	})
 	start := time.Now()
 	_, err = r.Open(root)
 	elapsed := time.Since(start)
 	var e *Error
-	if !errors.As(err, &e) || e.ErrorCode() != CodeLocked {
-		t.Fatalf("Open while another process holds the store: got %v, want code %s", err, CodeLocked)
+	var h *LockHolder
+	if !errors.As(err, &e) || e.ErrorCode() != CodeLocked || !errors.As(err, &h) {
+		t.Fatalf("Open while another process holds the store: got %v, want code %s caused by a LockHolder", err, CodeLocked)
 	}
 	pid := cmd.Process.Pid
-	if e.Pid != pid || !strings.Contains(err.Error(), "pid "+strconv.Itoa(pid)) || !strings.Contains(err.Error(), "--remote=auto") {
-		t.Errorf("locked error: got %q (pid %d), want it to name pid %d and suggest --remote=auto", err, e.Pid, pid)
+	if h.Pid != pid || !strings.Contains(err.Error(), "pid "+strconv.Itoa(pid)) || !strings.Contains(err.Error(), "--remote=auto") {
+		t.Errorf("locked error: got %q (pid %d), want it to name pid %d and end with the hint, --remote=auto", err, h.Pid, pid)
 	}
 	if elapsed > 3*time.Second { // docs/protocol.md §1: about 1s
 		t.Errorf("Open waited %v for the lock, want about 1s", elapsed)

@@ -78,7 +78,7 @@ func (r *Registry) openTeam(w *Workspace, t *Team) error {
 	}
 	w.path = "etcd " + strings.Join(eps, ",") + " " + etcdstore.KeysOf(t.ID).Prefix()
 	opts := etcdstore.Options{ID: t.ID, Endpoints: eps, Identity: r.Identity(), NewIdentity: r.newIdentity, Schema: currentSchema(),
-		Root: w.root, Path: w.path, Now: r.now, Log: r.log, Limits: limits, Remote: w.fromWatch,
+		Root: w.root, Now: r.now, Log: r.log, Limits: limits, Remote: w.fromWatch,
 		Stale: func(stale bool) { r.publishStore(w, stale) }}
 	if r.opts.OnPeerGone != nil {
 		opts.PeerGone = func(identity string) { r.opts.OnPeerGone(w, identity) }

@@ -87,7 +87,7 @@ func parseTeam(data []byte) (t *Team, problem string) {
 }
 
 func teamFileError(path, problem string) error {
-	return &Error{Code: goal.CodeArgsInvalid, Path: path,
+	return &Error{Code: goal.CodeArgsInvalid,
 		Msg: fmt.Sprintf("the team file %s cannot be used: %s (docs/team.md)", path, problem)}
 }
 

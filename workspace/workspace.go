@@ -241,7 +241,7 @@ func (w *Workspace) decodeEvent(name string, data []byte) (Event, error) {
 func (w *Workspace) checkRecordVersion(what string, got, want int) error {
 	switch {
 	case got > want:
-		return &Error{Code: CodeCorrupt, Path: w.path,
+		return &Error{Code: CodeCorrupt,
 			Msg: fmt.Sprintf("%s in %s was written by a newer agentd (record version %d > %d); upgrade agentd", what, w.path, got, want)}
 	case got < 1:
 		return w.corruptRecord(what, fmt.Errorf("record version %d", got))
@@ -250,7 +250,7 @@ func (w *Workspace) checkRecordVersion(what string, got, want int) error {
 }
 
 func (w *Workspace) corruptRecord(what string, err error) error {
-	return &Error{Code: CodeCorrupt, Path: w.path, Err: err,
+	return &Error{Code: CodeCorrupt, Err: err,
 		Msg: fmt.Sprintf("%s of workspace %s cannot be read from %s: %v", what, w.root, w.path, err)}
 }
 
@@ -470,7 +470,7 @@ func (w *Workspace) commitError(name string, st *sessionState, c *storage.Commit
 		}
 		return err
 	case errors.As(err, &limit):
-		return &Error{Code: goal.CodeArgsInvalid, Path: w.path,
+		return &Error{Code: goal.CodeArgsInvalid,
 			Msg: fmt.Sprintf("session %q would be new, but workspace %s already has %d sessions, the most a folder keeps (%d); use one of its sessions (agentd.sessions lists them)", name, w.root, limit.Stored, limit.Max)}
 	case errors.As(err, &coded):
 		return err

@@ -75,7 +75,7 @@ type app struct {
 func newApp() *app {
 	a := &app{version: &versionCmd{}}
 	a.commands = []command{&serve{}, &tool{}, &state{}, newGoal(), &undo{}, &history{},
-		&watchCmd{}, &simulate{}, &mcp{}, &hookCmd{}, &setupCmd{}, newTeam(), a.version}
+		&watchCmd{}, &simulate{}, &mcp{}, &hookCmd{}, &setupCmd{}, newTeam(), &runGoal{}, a.version}
 	return a
 }
 

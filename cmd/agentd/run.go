@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,7 +33,7 @@ func agentdVersion() string { return cli.Version(version) }
 // toolUsage and stateUsage are what `agentd tool --help` and `agentd
 // state --help` print, and what a wrong command line of theirs shows.
 const (
-	toolUsage  = "usage: agentd tool NAME [JSON] [--json] [--workspace DIR] [--session S]\n  calls the tool (TodoList, CreateGoal, GetGoal, SetGoalBudget, UpdateGoal) and prints its\n  output; exit 1 when the tool answers an error; the workspace folder used is named on stderr\n"
+	toolUsage  = "usage: agentd tool NAME [JSON] [--json] [--workspace DIR] [--session S]\n  calls the tool (TodoList, CreateGoal, GetGoal, SetGoalBudget, UpdateGoal) and prints its\n  output; exit 1 when the tool answers an error, its output on stderr too; the workspace folder\n  used is named on stderr\n"
 	stateUsage = "usage: agentd state [--json] [--workspace DIR] [--session S]\n  prints the workspace folder, the todo list and the goal\n"
 )
 
@@ -203,6 +204,9 @@ func (c *tool) Run(ctx context.Context, e *env, pos []string) int {
 		fmt.Fprintln(e.stdout, tr.Output)
 	}
 	if tr.IsError {
+		// stdout stays the tool's output, as the model reads it; a person
+		// at a shell reads why on stderr, beside the folder used.
+		fmt.Fprintf(e.stderr, "agentd tool: %s answered an error: %s\n", pos[0], strings.TrimSpace(tr.Output))
 		return 1
 	}
 	return 0
@@ -286,19 +290,49 @@ func formatState(st protocol.State) string {
 		b.WriteString(teamFileLine(st.TeamFile) + "\n")
 	}
 	b.WriteString("\n")
-	if len(st.Todos.Items) == 0 {
-		b.WriteString("Todo list is empty.\n")
-	} else {
-		b.WriteString("Todo list:\n")
-		for _, it := range st.Todos.Items {
-			fmt.Fprintf(&b, "  [%s] %s\n", it.Status, it.Title)
-		}
-	}
+	b.WriteString(formatTodos(st.Todos))
 	b.WriteString("\n")
 	b.WriteString(formatGoal(st))
 	if len(st.Queue.Items) > 0 {
 		b.WriteString("\n")
 		b.WriteString(formatQueue(st.Queue))
+	}
+	return b.String()
+}
+
+// formatTodos is the todo list of the human view, each subagent's list
+// indented under the item it is linked to; lists linked to no item of the
+// list follow it (docs/runtime.md §1.3).
+func formatTodos(t protocol.TodosState) string {
+	var b strings.Builder
+	shown := make([]bool, len(t.SubagentLists))
+	sublists := func(title, indent string) {
+		for i, l := range t.SubagentLists {
+			if shown[i] || (title != "" && l.ParentItem != title) {
+				continue
+			}
+			shown[i] = true
+			fmt.Fprintf(&b, "%ssubagent %s:\n", indent, l.Agent)
+			if len(l.Items) == 0 {
+				fmt.Fprintf(&b, "%s  (empty)\n", indent)
+			}
+			for _, it := range l.Items {
+				fmt.Fprintf(&b, "%s  [%s] %s\n", indent, it.Status, it.Title)
+			}
+		}
+	}
+	if len(t.Items) == 0 {
+		b.WriteString("Todo list is empty.\n")
+	} else {
+		b.WriteString("Todo list:\n")
+		for _, it := range t.Items {
+			fmt.Fprintf(&b, "  [%s] %s\n", it.Status, it.Title)
+			sublists(it.Title, "    ")
+		}
+	}
+	if slices.Contains(shown, false) {
+		b.WriteString("Subagent lists under no item:\n")
+		sublists("", "  ")
 	}
 	return b.String()
 }

@@ -33,9 +33,14 @@ const teamUsage = `usage: agentd team init --etcd URL[,URL...] [--workspace DIR]
 `
 
 // storeOptions are the workspace options of this process: the state
-// directory, the logger and the machine's etcd settings etcd.
+// directory, the logger, the machine's etcd settings etcd and what a
+// person reads when another process holds a folder's state file.
+// lockedHint is this command line's advice on a folder another process
+// holds (workspace.locked, docs/protocol.md §1): share one daemon.
+const lockedHint = "to use one folder from several clients at once, start every client with `agentd --remote=auto` so that they share one daemon"
+
 func (e *env) storeOptions(etcd cli.Etcd) workspace.Options {
-	return workspace.Options{StateDir: e.stateDir, Logger: e.log, Team: teamOptions(etcd)}
+	return workspace.Options{StateDir: e.stateDir, Logger: e.log, Team: teamOptions(etcd), LockedHint: lockedHint}
 }
 
 // teamOptions are this machine's etcd settings (docs/team.md,

@@ -14,7 +14,7 @@ const overviewTail = `  agentd SUB --help                     that subcommand's 
 
 Flags (before or after the arguments; text that starts with - goes after --; a flag the
 subcommand does not take is refused, naming the subcommands that take it):
-  --workspace DIR      workspace folder for tool/state/goal/undo/history/watch/simulate/mcp/hook/setup (default: the
+  --workspace DIR      workspace folder for tool/state/goal/undo/history/watch/simulate/mcp/hook/setup/run (default: the
                        nearest folder up from the current one that an agentd process has
                        open, or that has agentd state and lies within the repository; else
                        the repository root, else the current folder; docs/protocol.md §1.3)
@@ -22,7 +22,7 @@ subcommand does not take is refused, naming the subcommands that take it):
   --state-dir DIR      where state lives (default $XDG_STATE_HOME/agentd, else the system's: docs/platforms.md)
   --log-file FILE      write logs there instead of stderr
   --log-level LEVEL    debug, info, warn or error (default info)
-  --remote unix:PATH   tool/state/goal: use the daemon on that socket (default: the shared
+  --remote unix:PATH   tool/state/goal/run: use the daemon on that socket (default: the shared
                        daemon when one answers, else the state directly); watch, mcp: the
                        daemon to connect to (default auto: the shared one, started if need be)
   --etcd-endpoints, --etcd-cacert, --etcd-cert, --etcd-key, --etcd-user

@@ -56,6 +56,10 @@ type AwaitChangeArgs struct {
 // GoalCreateArgs is the ARGS of agentd.goal.create.
 type GoalCreateArgs struct {
 	Common
+	// RequestID, if set, is chosen by the client so that the create sent
+	// again (after workspace.outcome_unknown, or a lost answer) is applied
+	// once: the copy the session applied already answers its state.
+	RequestID           string `json:"requestId,omitempty"`
 	Objective           string `json:"objective"`
 	CompletionCriterion string `json:"completionCriterion,omitempty"`
 	Replace             bool   `json:"replace,omitempty"`

@@ -61,6 +61,18 @@ type TodoItem struct {
 	Status TodoStatus `json:"status"`
 }
 
+// SubagentList is the todo list of one subagent of a session
+// (docs/runtime.md §1.3): its own list, kept beside the session's list and
+// never changing it.
+type SubagentList struct {
+	Agent string `json:"agent"` // the subagent's id, as its calls name it
+	// ParentItem is the title of the session list's item that was
+	// in_progress when the subagent first wrote its list; absent when no
+	// item was, or several were.
+	ParentItem string     `json:"parentItem,omitempty"`
+	Items      []TodoItem `json:"items"` // never null
+}
+
 // Valid reports whether s is one of the three statuses.
 func (s TodoStatus) Valid() bool {
 	switch s {

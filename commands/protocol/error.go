@@ -44,6 +44,13 @@ const (
 	// so that a call made on a stale belief changes nothing
 	// (docs/runtime.md §2.4.6).
 	CodeTurnEnded = "turn.ended"
+	// CodeNoWorkspace is the refusal of a command that needs a folder on
+	// a connection that has none open (docs/protocol.md §2, §3).
+	CodeNoWorkspace = "workspace.none"
+	// CodeUnknownWorkspace is the refusal of a command whose folder is not
+	// open on the connection, or that names none while several are
+	// (docs/protocol.md §2, §3).
+	CodeUnknownWorkspace = "workspace.unknown"
 )
 
 // ErrorCode returns the stable code of err or of anything it wraps (any

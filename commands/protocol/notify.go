@@ -28,6 +28,9 @@ type TodoChanged struct {
 	Revision  uint64     `json:"revision"`
 	Items     []TodoItem `json:"items"`
 	Actor     Actor      `json:"actor"`
+	// SubagentLists is State.todos.subagentLists after the change
+	// (docs/runtime.md §1.3); absent when there are none.
+	SubagentLists []SubagentList `json:"subagentLists,omitempty"`
 }
 
 // GoalChanged is the params of agentd/goalChanged.

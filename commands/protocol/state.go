@@ -30,6 +30,10 @@ type State struct {
 type TodosState struct {
 	Items    []TodoItem `json:"items"`
 	Revision uint64     `json:"revision"`
+	// SubagentLists are the lists each subagent of the session keeps, the least
+	// recently written first (docs/runtime.md §1.3); absent when there are
+	// none. Their writes raise Revision too.
+	SubagentLists []SubagentList `json:"subagentLists,omitempty"`
 }
 
 // QueueState is the session's goal queue as clients read it

@@ -15,7 +15,6 @@ import (
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
-	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace"
 	"github.com/agentd/agentd/workspace/storage"
@@ -78,15 +77,15 @@ func statusNames(statuses []goal.Status) []string {
 }
 
 // errorPackages hold the exported Code* string constants that are the
-// stable error codes (docs/runtime.md §3), listed in this order.
+// stable error codes (docs/runtime.md §3), listed in this order: a type of
+// each names its package. Each domain declares its own codes; the one type
+// that carries them is protocol.Error.
 var errorPackages = []reflect.Type{
 	reflect.TypeFor[protocol.Error](),
-	reflect.TypeFor[jsonin.Error](),
 	reflect.TypeFor[todo.ValidationError](),
 	reflect.TypeFor[goal.Snapshot](),
-	reflect.TypeFor[storage.Error](), // workspace's codes are the stores'
+	reflect.TypeFor[storage.Commit](), // workspace's codes are the stores'
 	reflect.TypeFor[workspace.Event](),
-	reflect.TypeFor[commands.Command](),
 }
 
 // limits are the bounds a client checks before sending or shows a person.

@@ -57,6 +57,7 @@ type Proxy struct {
 	conns    map[*proxyConn]bool
 	accepted int
 	bytes    [2]int64 // forwarded, by direction
+	received [2]int64 // read, forwarded or not, by direction
 	wg       sync.WaitGroup
 }
 
@@ -216,6 +217,15 @@ func (p *Proxy) Bytes(dir Direction) int64 {
 	return p.bytes[dir]
 }
 
+// Received is the number of bytes the proxy read in direction dir since
+// it started, forwarded or not: a request held by a freeze or a cut
+// counts once it reached the proxy.
+func (p *Proxy) Received(dir Direction) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.received[dir]
+}
+
 func (p *Proxy) accept(l net.Listener) {
 	for {
 		in, err := l.Accept()
@@ -255,6 +265,7 @@ func (p *Proxy) pipe(c *proxyConn, src, dst net.Conn, dir Direction) {
 		if n > 0 {
 			p.mu.Lock()
 			at := time.Now().Add(p.delay[dir])
+			p.received[dir] += int64(n)
 			p.mu.Unlock()
 			select {
 			case q <- chunk{b: buf[:n], at: at}:

@@ -235,6 +235,8 @@ export const ERROR_CODES = {
   argsInvalid: 'args.invalid',
   callerAgentShell: 'caller.agent_shell',
   turnEnded: 'turn.ended',
+  workspaceNone: 'workspace.none',
+  workspaceUnknown: 'workspace.unknown',
   todoInvalid: 'todo.invalid',
   todoConflict: 'todo.conflict',
   goalAlreadyExists: 'goal.already_exists',
@@ -482,6 +484,12 @@ export interface GoalChangedParams {
 
 /** GoalCreateArgs is the ARGS of agentd.goal.create. [protocol.GoalCreateArgs] */
 export interface GoalCreateArgs extends CommonArgs {
+  /**
+   * RequestID, if set, is chosen by the client so that the create sent
+   * again (after workspace.outcome_unknown, or a lost answer) is applied
+   * once: the copy the session applied already answers its state.
+   */
+  requestId?: string;
   objective: string;
   completionCriterion?: string;
   replace?: boolean;
@@ -792,6 +800,24 @@ export interface StoreChangedParams {
   stale: boolean;
 }
 
+/**
+ * SubagentList is the todo list of one subagent of a session
+ * (docs/runtime.md §1.3): its own list, kept beside the session's list and
+ * never changing it. [protocol.SubagentList]
+ */
+export interface SubagentList {
+  /** the subagent's id, as its calls name it */
+  agent: string;
+  /**
+   * ParentItem is the title of the session list's item that was
+   * in_progress when the subagent first wrote its list; absent when no
+   * item was, or several were.
+   */
+  parentItem?: string;
+  /** never null */
+  items: TodoItem[];
+}
+
 /** TaskFileChanged is the params of agentd/taskFileChanged (docs/protocol.md §4). [protocol.TaskFileChanged] */
 export interface TaskFileChangedParams {
   workspace: string;
@@ -889,6 +915,11 @@ export interface TodoChangedParams {
   revision: number;
   items: TodoItem[];
   actor: Actor;
+  /**
+   * SubagentLists is State.todos.subagentLists after the change
+   * (docs/runtime.md §1.3); absent when there are none.
+   */
+  subagentLists?: SubagentList[];
 }
 
 /**
@@ -926,6 +957,12 @@ export interface TodoSetArgs extends CommonArgs {
 export interface TodosState {
   items: TodoItem[];
   revision: number;
+  /**
+   * SubagentLists are the lists each subagent of the session keeps, the least
+   * recently written first (docs/runtime.md §1.3); absent when there are
+   * none. Their writes raise Revision too.
+   */
+  subagentLists?: SubagentList[];
 }
 
 /** ToolDescription is the answer of agentd.describeTool. [protocol.ToolDescription] */

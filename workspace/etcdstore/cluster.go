@@ -20,8 +20,8 @@ import (
 
 // One etcd client per cluster (docs/team.md, "Faults"): every team folder
 // a daemon serves from the same endpoints with the same settings shares
-// one client, its connections (one per member), its watch stream and one
-// prober. The prober reads once per probeInterval through each member on
+// one client, its connections (one per member), one lease (lease.go), one
+// watch per team (watch.go) and one prober. The prober reads once per probeInterval through each member on
 // a connection of its own, whatever the number of folders, and from those
 // answers:
 //
@@ -67,6 +67,11 @@ type Cluster struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	reg registration // the daemon's lease and live keys (lease.go)
+
+	watchMu sync.Mutex
+	watches map[Keys]*teamWatch // one per team served (watch.go)
+
 	mu          sync.Mutex
 	refs        int                   // guarded by pool.mu
 	users       map[*clusterUser]bool // the folders it serves
@@ -75,27 +80,20 @@ type Cluster struct {
 }
 
 // clusterUser is what a folder on a cluster is told: stale when the
-// cluster's mark changes, reachable after every probe it answered. Its
-// calls are made under mu, which detach takes: none is made after it.
+// cluster's mark changes. Its calls are made under mu, which detach
+// takes: none is made after it.
 type clusterUser struct {
-	stale     func(bool)
-	reachable func()
+	stale func(bool)
 
 	mu       sync.Mutex
 	detached bool
 }
 
-func (u *clusterUser) tell(changed, stale, answered bool) {
+func (u *clusterUser) tell(stale bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.detached {
-		return
-	}
-	if changed {
+	if !u.detached {
 		u.stale(stale)
-	}
-	if answered {
-		u.reachable()
 	}
 }
 
@@ -120,7 +118,8 @@ func (p *Clients) Get(key string, cfg clientv3.Config, log *slog.Logger) (*Clust
 		c.refs++
 		return c, nil
 	}
-	c := &Cluster{pool: p, key: key, eps: eps, log: log, users: map[*clusterUser]bool{}, refs: 1}
+	c := &Cluster{pool: p, key: key, eps: eps, log: log, users: map[*clusterUser]bool{}, refs: 1, watches: map[Keys]*teamWatch{}}
+	c.reg.stores = map[*Store]bool{}
 	c.conns.m = map[*trackedConn]string{}
 	for _, ep := range eps {
 		mcfg := cfg
@@ -216,6 +215,11 @@ func (c *Cluster) probeLoop() {
 			c.cli.ActiveConnection().ResetConnectBackoff()
 		}
 		c.setReachable(answered)
+		if answered {
+			// A lease lost while the cluster was away is taken again,
+			// once for every folder of the cluster (lease.go).
+			_ = c.reregister()
+		}
 	}
 }
 
@@ -271,7 +275,8 @@ func (m *memberProbe) probe(ctx context.Context) bool {
 	return err == nil || errors.Is(err, rpctypes.ErrPermissionDenied)
 }
 
-// setReachable records a probe of the cluster and tells the folders.
+// setReachable records a probe of the cluster and tells the folders when
+// their mark changes.
 func (c *Cluster) setReachable(answered bool) {
 	c.mu.Lock()
 	was := c.stale
@@ -281,7 +286,10 @@ func (c *Cluster) setReachable(answered bool) {
 		c.unreachable++
 		c.stale = c.stale || c.unreachable >= staleAfter
 	}
-	changed := c.stale != was
+	if c.stale == was {
+		c.mu.Unlock()
+		return
+	}
 	users := make([]*clusterUser, 0, len(c.users))
 	for u := range c.users {
 		users = append(users, u)
@@ -289,7 +297,7 @@ func (c *Cluster) setReachable(answered bool) {
 	stale := c.stale
 	c.mu.Unlock()
 	for _, u := range users {
-		u.tell(changed, stale, answered)
+		u.tell(stale)
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/url"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -73,40 +71,10 @@ func TestFarMachineWrites(t *testing.T) {
 	far := open(t, []string{"http://" + p.Addr()}, "far", lim)
 	t.Cleanup(func() { _ = far.Close() })
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	steps := 0
-	wg.Add(1)
-	go func() { // the teammate's agent: a bookkeeping write at every step
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-			if err := update(t, near, "s", "near"); err != nil {
-				t.Errorf("near write: %v", err)
-				return
-			}
-			steps++
-		}
-	}()
 	const writes = 20
-	var took []time.Duration
-	for range writes {
-		start := time.Now()
-		if err := update(t, far, "s", "far"); err != nil {
-			t.Fatalf("far write after %v: %v", time.Since(start), err)
-		}
-		took = append(took, time.Since(start))
-	}
-	close(stop)
-	wg.Wait()
-	slices.Sort(took)
-	if p99 := took[len(took)*99/100]; p99 > 2*time.Second {
-		t.Errorf("far writes: p99 %v, over 2 s (all: %v)", p99, took)
-	}
+	steps := etcdtest.BusyWriter(t, writes,
+		func(int) error { return update(t, far, "s", "far") },
+		func(int) error { return update(t, near, "s", "near") })
 	got, err := near.Get("s")
 	if err != nil {
 		t.Fatal(err)
@@ -116,5 +84,4 @@ func TestFarMachineWrites(t *testing.T) {
 	if r.By["far"] != writes || r.By["near"] != steps || r.Revision != uint64(writes+steps) {
 		t.Errorf("stored %+v; want far %d, near %d, revision %d", r, writes, steps, writes+steps)
 	}
-	t.Logf("far writes: p50 %v, max %v; near steps meanwhile: %d", took[len(took)/2], took[len(took)-1], steps)
 }

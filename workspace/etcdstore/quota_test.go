@@ -31,7 +31,7 @@ func quotaStore(t *testing.T, quota int64, compact time.Duration) (*Store, *clie
 	}
 	lim := storage.Limits{MaxSessions: 5, MaxHistory: 10000, MaxHistoryBytes: 64 << 10}
 	s, err := Open(cl, Options{ID: "quota", Endpoints: c.Endpoints(), Identity: "daemon", Schema: 1,
-		Root: "/folder", Path: "etcd " + KeysOf("quota").Prefix(), Now: time.Now,
+		Root: "/folder", Now: time.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: func() storage.Limits { return lim },
 		Remote: func(string, []byte, int64, []byte, []byte) {}, Stale: func(bool) {}, CompactInterval: compact})
 	if err != nil {

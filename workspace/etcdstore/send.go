@@ -98,6 +98,9 @@ func sendWrite(ctx context.Context, cli *clientv3.Client, deadline time.Time, cm
 			}
 			return out, nil
 		}
+		if noSpace(err) && appliedAnyway(ctx, cli, deadline, mark, &out) {
+			return out, nil
+		}
 		refused := refusal(err)
 		out.sent = out.sent || m.sent.Load() && !refused
 		// Nothing went out unanswered: the refusal or the silence is the
@@ -111,6 +114,23 @@ func sendWrite(ctx context.Context, cli *clientv3.Client, deadline time.Time, cm
 		case <-time.After(resendPause):
 		}
 	}
+}
+
+// appliedAnyway says whether the write whose Txn etcd answered NOSPACE was
+// applied all the same: etcd's quota check applies the Txn that fills the
+// database and then answers NOSPACE (its quotaApplierV3), so the write's
+// mark is read (reads go on when full). When it was, out says so, as for
+// an earlier copy of the write.
+func appliedAnyway(ctx context.Context, cli *clientv3.Client, deadline time.Time, mark writeMark, out *sendOutcome) bool {
+	cctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	g, err := cli.Get(cctx, mark.key)
+	if err != nil || len(g.Kvs) != 1 || !bytes.Equal(g.Kvs[0].Value, mark.value) {
+		return false
+	}
+	out.resp = &clientv3.TxnResponse{Header: g.Header}
+	out.mine, out.version = true, g.Kvs[0].ModRevision
+	return true
 }
 
 // refusal says whether err is an answer of the cluster that applied
@@ -146,11 +166,11 @@ func (s *Store) writeFailed(what string, err error, sent bool) error {
 	case sent:
 		// Not marked stale here: the mark follows the cluster's prober,
 		// never one request (docs/team.md, "Faults").
-		return &storage.Error{Code: storage.CodeOutcomeUnknown, Path: s.on.Path, Err: err,
+		return &storage.Error{Code: storage.CodeOutcomeUnknown, Err: err,
 			Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s): %s was sent, but no answer came back within %v (%v): the write may have been applied: agentd will show it if it was; look at the state before making the change again (docs/team.md, \"What a write acknowledges\")",
 				s.on.Root, s.on.ID, strings.Join(s.on.Endpoints, ","), what, OpTimeout, err)}
 	case noSpace(err):
-		return &storage.Error{Code: storage.CodeNoSpace, Path: s.on.Path, Err: fmt.Errorf("%w: %w", storage.ErrNotSaved, err),
+		return &storage.Error{Code: storage.CodeNoSpace, Err: fmt.Errorf("%w: %w", storage.ErrNotSaved, err),
 			Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s), whose database is full (etcd's NOSPACE alarm): %s was refused and nothing was written; reads go on. An operator of the cluster frees space with `etcdctl compact <revision>`, `etcdctl defrag --cluster` and `etcdctl alarm disarm`, and raises --quota-backend-bytes if the data needs more room (docs/team.md, \"A full etcd\")",
 				s.on.Root, s.on.ID, strings.Join(s.on.Endpoints, ","), what)}
 	}

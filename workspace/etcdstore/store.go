@@ -4,8 +4,9 @@
 // (keys.go), instead of its bbolt file. Every daemon that opens a folder
 // with that file, on any machine and whatever the folder's path there,
 // serves the same state; the records are the bytes workspace gives it,
-// opaque here. A watch relays the changes of other daemons, and a lease
-// per daemon (its live key) tells the others it is alive.
+// opaque here. A watch per team relays the changes of other daemons, and
+// a lease per daemon and cluster (its live keys) tells the others it is
+// alive.
 //
 // It holds no pointer back into workspace: what it needs of the folder it
 // serves (its name for messages, the clock, the store's bounds, where the
@@ -24,7 +25,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -37,8 +37,8 @@ import (
 	"github.com/agentd/agentd/workspace/storage"
 )
 
-// LeaseTTL is the time-to-live of the lease a daemon holds on each team
-// folder it has open (its live key): when the daemon dies its lease
+// LeaseTTL is the time-to-live of the lease a daemon holds on each cluster
+// it has team folders on (its live keys, lease.go): when the daemon dies its lease
 // expires within this time, and another daemon applies the restart rule to
 // the turns it left live (docs/team.md, "Liveness").
 const LeaseTTL = 5 * time.Second
@@ -60,7 +60,6 @@ type Options struct {
 	Identity  string   // this daemon's live key name; "" for a one-shot command
 	Schema    uint32   // the schema version this build writes (the meta key)
 	Root      string   // the folder, for messages
-	Path      string   // what names the team's state, for errors
 	Now       func() time.Time
 	Log       *slog.Logger
 	// Limits returns the store's bounds; called on every commit.
@@ -97,17 +96,14 @@ type Store struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	stale   atomic.Bool
-	serving atomic.Bool // set once the store serves its workspace
+	stale atomic.Bool
+	sub   *watchSub // the team's watch (watch.go)
 
 	histMu sync.Mutex
 	hist   map[string]*histIndex // by session; each used under its session lock
 
 	liveMu sync.Mutex
-	live   map[string]bool  // live keys seen (daemon identities)
-	lease  clientv3.LeaseID // 0 until granted and once lost; guarded by liveMu
-	id     string           // this daemon's identity (its live key); guarded by liveMu
-	regMu  sync.Mutex       // one registration again at a time (fence.go)
+	live   map[string]bool // live keys seen (daemon identities)
 
 	from int64 // the revision the watch starts from (Serve)
 
@@ -116,16 +112,21 @@ type Store struct {
 
 // Open opens the team store on the shared client c, whose reference it
 // owns from then on (Close releases it; so does a failure to open): it
-// checks (or writes) the team's meta key, reads the live daemons and takes
-// this daemon's lease. The cluster must answer (within OpTimeout): a
+// subscribes to the team's watch, checks (or writes) the team's meta key,
+// reads the live daemons and joins the cluster's lease (lease.go). The
+// cluster must answer (within OpTimeout): a
 // folder is not served from a state nobody can read. The store relays the
 // changes of other daemons from Serve on.
 func Open(c *Cluster, opts Options) (*Store, error) {
-	s := &Store{on: opts, cluster: c, cli: c.cli, keys: KeysOf(opts.ID), hist: map[string]*histIndex{}, live: map[string]bool{}, id: opts.Identity}
+	s := &Store{on: opts, cluster: c, cli: c.cli, keys: KeysOf(opts.ID), hist: map[string]*histIndex{}, live: map[string]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	rev, err := s.prepare()
 	if err != nil {
 		s.cancel()
+		c.leave(s)
+		if s.sub != nil {
+			c.unsubscribe(s.keys, s.sub)
+		}
 		c.Release()
 		return nil, err
 	}
@@ -137,10 +138,9 @@ func Open(c *Cluster, opts Options) (*Store, error) {
 // Open read at) and following the cluster's prober (stale marks, the
 // lease taken again); call it once, when the store serves its workspace.
 func (s *Store) Serve() {
-	s.serving.Store(true)
 	s.wg.Add(1)
-	go s.watchLoop(s.from)
-	s.detach = s.cluster.attach(&clusterUser{stale: s.setStale, reachable: s.retakeLease})
+	go s.relay(s.from)
+	s.detach = s.cluster.attach(&clusterUser{stale: s.setStale})
 	if s.on.Identity != "" {
 		s.wg.Add(1)
 		go s.compactLoop()
@@ -150,11 +150,17 @@ func (s *Store) Serve() {
 // ID is the team id.
 func (s *Store) ID() string { return s.on.ID }
 
-// prepare checks (or writes) the team's meta key, reads the live daemons
-// and takes this daemon's lease; it returns the revision read at.
+// prepare subscribes to the team's watch, checks (or writes) the team's
+// meta key, reads the live daemons and joins the daemon's lease; it
+// returns the revision read at.
 func (s *Store) prepare() (int64, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, OpTimeout)
 	defer cancel()
+	sub, err := s.cluster.subscribe(ctx, s.keys)
+	if err != nil {
+		return 0, s.unavailable("opening the team state", err, false)
+	}
+	s.sub = sub
 	meta, _ := json.Marshal(Meta{Schema: s.on.Schema})
 	txn := func(then ...clientv3.Op) (*clientv3.TxnResponse, error) {
 		return s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(s.keys.Meta()), "=", 0)).
@@ -174,11 +180,11 @@ func (s *Store) prepare() (int64, error) {
 		kvs := resp.Responses[0].GetResponseRange().Kvs
 		if len(kvs) == 1 {
 			if err := json.Unmarshal(kvs[0].Value, &m); err != nil {
-				return 0, &storage.Error{Code: storage.CodeCorrupt, Path: s.on.Path, Err: err, Msg: fmt.Sprintf("the team meta key %s of workspace %s cannot be read: %v", s.keys.Meta(), s.on.Root, err)}
+				return 0, &storage.Error{Code: storage.CodeCorrupt, Err: err, Msg: fmt.Sprintf("the team meta key %s of workspace %s cannot be read: %v", s.keys.Meta(), s.on.Root, err)}
 			}
 		}
 		if m.Schema > s.on.Schema {
-			return 0, &storage.Error{Code: storage.CodeCorrupt, Path: s.on.Path,
+			return 0, &storage.Error{Code: storage.CodeCorrupt,
 				Msg: fmt.Sprintf("the team state %s of workspace %s was written by a newer agentd (schema %d > %d); upgrade agentd to open it", s.keys.prefix, s.on.Root, m.Schema, s.on.Schema)}
 		}
 	}
@@ -193,7 +199,7 @@ func (s *Store) prepare() (int64, error) {
 	}
 	s.liveMu.Unlock()
 	if s.on.Identity != "" {
-		switch err := s.takeLease(ctx, s.on.Identity); {
+		switch err := s.cluster.join(ctx, s); {
 		case err != nil && noSpace(err):
 			// Served without a lease until the cluster has room again:
 			// the probe takes it then.
@@ -214,40 +220,6 @@ func (s *Store) liveName(key string) string {
 type liveInfo struct {
 	Pid       int       `json:"pid"`
 	StartedAt time.Time `json:"startedAt"`
-}
-
-// takeLease grants this daemon's lease, puts its live key under identity
-// (its identity from then on) and keeps the lease alive until the store
-// closes or the lease is lost.
-func (s *Store) takeLease(ctx context.Context, identity string) error {
-	l, err := s.cli.Grant(ctx, int64(LeaseTTL/time.Second))
-	if err != nil {
-		return err
-	}
-	info, _ := json.Marshal(liveInfo{Pid: os.Getpid(), StartedAt: s.on.Now().UTC()})
-	if _, err := s.cli.Put(ctx, s.keys.live(identity), string(info), clientv3.WithLease(l.ID)); err != nil {
-		return err
-	}
-	ka, err := s.cli.KeepAlive(s.ctx, l.ID)
-	if err != nil {
-		return err
-	}
-	s.liveMu.Lock()
-	s.lease, s.id = l.ID, identity
-	s.live[identity] = true
-	s.liveMu.Unlock()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for range ka { // closed when the lease is gone or the store closes
-		}
-		s.liveMu.Lock()
-		if s.lease == l.ID {
-			s.lease = 0
-		}
-		s.liveMu.Unlock()
-	}()
-	return nil
 }
 
 // Alive says whether the daemon of that identity (a service clock) holds
@@ -298,7 +270,7 @@ func (s *Store) unavailable(what string, err error, write bool) error {
 	if write {
 		cause = fmt.Errorf("%w: %w", storage.ErrNotSaved, err)
 	}
-	return &storage.Error{Code: storage.CodeUnavailable, Path: s.on.Path, Err: cause,
+	return &storage.Error{Code: storage.CodeUnavailable, Err: cause,
 		Msg: fmt.Sprintf("workspace %s is shared through etcd (team %s at %s), which did not answer or refused this machine: %s failed: %v; nothing was written locally; check the cluster or this machine's etcd settings (docs/team.md)",
 			s.on.Root, s.on.ID, strings.Join(s.on.Endpoints, ","), what, err)}
 }
@@ -377,7 +349,7 @@ func (s *Store) Commit(p *storage.Commit) error {
 	if err != nil {
 		return err
 	}
-	leaseCmp, liveGet, fencing, held := s.leaseCompare()
+	fo, fencing, held := s.leaseCompare()
 	if !held {
 		return s.fence(ctx, p)
 	}
@@ -385,7 +357,7 @@ func (s *Store) Commit(p *storage.Commit) error {
 	sk, tk := s.keys.Session(p.Session), s.keys.turn(p.Session)
 	cmp := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base), s.turnCompare(p.Session)}
 	if fencing {
-		cmp = append(cmp, leaseCmp)
+		cmp = append(cmp, fo.cmp)
 	}
 	take, taking := s.takeTurnOp(p.Session)
 	elseOps := func(taking bool) []clientv3.Op {
@@ -394,7 +366,7 @@ func (s *Store) Commit(p *storage.Commit) error {
 			ops = append(ops, take)
 		}
 		if fencing {
-			ops = append(ops, liveGet) // last of these: lostLease reads it
+			ops = append(ops, fo.get) // last of these: lostLease reads it
 		}
 		return ops
 	}
@@ -421,8 +393,8 @@ func (s *Store) Commit(p *storage.Commit) error {
 		resp.Succeeded, resp.Header.Revision, w.learn = true, out.version, false
 	}
 	if !resp.Succeeded {
-		if fencing && s.lostLease(resp) {
-			s.dropLease()
+		if fencing && s.lostLease(resp, fo) {
+			s.cluster.dropLease(fo.lease)
 			return s.fence(ctx, p)
 		}
 		return s.refused(p, resp, taking)
@@ -514,7 +486,8 @@ func (s *Store) refused(p *storage.Commit, resp *clientv3.TxnResponse, taking bo
 	var holder int64 // the revision of the turn key found, 0 when none
 	var mine bool    // it names this daemon
 	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 {
-		holder, mine = kvs[0].ModRevision, s.on.Identity != "" && string(kvs[0].Value) == s.on.Identity
+		id := s.identity()
+		holder, mine = kvs[0].ModRevision, id != "" && string(kvs[0].Value) == id
 	}
 	switch other := s.conflicted(p.Session, took, resp.Header.Revision, holder); {
 	case other && mine:
@@ -528,20 +501,16 @@ func (s *Store) refused(p *storage.Commit, resp *clientv3.TxnResponse, taking bo
 }
 
 func (s *Store) Close() error {
-	s.liveMu.Lock()
-	lease := s.lease
-	s.liveMu.Unlock()
-	if lease != 0 {
-		// Revoked now, the other daemons see this one gone at once.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, _ = s.cli.Revoke(ctx, lease)
-		cancel()
-	}
+	// The last folder of the team deletes its live key, the last of the
+	// cluster revokes the lease: the other daemons see this one gone at
+	// once (lease.go).
+	s.cluster.leave(s)
 	if s.detach != nil {
 		s.detach()
 	}
 	s.cancel()
 	s.wg.Wait()
+	s.cluster.unsubscribe(s.keys, s.sub)
 	s.cluster.Release()
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,17 +21,23 @@ import (
 var daemons atomic.Int64
 
 // open returns a store of a new team on the cluster's endpoints, as the
-// registry opens one, with lim as its bounds.
+// registry opens one, with lim as its bounds: a daemon of its own.
 func open(t *testing.T, eps []string, id string, lim storage.Limits) *Store {
 	t.Helper()
-	var clients Clients
+	return openOn(t, new(Clients), eps, id, fmt.Sprintf("daemon-%d", daemons.Add(1)), lim)
+}
+
+// openOn returns a store of team id on the clients of one daemon, whose
+// identity it is.
+func openOn(t *testing.T, clients *Clients, eps []string, id, identity string, lim storage.Limits) *Store {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c, err := clients.Get(id, clientv3.Config{Endpoints: eps, DialTimeout: DialTimeout, Logger: zap.NewNop()}, log)
+	c, err := clients.Get(strings.Join(eps, ","), clientv3.Config{Endpoints: eps, DialTimeout: DialTimeout, Logger: zap.NewNop()}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(c, Options{ID: id, Endpoints: eps, Identity: fmt.Sprintf("daemon-%d", daemons.Add(1)), Schema: 1,
-		Root: "/folder/" + id, Path: "etcd " + KeysOf(id).Prefix(), Now: time.Now,
+	s, err := Open(c, Options{ID: id, Endpoints: eps, Identity: identity, Schema: 1,
+		Root: "/folder/" + id, Now: time.Now,
 		Log: log, Limits: func() storage.Limits { return lim },
 		Remote: func(string, []byte, int64, []byte, []byte) {}, Stale: func(bool) {}})
 	if err != nil {

@@ -80,9 +80,10 @@ func (s *Store) held(name string) bool {
 // Else branch: take the turn key if it is free, when conflicts have
 // persisted; nil otherwise (or without a lease: a one-shot command).
 func (s *Store) takeTurnOp(name string) (clientv3.Op, bool) {
-	s.liveMu.Lock()
-	lease, id := s.lease, s.id
-	s.liveMu.Unlock()
+	lease, id := s.cluster.reg.held()
+	if s.on.Identity == "" {
+		lease = 0 // a one-shot command holds none
+	}
 	ts := s.turn.of(name)
 	s.turn.mu.Lock()
 	defer s.turn.mu.Unlock()

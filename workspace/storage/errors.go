@@ -1,10 +1,14 @@
 package storage
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/agentd/agentd/commands/protocol"
+)
 
 // The stable codes of a store's refusals (docs/runtime.md §3), which
-// workspace's callers see as workspace.CodeLocked and the others. The
-// protocol layer maps them through the ErrorCode method.
+// workspace's callers see as workspace.CodeLocked and the others; a
+// refusal that carries one is an *Error.
 const (
 	// CodeLocked: another process holds the folder's state file (docs/protocol.md §1).
 	CodeLocked = "workspace.locked"
@@ -30,30 +34,12 @@ const (
 	CodeNoSpace = "workspace.no_space"
 )
 
-// Error is a refusal of a store or of its opener that carries a stable
-// code. Callers detect the code through the ErrorCode method; Unwrap gives
-// the cause.
-type Error struct {
-	Code string // one of the Code constants above or the protocol's args.invalid
-	Msg  string // the whole message for the user: what happened (with the cause's text where it helps) and what to do
-	Path string // the state file concerned, or what names a team's etcd state
-	Pid  int    // CodeLocked: the pid of the process holding the lock, 0 when unknown
-	Err  error  // the underlying cause, if any
-}
-
-// Error returns Msg (or the cause's text when Msg is empty).
-func (e *Error) Error() string {
-	if e.Msg == "" && e.Err != nil {
-		return e.Err.Error()
-	}
-	return e.Msg
-}
-
-// Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-// ErrorCode returns the stable code, e.g. "workspace.locked".
-func (e *Error) ErrorCode() string { return e.Code }
+// Error is a refusal of a store or of its opener: the protocol's coded
+// error (protocol.Error), so that a store's refusal reaches the client
+// with its code as every other refusal does. Msg is the whole message
+// for the user (what happened, with the cause's text where it helps, and
+// what to do); Err the cause.
+type Error = protocol.Error
 
 var (
 	// ErrNotSaved is wrapped by the error of a change that was not

@@ -7,7 +7,8 @@
 // Interface; every backend is held to it by the conformance suite
 // (workspace/storetest).
 //
-// Standard library only: a backend imports this package, never workspace.
+// Standard library and the protocol's leaf (commands/protocol, for the
+// coded error) only: a backend imports this package, never workspace.
 package storage
 
 import (

@@ -86,6 +86,8 @@ M.errors = {
   args_invalid = "args.invalid",
   caller_agent_shell = "caller.agent_shell",
   turn_ended = "turn.ended",
+  workspace_none = "workspace.none",
+  workspace_unknown = "workspace.unknown",
   todo_invalid = "todo.invalid",
   todo_conflict = "todo.conflict",
   goal_already_exists = "goal.already_exists",
@@ -159,6 +161,7 @@ M.limits = {
 ---@field afterRevision integer
 ---@field timeoutMs? integer
 ---@class agentd.GoalCreateArgs: agentd.CommonArgs
+---@field requestId? string
 ---@field objective string
 ---@field completionCriterion? string
 ---@field replace? boolean
@@ -243,6 +246,11 @@ M.limits = {
 ---@class agentd.TodosState
 ---@field items agentd.TodoItem[]
 ---@field revision integer
+---@field subagentLists? agentd.SubagentList[]
+---@class agentd.SubagentList
+---@field agent string
+---@field parentItem? string
+---@field items agentd.TodoItem[]
 ---@class agentd.GoalSnapshot
 ---@field goalId? string
 ---@field objective string

@@ -1,0 +1,270 @@
+package main
+
+// The agent processes of `agentd run` (rungoal.go): their command lines,
+// the record of the agent's session kept across runs, and one process's
+// life.
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/commands/protocol"
+	"github.com/agentd/agentd/setup"
+)
+
+// headless is how `agentd run` starts an agent: the program, found on the
+// PATH, and its arguments for a new session (id is one agentd run made)
+// and for the next process of that session, with the person's flags
+// (extra, from the command line) in their place. The prompt goes on the
+// agent's stdin, never on its command line: nothing from the goal, the
+// repository or the model chooses the program or its flags
+// (docs/security.md, "agentd run starts only the agent you named").
+type headless struct {
+	program       string
+	start, resume func(id string, extra []string) []string
+}
+
+// agentdTools is the one permission `agentd run` gives Claude Code: agentd's
+// own MCP tools, without which a headless run cannot touch the goal or the
+// list. Every other tool is as the person's settings allow.
+const agentdTools = "mcp__agentd"
+
+var headlessAgents = map[string]headless{
+	"claude": {program: "claude",
+		start: func(id string, extra []string) []string {
+			return append([]string{"-p", "--session-id", id, "--allowedTools", agentdTools}, extra...)
+		},
+		resume: func(id string, extra []string) []string {
+			return append([]string{"-p", "--resume", id, "--allowedTools", agentdTools}, extra...)
+		}},
+	"gemini": {program: "gemini",
+		start:  func(id string, extra []string) []string { return append([]string{"--session-id", id}, extra...) },
+		resume: func(id string, extra []string) []string { return append([]string{"--resume", id}, extra...) }},
+	// Codex names its sessions itself: the next process resumes the
+	// newest one of the folder.
+	"codex": {program: "codex",
+		start: func(_ string, extra []string) []string { return append(append([]string{"exec"}, extra...), "-") },
+		resume: func(_ string, extra []string) []string {
+			return append(append([]string{"exec", "resume", "--last"}, extra...), "-")
+		}},
+}
+
+// runRecord is what `agentd run` keeps of its agent between processes and
+// runs, in a file under the state directory per workspace folder: the
+// agent, the goal and the agent's session; Live is true while a process
+// runs, so a record still live when a run starts is a process that was
+// killed with its turn open, whose session is not resumed (its next
+// prompt would end that turn as an interruption, which pauses the goal:
+// docs/hooks.md).
+type runRecord struct {
+	Agent     string `json:"agent"`
+	GoalID    string `json:"goalId"`
+	SessionID string `json:"sessionId"`
+	Live      bool   `json:"live"`
+}
+
+// runFile is the file of folder's run with the suffix ext.
+func runFile(stateDir, folder, ext string) string {
+	sum := sha256.Sum256([]byte(folder))
+	return filepath.Join(stateDir, "run", hex.EncodeToString(sum[:8])+ext)
+}
+
+// loadRunRecord reads folder's record; a missing or unreadable one is
+// none.
+func loadRunRecord(stateDir, folder string) (runRecord, string) {
+	path := runFile(stateDir, folder, ".json")
+	var rec runRecord
+	if b, err := os.ReadFile(path); err == nil {
+		if json.Unmarshal(b, &rec) != nil {
+			rec = runRecord{}
+		}
+	}
+	return rec, path
+}
+
+// save writes the record whole (a temporary file renamed over it).
+func (d *driver) save() error {
+	b, _ := json.Marshal(d.rec)
+	if err := os.MkdirAll(filepath.Dir(d.recPath), 0o700); err != nil {
+		return err
+	}
+	tmp := d.recPath + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, d.recPath)
+}
+
+// session is the agent session the next process of goal g uses: the
+// recorded one when it is this agent's for this goal and its last process
+// ended by itself, else a new one. resume says which.
+func (d *driver) session(g *protocol.GoalSnapshot) (id string, resume bool) {
+	r := d.rec
+	if r.Agent == d.name && r.GoalID == g.GoalID && r.SessionID != "" && !r.Live {
+		return r.SessionID, true
+	}
+	if r.Live && r.Agent == d.name {
+		d.view.line("the last " + d.name + " process of this folder did not end by itself: starting a new session")
+	}
+	return newSessionID(), false
+}
+
+// newSessionID is a random UUID (version 4), as the agents take.
+func newSessionID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// runAgent runs one agent process on the active goal of st and watches
+// the goal while it runs. stop: the run is over, with code and line.
+func (d *driver) runAgent(ctx context.Context, st protocol.State) (code int, line string, stop bool) {
+	g := st.Goal
+	prompt, err := commands.ContinuationPrompt(g)
+	if err != nil {
+		return exitFailure, "stopped: " + err.Error(), true
+	}
+	d.noteGoal(g)
+	id, resume := d.session(g)
+	args := d.agent.start(id, d.extra)
+	if resume {
+		args = d.agent.resume(id, d.extra)
+	}
+	d.rec = runRecord{Agent: d.name, GoalID: g.GoalID, SessionID: id, Live: true}
+	if err := d.save(); err != nil {
+		return exitFailure, "stopped: recording the agent's session: " + err.Error(), true
+	}
+	verb := "starting"
+	if resume {
+		verb = "resuming"
+	}
+	d.view.line(fmt.Sprintf("%s %s (session %s)", verb, d.name, id))
+	exitErr, err := d.runProcess(ctx, args, prompt, st)
+	if err != nil {
+		return exitFailure, "stopped: " + err.Error(), true
+	}
+	if ctx.Err() != nil {
+		return 0, "", false // the loop reads the state and ends
+	}
+	d.rec.Live = false
+	if err := d.save(); err != nil {
+		return exitFailure, "stopped: recording the agent's session: " + err.Error(), true
+	}
+	return d.afterProcess(ctx, g, exitErr)
+}
+
+// noteGoal records g as the goal the run works on, and names it when it
+// follows another (the queue advanced, within a process or between two).
+func (d *driver) noteGoal(g *protocol.GoalSnapshot) {
+	if g == nil || g.GoalID == d.goalID {
+		return
+	}
+	if d.goalID != "" {
+		d.view.line("next goal: " + g.Objective)
+	}
+	d.goalID = g.GoalID
+}
+
+// runProcess starts the agent with args and prompt on its stdin, its
+// output appended to the run's log, and shows the goal's progress until
+// it exits. exitErr is how it exited (nil: status 0); err: it could not
+// start.
+func (d *driver) runProcess(ctx context.Context, args []string, prompt string, st protocol.State) (exitErr, err error) {
+	logPath := runLogPath(d.e.stateDir, d.folder)
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.CommandContext(ctx, d.agent.program, args...)
+	cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = d.folder, strings.NewReader(prompt), logf, logf
+	cmd.SysProcAttr = agentProcAttr()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", d.agent.program, err)
+	}
+	d.view.note(fmt.Sprintf("%s's output: %s", d.name, logPath))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case err := <-done:
+			return err, nil
+		case <-d.changed:
+			if now, err := d.state(ctx); err == nil {
+				d.noteGoal(now.Goal)
+				d.view.show(d.name, now)
+			}
+		}
+	}
+}
+
+// afterProcess decides what follows an agent process that ended by itself
+// while the goal g (as it was when it started) was active: the loop goes
+// on (the goal is read again), or the run stops. A goal the runtime paused
+// (the agent's own limit of continuations, a failed turn, docs/hooks.md)
+// is resumed when the process counted a turn and the goal is not stalled;
+// a goal still active after a process that counted no turn stops the run,
+// since the next process would do the same.
+func (d *driver) afterProcess(ctx context.Context, g *protocol.GoalSnapshot, exitErr error) (code int, line string, stop bool) {
+	st, err := d.state(ctx)
+	if err != nil {
+		return exitFailure, "stopped: " + err.Error(), true
+	}
+	now := st.Goal
+	if now == nil || now.GoalID != g.GoalID {
+		return 0, "", false
+	}
+	progressed := now.TurnsUsed > g.TurnsUsed
+	how := "exited"
+	if exitErr != nil {
+		how = fmt.Sprintf("exited (%v)", exitErr)
+	}
+	switch {
+	case now.Status == "active" && !progressed:
+		return commands.ExitActive, fmt.Sprintf("stopped: %s %s and counted no goal turn: its hooks may not run in this folder (agentd setup %s, docs/hooks.md); its output: %s",
+			d.name, how, d.name, runLogPath(d.e.stateDir, d.folder)), true
+	case now.Status == "paused" && now.LastActor == "runtime" && progressed && !now.Stalled:
+		d.view.line(fmt.Sprintf("%s %s: %s; resuming the goal", d.name, how, now.TerminalReason))
+		if _, err := d.sess.Execute(ctx, protocol.CmdGoalResume, &protocol.NoArgs{}); err != nil {
+			return exitFailure, "stopped: resuming the goal: " + err.Error(), true
+		}
+	case now.Status == "active":
+		d.view.line(fmt.Sprintf("%s %s with the goal still active: starting the next process", d.name, how))
+	}
+	return 0, "", false
+}
+
+// setupPlan is what `agentd setup` would change for one scope.
+type setupPlan struct {
+	opts    setup.Options
+	changes []setup.Change
+}
+
+func planSetup(opts setup.Options) (setupPlan, error) {
+	changes, err := setup.PlanAll(opts)
+	return setupPlan{opts: opts, changes: changes}, err
+}
+
+// done says whether the scope has all of agentd's entries already.
+func (p setupPlan) done() bool {
+	for _, c := range p.changes {
+		if c.Action != setup.Already {
+			return false
+		}
+	}
+	return len(p.changes) > 0
+}
