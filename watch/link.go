@@ -168,10 +168,7 @@ func readSnapshot(ctx context.Context, s *client.Session) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("reading the state: %w", err)
 	}
 	snap := Snapshot{At: time.Now()}
-	var more struct { // what the panel shows besides protocol.State
-		Todos struct {
-			SubagentLists []SubagentList `json:"subagentLists"`
-		} `json:"todos"`
+	var wait struct { // the goal's wait, which protocol.State does not carry yet
 		Goal *struct {
 			Wait *Wait `json:"wait"`
 		} `json:"goal"`
@@ -179,11 +176,8 @@ func readSnapshot(ctx context.Context, s *client.Session) (Snapshot, error) {
 	if err := json.Unmarshal(raw, &snap.State); err != nil {
 		return Snapshot{}, fmt.Errorf("reading the state: %w", err)
 	}
-	if json.Unmarshal(raw, &more) == nil {
-		snap.Subagents = more.Todos.SubagentLists
-		if more.Goal != nil {
-			snap.Wait = more.Goal.Wait
-		}
+	if json.Unmarshal(raw, &wait) == nil && wait.Goal != nil {
+		snap.Wait = wait.Goal.Wait
 	}
 	raw, err = s.Execute(ctx, protocol.CmdHistory, &protocol.HistoryArgs{Limit: historyShown})
 	if err != nil {
