@@ -16,9 +16,12 @@ import (
 // historyShown is how many of the newest history events the panel reads.
 const historyShown = 30
 
-// Redial bounds the wait before dialling a lost daemon again: the first
-// wait, doubled after each failure up to the last.
-var Redial = struct{ First, Last time.Duration }{time.Second, 30 * time.Second}
+// The wait before dialling a lost daemon again: redialFirst, doubled
+// after each failure up to redialLast (docs/commands.md, "agentd watch").
+const (
+	redialFirst = time.Second
+	redialLast  = 30 * time.Second
+)
 
 // Options configure Run and Once.
 type Options struct {
@@ -46,17 +49,17 @@ type conn struct {
 
 // serve keeps a session open until ctx ends: it dials, reads the state
 // and history, reads them again at each change the daemon tells, and when
-// the connection ends tells the model, waits (Redial) and dials again.
+// the connection ends tells the model, waits and dials again.
 func (c *conn) serve(ctx context.Context) {
-	wait := Redial.First
+	wait := redialFirst
 	for ctx.Err() == nil {
 		c.tell(linkMsg{state: connecting})
-		err := c.run(ctx)
+		opened, err := c.run(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		if err == nil { // a session that was open: dial again at once
-			wait = Redial.First
+		if opened { // the waits start again from the first
+			wait = redialFirst
 		}
 		c.tell(linkMsg{state: lost, err: err, retry: time.Now().Add(wait)})
 		select {
@@ -64,16 +67,16 @@ func (c *conn) serve(ctx context.Context) {
 			return
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, Redial.Last)
+		wait = min(2*wait, redialLast)
 	}
 }
 
 // errGone is the error of a session the daemon ended.
 var errGone = errors.New("the daemon closed the connection")
 
-// run runs one session: nil or errGone once it was open and has ended,
-// else why it could not be opened or read.
-func (c *conn) run(ctx context.Context) error {
+// run runs one session until it ends: opened says whether it was open,
+// err why it ended (errGone: the daemon closed it) or could not open.
+func (c *conn) run(ctx context.Context) (opened bool, err error) {
 	changed := make(chan struct{}, 1) // a change to read; one pending is enough
 	s, err := open(ctx, c.opts, func(method string, params json.RawMessage) {
 		if c.ours(method, params) {
@@ -84,7 +87,7 @@ func (c *conn) run(ctx context.Context) error {
 		}
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	c.mu.Lock()
 	c.sess = s
@@ -96,18 +99,18 @@ func (c *conn) run(ctx context.Context) error {
 		s.Close()
 	}()
 	if err := c.read(ctx, s); err != nil {
-		return err
+		return true, err
 	}
 	c.tell(linkMsg{state: live})
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return true, nil
 		case <-s.Done():
-			return errGone
+			return true, errGone
 		case <-changed:
 			if err := c.read(ctx, s); err != nil {
-				return err
+				return true, err
 			}
 		}
 	}
@@ -165,10 +168,7 @@ func readSnapshot(ctx context.Context, s *client.Session) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("reading the state: %w", err)
 	}
 	snap := Snapshot{At: time.Now()}
-	var more struct { // what the panel shows besides protocol.State
-		Todos struct {
-			SubagentLists []SubagentList `json:"subagentLists"`
-		} `json:"todos"`
+	var wait struct { // the goal's wait, which protocol.State does not carry yet
 		Goal *struct {
 			Wait *Wait `json:"wait"`
 		} `json:"goal"`
@@ -176,11 +176,8 @@ func readSnapshot(ctx context.Context, s *client.Session) (Snapshot, error) {
 	if err := json.Unmarshal(raw, &snap.State); err != nil {
 		return Snapshot{}, fmt.Errorf("reading the state: %w", err)
 	}
-	if json.Unmarshal(raw, &more) == nil {
-		snap.Subagents = more.Todos.SubagentLists
-		if more.Goal != nil {
-			snap.Wait = more.Goal.Wait
-		}
+	if json.Unmarshal(raw, &wait) == nil && wait.Goal != nil {
+		snap.Wait = wait.Goal.Wait
 	}
 	raw, err = s.Execute(ctx, protocol.CmdHistory, &protocol.HistoryArgs{Limit: historyShown})
 	if err != nil {

@@ -14,12 +14,8 @@ type Snapshot struct {
 	State protocol.State
 	// Wait is what a waiting goal waits for (the status waiting,
 	// docs/runtime.md); nil when the goal does not wait.
-	Wait *Wait
-	// Subagents are the todo lists of the session's subagents
-	// (todos.subagentLists of agentd.state), each shown under the item it
-	// is linked to.
-	Subagents []SubagentList
-	History   []protocol.HistoryEvent
+	Wait    *Wait
+	History []protocol.HistoryEvent
 	// At is when the state was read, on the monotonic clock: the live wall
 	// clock of an active goal counts from it.
 	At time.Time
@@ -38,15 +34,6 @@ type Wait struct {
 	// WallClock is "counts" or "stops": whether the wait counts against
 	// the wall-clock budget.
 	WallClock string `json:"wallClock"`
-}
-
-// SubagentList is one subagent's todo list as agentd.state carries it in
-// todos.subagentLists: the subagent's id, the title of the session list's
-// item it is linked to ("" for none) and its items.
-type SubagentList struct {
-	Agent      string              `json:"agent"`
-	ParentItem string              `json:"parentItem,omitempty"`
-	Items      []protocol.TodoItem `json:"items"`
 }
 
 // link is the connection's state as the panel shows it.

@@ -20,7 +20,7 @@ type section struct {
 // linked to no item of the list after it.
 func (m Model) todoSection(st styles) section {
 	items := m.snap.State.Todos.Items
-	subs := m.snap.Subagents
+	subs := m.snap.State.Todos.SubagentLists
 	placed := make([]bool, len(subs))
 	var rows []string
 	sublists := func(parent string, linked bool) {

@@ -107,7 +107,7 @@ func TestRender(t *testing.T) {
 	waiting.Wait = &Wait{Since: at.Add(-30 * time.Minute), By: "model", Note: "CI is running", Until: ptr(at.Add(2 * time.Hour)),
 		Paths: []string{"ci/result.json"}, CheckPasses: true, WallClock: "stops"}
 	subagents := session()
-	subagents.Subagents = []SubagentList{
+	subagents.State.Todos.SubagentLists = []protocol.SubagentList{
 		{Agent: "task-1", ParentItem: "parse line comments", Items: []protocol.TodoItem{{Title: "find the lexer", Status: protocol.TodoDone}, {Title: "add the token", Status: protocol.TodoInProgress}}},
 		{Agent: "task-2", Items: []protocol.TodoItem{{Title: "read the spec", Status: protocol.TodoPending}}},
 	}
