@@ -35,8 +35,8 @@ func (m Model) goalLines(st styles) []string {
 	if p := progressText(g); p != "" {
 		lines = append(lines, label(st, "Progress", p))
 	}
-	if g.Status == "waiting" && m.snap.Wait != nil {
-		lines = append(lines, m.waitLines(st, m.snap.Wait)...)
+	if g.Status == "waiting" && g.Wait != nil {
+		lines = append(lines, m.waitLines(st, g.Wait)...)
 	}
 	if g.TerminalReason != "" {
 		lines = append(lines, label(st, "Reason", shown(g.TerminalReason)))
@@ -80,8 +80,8 @@ func (m Model) compactGoalLines(st styles) []string {
 		st.title.Render("Goal") + "  " + st.statusText(g.Status) + "  " + shown(g.Objective),
 		"  " + strings.Join(used, ", "),
 	}
-	if g.Status == "waiting" && m.snap.Wait != nil {
-		lines = append(lines, m.waitLines(st, m.snap.Wait)[0])
+	if g.Status == "waiting" && g.Wait != nil {
+		lines = append(lines, m.waitLines(st, g.Wait)[0])
 	}
 	return lines
 }
@@ -113,10 +113,10 @@ func count(n int64) string { return strconv.FormatInt(n, 10) }
 
 // liveWallMs is the goal's wall clock now: the snapshot's, plus the time
 // since it was read while the clock runs (an active goal, or a waiting one
-// whose wait counts: docs/runtime.md §2.4.1, and the status waiting).
+// whose wait counts: docs/runtime.md §2.4.1, §2.13).
 func (m Model) liveWallMs(g *protocol.GoalSnapshot) int64 {
 	ms := g.WallClockMs
-	running := g.Status == "active" || g.Status == "waiting" && m.snap.Wait != nil && m.snap.Wait.WallClock == "counts"
+	running := g.Status == "active" || g.Status == "waiting" && g.Wait != nil && g.Wait.WallClock == "counts"
 	if running && m.now.After(m.snap.At) {
 		ms += m.now.Sub(m.snap.At).Milliseconds()
 	}
@@ -133,7 +133,7 @@ func (m Model) timeLine(st styles, g *protocol.GoalSnapshot) string {
 	}
 	reached := g.Budget.WallClockBudgetReached || limit != nil && ms >= *limit
 	text := budgetText(ms, limit, left, reached, goal.FormatElapsed)
-	if w := m.snap.Wait; g.Status == "waiting" && w != nil {
+	if w := g.Wait; g.Status == "waiting" && w != nil {
 		if w.WallClock == "counts" {
 			text += ", counting while it waits"
 		} else {
@@ -173,8 +173,8 @@ func noun(n int, s string) string {
 }
 
 // waitLines say what a waiting goal waits for, since when and by whom
-// (the status waiting, docs/runtime.md).
-func (m Model) waitLines(st styles, w *Wait) []string {
+// (docs/runtime.md §2.13).
+func (m Model) waitLines(st styles, w *protocol.GoalWait) []string {
 	var what []string
 	if w.Until != nil {
 		what = append(what, w.Until.In(m.loc).Format(time.DateTime))

@@ -168,16 +168,8 @@ func readSnapshot(ctx context.Context, s *client.Session) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("reading the state: %w", err)
 	}
 	snap := Snapshot{At: time.Now()}
-	var wait struct { // the goal's wait, which protocol.State does not carry yet
-		Goal *struct {
-			Wait *Wait `json:"wait"`
-		} `json:"goal"`
-	}
 	if err := json.Unmarshal(raw, &snap.State); err != nil {
 		return Snapshot{}, fmt.Errorf("reading the state: %w", err)
-	}
-	if json.Unmarshal(raw, &wait) == nil && wait.Goal != nil {
-		snap.Wait = wait.Goal.Wait
 	}
 	raw, err = s.Execute(ctx, protocol.CmdHistory, &protocol.HistoryArgs{Limit: historyShown})
 	if err != nil {

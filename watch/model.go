@@ -11,29 +11,11 @@ import (
 // Snapshot is what the panel shows of the session: its state and its
 // newest history events, read together, and when they were read.
 type Snapshot struct {
-	State protocol.State
-	// Wait is what a waiting goal waits for (the status waiting,
-	// docs/runtime.md); nil when the goal does not wait.
-	Wait    *Wait
+	State   protocol.State
 	History []protocol.HistoryEvent
 	// At is when the state was read, on the monotonic clock: the live wall
 	// clock of an active goal counts from it.
 	At time.Time
-}
-
-// Wait is the wait object of a waiting goal's snapshot (the status
-// waiting, docs/runtime.md): since when and by whom, and the conditions
-// that wake it.
-type Wait struct {
-	Since       time.Time  `json:"since"`
-	By          string     `json:"by"` // actor: "user" or "model"
-	Note        string     `json:"note,omitempty"`
-	Until       *time.Time `json:"until,omitempty"`
-	Paths       []string   `json:"paths,omitempty"`
-	CheckPasses bool       `json:"checkPasses,omitempty"`
-	// WallClock is "counts" or "stops": whether the wait counts against
-	// the wall-clock budget.
-	WallClock string `json:"wallClock"`
 }
 
 // link is the connection's state as the panel shows it.

@@ -104,7 +104,7 @@ func TestRender(t *testing.T) {
 	busy := session()
 	waiting := session()
 	waiting.State.Goal.Status = "waiting"
-	waiting.Wait = &Wait{Since: at.Add(-30 * time.Minute), By: "model", Note: "CI is running", Until: ptr(at.Add(2 * time.Hour)),
+	waiting.State.Goal.Wait = &protocol.GoalWait{Since: at.Add(-30 * time.Minute), By: "model", Note: "CI is running", Until: ptr(at.Add(2 * time.Hour)),
 		Paths: []string{"ci/result.json"}, CheckPasses: true, WallClock: "stops"}
 	subagents := session()
 	subagents.State.Todos.SubagentLists = []protocol.SubagentList{
@@ -190,16 +190,16 @@ func TestRenderEscapesTheStore(t *testing.T) {
 func TestLiveWallClock(t *testing.T) {
 	for _, tc := range []struct {
 		status protocol.GoalStatus
-		wait   *Wait
+		wait   *protocol.GoalWait
 		want   string
 	}{
 		{"active", nil, "Time       5m05s/1h00m (54m55s left)"},
 		{"paused", nil, "Time       4m05s/1h00m (55m55s left)"},
-		{"waiting", &Wait{WallClock: "stops"}, "Time       4m05s/1h00m (55m55s left), stopped while it waits"},
-		{"waiting", &Wait{WallClock: "counts"}, "Time       5m05s/1h00m (54m55s left), counting while it waits"},
+		{"waiting", &protocol.GoalWait{WallClock: "stops"}, "Time       4m05s/1h00m (55m55s left), stopped while it waits"},
+		{"waiting", &protocol.GoalWait{WallClock: "counts"}, "Time       5m05s/1h00m (54m55s left), counting while it waits"},
 	} {
 		snap := session()
-		snap.State.Goal.Status, snap.Wait = tc.status, tc.wait
+		snap.State.Goal.Status, snap.State.Goal.Wait = tc.status, tc.wait
 		var tm tea.Model = model(&snap, 100, 30)
 		tm, cmd := tm.Update(tickMsg(at.Add(time.Minute)))
 		if cmd == nil {
