@@ -55,7 +55,7 @@ func (claude) parse(raw []byte) (event, error) {
 	case "SessionEnd":
 		ev.kind = kindEnd
 	case "PreToolUse":
-		ev.kind, ev.id = kindGate, in.ToolUseID
+		ev.kind, ev.id, ev.input = kindGate, in.ToolUseID, in.ToolInput
 		if in.ToolUseID != "" {
 			ev.toolIDs = []string{in.ToolUseID} // its end is PostToolBatch's (shell.go)
 		}
@@ -92,6 +92,9 @@ func renderClaudeShape(ev event, o outcome, contextWrapped bool) ([]byte, error)
 	case o.deny != "":
 		return marshal(map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": ev.name, "permissionDecision": "deny", "permissionDecisionReason": o.deny}})
+	case o.input != "":
+		return marshal(map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName": ev.name, "permissionDecision": "allow", "updatedInput": json.RawMessage(o.input)}})
 	case o.context != "":
 		return marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": ev.name, "additionalContext": agentText(o.context, contextWrapped)}})
 	}

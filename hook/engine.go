@@ -560,16 +560,21 @@ func (e *engine) endTurn(ctx context.Context, outcome protocol.Outcome, terr *pr
 }
 
 // gateSubagent answers a subagent's call of an agentd goal tool with
-// agentd's refusal (asked with the subagent's id, which changes nothing),
-// and refuses its call of agentd's TodoList: that call reaches agentd
-// through MCP without the subagent's id, so it would write the main
-// agent's list (docs/runtime.md §1.3).
+// agentd's refusal (asked with the subagent's id, which changes nothing).
+// Its call of agentd's TodoList reaches agentd through MCP, which names no
+// agent, so it would write the main agent's list (docs/runtime.md §1.3):
+// where the agent lets the hook change the input (ev.input, Claude Code),
+// the call goes ahead with the subagent's id added as "agent", which
+// agentd mcp takes out; elsewhere it is refused.
 func (e *engine) gateSubagent(ctx context.Context) (outcome, error) {
 	name := agentdTool(e.ev.tool)
 	switch name {
 	case "":
 		return outcome{}, nil
 	case todoListTool:
+		if input, ok := withAgent(e.ev.input, e.ev.subagent); ok {
+			return outcome{input: string(input)}, nil
+		}
 		return outcome{deny: subagentTodoListRefusal}, nil
 	}
 	var res protocol.ToolResult
@@ -580,6 +585,18 @@ func (e *engine) gateSubagent(ctx context.Context) (outcome, error) {
 		return outcome{deny: res.Output}, nil
 	}
 	return outcome{}, nil
+}
+
+// withAgent is a tool input, a JSON object, with the member "agent" set to
+// agent; ok is false when input is no object.
+func withAgent(input json.RawMessage, agent string) (json.RawMessage, bool) {
+	var members map[string]json.RawMessage
+	if len(input) == 0 || json.Unmarshal(input, &members) != nil || members == nil {
+		return nil, false
+	}
+	members["agent"], _ = json.Marshal(agent)
+	b, err := json.Marshal(members)
+	return b, err == nil
 }
 
 // todoListTool is agentd's todo tool (docs/protocol.md §3, agentd.tools).

@@ -131,6 +131,7 @@ type event struct {
 	// todos and gate
 	tool  string // the tool's name
 	todos []protocol.TodoItem
+	input json.RawMessage // gate: the tool's input, where the agent may change it (Claude Code)
 }
 
 // kind is what an event means to agentd.
@@ -153,6 +154,10 @@ type outcome struct {
 	prompt  string // a continuation: keep the agent going with this prompt
 	stop    string // stop the agent, with this reason for the user
 	deny    string // refuse the tool about to run, with this reason for the model
+	// input lets the tool about to run go ahead with this input instead,
+	// a JSON object (Claude Code's updatedInput); never recorded in the
+	// cursor, as a gate's answer is not.
+	input string
 }
 
 // hostImpl is one agent's JSON shapes and records.

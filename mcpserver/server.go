@@ -9,10 +9,11 @@
 // through an LSP session (client.OpenSession) on a connection that Options.Dial
 // opens, to the shared daemon or to a server in this process. The tool
 // list, the texts and the refusals come from package commands; only the MCP
-// shapes are made here. It imports lsp, commands, workspace and the SDK.
+// shapes are made here. It imports lsp, commands, jsonin, workspace and the SDK.
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/commands"
+	"github.com/agentd/agentd/jsonin"
 	"github.com/agentd/agentd/lsp/daemon/client"
 	lsprpc "github.com/agentd/agentd/lsp/jsonrpc"
 	"github.com/agentd/agentd/workspace"
@@ -286,7 +288,11 @@ func (s *server) callTool(name string) mcp.ToolHandler {
 		if len(input) == 0 {
 			input = json.RawMessage("{}")
 		}
-		raw, err := s.execute(ctx, protocol.CmdCallTool, protocol.CallToolArgs{Name: name, Input: input})
+		var agent string
+		if name == todoListTool {
+			input, agent = takeAgent(input)
+		}
+		raw, err := s.execute(ctx, protocol.CmdCallTool, protocol.CallToolArgs{Common: protocol.Common{Agent: agent}, Name: name, Input: input})
 		if err != nil {
 			return errorResult(err), nil
 		}
@@ -300,6 +306,49 @@ func (s *server) callTool(name string) mcp.ToolHandler {
 		}
 		return out, nil
 	}
+}
+
+// todoListTool is agentd's todo tool (docs/runtime.md §1).
+const todoListTool = "TodoList"
+
+// takeAgent takes the member "agent", a string, out of a TodoList input
+// and returns the input without it and the agent it names: an MCP call
+// names no agent, so an agent's hook that sees a subagent make the call
+// adds it (docs/runtime.md §1.3). Any other input (no such member, or one
+// that is not a lone string) is returned as it is, for the tool's strict
+// decoder to judge.
+func takeAgent(input json.RawMessage) (json.RawMessage, string) {
+	members, ok := jsonin.Members(input)
+	if !ok {
+		return input, ""
+	}
+	var agent string
+	var rest []jsonin.Member
+	for _, m := range members {
+		if m.Key != "agent" {
+			rest = append(rest, m)
+			continue
+		}
+		if agent != "" || json.Unmarshal(m.Value, &agent) != nil || agent == "" {
+			return input, ""
+		}
+	}
+	if agent == "" {
+		return input, ""
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range rest {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, _ := json.Marshal(m.Key)
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(m.Value)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), agent
 }
 
 // errorResult is err as a tool result the model reads.

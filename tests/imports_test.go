@@ -40,7 +40,7 @@ var importRules = map[string][]string{
 	"lsp":                  {module + "caller", module + "commands/protocol", module + "lsp/jsonrpc", module + "jsonin", module + "commands", module + "service", module + "workspace", module + "workspace/wsfolder", "go.lsp.dev/"},
 	"lsp/daemon/client":    {module + "lsp/jsonrpc", module + "commands/protocol", module + "workspace/wsfolder", "golang.org/x/sys/"},
 	"lsp/daemon":           {module + "caller", module + "commands/protocol", module + "lsp", module + "lsp/jsonrpc", module + "lsp/daemon/client", module + "commands", module + "service", module + "workspace", module + "workspace/wsfolder", "golang.org/x/sys/"},
-	"mcpserver":            {module + "lsp/daemon/client", module + "lsp/jsonrpc", module + "commands", module + "commands/protocol", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
+	"mcpserver":            {module + "lsp/daemon/client", module + "lsp/jsonrpc", module + "commands", module + "commands/protocol", module + "jsonin", module + "workspace", "github.com/modelcontextprotocol/go-sdk/"},
 	"hook":                 {module + "commands/protocol", module + "lsp/daemon/client", module + "goal", module + "workspace/wsfolder"},
 	"setup":                {"github.com/pelletier/go-toml/v2"},
 	"loop":                 {module + "commands/protocol"},

@@ -47,6 +47,7 @@ const KIND_TEXT: Record<string, string> = {
   'todo.write': 'Todo list written',
   'todo.set': 'Todo list edited',
   'todo.undo': 'Todo list change undone',
+  'todo.subagentWrite': "A subagent's todo list written",
   'goal.create': 'Goal created',
   'goal.replace': 'Goal replaced',
   'goal.cancel': 'Goal cancelled',

@@ -22,6 +22,7 @@ import {
   type NotificationParams,
   type QueuedGoal,
   type State,
+  type SubagentList,
   type TodoItem,
   type TodoStatus,
 } from './protocol.gen';
@@ -293,6 +294,41 @@ export function todoRows(state: State | undefined): TodoRow[] {
     item,
     items,
     todosRevision: rev,
+  }));
+}
+
+/**
+ * A subagent's list in the Todos view (docs/runtime.md §1.3): a row under the
+ * item it is linked to (`parentIndex`), or after the list when it has no link
+ * or its item is gone (`parentIndex` -1), with its items as children. Nothing
+ * edits it: its context values match none of the todo menus.
+ */
+export interface SubagentRow {
+  id: string;
+  parentIndex: number;
+  label: string;
+  description: string;
+  contextValue: 'subagentList';
+  children: { id: string; label: string; description: string; icon: IconSpec; contextValue: 'subagentItem' }[];
+}
+
+/** Rows of the subagents' lists, in the order State gives them. */
+export function subagentRows(state: State | undefined): SubagentRow[] {
+  const lists: readonly SubagentList[] = state?.todos.subagentLists ?? [];
+  const items = state?.todos.items ?? [];
+  return lists.map((l) => ({
+    id: `subagent:${l.agent}`,
+    parentIndex: l.parentItem === undefined ? -1 : items.findIndex((i) => i.title === l.parentItem),
+    label: `subagent ${oneLine(l.agent)}`,
+    description: todoSummary(l.items),
+    contextValue: 'subagentList',
+    children: l.items.map((item, index) => ({
+      id: `subagent:${l.agent}:${index}`,
+      label: item.title,
+      description: todoStatusLabel(item.status),
+      icon: todoIcon(item.status),
+      contextValue: 'subagentItem',
+    })),
   }));
 }
 
@@ -1279,6 +1315,9 @@ export function reconcile(
         return { action: 'refresh' };
       }
       next.todos = { items: p.items.map((i) => ({ title: i.title, status: i.status })), revision: rev };
+      if (Array.isArray(p.subagentLists)) {
+        next.todos.subagentLists = p.subagentLists;
+      }
       return { action: 'apply', state: next };
     }
     case NOTIFICATIONS.goalChanged: {

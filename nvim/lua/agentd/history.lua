@@ -14,6 +14,7 @@ local kind_text = {
   ["todo.write"] = "todo list written",
   ["todo.set"] = "todo list edited",
   ["todo.undo"] = "todo list change undone",
+  ["todo.subagentWrite"] = "a subagent's todo list written",
   ["goal.create"] = "goal created",
   ["goal.replace"] = "goal replaced",
   ["goal.cancel"] = "goal cancelled",

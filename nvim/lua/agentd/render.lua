@@ -758,16 +758,35 @@ function M.sidebar(state, opts)
     hl(l, 7, 7 + #summary, "AgentdMuted")
   end
   res.todos_line = l
-  for i, it in ipairs(list) do
+  -- A subagent's list under the item it is linked to; the others after the list
+  -- (docs/runtime.md §1.3). Their lines map to no item: only the list is edited.
+  local subs, shown = v(todos.subagentLists) or {}, {}
+  local function todo_line(indent, it)
     local marker = M.markers[it.status] or ("[" .. oneline(it.status) .. "]")
-    l = add("  " .. marker .. " " .. oneline(it.title))
-    hl(l, 2, 2 + #marker, M.todo_hl[it.status] or "AgentdMuted")
+    l = add(indent .. marker .. " " .. oneline(it.title))
+    hl(l, #indent, #indent + #marker, M.todo_hl[it.status] or "AgentdMuted")
     if it.status == "done" then
-      hl(l, 3 + #marker, #lines[l], "AgentdTodoDoneText")
+      hl(l, #indent + 1 + #marker, #lines[l], "AgentdTodoDoneText")
     end
+  end
+  local function sublists(title, indent)
+    for k, sl in ipairs(subs) do
+      if not shown[k] and (title == nil or v(sl.parentItem) == title) then
+        shown[k] = true
+        add(indent .. "subagent " .. oneline(sl.agent), "AgentdMuted")
+        for _, it in ipairs(v(sl.items) or {}) do
+          todo_line(indent .. "  ", it)
+        end
+      end
+    end
+  end
+  for i, it in ipairs(list) do
+    todo_line("  ", it)
     items[l] = i
     item_lines[i] = l
+    sublists(it.title, "      ")
   end
+  sublists(nil, "  ")
 
   local help = opts.help_line
   if help == nil then

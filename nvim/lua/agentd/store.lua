@@ -78,7 +78,7 @@ function M.apply(store, method, params)
   local st = store.state
   local rev = tonumber(v(params.revision)) or store.revision
   if method == protocol.notifications.todo_changed then
-    st.todos = { items = v(params.items) or {}, revision = rev }
+    st.todos = { items = v(params.items) or {}, revision = rev, subagentLists = v(params.subagentLists) }
   elseif method == protocol.notifications.goal_changed then
     st.goal = v(params.goal)
   elseif method == protocol.notifications.queue_changed then

@@ -158,6 +158,18 @@ test("sidebar: goal block and todo list with markers and a line map", function()
   end
 end)
 
+test("sidebar: a subagent's list nested under its item, unlinked ones after the list", function()
+  local st = state()
+  st.todos.subagentLists = {
+    { agent = "agent-7", parentItem = "write tests", items = { { title = "read the grammar", status = "done" } } },
+    { agent = "agent-8", items = { { title = "look around", status = "pending" } } },
+  }
+  local res = render.sidebar(st, { root = "/home/u/proj", connection = "ready" })
+  local text = table.concat(res.lines, "\n")
+  H.contains(text, "  [~] write tests\n      subagent agent-7\n        [x] read the grammar\n  [ ] docs\n  subagent agent-8\n    [ ] look around")
+  H.eq(3, vim.tbl_count(res.items))
+end)
+
 test("sidebar: reason, criterion, all budgets, task file", function()
   local s = state()
   s.goal.status = "blocked"

@@ -50,6 +50,15 @@ test("apply: todoChanged, goalChanged, taskFileChanged", function()
   H.eq(nil, s.state.goal)
 end)
 
+test("apply: todoChanged carries the subagent lists (docs/runtime.md §1.3), and drops them when absent", function()
+  local s = base(5)
+  local lists = { { agent = "agent-7", parentItem = "b", items = { { title = "c", status = "pending" } } } }
+  store.apply(s, "agentd/todoChanged", { session = "default", revision = 6, items = { { title = "b", status = "in_progress" } }, actor = "model", subagentLists = lists })
+  H.eq(lists, s.state.todos.subagentLists)
+  store.apply(s, "agentd/todoChanged", { session = "default", revision = 7, items = {}, actor = "user" })
+  H.eq(nil, s.state.todos.subagentLists)
+end)
+
 test("set_state keeps the newer state unless forced", function()
   local s = base(5)
   H.eq(false, store.set_state(s, { revision = 4, todos = { revision = 4, items = {} } }))

@@ -31,6 +31,7 @@ import {
   statusBarTooltip,
   todoIcon,
   todoRows,
+  subagentRows,
   todoSummary,
   validateBudgetInput,
   validateCheck,
@@ -142,6 +143,32 @@ describe('todo rows', () => {
     );
     assert.equal(rows[1].todosRevision, 4, 'edits compare against todos.revision, not the session revision');
     assert.match(rows[2].tooltip, /item 3 of 3/);
+  });
+
+  it("a subagent's list goes under the item it is linked to, others after the list (docs/runtime.md §1.3)", () => {
+    const st = state();
+    st.todos.subagentLists = [
+      { agent: 'agent-7', parentItem: 'Wire the client', items: [{ title: 'Read the grammar', status: 'done' }] },
+      { agent: 'agent-8', parentItem: 'Gone', items: [] },
+      { agent: 'agent-9', items: [{ title: 'Look around', status: 'pending' }] },
+    ];
+    const rows = subagentRows(st);
+    assert.deepEqual(
+      rows.map((r) => [r.label, r.parentIndex, r.description, r.contextValue, r.children.map((c) => [c.label, c.description, c.contextValue])]),
+      [
+        ['subagent agent-7', 1, '1/1 done', 'subagentList', [['Read the grammar', 'done', 'subagentItem']]],
+        ['subagent agent-8', -1, '', 'subagentList', []],
+        ['subagent agent-9', -1, '0/1 done', 'subagentList', [['Look around', 'pending', 'subagentItem']]],
+      ],
+    );
+    assert.deepEqual(subagentRows(state()), []);
+    const items = [{ title: 'New', status: 'pending' as const }];
+    const lists = [{ agent: 'agent-7', items }];
+    const r = reconcile(state(), 'default', NOTIFICATIONS.todoChanged, { workspace: WS, session: 'default', revision: 6, items, subagentLists: lists } as never);
+    assert.equal(r.action, 'apply');
+    if (r.action === 'apply') {
+      assert.deepEqual(r.state.todos, { items, revision: 6, subagentLists: lists });
+    }
   });
 
   it('no state or empty list gives no rows', () => {
