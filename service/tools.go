@@ -45,7 +45,7 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent, turnID strin
 				return workspace.Change{}, nil
 			}
 			st.TodoUsage.NoteRead()
-			return workspace.Change{Kind: "todo.read", Quiet: true}, nil
+			return workspace.Change{Kind: protocol.EventTodoRead, Quiet: true}, nil
 		}
 		if err := st.Goal.DroppedRequired(st.Todos, plan.Items); err != nil {
 			return workspace.Change{}, err // an open item the goal requires leaves the list only done (docs/runtime.md §2.12)
@@ -55,7 +55,7 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent, turnID strin
 		if agent == goal.MainAgent {
 			st.TodoUsage.NoteWrite(st.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (docs/runtime.md §1.1)
 		}
-		return TodoChange(st, "todo.write", goal.Model, workspace.TodoPayload{Items: plan.Items, Agent: &agent}, before, s.Now()), nil
+		return TodoChange(st, protocol.EventTodoWrite, goal.Model, workspace.TodoPayload{Items: plan.Items, Agent: &agent}, before, s.Now()), nil
 	})
 	if err != nil && !plan.Write && (errors.Is(err, workspace.ErrNotSaved) || protocol.ErrorCode(err) == workspace.CodeOutcomeUnknown) {
 		s.log.Warn("todo list read: usage not recorded", "session", session, "err", err)
