@@ -55,7 +55,7 @@ func Notifications(n workspace.Notice, folderURI string, now goal.Instant, conse
 		}
 		kind := n.Change.GoalKind
 		if kind == "" {
-			kind = goal.ChangeKind(strings.TrimPrefix(n.Change.Kind, "goal."))
+			kind = goal.ChangeKind(n.Change.Kind.GoalChange())
 		}
 		gc := protocol.GoalChange{Kind: protocol.GoalChangeKind(kind), Reason: n.Change.Reason, Actor: protocol.Actor(n.Change.Actor), Percent: n.Change.Percent}
 		if snap != nil {
@@ -129,14 +129,14 @@ func News(n workspace.Notice, now goal.Instant) (news GoalNews, ok bool) {
 	}
 	news.Active = snap.Status == goal.Active
 	news.Progress = "Goal: " + FormatProgress(wireGoal(snap))
-	switch n.Change.Kind {
-	case "goal." + string(goal.ChangeComplete):
+	switch goal.ChangeKind(n.Change.Kind.GoalChange()) {
+	case goal.ChangeComplete:
 		news.Message = fmt.Sprintf("agentd: goal complete: %s (%s)", oneLine(snap.Objective), FormatProgress(wireGoal(snap)))
-	case "goal." + string(goal.ChangeAdvance):
+	case goal.ChangeAdvance:
 		if done := n.Change.Completed; done != nil {
 			news.Message = fmt.Sprintf("agentd: goal complete: %s; next goal: %s", oneLine(done.Objective), oneLine(snap.Objective))
 		}
-	case "goal." + string(goal.ChangeBlock):
+	case goal.ChangeBlock:
 		news.Message = fmt.Sprintf("agentd: goal blocked: %s: %s", oneLine(snap.Objective), snap.TerminalReason)
 		news.Warning = true
 	}

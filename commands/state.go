@@ -133,7 +133,7 @@ var stateCommands = []Command{
 				}
 				before := workspace.TodosBefore{Items: s.Todos}
 				s.Todos = items
-				return service.TodoChange(s, "todo.set", goal.User, workspace.TodoPayload{Items: items}, before, c.svc.Now()), nil
+				return service.TodoChange(s, protocol.EventTodoSet, goal.User, workspace.TodoPayload{Items: items}, before, c.svc.Now()), nil
 			})
 			if err != nil {
 				return protocol.State{}, err

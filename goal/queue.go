@@ -3,6 +3,8 @@ package goal
 import (
 	"fmt"
 	"time"
+
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 // QueuedGoal is one upcoming goal of a session's queue (docs/runtime.md
@@ -52,7 +54,8 @@ type QueueChange struct {
 	Index int         `json:"index"` // the item's index after the change (add, move), or before it (remove)
 }
 
-// The queue change kinds; history event kinds are "queue." + kind.
+// The queue change kinds; history event kinds are "queue." + kind
+// (QueueChange.EventKind, protocol.QueueEvent).
 const (
 	QueueAdd         = "add"
 	QueueRemove      = "remove"
@@ -61,7 +64,7 @@ const (
 )
 
 // EventKind is the history event kind, e.g. "queue.add".
-func (c QueueChange) EventKind() string { return "queue." + c.Kind }
+func (c QueueChange) EventKind() protocol.EventKind { return protocol.QueueEvent(c.Kind) }
 
 // AutoAdvance says whether a complete goal makes the first queued goal
 // active (docs/runtime.md §2.9); on unless the user turned it off.

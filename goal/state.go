@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/agentd/agentd/commands/protocol"
 )
 
 // State is everything the goal runtime keeps for one session (docs/runtime.md §2).
@@ -114,7 +116,7 @@ const (
 var newID = uuid.NewString
 
 // ChangeKind says what happened to the goal. History event kinds are
-// "goal." + kind (see Change.EventKind).
+// "goal." + kind (Change.EventKind, protocol.GoalEvent).
 type ChangeKind string
 
 // Change kinds.
@@ -169,7 +171,9 @@ type Change struct {
 }
 
 // EventKind is the history event kind, e.g. "goal.pause".
-func (c Change) EventKind() string { return "goal." + string(c.Kind) }
+func (c Change) EventKind() protocol.EventKind {
+	return protocol.GoalEvent(protocol.GoalChangeKind(c.Kind))
+}
 
 // Clone returns a deep copy of s that shares no memory with it.
 func (s State) Clone() State {

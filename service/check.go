@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/workspace"
 )
@@ -358,7 +359,7 @@ func (s *Service) recordGroup(ws *workspace.Workspace, key checkKey, start goal.
 		if !st.Goal.CheckStarted(start, proc) {
 			return workspace.Change{}, nil
 		}
-		return workspace.Change{Kind: "goal.checkProcess", Quiet: true}, nil
+		return workspace.Change{Kind: protocol.EventGoalCheckProcess, Quiet: true}, nil
 	})
 	if err != nil {
 		s.log.Warn("recording the check's process group failed; should agentd be killed during the run, the next one cannot stop it", "workspace", key.root, "session", key.session, "pgid", pgid, "err", err)

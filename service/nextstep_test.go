@@ -62,7 +62,7 @@ func newBoundary(t *testing.T, setup func(t *testing.T, b *boundary)) *boundary 
 		}
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		b.notices = append(b.notices, notice{Kind: n.Change.Kind, Reason: n.Change.Reason, Goal: n.Change.Goal, Todos: n.Change.Todos,
+		b.notices = append(b.notices, notice{Kind: string(n.Change.Kind), Reason: n.Change.Reason, Goal: n.Change.Goal, Todos: n.Change.Todos,
 			Task: n.Change.TaskFile, GoalKind: n.Change.GoalKind, Percent: n.Change.Percent, Revision: n.Session.Revision,
 			Snapshot: n.Session.Goal.Snapshot(svc.Now())})
 	}))

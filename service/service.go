@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/workspace"
 	"github.com/agentd/agentd/workspace/taskfile"
@@ -129,7 +130,7 @@ func (s *Service) Registry() *workspace.Registry { return s.reg }
 // stored, quietly (goal.State docs).
 func StoredGoalChange(before *goal.Snapshot, cs []goal.Change) workspace.Change {
 	if len(cs) == 0 {
-		return workspace.Change{Kind: "goal.bookkeeping", Quiet: true}
+		return workspace.Change{Kind: protocol.EventGoalBookkeeping, Quiet: true}
 	}
 	last := cs[len(cs)-1]
 	ch := workspace.Change{Kind: last.EventKind(), Actor: last.Actor, Reason: last.Reason, Goal: true, Percent: last.Percent, Payload: workspace.GoalPayload{Changes: cs}, Before: workspace.GoalBefore{Goal: before}}
@@ -163,7 +164,7 @@ func (s *Service) UpdateQueue(ws *workspace.Workspace, session string, fn func(g
 // write (docs/runtime.md §6), after NoteProgress of the goal
 // (docs/runtime.md §2.4.5). When the write ends a stall, clients are also
 // told with agentd/goalChanged (stallCleared) in the same commit.
-func TodoChange(st *workspace.Session, kind string, actor goal.Actor, payload workspace.TodoPayload, before workspace.TodosBefore, now goal.Instant) workspace.Change {
+func TodoChange(st *workspace.Session, kind protocol.EventKind, actor goal.Actor, payload workspace.TodoPayload, before workspace.TodosBefore, now goal.Instant) workspace.Change {
 	ch := workspace.Change{Kind: kind, Actor: actor, Todos: true, Payload: payload, Before: before}
 	if cs := st.Goal.NoteProgress(now); len(cs) > 0 {
 		ch.Goal, ch.GoalKind, ch.Reason = true, cs[0].Kind, cs[0].Reason

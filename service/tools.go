@@ -53,7 +53,7 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent, turnID strin
 				return workspace.Change{}, nil
 			}
 			st.TodoUsage.NoteRead()
-			return workspace.Change{Kind: "todo.read", Quiet: true}, nil
+			return workspace.Change{Kind: protocol.EventTodoRead, Quiet: true}, nil
 		}
 		if err := st.Goal.DroppedRequired(st.Todos, plan.Items); err != nil {
 			return workspace.Change{}, err // an open item the goal requires leaves the list only done (docs/runtime.md §2.12)
@@ -63,7 +63,7 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent, turnID strin
 		if agent == goal.MainAgent {
 			st.TodoUsage.NoteWrite(st.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (docs/runtime.md §1.1)
 		}
-		return TodoChange(st, "todo.write", goal.Model, workspace.TodoPayload{Items: plan.Items, Agent: &agent}, before, s.Now()), nil
+		return TodoChange(st, protocol.EventTodoWrite, goal.Model, workspace.TodoPayload{Items: plan.Items, Agent: &agent}, before, s.Now()), nil
 	})
 	if err != nil && !plan.Write && (errors.Is(err, workspace.ErrNotSaved) || protocol.ErrorCode(err) == workspace.CodeOutcomeUnknown) {
 		s.log.Warn("todo list read: usage not recorded", "session", session, "err", err)
@@ -102,13 +102,9 @@ func (s *Service) callSubagentTodo(ws *workspace.Workspace, session, agent, turn
 			before = []todo.Item{}
 		}
 		st.SubagentLists = lists
-		return TodoChange(st, SubagentWriteKind, goal.Model, workspace.TodoPayload{Items: plan.Items, Agent: &agent}, workspace.TodosBefore{Items: before}, s.Now()), nil
+		return TodoChange(st, protocol.EventTodoSubagentWrite, goal.Model, workspace.TodoPayload{Items: plan.Items, Agent: &agent}, workspace.TodosBefore{Items: before}, s.Now()), nil
 	})
 }
-
-// SubagentWriteKind is the history event kind of a subagent's TodoList
-// write (docs/runtime.md §1.3, §5.3); an undo looks past it (§6).
-const SubagentWriteKind = "todo.subagentWrite"
 
 // CallGoalTool runs tc, the decoded call of the goal tool named name, on
 // session of ws (goal.State.CallTool) and stores its changes; cur is that

@@ -33,20 +33,20 @@ const (
 // Undoable returns the history event kinds an undo reverts, in the order
 // of docs/runtime.md §6. An undo of an undo is a redo. goal.check is
 // undone when it set or removed the command (transparentEvent).
-func Undoable() []string {
-	return []string{"todo.write", "todo.set", "todo.undo",
-		"goal.create", "goal.cancel", "goal.pause", "goal.resume", "goal.block", "goal.complete", "goal.budget", "goal.check", "goal.undo"}
+func Undoable() []protocol.EventKind {
+	kinds := []protocol.EventKind{protocol.EventTodoWrite, protocol.EventTodoSet, protocol.EventTodoUndo}
+	for _, k := range []goal.ChangeKind{goal.ChangeCreate, goal.ChangeCancel, goal.ChangePause, goal.ChangeResume, goal.ChangeBlock, goal.ChangeComplete, goal.ChangeBudget, goal.ChangeCheck, goal.ChangeUndo} {
+		kinds = append(kinds, goal.Change{Kind: k}.EventKind())
+	}
+	return kinds
 }
 
 // transparent are the goal events that only move counters, the task
 // file's record, the budget warnings fired or the stall mark
 // (docs/runtime.md §2.4.4, §2.4.5), which an undo keeps as they are: they
 // are not changes of the goal scope, so an undo looks past them and they
-// never conflict; and a subagent's write of its own list (docs/runtime.md
-// §1.3), which is no change of the session's list.
-var transparent = []string{"goal." + string(goal.ChangeProgress), "goal." + string(goal.ChangeTaskFile),
-	"goal." + string(goal.ChangeBudgetWarning), "goal." + string(goal.ChangeStall), "goal." + string(goal.ChangeStallCleared),
-	SubagentWriteKind}
+// never conflict.
+var transparent = []goal.ChangeKind{goal.ChangeProgress, goal.ChangeTaskFile, goal.ChangeBudgetWarning, goal.ChangeStall, goal.ChangeStallCleared}
 
 // transparentEvent says whether an undo looks past ev: a kind of
 // transparent, or a goal.check that only began or ended a run of the check
@@ -54,10 +54,14 @@ var transparent = []string{"goal." + string(goal.ChangeProgress), "goal." + stri
 // goal.check that set, changed or removed the command (a person's
 // agentd.goal.setCheck) is a change of the goal, which an undo reverts.
 func transparentEvent(ev workspace.Event) bool {
-	if ev.Kind == "goal."+string(goal.ChangeCheck) {
+	if !ev.Kind.IsGoal() {
+		return false
+	}
+	k := goal.ChangeKind(ev.Kind.GoalChange())
+	if k == goal.ChangeCheck {
 		return checkCommand(ev, true) == checkCommand(ev, false)
 	}
-	return slices.Contains(transparent, ev.Kind)
+	return slices.Contains(transparent, k)
 }
 
 // checkCommand is the goal's check command in an event's before or, with
@@ -153,8 +157,8 @@ func scopeName(scope UndoScope) string {
 
 // inScope says whether ev is a change of scope that an undo considers.
 func inScope(ev workspace.Event, scope UndoScope) bool {
-	todoEv := strings.HasPrefix(ev.Kind, "todo.") && !transparentEvent(ev)
-	goalEv := strings.HasPrefix(ev.Kind, "goal.") && !transparentEvent(ev)
+	todoEv := ev.Kind.IsTodo() && ev.Kind != protocol.EventTodoSubagentWrite // a subagent's own list (docs/runtime.md §1.3) is no change of the session's
+	goalEv := ev.Kind.IsGoal() && !transparentEvent(ev)
 	switch scope {
 	case UndoTodo:
 		return todoEv
@@ -195,7 +199,7 @@ func newestChange(ws *workspace.Workspace, session string, scope UndoScope) (*wo
 // checkUndoable refuses an event undo does not revert.
 func checkUndoable(ev workspace.Event) error {
 	if !slices.Contains(Undoable(), ev.Kind) {
-		return undoRefusal(goal.CodeArgsInvalid, "the newest change is %s (seq %d), which undo does not revert (it reverts %s); nothing was undone", ev.Kind, ev.Seq, strings.Join(Undoable(), ", "))
+		return undoRefusal(goal.CodeArgsInvalid, "the newest change is %s (seq %d), which undo does not revert (it reverts %s); nothing was undone", ev.Kind, ev.Seq, joinKinds(Undoable()))
 	}
 	if len(ev.Before) == 0 || ev.Revision == 0 {
 		return undoRefusal(goal.CodeArgsInvalid, "the newest change, %s (seq %d), was recorded by an older agentd without the state before it, so it cannot be undone", ev.Kind, ev.Seq)
@@ -203,11 +207,20 @@ func checkUndoable(ev workspace.Event) error {
 	return nil
 }
 
+// joinKinds is kinds as a list for a message: "todo.write, todo.set".
+func joinKinds(kinds []protocol.EventKind) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
 // revert restores in st the state of ev's scope before ev, as the user.
 func (s *Service) revert(st *workspace.Session, ev workspace.Event) (workspace.Change, error) {
-	reverts := &workspace.Reverts{Seq: ev.Seq, Revision: ev.Revision, Kind: ev.Kind}
+	reverts := &workspace.Reverts{Seq: ev.Seq, Revision: ev.Revision, Kind: string(ev.Kind)}
 	reason := fmt.Sprintf("undo of %s (seq %d)", ev.Kind, ev.Seq)
-	if strings.HasPrefix(ev.Kind, "todo.") {
+	if ev.Kind.IsTodo() {
 		before, err := ev.TodosBefore()
 		if err != nil {
 			return workspace.Change{}, fmt.Errorf("undo: %w", err)
@@ -218,7 +231,7 @@ func (s *Service) revert(st *workspace.Session, ev workspace.Event) (workspace.C
 		}
 		was := workspace.TodosBefore{Items: st.Todos}
 		st.Todos = items
-		ch := TodoChange(st, "todo.undo", goal.User, workspace.TodoPayload{Items: items, Reverts: reverts}, was, s.Now())
+		ch := TodoChange(st, protocol.EventTodoUndo, goal.User, workspace.TodoPayload{Items: items, Reverts: reverts}, was, s.Now())
 		ch.Reason = reason
 		return ch, nil
 	}

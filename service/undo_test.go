@@ -13,7 +13,7 @@ import (
 
 // store writes a change of kind with before as a goal change would be
 // stored, for events the commands do not make on demand.
-func store(t *testing.T, ws *workspace.Workspace, kind string, before any) {
+func store(t *testing.T, ws *workspace.Workspace, kind protocol.EventKind, before workspace.HistoryBefore) {
 	t.Helper()
 	if _, err := ws.Update(workspace.DefaultSession, func(s *workspace.Session) (workspace.Change, error) {
 		return workspace.Change{Kind: kind, Actor: goal.Runtime, Goal: true, Before: before}, nil

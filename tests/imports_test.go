@@ -30,7 +30,7 @@ var importRules = map[string][]string{
 	"workspace/storetest":  {module + "workspace/storage"},
 	"workspace/boltstore":  {module + "workspace/storage", "go.etcd.io/bbolt"},
 	"workspace/etcdstore":  {module + "workspace/storage", "go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "google.golang.org/grpc"},
-	"workspace":            {module + "todo", module + "goal", module + "workspace/wsfolder", module + "workspace/storage", module + "workspace/boltstore", module + "workspace/etcdstore", "go.etcd.io/bbolt", "go.etcd.io/etcd/client/v3", "go.uber.org/zap", "google.golang.org/grpc"},
+	"workspace":            {module + "commands/protocol", module + "todo", module + "goal", module + "workspace/wsfolder", module + "workspace/storage", module + "workspace/boltstore", module + "workspace/etcdstore", "go.etcd.io/bbolt", "go.etcd.io/etcd/client/v3", "go.uber.org/zap", "google.golang.org/grpc"},
 	"workspace/taskfile":   {module + "goal", module + "workspace", "github.com/fsnotify/fsnotify"},
 	"service":              {module + "caller", module + "commands/protocol", module + "todo", module + "goal", module + "reminder", module + "workspace", module + "workspace/taskfile", "golang.org/x/sys/"},
 	"caller":               {"golang.org/x/sys/"},

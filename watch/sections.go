@@ -89,7 +89,7 @@ func (m Model) queueSection(st styles) section {
 func (m Model) historySection(st styles) section {
 	rows := make([]string, len(m.snap.History))
 	for i, ev := range m.snap.History {
-		rows[i] = fmt.Sprintf("  %s  %-7s %s", ev.At.In(m.loc).Format(time.TimeOnly), shown(ev.Actor), shown(ev.Kind))
+		rows[i] = fmt.Sprintf("  %s  %-7s %s", ev.At.In(m.loc).Format(time.TimeOnly), shown(ev.Actor), shown(string(ev.Kind)))
 		if ev.Reason != "" {
 			rows[i] += ": " + shown(ev.Reason)
 		}

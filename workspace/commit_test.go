@@ -156,7 +156,7 @@ func BenchmarkUpdateConcurrent(b *testing.B) {
 	write := func(name string) {
 		if _, err := w.Update(name, func(s *Session) (Change, error) {
 			s.Todos = list
-			return Change{Kind: "todo.set", Actor: "model", Todos: true, Payload: list}, nil
+			return Change{Kind: "todo.set", Actor: "model", Todos: true, Payload: record{list}}, nil
 		}); err != nil {
 			b.Error(err)
 		}

@@ -34,7 +34,7 @@ func sparseStore(t *testing.T) (stateDir, root string, size int64) {
 	for i := range 60 {
 		if _, err := w.Update("s", func(s *Session) (Change, error) {
 			s.Todos = items(big[:i+1])
-			return Change{Kind: "todo.set", Todos: true, Payload: big}, nil
+			return Change{Kind: "todo.set", Todos: true, Payload: record{big}}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +267,7 @@ func TestHistoryBoundKeepsFileFlat(t *testing.T) {
 	write := func(n int) {
 		for range n {
 			if _, err := w.Update("s", func(s *Session) (Change, error) {
-				return Change{Kind: "todo.set", Todos: true, Payload: payload}, nil
+				return Change{Kind: "todo.set", Todos: true, Payload: record{payload}}, nil
 			}); err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,7 @@ func withHistoryBytes(t *testing.T, n int64) {
 func appendPayload(t testing.TB, w *Workspace, name string, n int) Session {
 	t.Helper()
 	s, err := w.Update(name, func(s *Session) (Change, error) {
-		return Change{Kind: "test", Actor: "model", Payload: strings.Repeat("p", n)}, nil
+		return Change{Kind: "test", Actor: "model", Payload: record{strings.Repeat("p", n)}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestHistoryByteBoundFailedCommit(t *testing.T) {
 		appendPayload(t, w, "s", 900)
 	}
 	if _, err := w.Update("s", func(s *Session) (Change, error) {
-		return Change{Kind: "test", Payload: strings.Repeat("x", 2<<20)}, nil
+		return Change{Kind: "test", Payload: record{strings.Repeat("x", 2<<20)}}, nil
 	}); err == nil {
 		t.Fatal("an update beyond the file's size limit was saved")
 	}
@@ -195,7 +195,7 @@ func TestStateFileSizeBound(t *testing.T) {
 		t.Helper()
 		if _, err := w.Update("s", func(s *Session) (Change, error) {
 			s.Todos = l
-			return Change{Kind: "todo.write", Actor: "model", Todos: true, Payload: map[string]any{"items": l, "agent": "main"}}, nil
+			return Change{Kind: "todo.write", Actor: "model", Todos: true, Payload: record{map[string]any{"items": l, "agent": "main"}}}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,28 @@ import (
 // goes through the same records (Event.TodosBefore, Event.GoalBefore,
 // Event.PayloadGoals); agentd.history answers the stored bytes as they are.
 
+// HistoryBefore is what a history event keeps of the state of a change's
+// scope before it: a TodosBefore or a GoalBefore, each of which encodes
+// itself as its record.
+type HistoryBefore interface {
+	json.Marshaler
+	historyBefore()
+}
+
+// HistoryPayload is what a history event keeps of a change: a
+// TodoPayload, GoalPayload or QueuePayload, each of which encodes itself
+// as its record.
+type HistoryPayload interface {
+	json.Marshaler
+	historyPayload()
+}
+
+func (TodosBefore) historyBefore()   {}
+func (GoalBefore) historyBefore()    {}
+func (TodoPayload) historyPayload()  {}
+func (GoalPayload) historyPayload()  {}
+func (QueuePayload) historyPayload() {}
+
 // TodosBefore is the before of a todo change: the list before it.
 type TodosBefore struct{ Items []todo.Item }
 

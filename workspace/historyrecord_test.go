@@ -161,7 +161,7 @@ func rewriteEvent(t *testing.T, data []byte, viaValues bool) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scope, _, _ := strings.Cut(ev.Kind, ".")
+	scope, _, _ := strings.Cut(string(ev.Kind), ".")
 	var before, payload any
 	switch scope {
 	case "todo":

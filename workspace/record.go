@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
 )
@@ -587,7 +588,7 @@ type encodedEvent struct{ tail []byte }
 // Update makes them: they are copied into the record as they are, where
 // json.Marshal would compact them again to the same bytes.
 func encodeEventRecord(ev Event) (encodedEvent, error) {
-	data, err := json.Marshal(eventRecord{V: eventRecordVersion, At: ev.At, Actor: ev.Actor, Kind: ev.Kind, Reason: ev.Reason, Revision: ev.Revision})
+	data, err := json.Marshal(eventRecord{V: eventRecordVersion, At: ev.At, Actor: ev.Actor, Kind: string(ev.Kind), Reason: ev.Reason, Revision: ev.Revision})
 	if err != nil {
 		return encodedEvent{}, err
 	}
@@ -625,7 +626,7 @@ func decodeEventRecord(data []byte) (ev Event, version int, err error) {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return Event{}, 0, err
 	}
-	return Event{Seq: rec.Seq, At: rec.At, Actor: rec.Actor, Kind: rec.Kind, Reason: rec.Reason,
+	return Event{Seq: rec.Seq, At: rec.At, Actor: rec.Actor, Kind: protocol.EventKind(rec.Kind), Reason: rec.Reason,
 		Revision: rec.Revision, Before: rec.Before, Payload: rec.Payload}, rec.V, nil
 }
 

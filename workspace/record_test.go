@@ -253,7 +253,7 @@ func TestEventRecordWithSeq(t *testing.T) {
 		}
 		for _, seq := range []uint64{0, 1, 9, 10, 123456, 1<<64 - 1} {
 			want, err := json.Marshal(eventRecord{V: eventRecordVersion, Seq: seq, At: ev.At, Actor: ev.Actor,
-				Kind: ev.Kind, Reason: ev.Reason, Revision: ev.Revision, Before: ev.Before, Payload: ev.Payload})
+				Kind: string(ev.Kind), Reason: ev.Reason, Revision: ev.Revision, Before: ev.Before, Payload: ev.Payload})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/goal"
 	"github.com/agentd/agentd/todo"
 	"github.com/agentd/agentd/workspace/wsfolder"
@@ -34,20 +35,19 @@ type Session struct {
 // Change describes what an Update callback did. The zero Change means
 // "nothing changed": nothing is written and no one is told.
 type Change struct {
-	Kind   string     // what happened, e.g. "todo.set", "goal.create", "goal.pause"; "" = no change
-	Actor  goal.Actor // who made the change: user, model, runtime or system (docs/runtime.md §2.1); one type for todo and goal changes
-	Reason string     // human-readable reason, if the change has one
-	Todos  bool       // the todo list changed (the store sets TodosRevision)
-	Goal   bool       // the goal changed
+	Kind   protocol.EventKind // what happened, e.g. "todo.set", "goal.create", "goal.pause"; "" = no change
+	Actor  goal.Actor         // who made the change: user, model, runtime or system (docs/runtime.md §2.1); one type for todo and goal changes
+	Reason string             // human-readable reason, if the change has one
+	Todos  bool               // the todo list changed (the store sets TodosRevision)
+	Goal   bool               // the goal changed
 	// Payload is the change's detail stored in the history event: a
-	// TodoPayload, GoalPayload or QueuePayload (historyrecord.go), which
-	// store their records; nil stores none. Any other value is stored as
-	// its JSON (the store's own tests).
-	Payload any
+	// TodoPayload, GoalPayload or QueuePayload (historyrecord.go), each
+	// stored as its record; nil stores none.
+	Payload HistoryPayload
 	// Before is the state of the change's scope before it, stored in the
 	// history event for undo and the panels' history (docs/runtime.md §6):
 	// a TodosBefore or GoalBefore (historyrecord.go); nil stores none.
-	Before any
+	Before HistoryBefore
 	// Quiet marks a counters-only change (e.g. a step ended with no goal):
 	// it is stored durably but bumps no revision, appends no history event
 	// and is not published.
@@ -75,11 +75,11 @@ type Change struct {
 // Its JSON is what agentd.history answers; its stored form is eventRecord
 // (record.go).
 type Event struct {
-	Seq    uint64    `json:"seq"`
-	At     time.Time `json:"at"`
-	Actor  string    `json:"actor"`
-	Kind   string    `json:"kind"`
-	Reason string    `json:"reason,omitempty"` // Change.Reason, if any
+	Seq    uint64             `json:"seq"`
+	At     time.Time          `json:"at"`
+	Actor  string             `json:"actor"`
+	Kind   protocol.EventKind `json:"kind"`
+	Reason string             `json:"reason,omitempty"` // Change.Reason, if any
 	// Revision is the session's revision the change made (0 in events
 	// stored by an agentd before it was recorded).
 	Revision uint64 `json:"revision,omitempty"`

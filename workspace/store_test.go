@@ -205,7 +205,7 @@ func TestOnOpen(t *testing.T) {
 				return err
 			}
 		})
-		t.Cleanup(r.Subscribe(func(n Notice) { notices = append(notices, n.Change.Kind) }))
+		t.Cleanup(r.Subscribe(func(n Notice) { notices = append(notices, string(n.Change.Kind)) }))
 		root := folder(t)
 		w := openWorkspace(t, r, root)
 		openWorkspace(t, r, root)
@@ -370,7 +370,7 @@ func TestCorruptFileRecovered(t *testing.T) {
 			for i := range 40 { // grow the file well past bbolt's first 32KiB mapping
 				if _, err := w.Update("s", func(s *Session) (Change, error) {
 					s.Todos = items(fmt.Sprint(i))
-					return Change{Kind: "todo.set", Todos: true, Payload: strings.Repeat("p", 8<<10)}, nil
+					return Change{Kind: "todo.set", Todos: true, Payload: record{strings.Repeat("p", 8<<10)}}, nil
 				}); err != nil {
 					t.Fatal(err)
 				}

@@ -170,7 +170,7 @@ func TestTeamLargestList(t *testing.T) {
 			s.Todos = big
 			// As agentd.todo.set stores it: the list, and the list before
 			// it in the event (docs/runtime.md §6).
-			return Change{Kind: "todo.set", Todos: true, Payload: map[string]any{"items": big}, Before: map[string]any{"items": big}}, nil
+			return Change{Kind: "todo.set", Todos: true, Payload: record{map[string]any{"items": big}}, Before: record{map[string]any{"items": big}}}, nil
 		}); err != nil {
 			t.Fatalf("storing the largest list: %v", err)
 		}
@@ -303,7 +303,7 @@ func TestTeamMemberLoss(t *testing.T) {
 		}
 		_, err := a.Update("m", func(s *Session) (Change, error) {
 			s.Todos = items(fmt.Sprint(i))
-			return Change{Kind: "todo.set", Todos: true, Actor: goal.User, Payload: map[string]int{"i": i}}, nil
+			return Change{Kind: "todo.set", Todos: true, Actor: goal.User, Payload: record{map[string]int{"i": i}}}, nil
 		})
 		if err == nil {
 			acked = append(acked, i)

@@ -49,7 +49,7 @@ func (w *Workspace) fromWatch(name string, data []byte, ver int64, rawFlags, ev 
 		return
 	}
 	st.told = s.Revision
-	ch := Change{Kind: "goal.progress", Goal: true, Todos: s.TodosRevision == s.Revision}
+	ch := Change{Kind: goal.Change{Kind: goal.ChangeProgress}.EventKind(), Goal: true, Todos: s.TodosRevision == s.Revision}
 	if withEvent {
 		ch.Kind, ch.Actor, ch.Reason = e.Kind, goal.Actor(e.Actor), e.Reason
 	}

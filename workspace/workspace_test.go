@@ -125,7 +125,7 @@ func TestUpdate(t *testing.T) {
 			}
 			var kinds []string
 			for _, e := range mustHistory(t, w, "s", 0) {
-				kinds = append(kinds, e.Kind)
+				kinds = append(kinds, string(e.Kind))
 			}
 			if diff := cmp.Diff(tt.wantKinds, kinds); diff != "" {
 				t.Errorf("history kinds (-want +got):\n%s", diff)
@@ -151,12 +151,12 @@ func TestUpdate(t *testing.T) {
 func TestHistoryEvent(t *testing.T) {
 	w := openWorkspace(t, newRegistry(t, t.TempDir()), folder(t))
 	if _, err := w.Update("s", func(s *Session) (Change, error) {
-		return Change{Kind: "goal.pause", Actor: "runtime", Reason: "the daemon restarted", Goal: true, Payload: map[string]string{"status": "paused"}}, nil
+		return Change{Kind: "goal.pause", Actor: "runtime", Reason: "the daemon restarted", Goal: true, Payload: record{map[string]string{"status": "paused"}}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Update("s", func(s *Session) (Change, error) {
-		return Change{Kind: "goal.resume", Actor: "user", Goal: true, Before: map[string]string{"status": "paused"}}, nil
+		return Change{Kind: "goal.resume", Actor: "user", Goal: true, Before: record{map[string]string{"status": "paused"}}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestUpdatePayloadNotEncodable(t *testing.T) {
 	w := openWorkspace(t, newRegistry(t, t.TempDir()), folder(t))
 	_, err := w.Update("s", func(s *Session) (Change, error) {
 		s.Todos = items("a")
-		return Change{Kind: "todo.set", Todos: true, Payload: func() {}}, nil
+		return Change{Kind: "todo.set", Todos: true, Payload: record{func() {}}}, nil
 	})
 	if !errors.Is(err, ErrNotSaved) {
 		t.Fatalf("Update with a func payload: got %v, want ErrNotSaved", err)
@@ -475,7 +475,7 @@ func TestCommitFailure(t *testing.T) {
 	huge := strings.Repeat("x", 2<<20)
 	_, err := w.Update("s", func(s *Session) (Change, error) {
 		s.Todos = items("lost")
-		return Change{Kind: "todo.set", Todos: true, Payload: huge}, nil
+		return Change{Kind: "todo.set", Todos: true, Payload: record{huge}}, nil
 	})
 	if !errors.Is(err, ErrNotSaved) || !strings.Contains(err.Error(), "not saved") || !strings.Contains(err.Error(), "maximum size") {
 		t.Fatalf("Update beyond the file's size limit: got %v, want an error saying it was not saved and why", err)

@@ -61,7 +61,7 @@ func formatUndo(ur protocol.UndoResult) string {
 	u := ur.Undone
 	var b strings.Builder
 	fmt.Fprintf(&b, "Undid %s (seq %d, by %s at %s).\n", u.Kind, u.Seq, u.Actor, u.At.Local().Format("2006-01-02 15:04:05"))
-	if strings.HasPrefix(u.Kind, "todo.") {
+	if u.Kind.IsTodo() {
 		if len(ur.Todos.Items) == 0 {
 			b.WriteString("Todo list is empty.\n")
 		} else {

@@ -77,7 +77,7 @@ type HistoryEvent struct {
 	Seq    uint64    `json:"seq"`
 	At     time.Time `json:"at"`
 	Actor  string    `json:"actor"`
-	Kind   string    `json:"kind"`
+	Kind   EventKind `json:"kind"`
 	Reason string    `json:"reason,omitempty"` // the change's reason, if any
 	// Revision is the session's revision the change made (0 in events
 	// stored by an agentd before it was recorded).

@@ -174,7 +174,7 @@ export type TodoStatus = (typeof TODO_STATUSES)[number];
 
 /**
  * ChangeKind says what happened to the goal. History event kinds are
- * "goal." + kind (see Change.EventKind). [goal.ChangeKind]
+ * "goal." + kind (Change.EventKind, protocol.GoalEvent). [goal.ChangeKind]
  */
 export const GOAL_CHANGE_KINDS = ['create', 'replace', 'cancel', 'pause', 'resume', 'block', 'complete', 'budget', 'taskFile', 'check', 'advance', 'budgetWarning', 'stall', 'stallCleared', 'progress', 'undo', 'wait', 'wake'] as const;
 

@@ -400,7 +400,7 @@ func TestWatchCompleteGoalReleases(t *testing.T) {
 		if res.IsError {
 			return workspace.Change{}, errors.New(res.Output)
 		}
-		return workspace.Change{Kind: "goal." + string(cs[len(cs)-1].Kind), Actor: "model", Goal: true}, nil
+		return workspace.Change{Kind: cs[len(cs)-1].EventKind(), Actor: "model", Goal: true}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
