@@ -18,7 +18,8 @@ import (
 const askTheUser = "in their own terminal (agentd goal ...) or in the goal panel"
 
 // personSet names what a person set on g that the model may not drop: "a
-// check", "a budget", "a check and a budget", or "" for nothing.
+// check", "a budget", "a wait" (the goal waits as the user asked,
+// docs/runtime.md §2.13), joined with "and", or "" for nothing.
 func (g *Goal) personSet() string {
 	var parts []string
 	if g.Check != nil {
@@ -26,6 +27,9 @@ func (g *Goal) personSet() string {
 	}
 	if g.PersonLimits.any() {
 		parts = append(parts, "a budget")
+	}
+	if g.Status == Waiting && g.waitBy() == User {
+		parts = append(parts, "a wait")
 	}
 	return strings.Join(parts, " and ")
 }

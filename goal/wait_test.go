@@ -234,3 +234,32 @@ func TestWaitUndone(t *testing.T) {
 		t.Errorf("the restored wait stops the clock, yet %d ms ran", after-before)
 	}
 }
+
+// TestModelCannotReplaceThePersonsWait: the model's CreateGoal, with
+// replace or without, does not end a wait the person asked for by
+// putting a new goal in its place (goal.person_set, docs/runtime.md
+// §2.11, §2.13); a wait of the model's own it may.
+func TestModelCannotReplaceThePersonsWait(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	id := s.Goal.ID
+	_, err := s.Wait(waitFor(t, c, "2h", ""), User, c.now())
+	mustNoErr(t, err)
+	for _, in := range []string{`{"objective":"something else","replace":true}`, `{"objective":"something else"}`} {
+		res, cs := s.callTool(t, modelCall{Name: CreateGoalTool, Input: raw(in)}, c.now())
+		if !res.IsError || cs != nil || s.Goal.ID != id || s.Goal.Status != Waiting {
+			t.Errorf("%s over the person's wait: %+v %v; the goal is %s", in, res, kinds(cs), s.Goal.Status)
+		}
+		if !strings.Contains(res.Output, "a wait the user set") {
+			t.Errorf("%s: the refusal does not say why: %q", in, res.Output)
+		}
+	}
+	_, err = s.Resume(c.now())
+	mustNoErr(t, err)
+	_, err = s.Wait(waitFor(t, c, "2h", ""), Model, c.now())
+	mustNoErr(t, err)
+	res, _ := s.callTool(t, modelCall{Name: CreateGoalTool, Input: raw(`{"objective":"something else","replace":true}`)}, c.now())
+	if res.IsError || s.Goal.ID == id {
+		t.Errorf("the model could not replace a goal in its own wait: %+v", res)
+	}
+}

@@ -204,6 +204,9 @@ func (e *engine) run(ctx context.Context, raw []byte) (outcome, error) {
 		}
 		return outcome{}, nil
 	}
+	if e.ev.kind == kindGate && agentdTool(e.ev.tool) == todoListTool && namesAgent(e.ev.input) {
+		return outcome{deny: mainNamesAgentRefusal}, nil
+	}
 	if e.ev.todos != nil {
 		if err := e.mirrorTodos(ctx); err != nil || e.ev.kind == kindTodos {
 			return outcome{}, err
@@ -598,6 +601,23 @@ func withAgent(input json.RawMessage, agent string) (json.RawMessage, bool) {
 	b, err := json.Marshal(members)
 	return b, err == nil
 }
+
+// namesAgent says whether a tool input, a JSON object, has the member
+// "agent": the main agent's model that writes it in agentd's TodoList
+// would have agentd mcp send the call as that subagent's (docs/runtime.md
+// §1.3), so where the hook sees the input (Claude Code) it refuses it.
+func namesAgent(input json.RawMessage) bool {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(input, &members) != nil {
+		return false
+	}
+	_, ok := members["agent"]
+	return ok
+}
+
+// mainNamesAgentRefusal is what the main agent reads when its call of
+// agentd's TodoList names an agent.
+const mainNamesAgentRefusal = "agentd's TodoList takes no \"agent\" from the main agent: your list is the session's list. Call it again without \"agent\"."
 
 // todoListTool is agentd's todo tool (docs/protocol.md §3, agentd.tools).
 const todoListTool = "TodoList"

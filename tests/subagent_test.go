@@ -24,8 +24,8 @@ type subagentList struct {
 // Task subagent's TodoWrite (agent_id), sent twice at once as a model that
 // repeats itself, becomes its own list linked to the main agent's item in
 // progress, told to the editor, and the main list stays; the subagent's
-// calls of agentd's TodoList over MCP get its id added to their input;
-// `agentd state` prints the subagent's list under its item
+// calls of agentd's TodoList over MCP get its id added to their input,
+// and the main agent's that names an agent is refused; `agentd state` prints the subagent's list under its item
 // (docs/runtime.md §1.3).
 func TestSubagentListKeepsTheParentsList(t *testing.T) {
 	t.Parallel()
@@ -68,6 +68,13 @@ func TestSubagentListKeepsTheParentsList(t *testing.T) {
 	for _, out := range send(2, `"hook_event_name":"PreToolUse",`+sub+`,"tool_name":"mcp__agentd__TodoList","tool_use_id":"t3-%[1]d","tool_input":{"todos":[]}`) {
 		if want := `"updatedInput":{"agent":"agent-7","todos":[]}`; !strings.Contains(out, want) {
 			t.Fatalf("the subagent's call of agentd's TodoList: %q; want it let through with %s", out, want)
+		}
+	}
+	// The main agent's model that names an agent in its call of agentd's
+	// TodoList, to have it sent as that subagent's, is refused.
+	for _, out := range send(1, `"hook_event_name":"PreToolUse","tool_name":"mcp__agentd__TodoList","tool_use_id":"t4","tool_input":{"agent":"agent-9","todos":[]}`) {
+		if !strings.Contains(out, `"permissionDecision":"deny"`) || strings.Contains(out, "updatedInput") {
+			t.Fatalf("the main agent's call of agentd's TodoList naming an agent: %q; want it refused", out)
 		}
 	}
 	out, errOut, code := e.cli("state", "--workspace", e.ws, "--json")

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/agentd/agentd/commands"
@@ -79,29 +80,48 @@ func runFile(stateDir, folder, ext string) string {
 }
 
 // loadRunRecord reads folder's record; a missing or unreadable one is
-// none.
+// none, and so is one whose session id is not a UUID as newSessionID
+// makes: the id goes on the agent's command line, and the file is one an
+// agent's shell can write, so "--dangerously-skip-permissions" there must
+// not become a flag (docs/security.md, "agentd run starts only the agent
+// you named").
 func loadRunRecord(stateDir, folder string) (runRecord, string) {
 	path := runFile(stateDir, folder, ".json")
 	var rec runRecord
 	if b, err := os.ReadFile(path); err == nil {
-		if json.Unmarshal(b, &rec) != nil {
+		if json.Unmarshal(b, &rec) != nil || !sessionIDPattern.MatchString(rec.SessionID) {
 			rec = runRecord{}
 		}
 	}
 	return rec, path
 }
 
-// save writes the record whole (a temporary file renamed over it).
+// sessionIDPattern is the shape of newSessionID's ids.
+var sessionIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// save writes the record whole: a new temporary file (never one found at
+// a known name, which could be a link to another file) renamed over it.
 func (d *driver) save() error {
 	b, _ := json.Marshal(d.rec)
-	if err := os.MkdirAll(filepath.Dir(d.recPath), 0o700); err != nil {
+	dir := filepath.Dir(d.recPath)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp := d.recPath + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	f, err := os.CreateTemp(dir, filepath.Base(d.recPath)+".*.tmp")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, d.recPath)
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), d.recPath)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // session is the agent session the next process of goal g uses: the

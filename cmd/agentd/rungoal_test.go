@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,5 +39,66 @@ func TestRunViewPlain(t *testing.T) {
 	}
 	if lines[3] != "goal complete after 2 turns" {
 		t.Errorf("last line %q", lines[3])
+	}
+}
+
+// TestRunRecordChoosesNoFlag: the run record's session id goes on the
+// agent's command line (claude --resume ID), and an agent's shell can
+// write the file, so a recorded id that is not a UUID is no record: it
+// never becomes a flag of the next process (docs/security.md, "agentd run
+// starts only the agent you named"). A good record is read back.
+func TestRunRecordChoosesNoFlag(t *testing.T) {
+	state, folder := t.TempDir(), t.TempDir()
+	d := &driver{name: "claude", recPath: runFile(state, folder, ".json")}
+	good := newSessionID()
+	d.rec = runRecord{Agent: "claude", GoalID: "g1", SessionID: good}
+	if err := d.save(); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := loadRunRecord(state, folder); rec.SessionID != good {
+		t.Fatalf("a saved record read back as %+v", rec)
+	}
+	for _, id := range []string{"--dangerously-skip-permissions", good + " --model x", "-", strings.ToUpper(good)} {
+		b, _ := json.Marshal(runRecord{Agent: "claude", GoalID: "g1", SessionID: id})
+		if err := os.WriteFile(d.recPath, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rec, _ := loadRunRecord(state, folder)
+		d.rec = rec
+		got, resume := d.session(&protocol.GoalSnapshot{GoalID: "g1"})
+		args := headlessAgents["claude"].start(got, nil)
+		if resume {
+			args = headlessAgents["claude"].resume(got, nil)
+		}
+		if resume || slices.Contains(args, id) {
+			t.Errorf("recorded session id %q: resume %v, args %q", id, resume, args)
+		}
+	}
+}
+
+// TestRunRecordSavedThroughANewFile: a link left at a name the record
+// might be written through is not followed: the file it points to keeps
+// its bytes.
+func TestRunRecordSavedThroughANewFile(t *testing.T) {
+	state, folder := t.TempDir(), t.TempDir()
+	d := &driver{recPath: runFile(state, folder, ".json"), rec: runRecord{Agent: "claude", SessionID: newSessionID()}}
+	if err := os.MkdirAll(filepath.Dir(d.recPath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, d.recPath+".tmp"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.save(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the file a link pointed to now holds %q", b)
+	}
+	if fi, err := os.Lstat(d.recPath); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the record: %v, %v", fi, err)
 	}
 }

@@ -29,8 +29,13 @@ func WaitPath(root, path string) (string, error) {
 
 // Mark sums up what the path rel under root holds now: for a file its
 // kind, size and modification time; for a folder those of each of its
-// entries (not deeper); "absent" when there is nothing.
+// entries (not deeper); "absent" when there is nothing; "outside" when a
+// symbolic link made since the wait began takes it out of the workspace
+// (WaitPath), whose target is then never read.
 func Mark(root, rel string) string {
+	if _, err := WaitPath(root, rel); err != nil {
+		return "outside"
+	}
 	p := filepath.Join(root, filepath.FromSlash(rel))
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -84,6 +89,9 @@ func WatchPaths(root string, rels []string, marks map[string]string, changed fun
 	if fsw, err := newFSWatcher(); err == nil {
 		w.fsw = fsw
 		for _, r := range rels {
+			if _, err := WaitPath(root, r); err != nil {
+				continue // a link takes it outside now: its mark says so, nothing outside is watched
+			}
 			p := filepath.Join(root, filepath.FromSlash(r))
 			_ = fsw.Add(filepath.Dir(p)) // a folder not there yet: the poll sees the path appear
 			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
