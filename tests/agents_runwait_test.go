@@ -3,7 +3,8 @@ package tests
 // `agentd run` on a goal that waits for a file (docs/runtime.md §2.13,
 // docs/commands.md "Running a goal unattended"), with the real Claude Code
 // offline on a scripted model: the run spends nothing while the goal waits
-// and starts the agent again when the file's change wakes it.
+// and starts the agent again when the file's change wakes it; and a goal
+// completed through `agentd run gemini` and `agentd run codex`.
 // Skipped unless AGENTD_AGENTS is set (tests/agents/ci.sh).
 
 import (
@@ -67,5 +68,61 @@ func TestRealClaudeCodeRunWaitsForAFile(t *testing.T) {
 	}
 	if g := goalNow(t, lc); g.Status != "complete" {
 		t.Errorf("goal after the run: %+v", g)
+	}
+}
+
+// agentOnPath is env with agent's program first on the PATH, as `agentd
+// run AGENT` finds it.
+func agentOnPath(t *testing.T, a *agentEnv, agent string, env []string) []string {
+	path := filepath.Dir(agentBin(t, agent)) + string(os.PathListSeparator) + filepath.Dir(agentdBin) + string(os.PathListSeparator) + os.Getenv("PATH")
+	return append(env, "PATH="+path)
+}
+
+// TestRealGeminiCLIRun: `agentd run gemini` (the prompt on Gemini CLI's
+// stdin, a session id of the run's) completes the goal: the model marks
+// the list, completes the goal twice in parallel and says so; exit 0.
+func TestRealGeminiCLIRun(t *testing.T) {
+	a := newAgentEnv(t)
+	const update = "mcp_agentd_UpdateGoal"
+	lc, _ := geminiRun(t, a, []reply{
+		{tool: "mcp_agentd_TodoList", input: map[string]any{"todos": []item{{"write the parser", "done"}}}, tokens: 5},
+		{tool: update, input: map[string]any{"status": "complete"}, tokens: 5, also: []reply{{tool: update, input: map[string]any{"status": "complete"}}}},
+		{text: "Done: the parser ships.", tokens: 4},
+	})
+	personGoal(t, a)
+	env := agentOnPath(t, a, "gemini", a.environ("GEMINI_API_KEY=dummy"))
+	p := startRunOf(t, a, env, "gemini", "-m", "gemini-2.5-flash", "--fake-responses", filepath.Join(a.home, "fake-responses.jsonl"), "--yolo")
+	p.awaitLine("starting gemini (session ")
+	if code, last := p.wait(); code != 0 || !strings.HasPrefix(last, "goal complete after ") {
+		t.Fatalf("agentd run gemini exited %d with %q, want 0 and the goal complete:\n%s\n%s", code, last, p.output(), p.stderr.String())
+	}
+	if g := goalNow(t, lc); g.Status != "complete" {
+		t.Errorf("goal after the run: %+v", g)
+	}
+}
+
+// TestRealCodexRun: `agentd run codex` (`codex exec -`, the prompt on its
+// stdin) completes the goal on the scripted Responses model: the list
+// marked, the goal completed, the model's last word; exit 0.
+func TestRealCodexRun(t *testing.T) {
+	a := newAgentEnv(t)
+	model := newResponsesModel(t, []reply{
+		{tool: "mcp__agentd/TodoList", input: map[string]any{"todos": []item{{"write the parser", "done"}}}, tokens: 5},
+		{tool: "mcp__agentd/UpdateGoal", input: map[string]any{"status": "complete"}, tokens: 5},
+		{text: "Done: the parser ships.", tokens: 4},
+	})
+	lc, _ := codexRun(t, a, model)
+	personGoal(t, a)
+	env := agentOnPath(t, a, "codex", a.environ(a.codexConfig(model.url)...))
+	p := startRunOf(t, a, env, "codex", "--skip-git-repo-check", "--dangerously-bypass-hook-trust")
+	p.awaitLine("starting codex (session ")
+	if code, last := p.wait(); code != 0 || !strings.HasPrefix(last, "goal complete after ") {
+		t.Fatalf("agentd run codex exited %d with %q, want 0 and the goal complete:\n%s\n%s", code, last, p.output(), p.stderr.String())
+	}
+	if g := goalNow(t, lc); g.Status != "complete" {
+		t.Errorf("goal after the run: %+v", g)
+	}
+	if n := len(model.calls()); n < 3 {
+		t.Errorf("%d model calls, want at least 3", n)
 	}
 }
