@@ -91,7 +91,6 @@ func TestRealGeminiCLIRun(t *testing.T) {
 	wait := map[string]any{"status": "waiting", "wait": map[string]any{"paths": []string{"ci/result.txt"}, "note": "the CI run"}}
 	lc, _ := geminiRun(t, a, []reply{
 		{tool: update, input: wait, tokens: 5, also: []reply{{tool: update, input: wait}}},
-		{text: "Done.", tokens: 2},
 	})
 	personGoal(t, a)
 	if err := os.MkdirAll(filepath.Join(a.ws, "ci"), 0o755); err != nil {
