@@ -341,13 +341,7 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 	a.setup("gemini")
 	a.trustFolder(".gemini")
 	log := geminiLogHook(t, a, "BeforeModel")
-	var lines []string
-	for _, r := range script {
-		line, _ := json.Marshal(map[string]any{"method": "generateContentStream", "response": geminiChunks(r)})
-		lines = append(lines, string(line))
-	}
-	fake := filepath.Join(a.home, "fake-responses.jsonl")
-	writeFile(t, fake, []byte(strings.Join(lines, "\n")+"\n"))
+	fake := writeGeminiScript(t, a, script)
 	env := a.environ(append([]string{"GEMINI_API_KEY=dummy"}, extraEnv...)...)
 	return lc, func(prompt string) (string, [][]geminiMessage) {
 		out := a.run(env, gemini, "-m", "gemini-2.5-flash", "-p", prompt, "--fake-responses", fake, "--yolo")
@@ -365,6 +359,19 @@ func geminiRun(t *testing.T, a *agentEnv, script []reply, extraEnv ...string) (*
 		}
 		return out, calls
 	}
+}
+
+// writeGeminiScript writes script as the responses file Gemini CLI reads
+// (--fake-responses, from its start in each process) and returns its path.
+func writeGeminiScript(t *testing.T, a *agentEnv, script []reply) string {
+	var lines []string
+	for _, r := range script {
+		line, _ := json.Marshal(map[string]any{"method": "generateContentStream", "response": geminiChunks(r)})
+		lines = append(lines, string(line))
+	}
+	fake := filepath.Join(a.home, "fake-responses.jsonl")
+	writeFile(t, fake, []byte(strings.Join(lines, "\n")+"\n"))
+	return fake
 }
 
 // geminiChunks is a scripted reply as Gemini's streamed chunks: one, or,

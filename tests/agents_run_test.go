@@ -71,8 +71,13 @@ func quoteJSON(s string) string {
 
 // startRun starts `agentd run claude` in the folder with env.
 func startRun(t *testing.T, a *agentEnv, env []string) *runProc {
+	return startRunOf(t, a, env, "claude")
+}
+
+// startRunOf starts `agentd run AGENT -- FLAGS` in the folder with env.
+func startRunOf(t *testing.T, a *agentEnv, env []string, agent string, flags ...string) *runProc {
 	p := &runProc{t: t, lines: make(chan string, 1000), done: make(chan struct{})}
-	p.cmd = a.command("run", "claude", "--workspace", a.ws)
+	p.cmd = exec.Command(a.bin, append([]string{"run", agent, "--workspace", a.ws, "--state-dir", a.stateDir, "--"}, flags...)...)
 	p.cmd.Dir, p.cmd.Env, p.cmd.Stderr = a.ws, env, &p.stderr
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
