@@ -591,7 +591,7 @@ class PanelCommands {
     }
     const note = await this.d.ui.input({
       title: 'Wait: note',
-      prompt: 'Why the goal waits (optional; the agent reads it when the goal wakes)',
+      prompt: 'Why the goal waits (optional; kept with the wait)',
       validateInput: validateWaitNote,
     });
     if (note === undefined || validateWaitNote(note)) {
