@@ -16,7 +16,7 @@
 // constants of their Go types and the error codes from the exported Code*
 // string constants, read from the Go source (reflection cannot list
 // constants); the statuses each goal action accepts from goal.PauseFrom,
-// goal.ResumeFrom, goal.BudgetFrom and goal.ModelStatuses; the limits are
+// goal.ResumeFrom, goal.BudgetFrom, goal.WaitFrom and goal.ModelStatuses; the limits are
 // the table below. Run it with
 // `go generate ./commands`; TestGenerated fails when a committed file
 // differs from what it would write (docs/protocol.md).

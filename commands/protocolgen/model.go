@@ -64,6 +64,7 @@ var goalActions = []struct {
 	{"pause", "goal.PauseFrom", goal.PauseFrom()},
 	{"resume", "goal.ResumeFrom", goal.ResumeFrom()},
 	{"setBudget", "goal.BudgetFrom", goal.BudgetFrom()},
+	{"wait", "goal.WaitFrom", goal.WaitFrom()},
 	{"modelUpdate", "goal.ModelStatuses", goal.ModelStatuses()},
 }
 

@@ -36,6 +36,7 @@ if (args.has('--tests')) {
     { ...common, entryPoints: ['test/unit/vectors.test.ts'], outfile: 'out/test/unit/vectors.test.js', sourcemap: 'inline' },
     { ...common, entryPoints: ['test/unit/history.test.ts'], outfile: 'out/test/unit/history.test.js', sourcemap: 'inline' },
     { ...common, entryPoints: ['test/unit/consent.test.ts'], outfile: 'out/test/unit/consent.test.js', sourcemap: 'inline' },
+    { ...common, entryPoints: ['test/unit/goalWait.test.ts'], outfile: 'out/test/unit/goalWait.test.js', sourcemap: 'inline' },
     { ...common, entryPoints: ['test/e2e/suite.ts'], outfile: 'out/test/e2e/suite.js', sourcemap: 'inline' },
   );
 }

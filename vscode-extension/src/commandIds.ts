@@ -18,6 +18,7 @@ export const COMMANDS = {
   goalResume: 'agentdPanel.goal.resume',
   goalCancel: 'agentdPanel.goal.cancel',
   goalSetBudget: 'agentdPanel.goal.setBudget',
+  goalWait: 'agentdPanel.goal.wait',
   goalOpenTaskFile: 'agentdPanel.goal.openTaskFile',
   goalSetCheck: 'agentdPanel.goal.setCheck',
   goalRunCheck: 'agentdPanel.goal.runCheck',

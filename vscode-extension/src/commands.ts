@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { errorMessage, type AgentdClient } from './client';
 import { COMMANDS, type CommandId } from './commandIds';
+import { goalWaitArgs, parseWaitTime, validateWaitNote, validateWaitPath, validateWaitTime, type WallClockMode } from './goalWait';
 import { undoneMessage } from './history';
 import {
   ERROR_CODES,
@@ -12,6 +13,7 @@ import {
   type State,
   type TodoItem,
   type TodoStatus,
+  type WaitConditions,
 } from './protocol.gen';
 import {
   GOAL_STATUS_VIEW,
@@ -78,6 +80,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     [COMMANDS.goalResume]: () => c.goalSimple(SERVER_COMMANDS.goalResume),
     [COMMANDS.goalCancel]: () => c.goalCancel(),
     [COMMANDS.goalSetBudget]: () => c.goalSetBudget(),
+    [COMMANDS.goalWait]: () => c.goalWait(),
     [COMMANDS.goalOpenTaskFile]: (row) => c.openTaskFile(row as GoalRow | undefined),
     [COMMANDS.goalSetCheck]: () => c.goalSetCheck(),
     [COMMANDS.goalRunCheck]: () => c.goalRunCheck(),
@@ -569,6 +572,104 @@ class PanelCommands {
       return undefined;
     }
     return this.send(SERVER_COMMANDS.goalSetBudget, budgetArgs(unit, Number(text.trim())));
+  }
+
+  /**
+   * Wait… (docs/runtime.md §2.13): a quick pick of what wakes the goal (a
+   * time or duration, a workspace file or folder typed or chosen, the check
+   * passing when it is approved here), an optional note, and whether the wait
+   * counts against the wall-clock budget; sends `agentd.goal.wait` as the user.
+   */
+  async goalWait(): Promise<EditResult> {
+    const goal = this.requireState()?.goal;
+    if (!goal) {
+      return undefined;
+    }
+    const condition = await this.askWaitCondition(goal.check !== undefined && !checkWaitsForApproval(goal.check));
+    if (!condition) {
+      return undefined;
+    }
+    const note = await this.d.ui.input({
+      title: 'Wait: note',
+      prompt: 'Why the goal waits (optional; kept with the wait)',
+      validateInput: validateWaitNote,
+    });
+    if (note === undefined || validateWaitNote(note)) {
+      return undefined;
+    }
+    type ClockPick = vscode.QuickPickItem & { mode: WallClockMode };
+    const clock = await this.d.ui.pick<ClockPick>(
+      [
+        { label: 'Counts', description: 'the wall-clock budget keeps running while the goal waits', mode: 'counts' },
+        { label: 'Stops', description: 'the wall-clock budget stops while the goal waits', mode: 'stops' },
+      ],
+      { title: 'Wait: the wall-clock budget', placeHolder: 'Does the wait count against the wall-clock budget?' },
+    );
+    if (!clock) {
+      return undefined;
+    }
+    return this.send(SERVER_COMMANDS.goalWait, goalWaitArgs(condition, note, clock.mode));
+  }
+
+  /** Asks what wakes a waiting goal; `withCheck` offers the check passing. */
+  private async askWaitCondition(withCheck: boolean): Promise<WaitConditions | undefined> {
+    type WakePick = vscode.QuickPickItem & { wake: 'time' | 'path' | 'choose' | 'check' };
+    const wakes: WakePick[] = [
+      { label: 'A time or duration…', description: '30m, 2h30m, 14:00', wake: 'time' },
+      { label: 'A file or folder…', description: 'type its workspace-relative path', wake: 'path' },
+      { label: 'Choose a file or folder…', description: 'wake when it changes', wake: 'choose' },
+    ];
+    if (withCheck) {
+      wakes.push({ label: 'The check passing', description: 'agentd runs the approved check now and then', wake: 'check' });
+    }
+    const wake = (await this.d.ui.pick(wakes, { title: 'Wait', placeHolder: 'What wakes the goal?' }))?.wake;
+    if (wake === 'check') {
+      return { checkPasses: true };
+    }
+    if (wake === 'choose') {
+      return this.chooseWaitPath();
+    }
+    if (wake === 'time') {
+      const text = await this.d.ui.input({ title: 'Wait until', prompt: 'A duration (90s, 30m, 2h30m) or a time of day (14:00)', validateInput: validateWaitTime });
+      return text === undefined || validateWaitTime(text) ? undefined : parseWaitTime(text);
+    }
+    if (wake === 'path') {
+      const editor = vscode.window.activeTextEditor?.document.uri;
+      const text = await this.d.ui.input({
+        title: 'Wait for a change of',
+        prompt: 'A file or folder of the workspace (it need not exist yet)',
+        placeHolder: 'e.g. build/out.log',
+        value: editor ? this.workspacePath(editor) : undefined,
+        validateInput: validateWaitPath,
+      });
+      return text === undefined || validateWaitPath(text) ? undefined : { paths: [text] };
+    }
+    return undefined;
+  }
+
+  /** A file or folder chosen with the open dialog, as a path of the workspace folder. */
+  private async chooseWaitPath(): Promise<WaitConditions | undefined> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const uris = await this.d.ui.openDialog({ canSelectFiles: true, canSelectFolders: true, canSelectMany: false, defaultUri: folder?.uri, title: 'Wait for a change of' });
+    if (!uris?.[0]) {
+      return undefined;
+    }
+    const rel = this.workspacePath(uris[0]);
+    if (rel === undefined) {
+      void this.d.ui.error(`agentd: ${uris[0].fsPath} is outside the workspace folder; the goal can wait only for its files and folders.`);
+      return undefined;
+    }
+    return { paths: [rel] };
+  }
+
+  /** The path of `uri` relative to the workspace folder (the first one), or undefined outside it. */
+  private workspacePath(uri: vscode.Uri): string | undefined {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder || vscode.workspace.getWorkspaceFolder(uri)?.uri.toString() !== folder.uri.toString()) {
+      return undefined;
+    }
+    const rel = vscode.workspace.asRelativePath(uri, false);
+    return rel === uri.fsPath ? '.' : rel;
   }
 
   /** The queued goal a command acts on: the clicked row, an index, or one picked from the queue. */

@@ -227,6 +227,8 @@ export const GOAL_ACTION_STATUSES = {
   resume: ['paused', 'blocked', 'waiting'],
   /** goal.BudgetFrom */
   setBudget: ['active', 'paused', 'blocked', 'waiting'],
+  /** goal.WaitFrom */
+  wait: ['active', 'waiting'],
   /** goal.ModelStatuses */
   modelUpdate: ['active', 'complete', 'blocked', 'waiting'],
 } as const satisfies Record<string, readonly GoalStatus[]>;

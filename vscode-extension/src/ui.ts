@@ -10,6 +10,8 @@ export interface Ui {
   input(options: vscode.InputBoxOptions): Thenable<string | undefined>;
   /** Asks to pick one item; undefined when dismissed. */
   pick<T extends vscode.QuickPickItem>(items: readonly T[], options: vscode.QuickPickOptions): Thenable<T | undefined>;
+  /** Asks to choose files or folders with the open dialog; undefined when dismissed. */
+  openDialog(options: vscode.OpenDialogOptions): Thenable<vscode.Uri[] | undefined>;
   /** Modal yes/no question; true only when `action` was chosen. */
   confirm(message: string, detail: string, action: string): Thenable<boolean>;
   /** Information message with optional buttons; resolves to the button chosen. */
@@ -24,6 +26,7 @@ export interface Ui {
 export const windowUi: Ui = {
   input: (options) => vscode.window.showInputBox(options),
   pick: (items, options) => vscode.window.showQuickPick(items, options),
+  openDialog: (options) => vscode.window.showOpenDialog(options),
   confirm: async (message, detail, action) =>
     (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action,
   info: (message, ...buttons) => vscode.window.showInformationMessage(message, ...buttons),
@@ -39,6 +42,9 @@ export class SwitchableUi implements Ui {
   }
   pick<T extends vscode.QuickPickItem>(items: readonly T[], options: vscode.QuickPickOptions): Thenable<T | undefined> {
     return this.target.pick(items, options);
+  }
+  openDialog(options: vscode.OpenDialogOptions): Thenable<vscode.Uri[] | undefined> {
+    return this.target.openDialog(options);
   }
   confirm(message: string, detail: string, action: string): Thenable<boolean> {
     return this.target.confirm(message, detail, action);

@@ -79,6 +79,7 @@ M.goal_action_statuses = {
   pause = { "active", "waiting" }, -- goal.PauseFrom
   resume = { "paused", "blocked", "waiting" }, -- goal.ResumeFrom
   set_budget = { "active", "paused", "blocked", "waiting" }, -- goal.BudgetFrom
+  wait = { "active", "waiting" }, -- goal.WaitFrom
   model_update = { "active", "complete", "blocked", "waiting" }, -- goal.ModelStatuses
 }
 

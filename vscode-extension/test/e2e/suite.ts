@@ -93,6 +93,7 @@ const statuses = (api: PanelApi): string[] => api.todos.currentRows.map((r) => r
 class ScriptedUi implements Ui {
   inputs: (string | undefined)[] = [];
   picks: ((items: readonly vscode.QuickPickItem[]) => vscode.QuickPickItem | undefined)[] = [];
+  dialogs: (vscode.Uri[] | undefined)[] = [];
   confirms: boolean[] = [];
   messages: { kind: string; message: string }[] = [];
 
@@ -108,6 +109,12 @@ class ScriptedUi implements Ui {
       throw new Error('unexpected quick pick');
     }
     return Promise.resolve(f(items) as T | undefined);
+  }
+  openDialog(): Thenable<vscode.Uri[] | undefined> {
+    if (this.dialogs.length === 0) {
+      throw new Error('unexpected open dialog');
+    }
+    return Promise.resolve(this.dialogs.shift());
   }
   confirm(message: string): Thenable<boolean> {
     this.messages.push({ kind: 'confirm', message });
@@ -360,6 +367,38 @@ test('pause and resume the goal from the view commands', async (api) => {
   await waitFor('active in the daemon', async () => (await serverState()).goal?.status === 'active');
   await waitFor('active in the view', () => api.goal.row('status')?.label === 'Active' && api.context['agentdPanel.goalStatus'] === 'active');
   ok(/^\$\(target\) Goal active · /.test(api.statusBar.item.text), `status bar: ${api.statusBar.item.text}`);
+});
+
+test('wait: a duration, then a chosen file replacing it; a refused wait shows the daemon message', async (api, ui) => {
+  await waitFor('context goalStatus active', () => api.context['agentdPanel.goalStatus'] === 'active');
+  const label = (l: string) => (items: readonly vscode.QuickPickItem[]) => items.find((i) => i.label === l);
+  ui.picks.push(label('A time or duration…'), label('Counts'));
+  ui.inputs.push('30m', 'CI');
+  await vscode.commands.executeCommand('agentdPanel.goal.wait');
+  await waitFor('waiting in the daemon', async () => (await serverState()).goal?.status === 'waiting');
+  const first = (await serverState()).goal?.wait;
+  ok(first?.until !== undefined && first.note === 'CI' && first.by === 'user' && first.wallClock === 'counts', `wait: ${JSON.stringify(first)}`);
+  await waitFor('context goalStatus waiting', () => api.context['agentdPanel.goalStatus'] === 'waiting');
+  // A person's wait replaces the one in place (docs/runtime.md §2.13).
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) {
+    throw new Error('no workspace folder');
+  }
+  ui.picks.push(label('Choose a file or folder…'), label('Stops'));
+  ui.dialogs.push([vscode.Uri.joinPath(folder.uri, 'build', 'out.log')]);
+  ui.inputs.push('');
+  await vscode.commands.executeCommand('agentdPanel.goal.wait');
+  await waitFor('the path wait in the daemon', async () => (await serverState()).goal?.wait?.paths?.[0] === 'build/out.log');
+  const second = (await serverState()).goal?.wait;
+  ok(second?.until === undefined && second?.note === undefined && second?.wallClock === 'stops', `wait: ${JSON.stringify(second)}`);
+  // 200h passes the input box; agentd refuses a wait more than 7 days ahead, and the panel shows why.
+  ui.picks.push(label('A time or duration…'), label('Counts'));
+  ui.inputs.push('200h', '');
+  await vscode.commands.executeCommand('agentdPanel.goal.wait');
+  await waitFor('the refusal shown', () => ui.of('error').some((m) => /^agentd: .*more than .* ahead/.test(m)));
+  eq((await serverState()).goal?.wait?.paths, ['build/out.log'], 'the refused wait changes nothing');
+  await vscode.commands.executeCommand('agentdPanel.goal.resume');
+  await waitFor('active in the daemon', async () => (await serverState()).goal?.status === 'active');
 });
 
 test('elapsed time ticks every second while the goal is active', async (api) => {

@@ -29,6 +29,7 @@ const GATED: Partial<Record<string, GoalAction>> = {
   [COMMANDS.goalPause]: 'pause',
   [COMMANDS.goalResume]: 'resume',
   [COMMANDS.goalSetBudget]: 'setBudget',
+  [COMMANDS.goalWait]: 'wait',
 };
 
 const STATUS_KEY = 'agentdPanel.goalStatus';
