@@ -20,6 +20,7 @@ import (
 	"github.com/agentd/agentd/commands"
 	"github.com/agentd/agentd/commands/protocol"
 	"github.com/agentd/agentd/setup"
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // headless is how `agentd run` starts an agent: the program, found on the
@@ -99,29 +100,12 @@ func loadRunRecord(stateDir, folder string) (runRecord, string) {
 // sessionIDPattern is the shape of newSessionID's ids.
 var sessionIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
-// save writes the record whole: a new temporary file (never one found at
-// a known name, which could be a link to another file) renamed over it.
+// save writes the record whole (wsfolder.WriteFileAtomic).
 func (d *driver) save() error {
-	b, _ := json.Marshal(d.rec)
-	dir := filepath.Dir(d.recPath)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(d.recPath), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, filepath.Base(d.recPath)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), d.recPath)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return wsfolder.WriteJSONAtomic(d.recPath, d.rec, false)
 }
 
 // session is the agent session the next process of goal g uses: the

@@ -18,12 +18,20 @@ func WriteJSONAtomic(path string, v any, durable bool) error {
 	if err != nil {
 		return err
 	}
+	return WriteFileAtomic(path, append(data, '\n'), durable)
+}
+
+// WriteFileAtomic writes data to path whole: a new temporary file beside
+// it (never one found at a known name, which could be a link to another
+// file), renamed over it, so a reader sees the old content or the new one.
+// durable adds an fsync before the rename.
+func WriteFileAtomic(path string, data []byte, durable bool) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(append(data, '\n'))
+	_, err = f.Write(data)
 	if err == nil && durable {
 		err = f.Sync()
 	}

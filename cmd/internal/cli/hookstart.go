@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/agentd/agentd/workspace/wsfolder"
 )
 
 // hookStartWait bounds how long a hook waits for a daemon it started to
@@ -128,19 +130,5 @@ func writeStartFailure(marker string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(marker), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(marker), startFailedName+".*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), marker)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return wsfolder.WriteFileAtomic(marker, b, false)
 }
