@@ -27,6 +27,7 @@ const runUsage = `usage: agentd run [claude|gemini|codex] [--workspace DIR] [--r
   that is not done (agentd setup AGENT), starts it with the goal's continuation prompt on
   its stdin, resumes the agent's own session for the next process, waits without
   starting one while the goal is paused or waiting, and goes on with the queue's next goal.
+  When its daemon goes away it connects again (at most ` + "%d" + ` tries) and goes on.
   The agent is the program of that name on your PATH; the flags after -- are passed to it
   as they are (e.g. -- --model opus). Its output is appended to a log file under the
   state directory, named in the output.
@@ -39,7 +40,7 @@ type runGoal struct{ t target }
 func (*runGoal) Name() string { return "run" }
 
 func (*runGoal) Usage([]string) string {
-	return fmt.Sprintf(runUsage, commands.StatusExitCodes(), exitFailure)
+	return fmt.Sprintf(runUsage, reconnectTries, commands.StatusExitCodes(), exitFailure)
 }
 
 func (*runGoal) ShortHelp() string {
