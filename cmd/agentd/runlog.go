@@ -8,11 +8,11 @@ import (
 
 // openRunLog opens the run's log at path for appending the agent's
 // output, which its model writes, as a file of its own: the state
-// directory is one an agent's shell may write (a sandbox that lets it use
-// agentd lets it write there), so a name there that is a symbolic link, a
-// second name of another file (a hard link), a FIFO or anything but a
-// regular file is removed and the log made anew, never written through
-// (docs/security.md, "agentd run starts only the agent you named").
+// directory is one an agent's shell may write, so a name there that is a
+// symbolic link, a second name of another file (a hard link), a FIFO or
+// anything but a regular file is removed and the log made anew, never
+// written through, as the run's record is not (docs/security.md, "agentd
+// run starts only the agent you named").
 func openRunLog(path string) (*os.File, error) {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		if err := os.Remove(path); err != nil {
