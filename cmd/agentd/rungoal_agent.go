@@ -233,7 +233,7 @@ func (d *driver) runProcess(ctx context.Context, args []string, prompt string, s
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return nil, err
 	}
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	logf, err := openRunLog(logPath)
 	if err != nil {
 		return nil, err
 	}
