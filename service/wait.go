@@ -105,7 +105,7 @@ func (s *Service) pollCheck(ctx context.Context, w *workspace.Workspace, session
 			return
 		case <-time.After(delay):
 		}
-		run, _, err := s.runCheck(ctx, w, session, goal.Runtime, func() {})
+		run, _, err := s.runCheck(ctx, w, session, goal.Runtime, "", func() {})
 		if ctx.Err() != nil {
 			return
 		}
