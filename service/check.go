@@ -195,6 +195,7 @@ func (s *Service) runStarted(ctx context.Context, ws *workspace.Workspace, sessi
 	if registered {
 		defer s.checks.end(key)
 	}
+	run.RunID = start.RunID
 	after, err := s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {
 		cs, _ := g.FinishCheck(start, run, s.Now())
 		return cs, nil
