@@ -266,8 +266,11 @@ var goalCommands = []Command{
 			return c.stateOf(s), nil
 		}).personOnly("approve the goal's check, which then runs on this machine"),
 	def[protocol.CheckResult](protocol.CmdGoalRunCheck,
-		func(ctx context.Context, c *call, a *protocol.NoArgs) (protocol.CheckResult, error) {
-			run, s, err := c.svc.RunCheck(ctx, c.folder.ws, c.session, func() { releaseOrder(ctx) })
+		func(ctx context.Context, c *call, a *protocol.GoalRunCheckArgs) (protocol.CheckResult, error) {
+			if err := workspace.CheckRequestID(a.RequestID); err != nil {
+				return protocol.CheckResult{}, err
+			}
+			run, s, err := c.svc.RunCheck(ctx, c.folder.ws, c.session, a.RequestID, func() { releaseOrder(ctx) })
 			if err != nil {
 				return protocol.CheckResult{}, err
 			}

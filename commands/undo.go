@@ -6,12 +6,16 @@ import (
 	"github.com/agentd/agentd/commands/protocol"
 
 	"github.com/agentd/agentd/todo"
+	"github.com/agentd/agentd/workspace"
 )
 
 var undoCommands = []Command{
 	def[protocol.UndoResult](protocol.CmdUndo,
 		func(ctx context.Context, c *call, a *protocol.UndoArgs) (protocol.UndoResult, error) {
-			s, undone, err := c.svc.Undo(c.folder.ws, c.session, a.Scope, a.ExpectedRevision)
+			if err := workspace.CheckRequestID(a.RequestID); err != nil {
+				return protocol.UndoResult{}, err
+			}
+			s, undone, err := c.svc.Undo(c.folder.ws, c.session, a.Scope, a.ExpectedRevision, a.RequestID)
 			var conflict *protocol.Error
 			if errors.As(err, &conflict) && conflict.Code == todo.CodeConflict {
 				cur, verr := c.folder.ws.View(c.session)

@@ -70,7 +70,8 @@ type checks struct {
 	mu      sync.Mutex
 	closed  bool
 	running map[checkKey]context.CancelCauseFunc
-	wg      sync.WaitGroup // one per run, from start to its recording
+	claimed map[string]chan struct{} // run ids a call of this process runs or is about to (claim)
+	wg      sync.WaitGroup           // one per run, from start to its recording
 	timeout time.Duration
 }
 
@@ -141,21 +142,30 @@ func (s *Service) closeChecks() {
 // person at this machine has not approved is refused with
 // goal.check_unapproved (§2.10.4); else it marks the check running, calls started once that is committed, runs it, and
 // records the run; the goal's status does not change. The run is killed
-// when ctx ends. Errors: those of goal.State.StartCheck (goal.not_found,
+// when ctx ends. requestID, when not "", identifies the start: sent again
+// once the session applied it, it starts nothing and answers the run the
+// first copy started (checkRunAgain). Errors: those of goal.State.StartCheck (goal.not_found,
 // goal.no_check, goal.check_running), goal.check_unapproved and those of
 // workspace.Workspace.Update; a
 // run whose goal was cancelled or replaced meanwhile is returned but not
 // recorded (the returned session is then the one of the start).
-func (s *Service) RunCheck(ctx context.Context, ws *workspace.Workspace, session string, started func()) (goal.CheckRun, workspace.Session, error) {
-	return s.runCheck(ctx, ws, session, goal.User, started)
+func (s *Service) RunCheck(ctx context.Context, ws *workspace.Workspace, session, requestID string, started func()) (goal.CheckRun, workspace.Session, error) {
+	return s.runCheck(ctx, ws, session, goal.User, requestID, started)
 }
 
 // runCheck is RunCheck for actor: the user, or the runtime polling the
 // check a goal waits on (docs/runtime.md §2.13).
-func (s *Service) runCheck(ctx context.Context, ws *workspace.Workspace, session string, actor goal.Actor, started func()) (goal.CheckRun, workspace.Session, error) {
+func (s *Service) runCheck(ctx context.Context, ws *workspace.Workspace, session string, actor goal.Actor, requestID string, started func()) (goal.CheckRun, workspace.Session, error) {
 	var start goal.CheckStart
 	runID := newRunID()
-	st, err := s.UpdateGoal(ws, session, func(g *goal.State) (cs []goal.Change, err error) {
+	if requestID != "" {
+		// A copy of the request sent again finds the run claimed while
+		// this one is under way here, and waits for its result.
+		release, _ := s.checks.claim(runID)
+		defer release()
+	}
+	st, err := s.updateGoalOf(ws, session, workspace.Request{ID: requestID, RunID: runID}, func(st *workspace.Session) (cs []goal.Change, err error) {
+		g := &st.Goal
 		if g.Goal != nil && g.Goal.Check != nil {
 			if ok, outside := s.checkConsented(ws, session, g.Goal.Check); !ok {
 				c := *g.Goal.Check
@@ -170,11 +180,22 @@ func (s *Service) runCheck(ctx context.Context, ws *workspace.Workspace, session
 		return goal.CheckRun{}, workspace.Session{}, err
 	}
 	started()
+	if r, ok := st.Request(requestID); requestID != "" && ok && r.RunID != runID {
+		return s.checkRunAgain(ctx, ws, session, r)
+	}
+	return s.runStarted(ctx, ws, session, start, st)
+}
+
+// runStarted runs the check run start, which st marks running, and
+// records its result; it returns the run and the session after it (st
+// when the record failed, with the error).
+func (s *Service) runStarted(ctx context.Context, ws *workspace.Workspace, session string, start goal.CheckStart, st workspace.Session) (goal.CheckRun, workspace.Session, error) {
 	key := checkKey{ws.Root(), session, start.GoalID}
 	run, registered := s.execCheck(ctx, ws, key, start)
 	if registered {
 		defer s.checks.end(key)
 	}
+	run.RunID = start.RunID
 	after, err := s.UpdateGoal(ws, session, func(g *goal.State) ([]goal.Change, error) {
 		cs, _ := g.FinishCheck(start, run, s.Now())
 		return cs, nil
@@ -198,7 +219,7 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 	var res goal.ToolResult
 	var needed bool
 	runID := newRunID()
-	_, err := s.updateGoalOf(ws, session, "", func(st *workspace.Session) ([]goal.Change, error) {
+	_, err := s.updateGoalOf(ws, session, workspace.Request{}, func(st *workspace.Session) ([]goal.Change, error) {
 		g := &st.Goal
 		tc.Todos = st.Todos // a goal that requires its items completes only once they are done (docs/runtime.md §2.12)
 		if needed = g.CompletionCheck(tc); !needed {
@@ -234,7 +255,7 @@ func (s *Service) completeWithCheck(ctx context.Context, ws *workspace.Workspace
 	if registered {
 		defer s.checks.end(key)
 	}
-	_, err = s.updateGoalOf(ws, session, "", func(st *workspace.Session) ([]goal.Change, error) {
+	_, err = s.updateGoalOf(ws, session, workspace.Request{}, func(st *workspace.Session) ([]goal.Change, error) {
 		g, now := &st.Goal, s.Now()
 		tc.Todos = st.Todos // the list as it is now: the model may have reopened an item while the check ran
 		cs, recorded := g.FinishCheck(start, run, now)

@@ -27,7 +27,7 @@ func TestCheckNeedsConsent(t *testing.T) {
 	update(t, svc, ws, func(g *goal.State) ([]goal.Change, error) {
 		return g.Create(goal.CreateParams{Objective: "ship it", Check: command, CheckSetBy: &bob}, svc.Now())
 	})
-	_, _, err := svc.RunCheck(context.Background(), ws, workspace.DefaultSession, func() {})
+	_, _, err := svc.RunCheck(context.Background(), ws, workspace.DefaultSession, "", func() {})
 	var coded interface{ ErrorCode() string }
 	if !errors.As(err, &coded) || coded.ErrorCode() != goal.CodeCheckUnapproved || !strings.Contains(err.Error(), "bob@elsewhere") || !strings.Contains(err.Error(), "agentd goal check --approve") {
 		t.Fatalf("run on demand: %v", err)
@@ -58,7 +58,7 @@ func TestCheckNeedsConsent(t *testing.T) {
 	if _, err := svc.ApproveCheck(ws, workspace.DefaultSession, command); err != nil {
 		t.Fatal(err)
 	}
-	if run, _, err := svc.RunCheck(context.Background(), ws, workspace.DefaultSession, func() {}); err != nil || !run.Passed() {
+	if run, _, err := svc.RunCheck(context.Background(), ws, workspace.DefaultSession, "", func() {}); err != nil || !run.Passed() {
 		t.Fatalf("run after approval: %+v %v", run, err)
 	}
 	if _, err := os.Stat(marker); err != nil {
@@ -91,7 +91,7 @@ func TestCheckEnvironmentAndRedaction(t *testing.T) {
 	if err := svc.ApproveForPerson(ws, command); err != nil {
 		t.Fatal(err)
 	}
-	run, st, err := svc.RunCheck(context.Background(), ws, workspace.DefaultSession, func() {})
+	run, st, err := svc.RunCheck(context.Background(), ws, workspace.DefaultSession, "", func() {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,7 +184,7 @@ func (s *Service) NextStep(ws *workspace.Workspace, session, agent, turnID strin
 func (s *Service) EndTurn(ws *workspace.Workspace, session, turnID string, outcome goal.Outcome, errKind, errMsg string, settings reminder.Settings) (goal.TurnEnd, *reminder.Continuation, error) {
 	var res goal.TurnEnd
 	var todos []todo.Item
-	_, err := s.updateGoalOf(ws, session, "", func(st *workspace.Session) (cs []goal.Change, err error) {
+	_, err := s.updateGoalOf(ws, session, workspace.Request{}, func(st *workspace.Session) (cs []goal.Change, err error) {
 		res, err = st.Goal.EndTurn(turnID, outcome, errKind, errMsg, settings.StallTurns, s.Now())
 		todos = st.Todos
 		return res.Changes, err

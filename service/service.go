@@ -78,7 +78,7 @@ func New(opts workspace.Options, role Role) *Service {
 	} else {
 		opts.OnOpen = s.recoverChecks
 	}
-	s.checks = checks{running: map[checkKey]context.CancelCauseFunc{}, timeout: s.readCheckTimeout()}
+	s.checks = checks{running: map[checkKey]context.CancelCauseFunc{}, claimed: map[string]chan struct{}{}, timeout: s.readCheckTimeout()}
 	s.polls = make(chan struct{}, 1)
 	s.person, s.prov.seen, s.secrets = personOf(), map[provenanceKey]provenanceScan{}, teamSecrets(opts.Team, s.log)
 	s.reg = workspace.NewRegistry(opts)
@@ -187,15 +187,16 @@ func (s *Service) UpdateGoal(ws *workspace.Workspace, session string, fn func(g 
 // answers the session as it is; a change records the id in the same
 // write. An empty requestID identifies nothing.
 func (s *Service) UpdateGoalOnce(ws *workspace.Workspace, session, requestID string, fn func(g *goal.State) ([]goal.Change, error)) (workspace.Session, error) {
-	return s.updateGoalOf(ws, session, requestID, func(st *workspace.Session) ([]goal.Change, error) { return fn(&st.Goal) })
+	return s.updateGoalOf(ws, session, workspace.Request{ID: requestID}, func(st *workspace.Session) ([]goal.Change, error) { return fn(&st.Goal) })
 }
 
 // updateGoalOf is UpdateGoalOnce for a rule that reads more of the
 // session than its goal (the todo list a goal requires, docs/runtime.md
-// §2.12); fn changes the goal only.
-func (s *Service) updateGoalOf(ws *workspace.Workspace, session, requestID string, fn func(st *workspace.Session) ([]goal.Change, error)) (workspace.Session, error) {
+// §2.12); fn changes the goal only. req.ID identifies the write (""
+// none); a change records req.
+func (s *Service) updateGoalOf(ws *workspace.Workspace, session string, req workspace.Request, fn func(st *workspace.Session) ([]goal.Change, error)) (workspace.Session, error) {
 	return ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
-		if requestID != "" && st.Requested(requestID) {
+		if _, done := st.Request(req.ID); req.ID != "" && done {
 			return workspace.Change{}, nil
 		}
 		before := st.Goal.Snapshot(s.Now())
@@ -203,8 +204,8 @@ func (s *Service) updateGoalOf(ws *workspace.Workspace, session, requestID strin
 		if err != nil {
 			return workspace.Change{}, err
 		}
-		if requestID != "" && len(cs) > 0 {
-			st.RecordRequest(requestID, s.wall())
+		if req.ID != "" && len(cs) > 0 {
+			st.RecordRequest(req, s.wall())
 		}
 		return StoredGoalChange(before, cs), nil
 	})

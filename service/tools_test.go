@@ -79,7 +79,7 @@ func TestSubagentListLeavesTheSessionsList(t *testing.T) {
 	if got := service.AgentTodos(s, "task-2"); got == nil || len(got) != 0 {
 		t.Fatalf("a subagent with no list reads %v, want []", got)
 	}
-	after, undone, err := svc.Undo(ws, "", service.UndoTodo, nil)
+	after, undone, err := svc.Undo(ws, "", service.UndoTodo, nil, "")
 	if err != nil || undone.Kind != "todo.write" || len(after.Todos) != 0 || !cmp.Equal(after.SubagentLists, want) {
 		t.Fatalf("undo: %s undone, list %v, subagent lists %+v, %v; want the main agent's todo.write undone, the subagent's list kept", undone.Kind, after.Todos, after.SubagentLists, err)
 	}

@@ -98,7 +98,10 @@ var errUndoStale = errors.New("the session changed after its history was read")
 
 // Undo reverts, as the user, the newest change of scope ("" either) of
 // session in ws and returns the session after it and the event it
-// reverted (docs/runtime.md §6). expected, when given, is the revision the
+// reverted (docs/runtime.md §6). requestID, when not "", identifies the
+// undo: sent again once the session applied it, it changes nothing and
+// answers the session as it is and the change the first copy reverted.
+// expected, when given, is the revision the
 // caller last saw: a change to revert that is newer than it is a conflict,
 // so that a person never undoes a change they have not seen. A change of
 // the scope that commits between the read of history and the write is a
@@ -107,9 +110,17 @@ var errUndoStale = errors.New("the session changed after its history was read")
 // args.invalid; goal.not_resumable (the goal would
 // become active with a spent budget) is goal's; other errors are those of
 // workspace.Workspace.History and Update.
-func (s *Service) Undo(ws *workspace.Workspace, session string, scope UndoScope, expected *uint64) (workspace.Session, workspace.Event, error) {
+func (s *Service) Undo(ws *workspace.Workspace, session string, scope UndoScope, expected *uint64, requestID string) (workspace.Session, workspace.Event, error) {
 	if scope != "" && !slices.Contains(protocol.UndoScopes(), scope) {
 		return workspace.Session{}, workspace.Event{}, undoRefusal(goal.CodeArgsInvalid, "scope %q is not an undo scope; use \"todo\", \"goal\", or none for the newest change of either", scope)
+	}
+	if requestID != "" {
+		// Sent again: the session may say so before its history is read
+		// (the newest change may now be the first copy's undo).
+		st, err := ws.View(session)
+		if r, done := st.Request(requestID); err != nil || done {
+			return undoneBefore(ws, session, st, r, err)
+		}
 	}
 	var target *workspace.Event
 	for range maxUndoAttempts {
@@ -131,18 +142,49 @@ func (s *Service) Undo(ws *workspace.Workspace, session string, scope UndoScope,
 		if err := checkUndoable(*ev); err != nil {
 			return workspace.Session{}, workspace.Event{}, err
 		}
+		var again *workspace.Request
 		st, err := ws.Update(session, func(st *workspace.Session) (workspace.Change, error) {
+			if r, done := st.Request(requestID); requestID != "" && done {
+				again = &r
+				return workspace.Change{}, nil
+			}
 			if st.Revision != newest {
 				return workspace.Change{}, errUndoStale
 			}
-			return s.revert(st, *ev)
+			ch, err := s.revert(st, *ev)
+			if err == nil && requestID != "" {
+				st.RecordRequest(workspace.Request{ID: requestID, Reverts: ev.Seq}, s.wall())
+			}
+			return ch, err
 		})
+		if again != nil {
+			return undoneBefore(ws, session, st, *again, err)
+		}
 		if errors.Is(err, errUndoStale) {
 			continue
 		}
 		return st, *target, err
 	}
 	return workspace.Session{}, workspace.Event{}, undoRefusal(todo.CodeConflict, "the session kept changing while %s (seq %d) was being undone: nothing was undone; try again", target.Kind, target.Seq)
+}
+
+// undoneBefore answers an undo sent again whose first copy the session
+// st applied (the request r; docs/team.md, "What a write acknowledges"):
+// st as it is, and the change that copy reverted, read back from the
+// history (its seq alone once the history no longer holds it). err, of
+// the read or write that found it, is returned as it is.
+func undoneBefore(ws *workspace.Workspace, session string, st workspace.Session, r workspace.Request, err error) (workspace.Session, workspace.Event, error) {
+	if err != nil {
+		return workspace.Session{}, workspace.Event{}, err
+	}
+	page, err := ws.History(session, 1, r.Reverts+1)
+	if err != nil {
+		return workspace.Session{}, workspace.Event{}, err
+	}
+	if len(page.Events) == 1 && page.Events[0].Seq == r.Reverts {
+		return st, page.Events[0], nil
+	}
+	return st, workspace.Event{Seq: r.Reverts}, nil
 }
 
 func scopeName(scope UndoScope) string {

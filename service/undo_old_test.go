@@ -43,14 +43,14 @@ func TestUndoOldHistory(t *testing.T) {
 	if c := view(t, ws).Goal.Goal.Check; c == nil || c.Command != "go test ./..." {
 		t.Fatalf("check before the undo: %+v, want go test ./...", c)
 	}
-	st, ev, err := svc.Undo(ws, workspace.DefaultSession, service.UndoGoal, nil)
+	st, ev, err := svc.Undo(ws, workspace.DefaultSession, service.UndoGoal, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ev.Kind != "goal.undo" || st.Goal.Goal.Check == nil || st.Goal.Goal.Check.Command != "make test" || st.Goal.Goal.Check.SetBy == nil {
 		t.Errorf("goal undo reverted %s to check %+v, want goal.undo to make test with its setter", ev.Kind, st.Goal.Goal.Check)
 	}
-	st, ev, err = svc.Undo(ws, workspace.DefaultSession, service.UndoTodo, nil)
+	st, ev, err = svc.Undo(ws, workspace.DefaultSession, service.UndoTodo, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestUndoLooksPastProgress(t *testing.T) {
 	store(t, ws, "goal.stallCleared", workspace.GoalBefore{})
 	store(t, ws, "goal.check", workspace.GoalBefore{})
 
-	s, undone, err := svc.Undo(ws, "", service.UndoGoal, nil)
+	s, undone, err := svc.Undo(ws, "", service.UndoGoal, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,19 +66,19 @@ func TestUndoRefusals(t *testing.T) {
 	})
 	store(t, ws, "goal.advance", workspace.GoalBefore{})
 	rev := view(t, ws).Revision
-	_, _, err := svc.Undo(ws, "", "", nil)
+	_, _, err := svc.Undo(ws, "", "", nil, "")
 	if undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "goal.advance (seq 2), which undo does not revert") {
 		t.Errorf("undo of goal.advance: %v", err)
 	}
 	store(t, ws, "goal.pause", nil)
-	_, _, err = svc.Undo(ws, "", service.UndoGoal, nil)
+	_, _, err = svc.Undo(ws, "", service.UndoGoal, nil, "")
 	if undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "recorded by an older agentd without the state before it") {
 		t.Errorf("undo of an event without before: %v", err)
 	}
 	if got := view(t, ws).Revision; got != rev+1 {
 		t.Errorf("revision %d after refused undos, want %d", got, rev+1)
 	}
-	if _, _, err := svc.Undo(ws, "", service.UndoTodo, nil); undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "nothing to undo") {
+	if _, _, err := svc.Undo(ws, "", service.UndoTodo, nil, ""); undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "nothing to undo") {
 		t.Errorf("todo undo with no todo change: %v", err)
 	}
 }
@@ -94,13 +94,39 @@ func TestUndoExpected(t *testing.T) {
 		t.Fatal(err)
 	}
 	zero := uint64(0)
-	_, _, err := svc.Undo(ws, "", service.UndoTodo, &zero)
+	_, _, err := svc.Undo(ws, "", service.UndoTodo, &zero, "")
 	if protocol.ErrorCode(err) != todo.CodeConflict {
 		t.Fatalf("undo of a change newer than revision 0: %v", err)
 	}
 	one := uint64(1)
-	s, _, err := svc.Undo(ws, "", service.UndoTodo, &one)
+	s, _, err := svc.Undo(ws, "", service.UndoTodo, &one, "")
 	if err != nil || len(s.Todos) != 0 {
 		t.Errorf("undo at the revision seen: %v, list %v", err, s.Todos)
+	}
+}
+
+// TestUndoRequestOnce: an undo sent again with its requestId, once the
+// session applied it, undoes nothing more: it answers the state as it is
+// and the change the first copy reverted (docs/team.md, "What a write
+// acknowledges"); without one it would undo the next change.
+func TestUndoRequestOnce(t *testing.T) {
+	opts, root := folder(t)
+	svc, ws := open(t, opts, service.OneShot, root)
+	for _, title := range []string{"a", "b"} {
+		plan := todo.Plan{Write: true, Items: []todo.Item{{Title: title, Status: todo.Pending}}}
+		if _, err := svc.CallTodo(ws, "", goal.MainAgent, "", plan, view(t, ws)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, undone, err := svc.Undo(ws, "", service.UndoTodo, nil, "undo-1")
+	if err != nil || len(first.Todos) != 1 || first.Todos[0].Title != "a" {
+		t.Fatalf("undo: %v, list %v; want the list a", err, first.Todos)
+	}
+	again, undoneAgain, err := svc.Undo(ws, "", service.UndoTodo, nil, "undo-1")
+	if err != nil || again.Revision != first.Revision || len(again.Todos) != 1 || again.Todos[0].Title != "a" {
+		t.Fatalf("the undo sent again: %v, revision %d, list %v; want revision %d, the list a", err, again.Revision, again.Todos, first.Revision)
+	}
+	if undoneAgain.Seq != undone.Seq || undoneAgain.Kind != undone.Kind {
+		t.Errorf("the undo sent again answers it undid %s (seq %d), want %s (seq %d)", undoneAgain.Kind, undoneAgain.Seq, undone.Kind, undone.Seq)
 	}
 }

@@ -114,7 +114,7 @@ func (s *Service) pollCheck(ctx context.Context, w *workspace.Workspace, session
 			return
 		case s.polls <- struct{}{}:
 		}
-		run, _, err := s.runCheck(ctx, w, session, goal.Runtime, func() {})
+		run, _, err := s.runCheck(ctx, w, session, goal.Runtime, "", func() {})
 		<-s.polls
 		if ctx.Err() != nil {
 			return

@@ -48,6 +48,8 @@ type requestRecord struct {
 	ID       string    `json:"id"`
 	At       time.Time `json:"at"`
 	Revision uint64    `json:"revision"`
+	RunID    string    `json:"runId,omitempty"`
+	Reverts  uint64    `json:"reverts,omitempty"`
 }
 
 // todoPartRecord is a session's todo list.

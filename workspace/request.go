@@ -17,11 +17,14 @@ import (
 // nothing. The ids are kept for RequestTTL and at most MaxRequests per
 // session, the newest.
 
-// Request is a write a client identified that the session applied.
+// Request is a write a client identified that the session applied, and
+// what the copy sent again answers with besides the session.
 type Request struct {
 	ID       string
 	At       time.Time // when it was applied (wall clock)
 	Revision uint64    // the session's revision it made
+	RunID    string    // the run of the goal's check it started (agentd.goal.runCheck), else ""
+	Reverts  uint64    // the seq of the change it reverted (agentd.undo), else 0
 }
 
 // RequestTTL and MaxRequests bound the ids a session keeps.
@@ -47,17 +50,23 @@ func CheckRequestID(id string) error {
 	return nil
 }
 
-// Requested says whether the session applied the write of request id.
-func (s *Session) Requested(id string) bool {
-	return slices.ContainsFunc(s.Requests, func(r Request) bool { return r.ID == id })
+// Request returns the write of request id the session applied; false
+// when it applied none.
+func (s *Session) Request(id string) (Request, bool) {
+	i := slices.IndexFunc(s.Requests, func(r Request) bool { return r.ID == id })
+	if i < 0 {
+		return Request{}, false
+	}
+	return s.Requests[i], true
 }
 
 // RecordRequest records, in the change being made of s, that it applies
-// the write of request id at now; ids older than RequestTTL, and the
-// oldest beyond MaxRequests, are dropped.
-func (s *Session) RecordRequest(id string, now time.Time) {
+// the write r identifies (r.ID, and what it answers with) at now; ids older
+// than RequestTTL, and the oldest beyond MaxRequests, are dropped.
+func (s *Session) RecordRequest(r Request, now time.Time) {
 	kept := slices.DeleteFunc(slices.Clone(s.Requests), func(r Request) bool { return now.Sub(r.At) > RequestTTL })
-	kept = append(kept, Request{ID: id, At: now.UTC(), Revision: s.Revision + 1})
+	r.At, r.Revision = now.UTC(), s.Revision+1
+	kept = append(kept, r)
 	if n := len(kept); n > MaxRequests {
 		kept = kept[n-MaxRequests:]
 	}

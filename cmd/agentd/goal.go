@@ -393,7 +393,7 @@ func (c *goalCheck) Run(ctx context.Context, e *env, rest []string) int {
 	if !c.g.noArgs(e, rest) {
 		return 2
 	}
-	return c.g.send(ctx, e, "check", protocol.CmdGoalRunCheck, &protocol.NoArgs{}, nil)
+	return c.g.send(ctx, e, "check", protocol.CmdGoalRunCheck, &protocol.GoalRunCheckArgs{}, nil)
 }
 
 // printResult prints what `agentd goal VERB` answered, res, and returns

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,14 +98,54 @@ func oneShot(ctx context.Context, e *env, t target, abs string, id protocol.Comm
 			return st, err
 		}
 	}
-	raw, err := viaDaemon(ctx, e, t, abs, id, args)
-	if errors.Is(err, errDirect) {
-		raw, err = direct(ctx, e, t, abs, id, args)
-	}
+	raw, err := sendOnce(e.stderr, args, func() (json.RawMessage, error) {
+		raw, err := viaDaemon(ctx, e, t, abs, id, args)
+		if errors.Is(err, errDirect) {
+			raw, err = direct(ctx, e, t, abs, id, args)
+		}
+		return raw, err
+	})
 	if err != nil {
 		return nil, err
 	}
 	return resultOf(id, raw)
+}
+
+// sendOnce sends args with send, having given them an id of this run when
+// they carry one (requestIDOf) and the caller gave none. When the answer
+// is workspace.outcome_unknown it says so on stderr and sends the same
+// args, same id, once more, and returns what that answers: the workspace
+// applies an identified request at most once (docs/team.md, "What a write
+// acknowledges"). Args without an id are sent once.
+func sendOnce(stderr io.Writer, args protocol.Args, send func() (json.RawMessage, error)) (json.RawMessage, error) {
+	req := requestIDOf(args)
+	if req != nil && *req == "" {
+		*req = rand.Text()
+	}
+	raw, err := send()
+	if req != nil && protocol.ErrorCode(err) == workspace.CodeOutcomeUnknown {
+		fmt.Fprintf(stderr, "agentd: %v\nagentd: sending the same request once more, with the same id %s, which the workspace applies at most once\n", err, *req)
+		raw, err = send()
+	}
+	return raw, err
+}
+
+// requestIDOf is the field of args that identifies the request, so that
+// it applies at most once however often it is sent (docs/team.md, "What a
+// write acknowledges"): a requestId, or the id of the queued goal an add
+// makes; nil for a command that takes none, which is never sent again.
+func requestIDOf(args protocol.Args) *string {
+	switch a := args.(type) {
+	case *protocol.GoalCreateArgs:
+		return &a.RequestID
+	case *protocol.GoalRunCheckArgs:
+		return &a.RequestID
+	case *protocol.UndoArgs:
+		return &a.RequestID
+	case *protocol.QueueAddArgs:
+		return &a.ID
+	}
+	return nil
 }
 
 // oneShotHere runs command id with args (oneShot) on the workspace folder of

@@ -71,6 +71,16 @@ type GoalCreateArgs struct {
 	RequireTodos *bool `json:"requireTodos,omitempty"`
 }
 
+// GoalRunCheckArgs is the ARGS of agentd.goal.runCheck.
+type GoalRunCheckArgs struct {
+	Common
+	// RequestID, if set, is chosen by the client so that the start sent
+	// again (after workspace.outcome_unknown, or a lost answer) starts no
+	// second run: the copy the session applied already answers the run
+	// the first copy started.
+	RequestID string `json:"requestId,omitempty"`
+}
+
 // GoalSetCheckArgs is the ARGS of agentd.goal.setCheck: Command nil
 // removes the check; the field must be given.
 type GoalSetCheckArgs struct {
@@ -140,6 +150,11 @@ type UndoArgs struct {
 	Common
 	Scope            UndoScope `json:"scope,omitempty"`
 	ExpectedRevision *uint64   `json:"expectedRevision,omitempty"`
+	// RequestID, if set, is chosen by the client so that the undo sent
+	// again (after workspace.outcome_unknown, or a lost answer) does not
+	// undo a second change: the copy the session applied already answers
+	// its state and the change it reverted.
+	RequestID string `json:"requestId,omitempty"`
 }
 
 // TeamAcceptArgs is the ARGS of agentd.team.accept.

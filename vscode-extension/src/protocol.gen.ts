@@ -58,7 +58,7 @@ export interface CommandArgs {
   'agentd.goal.cancel': NoArgs;
   'agentd.goal.setCheck': GoalSetCheckArgs;
   'agentd.goal.approveCheck': GoalApproveCheckArgs;
-  'agentd.goal.runCheck': NoArgs;
+  'agentd.goal.runCheck': GoalRunCheckArgs;
   'agentd.goal.setBudget': GoalSetBudgetArgs;
   'agentd.goal.queue.add': QueueAddArgs;
   'agentd.goal.queue.list': NoArgs;
@@ -106,7 +106,7 @@ export interface CommandResults {
   'agentd.goal.setCheck': State;
   /** Approves the goal's check on this machine, so that it may run here (docs/runtime.md §2.10.4); `command` must be the current check (else `goal.check_changed`, nothing approved); returns `State`. */
   'agentd.goal.approveCheck': State;
-  /** Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); a check not approved on this machine is refused with `goal.check_unapproved` (§2.10.4); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`. */
+  /** Runs the goal's check now, as the user, without completing the goal (docs/runtime.md §2.10); a check not approved on this machine is refused with `goal.check_unapproved` (§2.10.4); answers when it has ended: `State`, `run` `{exitCode, durationMs, at, outputTail}` and `passed`; a `requestId` the client chooses makes the start safe to send again: the copy the session applied starts no second run and answers the run the first copy started (docs/team.md, "What a write acknowledges"). */
   'agentd.goal.runCheck': CheckResult;
   /** Sets or removes budget limits as the user; returns `State`. */
   'agentd.goal.setBudget': State;
@@ -120,7 +120,7 @@ export interface CommandResults {
   'agentd.goal.queue.move': State;
   /** Turns advancing to the first queued goal on completion on or off; returns `State`. */
   'agentd.goal.queue.setAutoAdvance': State;
-  /** Reverts the newest change of the todo list or the goal as the user (docs/runtime.md §6); returns `State` and `undone`: the history event it reverted; a change newer than `expectedRevision`, or one that came in between, answers `todo.conflict` with `data.state`. */
+  /** Reverts the newest change of the todo list or the goal as the user (docs/runtime.md §6); returns `State` and `undone`: the history event it reverted; a change newer than `expectedRevision`, or one that came in between, answers `todo.conflict` with `data.state`; a `requestId` the client chooses makes the undo safe to send again: the copy the session applied answers the state as it is and the change it reverted (docs/team.md, "What a write acknowledges"). */
   'agentd.undo': UndoResult;
   /** Accepts the folder's `.agentd/team.json` on this machine, as the person (docs/team.md): the file must still have that `sha256`; the folder is then served from the team's etcd; `{path, id, sha256, endpoints, sendsTo, reopened}`. */
   'agentd.team.accept': TeamAcceptResult;
@@ -512,6 +512,17 @@ export interface GoalCreateArgs extends CommonArgs {
 /** GoalPauseArgs is the ARGS of agentd.goal.pause. [protocol.GoalPauseArgs] */
 export interface GoalPauseArgs extends CommonArgs {
   reason?: string;
+}
+
+/** GoalRunCheckArgs is the ARGS of agentd.goal.runCheck. [protocol.GoalRunCheckArgs] */
+export interface GoalRunCheckArgs extends CommonArgs {
+  /**
+   * RequestID, if set, is chosen by the client so that the start sent
+   * again (after workspace.outcome_unknown, or a lost answer) starts no
+   * second run: the copy the session applied already answers the run
+   * the first copy started.
+   */
+  requestId?: string;
 }
 
 /** GoalSetBudgetArgs is the ARGS of agentd.goal.setBudget. [protocol.GoalSetBudgetArgs] */
@@ -1094,6 +1105,13 @@ export interface TurnError {
 export interface UndoArgs extends CommonArgs {
   scope?: UndoScope;
   expectedRevision?: number;
+  /**
+   * RequestID, if set, is chosen by the client so that the undo sent
+   * again (after workspace.outcome_unknown, or a lost answer) does not
+   * undo a second change: the copy the session applied already answers
+   * its state and the change it reverted.
+   */
+  requestId?: string;
 }
 
 /**

@@ -184,6 +184,8 @@ M.limits = {
 ---@field command string|nil
 ---@class agentd.GoalApproveCheckArgs: agentd.CommonArgs
 ---@field command string
+---@class agentd.GoalRunCheckArgs: agentd.CommonArgs
+---@field requestId? string
 ---@class agentd.GoalSetBudgetArgs: agentd.CommonArgs, agentd.BudgetUpdate
 ---@class agentd.BudgetUpdate
 ---@field turns? number|nil
@@ -204,6 +206,7 @@ M.limits = {
 ---@class agentd.UndoArgs: agentd.CommonArgs
 ---@field scope? "todo"|"goal"
 ---@field expectedRevision? integer|nil
+---@field requestId? string
 ---@class agentd.TeamAcceptArgs: agentd.CommonArgs
 ---@field sha256 string
 ---@class agentd.TurnBeginArgs: agentd.CommonArgs
@@ -424,7 +427,7 @@ M.command_args = {
   goal_cancel = "agentd.NoArgs",
   goal_set_check = "agentd.GoalSetCheckArgs",
   goal_approve_check = "agentd.GoalApproveCheckArgs",
-  goal_run_check = "agentd.NoArgs",
+  goal_run_check = "agentd.GoalRunCheckArgs",
   goal_set_budget = "agentd.GoalSetBudgetArgs",
   goal_queue_add = "agentd.QueueAddArgs",
   goal_queue_list = "agentd.NoArgs",
