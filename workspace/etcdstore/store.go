@@ -494,7 +494,7 @@ func (s *Store) refused(p *storage.Commit, resp *clientv3.TxnResponse, taking bo
 		// up failed): nobody would delete it before the lease ends.
 		s.dropTurnKey(p.Session, holder)
 	case other && !took:
-		s.awaitTurn(p.Session, resp.Header.Revision)
+		s.awaitTurn(p.Session, resp.Header.Revision, holder)
 	}
 	return storage.ErrConflict
 }

@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -172,8 +173,11 @@ func (s *Store) dropTurnKey(name string, rev int64) {
 }
 
 // awaitTurn waits, at most turnHold, until the turn key of session name,
-// held by another daemon as of revision rev, is gone.
-func (s *Store) awaitTurn(name string, rev int64) {
+// held by another daemon as of revision rev, is gone. A key still as it
+// was (its revision holder) after turnHold is deleted, as its holder would
+// have done: one written into etcd without agentd has no holder to give it
+// up, and would hold off every write of the session for good.
+func (s *Store) awaitTurn(name string, rev, holder int64) {
 	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(s.ctx), turnHold)
 	defer cancel()
 	for resp := range s.cli.Watch(ctx, s.keys.turn(name), clientv3.WithRev(rev+1)) {
@@ -183,7 +187,10 @@ func (s *Store) awaitTurn(name string, rev int64) {
 			}
 		}
 		if resp.Err() != nil {
-			return
+			break
 		}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		s.dropTurnKey(name, holder)
 	}
 }

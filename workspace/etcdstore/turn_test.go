@@ -169,3 +169,32 @@ func TestTurnLeftOverIsDropped(t *testing.T) {
 		t.Error("the left-over turn key is still stored")
 	}
 }
+
+// TestForgedTurnKeyIsDropped: a turn key written into etcd without agentd
+// (whoever writes etcd; no daemon's lease, or the writer's own kept alive)
+// is never given up by a holder, and every daemon's write of the session
+// met it and waited turnHold on each of its 100 attempts: the session could
+// not be written for minutes on every machine. A turn key that stays as it
+// was for turnHold is deleted by the daemon that waited for it, as its
+// holder would have done, and the write goes through.
+func TestForgedTurnKeyIsDropped(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	lim := storage.Limits{MaxSessions: 10, MaxHistory: 50, MaxHistoryBytes: 4 << 20}
+	a := open(t, c.Endpoints(), "turn6", lim)
+	t.Cleanup(func() { _ = a.Close() })
+	if err := update(t, a, "s", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.cli.Put(context.Background(), a.keys.turn("s"), "forged"); err != nil {
+		t.Fatal(err)
+	}
+	if err := commitOnce(t, a, "s"); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("write with a forged turn key: %v, want a conflict", err)
+	}
+	if n := turnKeys(t, a, "s"); n != 0 {
+		t.Fatalf("%d turn keys after waiting turnHold for the forged one, want it deleted", n)
+	}
+	if err := update(t, a, "s", "after"); err != nil {
+		t.Fatalf("write after the forged turn key went: %v", err)
+	}
+}
