@@ -158,7 +158,12 @@ func (c *teamCopy) copyState(w *Workspace) (sessions, events int, err error) {
 		return 0, 0, err
 	}
 	for _, s := range stored {
-		if _, err := w.decodeSession(s.Name, s.Data); err != nil {
+		sess, err := w.decodeStored(s.Name, s.Record)
+		if err != nil {
+			return 0, 0, err
+		}
+		_, parts, err := encodeParts(sess)
+		if err != nil {
 			return 0, 0, err
 		}
 		n, err := c.copyHistory(w, s.Name)
@@ -166,8 +171,10 @@ func (c *teamCopy) copyState(w *Workspace) (sessions, events int, err error) {
 			return 0, 0, err
 		}
 		events += n
-		if err := c.add(c.keys.Session(s.Name), s.Data); err != nil {
-			return 0, 0, err
+		for i, part := range parts { // a session in parts (parts.go)
+			if err := c.add(c.keys.Part(s.Name, partNames[i]), part); err != nil {
+				return 0, 0, err
+			}
 		}
 		sessions++
 	}
