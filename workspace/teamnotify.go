@@ -107,6 +107,9 @@ func (w *Workspace) applyRemote(name string, st *sessionState, rec storage.Recor
 		}
 		st.cur.Store(&s)
 		st.enc, st.vers = enc, mv
+		if len(rec.Parts) == numParts { // a first write, or the one that deleted the whole record
+			st.base, st.whole = 0, false
+		}
 		w.feedSession(&s)
 	}
 	if merged.changed(&written) == 0 {
