@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -90,7 +91,8 @@ func TestUndeclaredPartRefused(t *testing.T) {
 // TestTeamSessionWrittenWhole: a session stored whole under s/<session>,
 // as before parts, reads as that record on every daemon; the first change
 // deletes that key and writes every part, and a daemon that read it whole
-// then follows the parts.
+// then follows the parts. A daemon that opens the team raises its schema
+// to the one of parts.
 func TestTeamSessionWrittenWhole(t *testing.T) {
 	c := etcdtest.Start(t, 1)
 	id := NewTeamID()
@@ -112,11 +114,15 @@ func TestTeamSessionWrittenWhole(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	keys := etcdstore.KeysOf(id)
-	if _, err := cli.Put(ctx, keys.Session("old"), string(data)); err != nil {
+	// The keys as an earlier agentd left them: the whole record, schema 1.
+	if _, err := cli.Txn(ctx).Then(clientv3.OpPut(keys.Session("old"), string(data)), clientv3.OpPut(keys.Meta(), `{"schema":1}`)).Commit(); err != nil {
 		t.Fatal(err)
 	}
 	rb := newRegistry(t, t.TempDir(), func(o *Options) { o.Identity = "b" })
 	b := openWorkspace(t, rb, accepted(t, rb, teamFolder(t, id, c.Endpoints())))
+	if meta, err := cli.Get(ctx, keys.Meta()); err != nil || string(meta.Kvs[0].Value) != fmt.Sprintf(`{"schema":%d}`, teamSchema) {
+		t.Fatalf("meta after a daemon opened the team: %v %v, want schema %d, which an earlier agentd refuses", meta.Kvs, err, teamSchema)
+	}
 	for _, w := range []*Workspace{a, b} {
 		if s := mustView(t, w, "old"); s.Revision != 3 || s.Todos[0].Title != "kept" || s.TodoUsage != old.TodoUsage {
 			t.Fatalf("the whole record reads %+v, want revision 3, its list and counters", s)

@@ -215,7 +215,7 @@ func (c *teamCopy) copyHistory(w *Workspace, name string) (int, error) {
 // writeMeta writes the team's meta key, last: the copy is complete once
 // it exists.
 func (c *teamCopy) writeMeta(id string) error {
-	meta, _ := json.Marshal(etcdstore.Meta{Schema: currentSchema()})
+	meta, _ := json.Marshal(etcdstore.Meta{Schema: teamSchema})
 	resp, err := c.cli.Txn(c.ctx).If(clientv3.Compare(clientv3.CreateRevision(c.keys.Meta()), "=", 0)).
 		Then(clientv3.OpPut(c.keys.Meta(), string(meta))).Commit()
 	if err != nil {

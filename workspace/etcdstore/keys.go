@@ -24,7 +24,7 @@ import (
 // this one has not seen (to keep its index of the history), put the parts
 // it changed, its event and change flags, delete the history beyond its
 // bounds with one range delete (and the whole record when it read one, the
-// turn key when this daemon held it): at most 15 operations (etcd refuses
+// turn key when this daemon held it): at most 12 operations (etcd refuses
 // more than 128) and, for the largest session, about 0.8 MiB (etcd refuses
 // requests over 1.5 MiB).
 

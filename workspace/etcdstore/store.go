@@ -189,6 +189,12 @@ func (s *Store) prepare() (int64, error) {
 			return 0, &storage.Error{Code: storage.CodeCorrupt,
 				Msg: fmt.Sprintf("the team state %s of workspace %s was written by a newer agentd (schema %d > %d); upgrade agentd to open it", s.keys.prefix, s.on.Root, m.Schema, s.on.Schema)}
 		}
+		if len(kvs) == 1 && m.Schema < s.on.Schema {
+			// Raised, so that an earlier agentd refuses the team from now
+			// on; another daemon raising it first is as good.
+			_, _ = s.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(s.keys.Meta()), "=", kvs[0].ModRevision)).
+				Then(clientv3.OpPut(s.keys.Meta(), string(meta))).Commit()
+		}
 	}
 	rev := resp.Header.Revision
 	lives, err := s.cli.Get(ctx, s.keys.lives(), clientv3.WithPrefix(), clientv3.WithRev(rev))
