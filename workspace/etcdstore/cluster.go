@@ -67,7 +67,8 @@ type Cluster struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	reg registration // the daemon's lease and live keys (lease.go)
+	reg         registration // the daemon's lease and live keys (lease.go)
+	compactOnce sync.Once    // starts the compaction of its history (compact.go)
 
 	watchMu sync.Mutex
 	watches map[Keys]*teamWatch // one per team served (watch.go)

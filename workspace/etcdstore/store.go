@@ -144,8 +144,7 @@ func (s *Store) Serve() {
 	go s.relay(s.from)
 	s.detach = s.cluster.attach(&clusterUser{stale: s.setStale})
 	if s.on.Identity != "" {
-		s.wg.Add(1)
-		go s.compactLoop()
+		s.cluster.startCompaction(s.on.CompactInterval)
 	}
 }
 

@@ -28,18 +28,22 @@ func open(t *testing.T, eps []string, id string, lim storage.Limits) *Store {
 }
 
 // openOn returns a store of team id on the clients of one daemon, whose
-// identity it is.
-func openOn(t *testing.T, clients *Clients, eps []string, id, identity string, lim storage.Limits) *Store {
+// identity it is; each of more changes its options first.
+func openOn(t *testing.T, clients *Clients, eps []string, id, identity string, lim storage.Limits, more ...func(*Options)) *Store {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c, err := clients.Get(strings.Join(eps, ","), clientv3.Config{Endpoints: eps, DialTimeout: DialTimeout, Logger: zap.NewNop()}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(c, Options{ID: id, Endpoints: eps, Identity: identity, Schema: 1,
+	o := Options{ID: id, Endpoints: eps, Identity: identity, Schema: 1,
 		Root: "/folder/" + id, Now: time.Now,
 		Log: log, Limits: func() storage.Limits { return lim },
-		Remote: func(string, storage.Record, []byte, []byte) {}, Stale: func(bool) {}})
+		Remote: func(string, storage.Record, []byte, []byte) {}, Stale: func(bool) {}}
+	for _, f := range more {
+		f(&o)
+	}
+	s, err := Open(c, o)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
