@@ -133,7 +133,9 @@ var stateCommands = []Command{
 				}
 				before := workspace.TodosBefore{Items: s.Todos}
 				s.Todos = items
-				return service.TodoChange(s, protocol.EventTodoSet, goal.User, workspace.TodoPayload{Items: items}, before, c.svc.Now()), nil
+				ch := service.TodoChange(s, protocol.EventTodoSet, goal.User, workspace.TodoPayload{Items: items}, before, c.svc.Now())
+				ch.Reads = service.TodoReads(s) // a person's edit changes no counter of the steps: it does not conflict with them (docs/team.md, "A session in parts")
+				return ch, nil
 			})
 			if err != nil {
 				return protocol.State{}, err

@@ -65,6 +65,9 @@ func (s *Service) beginStep(ws *workspace.Workspace, st *workspace.Session, agen
 	if res.GoalReminderDue && res.Goal != nil && res.Goal.Check != nil {
 		s.ShowConsent(ws, st.Name, res.Goal, nil)
 	}
+	if agent == goal.MainAgent {
+		st.TodoUsage.BeginStep()
+	}
 	return reminder.StepInjections(res, &st.TodoUsage, st.Todos, settings, agent), res.Changes, nil
 }
 

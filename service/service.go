@@ -174,6 +174,19 @@ func TodoChange(st *workspace.Session, kind protocol.EventKind, actor goal.Actor
 	return ch
 }
 
+// TodoReads is what a todo list write on st is decided on
+// (workspace.Change.Reads): the list, and the goal when it has one that is
+// not complete, whose progress the write marks and whose required items it
+// keeps (docs/runtime.md §2.4.5, §2.12). A goal that is none or complete
+// becomes another only by a change that is not quiet, which every write
+// that is not quiet sees (it compares the head).
+func TodoReads(st *workspace.Session) workspace.Parts {
+	if g := st.Goal.Goal; g != nil && g.Status != goal.Complete {
+		return workspace.PartTodo | workspace.PartGoal
+	}
+	return workspace.PartTodo
+}
+
 // UpdateGoal runs fn on the goal state of session in ws and stores the result with its changes in one
 // transaction (StoredGoalChange). An error of fn is returned and nothing is
 // stored; other errors are those of workspace.Workspace.Update.

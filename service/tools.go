@@ -40,7 +40,15 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent, turnID strin
 	if agent != goal.MainAgent {
 		return s.callSubagentTodo(ws, session, agent, turnID, plan, cur)
 	}
-	marks := func(st *workspace.Session) bool { return !st.TodoUsage.Used && agent == goal.MainAgent }
+	marks := func(st *workspace.Session) bool {
+		return !st.TodoUsage.Used && st.TodoUsage.Writes == 0 && agent == goal.MainAgent
+	}
+	// What the call is decided on besides the list (workspace.Change.Reads):
+	// the turn it checks, when it names one.
+	var turn workspace.Parts
+	if turnID != "" {
+		turn = workspace.PartTurns
+	}
 	if !plan.Write && !marks(&cur) {
 		return cur, nil
 	}
@@ -53,17 +61,20 @@ func (s *Service) CallTodo(ws *workspace.Workspace, session, agent, turnID strin
 				return workspace.Change{}, nil
 			}
 			st.TodoUsage.NoteRead()
-			return workspace.Change{Kind: protocol.EventTodoRead, Quiet: true}, nil
+			return workspace.Change{Kind: protocol.EventTodoRead, Quiet: true, Reads: workspace.PartUsage | workspace.PartTodo | turn}, nil
 		}
 		if err := st.Goal.DroppedRequired(st.Todos, plan.Items); err != nil {
 			return workspace.Change{}, err // an open item the goal requires leaves the list only done (docs/runtime.md §2.12)
 		}
 		before := workspace.TodosBefore{Items: st.Todos}
 		st.Todos = plan.Items
-		if agent == goal.MainAgent {
-			st.TodoUsage.NoteWrite(st.Goal.MainStepOpen()) // the stale reminder counts the main agent's use (docs/runtime.md §1.1)
-		}
-		return TodoChange(st, protocol.EventTodoWrite, goal.Model, workspace.TodoPayload{Items: plan.Items, Agent: &agent}, before, s.Now()), nil
+		// The stale reminder counts the main agent's writes (docs/runtime.md
+		// §1.1), with the list: the steps' counters take them at the next
+		// step's begin or end (todo.Usage.Catch).
+		st.TodoUsage.CountWrite()
+		ch := TodoChange(st, protocol.EventTodoWrite, goal.Model, workspace.TodoPayload{Items: plan.Items, Agent: &agent}, before, s.Now())
+		ch.Reads = TodoReads(st) | turn
+		return ch, nil
 	})
 	if err != nil && !plan.Write && (errors.Is(err, workspace.ErrNotSaved) || protocol.ErrorCode(err) == workspace.CodeOutcomeUnknown) {
 		s.log.Warn("todo list read: usage not recorded", "session", session, "err", err)

@@ -196,20 +196,27 @@ func TestCheckWrittenOutsideAgentd(t *testing.T) {
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	key := "/agentd/" + testTeamID + "/s/default"
-	got, err := cli.Get(ctx, key)
-	if err != nil || len(got.Kvs) != 1 {
-		t.Fatalf("reading the session from etcd: %v", err)
+	// The session's head and goal parts (docs/team.md, "Key layout"), put
+	// in one transaction as a writer without agentd could.
+	head, goalKey := "/agentd/"+testTeamID+"/s/default/head", "/agentd/"+testTeamID+"/s/default/goal"
+	rec := map[string]map[string]any{}
+	for _, key := range []string{head, goalKey} {
+		got, err := cli.Get(ctx, key)
+		if err != nil || len(got.Kvs) != 1 {
+			t.Fatalf("reading %s from etcd: %v", key, err)
+		}
+		part := map[string]any{}
+		if err := json.Unmarshal(got.Kvs[0].Value, &part); err != nil {
+			t.Fatal(err)
+		}
+		rec[key] = part
 	}
-	var rec map[string]any
-	if err := json.Unmarshal(got.Kvs[0].Value, &rec); err != nil {
-		t.Fatal(err)
-	}
-	rev := uint64(rec["revision"].(float64)) + 1
-	rec["revision"] = rev
-	rec["goal"].(map[string]any)["goal"].(map[string]any)["check"] = map[string]any{"command": "touch ran", "setBy": map[string]any{"user": "alice", "host": "trusted-laptop"}}
-	data, _ := json.Marshal(rec)
-	if _, err := cli.Put(ctx, key, string(data)); err != nil {
+	rev := uint64(rec[head]["revision"].(float64)) + 1
+	rec[head]["revision"] = rev
+	rec[goalKey]["goal"].(map[string]any)["goal"].(map[string]any)["check"] = map[string]any{"command": "touch ran", "setBy": map[string]any{"user": "alice", "host": "trusted-laptop"}}
+	headData, _ := json.Marshal(rec[head])
+	goalData, _ := json.Marshal(rec[goalKey])
+	if _, err := cli.Txn(ctx).Then(clientv3.OpPut(head, string(headData)), clientv3.OpPut(goalKey, string(goalData))).Commit(); err != nil {
 		t.Fatal(err)
 	}
 	c1.Await("agentd/goalChanged", revisionAtLeast(rev))

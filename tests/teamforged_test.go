@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -43,18 +44,29 @@ func (a *etcdAttacker) put(rel, value string) {
 	}
 }
 
-// session reads session name's record as a JSON object.
+// session reads session name's record as a JSON object: its parts
+// (docs/team.md, "A session in parts") put together.
 func (a *etcdAttacker) session(name string) map[string]any {
 	a.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	got, err := a.cli.Get(ctx, "/agentd/"+testTeamID+"/s/"+name)
-	if err != nil || len(got.Kvs) != 1 {
+	got, err := a.cli.Get(ctx, "/agentd/"+testTeamID+"/s/"+name+"/", clientv3.WithPrefix())
+	if err != nil || len(got.Kvs) == 0 {
 		a.t.Fatalf("reading session %s from etcd: %v", name, err)
 	}
-	var rec map[string]any
-	if err := json.Unmarshal(got.Kvs[0].Value, &rec); err != nil {
-		a.t.Fatal(err)
+	rec := map[string]any{"goal": map[string]any{}}
+	for _, kv := range got.Kvs {
+		var part map[string]any
+		if err := json.Unmarshal(kv.Value, &part); err != nil {
+			a.t.Fatal(err)
+		}
+		for k, v := range part {
+			if g, ok := v.(map[string]any); ok && k == "goal" { // the goal's parts share its object
+				maps.Copy(rec["goal"].(map[string]any), g)
+				continue
+			}
+			rec[k] = v
+		}
 	}
 	return rec
 }

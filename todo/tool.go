@@ -115,21 +115,30 @@ func (p Plan) Output(stored []Item) string {
 // The caller reports the main agent's steps and TodoList calls only (the
 // counts describe what the main agent's context has seen):
 //   - NoteRead after a TodoList read (no "todos" key),
-//   - NoteWrite after a successful TodoList write ("todos" array, clearing
-//     included; a refused call is not a write), saying whether a step of
-//     the main agent is open,
-//   - EndStep at agentd.step.end,
-//   - and reminder.TodoReminder at agentd.step.begin, which calls
-//     NoteReminderDelivered when it returns the reminder.
+//   - CountWrite after a successful TodoList write ("todos" array, clearing
+//     included; a refused call is not a write),
+//   - BeginStep at agentd.step.begin, then reminder.TodoReminder, which
+//     calls NoteReminderDelivered when it returns the reminder,
+//   - EndStep at agentd.step.end.
+//
+// A write changes Writes only, which is stored with the list, so that it
+// never changes the counters the steps change (docs/team.md, "A session in
+// parts"): BeginStep and EndStep first take the writes made since the last
+// of them (Catch) as NoteWrite of the newest, in the step when it came
+// after the begin of the step still open.
 //
 // An edit from an editor panel (actor user) is not a TodoList call and is
 // not counted.
 type Usage struct {
-	Used               bool `json:"used"`               // read or written at least once in the session
-	StepsSinceWrite    int  `json:"stepsSinceWrite"`    // steps ended since the newest step that wrote the list; before any write, since the session began
-	StepsSinceReminder int  `json:"stepsSinceReminder"` // steps ended since the reminder was last delivered; meaningful only when Reminded
-	Reminded           bool `json:"reminded"`           // the reminder was delivered at least once; until then StepsSinceReminder counts as infinitely many
-	WroteThisStep      bool `json:"wroteThisStep"`      // the current (not yet ended) step wrote the list
+	Used               bool   `json:"used"`               // read or written at least once in the session
+	StepsSinceWrite    int    `json:"stepsSinceWrite"`    // steps ended since the newest step that wrote the list; before any write, since the session began
+	StepsSinceReminder int    `json:"stepsSinceReminder"` // steps ended since the reminder was last delivered; meaningful only when Reminded
+	Reminded           bool   `json:"reminded"`           // the reminder was delivered at least once; until then StepsSinceReminder counts as infinitely many
+	WroteThisStep      bool   `json:"wroteThisStep"`      // the current (not yet ended) step wrote the list
+	Writes             uint64 `json:"writes"`             // TodoList writes counted (CountWrite)
+	WritesSeen         uint64 `json:"writesSeen"`         // Writes when Catch last took them
+	StepOpen           bool   `json:"stepOpen"`           // a step began (BeginStep) and has not ended
+	WritesAtStep       uint64 `json:"writesAtStep"`       // Writes when that step began
 }
 
 // NoteRead records a TodoList read. A read marks the list used and resets
@@ -149,10 +158,33 @@ func (u *Usage) NoteWrite(inStep bool) {
 	u.StepsSinceWrite = 0
 }
 
-// EndStep records the end of a step (agentd.step.end): the step that wrote
-// the list leaves StepsSinceWrite at 0, any other step adds one; every step
-// adds one to StepsSinceReminder.
+// CountWrite records a TodoList write, for Catch to take: it changes
+// Writes only.
+func (u *Usage) CountWrite() { u.Writes++ }
+
+// Catch takes the writes counted since it last did, if any, as NoteWrite
+// of the newest: in the step when it came after the begin of the step
+// still open (a step of the main agent was open when it was made).
+func (u *Usage) Catch() {
+	if u.Writes == u.WritesSeen {
+		return
+	}
+	u.NoteWrite(u.StepOpen && u.Writes != u.WritesAtStep)
+	u.WritesSeen = u.Writes
+}
+
+// BeginStep records the begin of a step (agentd.step.begin), after Catch.
+func (u *Usage) BeginStep() {
+	u.Catch()
+	u.StepOpen, u.WritesAtStep = true, u.Writes
+}
+
+// EndStep records the end of a step (agentd.step.end), after Catch: the
+// step that wrote the list leaves StepsSinceWrite at 0, any other step
+// adds one; every step adds one to StepsSinceReminder.
 func (u *Usage) EndStep() {
+	u.Catch()
+	u.StepOpen = false
 	if u.WroteThisStep {
 		u.StepsSinceWrite = 0
 		u.WroteThisStep = false

@@ -59,6 +59,11 @@ type todoPartRecord struct {
 	// SubagentLists are each subagent's own list (docs/runtime.md §1.3).
 	// Added to version 1 later: an older agentd ignores them.
 	SubagentLists []subagentListRecord `json:"subagentLists,omitempty"`
+	// TodoWrites is todo.Usage.Writes: the main agent's TodoList writes,
+	// counted with the list so that a write changes no other part. Added to
+	// version 1 later: absent, as in every record written before it, none
+	// was counted.
+	TodoWrites uint64 `json:"todoWrites,omitempty"`
 }
 
 type subagentListRecord struct {
@@ -72,12 +77,28 @@ type todoRecord struct {
 	Status string `json:"status"`
 }
 
+// todoUsageRecord is todo.Usage but its Writes (todoPartRecord's). The
+// last three were added to version 1 later: absent, as in every record
+// written before them, every write was taken and no step is open.
 type todoUsageRecord struct {
-	Used               bool `json:"used"`
-	StepsSinceWrite    int  `json:"stepsSinceWrite"`
-	StepsSinceReminder int  `json:"stepsSinceReminder"`
-	Reminded           bool `json:"reminded"`
-	WroteThisStep      bool `json:"wroteThisStep"`
+	Used               bool   `json:"used"`
+	StepsSinceWrite    int    `json:"stepsSinceWrite"`
+	StepsSinceReminder int    `json:"stepsSinceReminder"`
+	Reminded           bool   `json:"reminded"`
+	WroteThisStep      bool   `json:"wroteThisStep"`
+	WritesSeen         uint64 `json:"writesSeen,omitempty"`
+	StepOpen           bool   `json:"stepOpen,omitempty"`
+	WritesAtStep       uint64 `json:"writesAtStep,omitempty"`
+}
+
+func usageToRecord(u todo.Usage) todoUsageRecord {
+	return todoUsageRecord{Used: u.Used, StepsSinceWrite: u.StepsSinceWrite, StepsSinceReminder: u.StepsSinceReminder, Reminded: u.Reminded,
+		WroteThisStep: u.WroteThisStep, WritesSeen: u.WritesSeen, StepOpen: u.StepOpen, WritesAtStep: u.WritesAtStep}
+}
+
+func usageFromRecord(r todoUsageRecord, writes uint64) todo.Usage {
+	return todo.Usage{Used: r.Used, StepsSinceWrite: r.StepsSinceWrite, StepsSinceReminder: r.StepsSinceReminder, Reminded: r.Reminded,
+		WroteThisStep: r.WroteThisStep, Writes: writes, WritesSeen: r.WritesSeen, StepOpen: r.StepOpen, WritesAtStep: r.WritesAtStep}
 }
 
 // goalStateRecord is goal.State: three parts of the session.
@@ -304,12 +325,22 @@ type eventRecord struct {
 
 // encodeSession returns the stored record of s.
 func encodeSession(s Session) ([]byte, error) {
+	rec := sessionToRecord(s)
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the session record: %w", err)
+	}
+	return data, nil
+}
+
+// sessionToRecord is the record of s.
+func sessionToRecord(s Session) sessionRecord {
 	rec := sessionRecord{
 		V:              sessionRecordVersion,
 		Name:           s.Name,
 		Revision:       s.Revision,
-		todoPartRecord: todoPartRecord{TodosRevision: s.TodosRevision},
-		TodoUsage:      todoUsageRecord(s.TodoUsage),
+		todoPartRecord: todoPartRecord{TodosRevision: s.TodosRevision, TodoWrites: s.TodoUsage.Writes},
+		TodoUsage:      usageToRecord(s.TodoUsage),
 		Goal:           goalStateToRecord(s.Goal),
 		UpdatedAt:      s.UpdatedAt,
 	}
@@ -320,11 +351,7 @@ func encodeSession(s Session) ([]byte, error) {
 	for _, r := range s.Requests {
 		rec.Requests = append(rec.Requests, requestRecord(r))
 	}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the session record: %w", err)
-	}
-	return data, nil
+	return rec
 }
 
 // decodeSessionRecord parses a stored session; rec.V is for the caller to
@@ -334,12 +361,17 @@ func decodeSessionRecord(data []byte) (s Session, version int, err error) {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return Session{}, 0, err
 	}
-	s = Session{
+	return sessionFromRecord(rec), rec.V, nil
+}
+
+// sessionFromRecord is the session of rec. Todos is never nil.
+func sessionFromRecord(rec sessionRecord) Session {
+	s := Session{
 		Name:          rec.Name,
 		Revision:      rec.Revision,
 		Todos:         readList(rec.Todos),
 		TodosRevision: rec.TodosRevision,
-		TodoUsage:     todo.Usage(rec.TodoUsage),
+		TodoUsage:     usageFromRecord(rec.TodoUsage, rec.TodoWrites),
 		Goal:          goalStateFromRecord(rec.Goal),
 		UpdatedAt:     rec.UpdatedAt,
 	}
@@ -349,7 +381,7 @@ func decodeSessionRecord(data []byte) (s Session, version int, err error) {
 	for _, r := range rec.Requests {
 		s.Requests = append(s.Requests, Request(r))
 	}
-	return s, rec.V, nil
+	return s
 }
 
 // storedList is a list as stored in a session record: [] when empty.

@@ -39,8 +39,9 @@ func fullSession() Session {
 	tu.LastStepEnd.Finish = goal.FinishToolCalls
 	return Session{
 		Name: "s", Revision: 7, TodosRevision: 5,
-		Todos:         []todo.Item{{Title: "plan", Status: todo.Done}, {Title: "build", Status: todo.InProgress}},
-		TodoUsage:     todo.Usage{Used: true, StepsSinceWrite: 2, StepsSinceReminder: 4, Reminded: true, WroteThisStep: true},
+		Todos: []todo.Item{{Title: "plan", Status: todo.Done}, {Title: "build", Status: todo.InProgress}},
+		TodoUsage: todo.Usage{Used: true, StepsSinceWrite: 2, StepsSinceReminder: 4, Reminded: true, WroteThisStep: true,
+			Writes: 9, WritesSeen: 8, StepOpen: true, WritesAtStep: 8},
 		SubagentLists: []todo.SubagentList{{Agent: "agent-7", ParentItem: "build", Items: []todo.Item{{Title: "read the parser", Status: todo.Pending}}}},
 		Goal: goal.State{
 			Goal: &goal.Goal{

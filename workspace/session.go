@@ -68,6 +68,15 @@ type Change struct {
 	GoalKind goal.ChangeKind
 	// Percent is the threshold of a goal.budgetWarning (50 or 80).
 	Percent int
+	// Reads names the parts of the session the change was decided on
+	// (parts.go; docs/team.md, "A session in parts"); zero, the safe
+	// default, is every part. A team's store commits the change only if
+	// those parts (and head, which every change that is not quiet writes)
+	// are as the change read them, so two changes that read and wrote
+	// disjoint parts both commit without a conflict. A change that writes a
+	// part it does not name fails with an internal error wrapping
+	// ErrNotSaved, and nothing is written.
+	Reads Parts
 }
 
 // Event is one entry of a session's history, newest has the highest Seq.

@@ -18,6 +18,13 @@ import (
 // TeamFile is the path of a folder's team file, relative to the folder.
 const TeamFile = ".agentd/team.json"
 
+// teamSchema is the schema version of a team's etcd keys this build
+// writes (the meta key, etcdstore.Meta): 2 since sessions are kept in
+// parts (docs/team.md, "A session in parts"). A daemon of this build
+// raises a team at 1 to 2 when it opens it, so that an earlier agentd,
+// which would take a session kept in parts for none, refuses the team.
+const teamSchema = 2
+
 // changeFlags is the change flags of a commit (storage.Commit.Flags,
 // opaque to the store): what the change of Revision told clients, for the
 // daemons that learn it from the watch.
@@ -77,7 +84,7 @@ func (r *Registry) openTeam(w *Workspace, t *Team) error {
 		return err
 	}
 	w.path = "etcd " + strings.Join(eps, ",") + " " + etcdstore.KeysOf(t.ID).Prefix()
-	opts := etcdstore.Options{ID: t.ID, Endpoints: eps, Identity: r.Identity(), NewIdentity: r.newIdentity, Schema: currentSchema(),
+	opts := etcdstore.Options{ID: t.ID, Endpoints: eps, Identity: r.Identity(), NewIdentity: r.newIdentity, Schema: teamSchema,
 		Root: w.root, Now: r.now, Log: r.log, Limits: limits, Remote: w.fromWatch,
 		Stale: func(stale bool) { r.publishStore(w, stale) }}
 	if r.opts.OnPeerGone != nil {

@@ -158,7 +158,12 @@ func (c *teamCopy) copyState(w *Workspace) (sessions, events int, err error) {
 		return 0, 0, err
 	}
 	for _, s := range stored {
-		if _, err := w.decodeSession(s.Name, s.Data); err != nil {
+		sess, err := w.decodeStored(s.Name, s.Record)
+		if err != nil {
+			return 0, 0, err
+		}
+		_, parts, err := encodeParts(sess)
+		if err != nil {
 			return 0, 0, err
 		}
 		n, err := c.copyHistory(w, s.Name)
@@ -166,8 +171,10 @@ func (c *teamCopy) copyState(w *Workspace) (sessions, events int, err error) {
 			return 0, 0, err
 		}
 		events += n
-		if err := c.add(c.keys.Session(s.Name), s.Data); err != nil {
-			return 0, 0, err
+		for i, part := range parts { // a session in parts (parts.go)
+			if err := c.add(c.keys.Part(s.Name, partNames[i]), part); err != nil {
+				return 0, 0, err
+			}
 		}
 		sessions++
 	}
@@ -208,7 +215,7 @@ func (c *teamCopy) copyHistory(w *Workspace, name string) (int, error) {
 // writeMeta writes the team's meta key, last: the copy is complete once
 // it exists.
 func (c *teamCopy) writeMeta(id string) error {
-	meta, _ := json.Marshal(etcdstore.Meta{Schema: currentSchema()})
+	meta, _ := json.Marshal(etcdstore.Meta{Schema: teamSchema})
 	resp, err := c.cli.Txn(c.ctx).If(clientv3.Compare(clientv3.CreateRevision(c.keys.Meta()), "=", 0)).
 		Then(clientv3.OpPut(c.keys.Meta(), string(meta))).Commit()
 	if err != nil {

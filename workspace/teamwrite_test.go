@@ -31,7 +31,7 @@ func lostReplyTeam(t *testing.T) (*Workspace, *etcdtest.Proxy, clientv3.WatchCha
 	t.Cleanup(func() { obs.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	return w, c.Members[0].Proxy(), obs.Watch(ctx, etcdstore.KeysOf(id).Session("s"))
+	return w, c.Members[0].Proxy(), obs.Watch(ctx, etcdstore.KeysOf(id).Part("s", "head"))
 }
 
 // appendTodo is a change that is not idempotent: applied twice, the item

@@ -87,9 +87,16 @@ type Workspace struct {
 type sessionState struct {
 	mu  sync.Mutex              // held by Update for a whole change, and while loading
 	cur atomic.Pointer[Session] // the committed session; nil until loaded; never mutated
-	// ver is the version of cur (storage.Record): for a team store, the
-	// etcd revision of the session's last write, which an Update compares.
-	ver int64
+	// enc is the encoding of each part of cur (parts.go), to tell the
+	// parts a change wrote.
+	enc partData
+	// vers are the versions of cur's parts and base the version of its
+	// whole record (storage.Record): for a team store, the etcd revisions
+	// of their last writes, which an Update compares. whole says cur was
+	// read whole, or never written: its next commit writes every part.
+	vers  [numParts]int64
+	base  int64
+	whole bool
 	// told is the revision of the last change told to subscribers from a
 	// team's watch (teamnotify.go); guarded by mu.
 	told uint64
@@ -181,21 +188,26 @@ func (w *Workspace) load(name string, st *sessionState) (*Session, error) {
 	if err != nil {
 		return nil, w.readError(fmt.Sprintf("reading session %q", name), err)
 	}
-	return w.setLoaded(name, st, rec.Data, rec.Version)
+	return w.setLoaded(name, st, rec)
 }
 
-// setLoaded decodes data, the stored record of session name at version
-// ver (nil: none), and makes it the cached session. st.mu must be held.
-func (w *Workspace) setLoaded(name string, st *sessionState, data []byte, ver int64) (*Session, error) {
+// setLoaded decodes rec, the stored record of session name (none: a new
+// session), and makes it the cached session. st.mu must be held.
+func (w *Workspace) setLoaded(name string, st *sessionState, rec storage.Record) (*Session, error) {
 	s := newSession(name)
-	if data != nil {
+	if rec.Data != nil || rec.Parts != nil {
 		var err error
-		if s, err = w.decodeSession(name, data); err != nil {
+		if s, err = w.decodeStored(name, rec); err != nil {
 			return nil, err
 		}
 	}
+	_, enc, err := encodeParts(s)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: session %q: %w", w.root, name, err)
+	}
 	st.cur.Store(&s)
-	st.ver = ver
+	st.enc, st.base, st.whole = enc, rec.Version, rec.Parts == nil
+	_, st.vers = storedParts(rec)
 	return &s, nil
 }
 
@@ -399,7 +411,48 @@ func (w *Workspace) update(name string, st *sessionState, cur *Session, fn func(
 	if ch.Kind == "" && !ch.Quiet {
 		return nil, ch, nil
 	}
+	ev, err := w.stamp(name, cur, &s, ch)
+	if err != nil {
+		return nil, ch, err
+	}
+	data, enc, err := encodeParts(s)
+	if err != nil {
+		return nil, ch, fmt.Errorf("%w: session %q of workspace %s: %w", ErrNotSaved, name, w.root, err)
+	}
+	if ch.Quiet && st.enc.changed(&enc) == 0 {
+		return nil, ch, nil // a quiet change that changed nothing stored
+	}
+	write, read, err := w.commitParts(name, st, &enc, ch.Reads)
+	if err != nil {
+		return nil, ch, err
+	}
+	stored, err := w.storedForm(name, s, data)
+	if err != nil {
+		return nil, ch, fmt.Errorf("%w: %w", ErrNotSaved, err)
+	}
+	flags, err := flagsOf(s.Revision, ch)
+	if err != nil {
+		return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the change: %w", ErrNotSaved, name, w.root, err)
+	}
+	c := &storage.Commit{Session: name, Record: data, Parts: write, Read: read, Event: ev, Base: st.base, Flags: flags}
+	if err := w.store.Commit(c); err != nil {
+		return nil, ch, w.commitError(name, st, c, err)
+	}
+	st.cur.Store(&stored)
+	for i, n := range partNames {
+		if _, ok := write[n]; ok {
+			st.vers[i] = c.Version
+		}
+	}
+	st.enc, st.base, st.whole = enc, 0, false
+	w.feedSession(&stored)
+	return &stored, ch, nil
+}
 
+// stamp sets on s, fn's result on cur, what the store keeps (its name,
+// revisions and time, Todos never nil) and returns the history event of
+// ch (nil for a quiet change).
+func (w *Workspace) stamp(name string, cur, s *Session, ch Change) (*storage.Event, error) {
 	s.Name = name
 	if s.Todos == nil {
 		s.Todos = []todo.Item{}
@@ -409,52 +462,32 @@ func (w *Workspace) update(name string, st *sessionState, cur *Session, fn func(
 	if s.UpdatedAt.IsZero() {
 		s.UpdatedAt = now
 	}
-	var ev *storage.Event
-	if !ch.Quiet {
-		s.Revision++
-		if ch.Todos {
-			s.TodosRevision = s.Revision
-		}
-		s.UpdatedAt = now
-		e := Event{At: now, Actor: string(ch.Actor), Kind: ch.Kind, Reason: ch.Reason, Revision: s.Revision}
-		if ch.Payload != nil {
-			if e.Payload, err = json.Marshal(ch.Payload); err != nil {
-				return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the history payload of %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
-			}
-		}
-		if ch.Before != nil {
-			if e.Before, err = json.Marshal(ch.Before); err != nil {
-				return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the state before %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
-			}
-		}
-		// Encoded here, outside the transaction, which only adds the Seq.
-		enc, err := encodeEventRecord(e)
-		if err != nil {
-			return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the history event: %w", ErrNotSaved, name, w.root, err)
-		}
-		ev = &storage.Event{Seq: s.Revision, Encode: enc.withSeq}
+	if ch.Quiet {
+		return nil, nil
 	}
-	data, err := encodeSession(s)
+	s.Revision++
+	if ch.Todos {
+		s.TodosRevision = s.Revision
+	}
+	s.UpdatedAt = now
+	e := Event{At: now, Actor: string(ch.Actor), Kind: ch.Kind, Reason: ch.Reason, Revision: s.Revision}
+	var err error
+	if ch.Payload != nil {
+		if e.Payload, err = json.Marshal(ch.Payload); err != nil {
+			return nil, fmt.Errorf("%w: session %q of workspace %s: encoding the history payload of %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
+		}
+	}
+	if ch.Before != nil {
+		if e.Before, err = json.Marshal(ch.Before); err != nil {
+			return nil, fmt.Errorf("%w: session %q of workspace %s: encoding the state before %q: %w", ErrNotSaved, name, w.root, ch.Kind, err)
+		}
+	}
+	// Encoded here, outside the transaction, which only adds the Seq.
+	enc, err := encodeEventRecord(e)
 	if err != nil {
-		return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the session: %w", ErrNotSaved, name, w.root, err)
+		return nil, fmt.Errorf("%w: session %q of workspace %s: encoding the history event: %w", ErrNotSaved, name, w.root, err)
 	}
-	stored, err := w.storedForm(name, s, data)
-	if err != nil {
-		return nil, ch, fmt.Errorf("%w: %w", ErrNotSaved, err)
-	}
-
-	flags, err := flagsOf(s.Revision, ch)
-	if err != nil {
-		return nil, ch, fmt.Errorf("%w: session %q of workspace %s: encoding the change: %w", ErrNotSaved, name, w.root, err)
-	}
-	c := &storage.Commit{Session: name, Record: data, Event: ev, Base: st.ver, Flags: flags}
-	if err := w.store.Commit(c); err != nil {
-		return nil, ch, w.commitError(name, st, c, err)
-	}
-	st.cur.Store(&stored)
-	st.ver = c.Version
-	w.feedSession(&stored)
-	return &stored, ch, nil
+	return &storage.Event{Seq: s.Revision, Encode: enc.withSeq}, nil
 }
 
 // commitError is what Update makes of the error of a commit: a conflict
@@ -465,7 +498,7 @@ func (w *Workspace) commitError(name string, st *sessionState, c *storage.Commit
 	var coded *Error
 	switch {
 	case errors.Is(err, storage.ErrConflict):
-		if _, derr := w.setLoaded(name, st, c.Fresh.Data, c.Fresh.Version); derr != nil {
+		if _, derr := w.setLoaded(name, st, c.Fresh); derr != nil {
 			return derr
 		}
 		return err
@@ -494,7 +527,7 @@ func (w *Workspace) Sessions() ([]Session, error) {
 	}
 	out := make([]Session, 0, len(raw))
 	for _, r := range raw {
-		s, err := w.decodeSession(r.Name, r.Data)
+		s, err := w.decodeStored(r.Name, r.Record)
 		if err != nil {
 			w.reg.log.Error("a stored session cannot be read; it is left out", "workspace", w.root, "session", r.Name, "err", err)
 			continue

@@ -111,7 +111,7 @@ func (b *Store) List() ([]storage.Named, error) {
 	var raw []storage.Named
 	err := b.db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(BucketSessions).ForEach(func(k, v []byte) error {
-			raw = append(raw, storage.Named{Name: string(k), Data: bytes.Clone(v)})
+			raw = append(raw, storage.Named{Name: string(k), Record: storage.Record{Data: bytes.Clone(v)}})
 			return nil
 		})
 	})

@@ -28,9 +28,9 @@ func update(t *testing.T, s *Store, name, who string) error {
 	}
 	for attempt := 1; attempt <= 100; attempt++ {
 		var r testRecord
-		if cur.Data != nil {
-			if err := json.Unmarshal(cur.Data, &r); err != nil {
-				t.Errorf("record %s: %v", cur.Data, err)
+		if data, _ := stored(cur); data != nil {
+			if err := json.Unmarshal(data, &r); err != nil {
+				t.Errorf("record %s: %v", data, err)
 				return err
 			}
 		}
@@ -40,7 +40,8 @@ func update(t *testing.T, s *Store, name, who string) error {
 		r.Revision++
 		r.By[who]++
 		data, _ := json.Marshal(r)
-		c := &storage.Commit{Session: name, Record: data, Base: cur.Version, Flags: []byte(`{}`),
+		_, ver := stored(cur)
+		c := &storage.Commit{Session: name, Parts: parts(string(data)), Read: readAt(ver), Flags: []byte(`{}`),
 			Event: &storage.Event{Seq: r.Revision, Encode: func(uint64) []byte { return data }}}
 		err := s.Commit(c)
 		if !errors.Is(err, storage.ErrConflict) {
@@ -81,7 +82,8 @@ func TestFarMachineWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r testRecord
-	_ = json.Unmarshal(got.Data, &r)
+	data, _ := stored(got)
+	_ = json.Unmarshal(data, &r)
 	if r.By["far"] != writes || r.By["near"] != steps || r.Revision != uint64(writes+steps) {
 		t.Errorf("stored %+v; want far %d, near %d, revision %d", r, writes, steps, writes+steps)
 	}

@@ -76,13 +76,10 @@ func (s *Store) fence(ctx context.Context, p *storage.Commit) error {
 		return &storage.Error{Code: storage.CodeUnavailable, Err: storage.ErrNotSaved,
 			Msg: fmt.Sprintf("session %q of workspace %s was not written: this agentd lost its lease on the team's etcd (it was stopped or cut off for longer than %v, so the other daemons took it for gone and may have ended its turns) and cannot register again yet; try again (docs/team.md, \"Fencing\")", p.Session, s.on.Root, LeaseTTL)}
 	}
-	resp, err := s.cli.Get(ctx, s.keys.Session(p.Session))
+	resp, err := s.cli.Do(ctx, s.sessionOp(p.Session))
 	if err != nil {
 		return s.unavailable(fmt.Sprintf("reading session %q again after registering again", p.Session), err, true)
 	}
-	p.Fresh = storage.Record{}
-	if len(resp.Kvs) == 1 {
-		p.Fresh = storage.Record{Data: resp.Kvs[0].Value, Version: resp.Kvs[0].ModRevision}
-	}
+	p.Fresh = s.recordOf(p.Session, resp.Get().Kvs)
 	return storage.ErrConflict
 }

@@ -25,7 +25,7 @@ func TestCommitAfterLeaseLost(t *testing.T) {
 	s.on.PeerGone = func(id string) { gone <- id }
 	old := s.identity()
 
-	first := &storage.Commit{Session: "a", Record: []byte(`{"n":1}`)}
+	first := &storage.Commit{Session: "a", Parts: parts(`{"n":1}`), Read: readAt(0)}
 	if err := s.Commit(first); err != nil {
 		t.Fatal(err)
 	}
@@ -36,13 +36,13 @@ func TestCommitAfterLeaseLost(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stale := &storage.Commit{Session: "a", Record: []byte(`{"n":2}`), Base: first.Version}
+	stale := &storage.Commit{Session: "a", Parts: parts(`{"n":2}`), Read: readAt(first.Version)}
 	err := s.Commit(stale)
-	if !errors.Is(err, storage.ErrConflict) || string(stale.Fresh.Data) != `{"n":1}` || stale.Fresh.Version != first.Version {
+	if data, ver := stored(stale.Fresh); !errors.Is(err, storage.ErrConflict) || string(data) != `{"n":1}` || ver != first.Version {
 		t.Fatalf("commit after the lease was lost: %v, fresh %+v; want a conflict with the stored record", err, stale.Fresh)
 	}
-	if got, _ := s.Get("a"); string(got.Data) != `{"n":1}` {
-		t.Fatalf("stored %s, want the first record only", got.Data)
+	if got, _ := s.Get("a"); string(got.Parts["r"].Data) != `{"n":1}` {
+		t.Fatalf("stored %+v, want the first record only", got)
 	}
 	if now := s.identity(); now != old+"-again" {
 		t.Fatalf("identity %q, want a new one", now)
@@ -58,7 +58,8 @@ func TestCommitAfterLeaseLost(t *testing.T) {
 	if s.Alive(old) || !s.Alive(old+"-again") {
 		t.Fatalf("live keys: old %v, new %v; want only the new one", s.Alive(old), s.Alive(old+"-again"))
 	}
-	again := &storage.Commit{Session: "a", Record: []byte(`{"n":2}`), Base: stale.Fresh.Version}
+	_, ver := stored(stale.Fresh)
+	again := &storage.Commit{Session: "a", Parts: parts(`{"n":2}`), Read: readAt(ver)}
 	if err := s.Commit(again); err != nil {
 		t.Fatalf("the commit made again under the new lease: %v", err)
 	}
@@ -90,7 +91,7 @@ func TestLeaseLostEveryTeam(t *testing.T) {
 	if _, err := a.cli.Revoke(ctx, lease); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Commit(&storage.Commit{Session: "s", Record: []byte(`{}`)}); !errors.Is(err, storage.ErrConflict) {
+	if err := a.Commit(&storage.Commit{Session: "s", Parts: parts(`{}`), Read: readAt(0)}); !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("commit after the lease was lost: %v, want a conflict", err)
 	}
 	told := map[string]bool{}
@@ -110,7 +111,7 @@ func TestLeaseLostEveryTeam(t *testing.T) {
 			t.Fatalf("team %s: identity %q, old alive %v, new alive %v; want only daemon-again", s.on.ID, s.identity(), s.Alive("daemon"), s.Alive("daemon-again"))
 		}
 	}
-	if err := b.Commit(&storage.Commit{Session: "s", Record: []byte(`{}`)}); err != nil {
+	if err := b.Commit(&storage.Commit{Session: "s", Parts: parts(`{}`), Read: readAt(0)}); err != nil {
 		t.Fatalf("the other team's commit under the new lease: %v", err)
 	}
 	if leases, err := a.cli.Leases(ctx); err != nil || len(leases.Leases) != 1 {

@@ -33,7 +33,7 @@ func quotaStore(t *testing.T, quota int64, compact time.Duration) (*Store, *clie
 	s, err := Open(cl, Options{ID: "quota", Endpoints: c.Endpoints(), Identity: "daemon", Schema: 1,
 		Root: "/folder", Now: time.Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: func() storage.Limits { return lim },
-		Remote: func(string, []byte, int64, []byte, []byte) {}, Stale: func(bool) {}, CompactInterval: compact})
+		Remote: func(string, storage.Record, []byte, []byte) {}, Stale: func(bool) {}, CompactInterval: compact})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -51,7 +51,7 @@ func quotaStore(t *testing.T, quota int64, compact time.Duration) (*Store, *clie
 // small event, on base; it returns the new version.
 func writeBig(s *Store, seq uint64, base int64) (int64, error) {
 	rec := fmt.Appendf(nil, "%d %s", seq, strings.Repeat("x", 16<<10))
-	c := &storage.Commit{Session: "s", Record: rec, Base: base, Flags: []byte("{}"),
+	c := &storage.Commit{Session: "s", Parts: parts(string(rec)), Read: readAt(base), Flags: []byte("{}"),
 		Event: &storage.Event{Seq: seq, Encode: func(seq uint64) []byte { return fmt.Appendf(nil, `{"seq":%d}`, seq) }}}
 	err := s.Commit(c)
 	return c.Version, err
@@ -127,8 +127,8 @@ func TestQuotaFullIsNoSpace(t *testing.T) {
 	if s.Stale() {
 		t.Error("a full etcd marked the store stale: it answers")
 	}
-	if rec, err := s.Get("s"); err != nil || rec.Version != ver {
-		t.Errorf("Get = version %d, %v; want %d", rec.Version, err, ver)
+	if rec, err := s.Get("s"); err != nil || rec.Parts["r"].Version != ver {
+		t.Errorf("Get = %+v, %v; want version %d", rec, err, ver)
 	}
 	if h := health(t, obs); !h.NoSpace() {
 		t.Fatalf("health = %+v, want the NOSPACE alarm", h)

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -65,11 +66,12 @@ type Options struct {
 	// Limits returns the store's bounds; called on every commit.
 	Limits func() storage.Limits
 	// Remote applies a session write another daemon made (from the
-	// watch): the session's record and version, and the change flags and
-	// history event written in the same transaction (nil when there were
-	// none; the flags are those of the session's last change, whose
-	// revision the caller checks).
-	Remote func(name string, record []byte, version int64, flags, event []byte)
+	// watch): what it wrote of the session's record (the parts it put,
+	// each at its version; or, written by an earlier agentd, the whole
+	// record), and the change flags and history event written in the same
+	// transaction (nil when there were none; the flags are those of the
+	// session's last change, whose revision the caller checks).
+	Remote func(name string, rec storage.Record, flags, event []byte)
 	// Stale tells clients that the store became stale or fresh again.
 	Stale func(stale bool)
 	// PeerGone, if set, is told that another daemon's lease is gone, and
@@ -186,6 +188,12 @@ func (s *Store) prepare() (int64, error) {
 			return 0, &storage.Error{Code: storage.CodeCorrupt,
 				Msg: fmt.Sprintf("the team state %s of workspace %s was written by a newer agentd (schema %d > %d); upgrade agentd to open it", s.keys.prefix, s.on.Root, m.Schema, s.on.Schema)}
 		}
+		if len(kvs) == 1 && m.Schema < s.on.Schema {
+			// Raised, so that an earlier agentd refuses the team from now
+			// on; another daemon raising it first is as good.
+			_, _ = s.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(s.keys.Meta()), "=", kvs[0].ModRevision)).
+				Then(clientv3.OpPut(s.keys.Meta(), string(meta))).Commit()
+		}
 	}
 	rev := resp.Header.Revision
 	lives, err := s.cli.Get(ctx, s.keys.lives(), clientv3.WithPrefix(), clientv3.WithRev(rev))
@@ -278,39 +286,6 @@ func (s *Store) opCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(s.ctx, OpTimeout)
 }
 
-func (s *Store) Get(name string) (storage.Record, error) {
-	ctx, cancel := s.opCtx()
-	defer cancel()
-	resp, err := s.cli.Get(ctx, s.keys.Session(name))
-	if err != nil {
-		return storage.Record{}, s.unavailable(fmt.Sprintf("reading session %q", name), err, false)
-	}
-	if len(resp.Kvs) == 0 {
-		return storage.Record{}, nil
-	}
-	return storage.Record{Data: resp.Kvs[0].Value, Version: resp.Kvs[0].ModRevision}, nil
-}
-
-func (s *Store) List() ([]storage.Named, error) {
-	ctx, cancel := s.opCtx()
-	defer cancel()
-	resp, err := s.cli.Get(ctx, s.keys.sessions(), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
-	if err != nil {
-		return nil, s.unavailable("listing sessions", err, false)
-	}
-	out := make([]storage.Named, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		name, err := url.PathUnescape(strings.TrimPrefix(string(kv.Key), s.keys.sessions()))
-		if err != nil {
-			continue
-		}
-		out = append(out, storage.Named{Name: name, Data: kv.Value})
-	}
-	// Escaped names sort as their keys; sort as the names do.
-	slices.SortFunc(out, func(a, b storage.Named) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
-}
-
 func (s *Store) History(name string, limit int, before uint64) ([][]byte, bool, error) {
 	ctx, cancel := s.opCtx()
 	defer cancel()
@@ -335,8 +310,9 @@ func (s *Store) History(name string, limit int, before uint64) ([][]byte, bool, 
 	return raw, false, nil
 }
 
-// Commit writes p in one Txn, one round trip (keys.go), if the session is
-// still at version p.Base and no other daemon holds its turn (turn.go).
+// Commit writes p in one Txn, one round trip (keys.go), if the session's
+// whole record is still at version p.Base, each part p read still at its
+// version, and no other daemon holds its turn (turn.go).
 // Besides the first write of a session with an event, which reads its
 // stored history first, and a new session, whose commit counts the stored
 // ones first, it makes no other call.
@@ -353,14 +329,13 @@ func (s *Store) Commit(p *storage.Commit) error {
 		return s.fence(ctx, p)
 	}
 	w := s.writeOps(p, idx, lim)
-	sk, tk := s.keys.Session(p.Session), s.keys.turn(p.Session)
-	cmp := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(sk), "=", p.Base), s.turnCompare(p.Session)}
+	cmp := append(s.readCompares(p), s.turnCompare(p.Session))
 	if fencing {
 		cmp = append(cmp, fo.cmp)
 	}
 	take, taking := s.takeTurnOp(p.Session)
 	elseOps := func(taking bool) []clientv3.Op {
-		ops := []clientv3.Op{clientv3.OpGet(sk), clientv3.OpGet(tk)}
+		ops := []clientv3.Op{s.sessionOp(p.Session), clientv3.OpGet(s.keys.turn(p.Session))}
 		if taking {
 			ops = append(ops, take)
 		}
@@ -369,10 +344,7 @@ func (s *Store) Commit(p *storage.Commit) error {
 		}
 		return ops
 	}
-	mark := writeMark{key: sk, value: p.Record}
-	if p.Event != nil {
-		mark = writeMark{key: s.keys.Event(p.Session, p.Event.Seq), value: w.event}
-	}
+	mark := s.markOf(p, w)
 	deadline, _ := ctx.Deadline()
 	out, err := sendWrite(s.ctx, s.cli, deadline, cmp, w.ops, elseOps(taking), mark)
 	if taking && errors.Is(err, rpctypes.ErrLeaseNotFound) {
@@ -417,13 +389,13 @@ func (s *Store) Commit(p *storage.Commit) error {
 // session with an event reads its stored history; it returns the
 // session's history index.
 func (s *Store) beforeCommit(ctx context.Context, p *storage.Commit, lim storage.Limits) (*histIndex, error) {
-	if p.Base == 0 {
-		n, err := s.cli.Get(ctx, s.keys.sessions(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if newSession(p) {
+		n, err := s.countSessions(ctx)
 		if err != nil {
 			return nil, s.unavailable(fmt.Sprintf("counting the sessions to store session %q", p.Session), err, true)
 		}
-		if n.Count >= int64(lim.MaxSessions) {
-			return nil, &storage.LimitError{Session: p.Session, Stored: int(n.Count), Max: lim.MaxSessions}
+		if n >= lim.MaxSessions {
+			return nil, &storage.LimitError{Session: p.Session, Stored: n, Max: lim.MaxSessions}
 		}
 	}
 	idx := s.index(p.Session)
@@ -457,7 +429,12 @@ func (s *Store) writeOps(p *storage.Commit, idx *histIndex, lim storage.Limits) 
 		w.ops = append(w.ops, clientv3.OpGet(s.keys.Event(p.Session, idx.last+1),
 			clientv3.WithRange(s.keys.Event(p.Session, ev.Seq)), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)))
 	}
-	w.ops = append(w.ops, clientv3.OpPut(s.keys.Session(p.Session), string(p.Record)))
+	for _, part := range slices.Sorted(maps.Keys(p.Parts)) {
+		w.ops = append(w.ops, clientv3.OpPut(s.keys.Part(p.Session, part), string(p.Parts[part])))
+	}
+	if p.Base != 0 {
+		w.ops = append(w.ops, clientv3.OpDelete(s.keys.Session(p.Session)))
+	}
 	if ev != nil {
 		w.event = ev.Encode(ev.Seq)
 		w.ops = append(w.ops, clientv3.OpPut(s.keys.Event(p.Session, ev.Seq), string(w.event)), clientv3.OpPut(s.keys.change(p.Session), string(p.Flags)))
@@ -477,10 +454,7 @@ func (s *Store) writeOps(p *storage.Commit, idx *histIndex, lim storage.Limits) 
 // whether the Txn took the turn (taking: it tried), and when another
 // daemon holds the turn waits for it to be given up first.
 func (s *Store) refused(p *storage.Commit, resp *clientv3.TxnResponse, taking bool) error {
-	p.Fresh = storage.Record{}
-	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
-		p.Fresh = storage.Record{Data: kvs[0].Value, Version: kvs[0].ModRevision}
-	}
+	p.Fresh = s.recordOf(p.Session, resp.Responses[0].GetResponseRange().Kvs)
 	took := taking && resp.Responses[2].GetResponseTxn().Succeeded
 	var holder int64 // the revision of the turn key found, 0 when none
 	var mine bool    // it names this daemon
@@ -512,4 +486,41 @@ func (s *Store) Close() error {
 	s.cluster.unsubscribe(s.keys, s.sub)
 	s.cluster.Release()
 	return nil
+}
+
+// newSession says whether p stores a session for the first time: nothing
+// was read of it, and it writes its head.
+func newSession(p *storage.Commit) bool {
+	if p.Base != 0 {
+		return false
+	}
+	for _, v := range p.Read {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// readCompares are the compares of what p read: the ModRevision of each
+// part of p.Read, and of the whole record (0: there was none).
+func (s *Store) readCompares(p *storage.Commit) []clientv3.Cmp {
+	cmp := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(s.keys.Session(p.Session)), "=", p.Base)}
+	for _, part := range slices.Sorted(maps.Keys(p.Read)) {
+		cmp = append(cmp, clientv3.Compare(clientv3.ModRevision(s.keys.Part(p.Session, part)), "=", p.Read[part]))
+	}
+	return cmp
+}
+
+// markOf is what identifies p's write among its copies (send.go): its
+// history event; for a quiet change, the first part it puts.
+func (s *Store) markOf(p *storage.Commit, w commitOps) writeMark {
+	if p.Event != nil {
+		return writeMark{key: s.keys.Event(p.Session, p.Event.Seq), value: w.event}
+	}
+	parts := slices.Sorted(maps.Keys(p.Parts))
+	if len(parts) == 0 {
+		return writeMark{key: s.keys.Session(p.Session)}
+	}
+	return writeMark{key: s.keys.Part(p.Session, parts[0]), value: p.Parts[parts[0]]}
 }

@@ -39,7 +39,7 @@ func openOn(t *testing.T, clients *Clients, eps []string, id, identity string, l
 	o := Options{ID: id, Endpoints: eps, Identity: identity, Schema: 1,
 		Root: "/folder/" + id, Now: time.Now,
 		Log: log, Limits: func() storage.Limits { return lim },
-		Remote: func(string, []byte, int64, []byte, []byte) {}, Stale: func(bool) {}}
+		Remote: func(string, storage.Record, []byte, []byte) {}, Stale: func(bool) {}}
 	for _, f := range more {
 		f(&o)
 	}
@@ -50,6 +50,15 @@ func openOn(t *testing.T, clients *Clients, eps []string, id, identity string, l
 	s.Serve()
 	return s
 }
+
+// parts are the parts of a commit of the record data: one part, "r".
+func parts(data string) map[string][]byte { return map[string][]byte{"r": []byte(data)} }
+
+// readAt is a commit's read of part "r" at version ver.
+func readAt(ver int64) map[string]int64 { return map[string]int64{"r": ver} }
+
+// stored is the record of part "r" of rec and its version.
+func stored(rec storage.Record) ([]byte, int64) { return rec.Parts["r"].Data, rec.Parts["r"].Version }
 
 // TestConformance: a team's etcd store keeps the contract of
 // storage.Interface, on an embedded etcd member.

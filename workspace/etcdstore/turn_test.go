@@ -15,7 +15,7 @@ import (
 func conflictTwice(t *testing.T, s *Store, name string) {
 	t.Helper()
 	for range turnAfter {
-		c := &storage.Commit{Session: name, Record: []byte(`{}`), Base: 1, Flags: []byte(`{}`)}
+		c := &storage.Commit{Session: name, Parts: parts(`{}`), Read: readAt(1), Flags: []byte(`{}`)}
 		if err := s.Commit(c); !errors.Is(err, storage.ErrConflict) {
 			t.Fatalf("commit on a stale base: %v, want a conflict", err)
 		}
@@ -35,7 +35,8 @@ func commitOnce(t *testing.T, s *Store, name string) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.Commit(&storage.Commit{Session: name, Record: []byte(`{}`), Base: cur.Version, Flags: []byte(`{}`)})
+	_, ver := stored(cur)
+	return s.Commit(&storage.Commit{Session: name, Parts: parts(`{}`), Read: readAt(ver), Flags: []byte(`{}`)})
 }
 
 // turnKeys counts the turn keys stored for session name.
@@ -108,7 +109,7 @@ func TestTurnWithALostLease(t *testing.T) {
 	a.cluster.reg.lease = 0x7e57 // granted by nobody
 	a.cluster.reg.mu.Unlock()
 	for range turnAfter {
-		c := &storage.Commit{Session: "s", Record: []byte(`{}`), Base: 1, Flags: []byte(`{}`)}
+		c := &storage.Commit{Session: "s", Parts: parts(`{}`), Read: readAt(1), Flags: []byte(`{}`)}
 		if err := a.Commit(c); !errors.Is(err, storage.ErrConflict) {
 			t.Fatalf("commit on a stale base with a lost lease: %v, want a conflict", err)
 		}

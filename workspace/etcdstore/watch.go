@@ -8,6 +8,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/agentd/agentd/workspace/storage"
 )
 
 // One watch per team prefix (docs/team.md, "Faults"): the folders of one
@@ -181,8 +183,9 @@ func (s *Store) resyncUntilRead() int64 {
 	}
 }
 
-// apply hands the session writes of events to Options.Remote, each with
-// the change flags and history event written in the same transaction.
+// apply hands the session writes of events to Options.Remote, once per
+// session and revision with every part that revision wrote, each with the
+// change flags and history event written in the same transaction.
 func (s *Store) apply(events []*clientv3.Event) {
 	for i := 0; i < len(events); {
 		rev := events[i].Kv.ModRevision
@@ -208,17 +211,21 @@ func (s *Store) apply(events []*clientv3.Event) {
 				evs[name] = e.Kv.Value
 			}
 		}
-		for k := i; k < j; k++ {
-			e := events[k]
-			rest := strings.TrimPrefix(string(e.Kv.Key), s.keys.prefix)
-			if e.Type != clientv3.EventTypePut || !strings.HasPrefix(rest, "s/") {
+		recs := map[string]*storage.Record{}
+		var names []string
+		for _, e := range events[i:j] {
+			name, part, ok := s.keys.sessionKey(string(e.Kv.Key))
+			if e.Type != clientv3.EventTypePut || !ok {
 				continue
 			}
-			name, err := url.PathUnescape(strings.TrimPrefix(rest, "s/"))
-			if err != nil {
-				continue
+			if recs[name] == nil {
+				recs[name] = &storage.Record{}
+				names = append(names, name)
 			}
-			s.on.Remote(name, e.Kv.Value, e.Kv.ModRevision, flags[name], evs[name])
+			addKey(recs[name], part, e.Kv.Value, e.Kv.ModRevision)
+		}
+		for _, name := range names {
+			s.on.Remote(name, *recs[name], flags[name], evs[name])
 		}
 		i = j
 	}
@@ -257,18 +264,11 @@ func (s *Store) resync() (int64, error) {
 			newest[esc] = kv.Value
 		}
 	}
-	for _, kv := range resp.Kvs {
-		rest, ok := strings.CutPrefix(string(kv.Key), s.keys.sessions())
-		if !ok {
-			continue
-		}
-		name, err := url.PathUnescape(rest)
-		if err != nil {
-			continue
-		}
+	for _, n := range s.group(resp.Kvs) {
 		// The change flags and the newest event of the session: Remote
 		// takes them when they are of the session's revision.
-		s.on.Remote(name, kv.Value, kv.ModRevision, byKey[s.keys.change(name)], newest[rest])
+		esc := url.PathEscape(n.Name)
+		s.on.Remote(n.Name, n.Record, byKey[s.keys.change(n.Name)], newest[esc])
 	}
 	return resp.Header.Revision, nil
 }

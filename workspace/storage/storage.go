@@ -20,16 +20,31 @@ import (
 //
 // # Versions and compare-and-set
 //
-// Every record read carries a Version: the store's revision of the
-// record's last write (etcd's ModRevision), 0 for a session never written.
-// A store that is the only writer of its data (bbolt, whose file lock
-// keeps every other process out) may report 0 for every version and never
+// A session's record is made of parts that change independently
+// (workspace's record.go names them; docs/team.md, "A session in parts"):
+// each part is a JSON object whose fields are disjoint from the other
+// parts', so the parts decoded into one value give the whole record. A
+// store keeps a session whole (bbolt: Commit.Record) or each part under a
+// key of its own (etcd: Commit.Parts); a record read is whole (Record.Data)
+// or in parts (Record.Parts), and a session stored whole by an earlier
+// layout reads whole until its next commit writes it in parts.
+//
+// Every record read carries versions: the store's revision of the last
+// write of the whole record (Record.Version) or of each part
+// (Part.Version; etcd's ModRevision), 0 for what was never written. A
+// store that is the only writer of its data (bbolt, whose file lock keeps
+// every other process out) may report 0 for every version and never
 // refuse a commit as a conflict.
 //
 // A change is read-modify-write, as Kubernetes' storage.Interface
 // GuaranteedUpdate does it: the caller reads the record (Get), computes
-// the new record from it and commits it with Base set to the version it
-// read. The store writes the change only if the session is still at Base.
+// the new record from it and commits it with Base set to the version of
+// the whole record it read and Read to the versions of the parts its
+// change was decided on. The store writes the change only if the whole
+// record is still at Base and each part of Read still at its version:
+// two changes that read disjoint parts both commit, one that read a part
+// the other wrote is refused. A store that keeps parts deletes the whole
+// record (Base != 0) in the commit that writes the parts.
 // The caller's update function may therefore run more than once for one
 // change, each time on the record that was current when it ran, and must
 // be pure: no side effect outside the record it returns, nothing
@@ -45,7 +60,8 @@ import (
 //   - nil: the record, its history event and its flags were written
 //     together, durably (bbolt: fsynced; etcd: applied by a quorum), and
 //     c.Version is the session's new version.
-//   - ErrConflict (errors.Is): the session is no longer at c.Base, or
+//   - ErrConflict (errors.Is): the session is no longer at c.Base, a
+//     part of c.Read is no longer at its version, or
 //     (etcd) another daemon holds the session's turn (docs/team.md, "A far
 //     machine"); nothing of c was written; c.Fresh holds the current record
 //     and its version, to run the update function again on.
@@ -90,8 +106,16 @@ type Interface interface {
 // always holds at least one event when the history has one.
 const MaxHistoryPageBytes = 1 << 20
 
-// Record is a session's stored record and its version.
+// Record is a session's stored record: whole (Data, at Version) or in
+// parts (Parts, by part name); both nil for a session never written.
 type Record struct {
+	Data    []byte
+	Version int64
+	Parts   map[string]Part
+}
+
+// Part is one part of a session's record and its version.
+type Part struct {
 	Data    []byte
 	Version int64
 }
@@ -99,19 +123,30 @@ type Record struct {
 // Named is a stored session's record with its name.
 type Named struct {
 	Name string
-	Data []byte
+	Record
 }
 
 // Commit is one session's change.
 type Commit struct {
 	Session string
-	Record  []byte // the session's new record
+	// Record is the session's new record, whole: what a store that keeps
+	// sessions whole writes.
+	Record []byte
+	// Parts are the parts of the new record the change wrote, by name: what
+	// a store that keeps parts writes; every part when the record was read
+	// whole or never written.
+	Parts map[string][]byte
 	// Event is the change's history event; nil for a quiet change, which
 	// writes only the record.
 	Event *Event
-	// Base is the version the change was computed on (Record.Version of
-	// the Get, or of the Fresh of the last conflict).
+	// Base is the version of the whole record the change was computed on
+	// (Record.Version of the Get, or of the Fresh of the last conflict); 0
+	// when it was read in parts or never written.
 	Base int64
+	// Read holds the versions of the parts the change was decided on (of
+	// the Get, or of the Fresh of the last conflict), by name; a part never
+	// written is at 0. A store that keeps parts compares each.
+	Read map[string]int64
 	// Flags is what other daemons of a team tell their clients of this
 	// change (opaque to the store; a store with one writer ignores it).
 	Flags []byte

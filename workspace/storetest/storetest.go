@@ -22,9 +22,10 @@ type Backend struct {
 	// Limits are those the stores Open returns keep (small, so that the
 	// suite reaches them).
 	Limits storage.Limits
-	// Versioned: the store reports versions and refuses a commit on a
-	// stale one (etcd); false for a store that is its data's only writer
-	// (bbolt), which never reports a conflict.
+	// Versioned: the store reports versions, refuses a commit on a stale
+	// one and keeps a session in parts (etcd); false for a store that is
+	// its data's only writer and keeps sessions whole (bbolt), which never
+	// reports a conflict.
 	Versioned bool
 }
 
@@ -41,6 +42,7 @@ func Run(t *testing.T, b Backend) {
 		{"CommitThenGetAndList", testCommitGetList},
 		{"QuietCommitAppendsNoEvent", testQuiet},
 		{"StaleBaseIsAConflict", testConflict},
+		{"PartsReadDisjointBothCommit", testDisjointParts},
 		{"HistoryNewestFirstInPages", testHistoryPages},
 		{"HistoryKeepsItsBound", testHistoryBound},
 		{"SessionsBeyondTheLimitAreRefused", testSessionLimit},
@@ -63,6 +65,31 @@ func eventRecord(seq uint64, body string) []byte {
 	return []byte(`{"seq":` + strconv.FormatUint(seq, 10) + `,"body":"` + body + `"}`)
 }
 
+// part is the one part of the suite's records, but for testDisjointParts.
+const part = "p"
+
+// content is the suite's record of r: whole, or its one part.
+func content(r storage.Record) string {
+	if r.Data != nil {
+		return string(r.Data)
+	}
+	return string(r.Parts[part].Data)
+}
+
+// versionOf is the version of content(r).
+func versionOf(r storage.Record) int64 {
+	if r.Data != nil {
+		return r.Version
+	}
+	return r.Parts[part].Version
+}
+
+// write is a commit of record on session name, read at cur.
+func write(name, record string, cur storage.Record) *storage.Commit {
+	return &storage.Commit{Session: name, Record: []byte(record), Parts: map[string][]byte{part: []byte(record)},
+		Base: cur.Version, Read: map[string]int64{part: cur.Parts[part].Version}, Flags: []byte(`{}`)}
+}
+
 // commit writes record on session name at the version it reads, with
 // event seq unless seq is 0; it returns the commit.
 func commit(t *testing.T, s storage.Interface, name string, record string, seq uint64) *storage.Commit {
@@ -71,7 +98,7 @@ func commit(t *testing.T, s storage.Interface, name string, record string, seq u
 	if err != nil {
 		t.Fatalf("Get(%q): %v", name, err)
 	}
-	c := &storage.Commit{Session: name, Record: []byte(record), Base: cur.Version, Flags: []byte(`{}`)}
+	c := write(name, record, cur)
 	if seq > 0 {
 		c.Event = event(seq, record)
 	}
@@ -91,7 +118,7 @@ func mustGet(t *testing.T, s storage.Interface, name string) storage.Record {
 }
 
 func testGetAbsent(t *testing.T, _ Backend, s storage.Interface) {
-	if r := mustGet(t, s, "nobody"); r.Data != nil || r.Version != 0 {
+	if r := mustGet(t, s, "nobody"); r.Data != nil || r.Parts != nil || r.Version != 0 {
 		t.Errorf("Get of a session never written = %+v, want no data at version 0", r)
 	}
 	if l, err := s.List(); err != nil || len(l) != 0 {
@@ -107,8 +134,8 @@ func testCommitGetList(t *testing.T, b Backend, s storage.Interface) {
 	for i, n := range names {
 		c := commit(t, s, n, fmt.Sprintf(`{"n":%d}`, i), 1)
 		r := mustGet(t, s, n)
-		if string(r.Data) != fmt.Sprintf(`{"n":%d}`, i) || r.Version != c.Version {
-			t.Errorf("Get(%q) after a commit = %s at %d, want the record at the commit's version %d", n, r.Data, r.Version, c.Version)
+		if content(r) != fmt.Sprintf(`{"n":%d}`, i) || versionOf(r) != c.Version {
+			t.Errorf("Get(%q) after a commit = %s at %d, want the record at the commit's version %d", n, content(r), versionOf(r), c.Version)
 		}
 		if b.Versioned && c.Version <= 0 {
 			t.Errorf("Commit(%q) of a versioned store set version %d", n, c.Version)
@@ -132,8 +159,8 @@ func testCommitGetList(t *testing.T, b Backend, s storage.Interface) {
 func testQuiet(t *testing.T, _ Backend, s storage.Interface) {
 	commit(t, s, "q", `{"r":1}`, 1)
 	commit(t, s, "q", `{"r":1,"counter":2}`, 0)
-	if r := mustGet(t, s, "q"); string(r.Data) != `{"r":1,"counter":2}` {
-		t.Errorf("after a quiet commit Get = %s", r.Data)
+	if r := mustGet(t, s, "q"); content(r) != `{"r":1,"counter":2}` {
+		t.Errorf("after a quiet commit Get = %s", content(r))
 	}
 	if h, _, _ := s.History("q", 10, 0); len(h) != 1 {
 		t.Errorf("a quiet commit appended an event: history %q", h)
@@ -143,7 +170,8 @@ func testQuiet(t *testing.T, _ Backend, s storage.Interface) {
 func testConflict(t *testing.T, b Backend, s storage.Interface) {
 	first := commit(t, s, "c", `{"r":1}`, 1)
 	second := commit(t, s, "c", `{"r":2}`, 2)
-	stale := &storage.Commit{Session: "c", Record: []byte(`{"r":"lost"}`), Base: first.Version, Event: event(3, "lost"), Flags: []byte(`{}`)}
+	stale := write("c", `{"r":"lost"}`, storage.Record{Parts: map[string]storage.Part{part: {Version: first.Version}}})
+	stale.Event = event(3, "lost")
 	err := s.Commit(stale)
 	if !b.Versioned {
 		// The only writer: a commit is never refused, whatever its base.
@@ -155,17 +183,17 @@ func testConflict(t *testing.T, b Backend, s storage.Interface) {
 	if !errors.Is(err, storage.ErrConflict) {
 		t.Fatalf("Commit on a stale base = %v, want storage.ErrConflict", err)
 	}
-	if string(stale.Fresh.Data) != `{"r":2}` || stale.Fresh.Version != second.Version {
-		t.Errorf("Fresh of a conflict = %s at %d, want the current record at %d", stale.Fresh.Data, stale.Fresh.Version, second.Version)
+	if content(stale.Fresh) != `{"r":2}` || versionOf(stale.Fresh) != second.Version {
+		t.Errorf("Fresh of a conflict = %s at %d, want the current record at %d", content(stale.Fresh), versionOf(stale.Fresh), second.Version)
 	}
-	if r := mustGet(t, s, "c"); string(r.Data) != `{"r":2}` {
-		t.Errorf("a refused commit was written: Get = %s", r.Data)
+	if r := mustGet(t, s, "c"); content(r) != `{"r":2}` {
+		t.Errorf("a refused commit was written: Get = %s", content(r))
 	}
 	if h, _, _ := s.History("c", 10, 0); len(h) != 2 {
 		t.Errorf("a refused commit appended its event: history %q", h)
 	}
 	// Again on the fresh version: written.
-	stale.Base = stale.Fresh.Version
+	stale.Read[part] = versionOf(stale.Fresh)
 	if err := s.Commit(stale); err != nil {
 		t.Fatalf("Commit on the fresh version after a conflict: %v", err)
 	}
@@ -211,14 +239,48 @@ func testSessionLimit(t *testing.T, b Backend, s storage.Interface) {
 	for i := range b.Limits.MaxSessions {
 		commit(t, s, fmt.Sprintf("s%03d", i), `{}`, 1)
 	}
-	extra := &storage.Commit{Session: "one-too-many", Record: []byte(`{}`), Event: event(1, "x"), Flags: []byte(`{}`)}
+	extra := write("one-too-many", `{}`, storage.Record{})
+	extra.Event = event(1, "x")
 	var limit *storage.LimitError
 	if err := s.Commit(extra); !errors.As(err, &limit) || limit.Max != b.Limits.MaxSessions {
 		t.Fatalf("Commit of a session beyond %d = %v, want a *storage.LimitError", b.Limits.MaxSessions, err)
 	}
-	if r := mustGet(t, s, "one-too-many"); r.Data != nil {
-		t.Errorf("a refused session was written: %s", r.Data)
+	if r := mustGet(t, s, "one-too-many"); r.Data != nil || r.Parts != nil {
+		t.Errorf("a refused session was written: %+v", r)
 	}
 	// A session already stored still writes.
 	commit(t, s, "s000", `{"again":true}`, 2)
+}
+
+// testDisjointParts: two changes computed on one read, each reading and
+// writing a part of its own, both commit; a third, which read a part one
+// of them wrote, is refused, and the record reads every part as written.
+func testDisjointParts(t *testing.T, b Backend, s storage.Interface) {
+	if !b.Versioned {
+		t.Skip("a store that keeps sessions whole has one writer: parts are never compared")
+	}
+	first := &storage.Commit{Session: "d", Parts: map[string][]byte{"a": []byte(`{"a":1}`), "b": []byte(`{"b":1}`)},
+		Read: map[string]int64{"a": 0, "b": 0}, Event: event(1, "both"), Flags: []byte(`{}`)}
+	if err := s.Commit(first); err != nil {
+		t.Fatal(err)
+	}
+	cur := mustGet(t, s, "d")
+	onA := &storage.Commit{Session: "d", Parts: map[string][]byte{"a": []byte(`{"a":2}`)}, Read: map[string]int64{"a": cur.Parts["a"].Version}, Flags: []byte(`{}`)}
+	onB := &storage.Commit{Session: "d", Parts: map[string][]byte{"b": []byte(`{"b":2}`)}, Read: map[string]int64{"b": cur.Parts["b"].Version}, Flags: []byte(`{}`)}
+	for _, c := range []*storage.Commit{onA, onB} {
+		if err := s.Commit(c); err != nil {
+			t.Fatalf("Commit of a part nobody else wrote: %v, want it written", err)
+		}
+	}
+	shared := &storage.Commit{Session: "d", Parts: map[string][]byte{"b": []byte(`{"b":"lost"}`)}, Read: map[string]int64{"a": cur.Parts["a"].Version}, Flags: []byte(`{}`)}
+	if err := s.Commit(shared); !errors.Is(err, storage.ErrConflict) {
+		t.Fatalf("Commit that read a part written since = %v, want storage.ErrConflict", err)
+	}
+	got := mustGet(t, s, "d")
+	if a, bb := got.Parts["a"], got.Parts["b"]; string(a.Data) != `{"a":2}` || a.Version != onA.Version || string(bb.Data) != `{"b":2}` || bb.Version != onB.Version {
+		t.Errorf("Get = %+v, want part a of the first change and b of the second, each at its commit's version", got.Parts)
+	}
+	if string(shared.Fresh.Parts["b"].Data) != `{"b":2}` {
+		t.Errorf("Fresh of the conflict = %+v, want every part as stored", shared.Fresh.Parts)
+	}
 }
