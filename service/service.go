@@ -29,7 +29,8 @@ type Service struct {
 	waits     map[timerKey]*armedWait  // the wake conditions armed (wait.go)
 	unsubWait func()
 
-	checks     checks // the goal checks running (check.go)
+	checks     checks        // the goal checks running (check.go)
+	polls      chan struct{} // a token while a wait's poll runs a check: one at a time (wait.go)
 	unsubCheck func()
 
 	person  goal.CheckSetter // the person at this machine (consent.go)
@@ -78,6 +79,7 @@ func New(opts workspace.Options, role Role) *Service {
 		opts.OnOpen = s.recoverChecks
 	}
 	s.checks = checks{running: map[checkKey]context.CancelCauseFunc{}, claimed: map[string]chan struct{}{}, timeout: s.readCheckTimeout()}
+	s.polls = make(chan struct{}, 1)
 	s.person, s.prov.seen, s.secrets = personOf(), map[provenanceKey]provenanceScan{}, teamSecrets(opts.Team, s.log)
 	s.reg = workspace.NewRegistry(opts)
 	if role == Daemon {

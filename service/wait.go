@@ -76,7 +76,7 @@ func (s *Service) armWait(w *workspace.Workspace, sess workspace.Session) {
 	}
 	if wait.CheckPasses {
 		ctx, cancel := context.WithCancel(context.Background())
-		go s.pollCheck(ctx, w, sess.Name, wake)
+		go s.pollCheck(ctx, w, sess.Name, waitCheckFirst, waitCheckMax, wake)
 		a.stop = append(a.stop, cancel)
 	}
 	s.waits[key] = a
@@ -93,19 +93,29 @@ func (s *Service) wake(w *workspace.Workspace, session, goalID string, since tim
 	}
 }
 
-// pollCheck runs the goal's check, as the runtime, with back-off until
+// pollCheck runs the goal's check, as the runtime, with back-off (first
+// after first, then twice as late each time, at most most apart) until
 // it passes (then wake) or ctx ends. A run refused (the check changed,
 // lost its approval or runs already) is tried again at the next turn of
-// the back-off: the person may approve it meanwhile.
-func (s *Service) pollCheck(ctx context.Context, w *workspace.Workspace, session string, wake func(reason string)) {
-	delay := waitCheckFirst
+// the back-off: the person may approve it meanwhile. The polls of every
+// wait run one check at a time (s.polls): a team's etcd may hold any
+// number of sessions waiting on an approved check, and each would
+// otherwise run it at once with the others.
+func (s *Service) pollCheck(ctx context.Context, w *workspace.Workspace, session string, first, most time.Duration, wake func(reason string)) {
+	delay := first
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(delay):
 		}
+		select {
+		case <-ctx.Done():
+			return
+		case s.polls <- struct{}{}:
+		}
 		run, _, err := s.runCheck(ctx, w, session, goal.Runtime, "", func() {})
+		<-s.polls
 		if ctx.Err() != nil {
 			return
 		}
@@ -113,7 +123,7 @@ func (s *Service) pollCheck(ctx context.Context, w *workspace.Workspace, session
 			wake("the check passed")
 			return
 		}
-		delay = min(2*delay, waitCheckMax)
+		delay = min(2*delay, most)
 	}
 }
 

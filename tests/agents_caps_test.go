@@ -29,13 +29,7 @@ func pastTheCaps(prefix string) []reply {
 
 // bigGoal is the person's goal with a budget far above the agents' caps:
 // the cap, not the budget, ends the run.
-func bigGoal(t *testing.T, a *agentEnv) {
-	for _, args := range [][]string{{"goal", "create", "Ship the parser"}, {"goal", "budget", "200", "turns"}} {
-		if out, errOut, code := a.cli(append(args, "--workspace", a.ws)...); code != 0 {
-			t.Fatalf("agentd %v: %s%s", args, out, errOut)
-		}
-	}
-}
+func bigGoal(t *testing.T, a *agentEnv) { personGoal(t, a, "200", "turns") }
 
 // goalNow is the goal's counts as the daemon has them.
 func goalNow(t *testing.T, lc *client) goalCounts {

@@ -200,13 +200,7 @@ func claudeRun(t *testing.T, a *agentEnv, model *scriptedModel, allowed []string
 }
 
 // userGoal creates the user's goal with a 3-turn budget through the daemon.
-func userGoal(t *testing.T, a *agentEnv) {
-	for _, args := range [][]string{{"goal", "create", "Ship the parser"}, {"goal", "budget", "3", "turns"}} {
-		if out, errOut, code := a.cli(append(args, "--workspace", a.ws)...); code != 0 {
-			t.Fatalf("agentd %v: %s%s", args, out, errOut)
-		}
-	}
-}
+func userGoal(t *testing.T, a *agentEnv) { personGoal(t, a, "3", "turns") }
 
 // checkBudgetOutcome: the goal is blocked by its turn budget after exactly 3
 // turns, with tokens the scripted output tokens, and the editor saw it.

@@ -10,164 +10,11 @@ package tests
 // (tests/agents/ci.sh). TestRunWaitsOnPausedGoal needs no agent.
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
-
-// runProc is a running `agentd run`: its stdout lines as they come.
-type runProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	lines  chan string
-	mu     sync.Mutex
-	all    []string
-	stderr bytes.Buffer
-	done   chan struct{}
-	code   int
-}
-
-// claudeForRun is the environment in which `agentd run claude` finds the
-// real Claude Code on its PATH and the scripted model at model's url, in a
-// folder whose trust and project server the person accepted; lc is an
-// editor's client on the folder.
-func claudeForRun(t *testing.T, a *agentEnv, model *scriptedModel) (*client, []string) {
-	bin := filepath.Join(agentsDir(t), "node_modules", "@anthropic-ai", "claude-code-linux-x64")
-	_, lc := a.forwarder()
-	lc.Initialize(nil, a.ws)
-	writeClaudeTrust(t, a)
-	path := bin + string(os.PathListSeparator) + filepath.Dir(agentdBin) + string(os.PathListSeparator) + os.Getenv("PATH")
-	return lc, a.environ(append(claudeEnv(model.url), "PATH="+path)...)
-}
-
-// writeClaudeTrust accepts the folder's trust dialog and its project
-// server, as a person does once at the first interactive start.
-func writeClaudeTrust(t *testing.T, a *agentEnv) {
-	b := []byte(`{"projects":{` + quoteJSON(a.ws) + `:{"hasTrustDialogAccepted":true,"enabledMcpjsonServers":["agentd"]}}}`)
-	if err := os.WriteFile(filepath.Join(a.home, ".claude.json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func quoteJSON(s string) string {
-	var b bytes.Buffer
-	b.WriteByte('"')
-	for _, r := range s {
-		if r == '"' || r == '\\' {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-// startRun starts `agentd run claude` in the folder with env.
-func startRun(t *testing.T, a *agentEnv, env []string) *runProc {
-	return startRunOf(t, a, env, "claude")
-}
-
-// startRunOf starts `agentd run AGENT -- FLAGS` in the folder with env.
-func startRunOf(t *testing.T, a *agentEnv, env []string, agent string, flags ...string) *runProc {
-	p := &runProc{t: t, lines: make(chan string, 1000), done: make(chan struct{})}
-	p.cmd = exec.Command(a.bin, append([]string{"run", agent, "--workspace", a.ws, "--state-dir", a.stateDir, "--"}, flags...)...)
-	p.cmd.Dir, p.cmd.Env, p.cmd.Stderr = a.ws, env, &p.stderr
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.all = append(p.all, sc.Text())
-			p.mu.Unlock()
-			p.lines <- sc.Text()
-		}
-		err := p.cmd.Wait()
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			p.code = exit.ExitCode()
-		}
-		close(p.lines)
-		close(p.done)
-	}()
-	t.Cleanup(func() { p.cmd.Process.Kill(); <-p.done })
-	return p
-}
-
-// awaitLine returns the next line that contains want.
-func (p *runProc) awaitLine(want string) string {
-	p.t.Helper()
-	limit := time.After(agentLimit)
-	for {
-		select {
-		case l, ok := <-p.lines:
-			if !ok {
-				p.t.Fatalf("agentd run ended without a line with %q:\n%s\n%s", want, p.output(), p.stderr.String())
-			}
-			if strings.Contains(l, want) {
-				return l
-			}
-		case <-limit:
-			p.t.Fatalf("no line with %q from agentd run:\n%s", want, p.output())
-		}
-	}
-}
-
-// wait waits for the run's end: its exit code and last line.
-func (p *runProc) wait() (int, string) {
-	p.t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(agentLimit):
-		p.t.Fatalf("agentd run did not end:\n%s", p.output())
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.all) == 0 {
-		return p.code, ""
-	}
-	return p.code, p.all[len(p.all)-1]
-}
-
-func (p *runProc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return strings.Join(p.all, "\n")
-}
-
-// finishScript marks the list done, completes the goal and says so: what
-// the model does once it is let go on.
-var finishScript = []reply{
-	{tool: "mcp__agentd__TodoList", input: map[string]any{"todos": []item{{"write the parser", "done"}}}, tokens: 5},
-	{tool: "mcp__agentd__UpdateGoal", input: map[string]any{"status": "complete"}, tokens: 5},
-	{text: "Done: the parser ships.", tokens: 4},
-}
-
-// personGoal creates the person's goal "Ship the parser" and the budget
-// args when given.
-func personGoal(t *testing.T, a *agentEnv, budget ...string) {
-	cmds := [][]string{{"goal", "create", "Ship the parser"}}
-	if len(budget) > 0 {
-		cmds = append(cmds, append([]string{"goal", "budget"}, budget...))
-	}
-	for _, args := range cmds {
-		if out, errOut, code := a.cli(append(args, "--workspace", a.ws)...); code != 0 {
-			t.Fatalf("agentd %v: %s%s", args, out, errOut)
-		}
-	}
-}
 
 // TestRealClaudeCodeRunTwoProcesses: Claude Code's own cap of continuations
 // (set to 1 here) ends the first process with the goal paused by the
@@ -196,13 +43,10 @@ func TestRealClaudeCodeRunTwoProcesses(t *testing.T) {
 	started := p.awaitLine("starting claude (session ")
 	p.awaitLine("resuming the goal")
 	resumed := p.awaitLine("resuming claude (session ")
-	code, last := p.wait()
-	if code != 0 || !strings.HasPrefix(last, "goal complete after 3 turns") {
-		t.Fatalf("agentd run exited %d with %q, want 0 and goal complete after 3 turns:\n%s\n%s", code, last, p.output(), p.stderr.String())
+	if last := p.waitComplete(); !strings.HasPrefix(last, "goal complete after 3 turns") {
+		t.Fatalf("agentd run ended with %q, want goal complete after 3 turns:\n%s", last, p.output())
 	}
-	if id := strings.TrimPrefix(started, "starting claude (session "); "resuming claude (session "+id != resumed {
-		t.Errorf("the second process %q does not resume the first's session %q", resumed, started)
-	}
+	sameSession(t, "claude", started, resumed)
 	calls := model.calls()
 	if len(calls) != 6 {
 		t.Fatalf("%d model calls, want 6", len(calls))
@@ -224,28 +68,13 @@ func TestRealClaudeCodeRunTwoProcesses(t *testing.T) {
 // the agent again, on the same session, until the goal completes.
 func TestRealClaudeCodeRunPauseFromEditor(t *testing.T) {
 	a := newAgentEnv(t)
-	release := filepath.Join(t.TempDir(), "release")
-	model := newScriptedModel(t, append([]reply{
-		{tool: "mcp__agentd__TodoList", input: map[string]any{"todos": []item{{"write the parser", "in_progress"}}}, tokens: 5},
-		{text: "Half of the parser is written.", tokens: 7, waitFor: release},
-	}, finishScript...))
+	model, release := halfwayModel(t)
 	lc, env := claudeForRun(t, a, model)
 	personGoal(t, a)
 	p := startRun(t, a, env)
-	p.awaitLine("now: write the parser")
-	lc.MustExec("agentd.goal.pause", map[string]any{"reason": "lunch"}, nil)
-	if err := os.WriteFile(release, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p.awaitLine("waiting: the goal is paused (lunch)")
-	if n := len(model.calls()); n != 2 {
-		t.Fatalf("%d model calls when the run waits, want 2: the pause ends the run after the current turn", n)
-	}
-	lc.MustExec("agentd.goal.resume", map[string]any{}, nil)
+	pauseWhileAnswering(t, p, lc, release, func() int { return len(model.calls()) })
 	p.awaitLine("resuming claude (session ")
-	if code, last := p.wait(); code != 0 || !strings.HasPrefix(last, "goal complete after ") {
-		t.Fatalf("agentd run exited %d with %q:\n%s\n%s", code, last, p.output(), p.stderr.String())
-	}
+	p.waitComplete()
 	if n := len(model.calls()); n != 5 {
 		t.Errorf("%d model calls, want 5", n)
 	}
@@ -257,28 +86,18 @@ func TestRealClaudeCodeRunPauseFromEditor(t *testing.T) {
 // interruption, which pauses the goal), and the goal completes.
 func TestRealClaudeCodeRunKilledPicksUp(t *testing.T) {
 	a := newAgentEnv(t)
-	release := filepath.Join(t.TempDir(), "release")
-	model := newScriptedModel(t, append([]reply{
-		{tool: "mcp__agentd__TodoList", input: map[string]any{"todos": []item{{"write the parser", "in_progress"}}}, tokens: 5},
-		{text: "Half of the parser is written.", tokens: 7, waitFor: release},
-	}, finishScript...))
+	model, release := halfwayModel(t)
 	lc, env := claudeForRun(t, a, model)
 	personGoal(t, a)
 	first := startRun(t, a, env)
 	first.awaitLine("now: write the parser")
 	first.cmd.Process.Kill()
 	first.wait()
-	if err := os.WriteFile(release, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	second := startRun(t, a, env)
 	second.awaitLine("did not end by itself: starting a new session")
-	if code, last := second.wait(); code != 0 || !strings.HasPrefix(last, "goal complete after ") {
-		t.Fatalf("the second agentd run exited %d with %q:\n%s\n%s", code, last, second.output(), second.stderr.String())
-	}
-	if g := goalNow(t, lc); g.Status != "complete" {
-		t.Errorf("goal after the second run: %+v", g)
-	}
+	second.waitComplete()
+	goalComplete(t, lc)
 }
 
 // TestRealClaudeCodeRunBudget: agentd run sets Claude Code up on the spot,
@@ -317,9 +136,7 @@ func TestRealClaudeCodeRunQueue(t *testing.T) {
 	}
 	p := startRun(t, a, env)
 	p.awaitLine("next goal: Document the parser")
-	if code, last := p.wait(); code != 0 || !strings.HasPrefix(last, "goal complete after ") {
-		t.Fatalf("agentd run exited %d with %q:\n%s\n%s", code, last, p.output(), p.stderr.String())
-	}
+	p.waitComplete()
 	var st struct {
 		Goal *struct {
 			Objective string `json:"objective"`

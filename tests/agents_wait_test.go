@@ -7,8 +7,6 @@ package tests
 // Skipped unless AGENTD_AGENTS is set (tests/agents/ci.sh).
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -20,32 +18,20 @@ import (
 func TestRealClaudeCodeGoalWaits(t *testing.T) {
 	a := newAgentEnv(t)
 	const update = "mcp__agentd__UpdateGoal"
-	wait := map[string]any{"status": "waiting", "wait": map[string]any{"paths": []string{"ci/result.txt"}, "note": "the CI run"}}
 	model := newScriptedModel(t, []reply{
-		{tool: update, input: wait, tokens: 5},
+		{tool: update, input: waitForCI, tokens: 5},
 		{tool: update, input: map[string]any{"status": "complete"}, tokens: 7},
 		{text: "The release is out.", tokens: 5},
 	})
 	lc, claude := claudeRun(t, a, model, nil)
-	if out, errOut, code := a.cli("goal", "create", "Ship the release", "--workspace", a.ws); code != 0 {
-		t.Fatalf("agentd goal create: %s%s", out, errOut)
-	}
+	personGoal(t, a)
 	claude("Work on the goal.")
 	if n := len(model.calls()); n != 1 {
 		t.Fatalf("%d model calls in the run that waited, want 1: the agent went on after the wait", n)
 	}
-	if gc := lc.awaitGoal("wait"); gc.Change.Actor != "model" || gc.Change.Status != "waiting" {
-		t.Fatalf("goalChanged wait = %+v", gc)
-	}
-	if err := os.MkdirAll(filepath.Join(a.ws, "ci"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(a.ws, "ci", "result.txt"), []byte("green\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if gc := lc.awaitGoal("wake"); !strings.Contains(gc.Change.Reason, "ci/result.txt changed") {
-		t.Fatalf("goalChanged wake = %+v", gc)
-	}
+	awaitModelWait(t, lc)
+	ciFolder(t, a)
+	ciPasses(t, a, lc)
 	if out := claude("Go on with the goal."); !strings.Contains(out, "The release is out.") {
 		t.Errorf("claude -p output: %q, want the last answer", out)
 	}

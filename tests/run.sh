@@ -39,7 +39,7 @@ else
   done
   platform_pkgs="./caller ./lsp ./lsp/daemon ./lsp/daemon/client ./workspace/wsfolder ./service ./cmd/internal/cli"
   for goos in darwin windows; do
-    for p in $platform_pkgs; do GOOS=$goos go test -c -o /dev/null "$p"; done
+    for p in $platform_pkgs; do GOOS=$goos go test -c -timeout 10m -o /dev/null "$p"; done
   done
   dist=$(mktemp -d)
   bash scripts/release.sh -o "$dist" -v 0.0.0-ci >/dev/null
@@ -79,12 +79,13 @@ step "go test -race"
 # (README, "Tests"). The end-to-end tests of ./tests run in parallel, each with
 # its own state and runtime folders; -parallel 4 rather than one per core, as
 # they mostly wait on agentd processes. Every go test has an explicit
-# -timeout: Go's default of 10 minutes per package is too little for the full
-# run on a loaded 2-core machine.
+# -timeout, a bound against hangs only: Go's default of 10 minutes per
+# package is too little on a loaded 2-core machine, where ./tests alone took
+# 15 min under -short (README, "Tests").
 if [ "$quick" = 1 ]; then
-  go test -race -short -count=1 -parallel 4 -timeout 15m ./...
+  go test -race -short -count=1 -parallel 4 -timeout 30m ./...
 else
-  go test -race -count=1 -parallel 4 -timeout 30m ./...
+  go test -race -count=1 -parallel 4 -timeout 45m ./...
 fi
 
 step "fuzz (short)"
@@ -99,7 +100,7 @@ fuzz() {
   local n=${3%x}
   [ "$quick" = 1 ] && n=$((n / 10))
   local listed
-  listed=$(go test "$1" -list "^$2\$")   # not piped into grep -q: with pipefail, go test's SIGPIPE would fail it
+  listed=$(go test "$1" -timeout 10m -list "^$2\$")   # not piped into grep -q: with pipefail, go test's SIGPIPE would fail it
   grep -qx "$2" <<<"$listed" || { echo "no fuzz test $2 in $1" >&2; exit 1; }
   go test "$1" -timeout 10m -run '^$' -fuzz "^$2\$" -fuzztime "${n}x"
 }

@@ -16,6 +16,8 @@
 //
 // The model and its view (model.go, view.go) are plain values that tests
 // render at a fixed size; the connection (link.go) feeds them messages.
+// Fit (fit.go) cuts a line to a terminal's width in cells, for `agentd
+// run`'s status line (cmd/agentd), so that the terminal library stays here.
 // Built on Bubble Tea and Lip Gloss, which no other package imports. It
 // imports commands/protocol, goal (its formatting of counts and
 // VisibleText) and lsp/daemon/client; never lsp, commands or workspace.

@@ -56,8 +56,8 @@ func awaitPut(t *testing.T, wch clientv3.WatchChan) {
 		if err := resp.Err(); err != nil || len(resp.Events) == 0 {
 			t.Fatalf("observer's watch: %v %v", err, resp.Events)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the write was not applied within 10 s")
+	case <-time.After(teamHangGuard):
+		t.Fatalf("the write was not applied within %v", teamHangGuard)
 	}
 }
 
@@ -83,8 +83,8 @@ func TestTeamLostReplyAppliesOnce(t *testing.T) {
 	var res updated
 	select {
 	case res = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the write did not answer within 10 s")
+	case <-time.After(teamHangGuard):
+		t.Fatalf("the write did not answer within %v", teamHangGuard)
 	}
 	t.Logf("the write answered %v after its connection was cut", time.Since(cut).Round(time.Millisecond))
 	if res.err != nil {
@@ -120,9 +120,13 @@ func TestTeamOutcomeUnknown(t *testing.T) {
 	if msg := err.Error(); !strings.Contains(msg, "the write may have been applied: agentd will show it if it was") || strings.Contains(msg, "nothing was written") {
 		t.Fatalf("message: %s", msg)
 	}
-	if took > etcdstore.OpTimeout+time.Second {
-		t.Fatalf("the write answered after %v, beyond its bound %v", took, etcdstore.OpTimeout)
+	// The write ends on its own bound, not the test's: its outcome is known
+	// only after it. How much later it answers is the machine's; the limit
+	// here only turns a hang into a failure.
+	if took > etcdstore.OpTimeout+teamHangGuard {
+		t.Fatalf("the write answered after %v: it hung past its bound %v", took, etcdstore.OpTimeout)
 	}
+	t.Logf("the write answered after %v (its bound: %v)", took.Round(time.Millisecond), etcdstore.OpTimeout)
 	awaitPut(t, wch)
 	proxy.Restore()
 	n := waitNotice(t, seen, func(n Notice) bool { return n.Store == nil && n.Session.Revision == 2 })

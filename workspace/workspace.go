@@ -479,7 +479,11 @@ func (w *Workspace) commitError(name string, st *sessionState, c *storage.Commit
 }
 
 // Sessions returns every stored session (not the fresh ones only read by
-// View), sorted by name (byte order), as private copies.
+// View), sorted by name (byte order), as private copies. A session whose
+// record cannot be read (a team's etcd holds whatever anyone who can
+// write it put there, docs/security.md) is left out and logged: it costs
+// only itself, answering its error when it is named, and not the folder's
+// opening on every machine.
 func (w *Workspace) Sessions() ([]Session, error) {
 	if w.closed.Load() {
 		return nil, w.errClosed()
@@ -492,7 +496,8 @@ func (w *Workspace) Sessions() ([]Session, error) {
 	for _, r := range raw {
 		s, err := w.decodeSession(r.Name, r.Data)
 		if err != nil {
-			return nil, err
+			w.reg.log.Error("a stored session cannot be read; it is left out", "workspace", w.root, "session", r.Name, "err", err)
+			continue
 		}
 		out = append(out, s)
 	}

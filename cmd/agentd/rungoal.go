@@ -9,8 +9,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,6 +27,7 @@ const runUsage = `usage: agentd run [claude|gemini|codex] [--workspace DIR] [--r
   that is not done (agentd setup AGENT), starts it with the goal's continuation prompt on
   its stdin, resumes the agent's own session for the next process, waits without
   starting one while the goal is paused or waiting, and goes on with the queue's next goal.
+  When its daemon goes away it connects again (at most ` + "%d" + ` tries) and goes on.
   The agent is the program of that name on your PATH; the flags after -- are passed to it
   as they are (e.g. -- --model opus). Its output is appended to a log file under the
   state directory, named in the output.
@@ -41,7 +40,7 @@ type runGoal struct{ t target }
 func (*runGoal) Name() string { return "run" }
 
 func (*runGoal) Usage([]string) string {
-	return fmt.Sprintf(runUsage, commands.StatusExitCodes(), exitFailure)
+	return fmt.Sprintf(runUsage, reconnectTries, commands.StatusExitCodes(), exitFailure)
 }
 
 func (*runGoal) ShortHelp() string {
@@ -84,13 +83,13 @@ func (r *runGoal) Run(ctx context.Context, e *env, pos []string) int {
 	if !setUpForRun(e, name, folder) {
 		return exitFailure
 	}
-	d := &driver{e: e, agent: agent, name: name, extra: extra, folder: folder, changed: make(chan struct{}, 1)}
+	d := &driver{e: e, agent: agent, name: name, extra: extra, folder: folder, t: r.t, changed: make(chan struct{}, 1)}
 	d.view = newRunView(e.stdout)
-	if err := d.connect(ctx, r.t); err != nil {
+	if err := d.connect(ctx); err != nil {
 		fmt.Fprintf(e.stderr, "agentd run: %v\n", err)
 		return exitFailure
 	}
-	defer d.sess.Close()
+	defer func() { d.sess.Close() }() // the session of the end: a lost one is replaced (reconnect)
 	d.rec, d.recPath = loadRunRecord(e.stateDir, folder)
 	return d.loop(ctx)
 }
@@ -142,7 +141,11 @@ type driver struct {
 	name   string   // the agent's name on the command line
 	extra  []string // the person's flags for the agent, after --
 	folder string
+	t      target // how the daemon is reached, again after it was lost
 	sess   *client.Session
+	// lostTries counts the connections made since the daemon was lost
+	// and no command answered (reconnect).
+	lostTries int
 	// changed has a value when a notification came since the state was
 	// last read.
 	changed chan struct{}
@@ -153,43 +156,9 @@ type driver struct {
 	// was seen in this run (its going away is a cancel).
 	goalID string
 	seen   bool
-}
-
-// connect opens the LSP session with the shared daemon (started when none
-// runs, as agentd mcp and the hooks reach it), whose notifications wake
-// the driver.
-func (d *driver) connect(ctx context.Context, t target) error {
-	path, explicit, err := cli.RemoteSocket(t.remote)
-	if err != nil {
-		return err
-	}
-	conn, _, err := dialShared(ctx, d.e, t, path, explicit)
-	if err != nil {
-		return err
-	}
-	d.sess, err = client.OpenSession(ctx, conn, client.SessionOptions{Folder: d.folder, ClientName: "agentd-run",
-		OnNotify: func(method string, _ json.RawMessage) {
-			if method == protocol.MethodGoalChanged || method == protocol.MethodTodoChanged || method == protocol.MethodQueueChanged {
-				select {
-				case d.changed <- struct{}{}:
-				default:
-				}
-			}
-		}})
-	return err
-}
-
-// state reads the session's state.
-func (d *driver) state(ctx context.Context) (protocol.State, error) {
-	raw, err := d.sess.Execute(ctx, protocol.CmdState, &protocol.NoArgs{})
-	if err != nil {
-		return protocol.State{}, err
-	}
-	var st protocol.State
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return protocol.State{}, fmt.Errorf("reading agentd.state: %w", err)
-	}
-	return st, nil
+	// logStart is where the output of the agent process that runs, or
+	// ran last, begins in the run's log.
+	logStart int64
 }
 
 // loop drives the goal until it ends, and returns the exit code.
@@ -250,8 +219,7 @@ func (d *driver) await(ctx context.Context, g *protocol.GoalSnapshot) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-d.sess.Done():
-			return errors.New("the agentd daemon closed the connection")
+		case <-d.sess.Done(): // the daemon is lost: state reconnects
 		case <-d.changed:
 		}
 		st, err := d.state(ctx)

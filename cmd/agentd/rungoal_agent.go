@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,14 +26,18 @@ import (
 
 // headless is how `agentd run` starts an agent: the program, found on the
 // PATH, and its arguments for a new session (id is one agentd run made)
-// and for the next process of that session, with the person's flags
-// (extra, from the command line) in their place. The prompt goes on the
-// agent's stdin, never on its command line: nothing from the goal, the
-// repository or the model chooses the program or its flags
-// (docs/security.md, "agentd run starts only the agent you named").
+// and for the next process of that session (id is the session's), with
+// the person's flags (extra, from the command line) in their place. The
+// prompt goes on the agent's stdin, never on its command line: nothing
+// from the goal, the repository or the model chooses the program or its
+// flags (docs/security.md, "agentd run starts only the agent you named").
 type headless struct {
 	program       string
 	start, resume func(id string, extra []string) []string
+	// namesSession, when set, finds the session id in the agent's output
+	// of a new session: the agent names its sessions itself, and start
+	// gets no id.
+	namesSession *regexp.Regexp
 }
 
 // agentdTools is the one permission `agentd run` gives Claude Code: agentd's
@@ -51,13 +56,14 @@ var headlessAgents = map[string]headless{
 	"gemini": {program: "gemini",
 		start:  func(id string, extra []string) []string { return append([]string{"--session-id", id}, extra...) },
 		resume: func(id string, extra []string) []string { return append([]string{"--resume", id}, extra...) }},
-	// Codex names its sessions itself: the next process resumes the
-	// newest one of the folder.
+	// Codex names its sessions itself, in the header it prints
+	// ("session id: ID"): the next process resumes that one.
 	"codex": {program: "codex",
 		start: func(_ string, extra []string) []string { return append(append([]string{"exec"}, extra...), "-") },
-		resume: func(_ string, extra []string) []string {
-			return append(append([]string{"exec", "resume", "--last"}, extra...), "-")
-		}},
+		resume: func(id string, extra []string) []string {
+			return append(append([]string{"exec", "resume"}, extra...), id, "-")
+		},
+		namesSession: regexp.MustCompile(`(?m)^session id: (\S+)$`)},
 }
 
 // runRecord is what `agentd run` keeps of its agent between processes and
@@ -110,7 +116,8 @@ func (d *driver) save() error {
 
 // session is the agent session the next process of goal g uses: the
 // recorded one when it is this agent's for this goal and its last process
-// ended by itself, else a new one. resume says which.
+// ended by itself, else a new one ("" when the agent names it). resume
+// says which.
 func (d *driver) session(g *protocol.GoalSnapshot) (id string, resume bool) {
 	r := d.rec
 	if r.Agent == d.name && r.GoalID == g.GoalID && r.SessionID != "" && !r.Live {
@@ -119,7 +126,45 @@ func (d *driver) session(g *protocol.GoalSnapshot) (id string, resume bool) {
 	if r.Live && r.Agent == d.name {
 		d.view.line("the last " + d.name + " process of this folder did not end by itself: starting a new session")
 	}
+	if d.agent.namesSession != nil {
+		return "", false
+	}
 	return newSessionID(), false
+}
+
+// sessionLine is the line that says a process starts: with the session
+// id the agent takes for resuming it, none while the agent has not named
+// it yet.
+func sessionLine(name, id string, resume bool) string {
+	switch {
+	case resume:
+		return fmt.Sprintf("resuming %s (session %s)", name, id)
+	case id == "":
+		return fmt.Sprintf("starting %s (a new session, which %s names)", name, name)
+	}
+	return fmt.Sprintf("starting %s (session %s)", name, id)
+}
+
+// maxHeader bounds what is read of a process's output for the session id
+// its agent names (namesSession): it comes before any model output.
+const maxHeader = 16 << 10
+
+// namedSession is the session id the agent named in its output, which was
+// appended to the log at path from offset: the first the agent's pattern
+// finds there, when it is a UUID (the id goes on the next process's
+// command line: loadRunRecord); else "".
+func (d *driver) namedSession(path string, offset int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.NewSectionReader(f, offset, maxHeader))
+	m := d.agent.namesSession.FindSubmatch(b)
+	if m == nil || !sessionIDPattern.Match(m[1]) {
+		return ""
+	}
+	return string(m[1])
 }
 
 // newSessionID is a random UUID (version 4), as the agents take.
@@ -149,17 +194,16 @@ func (d *driver) runAgent(ctx context.Context, st protocol.State) (code int, lin
 	if err := d.save(); err != nil {
 		return exitFailure, "stopped: recording the agent's session: " + err.Error(), true
 	}
-	verb := "starting"
-	if resume {
-		verb = "resuming"
-	}
-	d.view.line(fmt.Sprintf("%s %s (session %s)", verb, d.name, id))
+	d.view.line(sessionLine(d.name, id, resume))
 	exitErr, err := d.runProcess(ctx, args, prompt, st)
 	if err != nil {
 		return exitFailure, "stopped: " + err.Error(), true
 	}
 	if ctx.Err() != nil {
 		return 0, "", false // the loop reads the state and ends
+	}
+	if d.rec.SessionID == "" {
+		d.noteNamedSession()
 	}
 	d.rec.Live = false
 	if err := d.save(); err != nil {
@@ -189,11 +233,14 @@ func (d *driver) runProcess(ctx context.Context, args []string, prompt string, s
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return nil, err
 	}
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	logf, err := openRunLog(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close()
+	if d.logStart, err = logf.Seek(0, io.SeekEnd); err != nil {
+		return nil, err
+	}
 	cmd := exec.CommandContext(ctx, d.agent.program, args...)
 	cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = d.folder, strings.NewReader(prompt), logf, logf
 	cmd.SysProcAttr = agentProcAttr()
@@ -203,16 +250,34 @@ func (d *driver) runProcess(ctx context.Context, args []string, prompt string, s
 	d.view.note(fmt.Sprintf("%s's output: %s", d.name, logPath))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	lost := d.sess.Done()
 	for {
 		select {
 		case err := <-done:
 			return err, nil
+		case <-lost: // state connects again (reconnect) while the agent runs on
 		case <-d.changed:
-			if now, err := d.state(ctx); err == nil {
-				d.noteGoal(now.Goal)
-				d.view.show(d.name, now)
-			}
 		}
+		if now, err := d.state(ctx); err == nil {
+			d.noteGoal(now.Goal)
+			d.view.show(d.name, now)
+		}
+		// No daemon: the process ends unwatched, and the loop stops after it.
+		if lost = d.sess.Done(); d.lost() {
+			lost = nil
+		}
+	}
+}
+
+// noteNamedSession records the session id the agent named in its output
+// of the process that ended, and says it.
+func (d *driver) noteNamedSession() {
+	if d.agent.namesSession == nil {
+		return
+	}
+	if id := d.namedSession(runLogPath(d.e.stateDir, d.folder), d.logStart); id != "" {
+		d.rec.SessionID = id
+		d.view.line(fmt.Sprintf("%s named its session %s", d.name, id))
 	}
 }
 
@@ -243,7 +308,7 @@ func (d *driver) afterProcess(ctx context.Context, g *protocol.GoalSnapshot, exi
 			d.name, how, d.name, runLogPath(d.e.stateDir, d.folder)), true
 	case now.Status == "paused" && now.LastActor == "runtime" && progressed && !now.Stalled:
 		d.view.line(fmt.Sprintf("%s %s: %s; resuming the goal", d.name, how, now.TerminalReason))
-		if _, err := d.sess.Execute(ctx, protocol.CmdGoalResume, &protocol.NoArgs{}); err != nil {
+		if _, err := d.execute(ctx, protocol.CmdGoalResume, &protocol.NoArgs{}); err != nil {
 			return exitFailure, "stopped: resuming the goal: " + err.Error(), true
 		}
 	case now.Status == "active":

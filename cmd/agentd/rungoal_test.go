@@ -102,3 +102,57 @@ func TestRunRecordSavedThroughANewFile(t *testing.T) {
 		t.Errorf("the record: %v, %v", fi, err)
 	}
 }
+
+// TestRunViewTerminalCut: on a terminal 20 cells wide, the status line
+// is cut to 19 cells (watch.Fit, by cells: tested there with wide runes
+// and emoji) at each redraw, also when an event line is written above it,
+// so that it never wraps and a redraw clears all of it.
+func TestRunViewTerminalCut(t *testing.T) {
+	var out bytes.Buffer
+	v := &runView{w: &out, terminal: true, width: func() int { return 20 }, noted: map[string]bool{}}
+	st := protocol.State{Goal: &protocol.GoalSnapshot{Status: "active", TurnsUsed: 3},
+		Todos: protocol.TodosState{Items: []protocol.TodoItem{{Title: "解析器を書く 👨‍👩‍👧‍👦 and test it", Status: "in_progress"}}}}
+	v.show("claude", st)
+	v.line("starting claude (session 5f0c)")
+	const status = "claude · goal acti…" // 19 cells
+	if want := clearLine + status + clearLine + "starting claude (session 5f0c)\n" + status; out.String() != want {
+		t.Errorf("terminal output %q, want %q", out.String(), want)
+	}
+}
+
+// TestRunCodexNamedSession: the session Codex names in its output's header
+// ("session id: ID") is the one the next process resumes (codex exec
+// resume ID -); only the output of the process that ran is read, the
+// first id wins (the model's text comes after the header), and an id that
+// is not a UUID is none, so nothing in the log, which an agent's shell can
+// write, becomes a flag.
+func TestRunCodexNamedSession(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "run.log")
+	older, own, later := newSessionID(), newSessionID(), newSessionID()
+	head := "session id: " + older + "\n"
+	body := "OpenAI Codex v0.169.0\n--------\nworkdir: /w\nsession id: " + own + "\n--------\nuser\nsession id: " + later + "\n"
+	if err := os.WriteFile(log, []byte(head+body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := &driver{agent: headlessAgents["codex"]}
+	if got := d.namedSession(log, int64(len(head))); got != own {
+		t.Errorf("named session %q, want %q", got, own)
+	}
+	if args := d.agent.resume(own, []string{"--skip-git-repo-check"}); !slices.Equal(args, []string{"exec", "resume", "--skip-git-repo-check", own, "-"}) {
+		t.Errorf("resume args %q", args)
+	}
+	for _, bad := range []string{"--dangerously-bypass-approvals-and-sandbox", own + "x", strings.ToUpper(own)} {
+		if err := os.WriteFile(log, []byte("session id: "+bad+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := d.namedSession(log, 0); got != "" {
+			t.Errorf("output naming %q gave session %q, want none", bad, got)
+		}
+	}
+	if id, resume := d.session(&protocol.GoalSnapshot{GoalID: "g1"}); id != "" || resume {
+		t.Errorf("a new Codex session is %q (resume %v), want none until Codex names it", id, resume)
+	}
+	if got := sessionLine("codex", "", false); got != "starting codex (a new session, which codex names)" {
+		t.Errorf("start line %q", got)
+	}
+}

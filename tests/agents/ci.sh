@@ -29,7 +29,10 @@
 # tests/agents_opencode_test.go: opencode's MCP tools and agentd's
 # plugin: the "Done." budget and a token budget crossed mid-turn;
 # tests/agents_shellhook_test.go: hook events the model sends from Claude
-# Code's Bash tool, refused, the goal's budget still binding):
+# Code's Bash tool, refused, the goal's budget still binding;
+# tests/agents_run_test.go, tests/agents_runwait_test.go and
+# tests/agents_rundaemon_test.go: `agentd run` driving the agents, its
+# daemon killed twice in one run):
 # each runs `agentd setup` (whose hooks run agentd-hook, which the tests
 # build beside agentd), then
 # the agent's whole loop on scripted model output (a small Messages API on
@@ -58,4 +61,4 @@ passed=$(grep -c '^--- PASS: TestReal' <<<"$out")
 failed=$(grep -c '^--- FAIL: TestReal' <<<"$out")
 if [ "$code" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
 echo "$passed passed, $failed failed"
-[ "$code" = 0 ] && [ "$passed" = 54 ]
+[ "$code" = 0 ] && [ "$passed" = 55 ]

@@ -258,6 +258,10 @@ func (m *Member) start(initialCluster, state string) error {
 	// The cheapest password hashing: etcd's default cost takes seconds per
 	// authentication under the race detector, beyond agentd's dial bound.
 	cfg.BcryptCost = 4
+	// No fsync: the members' data lives as long as the test process, whose
+	// page cache keeps it across Stop and Restart; an fsync on a disk that
+	// other jobs share can take longer than agentd's bound on a call.
+	cfg.UnsafeNoFsync = true
 	cfg.QuotaBackendBytes = m.c.quota
 	if tls := m.c.tls; tls != nil {
 		cfg.ClientTLSInfo.CertFile = tls.ServerCert

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/agentd/agentd/goal"
 )
 
 // The paths a waiting goal waits on (docs/runtime.md §2.13): a change of
@@ -76,31 +78,61 @@ func Marks(root string, rels []string) map[string]string {
 // event (events may be lost, or fsnotify may not run); tests change it.
 var waitPoll = taskFileVerify
 
+// MaxWaitWatchers is how many fsnotify watchers (each an inotify instance
+// on Linux, of which a user has 128 by default, shared with every program
+// of theirs) the path watches of waits hold at once, in all: a watch
+// started while they are taken compares its marks at each poll only.
+// Waits are made by the model (one per session, and its shell reaches
+// every session) and arrive from a team's etcd, so without a bound they
+// could take every instance of the person's user (docs/runtime.md §2.13).
+const MaxWaitWatchers = 8
+
+// waitWatchers holds a token for each fsnotify watcher a wait holds.
+var waitWatchers = make(chan struct{}, MaxWaitWatchers)
+
 // WatchPaths watches rels under root until one's mark differs from
 // marks (a path marks lacks counts as "absent"), then calls changed once
-// with it, on a goroutine of its own. fsnotify events on the paths and
-// their folders make it compare at once; it compares every few seconds
-// anyway, and only so when fsnotify cannot start. The marks are compared
-// first thing, so a change already made is seen. stop ends the watch
-// without waiting (a notice of the store calls it under a session's
-// lock); a compare under way may still call changed once.
+// with it, on a goroutine of its own. Only the first goal.MaxWaitPaths of
+// rels are watched (a record from etcd may hold more). fsnotify events on
+// the paths and their folders make it compare at once; it compares every
+// few seconds anyway, and only so when fsnotify cannot start or
+// MaxWaitWatchers are taken. The marks are compared first thing, so a
+// change already made is seen. stop ends the watch without waiting (a
+// notice of the store calls it under a session's lock); a compare under
+// way may still call changed once.
 func WatchPaths(root string, rels []string, marks map[string]string, changed func(rel string)) (stop func()) {
-	w := &pathWatch{root: root, rels: rels, marks: marks, changed: changed, done: make(chan struct{})}
-	if fsw, err := newFSWatcher(); err == nil {
-		w.fsw = fsw
-		for _, r := range rels {
-			if _, err := WaitPath(root, r); err != nil {
-				continue // a link takes it outside now: its mark says so, nothing outside is watched
-			}
-			p := filepath.Join(root, filepath.FromSlash(r))
-			_ = fsw.Add(filepath.Dir(p)) // a folder not there yet: the poll sees the path appear
-			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-				_ = fsw.Add(p)
-			}
-		}
-	}
+	w := newPathWatch(root, rels, marks, changed)
 	go w.loop()
 	return func() { w.once.Do(func() { close(w.done) }) }
+}
+
+// newPathWatch is WatchPaths' watch, its fsnotify watcher added, not
+// started.
+func newPathWatch(root string, rels []string, marks map[string]string, changed func(rel string)) *pathWatch {
+	rels = rels[:min(len(rels), goal.MaxWaitPaths)]
+	w := &pathWatch{root: root, rels: rels, marks: marks, changed: changed, poll: waitPoll, done: make(chan struct{})}
+	select {
+	case waitWatchers <- struct{}{}:
+	default:
+		return w // every watcher is taken: poll only
+	}
+	fsw, err := newFSWatcher()
+	if err != nil {
+		<-waitWatchers
+		return w
+	}
+	w.fsw = fsw
+	for _, r := range rels {
+		if _, err := WaitPath(root, r); err != nil {
+			continue // a link takes it outside now: its mark says so, nothing outside is watched
+		}
+		p := filepath.Join(root, filepath.FromSlash(r))
+		_ = fsw.Add(filepath.Dir(p)) // a folder not there yet: the poll sees the path appear
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			_ = fsw.Add(p)
+		}
+	}
+	return w
 }
 
 type pathWatch struct {
@@ -108,7 +140,8 @@ type pathWatch struct {
 	rels    []string
 	marks   map[string]string
 	changed func(rel string)
-	fsw     *fsnotify.Watcher // nil: poll only
+	poll    time.Duration     // waitPoll when it was made
+	fsw     *fsnotify.Watcher // nil: poll only; else it holds a token of waitWatchers
 	done    chan struct{}
 	once    sync.Once
 }
@@ -117,10 +150,13 @@ func (w *pathWatch) loop() {
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if w.fsw != nil {
-		defer w.fsw.Close()
+		defer func() {
+			w.fsw.Close()
+			<-waitWatchers
+		}()
 		events, errs = w.fsw.Events, w.fsw.Errors
 	}
-	tick := time.NewTicker(waitPoll)
+	tick := time.NewTicker(w.poll)
 	defer tick.Stop()
 	for {
 		if rel, ok := w.compare(); ok {

@@ -1,0 +1,138 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/agentd/agentd/tests/etcdtest"
+)
+
+// Whoever can write a team's etcd (docs/security.md, "Who is who") writes
+// what they like under the team's prefix. These tests write as that
+// attacker, with the etcd client, and check what this machine's daemon does
+// with it.
+
+// etcdAttacker is a client of the team's etcd that writes raw values.
+type etcdAttacker struct {
+	t   *testing.T
+	cli *clientv3.Client
+}
+
+func newEtcdAttacker(t *testing.T, eps []string) *etcdAttacker {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return &etcdAttacker{t: t, cli: cli}
+}
+
+// put writes value at the team's key rel (under /agentd/<team id>/).
+func (a *etcdAttacker) put(rel, value string) {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := a.cli.Put(ctx, "/agentd/"+testTeamID+"/"+rel, value); err != nil {
+		a.t.Fatalf("writing %s: %v", rel, err)
+	}
+}
+
+// session reads session name's record as a JSON object.
+func (a *etcdAttacker) session(name string) map[string]any {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := a.cli.Get(ctx, "/agentd/"+testTeamID+"/s/"+name)
+	if err != nil || len(got.Kvs) != 1 {
+		a.t.Fatalf("reading session %s from etcd: %v", name, err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(got.Kvs[0].Value, &rec); err != nil {
+		a.t.Fatal(err)
+	}
+	return rec
+}
+
+// TestForgedEtcdValuesDoNotStopTheDaemon: garbage, records of a newer
+// agentd and absurd values written into the team's keys (sessions, a
+// history event, the change flags, a live key, a turn key held by no
+// lease, the compaction key) cost the folder at most the sessions they
+// broke: the daemon stays up and the person's session goes on being
+// written and read.
+func TestForgedEtcdValuesDoNotStopTheDaemon(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.Start(t, 1)
+	e := newEnv(t)
+	writeTeamFile(t, testTeamID, c.Endpoints(), e)
+	cl := e.start().connect()
+	cl.Initialize(nil, e.ws)
+	cl.MustExec("agentd.goal.create", map[string]any{"objective": "ship it"}, nil)
+	a := newEtcdAttacker(t, c.Endpoints())
+
+	rec := a.session("default")
+	g := rec["goal"].(map[string]any)["goal"].(map[string]any)
+	g["turnsUsed"], g["tokensUsed"], g["wallClockMs"] = -5, -1<<62, 1<<62
+	g["status"] = "sideways"
+	absurd, _ := json.Marshal(rec)
+	for key, value := range map[string]string{
+		"s/garbage":                      "{not json",
+		"s/newer":                        `{"v": 999, "name": "newer"}`,
+		"s/absurd":                       string(absurd),
+		"s/empty":                        "",
+		"h/default/99999999999999999999": "{}",
+		"h/default/x":                    "garbage",
+		"c/default":                      "[1,2",
+		"live/forged":                    "not json",
+		"compact":                        "-1",
+	} {
+		a.put(key, value)
+	}
+	for i := range 3 {
+		cl.MustExec("agentd.todo.set", map[string]any{"items": []map[string]any{{"title": strings.Repeat("x", i+1), "status": "pending"}}}, nil)
+	}
+	var st struct {
+		Todos struct{ Items []struct{ Title string } }
+	}
+	cl.MustExec("agentd.state", nil, &st)
+	if len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != "xxx" {
+		t.Fatalf("the person's session after the forged values: %+v", st)
+	}
+	// A machine that opens the folder now (its one-shot command, its
+	// daemon) serves it: before, the first record it could not read failed
+	// the opening of the whole folder ("preparing the opened store").
+	e2 := newEnv(t)
+	writeTeamFile(t, testTeamID, c.Endpoints(), e2)
+	if out, errOut, code := e2.cli("goal", "status", "--workspace", e2.ws); code != 0 || !strings.Contains(out, "Goal (active): ship it") {
+		t.Fatalf("agentd goal status on another machine: exit %d, %q %q; want the goal", code, out, errOut)
+	}
+	cl2 := e2.start().connect()
+	cl2.Initialize(nil, e2.ws)
+	cl2.MustExec("agentd.state", nil, &st)
+	if len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != "xxx" {
+		t.Fatalf("the session on another machine's daemon: %+v", st)
+	}
+	var list struct{ Sessions []struct{ Session string } }
+	cl.MustExec("agentd.sessions", nil, &list)
+	var names []string
+	for _, s := range list.Sessions {
+		names = append(names, s.Session)
+	}
+	if strings.Join(names, ",") != "absurd,default" {
+		t.Fatalf("agentd.sessions lists %v; want the sessions that can be read, absurd and default", names)
+	}
+	for _, name := range []string{"garbage", "newer"} {
+		if err := cl.Exec("agentd.state", map[string]any{"session": name}, nil); refusalCode(err) != "workspace.corrupt" || !strings.Contains(err.Error(), `session "`+name+`"`) {
+			t.Fatalf("agentd.state of session %s: %v; want workspace.corrupt naming it", name, err)
+		}
+	}
+	if _, errOut, code := e.cli("tool", "GetGoal", "{}", "--session", "absurd", "--workspace", e.ws); code != 0 {
+		t.Fatalf("GetGoal of the session with absurd values: exit %d %s", code, errOut)
+	}
+	cl.MustExec("agentd.todo.set", map[string]any{"items": []map[string]any{{"title": "still here", "status": "pending"}}}, nil)
+}
