@@ -51,14 +51,18 @@ func (s *Service) checkRunAgain(ctx context.Context, ws *workspace.Workspace, se
 		if err != nil {
 			return goal.CheckRun{}, workspace.Session{}, err
 		}
-		g := st.Goal.Goal
+		var c goal.Check
+		if g := st.Goal.Goal; g != nil && g.Check != nil {
+			c = *g.Check
+		}
+		running := r.RunID != "" && c.Running && c.RunID == r.RunID
 		var busy <-chan struct{}
 		switch {
-		case g == nil || g.Check == nil || (!g.Check.Running || g.Check.RunID != r.RunID) && (g.Check.LastRun == nil || g.Check.LastRun.RunID != r.RunID):
+		case r.RunID != "" && c.LastRun != nil && c.LastRun.RunID == r.RunID:
+			return *c.LastRun, st, nil
+		case !running:
 			return s.runLost(r), st, nil
-		case !g.Check.Running || g.Check.RunID != r.RunID:
-			return *g.Check.LastRun, st, nil
-		case g.Check.RunBy != s.clockID():
+		case c.RunBy != s.clockID():
 			return goal.CheckRun{}, workspace.Session{}, &goal.Error{Code: goal.CodeCheckRunning, Msg: fmt.Sprintf(
 				"the run this request started (run %s) is marked running by another agentd process, whose result reaches this one once it has run; wait for it (agentd.awaitChange) rather than sending the request again", r.RunID)}
 		default:

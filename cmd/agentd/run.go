@@ -98,12 +98,24 @@ func oneShot(ctx context.Context, e *env, t target, abs string, id protocol.Comm
 			return st, err
 		}
 	}
+	// The state opened here is kept for a copy sent again, so that both
+	// copies are one process's: a check's run the first marked is its own.
+	var local *commands.Client
+	closeLocal := func() {}
+	defer func() { closeLocal() }()
 	raw, err := sendOnce(e.stderr, args, func() (json.RawMessage, error) {
 		raw, err := viaDaemon(ctx, e, t, abs, id, args)
-		if errors.Is(err, errDirect) {
-			raw, err = direct(ctx, e, t, abs, id, args)
+		if !errors.Is(err, errDirect) {
+			return raw, err
 		}
-		return raw, err
+		if local == nil {
+			cl, closeCl, err := openDirect(e, t, abs)
+			if err != nil {
+				return nil, err
+			}
+			local, closeLocal = cl, closeCl
+		}
+		return direct(ctx, local, t, id, args)
 	})
 	if err != nil {
 		return nil, err
@@ -183,18 +195,26 @@ func noteFolder(stderr io.Writer, folder string) {
 	fmt.Fprintf(stderr, "agentd: workspace %s\n", folder)
 }
 
-// direct runs one command on the state of folder abs, opened in this
-// process, for whom this process acts (caller.Self: a person, or an
-// agent's shell).
-func direct(ctx context.Context, e *env, t target, abs string, id protocol.CommandID, args protocol.Args) (json.RawMessage, error) {
+// openDirect opens the state of folder abs in this process, for whom this
+// process acts (caller.Self: a person, or an agent's shell); closeState closes
+// it.
+func openDirect(e *env, t target, abs string) (cl *commands.Client, closeState func(), err error) {
 	svc := service.New(e.storeOptions(t.etcd), service.OneShot)
-	defer svc.Close()
-	cl := commands.NewClient(svc, commands.Defaults{})
-	defer cl.Close()
+	cl = commands.NewClient(svc, commands.Defaults{})
+	closeState = func() {
+		cl.Close()
+		svc.Close()
+	}
 	cl.SetCaller(caller.Self()) // as the shared daemon does with its peer
 	if err := cl.AddFolder(abs); err != nil {
-		return nil, err
+		closeState()
+		return nil, nil, err
 	}
+	return cl, closeState, nil
+}
+
+// direct runs one command on the state cl opened (openDirect).
+func direct(ctx context.Context, cl *commands.Client, t target, id protocol.CommandID, args protocol.Args) (json.RawMessage, error) {
 	if t.session != "" {
 		args.CommonArgs().Session = t.session // Execute checks it as it checks every command's session
 	}
