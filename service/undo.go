@@ -241,12 +241,25 @@ func newestChange(ws *workspace.Workspace, session string, scope UndoScope) (*wo
 // checkUndoable refuses an event undo does not revert.
 func checkUndoable(ev workspace.Event) error {
 	if !slices.Contains(Undoable(), ev.Kind) {
-		return undoRefusal(goal.CodeArgsInvalid, "the newest change is %s (seq %d), which undo does not revert (it reverts %s); nothing was undone", ev.Kind, ev.Seq, joinKinds(Undoable()))
+		return undoRefusal(goal.CodeArgsInvalid, "the newest change is %s (seq %d), which undo does not revert (it reverts %s); nothing was undone%s", ev.Kind, ev.Seq, joinKinds(Undoable()), instead(ev.Kind))
 	}
 	if len(ev.Before) == 0 || ev.Revision == 0 {
 		return undoRefusal(goal.CodeArgsInvalid, "the newest change, %s (seq %d), was recorded by an older agentd without the state before it, so it cannot be undone", ev.Kind, ev.Seq)
 	}
 	return nil
+}
+
+// instead is what to do rather than undo a change of kind, for the
+// refusal: a wait ends with a resume, a queued goal that started is
+// cancelled or paused (docs/runtime.md §6); "" for the other kinds.
+func instead(kind protocol.EventKind) string {
+	switch kind {
+	case goal.Change{Kind: goal.ChangeWait}.EventKind():
+		return "; resume the goal to end the wait"
+	case goal.Change{Kind: goal.ChangeAdvance}.EventKind():
+		return "; cancel or pause the goal the queue started"
+	}
+	return ""
 }
 
 // joinKinds is kinds as a list for a message: "todo.write, todo.set".

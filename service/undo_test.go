@@ -67,16 +67,22 @@ func TestUndoRefusals(t *testing.T) {
 	store(t, ws, "goal.advance", workspace.GoalBefore{})
 	rev := view(t, ws).Revision
 	_, _, err := svc.Undo(ws, "", "", nil, "")
-	if undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "goal.advance (seq 2), which undo does not revert") {
+	if undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "goal.advance (seq 2), which undo does not revert") ||
+		!strings.HasSuffix(err.Error(), "nothing was undone; cancel or pause the goal the queue started") {
 		t.Errorf("undo of goal.advance: %v", err)
+	}
+	store(t, ws, "goal.wait", workspace.GoalBefore{})
+	_, _, err = svc.Undo(ws, "", service.UndoGoal, nil, "")
+	if undoCode(err) != goal.CodeArgsInvalid || !strings.HasSuffix(err.Error(), "nothing was undone; resume the goal to end the wait") {
+		t.Errorf("undo of goal.wait: %v", err)
 	}
 	store(t, ws, "goal.pause", nil)
 	_, _, err = svc.Undo(ws, "", service.UndoGoal, nil, "")
 	if undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "recorded by an older agentd without the state before it") {
 		t.Errorf("undo of an event without before: %v", err)
 	}
-	if got := view(t, ws).Revision; got != rev+1 {
-		t.Errorf("revision %d after refused undos, want %d", got, rev+1)
+	if got := view(t, ws).Revision; got != rev+2 {
+		t.Errorf("revision %d after refused undos, want %d", got, rev+2)
 	}
 	if _, _, err := svc.Undo(ws, "", service.UndoTodo, nil, ""); undoCode(err) != goal.CodeArgsInvalid || !strings.Contains(err.Error(), "nothing to undo") {
 		t.Errorf("todo undo with no todo change: %v", err)

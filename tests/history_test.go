@@ -84,11 +84,12 @@ func TestHistoryCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"history", "--limit", "-1"}, "agentd history: --limit must be 0 or more, got -1"},
-		{[]string{"history", "--before", "x"}, `invalid value "x" for flag -before`},
+		{[]string{"history", "--before", "x"}, "agentd: --before \"x\" is not a whole number, 0 or more (see agentd --help)\n"},
 		{[]string{"history", "extra"}, "usage: agentd history"},
 		{[]string{"state", "--limit", "2"}, "--limit is a flag of: history; agentd state does not take it"},
 	} {
-		if _, errOut, code := e.cli(append(tc.args, "--workspace", e.ws)...); code != 2 || !strings.Contains(errOut, tc.want) {
+		if _, errOut, code := e.cli(append(tc.args, "--workspace", e.ws)...); code != 2 || !strings.Contains(errOut, tc.want) ||
+			tc.args[1] == "--before" && errOut != tc.want { // the one line, no usage after it
 			t.Errorf("agentd %v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
 		}
 	}

@@ -89,7 +89,7 @@ func (c *mcpClient) call(name string, args any) (string, bool) {
 	defer cancel()
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		c.t.Fatalf("tools/call %s %v: JSON-RPC error %v, want a result", name, args, err)
+		c.t.Fatalf("tools/call %s %.200v: JSON-RPC error %v, want a result", name, args, err) // %.200v: each string of args cut (a test sends megabytes)
 	}
 	if len(res.Content) != 1 {
 		c.t.Fatalf("tools/call %s: %d content items, want one text", name, len(res.Content))
@@ -106,7 +106,7 @@ func (c *mcpClient) good(name string, args any) string {
 	c.t.Helper()
 	text, isError := c.call(name, args)
 	if isError {
-		c.t.Fatalf("tools/call %s %v: isError %q", name, args, text)
+		c.t.Fatalf("tools/call %s %.200v: isError %.300q", name, args, text)
 	}
 	return text
 }
@@ -116,7 +116,7 @@ func (c *mcpClient) bad(name string, args any) string {
 	c.t.Helper()
 	text, isError := c.call(name, args)
 	if !isError {
-		c.t.Fatalf("tools/call %s %v: %q, want an isError result", name, args, text)
+		c.t.Fatalf("tools/call %s %.200v: %.300q, want an isError result", name, args, text)
 	}
 	return text
 }

@@ -251,7 +251,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func (a *app) parse(args []string, stdout, stderr io.Writer) (c command, pos []string, code int, done bool) {
 	probe := newApp() // reads where the subcommand is; a's fields stay unset
 	all := probe.allFlags(stderr)
-	all.Usage = func() { fmt.Fprint(stderr, a.overview()) } // after a flag's bad value
 	pos, err := cli.ParseInterspersed(all, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, a.usageOf(pos))

@@ -18,7 +18,8 @@ import (
 // TestParseInterspersed: flags before and after the arguments; "--" ends
 // the flags; text that starts with "-" but holds a space, and numbers, are
 // arguments; --help returns the arguments before it; an unknown flag is
-// refused suggesting "--" (docs/protocol.md §1.2.2).
+// refused suggesting "--" (docs/protocol.md §1.2.2); a bad value is named
+// with its flag and the kind of value it takes.
 func TestParseInterspersed(t *testing.T) {
 	for _, tt := range []struct {
 		args    []string
@@ -37,6 +38,11 @@ func TestParseInterspersed(t *testing.T) {
 		{args: []string{"goal", "create", "-v"}, err: "unknown flag -v (see agentd --help; to pass text that starts with -, put it after --)"},
 		{args: []string{"goal", "create", "--help", "x"}, pos: []string{"goal", "create"}, err: "help requested"},
 		{args: []string{"goal", "pause", "--reason"}, err: "flag --reason needs a value"},
+		{args: []string{"goal", "create", "x", "--bogus=1"}, err: "unknown flag --bogus (see agentd --help;"},
+		{args: []string{"history", "--limit", "x"}, err: `--limit "x" is not a whole number (see agentd --help)`},
+		{args: []string{"history", "--before=-2"}, err: `--before "-2" is not a whole number, 0 or more (see agentd --help)`},
+		{args: []string{"goal", "create", "x", "--require-todos=maybe"}, err: `--require-todos "maybe" is not true or false (see agentd --help)`},
+		{args: []string{"serve", "--listen.timeout", "soon"}, err: `--listen.timeout "soon" is not a duration (90s, 30m, 1h30m) (see agentd --help)`},
 	} {
 		a := newApp()
 		fs := a.allFlags(io.Discard)

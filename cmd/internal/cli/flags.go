@@ -3,8 +3,10 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ParseInterspersed parses flags that may come before or after positional
@@ -14,7 +16,8 @@ import (
 // return flag.ErrHelp with the positional arguments before them, which
 // name the subcommand whose usage is wanted.
 func ParseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var flags, positional []string
+	var flags [][]string // each flag with its value, if apart
+	var positional []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -26,30 +29,70 @@ func ParseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 			positional = append(positional, a)
 			continue
 		}
-		flags = append(flags, a)
-		if hasValue {
-			continue
-		}
-		if name == "h" || name == "help" {
+		if !hasValue && (name == "h" || name == "help") {
 			return positional, flag.ErrHelp
 		}
 		f := fs.Lookup(name)
 		if f == nil {
-			return nil, fmt.Errorf("unknown flag %s (see %s --help; to pass text that starts with -, put it after --)", a, fs.Name())
+			given, _, _ := strings.Cut(a, "=")
+			return nil, fmt.Errorf("unknown flag %s (see %s --help; to pass text that starts with -, put it after --)", given, fs.Name())
 		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); hasValue || ok && b.IsBoolFlag() {
+			flags = append(flags, []string{a})
 			continue
 		}
 		if i+1 >= len(args) || strings.HasPrefix(args[i+1], "--") {
 			return nil, fmt.Errorf("flag %s needs a value (write %s=VALUE for a value that starts with --)", a, a)
 		}
 		i++
-		flags = append(flags, args[i])
+		flags = append(flags, []string{a, args[i]})
 	}
-	if err := fs.Parse(flags); err != nil {
+	if err := parseEach(fs, flags); err != nil {
 		return nil, err
 	}
 	return positional, nil
+}
+
+// parseEach parses the flags one at a time, so that a bad value is named
+// by its flag: `--limit "x" is not a whole number (see agentd --help)`,
+// one line, rather than the flag package's message and usage.
+func parseEach(fs *flag.FlagSet, flags [][]string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = usage }()
+	for _, f := range flags {
+		if err := fs.Parse(f); err != nil {
+			return badValue(fs, f, err)
+		}
+	}
+	return nil
+}
+
+// badValue is the error of flag f (a name and its value, joined by = or
+// apart) whose value fs refused with err.
+func badValue(fs *flag.FlagSet, f []string, err error) error {
+	name, value, _ := strings.Cut(strings.TrimLeft(f[0], "-"), "=")
+	if len(f) == 2 {
+		value = f[1]
+	}
+	want := ""
+	if g, ok := fs.Lookup(name).Value.(flag.Getter); ok { // ParseInterspersed looked it up
+		switch g.Get().(type) {
+		case bool:
+			want = "not true or false"
+		case int, int64:
+			want = "not a whole number"
+		case uint, uint64:
+			want = "not a whole number, 0 or more"
+		case time.Duration:
+			want = "not a duration (90s, 30m, 1h30m)"
+		}
+	}
+	if want == "" {
+		return err
+	}
+	return fmt.Errorf("--%s %q is %s (see %s --help)", name, value, want, fs.Name())
 }
 
 // isNumber says whether a is a number such as -3, which is an argument,

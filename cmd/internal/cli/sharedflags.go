@@ -2,7 +2,6 @@ package cli
 
 import (
 	"flag"
-	"fmt"
 	"io"
 )
 
@@ -90,7 +89,6 @@ func (l *HookLine) SetFlags(fs *flag.FlagSet) {
 func (f *HookFlags) FlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, HookUsage(name)) }
 	f.Globals.SetFlags(fs)
 	f.HookLine.SetFlags(fs)
 	f.Etcd.SetFlags(fs)
