@@ -103,7 +103,8 @@ func quote(s string) string {
 	return string(b)
 }
 
-// What differs between two runs whatever the handler: times and the wall
+// What differs between two runs whatever the handler: times (quoted, or in
+// a reason's text) and the wall
 // clock a goal has used (the retry's pause adds to it) and a check run took,
 // ids (a check run's too), hashes of files that hold ids, and the folder's
 // temporary path.
@@ -111,7 +112,7 @@ var normalizations = []struct {
 	re   *regexp.Regexp
 	with string
 }{
-	{regexp.MustCompile(`"\d{4}-\d\d-\d\dT[0-9:.]+(Z|[+-]\d\d:\d\d)"`), `"TIME"`},
+	{regexp.MustCompile(`\b\d{4}-\d\d-\d\dT[0-9:.]+(Z|[+-]\d\d:\d\d)`), `TIME`}, // a reason's too ("waiting until …")
 	{regexp.MustCompile(`((?i)(wallClockMs|durationMs)\\?"):\d+`), `$1:MS`},
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "UUID"},
 	{regexp.MustCompile(`\b[0-9a-f]{64}\b`), "SHA256"},
