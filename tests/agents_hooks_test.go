@@ -39,6 +39,10 @@ type reply struct {
 	// agent waits for the answer: awaitFile): a test's way to keep a model
 	// call in flight until something the agent started has happened.
 	waitFor string
+	// arrived is a file the model (the Messages API) makes as the call
+	// arrives, before it waits: what the agent started can wait for the
+	// call to be in flight, its tools and their hooks done.
+	arrived string
 }
 
 // pastTheScript is what a scripted model answers a main-loop call past
@@ -122,6 +126,9 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	rp := reply{text: "A title.", tokens: 3}
 	if main {
 		_, rp = m.next(body)
+	}
+	if rp.arrived != "" {
+		os.WriteFile(rp.arrived, nil, 0o600)
 	}
 	awaitFile(r.Context(), rp.waitFor)
 	writeMessages(w, fmt.Sprintf("%p_%d", m, len(m.calls())), rp)
