@@ -2,9 +2,11 @@ package hook
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSameWordsCopilotQwen: as TestSameBytesDifferentPlace for Copilot CLI
@@ -62,6 +64,42 @@ func TestSameWordsCopilotQwen(t *testing.T) {
 				t.Errorf("the last stop again sent %v and printed %q; want nothing sent and %q", calls, out, last)
 			}
 		})
+	}
+}
+
+// TestQwenStopWaitsForALateResponse: Qwen Code writes its transcript
+// behind its hooks, on a loaded machine seconds behind
+// (tests.TestRealQwenCodeLikeReal): at a Stop the transcript may hold only
+// the turn's earlier response, a tool call whose line came after its
+// boundary event, and the Stop's own response lands after the other
+// events' whole time (DefaultTimeout). The Stop waits for the response
+// with its last_assistant_message and ends the step with both responses'
+// tokens (docs/hooks.md, "The turn a hook opened").
+func TestQwenStopWaitsForALateResponse(t *testing.T) {
+	d := continuing(t)
+	transcript := filepath.Join(t.TempDir(), "chat.jsonl")
+	opts := Options{Host: "qwen", Folder: t.TempDir(), StateDir: t.TempDir(), Dial: d.dial}
+	d.event(opts, fmt.Sprintf(`{"hook_event_name":"UserPromptSubmit","session_id":"q1","transcript_path":%q,"cwd":"/","timestamp":"2026-12-01T09:00:00.000Z","prompt_id":"q1####0","prompt":"Work."}`, transcript))
+	appendLine(t, transcript, `{"uuid":"a1","type":"assistant","message":{"role":"model","parts":[{"functionCall":{"name":"todo_write","args":{}}}]},"usageMetadata":{"candidatesTokenCount":21}}`)
+	written := make(chan error, 1)
+	go func() {
+		time.Sleep(DefaultTimeout + 200*time.Millisecond) // the late write itself, not a bound
+		f, err := os.OpenFile(transcript, os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString(`{"uuid":"a2","type":"assistant","message":{"role":"model","parts":[{"text":"Let me think.","thought":true},{"text":"Done."}]},"usageMetadata":{"candidatesTokenCount":11}}` + "\n")
+			f.Close()
+		}
+		written <- err
+	}()
+	out, calls := d.event(opts, fmt.Sprintf(`{"hook_event_name":"Stop","session_id":"q1","transcript_path":%q,"cwd":"/","timestamp":"2026-12-01T09:00:05.000Z","prompt_id":"q1####0","last_assistant_message":"Done."}`, transcript))
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	if got := commandsOf(calls); got != stopCalls || !strings.Contains(calls[0], `"outputTokens":32`) {
+		t.Fatalf("the Stop sent %v, want %s with both responses' 21+11 output tokens", calls, stopCalls)
+	}
+	if !strings.Contains(out, `"decision":"block"`) {
+		t.Errorf("the Stop printed %q, want the continuation", out)
 	}
 }
 
@@ -180,7 +218,7 @@ func TestBlockCap(t *testing.T) {
 			stop := func(n int) (string, []string) {
 				line := fmt.Sprintf(`{"type":"session.usage_record","data":{"usage":{"outputTokens":1}},"id":"u%d"}`, n)
 				if tc.host == "qwen" {
-					line = fmt.Sprintf(`{"uuid":"a%d","type":"assistant","usageMetadata":{"candidatesTokenCount":1}}`, n)
+					line = fmt.Sprintf(`{"uuid":"a%d","type":"assistant","message":{"role":"model","parts":[{"text":"Done."}]},"usageMetadata":{"candidatesTokenCount":1}}`, n)
 				}
 				appendLine(t, transcript, line)
 				return d.event(opts, strings.ReplaceAll(tc.stop(n), "$T", transcript))

@@ -156,7 +156,7 @@ func (copilot) read(ev event, c *cursor) error {
 }
 
 func (h copilot) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
-	return transcriptTokens(ctx, ev, c, h.read)
+	return transcriptTokens(ctx, ev, c, h.read, anyResponse)
 }
 
 // boundary: a postToolUse with no model response since the last claim is

@@ -61,9 +61,9 @@ type cursor struct {
 	Offset     int64  `json:"offset,omitempty"`
 	// Messages are the output tokens counted per assistant message id
 	// (Claude Code), newest last; LastText is the text of the newest
-	// message with text, TextID that message's id, and Ended the id of the
-	// message the last Stop ended (its place: docs/hooks.md, "The same
-	// event twice").
+	// message with text (Qwen Code: of the newest response), TextID that
+	// message's id, and Ended the id of the message the last Stop ended
+	// (its place: docs/hooks.md, "The same event twice").
 	Messages []counted `json:"messages,omitempty"`
 	LastText string    `json:"lastText,omitempty"`
 	TextID   string    `json:"textId,omitempty"`

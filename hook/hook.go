@@ -41,7 +41,8 @@ import (
 )
 
 // DefaultTimeout is how long one event may take, from reading stdin to
-// printing the answer. A hook that runs out of it prints nothing.
+// printing the answer. A hook that runs out of it prints nothing. A stop of
+// an agent that writes its transcript late may take longer (lateStop).
 const DefaultTimeout = 2 * time.Second
 
 // maxInput bounds the event read from stdin (a PostToolUse event carries the
@@ -81,11 +82,19 @@ func Run(ctx context.Context, opts Options, in io.Reader, out io.Writer) {
 		opts.Session = wsfolder.DefaultSession
 	}
 	log := opts.Logger.With("host", opts.Host)
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	// The event's time is known once it is read: handle narrows ctx to
+	// opts.Timeout from start for any event but a late stop's.
+	start, limit := time.Now(), opts.Timeout
+	if h, err := hostNamed(opts.Host); err == nil {
+		if l, ok := h.(lateStop); ok {
+			limit = max(limit, l.stopTime())
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	answer := make(chan []byte, 1)
 	go func() {
-		b, err := handle(ctx, opts, in)
+		b, err := handle(ctx, start, opts, in)
 		if err != nil {
 			log.Warn("hook event not handled; the agent goes on without agentd", "err", err)
 			b = nil
@@ -98,7 +107,7 @@ func Run(ctx context.Context, opts Options, in io.Reader, out io.Writer) {
 			out.Write(append(b, '\n'))
 		}
 	case <-ctx.Done():
-		log.Warn("hook event not handled in time; the agent goes on without agentd", "timeout", opts.Timeout)
+		log.Warn("hook event not handled in time; the agent goes on without agentd", "timeout", limit)
 	}
 }
 
@@ -160,6 +169,12 @@ type outcome struct {
 	input string
 }
 
+// lateStop is a host that writes the response a stop ends to its
+// transcript well behind the stop's hook, and gives its hooks the time to
+// wait for it: its stop may take stopTime, longer than Options.Timeout
+// (Qwen Code, docs/hooks.md "The turn a hook opened").
+type lateStop interface{ stopTime() time.Duration }
+
 // hostImpl is one agent's JSON shapes and records.
 type hostImpl interface {
 	// parse reads one event; an error names what is wrong with the input.
@@ -205,12 +220,16 @@ func hostNamed(name string) (hostImpl, error) {
 	return nil, fmt.Errorf("unknown agent %q; use %s", name, strings.Join(Hosts, ", "))
 }
 
-func handle(ctx context.Context, opts Options, in io.Reader) ([]byte, error) {
+// handle reads and answers one event begun at start: within opts.Timeout
+// of start, or within ctx's own deadline for a late stop (lateStop).
+func handle(ctx context.Context, start time.Time, opts Options, in io.Reader) ([]byte, error) {
 	h, err := hostNamed(opts.Host)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := readAll(ctx, in)
+	evCtx, cancel := context.WithDeadline(ctx, start.Add(opts.Timeout))
+	defer cancel()
+	raw, err := readAll(evCtx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +243,9 @@ func handle(ctx context.Context, opts Options, in io.Reader) ([]byte, error) {
 	}
 	if ev.kind == kindIgnore {
 		return nil, nil
+	}
+	if _, late := h.(lateStop); late && ev.kind == kindStop {
+		evCtx = ctx
 	}
 	if ev.session == "" {
 		return nil, fmt.Errorf("bad %s hook input: no session_id", opts.Host)
@@ -240,7 +262,7 @@ func handle(ctx context.Context, opts Options, in io.Reader) ([]byte, error) {
 	}
 	e := &engine{opts: opts, host: h, folder: folder, ev: ev}
 	defer e.close()
-	o, err := e.run(ctx, raw)
+	o, err := e.run(evCtx, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // qwen is Qwen Code's hooks (docs/hooks.md): Claude Code's event names and
@@ -90,17 +91,39 @@ func (qwen) render(ev event, o outcome) ([]byte, error) {
 }
 
 type qwenLine struct {
-	UUID          string `json:"uuid"`
-	Type          string `json:"type"`
+	UUID    string `json:"uuid"`
+	Type    string `json:"type"`
+	Message *struct {
+		Parts []struct {
+			Text    string `json:"text"`
+			Thought bool   `json:"thought"`
+		} `json:"parts"`
+	} `json:"message"`
 	UsageMetadata *struct {
 		CandidatesTokenCount int64 `json:"candidatesTokenCount"`
 	} `json:"usageMetadata"`
 }
 
+// text is the response's text as Qwen Code gives it to a Stop's hooks
+// (last_assistant_message): its parts' text, thoughts left out.
+func (l qwenLine) text() string {
+	if l.Message == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range l.Message.Parts {
+		if !p.Thought {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
 // read reads the transcript's new lines into the cursor: each assistant
 // line with usage is one model response, its output tokens
 // candidatesTokenCount (Qwen Code's completion tokens, reasoning
-// included), unclaimed until tokens takes them.
+// included), unclaimed until tokens takes them; LastText is the newest
+// response's text.
 func (qwen) read(ev event, c *cursor) error {
 	return readNew(ev.transcript, c, func(b []byte) {
 		var l qwenLine
@@ -108,11 +131,44 @@ func (qwen) read(ev event, c *cursor) error {
 			return
 		}
 		countMessage(c, l.UUID, l.UsageMetadata.CandidatesTokenCount)
+		c.LastText = l.text()
 	})
 }
 
+// qwenNoText is the last_assistant_message of a Stop whose response has
+// no text (Qwen Code 0.24).
+const qwenNoText = "[no response text]"
+
+// ends: a Stop ends the newest response when it is not claimed yet and has
+// the Stop's last_assistant_message as its text. Qwen Code writes its
+// transcript behind its hooks, so at a Stop the transcript may hold only an
+// earlier response not yet claimed (the tool call before it, whose line
+// came after the tool results went back to the model): a Stop that took
+// that one ended its turn without its own response, which was then counted
+// in the next turn, and the run's last one never (docs/hooks.md, "The turn
+// a hook opened"). A Stop without text waits for any response.
+func (qwen) ends(ev event) func(*cursor) bool {
+	want := strings.TrimSpace(ev.lastMessage)
+	if want == "" || want == qwenNoText {
+		return anyResponse
+	}
+	return func(c *cursor) bool { return c.UnclaimedResponses > 0 && strings.TrimSpace(c.LastText) == want }
+}
+
+// qwenStopTime is how long a Qwen Code Stop may take (lateStop): Qwen
+// Code 0.24 queues the transcript line of the response a Stop ends before
+// it runs the Stop's hooks, but writes its lines one at a time behind them,
+// each checked and synced to disk, which a loaded machine delays by
+// seconds; the Stop waits for that line (ends) until 0.7 s of this time is
+// left. It is 2 s under the 10 s that agentd setup gives Qwen
+// Code's hooks (setup/hooks.go), which is Qwen Code's own bound on the
+// hook.
+const qwenStopTime = 8 * time.Second
+
+func (qwen) stopTime() time.Duration { return qwenStopTime }
+
 func (h qwen) tokens(ctx context.Context, ev event, c *cursor) (int64, int, error) {
-	return transcriptTokens(ctx, ev, c, h.read)
+	return transcriptTokens(ctx, ev, c, h.read, h.ends(ev))
 }
 
 // boundary: an empty prompt with no model response since the last claim

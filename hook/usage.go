@@ -68,15 +68,15 @@ func transcriptDeadline(ctx context.Context) time.Time {
 	return time.Now().Add(DefaultTimeout - answerReserve)
 }
 
-// awaitResponse reads the transcript with read until it holds a response
-// not yet claimed or transcriptDeadline passes: an agent that writes its
-// transcript behind its hooks (Qwen Code, Copilot CLI) may run the hook of
-// a stop a moment before the response it ends is on disk. None coming is a
-// stop delivered again, or one with no model call.
-func awaitResponse(ctx context.Context, c *cursor, read func() error) error {
+// awaitResponse reads the transcript with read until ends says the
+// response a stop ends is read or transcriptDeadline passes: an agent that
+// writes its transcript behind its hooks (Qwen Code, Copilot CLI) may run
+// the hook of a stop a moment before the response it ends is on disk. None
+// coming is a stop delivered again, or one with no model call.
+func awaitResponse(ctx context.Context, c *cursor, read func() error, ends func(*cursor) bool) error {
 	deadline := transcriptDeadline(ctx)
 	for {
-		if err := read(); err != nil || c.UnclaimedResponses > 0 || !time.Now().Before(deadline) {
+		if err := read(); err != nil || ends(c) || !time.Now().Before(deadline) {
 			return err
 		}
 		select {
@@ -87,12 +87,16 @@ func awaitResponse(ctx context.Context, c *cursor, read func() error) error {
 	}
 }
 
+// anyResponse: a stop ends once a response not yet claimed is read (Copilot
+// CLI: the hook reads nothing else of the response an agentStop ends).
+func anyResponse(c *cursor) bool { return c.UnclaimedResponses > 0 }
+
 // transcriptTokens claims the output tokens and responses read reads into
-// the cursor; at a stop it waits for the response the stop ends, which
-// the agent may write behind its hook (Qwen Code, Copilot CLI).
-func transcriptTokens(ctx context.Context, ev event, c *cursor, read func(event, *cursor) error) (int64, int, error) {
+// the cursor; at a stop it waits for the response the stop ends (ends),
+// which the agent may write behind its hook (Qwen Code, Copilot CLI).
+func transcriptTokens(ctx context.Context, ev event, c *cursor, read func(event, *cursor) error, ends func(*cursor) bool) (int64, int, error) {
 	if ev.kind == kindStop {
-		if err := awaitResponse(ctx, c, func() error { return read(ev, c) }); err != nil {
+		if err := awaitResponse(ctx, c, func() error { return read(ev, c) }, ends); err != nil {
 			return 0, 0, err
 		}
 	} else if err := read(ev, c); err != nil {

@@ -46,7 +46,7 @@ func (m *responsesModel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := io.ReadAll(r.Body)
 	n, rp := m.next(body)
-	awaitFile(rp.waitFor)
+	awaitFile(r.Context(), rp.waitFor)
 	if m.held != nil {
 		m.held <- struct{}{}
 		select {

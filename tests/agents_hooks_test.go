@@ -7,6 +7,7 @@ package tests
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,10 +35,14 @@ type reply struct {
 	// then the tool call (geminiChunks); the other agents' models send the
 	// reply whole.
 	streamed bool
-	// waitFor is a file the model waits for before it answers (at most
-	// 20 s): a test's way to keep a model call in flight until something
-	// the agent started has happened.
+	// waitFor is a file the model waits for before it answers (while the
+	// agent waits for the answer: awaitFile): a test's way to keep a model
+	// call in flight until something the agent started has happened.
 	waitFor string
+	// arrived is a file the model (the Messages API) makes as the call
+	// arrives, before it waits: what the agent started can wait for the
+	// call to be in flight, its tools and their hooks done.
+	arrived string
 }
 
 // pastTheScript is what a scripted model answers a main-loop call past
@@ -122,16 +127,28 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	if main {
 		_, rp = m.next(body)
 	}
-	awaitFile(rp.waitFor)
+	if rp.arrived != "" {
+		os.WriteFile(rp.arrived, nil, 0o600)
+	}
+	awaitFile(r.Context(), rp.waitFor)
 	writeMessages(w, fmt.Sprintf("%p_%d", m, len(m.calls())), rp)
 }
 
-// awaitFile waits until the file at path exists, at most 20 s ("" is
-// none).
-func awaitFile(path string) {
-	for deadline := time.Now().Add(20 * time.Second); path != "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+// awaitFile waits until the file at path exists ("" is none) or ctx, the
+// agent's model call, ends: the agent gave up on the call or was killed
+// (agentLimit). Before, it gave up after 20 s and the model answered
+// anyway, which a loaded machine reached (the background process that
+// makes the file took longer) and the test then failed on what the early
+// answer did.
+func awaitFile(ctx context.Context, path string) {
+	for path != "" {
 		if _, err := os.Stat(path); err == nil {
 			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

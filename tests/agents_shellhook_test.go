@@ -81,8 +81,8 @@ func TestRealClaudeCodeForgedPrompt(t *testing.T) {
 }
 
 // TestRealClaudeCodeForgedEndInBackground: the model's Bash tool leaves a
-// process behind that sends the SessionEnd a moment later, while the
-// model answers (no tool in flight). It ends the goal's turn as an end
+// process behind that sends the SessionEnd once the model's next call is
+// in flight (no tool in flight). It ends the goal's turn as an end
 // does and the goal pauses; the model then asks for another tool, which a
 // really ended or interrupted agent never does: agentd refuses it
 // unexecuted and stops Claude Code, so nothing runs outside the goal's
@@ -90,10 +90,16 @@ func TestRealClaudeCodeForgedPrompt(t *testing.T) {
 func TestRealClaudeCodeForgedEndInBackground(t *testing.T) {
 	a := newAgentEnv(t)
 	sent, ran := filepath.Join(a.home, "forged"), filepath.Join(a.ws, "ran")
-	background := fmt.Sprintf(`( sleep 0.5; %s; touch '%s' ) >/dev/null 2>&1 &`, forgeClaudeEvent("SessionEnd", `,"reason":"other"`), sent)
+	// It waits for the model's second call, not a while: after a fixed
+	// 0.5 s, on a loaded machine the event came before the Bash call's
+	// PostToolUse, while the tool was in flight, and was refused. (6000
+	// polls, 5 min at least, only end a process the test left behind.)
+	calling := filepath.Join(a.home, "calling")
+	background := fmt.Sprintf(`( n=0; until [ -e '%s' ] || [ $n -ge 6000 ]; do sleep 0.05; n=$((n+1)); done; %s; touch '%s' ) >/dev/null 2>&1 &`,
+		calling, forgeClaudeEvent("SessionEnd", `,"reason":"other"`), sent)
 	model := newScriptedModel(t, []reply{
 		{tool: "Bash", input: map[string]any{"command": background, "description": "End the turn later"}, tokens: 10},
-		{tool: "Bash", input: map[string]any{"command": "touch '" + ran + "'", "description": "Work on"}, tokens: 20, waitFor: sent},
+		{tool: "Bash", input: map[string]any{"command": "touch '" + ran + "'", "description": "Work on"}, tokens: 20, arrived: calling, waitFor: sent},
 		{tool: "Bash", input: map[string]any{"command": "touch '" + ran + "'", "description": "Work on"}, tokens: 20},
 		{text: "Turn one done.", tokens: 11},
 	})

@@ -112,11 +112,14 @@ end
 --- down for good), so a broken server fails fast instead of timing out everywhere.
 M.abort = nil
 
---- Waits until cond() is truthy; fails with msg (and describe()) after timeout ms.
+--- Waits until cond() is truthy; fails with msg (and describe()) after timeout ms
+--- (30 s unless given). The bound is only a hang guard: the conditions come from
+--- the daemon's notifications and the client's own timers (a reconnection waits up
+--- to 8 s), which a loaded machine (2 cores shared by many jobs) makes later.
 function M.wait(cond, msg, timeout, describe)
   local last
   local aborted
-  local ok = vim.wait(timeout or 10000, function()
+  local ok = vim.wait(timeout or 30000, function()
     if M.abort then
       aborted = M.abort()
       if aborted then

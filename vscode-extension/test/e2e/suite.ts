@@ -41,8 +41,12 @@ async function setTodosAsAgent(items: TodoItem[], session = 'default'): Promise<
   await agentd('tool', 'TodoList', JSON.stringify({ todos: items }), '--session', session);
 }
 
-/** Polls `cond` until it returns a truthy value or `ms` pass; the error names `what` and the last value seen. */
-async function waitFor<T>(what: string, cond: () => T | Promise<T>, ms = 15_000): Promise<NonNullable<T>> {
+/**
+ * Polls `cond` until it returns a truthy value or `ms` pass; the error names `what` and the last value seen.
+ * The bound (30 s unless given) is only a hang guard: what the suite waits for comes from agentd's
+ * notifications and the extension's own timers, which a loaded machine (2 cores shared by many jobs) delays.
+ */
+async function waitFor<T>(what: string, cond: () => T | Promise<T>, ms = 30_000): Promise<NonNullable<T>> {
   const end = Date.now() + ms;
   let last: unknown;
   for (;;) {
@@ -191,7 +195,7 @@ const teamTest = (name: string, fn: Test['fn']): void => {
 const SEEDED = ['Read the task file', 'Port the parser to the new AST', 'Update the golden files'];
 
 test('activates and connects to agentd through --remote=auto', async (api) => {
-  await waitFor('the client running', () => api.client.status === 'running' && api.store.state, 30_000);
+  await waitFor('the client running', () => api.client.status === 'running' && api.store.state);
   eq(api.client.settings.remote, process.env.E2E_REMOTE ?? 'auto', 'remote setting');
   const all = await vscode.commands.getCommands(true);
   ok(all.includes(SERVER_COMMANDS.state), `the server command ${SERVER_COMMANDS.state} is registered as an editor command`);
@@ -246,8 +250,8 @@ function runMcp(def: vscode.McpStdioServerDefinition, requests: object[]): Promi
     const answers = new Map<number, McpAnswer>();
     const timer = setTimeout(() => {
       child.kill();
-      reject(new Error(`agentd mcp answered ${answers.size} of ${want} requests within 15 s`));
-    }, 15_000);
+      reject(new Error(`agentd mcp answered ${answers.size} of ${want} requests within 30 s`));
+    }, 30_000); // a hang guard, as waitFor's
     let buf = '';
     child.stdout.on('data', (chunk: Buffer) => {
       buf += chunk.toString('utf8');
@@ -404,7 +408,7 @@ test('wait: a duration, then a chosen file replacing it; a refused wait shows th
 test('elapsed time ticks every second while the goal is active', async (api) => {
   const first = api.goal.row('elapsed')?.description;
   const text = api.statusBar.item.text;
-  await waitFor('the elapsed row to move', () => api.goal.row('elapsed')?.description !== first, 4000);
+  await waitFor('the elapsed row to move', () => api.goal.row('elapsed')?.description !== first);
   ok(api.statusBar.item.text.startsWith(text.split(' · ')[0]), 'status bar still shows the goal');
 });
 
@@ -487,7 +491,6 @@ test('the task file row opens the file; an edit on disk updates the row', async 
   await waitFor(
     'a new task file hash (agentd/taskFileChanged)',
     () => api.store.state?.goal?.taskFile?.sha256 && api.store.state.goal.taskFile.sha256 !== sha,
-    10_000,
   );
   console.log(`@@e2e info task file change reached the view after ${Date.now() - editedAt} ms`);
   ok(/TASK\.md \(changed\)/.test(api.goal.row('taskFile')?.description ?? ''), `row: ${api.goal.row('taskFile')?.description}`);
@@ -708,7 +711,7 @@ test('the shared daemon dies: the client restarts it and re-reads the state', as
   const sub = api.client.onDidStart(() => starts++);
   try {
     process.kill(pids[0], 'SIGKILL');
-    await waitFor('a new connection', () => starts > 0 && api.client.status === 'running', 30_000);
+    await waitFor('a new connection', () => starts > 0 && api.client.status === 'running');
     const server = await serverState();
     await waitFor(
       'the view to match the restarted daemon',
@@ -803,7 +806,7 @@ test('a missing binary gives one error with the install command, and no restart 
   await api.client.start();
   eq(ui.of('error').length - errorsBefore, 1, 'still one error after another start attempt');
   await cfg.update('path', saved, vscode.ConfigurationTarget.Workspace);
-  await waitFor('running again', () => api.client.status === 'running' && api.store.state, 20_000);
+  await waitFor('running again', () => api.client.status === 'running' && api.store.state);
   eq(api.context['agentdPanel.serverMissing'], false, 'setup view hidden');
 });
 
@@ -816,7 +819,7 @@ test('a binary that exits at once gives one error and is not restarted in a loop
   const errorsBefore = ui.of('error').length;
   try {
     await cfg.update('path', broken, vscode.ConfigurationTarget.Workspace);
-    await waitFor('status failed', () => api.client.status === 'failed', 20_000);
+    await waitFor('status failed', () => api.client.status === 'failed');
     await waitFor('the error message', () => ui.of('error').length > errorsBefore);
     const errors = ui.of('error').slice(errorsBefore);
     eq(errors.length, 1, 'one error');
@@ -826,7 +829,7 @@ test('a binary that exits at once gives one error and is not restarted in a loop
   } finally {
     await cfg.update('path', saved, vscode.ConfigurationTarget.Workspace);
   }
-  await waitFor('running again', () => api.client.status === 'running' && api.store.state, 20_000);
+  await waitFor('running again', () => api.client.status === 'running' && api.store.state);
 });
 
 // Team run: the seeded state is in etcd (docs/team.md "Faults").
