@@ -26,14 +26,7 @@ func TestTeamQueueAddRetriedOnce(t *testing.T) {
 	_, c1, _, c2 := teamClients(t, c.Endpoints())
 	c1.MustExec("agentd.goal.create", map[string]any{"objective": "first"}, nil)
 	add := map[string]any{"id": "add-7f3a", "objective": "second"}
-	proxy := c.Members[0].Proxy()
-	proxy.Cut(etcdtest.ToClient)
-	err := c1.Exec("agentd.goal.queue.add", add, nil)
-	var we *lsptest.Error
-	if !errors.As(err, &we) || we.DataCode() != "workspace.outcome_unknown" || !strings.Contains(we.Message, "the write may have been applied: agentd will show it if it was") {
-		t.Fatalf("a queue add whose replies were held: %v, want workspace.outcome_unknown saying it may have been applied", err)
-	}
-	proxy.Restore()
+	execOutcomeUnknown(t, c, c1, "agentd.goal.queue.add", add)
 	c2.Await("agentd/queueChanged", func(raw json.RawMessage) bool {
 		var q queueChanged
 		return json.Unmarshal(raw, &q) == nil && len(q.Items) == 1
@@ -61,14 +54,7 @@ func TestTeamGoalCreateRetriedOnce(t *testing.T) {
 	_, c1, _, c2 := teamClients(t, c.Endpoints())
 	c1.MustExec("agentd.goal.create", map[string]any{"objective": "first"}, nil)
 	create := map[string]any{"requestId": "create-5c1e", "objective": "second", "replace": true}
-	proxy := c.Members[0].Proxy()
-	proxy.Cut(etcdtest.ToClient)
-	err := c1.Exec("agentd.goal.create", create, nil)
-	var we *lsptest.Error
-	if !errors.As(err, &we) || we.DataCode() != "workspace.outcome_unknown" {
-		t.Fatalf("a goal create whose replies were held: %v, want workspace.outcome_unknown", err)
-	}
-	proxy.Restore()
+	execOutcomeUnknown(t, c, c1, "agentd.goal.create", create)
 	var applied goalChanged
 	c2.Await("agentd/goalChanged", func(raw json.RawMessage) bool {
 		return json.Unmarshal(raw, &applied) == nil && applied.Goal != nil && applied.Goal.Objective == "second"
@@ -116,14 +102,7 @@ func TestTeamCheckRunRetriedOnce(t *testing.T) {
 	check := "echo ran >> " + runs
 	c1.MustExec("agentd.goal.create", map[string]any{"objective": "checked", "check": check}, nil)
 	start := map[string]any{"requestId": "check-41d0"}
-	proxy := c.Members[0].Proxy()
-	proxy.Cut(etcdtest.ToClient)
-	err := c1.Exec("agentd.goal.runCheck", start, nil)
-	var we *lsptest.Error
-	if !errors.As(err, &we) || we.DataCode() != "workspace.outcome_unknown" {
-		t.Fatalf("a check's start whose replies were held: %v, want workspace.outcome_unknown", err)
-	}
-	proxy.Restore()
+	execOutcomeUnknown(t, c, c1, "agentd.goal.runCheck", start)
 	if !c2.awaitCheck(true).Running {
 		t.Fatal("the other daemon does not see the check marked running")
 	}
@@ -265,5 +244,22 @@ func TestTeamCLIResendsOnce(t *testing.T) {
 	}
 	if creates != 2 {
 		t.Fatalf("history %+v: want the two creates (first, second)", h.Events)
+	}
+}
+
+// execOutcomeUnknown sends command with args through cl while the only
+// member's replies are held past the write's bound: it must answer
+// workspace.outcome_unknown, saying the write may have been applied
+// (docs/team.md, "What a write acknowledges"); the replies flow again
+// after it.
+func execOutcomeUnknown(t *testing.T, c *etcdtest.Cluster, cl *client, command string, args map[string]any) {
+	t.Helper()
+	proxy := c.Members[0].Proxy()
+	proxy.Cut(etcdtest.ToClient)
+	err := cl.Exec(command, args, nil)
+	proxy.Restore()
+	var we *lsptest.Error
+	if !errors.As(err, &we) || we.DataCode() != "workspace.outcome_unknown" || !strings.Contains(we.Message, "the write may have been applied: agentd will show it if it was") {
+		t.Fatalf("%s whose replies were held: %v, want workspace.outcome_unknown saying it may have been applied", command, err)
 	}
 }
