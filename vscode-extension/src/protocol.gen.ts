@@ -682,7 +682,7 @@ export interface Progress {
 }
 
 /** QueueAddArgs is the ARGS of agentd.goal.queue.add. [protocol.QueueAddArgs] */
-export interface QueueAddArgs extends CommonArgs {
+export interface QueueAddArgs extends CommonArgs, BudgetUpdate {
   /**
    * ID, if set, is the queued goal's id, chosen by the client so that
    * the add sent again (after workspace.outcome_unknown, or a lost
@@ -755,6 +755,14 @@ export interface QueuedGoal {
    */
   checkApproved?: boolean;
   addedAt: string;
+  /**
+   * TurnBudget, TokenBudget and WallClockBudgetMs are the budgets the
+   * person gave the queued goal (absent: no limit); the goal it starts
+   * has them as the person's (docs/runtime.md §2.9.1).
+   */
+  turnBudget?: number;
+  tokenBudget?: number;
+  wallClockBudgetMs?: number;
 }
 
 /** SessionInfo is one row of agentd.sessions. [protocol.SessionInfo] */
