@@ -110,7 +110,7 @@ export interface CommandResults {
   'agentd.goal.runCheck': CheckResult;
   /** Sets or removes budget limits as the user; returns `State`. */
   'agentd.goal.setBudget': State;
-  /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); its `check` is approved on this machine (§2.10.4); an `id` the client chooses makes the add safe to send again (docs/team.md, "What a write acknowledges"); returns `State`. */
+  /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); its `check` is approved on this machine (§2.10.4); its budgets, as for `agentd.goal.setBudget`, become the person's limits of the goal it starts (§2.9.1); an `id` the client chooses makes the add safe to send again (docs/team.md, "What a write acknowledges"); returns `State`. */
   'agentd.goal.queue.add': State;
   /** The session's `State`, whose `queue` lists the upcoming goals. */
   'agentd.goal.queue.list': State;
