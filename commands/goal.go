@@ -306,6 +306,43 @@ func BudgetArgs(text string) (protocol.GoalSetBudgetArgs, error) {
 	return a, nil
 }
 
+// QueueBudget turns the budgets a person writes for a queued goal, each
+// text one or more budgets of BudgetArgs split by commas ("20 turns, 50k
+// tokens"), into the budget of agentd.goal.queue.add; a later budget of the
+// same kind wins. Errors have code goal.budget_invalid.
+func QueueBudget(texts []string) (protocol.BudgetUpdate, error) {
+	var out protocol.BudgetUpdate
+	for _, text := range texts {
+		for _, part := range strings.Split(text, ",") {
+			a, err := BudgetArgs(part)
+			if err != nil {
+				return out, err
+			}
+			for _, f := range []struct{ from, to *protocol.LimitUpdate }{{&a.Turns, &out.Turns}, {&a.Tokens, &out.Tokens}, {&a.WallClockMs, &out.WallClockMs}} {
+				if f.from.Set {
+					*f.to = *f.from
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// QueuedBudgets is the budgets of a queued goal for people: "20 turns,
+// 50000 tokens, 1 hour" (goal.FormatBudget); "" for none.
+func QueuedBudgets(it protocol.QueuedGoal) string {
+	var parts []string
+	for _, b := range []struct {
+		kind  goal.BudgetKind
+		limit *int64
+	}{{goal.TurnBudget, it.TurnBudget}, {goal.TokenBudget, it.TokenBudget}, {goal.WallClockBudget, it.WallClockBudgetMs}} {
+		if b.limit != nil {
+			parts = append(parts, goal.FormatBudget(b.kind, *b.limit))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // VisibleText is goal.VisibleText: a check's command and who set it come
 // from the store, which in a team folder anyone with etcd access writes.
 func VisibleText(s string) string { return goal.VisibleText(s) }

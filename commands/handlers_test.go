@@ -251,6 +251,18 @@ var handlerCases = []handlerCase{
 			t.Errorf("auto-advance is off by default")
 		}
 	}},
+	{name: "goal.queue.add with budgets", cmd: run{"agentd.goal.queue.add", `{"objective":"next","turns":3,"tokens":null,"wallClockMs":60000}`}, check: func(t *testing.T, w wire) {
+		items := get[[]map[string]any](t, w, "queue", "items")
+		if len(items) != 1 || items[0]["turnBudget"] != 3.0 || items[0]["wallClockBudgetMs"] != 60000.0 || items[0]["tokenBudget"] != nil {
+			t.Errorf("queue items: %v, want turnBudget 3, wallClockBudgetMs 60000, no tokenBudget", items)
+		}
+	}},
+	{name: "goal.queue.add refuses a wall-clock budget under 1 second", cmd: run{"agentd.goal.queue.add", `{"objective":"o","wallClockMs":999}`}, wantCode: "goal.budget_invalid"},
+	{name: "SetGoalBudget cannot raise a queued goal's budget after the advance", setup: []run{{"agentd.goal.create", withGoal}, {"agentd.goal.queue.add", `{"objective":"next","turns":3}`}, {"agentd.callTool", `{"name":"UpdateGoal","input":{"status":"complete"}}`}}, cmd: run{"agentd.callTool", `{"name":"SetGoalBudget","input":{"value":30,"unit":"turns"}}`}, check: func(t *testing.T, w wire) {
+		if !get[bool](t, w, "isError") || get[string](t, w, "errorCode") != "goal.person_set" {
+			t.Errorf("SetGoalBudget raising the queued goal's 3 turns = %v, want isError with goal.person_set", w)
+		}
+	}},
 	{name: "goal.queue.add refuses a blank check", cmd: run{"agentd.goal.queue.add", `{"objective":"o","check":"  "}`}, wantCode: "args.invalid"},
 	{name: "goal.queue.list", setup: []run{{"agentd.goal.queue.add", `{"objective":"a"}`}, {"agentd.goal.queue.add", `{"objective":"b"}`}}, cmd: run{"agentd.goal.queue.list", `{}`}, check: func(t *testing.T, w wire) {
 		if got := objectivesOf(get[[]map[string]any](t, w, "queue", "items")); !cmp.Equal(got, []string{"a", "b"}) {

@@ -33,7 +33,7 @@ func userQueue[A any, PA interface {
 var queueCommands = []Command{
 	userQueue(protocol.CmdQueueAdd,
 		func(c *call, a *protocol.QueueAddArgs, g *goal.State) (goal.QueueChange, bool, error) {
-			ch, err := g.Enqueue(goal.QueueParams{ID: a.ID, Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Check: a.Check, CheckSetBy: c.svc.Person()}, c.svc.Now())
+			ch, err := g.Enqueue(goal.QueueParams{ID: a.ID, Objective: a.Objective, CompletionCriterion: a.CompletionCriterion, Check: a.Check, CheckSetBy: c.svc.Person(), Budget: a.BudgetUpdate}, c.svc.Now())
 			if err == nil && ch.Item != nil && ch.Item.Check != "" {
 				err = c.svc.ApproveForPerson(c.folder.ws, ch.Item.Check) // the person gave it here (docs/runtime.md §2.10.4)
 			}

@@ -72,6 +72,7 @@ func wireQueue(items []goal.QueuedGoal) []protocol.QueuedGoal {
 		out[i] = protocol.QueuedGoal{
 			ID: q.ID, Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check,
 			CheckSetBy: (*protocol.CheckSetter)(q.CheckSetBy), CheckApproved: q.CheckApproved, AddedAt: q.AddedAt,
+			TurnBudget: q.TurnBudget, TokenBudget: q.TokenBudget, WallClockBudgetMs: q.WallClockBudgetMs,
 		}
 	}
 	return out

@@ -23,6 +23,22 @@ type QueuedGoal struct {
 	// that answers from its own approvals, never stored.
 	CheckApproved *bool     `json:"checkApproved,omitempty"`
 	AddedAt       time.Time `json:"addedAt"`
+	// TurnBudget, TokenBudget and WallClockBudgetMs are the budgets a
+	// person gave the queued goal (docs/runtime.md §2.9.1): the goal it
+	// starts has them as the person's limits (§2.11); nil is no limit.
+	TurnBudget        *int64 `json:"turnBudget,omitempty"`
+	TokenBudget       *int64 `json:"tokenBudget,omitempty"`
+	WallClockBudgetMs *int64 `json:"wallClockBudgetMs,omitempty"`
+}
+
+// Limits are the queued goal's budgets.
+func (q QueuedGoal) Limits() Limits {
+	return Limits{TurnBudget: clonePtr(q.TurnBudget), TokenBudget: clonePtr(q.TokenBudget), WallClockBudgetMs: clonePtr(q.WallClockBudgetMs)}
+}
+
+// setLimits stores l as the queued goal's budgets.
+func (q *QueuedGoal) setLimits(l Limits) {
+	q.TurnBudget, q.TokenBudget, q.WallClockBudgetMs = clonePtr(l.TurnBudget), clonePtr(l.TokenBudget), clonePtr(l.WallClockBudgetMs)
 }
 
 // MaxQueuedGoals bounds the items of one session's queue (docs/runtime.md
@@ -42,6 +58,9 @@ type QueueParams struct {
 	CompletionCriterion string
 	Check               *string
 	CheckSetBy          CheckSetter
+	// Budget is the budgets the person gives the queued goal, as
+	// agentd.goal.setBudget takes them (a null field is no limit).
+	Budget BudgetUpdate
 }
 
 // QueueChange is one change of the queue, for the history event and the
@@ -79,15 +98,20 @@ func (s *State) QueueItems() []QueuedGoal {
 // The objective and criterion follow the rules of creating a goal (§2.2:
 // trimmed, the same lengths and codes); the check, when given, must be a
 // command (not blank after trim, at most MaxCheckChars runes, no
-// control character but TAB). Refusals: goal.objective_empty,
-// goal.objective_too_long, args.invalid (the queue is full, a bad check or
-// text).
+// control character but TAB); the budgets follow the rules of
+// agentd.goal.setBudget (SetBudget). Refusals: goal.objective_empty,
+// goal.objective_too_long, goal.budget_invalid, args.invalid (the queue is
+// full, a bad check or text).
 func (s *State) Enqueue(p QueueParams, now Instant) (QueueChange, error) {
 	objective, criterion, err := normalizeObjective(p.Objective, p.CompletionCriterion)
 	if err != nil {
 		return QueueChange{}, err
 	}
 	check, err := normalizeCheck(p.Check)
+	if err != nil {
+		return QueueChange{}, err
+	}
+	limits, err := mergeBudget(p.Budget, Limits{})
 	if err != nil {
 		return QueueChange{}, err
 	}
@@ -99,7 +123,7 @@ func (s *State) Enqueue(p QueueParams, now Instant) (QueueChange, error) {
 			if q.ID != p.ID {
 				continue
 			}
-			if q.Objective != objective || q.CompletionCriterion != criterion || q.Check != check {
+			if q.Objective != objective || q.CompletionCriterion != criterion || q.Check != check || !q.Limits().Equal(limits) {
 				return QueueChange{}, errorf(CodeArgsInvalid, fmt.Sprintf("queued goal id %q is taken by another queued goal; choose a new id for a new goal", p.ID))
 			}
 			return QueueChange{}, nil // added already: Item nil, nothing changes
@@ -113,6 +137,7 @@ func (s *State) Enqueue(p QueueParams, now Instant) (QueueChange, error) {
 		id = newID()
 	}
 	item := QueuedGoal{ID: id, Objective: objective, CompletionCriterion: criterion, Check: check, AddedAt: now.Wall}
+	item.setLimits(limits)
 	if check != "" {
 		item.CheckSetBy = &p.CheckSetBy
 	}
@@ -200,7 +225,8 @@ func (q QueuedGoal) createParams() CreateParams {
 // advance makes the first queued goal the current goal after the current
 // one completed, when auto-advance is on and the queue is not empty
 // (docs/runtime.md §2.9): a fresh active goal (new uuid, zero counters, no
-// budgets, no task file), actor runtime, change kind advance. The live
+// task file) whose budgets are the queued goal's, each the person's limit
+// (§2.11), actor runtime, change kind advance. The live
 // turns of the main agent become its starter turns, as for a goal created
 // mid-turn (§2.4), but the turn that completed the old goal keeps working
 // for that one, so a later goal tool call in it is a stale call (§2.8).
@@ -212,6 +238,7 @@ func (s *State) advance(now Instant) []Change {
 	next := s.Queue[0]
 	s.Queue = append([]QueuedGoal{}, s.Queue[1:]...)
 	s.Goal = newGoal(next.createParams(), Runtime, now)
+	s.Goal.Limits, s.Goal.PersonLimits = next.Limits(), next.Limits()
 	s.noteActivated("", now)
 	return []Change{{Kind: ChangeAdvance, Status: Active, Reason: "the next goal of the queue", Actor: Runtime, Goal: s.Goal.snapshot(now)}}
 }

@@ -250,3 +250,64 @@ func TestQueueClone(t *testing.T) {
 		t.Fatal("the clone shares the queue")
 	}
 }
+
+// TestQueuedBudgets: a queued goal takes budgets by the rules of
+// SetBudget (a bad one is goal.budget_invalid naming the field, the queue
+// unchanged; null is no limit); the goal it starts has them as the
+// person's limits, which the model's SetGoalBudget may lower but not raise
+// (docs/runtime.md §2.9.1, §2.11). A queued goal without budgets starts
+// without (TestAdvanceOnComplete).
+func TestQueuedBudgets(t *testing.T) {
+	c := newClock()
+	s := withGoal(t, c)
+	for _, tc := range []struct {
+		u    BudgetUpdate
+		name string
+	}{
+		{BudgetUpdate{Turns: LimitUpdate{Set: true, Value: f64(2.5)}}, "turns must be a whole number"},
+		{BudgetUpdate{Tokens: LimitUpdate{Set: true, Value: f64(0)}}, "tokens must be a whole number"},
+		{BudgetUpdate{WallClockMs: LimitUpdate{Set: true, Value: f64(10)}}, "wallClockMs must be between"},
+	} {
+		_, err := s.Enqueue(QueueParams{Objective: "bad", Budget: tc.u}, c.now())
+		if codeOf(err) != CodeBudgetInvalid || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%+v: got %v (%s), want %s saying %q", tc.u, err, codeOf(err), CodeBudgetInvalid, tc.name)
+		}
+	}
+	if len(s.Queue) != 0 {
+		t.Fatalf("refused adds changed the queue: %v", ids(s))
+	}
+	u := BudgetUpdate{Turns: LimitUpdate{Set: true, Value: f64(2)}, Tokens: LimitUpdate{Set: true}, WallClockMs: LimitUpdate{Set: true, Value: f64(5400000.4)}}
+	ch, err := s.Enqueue(QueueParams{ID: "q1", Objective: "second", Budget: u}, c.now())
+	mustNoErr(t, err)
+	want := Limits{TurnBudget: i64(2), WallClockBudgetMs: i64(5_400_000)}
+	if diff := cmp.Diff(want, ch.Item.Limits()); diff != "" {
+		t.Fatalf("queued budgets (-want +got):\n%s", diff)
+	}
+	if _, err := s.Enqueue(QueueParams{ID: "q1", Objective: "second"}, c.now()); codeOf(err) != CodeArgsInvalid {
+		t.Fatalf("the same id with other budgets: %v, want %s", err, CodeArgsInvalid)
+	}
+	if ch, err := s.Enqueue(QueueParams{ID: "q1", Objective: "second", Budget: u}, c.now()); err != nil || ch.Item != nil {
+		t.Fatalf("the same add again: %+v, %v; want nothing changed", ch, err)
+	}
+	beginTurn(t, s, "t1", c.now())
+	completeByModel(t, s, "t1", c.advance(time.Second))
+	endTurn(t, s, "t1", OutcomeCompleted, c.advance(time.Second))
+	if s.Goal.Objective != "second" {
+		t.Fatalf("no advance: %+v", s.Goal)
+	}
+	if diff := cmp.Diff(want, s.Goal.Limits); diff != "" {
+		t.Fatalf("the new goal's limits (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, s.Goal.PersonLimits); diff != "" {
+		t.Fatalf("the new goal's person limits (-want +got):\n%s", diff)
+	}
+	beginTurn(t, s, "t2", c.now())
+	raise, lower := budgetCall(50, "turns"), budgetCall(1, "turns")
+	raise.TurnID, lower.TurnID = "t2", "t2"
+	if res, _ := s.callTool(t, raise, c.now()); res.ErrorCode != CodePersonSet || *s.Goal.Limits.TurnBudget != 2 {
+		t.Fatalf("the model raised the queued goal's turn budget: %+v, limits %+v", res, s.Goal.Limits)
+	}
+	if res, _ := s.callTool(t, lower, c.now()); res.IsError || *s.Goal.Limits.TurnBudget != 1 {
+		t.Fatalf("the model may lower it: %+v, limits %+v", res, s.Goal.Limits)
+	}
+}

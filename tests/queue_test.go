@@ -17,6 +17,9 @@ type queued struct {
 	CompletionCriterion string `json:"completionCriterion"`
 	Check               string `json:"check"`
 	AddedAt             string `json:"addedAt"`
+	TurnBudget          *int64 `json:"turnBudget"`
+	TokenBudget         *int64 `json:"tokenBudget"`
+	WallClockBudgetMs   *int64 `json:"wallClockBudgetMs"`
 }
 
 type queueState struct {

@@ -133,6 +133,12 @@ type queuedGoalRecord struct {
 	Check               string             `json:"check,omitempty"`
 	CheckSetBy          *checkSetterRecord `json:"checkSetBy,omitempty"`
 	AddedAt             time.Time          `json:"addedAt"`
+	// The budgets a person gave the queued goal (docs/runtime.md §2.9.1).
+	// Added to version 1 later: absent is no limit, and an older agentd
+	// ignores them.
+	TurnBudget        *int64 `json:"turnBudget,omitempty"`
+	TokenBudget       *int64 `json:"tokenBudget,omitempty"`
+	WallClockBudgetMs *int64 `json:"wallClockBudgetMs,omitempty"`
 }
 
 // checkSetterRecord is goal.CheckSetter: who set a check (docs/runtime.md
@@ -407,7 +413,8 @@ func goalStateToRecord(g goal.State) goalStateRecord {
 		queuePartRecord: queuePartRecord{AutoAdvanceOff: g.AutoAdvanceOff},
 	}
 	for _, q := range g.Queue {
-		rec.Queue = append(rec.Queue, queuedGoalRecord{ID: q.ID, Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check, CheckSetBy: (*checkSetterRecord)(q.CheckSetBy), AddedAt: q.AddedAt})
+		rec.Queue = append(rec.Queue, queuedGoalRecord{ID: q.ID, Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check, CheckSetBy: (*checkSetterRecord)(q.CheckSetBy), AddedAt: q.AddedAt,
+			TurnBudget: q.TurnBudget, TokenBudget: q.TokenBudget, WallClockBudgetMs: q.WallClockBudgetMs})
 	}
 	if g.Goal != nil {
 		rec.Goal = &goalRecord{
@@ -509,7 +516,8 @@ func goalStateFromRecord(rec goalStateRecord) goal.State {
 		AutoAdvanceOff:          rec.AutoAdvanceOff,
 	}
 	for _, q := range rec.Queue {
-		g.Queue = append(g.Queue, goal.QueuedGoal{ID: q.ID, Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check, CheckSetBy: (*goal.CheckSetter)(q.CheckSetBy), AddedAt: q.AddedAt})
+		g.Queue = append(g.Queue, goal.QueuedGoal{ID: q.ID, Objective: q.Objective, CompletionCriterion: q.CompletionCriterion, Check: q.Check, CheckSetBy: (*goal.CheckSetter)(q.CheckSetBy), AddedAt: q.AddedAt,
+			TurnBudget: q.TurnBudget, TokenBudget: q.TokenBudget, WallClockBudgetMs: q.WallClockBudgetMs})
 	}
 	if r := rec.Goal; r != nil {
 		g.Goal = &goal.Goal{

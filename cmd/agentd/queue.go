@@ -12,13 +12,15 @@ import (
 )
 
 var queueUsage = `usage:
-  agentd goal queue add OBJECTIVE [--criterion TEXT] [--check COMMAND]
+  agentd goal queue add OBJECTIVE [--criterion TEXT] [--check COMMAND] [--budget BUDGET]...
   agentd goal queue list [--json]
   agentd goal queue rm ID
   agentd goal queue mv ID INDEX      INDEX 0 is first
   agentd goal queue auto-advance on|off
 The queue holds the session's upcoming goals: when the current goal completes, the
-first one becomes the active goal, unless auto-advance is off. Each command prints the
+first one becomes the active goal, unless auto-advance is off; it starts with the
+budgets --budget gave it as limits the person set (as agentd goal budget reads them:
+--budget "20 turns, 50k tokens", or --budget repeated). Each command prints the
 queue (--json: {items, autoAdvance}).
 `
 
@@ -40,8 +42,19 @@ func (s *optString) Set(v string) error {
 // session's goal queue from a shell.
 type goalQueue struct {
 	g         *goal
-	criterion string    // add
-	check     optString // add
+	criterion string     // add
+	check     optString  // add
+	budgets   budgetList // add
+}
+
+// budgetList is a --budget flag that may be given more than once.
+type budgetList []string
+
+func (l *budgetList) String() string { return strings.Join(*l, ", ") }
+
+func (l *budgetList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }
 
 func (*goalQueue) Name() string { return "queue" }
@@ -49,6 +62,7 @@ func (*goalQueue) Name() string { return "queue" }
 func (q *goalQueue) SetFlags(fs *flag.FlagSet) {
 	criterionVar(fs, &q.criterion)
 	checkVar(fs, &q.check)
+	fs.Var(&q.budgets, "budget", "goal queue add: a budget of the queued goal, e.g. \"20 turns, 50k tokens\" (repeat for more)")
 }
 
 func (q *goalQueue) Run(ctx context.Context, e *env, pos []string) int {
@@ -94,6 +108,11 @@ func (q *goalQueue) request(e *env, verb string, rest []string) (id protocol.Com
 		if q.check.set {
 			add.Check = &q.check.value
 		}
+		budget, err := commands.QueueBudget(q.budgets)
+		if err != nil {
+			return usage(err.Error())
+		}
+		add.BudgetUpdate = budget
 		id, args = protocol.CmdQueueAdd, add
 	case "list":
 		if len(rest) != 0 {
@@ -147,6 +166,9 @@ func formatQueue(q protocol.QueueState) string {
 				approval = "approved on this machine"
 			}
 			fmt.Fprintf(&b, "     Check: %s\n       (%s)\n", commands.VisibleText(it.Check), approval)
+		}
+		if budgets := commands.QueuedBudgets(it); budgets != "" {
+			fmt.Fprintf(&b, "     Budget: %s\n", budgets)
 		}
 	}
 	return b.String()

@@ -124,6 +124,9 @@ type QueueAddArgs struct {
 	Objective           string  `json:"objective"`
 	CompletionCriterion string  `json:"completionCriterion,omitempty"`
 	Check               *string `json:"check,omitempty"`
+	// BudgetUpdate is the queued goal's budgets, in the shape and with
+	// the rules of agentd.goal.setBudget (a null field is no limit).
+	BudgetUpdate
 }
 
 // QueueIDArgs is the ARGS of agentd.goal.queue.remove.

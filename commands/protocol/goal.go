@@ -202,4 +202,10 @@ type QueuedGoal struct {
 	// that answers from its own approvals.
 	CheckApproved *bool     `json:"checkApproved,omitempty"`
 	AddedAt       time.Time `json:"addedAt"`
+	// TurnBudget, TokenBudget and WallClockBudgetMs are the budgets the
+	// person gave the queued goal (absent: no limit); the goal it starts
+	// has them as the person's (docs/runtime.md §2.9.1).
+	TurnBudget        *int64 `json:"turnBudget,omitempty"`
+	TokenBudget       *int64 `json:"tokenBudget,omitempty"`
+	WallClockBudgetMs *int64 `json:"wallClockBudgetMs,omitempty"`
 }

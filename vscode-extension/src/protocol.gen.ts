@@ -110,7 +110,7 @@ export interface CommandResults {
   'agentd.goal.runCheck': CheckResult;
   /** Sets or removes budget limits as the user; returns `State`. */
   'agentd.goal.setBudget': State;
-  /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); its `check` is approved on this machine (§2.10.4); an `id` the client chooses makes the add safe to send again (docs/team.md, "What a write acknowledges"); returns `State`. */
+  /** Appends a goal to the session's queue as the user (docs/runtime.md §2.9); its `check` is approved on this machine (§2.10.4); its budgets, as for `agentd.goal.setBudget`, become the person's limits of the goal it starts (§2.9.1); an `id` the client chooses makes the add safe to send again (docs/team.md, "What a write acknowledges"); returns `State`. */
   'agentd.goal.queue.add': State;
   /** The session's `State`, whose `queue` lists the upcoming goals. */
   'agentd.goal.queue.list': State;
@@ -682,7 +682,7 @@ export interface Progress {
 }
 
 /** QueueAddArgs is the ARGS of agentd.goal.queue.add. [protocol.QueueAddArgs] */
-export interface QueueAddArgs extends CommonArgs {
+export interface QueueAddArgs extends CommonArgs, BudgetUpdate {
   /**
    * ID, if set, is the queued goal's id, chosen by the client so that
    * the add sent again (after workspace.outcome_unknown, or a lost
@@ -755,6 +755,14 @@ export interface QueuedGoal {
    */
   checkApproved?: boolean;
   addedAt: string;
+  /**
+   * TurnBudget, TokenBudget and WallClockBudgetMs are the budgets the
+   * person gave the queued goal (absent: no limit); the goal it starts
+   * has them as the person's (docs/runtime.md §2.9.1).
+   */
+  turnBudget?: number;
+  tokenBudget?: number;
+  wallClockBudgetMs?: number;
 }
 
 /** SessionInfo is one row of agentd.sessions. [protocol.SessionInfo] */

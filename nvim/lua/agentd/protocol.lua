@@ -191,7 +191,7 @@ M.limits = {
 ---@field turns? number|nil
 ---@field tokens? number|nil
 ---@field wallClockMs? number|nil
----@class agentd.QueueAddArgs: agentd.CommonArgs
+---@class agentd.QueueAddArgs: agentd.CommonArgs, agentd.BudgetUpdate
 ---@field id? string
 ---@field objective string
 ---@field completionCriterion? string
@@ -347,6 +347,9 @@ M.limits = {
 ---@field checkSetBy? agentd.CheckSetter|nil
 ---@field checkApproved? boolean|nil
 ---@field addedAt string
+---@field turnBudget? integer|nil
+---@field tokenBudget? integer|nil
+---@field wallClockBudgetMs? integer|nil
 ---@class agentd.TeamFileNotice
 ---@field status string
 ---@field path string
