@@ -92,19 +92,26 @@ func Run(ctx context.Context, opts Options, in io.Reader, out io.Writer) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	answer := make(chan []byte, 1)
+	type result struct {
+		b   []byte
+		err error
+	}
+	answer := make(chan result, 1)
 	go func() {
 		b, err := handle(ctx, start, opts, in)
-		if err != nil {
-			log.Warn("hook event not handled; the agent goes on without agentd", "err", err)
-			b = nil
-		}
-		answer <- b
+		answer <- result{b, err}
 	}()
 	select {
-	case b := <-answer:
-		if len(b) > 0 {
-			out.Write(append(b, '\n'))
+	case r := <-answer:
+		switch {
+		case r.err == nil:
+			if len(r.b) > 0 {
+				out.Write(append(r.b, '\n'))
+			}
+		case ctx.Err() != nil: // the bound passed as handle gave up on it
+			log.Warn("hook event not handled in time; the agent goes on without agentd", "timeout", limit, "err", r.err)
+		default:
+			log.Warn("hook event not handled; the agent goes on without agentd", "err", r.err)
 		}
 	case <-ctx.Done():
 		log.Warn("hook event not handled in time; the agent goes on without agentd", "timeout", limit)
