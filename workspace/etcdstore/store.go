@@ -195,11 +195,15 @@ func (s *Store) prepare() (int64, error) {
 				Then(clientv3.OpPut(s.keys.Meta(), string(meta))).Commit()
 		}
 	}
-	rev := resp.Header.Revision
-	lives, err := s.cli.Get(ctx, s.keys.lives(), clientv3.WithPrefix(), clientv3.WithRev(rev))
+	// Read at the newest revision, not the meta Txn's: a compaction of
+	// the cluster between the two (another team's daemon, docs/team.md "A
+	// full etcd") would refuse a read at the Txn's. The open goes on from
+	// the revision the live daemons were read at.
+	lives, err := s.cli.Get(ctx, s.keys.lives(), clientv3.WithPrefix())
 	if err != nil {
 		return 0, s.unavailable("reading the live daemons", err, false)
 	}
+	rev := lives.Header.Revision
 	s.liveMu.Lock()
 	for _, kv := range lives.Kvs {
 		s.live[s.liveName(string(kv.Key))] = true
