@@ -108,7 +108,7 @@ func Run(ctx context.Context, opts Options, in io.Reader, out io.Writer) {
 			if len(r.b) > 0 {
 				out.Write(append(r.b, '\n'))
 			}
-		case ctx.Err() != nil: // the bound passed as handle gave up on it
+		case ctx.Err() != nil, errors.Is(r.err, context.DeadlineExceeded): // the bound passed (handle narrows it to the event's own)
 			log.Warn("hook event not handled in time; the agent goes on without agentd", "timeout", limit, "err", r.err)
 		default:
 			log.Warn("hook event not handled; the agent goes on without agentd", "err", r.err)
