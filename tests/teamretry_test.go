@@ -67,18 +67,10 @@ func TestTeamGoalCreateRetriedOnce(t *testing.T) {
 	if st.Goal.GoalID != applied.Goal.GoalID || st.Revision != applied.Revision {
 		t.Fatalf("the create sent again answers goal %s at revision %d, want the one applied, %s at %d", st.Goal.GoalID, st.Revision, applied.Goal.GoalID, applied.Revision)
 	}
-	var h struct {
-		Events []struct{ Kind string }
-	}
-	c2.MustExec("agentd.history", map[string]any{"limit": 10}, &h)
-	creates := 0
-	for _, e := range h.Events {
-		if e.Kind == "goal.create" {
-			creates++
-		}
-	}
-	if creates != 2 || h.Events[0].Kind != "goal.create" {
-		t.Fatalf("history %+v: want the two creates (first, second) and nothing after", h.Events)
+	kinds := c2.historyKinds()
+	creates := count(kinds, "goal.create")
+	if creates != 2 || kinds[0] != "goal.create" {
+		t.Fatalf("history %v: want the two creates (first, second) and nothing after", kinds)
 	}
 	if g := c2.goal(); g.GoalID != applied.Goal.GoalID {
 		t.Fatalf("the other daemon's goal %s, want %s", g.GoalID, applied.Goal.GoalID)
@@ -232,18 +224,10 @@ func TestTeamCLIResendsOnce(t *testing.T) {
 		var g goalChanged
 		return json.Unmarshal(raw, &g) == nil && g.Goal != nil && g.Goal.Objective == "second"
 	})
-	var h struct {
-		Events []struct{ Kind string }
-	}
-	c2.MustExec("agentd.history", map[string]any{"limit": 10}, &h)
-	creates := 0
-	for _, e := range h.Events {
-		if e.Kind == "goal.create" {
-			creates++
-		}
-	}
+	kinds := c2.historyKinds()
+	creates := count(kinds, "goal.create")
 	if creates != 2 {
-		t.Fatalf("history %+v: want the two creates (first, second)", h.Events)
+		t.Fatalf("history %v: want the two creates (first, second)", kinds)
 	}
 }
 
