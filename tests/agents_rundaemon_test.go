@@ -79,7 +79,7 @@ func TestRunGivesUpOnLostDaemon(t *testing.T) {
 	personGoal(t, a)
 	personSays(t, a, "pause", "--reason", "lunch")
 	sock := filepath.Join(a.runDir, "named.sock")
-	d := a.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
+	d := a.serveAt(sock)
 	remote := "--remote=unix:" + sock
 	p := startRunArgs(t, a, a.environ(), "claude", "--workspace", a.ws, "--state-dir", a.stateDir, remote)
 	p.awaitLine("waiting: the goal is paused (lunch)")

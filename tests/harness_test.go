@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,6 +148,17 @@ func (e *env) start(args ...string) *proc {
 		args = []string{"--remote=auto"}
 	}
 	return e.run(e.command(args...))
+}
+
+// serveAt starts `agentd serve` on sock and waits until it accepts (the
+// socket file exists from bind, a moment before the daemon listens, and a
+// dial in between is refused); it is stopped when the test ends.
+func (e *env) serveAt(sock string) *proc {
+	e.t.Helper()
+	d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
+	e.t.Cleanup(func() { d.Cmd.Process.Signal(syscall.SIGTERM); d.waitExit() })
+	waitFor(e.t, "the daemon to listen", func() bool { return answersAt(sock) })
+	return d
 }
 
 // run starts cmd with pipes for stdin and stdout, and stderr kept in

@@ -410,10 +410,7 @@ func TestMCPDaemonDown(t *testing.T) {
 		t.Fatalf("tools/list with no daemon: %v; the server must keep serving", err)
 	}
 	for round := range 2 {
-		d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
-		// Its log line, not the socket file: the file exists from bind, a
-		// moment before the daemon listens, and a dial in between is refused.
-		waitFor(t, "the daemon listening", func() bool { return strings.Contains(d.Stderr.String(), "daemon listening") })
+		d := e.serveAt(sock)
 		c.good("TodoList", map[string]any{"todos": []item{{fmt.Sprintf("round %d", round), "pending"}}})
 		d.Cmd.Process.Signal(os.Interrupt)
 		d.waitExit()

@@ -2,13 +2,11 @@ package tests
 
 import (
 	"encoding/json"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -101,22 +99,6 @@ func (x *tmux) shows(name string, texts ...string) string {
 	})
 }
 
-// serveAt starts `agentd serve` on sock and waits until it accepts; it is
-// stopped when the test ends.
-func serveAt(t *testing.T, e *env, sock string) *proc {
-	t.Helper()
-	d := e.start("serve", "--listen=unix:"+sock, "--listen.timeout=0")
-	t.Cleanup(func() { d.Cmd.Process.Signal(syscall.SIGTERM); d.waitExit() })
-	waitFor(t, "the daemon to listen", func() bool {
-		c, err := net.Dial("unix", sock)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	return d
-}
-
 // TestWatchInTmux drives `agentd watch` in a real terminal (tmux) against
 // a real daemon: the panel shows the goal and its budget; a todo list the
 // model writes on another connection appears; p pauses the goal, and an
@@ -130,7 +112,7 @@ func TestWatchInTmux(t *testing.T) {
 	e := newEnv(t)
 	x := newTmux(t, e)
 	sock := filepath.Join(e.runDir, "d.sock")
-	d := serveAt(t, e, sock)
+	d := e.serveAt(sock)
 	remote := "--remote=unix:" + sock
 	for _, args := range [][]string{{"goal", "create", "Ship the parser"}, {"goal", "budget", "20", "turns"}} {
 		if _, stderr, code := e.cli(append(args, "--workspace", e.ws, remote)...); code != 0 {
@@ -177,7 +159,7 @@ func TestWatchInTmux(t *testing.T) {
 	d.Cmd.Process.Kill()
 	d.waitExit()
 	x.shows("person", "Lost the agentd daemon", "Goal  paused")
-	serveAt(t, e, sock)
+	e.serveAt(sock)
 	again := connectSocket(t, sock)
 	again.Initialize(nil, e.ws)
 	var res toolResult // the goal requires its items: the list keeps the open one
