@@ -334,7 +334,7 @@ func TestGoalQueueShell(t *testing.T) {
 		t.Fatalf("queue list created the state directory: %v", err)
 	}
 	out, errOut, code := e.cli("goal", "queue", "add", "write", "the", "docs", "--criterion", "docs build", "--check", "make docs", "--workspace", e.ws)
-	if code != 0 || !strings.Contains(out, "Up next (auto-advance on):\n  0. write the docs\n") || !strings.Contains(out, "Check: make docs") || !strings.Contains(errOut, "agentd: workspace ") {
+	if code != 0 || !strings.Contains(out, "Up next (auto-advance on):\n  1. write the docs\n") || !strings.Contains(out, "Check: make docs") || !strings.Contains(errOut, "agentd: workspace ") {
 		t.Fatalf("queue add: %d %q %q", code, out, errOut)
 	}
 	e.cli("goal", "queue", "add", "second", "--workspace", e.ws)
@@ -343,7 +343,7 @@ func TestGoalQueueShell(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &q) != nil || !slices.Equal(queueObjectives(q.Items), []string{"write the docs", "second"}) || !q.AutoAdvance {
 		t.Fatalf("queue list --json: %d %q", code, out)
 	}
-	if out, errOut, code = e.cli("goal", "queue", "mv", q.Items[1].ID, "0", "--workspace", e.ws); code != 0 || !strings.Contains(out, "  0. second\n") {
+	if out, errOut, code = e.cli("goal", "queue", "mv", q.Items[1].ID, "1", "--workspace", e.ws); code != 0 || !strings.Contains(out, "  1. second\n") {
 		t.Fatalf("queue mv: %d %q %q", code, out, errOut)
 	}
 	if out, errOut, code = e.cli("goal", "queue", "rm", q.Items[0].ID, "--workspace", e.ws); code != 0 || strings.Contains(out, "write the docs") {
@@ -352,7 +352,7 @@ func TestGoalQueueShell(t *testing.T) {
 	if out, errOut, code = e.cli("goal", "queue", "auto-advance", "off", "--workspace", e.ws); code != 0 || !strings.Contains(out, "auto-advance off") {
 		t.Fatalf("queue auto-advance off: %d %q %q", code, out, errOut)
 	}
-	if out, _, _ = e.cli("state", "--workspace", e.ws); !strings.Contains(out, "Up next (auto-advance off):\n  0. second\n") {
+	if out, _, _ = e.cli("state", "--workspace", e.ws); !strings.Contains(out, "Up next (auto-advance off):\n  1. second\n") {
 		t.Fatalf("agentd state does not show the queue: %q", out)
 	}
 	if _, errOut, code = e.cli("goal", "queue", "rm", q.Items[0].ID, "--workspace", e.ws); code != 1 || !strings.Contains(errOut, "no queued goal has the id") {
@@ -361,7 +361,7 @@ func TestGoalQueueShell(t *testing.T) {
 	if _, errOut, code = e.cli("goal", "queue", "add", "x", "--check", "", "--workspace", e.ws); code != 1 || !strings.Contains(errOut, "the check is blank") {
 		t.Fatalf("add --check \"\": %d %q", code, errOut)
 	}
-	for _, bad := range [][]string{{"goal", "queue", "mv", "id", "first"}, {"goal", "queue", "auto-advance", "maybe"}, {"goal", "queue", "shuffle"}, {"goal", "queue"}} {
+	for _, bad := range [][]string{{"goal", "queue", "mv", "id", "first"}, {"goal", "queue", "mv", "id", "0"}, {"goal", "queue", "auto-advance", "maybe"}, {"goal", "queue", "shuffle"}, {"goal", "queue"}} {
 		if _, errOut, code = e.cli(append(bad, "--workspace", e.ws)...); code != 2 || !strings.Contains(errOut, "usage:") {
 			t.Errorf("agentd %v: %d %q, want a usage error", bad, code, errOut)
 		}

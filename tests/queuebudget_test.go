@@ -20,7 +20,7 @@ func TestGoalQueueBudget(t *testing.T) {
 		t.Fatalf("goal create: %d %q", code, errOut)
 	}
 	out, errOut, code := e.cli("goal", "queue", "add", "second goal", "--budget", "1 turn, 50k tokens", "--budget", "2 hours", "--workspace", e.ws)
-	if code != 0 || !strings.Contains(out, "  0. second goal\n") || !strings.Contains(out, "Budget: 1 turn, 50000 tokens, 2 hours\n") {
+	if code != 0 || !strings.Contains(out, "  1. second goal\n") || !strings.Contains(out, "Budget: 1 turn, 50000 tokens, 2 hours\n") {
 		t.Fatalf("queue add --budget: %d %q %q", code, out, errOut)
 	}
 

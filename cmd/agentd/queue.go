@@ -15,7 +15,7 @@ var queueUsage = `usage:
   agentd goal queue add OBJECTIVE [--criterion TEXT] [--check COMMAND] [--budget BUDGET]...
   agentd goal queue list [--json]
   agentd goal queue rm ID
-  agentd goal queue mv ID INDEX      INDEX 0 is first
+  agentd goal queue mv ID POSITION   POSITION 1 is first, as list numbers them
   agentd goal queue auto-advance on|off
 The queue holds the session's upcoming goals: when the current goal completes, the
 first one becomes the active goal, unless auto-advance is off; it starts with the
@@ -126,13 +126,13 @@ func (q *goalQueue) request(e *env, verb string, rest []string) (id protocol.Com
 		id, args = protocol.CmdQueueRemove, &protocol.QueueIDArgs{ID: rest[0]}
 	case "mv":
 		if len(rest) != 2 {
-			return usage("name the queued goal and where it goes: agentd goal queue mv ID INDEX")
+			return usage("name the queued goal and where it goes: agentd goal queue mv ID POSITION")
 		}
-		index, err := strconv.Atoi(rest[1])
-		if err != nil {
-			return usage(fmt.Sprintf("INDEX must be a whole number (0 is first), got %q", rest[1]))
+		pos, err := strconv.Atoi(rest[1])
+		if err != nil || pos < 1 {
+			return usage(fmt.Sprintf("POSITION must be a whole number from 1 (the first, as agentd goal queue list numbers them), got %q", rest[1]))
 		}
-		id, args = protocol.CmdQueueMove, &protocol.QueueMoveArgs{ID: rest[0], Index: index}
+		id, args = protocol.CmdQueueMove, &protocol.QueueMoveArgs{ID: rest[0], Index: pos - 1}
 	case "auto-advance":
 		if len(rest) != 1 || (rest[0] != "on" && rest[0] != "off") {
 			return usage("say on or off: agentd goal queue auto-advance on|off")
@@ -144,9 +144,9 @@ func (q *goalQueue) request(e *env, verb string, rest []string) (id protocol.Com
 	return id, args, true
 }
 
-// formatQueue is the human view of the queue: one numbered line per
-// queued goal with its id, criterion and check, and the auto-advance
-// setting.
+// formatQueue is the human view of the queue: one line per queued goal,
+// numbered from 1 as agentd watch numbers them and mv takes them, with
+// its id, criterion and check, and the auto-advance setting.
 func formatQueue(q protocol.QueueState) string {
 	var b strings.Builder
 	onOff := map[bool]string{true: "on", false: "off"}[q.AutoAdvance]
@@ -156,7 +156,7 @@ func formatQueue(q protocol.QueueState) string {
 	}
 	fmt.Fprintf(&b, "Up next (auto-advance %s):\n", onOff)
 	for i, it := range q.Items {
-		fmt.Fprintf(&b, "  %d. %s\n     id: %s\n", i, it.Objective, it.ID)
+		fmt.Fprintf(&b, "  %d. %s\n     id: %s\n", i+1, it.Objective, it.ID)
 		if it.CompletionCriterion != "" {
 			fmt.Fprintf(&b, "     Done when: %s\n", it.CompletionCriterion)
 		}
