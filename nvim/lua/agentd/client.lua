@@ -189,7 +189,20 @@ function M.execute(conn, command, args, cb)
       cb({ code = -32099, message = "agentd is not connected" .. (conn.error and (" (" .. conn.error .. ")") or "") })
       return
     end
+    local answered = false
+    -- A daemon that does not answer is said, once, after timeout_ms; the request is
+    -- not cancelled (a write may still land) and its answer is still taken. A check
+    -- runs as long as agentd lets it, so agentd.goal.runCheck is not timed.
+    if cfg.timeout_ms > 0 and command ~= protocol.commands.goal_run_check then
+      vim.defer_fn(function()
+        if not answered then
+          notify(string.format("%s has had no answer for %d ms; still waiting (the daemon is busy or stopped; a restart of it brings the client back)",
+            command, cfg.timeout_ms), vim.log.levels.WARN)
+        end
+      end, cfg.timeout_ms)
+    end
     local ok = request(client, "workspace/executeCommand", { command = command, arguments = { args } }, function(err, result)
+      answered = true
       cb(err, result)
     end)
     if not ok then

@@ -24,7 +24,8 @@ M.defaults = {
   -- Start the client again (and re-read the state) when the server process exits.
   auto_restart = true,
   max_restarts = 5,
-  -- Timeout (ms) of a command sent by a user command when waiting is needed.
+  -- After this many ms without an answer to a command, say so (once) and keep waiting;
+  -- 0: never. :AgentdCheck is not timed (a check runs as long as agentd lets it).
   timeout_ms = 5000,
   sidebar = {
     width = 44,
@@ -75,6 +76,7 @@ local function check(opts)
   expect("autostart", opts.autostart, { "boolean" })
   expect("auto_restart", opts.auto_restart, { "boolean" })
   expect("max_restarts", opts.max_restarts, { "number" })
+  expect("timeout_ms", opts.timeout_ms, { "number" })
   expect("sidebar", opts.sidebar, { "table" })
   expect("sidebar.width", opts.sidebar.width, { "number" })
   if type(opts.cmd) == "table" and (#opts.cmd == 0 or type(opts.cmd[1]) ~= "string") then

@@ -129,3 +129,33 @@ test("after the shared daemon restarts the client reconnects and shows the goal 
   H.eq("active", H.daemon_state().goal.status)
   H.eq(1, #daemon_pids(), "a new daemon serves the workspace")
 end)
+
+-- A stopped daemon (SIGSTOP: hung, not gone): a command gets no answer, and after
+-- timeout_ms the plugin says so, naming the command; the daemon continued, the command's
+-- answer is still taken (it was not cancelled) and the sidebar shows it.
+test("a command without an answer after timeout_ms is said, and its late answer taken", function()
+  require("agentd.config").get().timeout_ms = 300
+  local pids = daemon_pids()
+  H.eq(1, #pids, "one shared daemon under this test's XDG_RUNTIME_DIR")
+  vim.uv.kill(pids[1], "sigstop")
+  local continued = false
+  local function continue()
+    if not continued then
+      continued = true
+      vim.uv.kill(pids[1], "sigcont")
+    end
+  end
+  local ok, err = pcall(function()
+    vim.cmd("AgentdGoalPause lunch")
+    H.wait(function()
+      return H.notifications_text():find("agentd.goal.pause has had no answer for 300 ms; still waiting", 1, true)
+    end, "the warning of a command with no answer", 10000, describe)
+    H.ok(not H.sidebar_text():find("paused", 1, true), "the sidebar shows no pause before the daemon answered")
+  end)
+  continue()
+  assert(ok, err)
+  H.wait(function()
+    return H.sidebar_text():find("Goal  paused", 1, true)
+  end, "the late answer shown", 10000, describe)
+  H.eq("paused", H.daemon_state().goal.status)
+end)
