@@ -343,6 +343,9 @@ func TestGoalQueueShell(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &q) != nil || !slices.Equal(queueObjectives(q.Items), []string{"write the docs", "second"}) || !q.AutoAdvance {
 		t.Fatalf("queue list --json: %d %q", code, out)
 	}
+	if out, _, _ = e.cli("goal", "status", "--workspace", e.ws); !strings.Contains(out, "Up next (auto-advance on):\n  1. write the docs\n") {
+		t.Fatalf("agentd goal status does not show the queue: %q", out)
+	}
 	if out, errOut, code = e.cli("goal", "queue", "mv", q.Items[1].ID, "1", "--workspace", e.ws); code != 0 || !strings.Contains(out, "  1. second\n") {
 		t.Fatalf("queue mv: %d %q %q", code, out, errOut)
 	}

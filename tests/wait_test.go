@@ -142,6 +142,29 @@ func TestGoalWaitResumedByThePerson(t *testing.T) {
 	}
 }
 
+// TestGoalStatusOfAPassedWaitTime: with no daemon, nothing wakes a goal
+// whose wait time has passed; `agentd goal status` says the time passed
+// and what wakes it, rather than a past time as if it were ahead.
+func TestGoalStatusOfAPassedWaitTime(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ws := []string{"--workspace", e.ws}
+	if _, errOut, code := e.cli(append([]string{"goal", "create", "port the parser"}, ws...)...); code != 0 {
+		t.Fatalf("goal create: %d %s", code, errOut)
+	}
+	if out, errOut, code := e.cli(append([]string{"goal", "wait", "--for", "1s"}, ws...)...); code != 0 || strings.Contains(out, "passed") {
+		t.Fatalf("goal wait --for 1s: %d %s %s", code, out, errOut)
+	}
+	var out string
+	waitFor(t, "goal status to say the wait time passed", func() bool {
+		out, _, _ = e.cli(append([]string{"goal", "status"}, ws...)...)
+		return strings.Contains(out, "(passed: the goal wakes when an agentd daemon serves this folder)")
+	})
+	if !strings.Contains(out, "Goal (waiting)") {
+		t.Fatalf("goal status after the wait time: %s", out)
+	}
+}
+
 // TestGoalWaitCountsAgainstTheWallClock: the model's wait counts against
 // the wall-clock budget, so a goal that waits an hour under a one-second
 // budget is blocked by the budget and waits no more.

@@ -267,7 +267,8 @@ func (w *goalWait) Run(ctx context.Context, e *env, rest []string) int {
 }
 
 // formatWait is what `agentd goal status` says of a waiting goal's wait:
-// since when, by whom, and each wake condition, one per line.
+// since when, by whom, and each wake condition, one per line; a time that
+// has passed says so.
 func formatWait(w *protocol.GoalWait) string {
 	if w == nil {
 		return ""
@@ -279,7 +280,11 @@ func formatWait(w *protocol.GoalWait) string {
 	}
 	fmt.Fprintf(&b, "  Waiting since %s (asked by %s; the wall clock %s)\n", w.Since.Local().Format(time.DateTime), by, w.WallClock)
 	if w.Until != nil {
-		fmt.Fprintf(&b, "    until %s\n", w.Until.Local().Format(time.DateTime))
+		passed := ""
+		if w.Until.Before(time.Now()) { // read from a shell with no daemon, which is what wakes it
+			passed = " (passed: the goal wakes when an agentd daemon serves this folder)"
+		}
+		fmt.Fprintf(&b, "    until %s%s\n", w.Until.Local().Format(time.DateTime), passed)
 	}
 	for _, p := range w.Paths {
 		fmt.Fprintf(&b, "    for a change of %s\n", commands.VisibleText(p))
@@ -427,6 +432,9 @@ func (g *goal) printResult(e *env, verb string, res any) int {
 		printJSON(stdout, st.Goal)
 	} else {
 		fmt.Fprint(stdout, formatGoal(st))
+		if verb == "status" && len(st.Queue.Items) > 0 {
+			fmt.Fprint(stdout, formatQueue(st.Queue))
+		}
 	}
 	if st.Stale {
 		fmt.Fprint(stderr, staleNote)
