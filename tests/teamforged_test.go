@@ -76,7 +76,7 @@ func (a *etcdAttacker) session(name string) map[string]any {
 // history event, the change flags, a live key, a turn key held by no
 // lease, the compaction key) cost the folder at most the sessions they
 // broke: the daemon stays up and the person's session goes on being
-// written and read.
+// written and read, its history listed and undone.
 func TestForgedEtcdValuesDoNotStopTheDaemon(t *testing.T) {
 	t.Parallel()
 	c := etcdtest.Start(t, 1)
@@ -145,6 +145,19 @@ func TestForgedEtcdValuesDoNotStopTheDaemon(t *testing.T) {
 	}
 	if _, errOut, code := e.cli("tool", "GetGoal", "{}", "--session", "absurd", "--workspace", e.ws); code != 0 {
 		t.Fatalf("GetGoal of the session with absurd values: exit %d %s", code, errOut)
+	}
+	// The forged history values cost their own entries only: the
+	// session's history lists its real changes, and undo reverts the
+	// newest of them.
+	var hist struct{ Events []struct{ Kind string } }
+	cl.MustExec("agentd.history", nil, &hist)
+	if len(hist.Events) != 4 || hist.Events[0].Kind != "todo.set" || hist.Events[3].Kind != "goal.create" {
+		t.Fatalf("agentd.history after the forged events: %+v; want the 3 todo writes and the create", hist.Events)
+	}
+	cl.MustExec("agentd.undo", map[string]any{"scope": "todo"}, nil)
+	cl.MustExec("agentd.state", nil, &st)
+	if len(st.Todos.Items) != 1 || st.Todos.Items[0].Title != "xx" {
+		t.Fatalf("the list after undo: %+v; want the write before the last", st)
 	}
 	cl.MustExec("agentd.todo.set", map[string]any{"items": []map[string]any{{"title": "still here", "status": "pending"}}}, nil)
 }

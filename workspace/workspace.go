@@ -549,7 +549,9 @@ type HistoryPage struct {
 // (before 0: the newest events of all), newest first: at most limit of them
 // (limit <= 0 means 50, docs/protocol.md §3 agentd.history), and no more than
 // fit in MaxHistoryPageBytes of stored records, but at least one when there
-// is one. A session without history gives an empty page.
+// is one. A session without history gives an empty page. In a team folder
+// a stored value that is not an event is left out (logged), so a page may
+// hold fewer events than it read.
 func (w *Workspace) History(session string, limit int, before uint64) (HistoryPage, error) {
 	name := sessionName(session)
 	if w.closed.Load() {
@@ -565,10 +567,18 @@ func (w *Workspace) History(session string, limit int, before uint64) (HistoryPa
 	page := HistoryPage{Events: make([]Event, 0, len(raw)), More: more}
 	for _, data := range raw {
 		ev, err := w.decodeEvent(name, data)
-		if err != nil {
+		switch {
+		case err != nil && w.Shared():
+			// Whoever can write the team's etcd can put anything under the
+			// history's prefix (docs/security.md, "Who is who"): a value
+			// that is not an event agentd wrote costs its own entry, not
+			// the session's history, undo and check provenance.
+			w.reg.log.Warn("a history event in etcd cannot be read; it is left out", "workspace", w.root, "session", name, "err", err)
+		case err != nil:
 			return HistoryPage{}, err
+		default:
+			page.Events = append(page.Events, ev)
 		}
-		page.Events = append(page.Events, ev)
 	}
 	return page, nil
 }
