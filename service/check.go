@@ -65,6 +65,15 @@ func newRunID() string { return rand.Text()[:10] }
 // checkKey names one goal's check in the service's table of runs.
 type checkKey struct{ root, session, goalID string }
 
+// marks are the variables a check of key gets in its environment
+// (docs/runtime.md §2.10.2), which the next agentd reads to tell a check
+// it may kill, left by an agentd that ended, from any other process
+// (killLeftCheck): all three, so that a record written into one session
+// names no check of another session or folder.
+func (k checkKey) marks() []string {
+	return []string{"AGENTD_GOAL_ID=" + k.goalID, "AGENTD_SESSION=" + k.session, "AGENTD_WORKSPACE=" + k.root}
+}
+
 // checks are the check runs of one service.
 type checks struct {
 	mu      sync.Mutex
@@ -297,7 +306,7 @@ func (s *Service) execCheck(ctx context.Context, ws *workspace.Workspace, key ch
 		return result(-1, tail, "agentd: the check did not start: "+err.Error()), true
 	}
 	cmd.Dir = key.root
-	cmd.Env = append(checkEnviron(), "AGENTD_GOAL_ID="+key.goalID, "AGENTD_SESSION="+key.session, "AGENTD_WORKSPACE="+key.root)
+	cmd.Env = append(checkEnviron(), key.marks()...)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	// The command starts held (checkGroup) until its group is recorded: a
 	// process that dies before that lets it never run.

@@ -13,4 +13,4 @@ func bootID() string { return "" }
 
 // killLeftCheck kills nothing: the system killed the check's job with
 // the agentd that ran it.
-func killLeftCheck(checkProcess, string) bool { return false }
+func killLeftCheck(checkProcess, []string) bool { return false }

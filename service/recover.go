@@ -113,7 +113,8 @@ func (s *Service) killLeft(w *workspace.Workspace, sess workspace.Session) {
 	if !ok {
 		return
 	}
-	if p, ok := leftProcess(raw); ok && killLeftCheck(p, goalID) {
+	key := checkKey{root: w.Root(), session: sess.Name, goalID: goalID}
+	if p, ok := leftProcess(raw); ok && goalID != "" && killLeftCheck(p, key.marks()) {
 		s.log.Info("killed the process group of a check an ended agentd left running", "workspace", w.Root(), "session", sess.Name, "pgid", p.Pgid)
 	}
 }
