@@ -74,7 +74,7 @@ type app struct {
 
 func newApp() *app {
 	a := &app{version: &versionCmd{}}
-	a.commands = []command{&serve{}, &tool{}, &state{}, newGoal(), &undo{}, &history{},
+	a.commands = []command{&serve{}, &tool{}, &state{}, &todoCmd{}, newGoal(), &undo{}, &history{},
 		&watchCmd{}, &simulate{}, &mcp{}, &hookCmd{}, &setupCmd{}, newTeam(), &runGoal{}, a.version}
 	return a
 }

@@ -16,7 +16,7 @@ type target struct {
 }
 
 // shell are the flags of the shell commands that run one command on a
-// folder's state (tool, state, goal, undo, history): where, and --json.
+// folder's state (tool, state, todo, goal, undo, history): where, and --json.
 type shell struct {
 	target
 	jsonOut bool

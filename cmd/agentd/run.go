@@ -351,7 +351,7 @@ func formatState(st protocol.State) string {
 		b.WriteString(teamFileLine(st.TeamFile) + "\n")
 	}
 	b.WriteString("\n")
-	b.WriteString(formatTodos(st.Todos))
+	b.WriteString(formatTodos(st.Todos, false))
 	b.WriteString("\n")
 	b.WriteString(formatGoal(st))
 	if len(st.Queue.Items) > 0 {
@@ -363,8 +363,9 @@ func formatState(st protocol.State) string {
 
 // formatTodos is the todo list of the human view, each subagent's list
 // indented under the item it is linked to; lists linked to no item of the
-// list follow it (docs/runtime.md §1.3).
-func formatTodos(t protocol.TodosState) string {
+// list follow it (docs/runtime.md §1.3). numbered numbers the items from 1,
+// as agentd todo names them.
+func formatTodos(t protocol.TodosState, numbered bool) string {
 	var b strings.Builder
 	shown := make([]bool, len(t.SubagentLists))
 	sublists := func(title, indent string) {
@@ -386,8 +387,12 @@ func formatTodos(t protocol.TodosState) string {
 		b.WriteString("Todo list is empty.\n")
 	} else {
 		b.WriteString("Todo list:\n")
-		for _, it := range t.Items {
-			fmt.Fprintf(&b, "  [%s] %s\n", it.Status, it.Title)
+		for i, it := range t.Items {
+			num := ""
+			if numbered {
+				num = strconv.Itoa(i+1) + ". "
+			}
+			fmt.Fprintf(&b, "  %s[%s] %s\n", num, it.Status, it.Title)
 			sublists(it.Title, "    ")
 		}
 	}
