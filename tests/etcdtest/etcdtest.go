@@ -16,10 +16,12 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	mathrand "math/rand/v2"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -326,7 +328,7 @@ func freeAddrs(t T, n int) []string {
 	}()
 	var out []string
 	for len(out) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := listenFree()
 		if err != nil {
 			t.Fatalf("etcdtest: no free port: %v", err)
 		}
@@ -347,6 +349,40 @@ func releaseAddrs(addrs []string) {
 	for _, a := range addrs {
 		delete(handedOut.ports, a)
 	}
+}
+
+// portFloor is the lowest port listenFree picks.
+const portFloor = 10000
+
+// listenFree listens on a free port of 127.0.0.1 below the range from
+// which the kernel gives outgoing connections their local ports
+// (ephemeralFloor): a member stopped for Restart leaves its ports unbound
+// meanwhile, and one of that range could be taken by any connection of
+// the machine (a daemon dialling that very member again), failing the
+// restart with "address already in use". Where that range leaves no room
+// below it, the kernel picks.
+func listenFree() (net.Listener, error) {
+	if top := ephemeralFloor(); top-portFloor >= 1000 {
+		for range 100 {
+			if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(portFloor+mathrand.IntN(top-portFloor))); err == nil {
+				return l, nil
+			}
+		}
+	}
+	return net.Listen("tcp", "127.0.0.1:0")
+}
+
+// ephemeralFloor is the first port of the kernel's range for outgoing
+// connections: Linux says it in ip_local_port_range; elsewhere it is
+// IANA's 49152 (macOS and Windows use it).
+func ephemeralFloor() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if f := strings.Fields(string(data)); err == nil && len(f) == 2 {
+		if low, err := strconv.Atoi(f[0]); err == nil {
+			return low
+		}
+	}
+	return 49152
 }
 
 // NewTLS makes a certificate authority, a server certificate for

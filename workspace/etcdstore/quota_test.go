@@ -80,11 +80,25 @@ func health(t *testing.T, obs *clientv3.Client) Health {
 // TestCompactionKeepsEtcdBounded: a daemon compacts etcd's history (every
 // 50 ms here, 5 min by default), so 400 writes of 16 KB, about 6 MiB of
 // history, fit in a database quota of 4 MiB, and the compact key records
-// it. Without compaction the quota refuses write 189 or so.
+// it. Without compaction the quota refuses write 189 or so. Every 25
+// writes wait until the compaction passed the revision of 25 writes
+// before: what is tested is that compaction bounds etcd, and a loop that
+// only writes outran a compaction every 50 ms on a loaded machine (the
+// quota refused write 346).
 func TestCompactionKeepsEtcdBounded(t *testing.T) {
 	s, obs := quotaStore(t, 4<<20, 50*time.Millisecond)
-	var ver int64
+	var ver, mark int64
 	for i := range 400 {
+		if i%25 == 0 {
+			deadline := time.Now().Add(time.Minute) // against a hang only
+			for h := health(t, obs); h.Compacted < mark; h = health(t, obs) {
+				if time.Now().After(deadline) {
+					t.Fatalf("after write %d the compaction stays at revision %d, below %d", i, h.Compacted, mark)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			mark = health(t, obs).Revision
+		}
 		var err error
 		if ver, err = writeBig(s, uint64(i+1), ver); err != nil {
 			t.Fatalf("write %d of 400: %v (code %q)", i+1, err, codeOf(err))
