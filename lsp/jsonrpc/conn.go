@@ -26,6 +26,12 @@ var drainTimeout = 2 * time.Second
 const (
 	endStall   = 1500 * time.Millisecond
 	writeChunk = 16 << 10 // bytes: four pages of a pipe's buffer
+	// stallLooks is how many looks in a row, a tick of endStall/16
+	// apart, must each find the peer took nothing before it is taken for
+	// not reading: endStall of wall time alone would also pass while this
+	// process was not run at all (a loaded machine), and take a peer that
+	// was reading, but not run either, for one that is not.
+	stallLooks = 16
 )
 
 // errRPCCloseCalled is the close reason recorded by Close; Run then returns nil.
@@ -201,16 +207,18 @@ const (
 )
 
 // drain waits until done is closed (drained), wait is done (drainTimedOut),
-// or the peer has taken nothing for endStall while something waits to be
-// written (drainStalled, logged): a handler that is merely slow, with
+// or the peer has taken nothing for endStall, and at stallLooks looks in a
+// row, while something waits to be written (drainStalled, logged): a handler that is merely slow, with
 // nothing to write, is waited for until wait. With writes, wait ends it
 // only once nothing is being written: output the peer takes goes on.
 func (c *Conn) drain(wait, done <-chan struct{}, writes bool) int {
-	tick := time.NewTicker(endStall / 16)
+	tick := time.NewTicker(endStall / stallLooks)
 	defer tick.Stop()
 	timedOut := false
 	var waiting int64 // since when (UnixNano) something waits to be written, or the peer last took some of it, as this wait saw it; 0 while nothing waits
 	lastUnread := -1
+	lastWrote := c.wrote.Load()
+	quiet := 0 // looks in a row that found something waiting and the peer taking nothing
 	for {
 		select {
 		case <-done:
@@ -227,6 +235,7 @@ func (c *Conn) drain(wait, done <-chan struct{}, writes bool) int {
 		c.out.mu.Unlock()
 		now := time.Now().UnixNano()
 		unread, known := c.unread()
+		took := false
 		switch {
 		case !pending:
 			waiting = 0
@@ -235,14 +244,21 @@ func (c *Conn) drain(wait, done <-chan struct{}, writes bool) int {
 		// going on into the room the peer made, which a wait that saw
 		// neither (a busy machine delaying this goroutine) would miss.
 		case waiting == 0, known && lastUnread >= 0 && unread != lastUnread:
-			waiting = now
+			waiting, took = now, true
 		}
 		lastUnread = -1
 		if known {
 			lastUnread = unread
 		}
+		if w := c.wrote.Load(); w != lastWrote {
+			lastWrote, took = w, true
+		}
+		quiet++
+		if !pending || took {
+			quiet = 0
+		}
 		switch {
-		case pending && time.Duration(now-max(waiting, c.wrote.Load())) >= endStall:
+		case pending && quiet >= stallLooks && time.Duration(now-max(waiting, lastWrote)) >= endStall:
 			c.log.Info("jsonrpc: the connection ended and the peer does not read what is left; dropping it", "messages", msgs, "bytes", size)
 			return drainStalled
 		case timedOut && !pending:
