@@ -52,8 +52,9 @@ var importRules = map[string][]string{
 	// The test client speaks only the wire; go.lsp.dev/jsonrpc2 checks what
 	// the server writes.
 	"tests/lsptest": {"go.lsp.dev/jsonrpc2"},
-	// The embedded etcd server of the team tests (docs/team.md).
-	"tests/etcdtest": {"go.etcd.io/etcd/server/v3/embed", "go.uber.org/zap"},
+	// The team tests' etcd members, each a process of its own, and a client
+	// that asks each its leader (docs/team.md).
+	"tests/etcdtest": {"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap"},
 }
 
 // testOnly may also be imported by _test.go files of any package.

@@ -59,6 +59,10 @@ mkdir -p bin
 go build -o bin/agentd ./cmd/agentd
 CGO_ENABLED=0 go build -o bin/agentd-hook ./cmd/agentd-hook   # beside agentd, static, as installed (README, Install)
 export AGENTD_BIN="$root/bin/agentd"
+# The etcd members of the team tests run as this program, built once here
+# without the race detector (docs/team.md "Tests"), not by each test binary.
+go build -o bin/etcdtest-server ./tests/etcdtest/cmd/etcdtest-server
+export AGENTD_ETCDTEST_SERVER="$root/bin/etcdtest-server"
 
 step "Debian packages: tmux"
 # tmux runs agentd watch in a real terminal (tests.TestWatchInTmux, which

@@ -1,10 +1,12 @@
-// Package etcdtest runs real etcd members in the test process (the embedded
-// server, go.etcd.io/etcd/server/v3/embed) on 127.0.0.1, in temporary
+// Package etcdtest runs real etcd members on 127.0.0.1, in temporary
 // directories, for the tests of team mode (docs/team.md). A test starts a
 // Cluster of one or three members, stops and restarts members to make
 // faults, and reads its client endpoints; everything is stopped by
-// t.Cleanup. Nothing waits by sleeping: Start and Restart return once each
-// member says it is ready (its ReadyNotify).
+// t.Cleanup. Each member is a process of its own, etcdtest-server -member
+// (the embedded server, go.etcd.io/etcd/server/v3/embed), built without the
+// race detector (ServerEnv); the test process keeps a fault-making Proxy in
+// front of each. Nothing waits by sleeping: Start and Restart return once
+// each member says it is ready (its ReadyNotify).
 package etcdtest
 
 import (
@@ -26,9 +28,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 )
 
 // ElectionTimeout is the members' election timeout (etcd's default is
@@ -50,7 +49,7 @@ type T interface {
 
 var _ T = testing.TB(nil)
 
-// Cluster is a set of embedded etcd members that know each other.
+// Cluster is a set of etcd members that know each other.
 type Cluster struct {
 	t       T
 	Members []*Member
@@ -58,7 +57,7 @@ type Cluster struct {
 	quota   int64 // WithQuota
 }
 
-// Member is one embedded etcd server. Clients reach it through a Proxy of
+// Member is one etcd server, a child process. Clients reach it through a Proxy of
 // this package (clientURL; Member.Proxy makes its faults), which Stop
 // closes first with every connection through it, as a crash would: the
 // member itself then stops at once instead of waiting out its clients'
@@ -70,8 +69,8 @@ type Member struct {
 	clientURL url.URL // the proxy's
 	listenURL url.URL // the member's own client URL
 	peerURL   url.URL
-	etcd      *embed.Etcd // nil while stopped
-	proxy     *Proxy      // kept across Stop and Restart, with its faults
+	proc      *process // nil while stopped
+	proxy     *Proxy   // kept across Stop and Restart, with its faults
 }
 
 // TLS is a certificate authority made by the test and the files of a
@@ -102,13 +101,11 @@ func Start(t T, n int, opts ...Option) *Cluster {
 	}
 	root := t.TempDir()
 	addrs := freeAddrs(t, 3*n)
-	var initial []string
 	for i := range n {
 		m := &Member{c: c, Name: fmt.Sprintf("m%d", i), dir: filepath.Join(root, fmt.Sprintf("m%d", i))}
 		m.clientURL = url.URL{Scheme: scheme, Host: addrs[3*i]}
 		m.listenURL = url.URL{Scheme: scheme, Host: addrs[3*i+1]}
 		m.peerURL = url.URL{Scheme: "http", Host: addrs[3*i+2]}
-		initial = append(initial, m.Name+"="+m.peerURL.String())
 		c.Members = append(c.Members, m)
 	}
 	t.Cleanup(func() {
@@ -116,7 +113,7 @@ func Start(t T, n int, opts ...Option) *Cluster {
 		releaseAddrs(addrs)
 	})
 	for _, m := range c.Members {
-		if err := m.start(strings.Join(initial, ","), embed.ClusterStateFlagNew); err != nil {
+		if err := m.start("new"); err != nil {
 			t.Fatalf("etcdtest: starting member %s: %v", m.Name, err)
 		}
 	}
@@ -151,8 +148,8 @@ func (c *Cluster) Restart() {
 	c.t.Helper()
 	var stopped []*Member
 	for _, m := range c.Members {
-		if m.etcd == nil {
-			if err := m.start("", embed.ClusterStateFlagExisting); err != nil {
+		if m.proc == nil {
+			if err := m.start("existing"); err != nil {
 				c.t.Fatalf("etcdtest: restarting member %s: %v", m.Name, err)
 			}
 			stopped = append(stopped, m)
@@ -195,26 +192,27 @@ func (c *Cluster) KillLeader() *Member {
 }
 
 // Leader is the leader every running member follows, when they agree on
-// a running one; else nil.
+// a running one; else (or when one does not answer within statusTimeout)
+// nil. Each is asked on its own client URL, past its Proxy's faults.
 func (c *Cluster) Leader() *Member {
 	byID := map[uint64]*Member{}
 	var lead uint64
 	for _, m := range c.Members {
-		if m.etcd == nil {
+		if m.proc == nil {
 			continue
 		}
-		byID[uint64(m.etcd.Server.MemberID())] = m
-		l := uint64(m.etcd.Server.Leader())
-		if l == 0 || (lead != 0 && l != lead) {
+		id, l, err := m.proc.status()
+		if err != nil || l == 0 || (lead != 0 && l != lead) {
 			return nil
 		}
+		byID[id] = m
 		lead = l
 	}
 	return byID[lead]
 }
 
 // Running says whether the member runs (started and not stopped).
-func (m *Member) Running() bool { return m.etcd != nil }
+func (m *Member) Running() bool { return m.proc != nil }
 
 // Proxy is the fault-making proxy in front of the member's client port:
 // every client connection goes through it.
@@ -223,65 +221,32 @@ func (m *Member) Proxy() *Proxy { return m.proxy }
 // Endpoint is the member's client URL.
 func (m *Member) Endpoint() string { return m.clientURL.String() }
 
-// Stop stops the member (its data stays for Restart); no-op when stopped.
+// Stop stops the member (its data stays for Restart) as a crash would: its
+// process is killed, with no leadership transfer. No-op when stopped.
 func (m *Member) Stop() {
 	if m.proxy != nil {
 		m.proxy.Close()
 	}
-	if m.etcd != nil {
-		m.etcd.Server.HardStop() // no leadership transfer: a crash
-		m.etcd.Close()
-		m.etcd = nil
+	if m.proc != nil {
+		m.proc.kill()
+		m.proc = nil
 	}
 }
 
-func (m *Member) start(initialCluster, state string) error {
-	cfg := embed.NewConfig()
-	cfg.Name = m.Name
-	cfg.Dir = m.dir
-	// Quiet: a member stopped by a test logs its closed listeners as errors.
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cfg.ListenClientUrls = []url.URL{m.listenURL}
-	cfg.AdvertiseClientUrls = []url.URL{m.clientURL}
-	cfg.ListenPeerUrls = []url.URL{m.peerURL}
-	cfg.AdvertisePeerUrls = []url.URL{m.peerURL}
-	cfg.ClusterState = state
-	cfg.InitialClusterToken = "etcdtest"
-	if initialCluster != "" {
-		cfg.InitialCluster = initialCluster
-	} else {
-		var all []string
-		for _, o := range m.c.Members {
-			all = append(all, o.Name+"="+o.peerURL.String())
-		}
-		cfg.InitialCluster = strings.Join(all, ",")
-	}
-	cfg.TickMs, cfg.ElectionMs = 50, uint(ElectionTimeout/time.Millisecond)
-	// The cheapest password hashing: etcd's default cost takes seconds per
-	// authentication under the race detector, beyond agentd's dial bound.
-	cfg.BcryptCost = 4
-	// No fsync: the members' data lives as long as the test process, whose
-	// page cache keeps it across Stop and Restart; an fsync on a disk that
-	// other jobs share can take longer than agentd's bound on a call.
-	cfg.UnsafeNoFsync = true
-	cfg.QuotaBackendBytes = m.c.quota
-	if tls := m.c.tls; tls != nil {
-		cfg.ClientTLSInfo.CertFile = tls.ServerCert
-		cfg.ClientTLSInfo.KeyFile = tls.ServerKey
-		cfg.ClientTLSInfo.TrustedCAFile = tls.CAFile
-		cfg.ClientTLSInfo.ClientCertAuth = true
-	}
-	e, err := embed.StartEtcd(cfg)
+// start starts the member's process (state "new" or "existing") and opens
+// its proxy; waitReady waits until the member is ready.
+func (m *Member) start(state string) error {
+	p, err := m.spawn(state)
 	if err != nil {
 		return err
 	}
-	m.etcd = e
+	m.proc = p
 	if m.proxy == nil {
 		m.proxy = newProxy(m.clientURL.Host, m.listenURL.Host)
 	}
 	if err := m.proxy.open(); err != nil {
-		e.Close()
-		m.etcd = nil
+		p.kill()
+		m.proc = nil
 		return err
 	}
 	return nil
@@ -289,12 +254,19 @@ func (m *Member) start(initialCluster, state string) error {
 
 func (m *Member) waitReady() {
 	m.c.t.Helper()
+	p := m.proc
 	select {
-	case <-m.etcd.Server.ReadyNotify():
-	case err := <-m.etcd.Err():
-		m.c.t.Fatalf("etcdtest: member %s failed: %v", m.Name, err)
+	case ok := <-p.ready:
+		if ok {
+			return
+		}
+		select { // for the whole of its stderr and its exit status
+		case <-p.exited:
+		case <-time.After(readyTimeout):
+		}
+		m.c.t.Fatalf("etcdtest: member %s failed: %v\n%s", m.Name, p.cmd.ProcessState, p.stderr)
 	case <-time.After(readyTimeout):
-		m.c.t.Fatalf("etcdtest: member %s not ready after %s", m.Name, readyTimeout)
+		m.c.t.Fatalf("etcdtest: member %s not ready after %s\n%s", m.Name, readyTimeout, p.stderr)
 	}
 }
 

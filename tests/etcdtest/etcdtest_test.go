@@ -24,3 +24,13 @@ func TestFreeAddrsNeverRepeat(t *testing.T) {
 		t.Fatalf("%d ports still handed out after their release", n)
 	}
 }
+
+// TestLeaderOverTLS: Leader asks each member on its own client URL, which
+// serves TLS and wants a client certificate when the cluster has WithTLS.
+func TestLeaderOverTLS(t *testing.T) {
+	c := Start(t, 3, WithTLS(NewTLS(t)))
+	old := c.KillLeader()
+	if next := c.AwaitLeader(); next == old || !next.Running() {
+		t.Fatalf("AwaitLeader = %s after killing %s", next.Name, old.Name)
+	}
+}

@@ -8,11 +8,10 @@ import (
 	"strings"
 )
 
-// Metrics are the Prometheus series a member serves at /metrics, by
-// series ("name{label=\"value\",...}" as etcd prints it) to value. The
-// embedded members of a test process share one registry, so every member
-// serves the same figures: the sum over all members of the process, such
-// as etcd_debugging_mvcc_watcher_total (the watchers open) or
+// Metrics are the Prometheus series of a cluster's members, by series
+// ("name{label=\"value\",...}" as etcd prints it) to value, summed over the
+// members (each, a process of its own, serves its own figures): such as
+// etcd_debugging_mvcc_watcher_total (the watchers open) or
 // grpc_server_msg_received_total by gRPC method (the requests and stream
 // messages received).
 type Metrics map[string]float64
@@ -37,23 +36,30 @@ func (m Metrics) Sum(name string, with ...string) float64 {
 	return sum
 }
 
-// Metrics reads the figures of the process's members from the first
-// running member, on its own client URL (not through its Proxy, whose
-// counts it leaves alone). Plain http members only.
+// Metrics reads the figures of every running member, on its own client
+// URL (not through its Proxy, whose counts it leaves alone), and sums them.
+// Plain http members only.
 func (c *Cluster) Metrics() Metrics {
 	c.t.Helper()
+	out := Metrics{}
+	read := 0
 	for _, m := range c.Members {
 		if !m.Running() || m.listenURL.Scheme != "http" {
 			continue
 		}
-		out, err := readMetrics("http://" + m.listenURL.Host + "/metrics")
+		one, err := readMetrics("http://" + m.listenURL.Host + "/metrics")
 		if err != nil {
 			c.t.Fatalf("etcdtest: reading the metrics of %s: %v", m.Name, err)
 		}
-		return out
+		for series, v := range one {
+			out[series] += v
+		}
+		read++
 	}
-	c.t.Fatalf("etcdtest: no running plain-http member to read the metrics of")
-	return nil
+	if read == 0 {
+		c.t.Fatalf("etcdtest: no running plain-http member to read the metrics of")
+	}
+	return out
 }
 
 func readMetrics(url string) (Metrics, error) {

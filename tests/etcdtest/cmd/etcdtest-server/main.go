@@ -1,10 +1,20 @@
-// Command etcdtest-server runs one etcd member of tests/etcdtest for the
-// editor tests of team mode (docs/team.md "Tests"): the Neovim and VS Code
-// end-to-end suites start it, stop it and start it again to watch their
-// panels say "stale" and recover. Test-only: the editors' ci.sh scripts
-// build it into their cache directory; nothing ships it.
+// Command etcdtest-server runs etcd members of tests/etcdtest, test-only
+// (nothing ships it). It has two modes.
+//
+//	etcdtest-server -member -dir DIR -listen-client URL -advertise-client URL -listen-peer URL -initial-cluster NAME=URL,... [-name NAME] [-state new|existing] [-quota BYTES] [-tls-ca F -tls-cert F -tls-key F]
+//
+// runs one member of an etcdtest.Cluster, as package etcdtest starts it for
+// each member: its own process, built without the race detector, so that a
+// test run under -race and -cpu 1 does not starve the members (docs/team.md
+// "Tests"). It prints "ready" on stdout once the member is ready and exits
+// at the end of its stdin.
 //
 //	etcdtest-server [-dir DIR]
+//
+// is for the editor tests of team mode (docs/team.md "Tests"): the Neovim
+// and VS Code end-to-end suites start it, stop it and start it again to
+// watch their panels say "stale" and recover; their ci.sh scripts build it
+// into their cache directory.
 //
 // It serves one member on a free port of 127.0.0.1 with its data under DIR
 // (default: a new temporary directory, removed at exit) and speaks one line
@@ -64,12 +74,34 @@ func (t *programT) done() {
 
 func main() {
 	dir := flag.String("dir", "", "directory of the member's data (default: a temporary one, removed at exit)")
+	member := flag.Bool("member", false, "run one member of an etcdtest.Cluster (the -member flags)")
+	var mf memberFlags
+	mf.register(flag.CommandLine)
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "etcdtest-server: unexpected argument %q\n", flag.Arg(0))
 		os.Exit(2)
 	}
-	t := &programT{root: *dir}
+	if *member {
+		if err := runMember(&mf, *dir); err != nil {
+			fmt.Fprintf(os.Stderr, "etcdtest-server: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
+	serveEditor(*dir)
+}
+
+// serveEditor runs the editor mode: one member (a child of this process,
+// this same program in -member mode) driven by the lines of stdin.
+func serveEditor(dir string) {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "etcdtest-server: %v\n", err)
+		os.Exit(1)
+	}
+	os.Setenv(etcdtest.ServerEnv, self)
+	t := &programT{root: dir}
 	if t.root == "" {
 		tmp, err := os.MkdirTemp("", "etcdtest-server")
 		if err != nil {
