@@ -2,15 +2,11 @@ package tests
 
 import (
 	"bufio"
-	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 	"unsafe"
-
-	"github.com/agentd/agentd/tests/lsptest"
 )
 
 // TestEndWaitsOutAStarvedAgentd: a stdio agentd at the end of its input,
@@ -26,27 +22,8 @@ func TestEndWaitsOutAStarvedAgentd(t *testing.T) {
 	// looks, which other tests' load would stretch.
 	const n = 60 // 360 KB of replies: more than a pipe holds
 	e := newEnv(t)
-	requests := filepath.Join(t.TempDir(), "requests")
-	if err := os.WriteFile(requests, []byte(pipedTools(e.ws, n)+framed([]string{`{"jsonrpc":"2.0","id":"shutdown","method":"shutdown"}`, `{"jsonrpc":"2.0","method":"exit"}`})), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in, err := os.Open(requests)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer outR.Close()
-	cmd := e.command()
-	p := &proc{Process: &lsptest.Process{Cmd: cmd, Stderr: &lsptest.Buffer{}}, t: t}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, outW, p.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
+	p, out := startOnRequests(t, e, n)
+	cmd := p.Cmd
 	t.Cleanup(func() { kill(cmd.Process.Pid, syscall.SIGCONT); cmd.Process.Kill(); cmd.Wait() })
 	// Full: what the pipe holds stays as it is (a pipe holds up to 64 KiB,
 	// less where writes left pages part full).
@@ -54,7 +31,7 @@ func TestEndWaitsOutAStarvedAgentd(t *testing.T) {
 	waitFor(t, "agentd to fill the pipe", func() bool {
 		time.Sleep(100 * time.Millisecond)
 		was := held
-		held = pipeHolds(t, outR)
+		held = pipeHolds(t, out)
 		return held >= 32<<10 && held == was
 	})
 	if err := kill(cmd.Process.Pid, syscall.SIGSTOP); err != nil {
@@ -65,16 +42,7 @@ func TestEndWaitsOutAStarvedAgentd(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // the client, not run either, resumes a moment later
-	r := &raw{t: t, p: p, in: bufio.NewReader(outR)}
-	got, _ := r.responses(n + 2)
-	for i := range n {
-		if m := got[fmt.Sprint("t", i)]; m["result"] == nil {
-			t.Fatalf("reply to t%d: %v", i, m)
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("agentd after shutdown and exit: %v, want exit 0\n%s", err, p.Stderr.String())
-	}
+	readsEveryReply(t, p, bufio.NewReader(out), n)
 }
 
 // pipeHolds is how many bytes the pipe r reads from holds unread.

@@ -53,8 +53,9 @@ var importRules = map[string][]string{
 	// the server writes.
 	"tests/lsptest": {"go.lsp.dev/jsonrpc2"},
 	// The team tests' etcd members, each a process of its own, and a client
-	// that asks each its leader (docs/team.md).
-	"tests/etcdtest": {"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap"},
+	// that asks each its leader (docs/team.md); lsptest's Buffer keeps what
+	// a member says.
+	"tests/etcdtest": {module + "tests/lsptest", "go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap"},
 }
 
 // testOnly may also be imported by _test.go files of any package.

@@ -332,6 +332,52 @@ func TestNonFileSchemeRefused(t *testing.T) {
 
 // pipedTools is init, initialized and n agentd.tools requests (ids t0…),
 // framed back to back.
+// startOnRequests starts agentd ARGS with a file as its input that holds
+// pipedTools' n calls, shutdown and exit, and a pipe as its output, whose
+// read end it returns; both are closed when the test ends.
+func startOnRequests(t *testing.T, e *env, n int, args ...string) (*proc, *os.File) {
+	t.Helper()
+	requests := filepath.Join(t.TempDir(), "requests")
+	if err := os.WriteFile(requests, []byte(pipedTools(e.ws, n)+framed([]string{`{"jsonrpc":"2.0","id":"shutdown","method":"shutdown"}`, `{"jsonrpc":"2.0","method":"exit"}`})), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.Open(requests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close() })
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { outR.Close() })
+	cmd := e.command(args...)
+	p := &proc{Process: &lsptest.Process{Cmd: cmd, Stderr: &lsptest.Buffer{}}, t: t}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, outW, p.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	return p, outR
+}
+
+// readsEveryReply reads from out the replies to startOnRequests' n calls
+// and initialize and shutdown, fails the test unless each call has its
+// result, and waits for agentd to exit 0.
+func readsEveryReply(t *testing.T, p *proc, out *bufio.Reader, n int) {
+	t.Helper()
+	r := &raw{t: t, p: p, in: out}
+	got, _ := r.responses(n + 2)
+	for i := range n {
+		if m := got[fmt.Sprint("t", i)]; m["result"] == nil {
+			t.Fatalf("reply to t%d: %v", i, m)
+		}
+	}
+	if err := p.Cmd.Wait(); err != nil {
+		t.Errorf("agentd: %v after shutdown and exit, want exit 0; stderr:\n%s", err, p.Stderr.String())
+	}
+}
+
 func pipedTools(ws string, n int) string {
 	bodies := []string{
 		`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"processId":null,"rootUri":` + strconv.Quote(fileURI(ws)) + `,"capabilities":{}}}`,
@@ -405,38 +451,9 @@ func TestEndWithRepliesUnread(t *testing.T) {
 				e.stopDaemonsAtEnd()
 				args = []string{"--remote=auto"}
 			}
-			requests := filepath.Join(t.TempDir(), "requests")
-			if err := os.WriteFile(requests, []byte(pipedTools(e.ws, n)+framed([]string{`{"jsonrpc":"2.0","id":"shutdown","method":"shutdown"}`, `{"jsonrpc":"2.0","method":"exit"}`})), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			in, err := os.Open(requests)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer in.Close()
-			outR, outW, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer outR.Close()
-			cmd := e.command(args...)
-			p := &proc{Process: &lsptest.Process{Cmd: cmd, Stderr: &lsptest.Buffer{}}, t: t}
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = in, outW, p.Stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			outW.Close()
-			tc.read.r = outR
-			r := &raw{t: t, p: p, in: bufio.NewReader(&tc.read)}
-			got, _ := r.responses(n + 2)
-			for i := range n {
-				if m := got[fmt.Sprint("t", i)]; m["result"] == nil {
-					t.Fatalf("reply to t%d: %v", i, m)
-				}
-			}
-			if err := cmd.Wait(); err != nil {
-				t.Errorf("agentd: %v after shutdown and exit, want exit 0; stderr:\n%s", err, p.Stderr.String())
-			}
+			p, out := startOnRequests(t, e, n, args...)
+			tc.read.r = out
+			readsEveryReply(t, p, bufio.NewReader(&tc.read), n)
 		})
 	}
 	t.Run("a client that does not read", func(t *testing.T) {

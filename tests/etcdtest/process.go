@@ -2,7 +2,6 @@ package etcdtest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -23,6 +22,8 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/agentd/agentd/tests/lsptest"
 )
 
 // ServerEnv names the environment variable that holds the path of a built
@@ -37,9 +38,9 @@ const statusTimeout = time.Second
 // client of its own client URL for Leader.
 type process struct {
 	cmd    *exec.Cmd
-	stdin  io.Closer   // its end ends the child
-	stderr *syncBuffer // what the child said of a failure
-	ready  chan bool   // whether its first line was "ready"
+	stdin  io.Closer       // its end ends the child
+	stderr *lsptest.Buffer // what the child said of a failure
+	ready  chan bool       // whether its first line was "ready"
 	exited chan struct{}
 	cli    *clientv3.Client
 }
@@ -142,7 +143,7 @@ func (m *Member) spawn(state string) (*process, error) {
 	}
 	cmd := exec.Command(bin, m.args(state)...)
 	cmd.SysProcAttr = sysProcAttr()
-	p := &process{cmd: cmd, stderr: &syncBuffer{}, ready: make(chan bool, 1), exited: make(chan struct{}), cli: cli}
+	p := &process{cmd: cmd, stderr: &lsptest.Buffer{}, ready: make(chan bool, 1), exited: make(chan struct{}), cli: cli}
 	cmd.Stderr = p.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -217,22 +218,4 @@ func (p *process) status() (id, leader uint64, err error) {
 		return 0, 0, err
 	}
 	return resp.Header.MemberId, resp.Leader, nil
-}
-
-// syncBuffer is a bytes.Buffer that a process writes while a test may read.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
