@@ -44,6 +44,19 @@ func (a *etcdAttacker) put(rel, value string) {
 	}
 }
 
+// get reads the value of the first key the options select under the
+// team's key rel.
+func (a *etcdAttacker) get(rel string, opts ...clientv3.OpOption) []byte {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := a.cli.Get(ctx, "/agentd/"+testTeamID+"/"+rel, append(opts, clientv3.WithLimit(1))...)
+	if err != nil || len(got.Kvs) == 0 {
+		a.t.Fatalf("reading %s from etcd: %v", rel, err)
+	}
+	return got.Kvs[0].Value
+}
+
 // session reads session name's record as a JSON object: its parts
 // (docs/team.md, "A session in parts") put together.
 func (a *etcdAttacker) session(name string) map[string]any {
@@ -145,6 +158,21 @@ func TestForgedEtcdValuesDoNotStopTheDaemon(t *testing.T) {
 	}
 	if _, errOut, code := e.cli("tool", "GetGoal", "{}", "--session", "absurd", "--workspace", e.ws); code != 0 {
 		t.Fatalf("GetGoal of the session with absurd values: exit %d %s", code, errOut)
+	}
+	// A real event copied above the others with its seq made 0, or kept
+	// (not below the key it is stored under): the pagers of undo and of a
+	// check's provenance went on from a seq that does not go down, and
+	// read the same page again without end.
+	newest := a.get("h/default/0", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend))
+	var copied map[string]any
+	if err := json.Unmarshal(newest, &copied); err != nil {
+		t.Fatalf("the newest event in etcd: %v %q", err, newest)
+	}
+	zero := maps.Clone(copied)
+	zero["seq"] = 0
+	for key, ev := range map[string]map[string]any{"h/default/99999999999999999990": zero, "h/default/99999999999999999991": copied} {
+		b, _ := json.Marshal(ev)
+		a.put(key, string(b))
 	}
 	// The forged history values cost their own entries only: the
 	// session's history lists its real changes, and undo reverts the

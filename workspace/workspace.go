@@ -250,10 +250,14 @@ func (w *Workspace) decodeEvent(name string, data []byte) (Event, error) {
 	return ev, nil
 }
 
+// errNewerRecord is the cause of the refusal of a record a newer agentd
+// wrote.
+var errNewerRecord = errors.New("a record of a newer agentd")
+
 func (w *Workspace) checkRecordVersion(what string, got, want int) error {
 	switch {
 	case got > want:
-		return &Error{Code: CodeCorrupt,
+		return &Error{Code: CodeCorrupt, Err: errNewerRecord,
 			Msg: fmt.Sprintf("%s in %s was written by a newer agentd (record version %d > %d); upgrade agentd", what, w.path, got, want)}
 	case got < 1:
 		return w.corruptRecord(what, fmt.Errorf("record version %d", got))
@@ -549,9 +553,13 @@ type HistoryPage struct {
 // (before 0: the newest events of all), newest first: at most limit of them
 // (limit <= 0 means 50, docs/protocol.md §3 agentd.history), and no more than
 // fit in MaxHistoryPageBytes of stored records, but at least one when there
-// is one. A session without history gives an empty page. In a team folder
-// a stored value that is not an event is left out (logged), so a page may
-// hold fewer events than it read.
+// is one. A session without history gives an empty page. Each event's seq
+// is below before and below the event before it, so a caller that pages on
+// the last seq always goes down: an event that breaks that order is a
+// corrupt one. In a team folder a stored value that is not an event, or
+// breaks that order, is left out (logged), so a page may hold fewer events
+// than it read; an event of a newer agentd is refused (workspace.corrupt)
+// there too.
 func (w *Workspace) History(session string, limit int, before uint64) (HistoryPage, error) {
 	name := sessionName(session)
 	if w.closed.Load() {
@@ -565,19 +573,26 @@ func (w *Workspace) History(session string, limit int, before uint64) (HistoryPa
 		return HistoryPage{}, w.readError(fmt.Sprintf("reading the history of session %q", name), err)
 	}
 	page := HistoryPage{Events: make([]Event, 0, len(raw)), More: more}
+	prev := before // every event's seq is below the one before it: the callers page on it
 	for _, data := range raw {
 		ev, err := w.decodeEvent(name, data)
+		if err == nil && (ev.Seq == 0 || prev > 0 && ev.Seq >= prev) {
+			err = w.corruptRecord(fmt.Sprintf("a history event of session %q", name), fmt.Errorf("seq %d is not below %d, the seq it is stored under or before", ev.Seq, prev))
+		}
 		switch {
-		case err != nil && w.Shared():
+		case err != nil && w.Shared() && !errors.Is(err, errNewerRecord):
 			// Whoever can write the team's etcd can put anything under the
 			// history's prefix (docs/security.md, "Who is who"): a value
 			// that is not an event agentd wrote costs its own entry, not
-			// the session's history, undo and check provenance.
+			// the session's history, undo and check provenance. An event of
+			// a newer agentd is not left out: an undo would revert an older
+			// change over it.
 			w.reg.log.Warn("a history event in etcd cannot be read; it is left out", "workspace", w.root, "session", name, "err", err)
 		case err != nil:
 			return HistoryPage{}, err
 		default:
 			page.Events = append(page.Events, ev)
+			prev = ev.Seq
 		}
 	}
 	return page, nil
