@@ -318,19 +318,19 @@ func (s *State) RunningCheckProcess() (p []byte, goalID string, ok bool) {
 }
 
 // CheckLeft reports whether the current goal's check is marked running by
-// a process that will not finish it (docs/runtime.md §2.10.3): this
-// process (clock) when running, whether it runs the check, is false; or
-// another process, unless alive says it still holds its lease (a team
-// folder, docs/team.md; alive nil: no other process runs).
+// a process that will not finish it (docs/runtime.md §2.10.3): never
+// while this process runs the session's check (running), whoever the mark
+// names (in a team folder anyone with etcd access writes the mark, and one
+// naming a gone daemon would have this process kill its own run); else
+// this process (clock), or another process unless alive says it still
+// holds its lease (a team folder, docs/team.md; alive nil: no other
+// process runs).
 func (s *State) CheckLeft(clock string, running bool, alive func(owner string) bool) bool {
-	if !s.CheckRunning() {
+	if !s.CheckRunning() || running {
 		return false
 	}
 	by := s.Goal.Check.RunBy
-	if by == "" || by == clock {
-		return !running
-	}
-	return alive == nil || !alive(by)
+	return by == "" || by == clock || alive == nil || !alive(by)
 }
 
 // CheckRunning says whether the current goal's check is marked running.

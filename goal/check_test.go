@@ -399,6 +399,9 @@ func TestCheckLeft(t *testing.T) {
 		{"another process, one machine", "next-process", false, nil, true},
 		{"another daemon holding its lease", "other-daemon", false, isAlive, false},
 		{"another daemon whose lease is gone", "other-daemon", false, func(string) bool { return false }, true},
+		// The mark copied from this process's run under a gone daemon's
+		// name (an etcd writer): this process runs the check.
+		{"this process runs it, the mark names a gone daemon", "next-process", true, func(string) bool { return false }, false},
 	} {
 		if got := s.CheckLeft(tc.clock, tc.running, tc.alive); got != tc.want {
 			t.Errorf("%s: CheckLeft = %v, want %v", tc.name, got, tc.want)
