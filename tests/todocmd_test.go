@@ -26,7 +26,7 @@ func TestTodoCommand(t *testing.T) {
 		t.Fatalf("the model's TodoList: %s", errOut)
 	}
 	todo("add", "write", "the", "parser")
-	if out, errOut, code := todo("done", "1"); code != 0 || out != "Todo list:\n  1. [done] write the lexer\n  2. [pending] write the parser\n" {
+	if out, errOut, code := todo("done", "1"); code != 0 || out != "Done: 1. write the lexer\nTodo list:\n  1. [done] write the lexer\n  2. [pending] write the parser\n" {
 		t.Fatalf("todo done 1: %d %q %q", code, out, errOut)
 	}
 	todo("start", "2")
@@ -42,7 +42,7 @@ func TestTodoCommand(t *testing.T) {
 			t.Errorf("agentd todo %v: %d %q, want a usage error", bad, code, errOut)
 		}
 	}
-	if out, _, _ := todo("rm", "1"); out != "Todo list:\n  1. [in_progress] write the parser\n" {
+	if out, _, _ := todo("rm", "1"); out != "Removed: 1. write the lexer\nTodo list:\n  1. [in_progress] write the parser\n" {
 		t.Fatalf("todo rm 1: %q", out)
 	}
 	if out, _, code := todo("clear"); code != 0 || out != "Todo list is empty.\n" {

@@ -21,14 +21,20 @@ const todoUsage = `usage:
 N is the item's number as list shows it (1 is first). A change is written as the user with
 the revision of the list it was made on (agentd.todo.set with expectedRevision): if an agent
 changed the list in between, nothing is written and the command says so; look again and run
-it again. Each prints the list after it (--json: {items, revision, subagentLists?}).
+it again. An edit by N says the item it changed first. Each prints the list after it
+(--json: {items, revision, subagentLists?}).
 The workspace folder used is named on stderr.
 `
 
 // todoCmd is `agentd todo ACTION ...`: the person's edits of the
 // session's todo list from a shell, as the editors make them
 // (docs/commands.md, "The todo list from a shell").
-type todoCmd struct{ shell }
+type todoCmd struct {
+	shell
+	// did names the item an edit by number changed, as the list it was
+	// made on had it (the list after may number it differently).
+	did string
+}
 
 func (*todoCmd) Name() string          { return "todo" }
 func (*todoCmd) Usage([]string) string { return todoUsage }
@@ -59,9 +65,12 @@ func (c *todoCmd) Run(ctx context.Context, e *env, pos []string) int {
 	}
 	if c.jsonOut {
 		printJSON(e.stdout, todos)
-	} else {
-		fmt.Fprint(e.stdout, formatTodos(todos, true))
+		return 0
 	}
+	if c.did != "" {
+		fmt.Fprintln(e.stdout, c.did)
+	}
+	fmt.Fprint(e.stdout, formatTodos(todos, true))
 	return 0
 }
 
@@ -105,6 +114,7 @@ func (c *todoCmd) edit(e *env, verb string, rest []string) (todoEdit, bool) {
 		return nil, false
 	}
 	status := map[string]protocol.TodoStatus{"start": protocol.TodoInProgress, "done": protocol.TodoDone, "undone": protocol.TodoPending}
+	did := map[string]string{"start": "Started", "done": "Done", "undone": "Pending again", "rm": "Removed"}
 	switch verb {
 	case "list", "clear":
 		if len(rest) != 0 {
@@ -134,6 +144,7 @@ func (c *todoCmd) edit(e *env, verb string, rest []string) (todoEdit, bool) {
 			if n > len(items) {
 				return nil, fmt.Errorf("there is no item %d: the list has %d (agentd todo list shows them); nothing was written", n, len(items))
 			}
+			c.did = fmt.Sprintf("%s: %d. %s", did[verb], n, items[n-1].Title)
 			if verb == "rm" {
 				return slices.Delete(items, n-1, n), nil
 			}
